@@ -1,0 +1,57 @@
+/* The command-line layer: global options, the subcommand table, exit
+ * statuses.  Each subcommand lives in its own file and only translates
+ * arguments into calls of the runtime library. */
+#ifndef AB_CMD_H
+#define AB_CMD_H
+
+#include <stdbool.h>
+
+#include "runtime/error.h"
+
+/* Exit statuses (documented in agentbox(8)). */
+enum
+{
+  AB_EXIT_OK = 0,
+  AB_EXIT_FAILURE = 1,     /* the operation failed (message on stderr and in --log) */
+  AB_EXIT_USAGE = 2,       /* wrong command-line use */
+  AB_EXIT_SETUP = 125,     /* run: the sandbox could not be set up; nothing ran */
+  AB_EXIT_CANNOT_EXEC = 126, /* run: the program exists but could not be executed */
+  AB_EXIT_NOT_FOUND = 127, /* run: the program was not found in the container */
+  AB_EXIT_EXEC_FAILED = 255, /* exec: agentbox could not run the process */
+};
+
+struct ab_global
+{
+  const char *root;       /* --root, default /run/agentbox */
+  const char *log_path;   /* --log */
+  int log_format;         /* enum ab_log_format */
+  bool debug;
+  bool systemd_cgroup;    /* --systemd-cgroup: accepted, refused when used */
+  int rootless;           /* --rootless: -1 auto, 0 false, 1 true */
+  const char *argv0;
+};
+
+struct ab_cmd
+{
+  const char *name;
+  int (*run) (struct ab_global *g, int argc, char **argv);
+  const char *summary;
+};
+
+#define AB_DEFAULT_ROOT "/run/agentbox"
+
+/* Print the error and map its class to an exit status. */
+int ab_cmd_fail (const ab_error_t *err);
+/* A usage error: "agentbox <cmd>: <message>" plus a hint; returns AB_EXIT_USAGE. */
+int ab_cmd_usage_error (const char *cmd, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* Parse --rootless and friends: "true", "false", "auto". */
+int ab_parse_tristate (const char *s, int *out);
+
+/* Subcommands (cmd/<name>.c). */
+int ab_cmd_spec (struct ab_global *g, int argc, char **argv);
+int ab_cmd_features (struct ab_global *g, int argc, char **argv);
+int ab_cmd_state (struct ab_global *g, int argc, char **argv);
+int ab_cmd_list (struct ab_global *g, int argc, char **argv);
+int ab_cmd_validate (struct ab_global *g, int argc, char **argv);
+
+#endif

@@ -1,0 +1,181 @@
+/* agentbox: an OCI runtime for the tool calls of AI agents.
+ *
+ * main() parses the runc-compatible global options (which come before the
+ * subcommand) and dispatches through one table. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "cmd/cmd.h"
+#include "runtime/log.h"
+#include "runtime/util.h"
+#include "spec/model.h"
+
+static const struct ab_cmd commands[] = {
+  { NULL, NULL, NULL }, /* the subcommands land with their issues */
+};
+
+static void
+usage (FILE *f)
+{
+  size_t i;
+
+  fprintf (f, "Usage: agentbox [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
+              "Global options (before COMMAND):\n"
+              "  --root DIR              state directory (default " AB_DEFAULT_ROOT ")\n"
+              "  --log FILE              append log entries to FILE\n"
+              "  --log-format text|json  format of --log entries (default text)\n"
+              "  --debug                 verbose logging\n"
+              "  --systemd-cgroup        accepted for runc compatibility; not supported\n"
+              "  --rootless true|false|auto\n"
+              "  --help, --version\n\n"
+              "Commands:\n");
+  for (i = 0; commands[i].name != NULL; i++)
+    fprintf (f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf (f, "\nSee agentbox(8) for exit statuses and details.\n");
+}
+
+int
+ab_cmd_fail (const ab_error_t *err)
+{
+  ab_log_error (err);
+  return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
+}
+
+int
+ab_cmd_usage_error (const char *cmd, const char *fmt, ...)
+{
+  char msg[1024];
+  ab_error_t err = { 0 };
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  if (cmd)
+    ab_error_setc (&err, AB_EC_USAGE, 0, "%s: %s (see `agentbox %s --help`)", cmd, msg, cmd);
+  else
+    ab_error_setc (&err, AB_EC_USAGE, 0, "%s (see `agentbox --help`)", msg);
+  ab_log_error (&err);
+  return AB_EXIT_USAGE;
+}
+
+int
+ab_parse_tristate (const char *s, int *out)
+{
+  if (s == NULL || strcmp (s, "true") == 0)
+    *out = 1;
+  else if (strcmp (s, "false") == 0)
+    *out = 0;
+  else if (strcmp (s, "auto") == 0)
+    *out = -1;
+  else
+    return -1;
+  return 0;
+}
+
+enum
+{
+  OPT_ROOT = 256,
+  OPT_LOG,
+  OPT_LOG_FORMAT,
+  OPT_DEBUG,
+  OPT_SYSTEMD_CGROUP,
+  OPT_ROOTLESS,
+  OPT_HELP,
+  OPT_VERSION,
+  OPT_CRIU,
+};
+
+int
+main (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "root", required_argument, NULL, OPT_ROOT },
+    { "log", required_argument, NULL, OPT_LOG },
+    { "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+    { "debug", no_argument, NULL, OPT_DEBUG },
+    { "systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP },
+    { "rootless", optional_argument, NULL, OPT_ROOTLESS },
+    { "criu", required_argument, NULL, OPT_CRIU },
+    { "help", no_argument, NULL, OPT_HELP },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { NULL, 0, NULL, 0 },
+  };
+  struct ab_global g = { .root = AB_DEFAULT_ROOT, .rootless = -1, .argv0 = argv[0] };
+  ab_error_t err = { 0 };
+  const char *cmd;
+  size_t i;
+  int c;
+
+  /* '+': stop at the subcommand; its options are its own. */
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+h", opts, NULL)) != -1)
+    {
+      switch (c)
+        {
+        case OPT_ROOT:
+          g.root = optarg;
+          break;
+        case OPT_LOG:
+          g.log_path = optarg;
+          break;
+        case OPT_LOG_FORMAT:
+          if (strcmp (optarg, "json") == 0)
+            g.log_format = AB_LOG_JSON;
+          else if (strcmp (optarg, "text") == 0)
+            g.log_format = AB_LOG_TEXT;
+          else
+            return ab_cmd_usage_error (NULL, "--log-format: expected text or json, got `%s`", optarg);
+          break;
+        case OPT_DEBUG:
+          g.debug = true;
+          break;
+        case OPT_SYSTEMD_CGROUP:
+          g.systemd_cgroup = true;
+          break;
+        case OPT_ROOTLESS:
+          if (ab_parse_tristate (optarg, &g.rootless) < 0)
+            return ab_cmd_usage_error (NULL, "--rootless: expected true, false or auto, got `%s`", optarg);
+          break;
+        case OPT_CRIU:
+          /* accepted and ignored, as containerd passes it; checkpoint is not supported */
+          break;
+        case 'h':
+        case OPT_HELP:
+          usage (stdout);
+          return AB_EXIT_OK;
+        case OPT_VERSION:
+          printf ("agentbox version %s\nspec: %s\n", PACKAGE_VERSION, AB_OCI_VERSION);
+          return AB_EXIT_OK;
+        default:
+          return ab_cmd_usage_error (NULL, "unknown global option `%s`", argv[optind - 1]);
+        }
+    }
+
+  if (ab_log_init (g.log_path, g.log_format, g.debug, &err) < 0)
+    return ab_cmd_fail (&err);
+
+  if (optind >= argc)
+    {
+      usage (stderr);
+      return AB_EXIT_USAGE;
+    }
+  cmd = argv[optind];
+  for (i = 0; commands[i].name != NULL; i++)
+    if (strcmp (commands[i].name, cmd) == 0)
+      {
+        /* The subcommand sees argv[0] = its name and parses with a fresh getopt. */
+        int sub_argc = argc - optind;
+        char **sub_argv = argv + optind;
+        int rc;
+        optind = 0;
+        opterr = 0;
+        rc = commands[i].run (&g, sub_argc, sub_argv);
+        ab_log_close ();
+        return rc;
+      }
+  return ab_cmd_usage_error (NULL, "unknown command `%s`", cmd);
+}

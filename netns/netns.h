@@ -1,0 +1,83 @@
+/* The network namespace egress wall (rtnetlink through libmnl, nftables
+ * through libnftnl; no `ip` or `nft` exec anywhere).
+ *
+ * Policy input: the annotation dev.agentbox.net.allow, comma-separated
+ * ADDR[/PREFIX][:PORT][/tcp|/udp] entries (IPv4 or bracketed IPv6, e.g.
+ * "192.0.2.1:8080/tcp,[2001:db8::1]:443/tcp"); absent means no egress at all.
+ */
+#ifndef AB_NETNS_NETNS_H
+#define AB_NETNS_NETNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/error.h"
+#include "spec/gen.h"
+
+#define AB_ANNOT_NET_ALLOW "dev.agentbox.net.allow"
+
+struct ab_net_allow
+{
+  int family;       /* AF_INET or AF_INET6 */
+  uint8_t addr[16]; /* network byte order; first 4 bytes for AF_INET */
+  uint8_t prefix;   /* 0..32 / 0..128 */
+  uint16_t port;    /* host byte order, 0 = any port */
+  int proto;        /* 0 = tcp and udp, IPPROTO_TCP, IPPROTO_UDP */
+};
+
+struct ab_net_policy
+{
+  bool present; /* the annotation was given */
+  struct ab_net_allow *allow;
+  size_t n_allow;
+};
+
+/* Parse the annotation value.  Errors name the entry:
+   annotations.dev.agentbox.net.allow: entry "300.1.2.3:80": invalid IPv4 address */
+int ab_net_policy_parse (const char *value, struct ab_net_policy *out, ab_error_t *err);
+void ab_net_policy_free (struct ab_net_policy *p);
+
+/* How the supervisor-side egress proxy (if any) is reached from inside. */
+struct ab_netns_proxy
+{
+  bool enabled;
+  uint16_t http_port;                /* 127.0.0.1:http_port, the HTTP/CONNECT proxy */
+  uint16_t dns_port;                 /* 127.0.0.1:dns_port, the DNS stub (53) */
+  const uint16_t *redirect_ports;    /* TCP ports captured transparently (80, 443, ...) */
+  size_t n_redirect_ports;
+};
+
+/* Configure the network namespace the caller is in (the container's): bring
+   lo up, add the routes that make every destination reach the output hook,
+   and install the agentbox table in one nftables batch: output policy drop,
+   metadata addresses dropped before any accept, the allow entries, replies
+   of established flows, loopback as the design needs, a forward/input stance
+   that makes the namespace useless as a router, and the recording of denied
+   destinations.  Requires CAP_NET_ADMIN over this netns. */
+int ab_netns_apply (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err);
+
+/* The rules ab_netns_apply installs, in nft syntax, for `state` and --debug. */
+char *ab_netns_rules_text (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy);
+
+struct ab_net_denied
+{
+  int family;
+  uint8_t addr[16];
+  uint16_t port;  /* 0 for ICMP */
+  int proto;      /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6, ... */
+  uint64_t packets;
+};
+
+/* Read the denied-destination record of the netns behind netns_fd (works
+   after the container's processes exited, as long as the netns is held). */
+int ab_netns_read_denied (int netns_fd, struct ab_net_denied **out, size_t *n, ab_error_t *err);
+/* One JSON array value describing denied destinations (for records). */
+void ab_net_denied_gen (const struct ab_net_denied *d, size_t n, struct ab_gen *g);
+
+/* linux.netDevices: move host interface `host_name` into the netns behind
+   netns_fd, rename it to new_name (NULL: keep; a name ending in %d lets the
+   kernel pick), keep its permanent global addresses, set it up. */
+int ab_netdev_move (const char *host_name, const char *new_name, int netns_fd, ab_error_t *err);
+
+#endif

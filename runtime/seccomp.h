@@ -1,0 +1,36 @@
+/* linux.seccomp -> a BPF program, built with libseccomp in the parent before
+ * clone (so the child only makes one syscall to install it, right before
+ * execve, with nothing left to allocate or fail). */
+#ifndef AB_RUNTIME_SECCOMP_H
+#define AB_RUNTIME_SECCOMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/filter.h>
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+struct ab_seccomp_prog
+{
+  struct sock_filter *insns;
+  unsigned short len;
+  unsigned int flags;    /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
+  struct ab_strv skipped; /* syscall names libseccomp does not know (skipped, as runc does) */
+};
+
+/* Compile `s`.  Errors name the JSON path (linux.seccomp.syscalls[2].action).
+   A NOTIFY action or a listenerPath is refused (not supported yet). */
+int ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err);
+
+/* Install the program in the calling thread: seccomp(SECCOMP_SET_MODE_FILTER,
+   flags, prog).  Async-signal-safe: suitable between clone and execve.
+   Without no_new_privs this needs CAP_SYS_ADMIN in the current user namespace. */
+int ab_seccomp_install (const struct ab_seccomp_prog *p, ab_error_t *err);
+
+void ab_seccomp_prog_free (struct ab_seccomp_prog *p);
+
+/* Flags the running kernel accepts (for `features` supportedFlags). */
+bool ab_seccomp_flag_supported (unsigned ab_flag);
+
+#endif

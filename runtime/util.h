@@ -1,0 +1,137 @@
+/* Small helpers shared by every module: cleanup attributes, checked
+ * allocation, whole-file I/O, number parsing, string vectors. */
+#ifndef AB_UTIL_H
+#define AB_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "runtime/error.h"
+
+#define _cleanup_(f) __attribute__ ((cleanup (f)))
+#define _cleanup_free_ _cleanup_ (ab_freep)
+#define _cleanup_close_ _cleanup_ (ab_closep)
+#define _cleanup_fclose_ _cleanup_ (ab_fclosep)
+#define _cleanup_strv_ _cleanup_ (ab_strv_freep)
+
+#define AB_ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
+#define AB_UNUSED __attribute__ ((unused))
+
+static inline void
+ab_freep (void *p)
+{
+  free (*(void **) p);
+}
+
+static inline void
+ab_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+      *fd = -1;
+    }
+}
+
+static inline void
+ab_fclosep (FILE **f)
+{
+  if (*f != NULL)
+    {
+      int saved = errno;
+      fclose (*f);
+      errno = saved;
+    }
+}
+
+/* Hand ownership out of a cleanup variable. */
+static inline void *
+ab_steal_ptr (void *pp)
+{
+  void **p = (void **) pp;
+  void *r = *p;
+  *p = NULL;
+  return r;
+}
+
+static inline int
+ab_steal_fd (int *fd)
+{
+  int r = *fd;
+  *fd = -1;
+  return r;
+}
+
+/* Allocation failure aborts: there is no sane recovery. */
+void *xmalloc (size_t n);
+void *xzalloc (size_t n);
+void *xcalloc (size_t n, size_t size);
+void *xrealloc (void *p, size_t n);
+void *xreallocarray (void *p, size_t n, size_t size);
+char *xstrdup (const char *s);
+char *xstrndup (const char *s, size_t n);
+char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* A NULL-terminated vector of owned strings. */
+struct ab_strv
+{
+  char **v; /* v[n] == NULL when n > 0 */
+  size_t n;
+};
+void ab_strv_push (struct ab_strv *s, const char *str);
+void ab_strv_push_owned (struct ab_strv *s, char *str);
+void ab_strv_free (struct ab_strv *s);
+static inline void
+ab_strv_freep (struct ab_strv *s)
+{
+  ab_strv_free (s);
+}
+bool ab_strv_contains (const struct ab_strv *s, const char *str);
+
+/* I/O that retries on EINTR and short transfers. */
+ssize_t ab_write_all (int fd, const void *buf, size_t len);
+ssize_t ab_read_all (int fd, void *buf, size_t len);
+/* Read the whole of fd into a NUL-terminated buffer; fail with EFBIG past max bytes. */
+int ab_read_fd (int fd, size_t max, char **out, size_t *len, ab_error_t *err);
+/* Read dirfd/path (AT_FDCWD allowed), O_CLOEXEC|O_NOFOLLOW on the last component. */
+int ab_read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len, ab_error_t *err);
+/* Write data to an existing file dirfd/path (no O_CREAT), e.g. a cgroup or /proc file. */
+int ab_write_file_at (int dirfd, const char *path, const char *data, size_t len, ab_error_t *err);
+/* Create or replace dirfd/name atomically: write a temporary, fsync, rename. */
+int ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+                          ab_error_t *err);
+
+/* Strict number parsing: the whole string, no sign for unsigned, no overflow. */
+int ab_parse_u64 (const char *s, uint64_t *out);
+int ab_parse_i64 (const char *s, int64_t *out);
+int ab_parse_int (const char *s, int *out);
+
+bool ab_str_has_prefix (const char *s, const char *prefix);
+bool ab_str_has_suffix (const char *s, const char *suffix);
+
+/* Monotonic and wall clocks in nanoseconds. */
+uint64_t ab_now_monotonic_ns (void);
+uint64_t ab_now_realtime_ns (void);
+/* RFC 3339 UTC timestamp with nanoseconds, e.g. 2026-12-02T10:00:00.123456789Z. */
+void ab_format_time_rfc3339 (uint64_t realtime_ns, char *buf, size_t len);
+
+/* Make fd close-on-exec / non-blocking. */
+int ab_set_cloexec (int fd, bool on);
+int ab_set_nonblock (int fd, bool on);
+
+/* Whether a path is absolute, normalised enough for the spec: starts with '/',
+   has no "." or ".." component.  Empty components ("//") are tolerated. */
+bool ab_path_is_clean_absolute (const char *path);
+/* Whether any component of path is "..". */
+bool ab_path_has_dotdot (const char *path);
+
+#endif

@@ -1,0 +1,46 @@
+/* Loading a bundle: read config.json (bounded), parse it into the model,
+ * validate every MUST of the spec that can be checked statically.  `validate`
+ * and `create` share exactly this code path. */
+#ifndef AB_SPEC_SPEC_H
+#define AB_SPEC_SPEC_H
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+/* Parse config.json bytes.  Per-field checks (types, ranges, enum names,
+   absolute paths, NUL bytes, ...) happen here; the first error is reported as
+   "config.json: <json path>: <reason>" with class AB_EC_CONFIG. */
+struct ab_spec *ab_spec_parse (const char *buf, size_t len, ab_error_t *err);
+
+/* Cross-field rules (e.g. uidMappings require a user namespace, hostname
+   requires a UTS namespace, timeOffsets require a time namespace). */
+int ab_spec_validate (const struct ab_spec *s, ab_error_t *err);
+
+void ab_spec_free (struct ab_spec *s);
+
+struct ab_bundle
+{
+  char *dir;         /* absolute, canonical path of the bundle directory */
+  char *config;      /* the bytes of config.json as read: the snapshot */
+  size_t config_len;
+  struct ab_spec *spec;
+  char *rootfs;      /* absolute path of root.path (resolved against dir) */
+};
+
+/* Read, parse and validate <dir>/config.json and check that the root
+   filesystem is a directory. */
+int ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err);
+/* Same, from bytes already read (the state directory's snapshot). */
+int ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab_bundle **out,
+                          ab_error_t *err);
+void ab_bundle_free (struct ab_bundle *b);
+static inline void
+ab_bundle_freep (struct ab_bundle **b)
+{
+  ab_bundle_free (*b);
+}
+#define _cleanup_bundle_ __attribute__ ((cleanup (ab_bundle_freep)))
+
+#define AB_CONFIG_MAX_BYTES (4u << 20)
+
+#endif

@@ -1,0 +1,26 @@
+# Tests: everything runs under `make check` through automake's TAP driver.
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+TEST_EXTENSIONS = .sh .py
+SH_LOG_DRIVER = $(LOG_DRIVER)
+PY_LOG_DRIVER = $(LOG_DRIVER)
+PY_LOG_COMPILER = $(PYTHON3)
+AM_TESTS_ENVIRONMENT = \
+	AB_TOP_SRCDIR='$(abs_top_srcdir)' AB_TOP_BUILDDIR='$(abs_top_builddir)' \
+	AGENTBOX='$(abs_top_builddir)/agentbox' PYTHON3='$(PYTHON3)'; export AB_TOP_SRCDIR AB_TOP_BUILDDIR AGENTBOX PYTHON3;
+
+EXTRA_DIST += tests/unit/tap.h
+
+check_PROGRAMS += tests/unit/test-json
+tests_unit_test_json_SOURCES = tests/unit/test-json.c
+tests_unit_test_json_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-json
+
+include tests/unit/spec.mk
+include tests/unit/seccomp.mk
+include tests/unit/cgroup.mk
+include tests/netns.mk
+include tests/mcp.mk
+include tests/proxy.mk
+include tests/helper/local.mk
+include tests/integration/local.mk
+include tests/fuzz/local.mk

@@ -1,0 +1,153 @@
+/* The bounded JSON reader: every hostile-input class is refused with the
+   JSON path of the offending value. */
+#include "config.h"
+
+#include "spec/json.h"
+#include "tests/unit/tap.h"
+
+static const char *
+parse_error (const char *doc)
+{
+  static ab_error_t err;
+  struct ab_json *j;
+
+  memset (&err, 0, sizeof err);
+  j = ab_json_parse (doc, strlen (doc), &ab_json_config_limits, "config.json", &err);
+  if (j != NULL)
+    {
+      ab_json_free (j);
+      return NULL;
+    }
+  return err.msg;
+}
+
+static void
+test_duplicates (void)
+{
+  is_str (parse_error ("{\"a\":1,\"a\":2}"), "config.json: duplicate key \"a\"", "duplicate top-level key");
+  is_str (parse_error ("{\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"net\",\"type\":\"x\"}]}}"),
+          "config.json: linux.namespaces[1]: duplicate key \"type\"", "duplicate key names its object path");
+  ok (parse_error ("{\"a\":{\"x\":1},\"b\":{\"x\":1}}") == NULL, "same key in sibling objects is fine");
+}
+
+static void
+test_utf8_and_nul (void)
+{
+  is_str (parse_error ("{\"root\":{\"path\":\"a\\u0000b\"}}"), "config.json: root.path: string contains a NUL byte",
+          "NUL byte in a string is refused with its path");
+  is_str (parse_error ("{\"k\\u0000\":1}"), "config.json: key contains a NUL byte", "NUL byte in a key");
+  ok (parse_error ("{\"s\":\"\xff\"}") != NULL, "invalid UTF-8 byte is refused");
+  ok (parse_error ("{\"s\":\"\xc0\xaf\"}") != NULL, "overlong UTF-8 is refused");
+  ok (parse_error ("{\"s\":\"\xed\xa0\x80\"}") != NULL, "UTF-8 encoded surrogate is refused");
+  ok (parse_error ("{\"s\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}") == NULL, "valid multibyte UTF-8 passes");
+}
+
+static void
+test_limits (void)
+{
+  char *deep, *big;
+  size_t i, n = 200;
+  const char *e;
+
+  deep = xmalloc (2 * n + 1);
+  for (i = 0; i < n; i++)
+    deep[i] = '[';
+  for (i = 0; i < n; i++)
+    deep[n + i] = ']';
+  deep[2 * n] = '\0';
+  e = parse_error (deep);
+  ok (e && strstr (e, "nesting deeper than 64 levels"), "deep nesting is refused: %s", e ? e : "accepted");
+  free (deep);
+
+  big = xmalloc ((200u << 10) + 16);
+  strcpy (big, "{\"s\":\"");
+  memset (big + 6, 'a', 200u << 10);
+  strcpy (big + 6 + (200u << 10), "\"}");
+  e = parse_error (big);
+  is_str (e, "config.json: s: string longer than 131072 bytes", "over-long string is refused with its path");
+  free (big);
+
+  big = xmalloc ((5u << 20) + 1);
+  memset (big, ' ', 5u << 20);
+  big[0] = '{';
+  big[(5u << 20) - 1] = '}';
+  big[5u << 20] = '\0';
+  is_str (parse_error (big), "config.json: larger than 4194304 bytes", "over-size document is refused");
+  free (big);
+}
+
+static void
+test_syntax (void)
+{
+  const char *e;
+
+  e = parse_error ("{\"a\":1,}");
+  ok (e && strstr (e, "config.json: invalid JSON near byte"), "trailing comma: %s", e ? e : "accepted");
+  ok (parse_error ("") != NULL, "empty document is refused");
+  ok (parse_error ("{} {}") != NULL, "two documents are refused");
+  ok (parse_error ("{\"a\":1} x") != NULL, "trailing garbage is refused");
+  ok (parse_error ("/* c */ {}") != NULL, "comments are refused");
+}
+
+static void
+test_typed (void)
+{
+  ab_error_t err = { 0 };
+  const char *doc = "{\"u\":18446744073709551616,\"i\":-1,\"f\":1.5,\"s\":\"x\",\"big\":4294967296,\"ok\":7}";
+  struct ab_json *j = ab_json_parse (doc, strlen (doc), &ab_json_config_limits, "config.json", &err);
+  struct ab_jctx c;
+  uint64_t u = 0;
+  int64_t i = 0;
+  struct ab_strv unused = { 0 };
+
+  ok (j != NULL, "typed test document parses");
+  ab_jctx_init (&c, "config.json", &err);
+  ok (ab_jget_u64 (&c, j, "u", AB_OPTIONAL, UINT64_MAX, &u) < 0
+          && strcmp (err.msg, "config.json: u: 18446744073709551616 is out of range (maximum 18446744073709551615)")
+                 == 0,
+      "uint64 overflow is refused: %s", err.msg);
+  ok (ab_jget_u64 (&c, j, "i", AB_OPTIONAL, UINT64_MAX, &u) < 0 && strcmp (err.msg, "config.json: i: must not be negative (-1)") == 0,
+      "negative for unsigned is refused: %s", err.msg);
+  ok (ab_jget_i64 (&c, j, "f", AB_OPTIONAL, INT64_MIN, INT64_MAX, &i) < 0
+          && strcmp (err.msg, "config.json: f: must be an integer, not 1.5") == 0,
+      "fraction for integer is refused: %s", err.msg);
+  ok (ab_jget_u64 (&c, j, "big", AB_OPTIONAL, UINT32_MAX, &u) < 0, "uint32 overflow is refused: %s", err.msg);
+  ok (ab_jget_u64 (&c, j, "ok", AB_OPTIONAL, UINT32_MAX, &u) == 1 && u == 7, "in-range value is read");
+  ok (ab_jget_u64 (&c, j, "s", AB_OPTIONAL, UINT32_MAX, &u) < 0
+          && strcmp (err.msg, "config.json: s: must be an integer, not a string") == 0,
+      "wrong type is named: %s", err.msg);
+  ok (ab_jget_u64 (&c, j, "absent", AB_REQUIRED, UINT32_MAX, &u) < 0
+          && strcmp (err.msg, "config.json: absent: required") == 0,
+      "missing required member is named: %s", err.msg);
+  ab_json_collect_unused (j, NULL, &unused);
+  ok (unused.n == 0, "consumed members are not reported as unknown");
+  ab_json_free (j);
+
+  doc = "{\"process\":{\"cwd\":\"/\",\"extra\":{\"deep\":1}},\"zz\":[1]}";
+  j = ab_json_parse (doc, strlen (doc), &ab_json_config_limits, "config.json", &err);
+  {
+    struct ab_json *p;
+    size_t mark;
+    char *cwd = NULL;
+    ok (ab_jenter (&c, j, "process", AB_J_OBJECT, AB_REQUIRED, &p, &mark) == 1, "enter object");
+    ok (ab_jget_str (&c, p, "cwd", AB_REQUIRED, &cwd) == 1 && strcmp (cwd, "/") == 0, "read string");
+    ab_jpop (&c, mark);
+    free (cwd);
+  }
+  ab_json_collect_unused (j, NULL, &unused);
+  ok (unused.n == 2 && strcmp (unused.v[0], "process.extra") == 0 && strcmp (unused.v[1], "zz") == 0,
+      "unknown properties are listed by path (%zu)", unused.n);
+  ab_strv_free (&unused);
+  ab_json_free (j);
+}
+
+int
+main (void)
+{
+  test_duplicates ();
+  test_utf8_and_nul ();
+  test_limits ();
+  test_syntax ();
+  test_typed ();
+  return tap_done ();
+}
