@@ -5,3 +5,4 @@ libagentbox_a_SOURCES += \
 	spec/model.h \
 	spec/spec.h \
 	spec/tables.h
+include spec/defaults.mk

@@ -16,6 +16,7 @@ tests_unit_test_json_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-json
 
 include tests/unit/spec.mk
+include tests/unit/validate.mk
 include tests/unit/seccomp.mk
 include tests/unit/cgroup.mk
 include tests/netns.mk

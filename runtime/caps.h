@@ -1,0 +1,28 @@
+/* process.capabilities -> the five capability sets, with libcap.
+ *
+ * The child calls these in this order (docs/child-setup.md):
+ *   ab_caps_drop_bounding ()   while still privileged (needs CAP_SETPCAP)
+ *   prctl (PR_SET_KEEPCAPS, 1); setresgid/setgroups/setresuid
+ *   ab_caps_apply ()           permitted, inheritable, effective, then ambient
+ * A set absent from config.json is empty: nothing is kept implicitly.
+ */
+#ifndef AB_RUNTIME_CAPS_H
+#define AB_RUNTIME_CAPS_H
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+/* Drop every capability not in the bounding set (all of them when the set is
+   absent or empty).  Capabilities the running kernel does not know are
+   skipped. */
+int ab_caps_drop_bounding (const struct ab_capabilities *c, ab_error_t *err);
+
+/* Set permitted, inheritable and effective exactly to the configured sets and
+   raise the configured ambient capabilities.  Clears PR_SET_KEEPCAPS. */
+int ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err);
+
+/* The highest capability number the running kernel knows
+   (/proc/sys/kernel/cap_last_cap), cached. */
+int ab_caps_last_cap (void);
+
+#endif
