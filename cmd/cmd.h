@@ -36,6 +36,7 @@ struct ab_cmd
   const char *name;
   int (*run) (struct ab_global *g, int argc, char **argv);
   const char *summary;
+  bool sealed; /* starts container processes: run from a sealed copy of the binary */
 };
 
 #define AB_DEFAULT_ROOT "/run/agentbox"
@@ -47,11 +48,25 @@ int ab_cmd_usage_error (const char *cmd, const char *fmt, ...) __attribute__ ((f
 /* Parse --rootless and friends: "true", "false", "auto". */
 int ab_parse_tristate (const char *s, int *out);
 
+/* Require between min and max positional arguments after option parsing
+   (argv[optind..]); prints a usage error naming the command otherwise. */
+int ab_cmd_positionals (const char *cmd, int argc, char **argv, int min, int max, const char *what);
+/* Map an error of a lifecycle operation to an exit status (1, or 2 for usage). */
+int ab_cmd_exit_for (const ab_error_t *err);
+/* Parse a signal: a number, or a name with or without the SIG prefix. */
+int ab_parse_signal (const char *s);
+const char *ab_signal_name (int sig);
+
 /* Subcommands (cmd/<name>.c). */
 int ab_cmd_spec (struct ab_global *g, int argc, char **argv);
 int ab_cmd_features (struct ab_global *g, int argc, char **argv);
 int ab_cmd_state (struct ab_global *g, int argc, char **argv);
 int ab_cmd_list (struct ab_global *g, int argc, char **argv);
 int ab_cmd_validate (struct ab_global *g, int argc, char **argv);
+int ab_cmd_create (struct ab_global *g, int argc, char **argv);
+int ab_cmd_start (struct ab_global *g, int argc, char **argv);
+int ab_cmd_run (struct ab_global *g, int argc, char **argv);
+int ab_cmd_kill (struct ab_global *g, int argc, char **argv);
+int ab_cmd_delete (struct ab_global *g, int argc, char **argv);
 
 #endif

@@ -1,4 +1,16 @@
 # The CLI: one file per subcommand.
 agentbox_SOURCES += \
 	cmd/cmd.h \
-	cmd/main.c
+	cmd/main.c \
+	cmd/common.c \
+	cmd/create-opts.h cmd/create-opts.c \
+	cmd/create.c \
+	cmd/start.c \
+	cmd/run.c \
+	cmd/kill.c \
+	cmd/delete.c \
+	cmd/state.c \
+	cmd/list.c \
+	cmd/spec.c \
+	cmd/features.c \
+	cmd/validate.c

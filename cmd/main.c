@@ -9,12 +9,23 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "runtime/exe.h"
 #include "runtime/log.h"
 #include "runtime/util.h"
 #include "spec/model.h"
 
 static const struct ab_cmd commands[] = {
-  { NULL, NULL, NULL }, /* the subcommands land with their issues */
+  { "create", ab_cmd_create, "create a container (its process waits for start)", true },
+  { "start", ab_cmd_start, "run the user program of a created container", false },
+  { "run", ab_cmd_run, "create and start a container; in the foreground, wait for it", true },
+  { "kill", ab_cmd_kill, "send a signal to a container", false },
+  { "delete", ab_cmd_delete, "delete a container and everything it used", false },
+  { "state", ab_cmd_state, "print the OCI state of a container", false },
+  { "list", ab_cmd_list, "list containers", false },
+  { "spec", ab_cmd_spec, "write a config.json (the hardened agent profile by default)", false },
+  { "features", ab_cmd_features, "print the OCI features.json of this build", false },
+  { "validate", ab_cmd_validate, "check a bundle's config.json the way create does", false },
+  { NULL, NULL, NULL, false },
 };
 
 static void
@@ -171,6 +182,8 @@ main (int argc, char **argv)
         int sub_argc = argc - optind;
         char **sub_argv = argv + optind;
         int rc;
+        if (commands[i].sealed && ab_exe_ensure_sealed (argv, &err) < 0)
+          return ab_cmd_fail (&err);
         optind = 0;
         opterr = 0;
         rc = commands[i].run (&g, sub_argc, sub_argv);

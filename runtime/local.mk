@@ -2,7 +2,23 @@
 libagentbox_a_SOURCES += \
 	runtime/error.h runtime/error.c \
 	runtime/util.h runtime/util.c \
-	runtime/log.h runtime/log.c
+	runtime/log.h runtime/log.c \
+	runtime/state.h runtime/state.c \
+	runtime/sync.h runtime/sync.c \
+	runtime/resolve.h runtime/resolve.c \
+	runtime/mount.h runtime/mount.c \
+	runtime/dev.h runtime/dev.c \
+	runtime/paths.h runtime/paths.c \
+	runtime/process.h runtime/process.c \
+	runtime/lsm.h runtime/lsm.c \
+	runtime/ns.h runtime/ns.c \
+	runtime/console.h runtime/console.c \
+	runtime/child.h runtime/child.c \
+	runtime/container.h runtime/lifecycle-internal.h \
+	runtime/create.c runtime/lifecycle.c runtime/network.c \
+	runtime/supervise.h runtime/supervise.c \
+	runtime/exe.h runtime/exe.c \
+	runtime/caps.h runtime/seccomp.h runtime/cgroup.h
 include runtime/seccomp.mk
 include runtime/cgroup.mk
 include runtime/mcp.mk

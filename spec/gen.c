@@ -167,6 +167,43 @@ ab_gen_raw_number (struct ab_gen *g, const char *text)
 }
 
 void
+ab_gen_json (struct ab_gen *g, const struct ab_json *v)
+{
+  size_t i;
+
+  switch (v->type)
+    {
+    case AB_J_NULL:
+      ab_gen_null (g);
+      break;
+    case AB_J_BOOL:
+      ab_gen_bool (g, v->u.b);
+      break;
+    case AB_J_NUMBER:
+      ab_gen_raw_number (g, v->u.num);
+      break;
+    case AB_J_STRING:
+      ab_gen_bytes (g, v->u.str.s, v->u.str.len);
+      break;
+    case AB_J_ARRAY:
+      ab_gen_arr_open (g);
+      for (i = 0; i < v->u.arr.n; i++)
+        ab_gen_json (g, v->u.arr.items[i]);
+      ab_gen_arr_close (g);
+      break;
+    case AB_J_OBJECT:
+      ab_gen_obj_open (g);
+      for (i = 0; i < v->u.obj.n; i++)
+        {
+          ab_gen_key (g, v->u.obj.m[i].key);
+          ab_gen_json (g, v->u.obj.m[i].val);
+        }
+      ab_gen_obj_close (g);
+      break;
+    }
+}
+
+void
 ab_gen_kv_str (struct ab_gen *g, const char *key, const char *v)
 {
   ab_gen_key (g, key);

@@ -37,6 +37,10 @@ void ab_gen_null (struct ab_gen *g);
 /* Insert already-valid JSON text (e.g. a nested document generated elsewhere). */
 void ab_gen_raw_number (struct ab_gen *g, const char *text);
 
+/* Re-emit a parsed document value (spec/json.h). */
+struct ab_json;
+void ab_gen_json (struct ab_gen *g, const struct ab_json *v);
+
 /* Convenience: key + value. */
 void ab_gen_kv_str (struct ab_gen *g, const char *key, const char *v);
 void ab_gen_kv_i64 (struct ab_gen *g, const char *key, int64_t v);

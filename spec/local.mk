@@ -4,5 +4,6 @@ libagentbox_a_SOURCES += \
 	spec/gen.h spec/gen.c \
 	spec/model.h \
 	spec/spec.h \
-	spec/tables.h
+	spec/tables.h \
+	spec/annotations.h spec/annotations.c
 include spec/defaults.mk

@@ -1,0 +1,91 @@
+/* Helpers shared by the subcommands. */
+#include "config.h"
+
+#include <signal.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <strings.h>
+
+#include "cmd/cmd.h"
+#include "runtime/util.h"
+
+int
+ab_cmd_positionals (const char *cmd, int argc, char **argv, int min, int max, const char *what)
+{
+  extern int optind;
+  int n = argc - optind;
+
+  (void) argv;
+  if (n < min)
+    return ab_cmd_usage_error (cmd, "missing %s", what);
+  if (max >= 0 && n > max)
+    return ab_cmd_usage_error (cmd, "unexpected argument `%s`", argv[optind + max]);
+  return 0;
+}
+
+int
+ab_cmd_exit_for (const ab_error_t *err)
+{
+  return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
+}
+
+static const struct
+{
+  const char *name;
+  int sig;
+} signals[] = {
+  { "HUP", SIGHUP },       { "INT", SIGINT },     { "QUIT", SIGQUIT },   { "ILL", SIGILL },     { "TRAP", SIGTRAP },
+  { "ABRT", SIGABRT },     { "IOT", SIGIOT },     { "BUS", SIGBUS },     { "FPE", SIGFPE },     { "KILL", SIGKILL },
+  { "USR1", SIGUSR1 },     { "SEGV", SIGSEGV },   { "USR2", SIGUSR2 },   { "PIPE", SIGPIPE },   { "ALRM", SIGALRM },
+  { "TERM", SIGTERM },     { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD }, { "CONT", SIGCONT },   { "STOP", SIGSTOP },
+  { "TSTP", SIGTSTP },     { "TTIN", SIGTTIN },   { "TTOU", SIGTTOU },   { "URG", SIGURG },     { "XCPU", SIGXCPU },
+  { "XFSZ", SIGXFSZ },     { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO },
+  { "POLL", SIGPOLL },     { "PWR", SIGPWR },     { "SYS", SIGSYS },
+};
+
+int
+ab_parse_signal (const char *s)
+{
+  int n;
+  size_t i;
+
+  if (ab_parse_int (s, &n) == 0)
+    return n > 0 && n < NSIG ? n : -1;
+  if (strncasecmp (s, "SIG", 3) == 0)
+    s += 3;
+  for (i = 0; i < AB_ARRAY_SIZE (signals); i++)
+    if (strcasecmp (s, signals[i].name) == 0)
+      return signals[i].sig;
+  if (strncasecmp (s, "RTMIN", 5) == 0 || strncasecmp (s, "RTMAX", 5) == 0)
+    {
+      int base = toupper ((unsigned char) s[3]) == 'I' ? SIGRTMIN : SIGRTMAX;
+      int off = 0;
+      if (s[5] == '\0')
+        return base;
+      if ((s[5] == '+' || s[5] == '-') && ab_parse_int (s + 6, &off) == 0)
+        {
+          int v = s[5] == '+' ? base + off : base - off;
+          return v >= SIGRTMIN && v <= SIGRTMAX ? v : -1;
+        }
+    }
+  return -1;
+}
+
+const char *
+ab_signal_name (int sig)
+{
+  static char buf[16];
+  size_t i;
+
+  for (i = 0; i < AB_ARRAY_SIZE (signals); i++)
+    if (signals[i].sig == sig && strcmp (signals[i].name, "IOT") && strcmp (signals[i].name, "POLL"))
+      {
+        snprintf (buf, sizeof buf, "SIG%s", signals[i].name);
+        return buf;
+      }
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+    snprintf (buf, sizeof buf, "SIGRTMIN+%d", sig - SIGRTMIN);
+  else
+    snprintf (buf, sizeof buf, "SIG%d", sig);
+  return buf;
+}

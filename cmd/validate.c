@@ -1,0 +1,49 @@
+/* agentbox validate [--bundle DIR]: the checks of create, nothing else.
+ * Prints nothing and exits 0 when valid; else one line and exit 1. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cmd/cmd.h"
+#include "runtime/log.h"
+#include "spec/spec.h"
+
+int
+ab_cmd_validate (struct ab_global *g, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "bundle", required_argument, NULL, 'b' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct ab_bundle *b = NULL;
+  const char *bundle = ".";
+  ab_error_t err = { 0 };
+  int c;
+
+  (void) g;
+  while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'b':
+        bundle = optarg;
+        break;
+      case 'h':
+        printf ("Usage: agentbox validate [--bundle DIR]\n\n"
+                "Parse and validate DIR/config.json exactly as create does.  Prints nothing and\n"
+                "exits 0 when it is valid; otherwise one line naming the JSON path, and exit 1.\n");
+        return AB_EXIT_OK;
+      default:
+        return ab_cmd_usage_error ("validate", "unknown option `%s`", argv[optind - 1]);
+      }
+  if ((c = ab_cmd_positionals ("validate", argc, argv, 0, 0, "")) != 0)
+    return c;
+  if (ab_bundle_load (bundle, &b, &err) < 0)
+    {
+      ab_log_error (&err);
+      return AB_EXIT_FAILURE;
+    }
+  ab_bundle_free (b);
+  return AB_EXIT_OK;
+}

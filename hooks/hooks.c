@@ -1,0 +1,220 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "hooks/hooks.h"
+#include "runtime/util.h"
+
+const char *
+ab_hook_kind_name (int kind)
+{
+  static const char *const names[AB_HOOK__KINDS] = {
+    "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
+  };
+  return kind >= 0 && kind < AB_HOOK__KINDS ? names[kind] : "?";
+}
+
+/* Keep the tail of what the hook writes to stderr, for the error message. */
+struct tail
+{
+  char buf[512];
+  size_t len;
+};
+
+static void
+tail_add (struct tail *t, const char *p, size_t n)
+{
+  if (n >= sizeof t->buf)
+    {
+      memcpy (t->buf, p + n - sizeof t->buf, sizeof t->buf);
+      t->len = sizeof t->buf;
+      return;
+    }
+  if (t->len + n > sizeof t->buf)
+    {
+      size_t drop = t->len + n - sizeof t->buf;
+      memmove (t->buf, t->buf + drop, t->len - drop);
+      t->len -= drop;
+    }
+  memcpy (t->buf + t->len, p, n);
+  t->len += n;
+}
+
+static void
+tail_last_line (struct tail *t, char *out, size_t len)
+{
+  size_t end = t->len, start;
+
+  while (end > 0 && (t->buf[end - 1] == '\n' || t->buf[end - 1] == '\r'))
+    end--;
+  start = end;
+  while (start > 0 && t->buf[start - 1] != '\n')
+    start--;
+  snprintf (out, len, "%.*s", (int) (end - start), t->buf + start);
+}
+
+static int
+run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len, ab_error_t *err)
+{
+  static char *const empty_env[] = { NULL };
+  char *default_argv[] = { h->path, NULL };
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  int in[2] = { -1, -1 }, errp[2] = { -1, -1 };
+  _cleanup_close_ int pidfd = -1;
+  size_t written = 0;
+  int timeout_ms = (h->timeout_set ? h->timeout : AB_HOOK_DEFAULT_TIMEOUT) * 1000;
+  uint64_t deadline;
+  struct tail tail = { .len = 0 };
+  pid_t pid;
+  int r, status;
+  siginfo_t info;
+  char what[96];
+  bool timed_out = false;
+
+  snprintf (what, sizeof what, "hooks.%s[%zu]", ab_hook_kind_name (kind), idx);
+  if (pipe2 (in, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
+    return ab_error_setc (err, AB_EC_HOOK, errno, "%s: pipe", what);
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_adddup2 (&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2 (&fa, errp[1], 2);
+  posix_spawnattr_init (&attr);
+  /* Its own process group, so a timeout kills what it forked too; default
+     signal dispositions and an empty mask, whatever ours are. */
+  posix_spawnattr_setpgroup (&attr, 0);
+  {
+    sigset_t all, none;
+    sigfillset (&all);
+    sigemptyset (&none);
+    posix_spawnattr_setsigdefault (&attr, &all);
+    posix_spawnattr_setsigmask (&attr, &none);
+  }
+  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  r = posix_spawn (&pid, h->path, &fa, &attr, h->args.n ? h->args.v : default_argv, h->env.n ? h->env.v : empty_env);
+  posix_spawn_file_actions_destroy (&fa);
+  posix_spawnattr_destroy (&attr);
+  close (in[0]);
+  close (errp[1]);
+  if (r != 0)
+    {
+      close (in[1]);
+      close (errp[0]);
+      return ab_error_setc (err, AB_EC_HOOK, r, "%s: run `%s`", what, h->path);
+    }
+  pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  ab_set_nonblock (in[1], true);
+  ab_set_nonblock (errp[0], true);
+  deadline = ab_now_monotonic_ns () + (uint64_t) timeout_ms * 1000000ull;
+
+  /* Feed stdin and collect stderr until the hook exits or the deadline. */
+  for (;;)
+    {
+      struct pollfd p[3];
+      int n = 0, left, ip = -1;
+      uint64_t now = ab_now_monotonic_ns ();
+      if (now >= deadline)
+        {
+          timed_out = true;
+          break;
+        }
+      left = (int) ((deadline - now) / 1000000ull) + 1;
+      p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+      p[n++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
+      if (in[1] >= 0)
+        {
+          ip = n;
+          p[n++] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
+        }
+      if (poll (p, (nfds_t) n, left) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (ip >= 0 && p[ip].revents)
+        {
+          ssize_t w = write (in[1], state + written, state_len - written);
+          if (w > 0)
+            written += (size_t) w;
+          /* A hook that does not read its stdin is fine: stop at EPIPE. */
+          if ((w < 0 && errno != EAGAIN) || written >= state_len)
+            {
+              close (in[1]);
+              in[1] = -1;
+            }
+        }
+      if (p[1].revents)
+        {
+          char buf[4096];
+          ssize_t rd = read (errp[0], buf, sizeof buf);
+          if (rd > 0)
+            tail_add (&tail, buf, (size_t) rd);
+          else if (rd == 0)
+            {
+              /* stderr closed: keep polling only the exit (poll skips fd -1) */
+              close (errp[0]);
+              errp[0] = -1;
+            }
+        }
+      if (p[0].revents & POLLIN)
+        break;
+    }
+  if (in[1] >= 0)
+    close (in[1]);
+  if (timed_out)
+    {
+      kill (-pid, SIGKILL);
+      kill (pid, SIGKILL);
+    }
+  memset (&info, 0, sizeof info);
+  while (waitid (P_PID, (id_t) pid, &info, WEXITED) < 0 && errno == EINTR)
+    ;
+  /* What is already in the pipe; a background child of the hook may keep it
+     open, so never block here. */
+  for (;;)
+    {
+      char buf[4096];
+      ssize_t rd = errp[0] >= 0 ? read (errp[0], buf, sizeof buf) : 0;
+      if (rd <= 0)
+        break;
+      tail_add (&tail, buf, (size_t) rd);
+    }
+  if (errp[0] >= 0)
+    close (errp[0]);
+  if (timed_out)
+    {
+      /* the hook's children too */
+      kill (-pid, SIGKILL);
+      return ab_error_setc (err, AB_EC_HOOK, ETIMEDOUT, "%s (%s): timed out after %d s", what, h->path,
+                            timeout_ms / 1000);
+    }
+  status = info.si_status;
+  if (info.si_code == CLD_EXITED && status == 0)
+    return 0;
+  {
+    char last[256];
+    tail_last_line (&tail, last, sizeof last);
+    if (info.si_code == CLD_EXITED)
+      return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): exited with status %d%s%s", what, h->path, status,
+                            last[0] ? ": " : "", last);
+    return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): killed by signal %d%s%s", what, h->path, status,
+                          last[0] ? ": " : "", last);
+  }
+}
+
+int
+ab_hooks_run (const struct ab_spec *s, int kind, const char *state_json, size_t state_len, ab_error_t *err)
+{
+  const struct ab_hook_list *l = &s->hooks[kind];
+  size_t i;
+
+  for (i = 0; i < l->n; i++)
+    if (run_one (&l->v[i], kind, i, state_json, state_len, err) < 0)
+      return -1;
+  return 0;
+}

@@ -1,0 +1,23 @@
+/* OCI hooks (config.md "POSIX-platform Hooks"): each runs with the state
+ * JSON on stdin, its own args and env (nothing inherited), in the namespace
+ * of the process calling ab_hooks_run, with a timeout. */
+#ifndef AB_HOOKS_HOOKS_H
+#define AB_HOOKS_HOOKS_H
+
+#include <stddef.h>
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+/* A hook without `timeout` may run this long before it is killed. */
+#define AB_HOOK_DEFAULT_TIMEOUT 120
+
+const char *ab_hook_kind_name (int kind);
+
+/* Run hooks[kind] in order.  The first failing hook stops the run: non-zero
+   exit, death by a signal, or timeout (its whole process group is killed).
+   The error names hooks.<kind>[i], the path, and the last line the hook
+   wrote to stderr (class AB_EC_HOOK). */
+int ab_hooks_run (const struct ab_spec *s, int kind, const char *state_json, size_t state_len, ab_error_t *err);
+
+#endif

@@ -1,0 +1,299 @@
+/* The container process's own setup, in the order of docs/child-setup.md:
+ *
+ *   ids -> [time ns] -> [cgroup ns] -> mounts -> /dev -> (prestart and
+ *   createRuntime hooks in the parent) -> createContainer hooks ->
+ *   pivot_root -> hostname, sysctl -> read-only and masked paths ->
+ *   read-only root -> console -> created; wait for start -> startContainer
+ *   hooks -> close fds -> user -> rlimits -> capabilities -> no_new_privs ->
+ *   seccomp -> execve
+ *
+ * Every failure is sent to the parent as a typed message naming the step;
+ * nothing is printed here. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include "hooks/hooks.h"
+#include "runtime/child.h"
+#include "runtime/console.h"
+#include "runtime/dev.h"
+#include "runtime/mount.h"
+#include "runtime/paths.h"
+#include "runtime/process.h"
+#include "runtime/sync.h"
+#include "runtime/util.h"
+#include "spec/gen.h"
+
+static bool
+needs_cgroupns_before_mounts (const struct ab_spec *s)
+{
+  size_t i;
+
+  for (i = 0; i < s->n_mounts; i++)
+    if (s->mounts[i].type
+        && (strcmp (s->mounts[i].type, "cgroup") == 0 || strcmp (s->mounts[i].type, "cgroup2") == 0))
+      return true;
+  return false;
+}
+
+static bool
+root_is_mapped (const struct ab_idmaps *m)
+{
+  size_t i;
+
+  for (i = 0; i < m->n; i++)
+    if (m->v[i].container_id == 0)
+      return true;
+  return false;
+}
+
+/* The state for hooks run in the container namespace: pid as seen there. */
+static char *
+container_state_json (struct ab_child_ctx *c, size_t *len)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  size_t i;
+
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "ociVersion", AB_OCI_VERSION);
+  ab_gen_kv_str (g, "id", c->id);
+  ab_gen_kv_str (g, "status", "creating");
+  ab_gen_kv_i64 (g, "pid", getpid ());
+  ab_gen_kv_str (g, "bundle", c->bundle->dir);
+  ab_gen_key (g, "annotations");
+  ab_gen_obj_open (g);
+  for (i = 0; i < c->bundle->spec->annotations.n; i++)
+    ab_gen_kv_str (g, c->bundle->spec->annotations.v[i].key, c->bundle->spec->annotations.v[i].value);
+  ab_gen_obj_close (g);
+  ab_gen_obj_close (g);
+  return ab_gen_steal (g, false, len);
+}
+
+static int
+apply_memory_policy (const struct ab_memory_policy *mp, ab_error_t *err)
+{
+  unsigned long mask[16] = { 0 };
+  unsigned long maxnode = 0;
+
+  if (mp->nodes && *mp->nodes)
+    {
+      const char *p = mp->nodes;
+      while (*p)
+        {
+          char *end;
+          unsigned long a = strtoul (p, &end, 10), b = a, k;
+          if (end == p)
+            return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "linux.memoryPolicy.nodes: `%s`", mp->nodes);
+          if (*end == '-')
+            {
+              p = end + 1;
+              b = strtoul (p, &end, 10);
+            }
+          if (b >= sizeof mask * 8 || b < a)
+            return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "linux.memoryPolicy.nodes: `%s` out of range",
+                                  mp->nodes);
+          for (k = a; k <= b; k++)
+            mask[k / (8 * sizeof (unsigned long))] |= 1ul << (k % (8 * sizeof (unsigned long)));
+          if (b + 1 > maxnode)
+            maxnode = b + 1;
+          p = *end == ',' ? end + 1 : end;
+        }
+      maxnode += 1;
+    }
+  if (syscall (SYS_set_mempolicy, mp->mode | (int) mp->flags, maxnode ? mask : NULL, maxnode) < 0)
+    return ab_error_set (err, errno, "linux.memoryPolicy: set_mempolicy");
+  return 0;
+}
+
+/* Wait for `start`: in the foreground on the setup socket, detached on the
+   start socket (one connection, from `agentbox start`).  Returns the fd the
+   starter listens on for the outcome of exec. */
+static int
+wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
+{
+  int conn;
+
+  ab_set_step ("wait-start");
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
+    return -1;
+  if (c->foreground)
+    {
+      if (ab_sync_expect (c->sync_fd, AB_SYNC_START, NULL, err) < 0)
+        return -1;
+      return c->sync_fd;
+    }
+  /* Detached: the creator exits now; we must outlive it. */
+  prctl (PR_SET_PDEATHSIG, 0);
+  close (c->sync_fd);
+  c->sync_fd = -1;
+  for (;;)
+    {
+      struct ab_sync_msg m;
+      conn = accept4 (c->start_listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      if (conn < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return ab_error_set (err, errno, "accept on the start socket");
+        }
+      if (ab_sync_recv (conn, &m, NULL) == 0 && m.type == AB_SYNC_START)
+        break;
+      close (conn);
+    }
+  close (c->start_listen_fd);
+  c->start_listen_fd = -1;
+  return conn;
+}
+
+static int
+child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
+{
+  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_linux *l = s->linux_;
+  struct ab_mount_ctx mc = {
+    .spec = s,
+    .bundle = c->bundle->dir,
+    .rootfs = c->bundle->rootfs,
+    .rootfd = -1,
+    .userns = c->plan->new_user,
+    .idmap_fds = c->idmap_fds,
+  };
+  bool cgroupns_early = c->plan->new_cgroup && needs_cgroupns_before_mounts (s);
+  int i, starter;
+
+  ab_set_step ("init");
+  for (i = 0; i < 3; i++)
+    if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)
+      return ab_error_set (err, errno, "stdio: dup2 fd %d", c->stdio[i]);
+
+  ab_set_step ("idmaps");
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, NULL, err) < 0)
+    return -1;
+  if (c->plan->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
+    {
+      /* Become the namespace's root (we already hold its capabilities). */
+      if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
+        return ab_error_set (err, errno, "become root in the user namespace");
+    }
+  if (c->plan->new_time && ab_ns_enter_new_time (l, err) < 0)
+    return -1;
+
+  if (cgroupns_early)
+    {
+      ab_set_step ("cgroupns");
+      if (ab_sync_expect (c->sync_fd, AB_SYNC_CGROUPS_DONE, NULL, err) < 0)
+        return -1;
+      if (unshare (CLONE_NEWCGROUP) < 0)
+        return ab_error_set (err, errno, "unshare the cgroup namespace");
+    }
+
+  if (ab_rootfs_prepare (&mc, err) < 0 || ab_mounts_apply (&mc, err) < 0
+      || ab_dev_setup (s, mc.rootfd, c->plan->new_user, err) < 0)
+    return -1;
+
+  ab_set_step ("hooks");
+  if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
+    return -1;
+  if (!cgroupns_early)
+    {
+      if (ab_sync_expect (c->sync_fd, AB_SYNC_CGROUPS_DONE, NULL, err) < 0)
+        return -1;
+      /* After joining every cgroup: the namespace is rooted at our own. */
+      if (c->plan->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
+        return ab_error_set (err, errno, "unshare the cgroup namespace");
+    }
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_HOOKS_DONE, NULL, err) < 0)
+    return -1;
+  if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
+    {
+      size_t len;
+      _cleanup_free_ char *st = container_state_json (c, &len);
+      ab_set_step ("hooks");
+      if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
+        return -1;
+    }
+
+  if (ab_pivot_root (&mc, err) < 0)
+    return -1;
+  close (mc.rootfd);
+  mc.rootfd = -1;
+  if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
+      || (l && ab_paths_readonly (&l->readonly_paths, err) < 0) || (l && ab_paths_mask (&l->masked_paths, err) < 0)
+      || ab_root_finalize (&mc, err) < 0)
+    return -1;
+
+  if (s->process->terminal && c->console_fd >= 0)
+    {
+      if (ab_console_setup (c->console_fd, s->process, err) < 0)
+        return -1;
+      close (c->console_fd);
+      c->console_fd = -1;
+    }
+  if (l && l->personality_set)
+    {
+      ab_set_step ("personality");
+      if (personality (l->personality_domain == AB_PERSONA_LINUX32 ? PER_LINUX32 : PER_LINUX) < 0)
+        return ab_error_set (err, errno, "linux.personality");
+    }
+  if (l && l->memory_policy && apply_memory_policy (l->memory_policy, err) < 0)
+    return -1;
+  if (!c->no_new_keyring)
+    {
+      ab_set_step ("keyring");
+      /* A fresh session keyring: the host's keys are not the container's.
+         Refused (EPERM/ENOSYS) when keyrings are unavailable: not fatal, as
+         with runc. */
+      if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id) < 0 && errno != ENOSYS && errno != EPERM
+          && errno != EACCES && errno != EDQUOT)
+        return ab_error_set (err, errno, "join a new session keyring");
+    }
+
+  ab_set_step ("created");
+  if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED, 0, err) < 0)
+    return -1;
+  starter = wait_for_start (c, err);
+  if (starter < 0)
+    return -1;
+  *report_fd = starter;
+
+  if (s->hooks[AB_HOOK_START_CONTAINER].n)
+    {
+      size_t len;
+      _cleanup_free_ char *st = container_state_json (c, &len);
+      ab_set_step ("hooks");
+      if (ab_hooks_run (s, AB_HOOK_START_CONTAINER, st, len, err) < 0)
+        return -1;
+    }
+  if (ab_sync_send (starter, AB_SYNC_STARTED, 0, err) < 0)
+    return -1;
+  if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
+    return -1;
+  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, err);
+}
+
+void
+ab_child_main (struct ab_child_ctx *c)
+{
+  ab_error_t err = { 0 };
+  int report = c->sync_fd;
+  int code = AB_CHILD_EXIT_SETUP;
+
+  /* Die with the creator until it has recorded us (detached) or for good
+     (foreground).  The creator may already be gone: then stop here. */
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid () != c->parent_pid)
+    _exit (AB_CHILD_EXIT_SETUP);
+  child_setup (c, &report, &err);
+  if (err.cls == AB_EC_EXEC)
+    code = (err.errnum == ENOENT || err.errnum == ENOTDIR) ? AB_CHILD_EXIT_NOENT : AB_CHILD_EXIT_NOEXEC;
+  if (report >= 0)
+    ab_sync_send_error (report, &err);
+  _exit (code);
+}

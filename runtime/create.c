@@ -1,0 +1,407 @@
+/* create: from a bundle to a container process blocked before exec.
+ *
+ * Parent                                   Child (clone3 into namespaces + cgroup)
+ *   state dir, config snapshot, cgroups
+ *   clone3 ------------------------------>  (blocked)
+ *   uid/gid maps   --- IDS_DONE ------->     become root of the user ns
+ *   v1 cgroups, net, oom/sched/ioprio        mounts, /dev (in parallel)
+ *                  --- CGROUPS_DONE --->
+ *                  <-- MOUNTS_DONE -----
+ *   prestart, createRuntime hooks
+ *                  --- HOOKS_DONE ----->     createContainer hooks, pivot_root, ...
+ *                  <-- CREATED ---------
+ *   state "created", pid file
+ *                  --- CREATED_ACK ---->     wait for start
+ *
+ * Any failure on either side kills the child and removes everything made so
+ * far: no process, cgroup, mount or state directory is left behind. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/ioprio.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "hooks/hooks.h"
+#include "runtime/cgroup.h"
+#include "runtime/child.h"
+#include "runtime/console.h"
+#include "runtime/container.h"
+#include "runtime/lifecycle-internal.h"
+#include "runtime/log.h"
+#include "runtime/lsm.h"
+#include "runtime/ns.h"
+#include "runtime/seccomp.h"
+#include "runtime/sync.h"
+#include "runtime/util.h"
+#include "spec/gen.h"
+
+void
+ab_create_opts_init (struct ab_create_opts *o)
+{
+  memset (o, 0, sizeof *o);
+  o->stdio[0] = o->stdio[1] = o->stdio[2] = -1;
+  o->rootless = -1;
+}
+
+static int
+check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+
+  if (s->process == NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: process: required (the container has nothing to run)");
+  if (l == NULL || !l->ns[AB_NS_MOUNT].present)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
+  if (l->ns[AB_NS_MOUNT].path)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: linux.namespaces: joining a mount namespace by path is not supported");
+  if (l->intel_rdt)
+    {
+      struct stat st;
+      if (stat ("/sys/fs/resctrl/schemata", &st) < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, ENOENT,
+                              "config.json: linux.intelRdt: no resctrl filesystem is mounted on this host");
+      return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP, "config.json: linux.intelRdt: not supported by agentbox yet");
+    }
+  if (ab_lsm_check (s, err) < 0)
+    return ab_error_prefix (err, "config.json");
+  if (s->process->terminal && o->console_socket == NULL)
+    return ab_error_setc (err, AB_EC_USAGE, 0, "process.terminal is true: --console-socket is required");
+  if (!s->process->terminal && o->console_socket != NULL)
+    return ab_error_setc (err, AB_EC_USAGE, 0, "--console-socket given but process.terminal is false");
+  return 0;
+}
+
+char *
+ab_runtime_state_json (struct ab_container *c, int status, size_t *len)
+{
+  return ab_state_oci_json (c->state, status, false, len);
+}
+
+int
+ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err)
+{
+  _cleanup_free_ char *dir = xstrdup (path);
+  _cleanup_close_ int dfd = -1;
+  char *slash = strrchr (dir, '/');
+  const char *name = path;
+  char buf[32];
+  int n;
+
+  if (slash)
+    {
+      *slash = '\0';
+      name = slash + 1;
+      dfd = open (*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+  else
+    dfd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return ab_error_set (err, errno, "--pid-file `%s`: open directory", path);
+  /* Bare digits, no newline: what containerd and podman parse. */
+  n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  if (ab_write_file_atomic (dfd, name, buf, (size_t) n, 0644, err) < 0)
+    return ab_error_prefix (err, "--pid-file `%s`", path);
+  return 0;
+}
+
+/* The start socket lives in the state directory; bind through
+   /proc/self/fd/N so that a long --root cannot overflow sun_path. */
+static int
+start_socket_listen (int dirfd, ab_error_t *err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+  if (fd < 0)
+    return ab_error_set (err, errno, "start socket");
+  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" AB_START_SOCK, dirfd);
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 4) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return ab_error_set (err, e, "bind the start socket");
+    }
+  return fd;
+}
+
+static int
+apply_process_attrs (pid_t pid, const struct ab_process *p, ab_error_t *err)
+{
+  ab_set_step ("process");
+  /* From the parent, which holds the host privileges these need (lowering
+     oom_score_adj, real-time policies and the RT I/O class check the
+     initial user namespace). */
+  if (p->oom_score_adj_set)
+    {
+      char path[64], buf[16];
+      int n = snprintf (buf, sizeof buf, "%d", p->oom_score_adj);
+      snprintf (path, sizeof path, "/proc/%d/oom_score_adj", (int) pid);
+      if (ab_write_file_at (AT_FDCWD, path, buf, (size_t) n, err) < 0)
+        return ab_error_prefix (err, "process.oomScoreAdj");
+    }
+  if (p->scheduler)
+    {
+      struct
+      {
+        uint32_t size;
+        uint32_t policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t priority;
+        uint64_t runtime, deadline, period;
+      } a = { .size = 48 };
+      static const int policies[] = { [AB_SCHED_OTHER] = 0, [AB_SCHED_FIFO] = 1, [AB_SCHED_RR] = 2,
+                                      [AB_SCHED_BATCH] = 3, [AB_SCHED_ISO] = 4,  [AB_SCHED_IDLE] = 5,
+                                      [AB_SCHED_DEADLINE] = 6 };
+      a.policy = (uint32_t) policies[p->scheduler->policy];
+      a.flags = p->scheduler->flags;
+      a.nice = p->scheduler->nice;
+      a.priority = (uint32_t) p->scheduler->priority;
+      a.runtime = p->scheduler->runtime;
+      a.deadline = p->scheduler->deadline;
+      a.period = p->scheduler->period;
+      if (syscall (SYS_sched_setattr, pid, &a, 0) < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, errno, "process.scheduler: sched_setattr");
+    }
+  if (p->io_priority)
+    {
+      int v = IOPRIO_PRIO_VALUE (p->io_priority->klass, p->io_priority->priority);
+      if (syscall (SYS_ioprio_set, IOPRIO_WHO_PROCESS, pid, v) < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, errno, "process.ioPriority: ioprio_set");
+    }
+  return 0;
+}
+
+static bool
+host_is_rootless (int opt)
+{
+  if (opt >= 0)
+    return opt == 1;
+  return geteuid () != 0;
+}
+
+/* Kill and reap the child, undo cgroups and state: the create never happened. */
+static void
+create_abort (struct ab_container *c)
+{
+  ab_error_t ignored = { 0 };
+
+  if (c->pidfd >= 0)
+    {
+      siginfo_t info;
+      syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+      while (waitid (P_PIDFD, (id_t) c->pidfd, &info, WEXITED) < 0 && errno == EINTR)
+        ;
+    }
+  ab_container_release_resources (c, &ignored);
+  if (c->dirfd >= 0)
+    {
+      close (c->dirfd);
+      c->dirfd = -1;
+      ab_state_dir_remove (c->rootfd, c->id, &ignored);
+    }
+}
+
+int
+ab_container_create (const struct ab_create_opts *o, struct ab_container **out, ab_error_t *err)
+{
+  _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
+  struct ab_seccomp_prog prog = { 0 };
+  struct ab_ns_plan plan;
+  struct ab_child_ctx ctx;
+  const struct ab_spec *s;
+  const struct ab_linux *l;
+  int sp[2] = { -1, -1 };
+  int console_fd = -1, listen_fd = -1;
+  bool have_prog = false, rootless;
+  size_t len;
+  pid_t pid;
+
+  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  ab_set_step ("create");
+  memset (&plan, 0, sizeof plan);
+  for (int t = 0; t < AB_NS__COUNT; t++)
+    plan.join_fd[t] = -1;
+
+  if (ab_id_validate (o->id, err) < 0)
+    return -1;
+  c->id = xstrdup (o->id);
+  c->root = xstrdup (o->root);
+  if (o->prebuilt)
+    c->bundle = o->prebuilt;
+  else if (ab_bundle_load (o->bundle, &c->bundle, err) < 0)
+    return -1;
+  s = c->bundle->spec;
+  l = s->linux_;
+  if (check_supported (o, s, err) < 0)
+    return -1;
+  rootless = host_is_rootless (o->rootless);
+
+  c->rootfd = ab_state_root_open (o->root, true, err);
+  if (c->rootfd < 0)
+    return -1;
+  c->dirfd = ab_state_dir_create (c->rootfd, c->id, err);
+  if (c->dirfd < 0)
+    return -1;
+
+  /* From here on, every failure goes through create_abort. */
+  c->state = xzalloc (sizeof *c->state);
+  c->state->id = xstrdup (c->id);
+  c->state->bundle = xstrdup (c->bundle->dir);
+  c->state->rootfs = xstrdup (c->bundle->rootfs);
+  c->state->created_ns = ab_now_realtime_ns ();
+  c->state->status = AB_STATUS_CREATING;
+  for (size_t i = 0; i < s->annotations.n; i++)
+    {
+      c->state->annotations.v = xreallocarray (c->state->annotations.v, i + 1, sizeof *c->state->annotations.v);
+      c->state->annotations.v[i].key = xstrdup (s->annotations.v[i].key);
+      c->state->annotations.v[i].value = xstrdup (s->annotations.v[i].value);
+      c->state->annotations.n = i + 1;
+    }
+  if (ab_write_file_atomic (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0
+      || ab_state_write (c->dirfd, c->state, err) < 0)
+    goto fail;
+
+  if (l->seccomp)
+    {
+      ab_set_step ("seccomp");
+      if (ab_seccomp_compile (l->seccomp, &prog, err) < 0)
+        goto fail;
+      have_prog = true;
+      for (size_t i = 0; i < prog.skipped.n; i++)
+        ab_debug ("seccomp: syscall `%s` unknown to libseccomp, skipped", prog.skipped.v[i]);
+    }
+  if (ab_ns_plan_init (s, &plan, err) < 0)
+    goto fail;
+  if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
+    goto fail;
+  if (!o->foreground && (listen_fd = start_socket_listen (c->dirfd, err)) < 0)
+    goto fail;
+
+  ab_set_step ("cgroups");
+  if (ab_cgroup_create (l->cgroups_path, c->id, l->resources, &c->cg, err) < 0)
+    goto fail;
+  if (ab_container_save_cgroup (c, err) < 0)
+    goto fail;
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+    {
+      ab_error_set (err, errno, "socketpair");
+      goto fail;
+    }
+
+  memset (&ctx, 0, sizeof ctx);
+  ctx.id = c->id;
+  ctx.bundle = c->bundle;
+  ctx.plan = &plan;
+  ctx.seccomp = have_prog ? &prog : NULL;
+  ctx.parent_pid = getpid ();
+  ctx.sync_fd = sp[1];
+  ctx.start_listen_fd = listen_fd;
+  ctx.console_fd = console_fd;
+  memcpy (ctx.stdio, o->stdio, sizeof ctx.stdio);
+  ctx.preserve_fds = o->preserve_fds;
+  ctx.no_new_keyring = o->no_new_keyring;
+  ctx.foreground = o->foreground;
+  ctx.allow_setgroups = !rootless;
+
+  ab_set_step ("clone");
+  pid = ab_ns_spawn (&plan, ab_cgroup_clone_fd (c->cg), sp[1], sp[0], &c->pidfd, err);
+  if (pid == 0)
+    {
+      close (sp[0]);
+      ab_child_main (&ctx);
+    }
+  close (sp[1]);
+  sp[1] = -1;
+  c->sync_fd = sp[0];
+  sp[0] = -1;
+  if (pid < 0)
+    goto fail;
+  c->pid = pid;
+  c->state->pid = pid;
+  c->state->pid_start = ab_proc_start_time (pid, NULL);
+  if (ab_state_write (c->dirfd, c->state, err) < 0)
+    goto fail;
+
+  if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
+    goto fail;
+  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err) < 0)
+    goto fail;
+
+  /* While the child mounts its root filesystem. */
+  if (apply_process_attrs (pid, s->process, err) < 0)
+    goto fail;
+  ab_set_step ("cgroups");
+  if (ab_cgroup_enter (c->cg, pid, ab_cgroup_clone_fd (c->cg) >= 0, err) < 0)
+    goto fail;
+  if (ab_container_setup_network (c, &plan, err) < 0)
+    goto fail;
+  if (ab_sync_send (c->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0)
+    goto fail;
+
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_MOUNTS_DONE, NULL, err) < 0)
+    goto fail;
+  if (s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n)
+    {
+      _cleanup_free_ char *st = ab_runtime_state_json (c, AB_STATUS_CREATING, &len);
+      ab_set_step ("hooks");
+      if (ab_hooks_run (s, AB_HOOK_PRESTART, st, len, err) < 0
+          || ab_hooks_run (s, AB_HOOK_CREATE_RUNTIME, st, len, err) < 0)
+        goto fail;
+    }
+  if (ab_sync_send (c->sync_fd, AB_SYNC_HOOKS_DONE, 0, err) < 0)
+    goto fail;
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED, NULL, err) < 0)
+    goto fail;
+
+  ab_set_step ("create");
+  if (o->pid_file && ab_write_pid_file (o->pid_file, pid, err) < 0)
+    goto fail;
+  c->state->status = AB_STATUS_CREATED;
+  if (ab_state_write (c->dirfd, c->state, err) < 0)
+    goto fail;
+  if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0)
+    goto fail;
+
+  if (listen_fd >= 0)
+    close (listen_fd);
+  if (console_fd >= 0)
+    close (console_fd);
+  ab_ns_plan_close (&plan);
+  if (have_prog)
+    ab_seccomp_prog_free (&prog);
+  if (!o->foreground)
+    {
+      close (c->sync_fd);
+      c->sync_fd = -1;
+    }
+  ab_set_step (NULL);
+  *out = ab_steal_ptr (&c);
+  return 0;
+
+fail:
+  if (sp[0] >= 0)
+    close (sp[0]);
+  if (sp[1] >= 0)
+    close (sp[1]);
+  if (listen_fd >= 0)
+    close (listen_fd);
+  if (console_fd >= 0)
+    close (console_fd);
+  ab_ns_plan_close (&plan);
+  if (have_prog)
+    ab_seccomp_prog_free (&prog);
+  create_abort (c);
+  ab_set_step (NULL);
+  return -1;
+}

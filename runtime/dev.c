@@ -1,0 +1,185 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "runtime/dev.h"
+#include "runtime/mount.h"
+#include "runtime/resolve.h"
+#include "runtime/util.h"
+
+struct devnode
+{
+  const char *path;
+  mode_t type;
+  unsigned major, minor;
+  mode_t mode;
+};
+
+/* config-linux.md "Default Devices". */
+static const struct devnode default_devices[] = {
+  { "/dev/null", S_IFCHR, 1, 3, 0666 },    { "/dev/zero", S_IFCHR, 1, 5, 0666 },
+  { "/dev/full", S_IFCHR, 1, 7, 0666 },    { "/dev/random", S_IFCHR, 1, 8, 0666 },
+  { "/dev/urandom", S_IFCHR, 1, 9, 0666 }, { "/dev/tty", S_IFCHR, 5, 0, 0666 },
+};
+
+/* Bind the host's node at `host_path` onto the empty file target_fd, after
+   checking that the host node is what was asked for. */
+static int
+bind_host_node (const char *host_path, mode_t type, unsigned major, unsigned minor, int target_fd,
+                const char *what, ab_error_t *err)
+{
+  _cleanup_close_ int tree = open_tree (AT_FDCWD, host_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  struct stat st;
+
+  if (tree < 0)
+    return ab_error_set (err, errno, "%s: open host device `%s`", what, host_path);
+  if (fstat (tree, &st) < 0)
+    return ab_error_set (err, errno, "%s: stat host device `%s`", what, host_path);
+  if ((st.st_mode & S_IFMT) != type || major (st.st_rdev) != major || minor (st.st_rdev) != minor)
+    return ab_error_setc (err, AB_EC_SETUP, ENODEV, "%s: host node `%s` is not device %u:%u", what, host_path, major,
+                          minor);
+  return ab_move_mount_fd (tree, target_fd, what, err);
+}
+
+/* Create one node at path inside the rootfs: mknod when permitted, else a
+   bind of the host node at host_path.  An existing node must match. */
+static int
+make_node (int rootfd, const char *path, const char *host_path, mode_t type, unsigned major, unsigned minor,
+           mode_t mode, bool userns, bool set_owner, uid_t uid, gid_t gid, const char *what, ab_error_t *err)
+{
+  _cleanup_free_ char *dir = xstrdup (path);
+  _cleanup_close_ int dirfd = -1;
+  _cleanup_close_ int existing = -1;
+  char *slash = strrchr (dir, '/');
+  const char *name;
+  struct stat st;
+
+  if (slash == NULL || slash[1] == '\0')
+    return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "%s: invalid path `%s`", what, path);
+  *slash = '\0';
+  name = slash + 1;
+  dirfd = ab_mkpath_in_root (rootfd, *dir ? dir : "/", AB_LAST_DIR, err);
+  if (dirfd < 0)
+    return ab_error_prefix (err, "%s", what);
+
+  existing = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (existing >= 0)
+    {
+      if (fstat (existing, &st) < 0)
+        return ab_error_set (err, errno, "%s: stat `%s`", what, path);
+      if ((st.st_mode & S_IFMT) == type && (type == S_IFIFO || (major (st.st_rdev) == major
+                                                                && minor (st.st_rdev) == minor)))
+        return 0;
+      if (!S_ISREG (st.st_mode) || st.st_size != 0)
+        return ab_error_setc (err, AB_EC_CONFIG, EEXIST, "%s: `%s` exists and is not the requested device", what,
+                              path);
+      /* an empty file: a bind target made earlier */
+    }
+  else
+    {
+      int fd;
+      if (mknodat (dirfd, name, type | mode, makedev (major, minor)) == 0)
+        {
+          if (set_owner && fchownat (dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+            return ab_error_set (err, errno, "%s: chown `%s`", what, path);
+          /* mknod honours the umask; the mode is the one asked for. */
+          if (fchmodat (dirfd, name, mode, 0) < 0)
+            return ab_error_set (err, errno, "%s: chmod `%s`", what, path);
+          return 0;
+        }
+      if (errno != EPERM || type == S_IFIFO)
+        return ab_error_set (err, errno, "%s: mknod `%s`", what, path);
+      fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0)
+        return ab_error_set (err, errno, "%s: create bind target `%s`", what, path);
+      close (fd);
+      existing = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (existing < 0)
+        return ab_error_set (err, errno, "%s: open `%s`", what, path);
+    }
+  (void) userns;
+  return bind_host_node (host_path, type, major, minor, existing, what, err);
+}
+
+static int
+make_symlink (int rootfd, const char *target, const char *path, ab_error_t *err)
+{
+  _cleanup_close_ int dirfd = ab_open_in_root (rootfd, "/dev", O_PATH | O_DIRECTORY, 0, err);
+  const char *name = strrchr (path, '/') + 1;
+
+  if (dirfd < 0)
+    return -1;
+  if (symlinkat (target, dirfd, name) < 0 && errno != EEXIST)
+    return ab_error_set (err, errno, "create symlink `%s`", path);
+  return 0;
+}
+
+static mode_t
+device_type (char t)
+{
+  switch (t)
+    {
+    case 'b':
+      return S_IFBLK;
+    case 'p':
+      return S_IFIFO;
+    default:
+      return S_IFCHR; /* 'c' and 'u' */
+    }
+}
+
+int
+ab_dev_setup (const struct ab_spec *s, int rootfd, bool userns, ab_error_t *err)
+{
+  _cleanup_close_ int devfd = -1;
+  size_t i;
+  struct stat st;
+
+  ab_set_step ("devices");
+  devfd = ab_open_in_root (rootfd, "/dev", O_PATH | O_DIRECTORY, 0, NULL);
+  if (devfd >= 0)
+    {
+      for (i = 0; i < AB_ARRAY_SIZE (default_devices); i++)
+        {
+          const struct devnode *d = &default_devices[i];
+          char what[64];
+          snprintf (what, sizeof what, "default device %s", d->path);
+          if (make_node (rootfd, d->path, d->path, d->type, d->major, d->minor, d->mode, userns, false, 0, 0, what,
+                         err)
+              < 0)
+            return -1;
+        }
+      /* runtime-linux.md "Dev symbolic links" */
+      if (make_symlink (rootfd, "/proc/self/fd", "/dev/fd", err) < 0
+          || make_symlink (rootfd, "/proc/self/fd/0", "/dev/stdin", err) < 0
+          || make_symlink (rootfd, "/proc/self/fd/1", "/dev/stdout", err) < 0
+          || make_symlink (rootfd, "/proc/self/fd/2", "/dev/stderr", err) < 0)
+        return -1;
+      /* /dev/ptmx: the container's own devpts instance. */
+      if (fstatat (devfd, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) == 0)
+        {
+          if (unlinkat (devfd, "ptmx", 0) < 0 && errno != ENOENT)
+            return ab_error_set (err, errno, "replace /dev/ptmx");
+          if (symlinkat ("pts/ptmx", devfd, "ptmx") < 0)
+            return ab_error_set (err, errno, "create symlink /dev/ptmx");
+        }
+    }
+
+  if (s->linux_ == NULL)
+    return 0;
+  for (i = 0; i < s->linux_->n_devices; i++)
+    {
+      const struct ab_device *d = &s->linux_->devices[i];
+      char what[64];
+      mode_t mode = d->file_mode_set ? (mode_t) d->file_mode : 0666;
+      snprintf (what, sizeof what, "linux.devices[%zu]", i);
+      if (make_node (rootfd, d->path, d->path, device_type (d->type), (unsigned) d->major, (unsigned) d->minor, mode,
+                     userns, d->uid_set || d->gid_set, d->uid_set ? d->uid : 0, d->gid_set ? d->gid : 0, what, err)
+          < 0)
+        return -1;
+    }
+  return 0;
+}

@@ -1,0 +1,31 @@
+/* Helpers shared by runtime/create.c and runtime/lifecycle.c. */
+#ifndef AB_RUNTIME_LIFECYCLE_INTERNAL_H
+#define AB_RUNTIME_LIFECYCLE_INTERNAL_H
+
+#include "runtime/container.h"
+#include "runtime/ns.h"
+
+static inline void
+ab_container_freep (struct ab_container **c)
+{
+  if (*c)
+    ab_container_free (*c);
+}
+#define _cleanup_container_ __attribute__ ((cleanup (ab_container_freep)))
+
+/* OCI state JSON with the host pid, for hooks in the runtime namespace. */
+char *ab_runtime_state_json (struct ab_container *c, int status, size_t *len);
+int ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err);
+
+/* Record c->cg in the state file. */
+int ab_container_save_cgroup (struct ab_container *c, ab_error_t *err);
+
+/* Configure the container's network namespace from the parent (lo, routes,
+   egress rules, netDevices) and keep it for the denied-destination record. */
+int ab_container_setup_network (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err);
+
+/* Kill what is left in the cgroup, remove the cgroups and the netns bind
+   mount: everything create made except the state directory.  Idempotent. */
+int ab_container_release_resources (struct ab_container *c, ab_error_t *err);
+
+#endif

@@ -1,0 +1,538 @@
+/* The container's mount tree.
+ *
+ * Every mount is made with the fd-based mount API (fsopen/fsconfig/fsmount,
+ * open_tree, mount_setattr, move_mount) onto an O_PATH fd that
+ * ab_mkpath_in_root resolved inside the rootfs: a symlink in the
+ * attacker-controlled rootfs can never redirect a mount to the host, and no
+ * path is re-resolved between check and use. */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "runtime/mount.h"
+#include "runtime/resolve.h"
+#include "runtime/util.h"
+
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256
+#endif
+
+uint64_t
+ab_ms_to_mount_attr (unsigned long ms)
+{
+  uint64_t a = 0;
+
+  if (ms & MS_RDONLY)
+    a |= MOUNT_ATTR_RDONLY;
+  if (ms & MS_NOSUID)
+    a |= MOUNT_ATTR_NOSUID;
+  if (ms & MS_NODEV)
+    a |= MOUNT_ATTR_NODEV;
+  if (ms & MS_NOEXEC)
+    a |= MOUNT_ATTR_NOEXEC;
+  if (ms & MS_NODIRATIME)
+    a |= MOUNT_ATTR_NODIRATIME;
+  if (ms & MS_NOSYMFOLLOW)
+    a |= MOUNT_ATTR_NOSYMFOLLOW;
+  if (ms & MS_NOATIME)
+    a |= MOUNT_ATTR_NOATIME;
+  else if (ms & MS_STRICTATIME)
+    a |= MOUNT_ATTR_STRICTATIME;
+  return a;
+}
+
+/* The atime field of mount_attr is an enumeration, not bits. */
+static bool
+ms_sets_atime (unsigned long ms)
+{
+  return (ms & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME)) != 0;
+}
+
+int
+ab_move_mount_fd (int from_fd, int target_fd, const char *what, ab_error_t *err)
+{
+  if (move_mount (from_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return ab_error_set (err, errno, "attach mount on `%s`", what);
+  return 0;
+}
+
+static unsigned long
+propagation_flag (int p)
+{
+  switch (p)
+    {
+    case AB_PROP_SHARED:
+      return MS_SHARED;
+    case AB_PROP_SLAVE:
+      return MS_SLAVE;
+    case AB_PROP_PRIVATE:
+      return MS_PRIVATE;
+    case AB_PROP_UNBINDABLE:
+      return MS_UNBINDABLE;
+    default:
+      return 0;
+    }
+}
+
+int
+ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err)
+{
+  const struct ab_linux *l = ctx->spec->linux_;
+  unsigned long root_prop = MS_SLAVE;
+
+  ab_set_step ("rootfs");
+  /* Nothing we mount may propagate back to the host: make the whole tree a
+     slave (or private) first.  "shared" still gets a slave "/" here; the
+     rootfs mount itself becomes shared after pivot_root. */
+  if (l && l->rootfs_propagation == AB_ROOTFS_PROP_PRIVATE)
+    root_prop = MS_PRIVATE;
+  if (l && l->rootfs_propagation == AB_ROOTFS_PROP_UNBINDABLE)
+    root_prop = MS_PRIVATE;
+  if (mount (NULL, "/", NULL, MS_REC | root_prop, NULL) < 0)
+    return ab_error_set (err, errno, "make / %s", root_prop == MS_SLAVE ? "rslave" : "rprivate");
+  if (mount (ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return ab_error_set (err, errno, "bind the root filesystem `%s`", ctx->rootfs);
+  /* pivot_root refuses a new root whose parent mount is shared. */
+  if (mount (NULL, ctx->rootfs, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return ab_error_set (err, errno, "make the root filesystem private");
+  ctx->rootfd = open (ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (ctx->rootfd < 0)
+    return ab_error_set (err, errno, "open the root filesystem `%s`", ctx->rootfs);
+  return 0;
+}
+
+/* The kernel explains fsconfig failures on the fs context fd. */
+static void
+append_kernel_message (int fsfd, ab_error_t *err)
+{
+  char buf[256];
+  ssize_t n;
+
+  if (err == NULL || fsfd < 0)
+    return;
+  n = read (fsfd, buf, sizeof buf - 1);
+  if (n > 2)
+    {
+      size_t len = strlen (err->msg);
+      buf[n] = '\0';
+      if (buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
+      snprintf (err->msg + len, sizeof err->msg - len, " (kernel: %s)", buf + 2);
+    }
+}
+
+static int
+fsconfig_data (int fsfd, const char *data, const char *what, ab_error_t *err)
+{
+  _cleanup_free_ char *copy = NULL;
+  char *opt, *save = NULL;
+
+  if (data == NULL || *data == '\0')
+    return 0;
+  copy = xstrdup (data);
+  for (opt = strtok_r (copy, ",", &save); opt; opt = strtok_r (NULL, ",", &save))
+    {
+      char *eq = strchr (opt, '=');
+      int r;
+      if (eq)
+        {
+          *eq = '\0';
+          r = fsconfig (fsfd, FSCONFIG_SET_STRING, opt, eq + 1, 0);
+        }
+      else
+        r = fsconfig (fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
+      if (r < 0)
+        {
+          ab_error_set (err, errno, "%s: option `%s%s%s`", what, opt, eq ? "=" : "", eq ? eq + 1 : "");
+          append_kernel_message (fsfd, err);
+          return -1;
+        }
+    }
+  return 0;
+}
+
+static int
+fsconfig_sb_flags (int fsfd, unsigned long ms, const char *what, ab_error_t *err)
+{
+  static const struct
+  {
+    unsigned long flag;
+    const char *name;
+  } sb[] = {
+    { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" }, { MS_LAZYTIME, "lazytime" },
+    { MS_MANDLOCK, "mand" },    { MS_I_VERSION, "iversion" },
+  };
+  size_t i;
+
+  for (i = 0; i < AB_ARRAY_SIZE (sb); i++)
+    if ((ms & sb[i].flag) && fsconfig (fsfd, FSCONFIG_SET_FLAG, sb[i].name, NULL, 0) < 0)
+      {
+        ab_error_set (err, errno, "%s: option `%s`", what, sb[i].name);
+        append_kernel_message (fsfd, err);
+        return -1;
+      }
+  return 0;
+}
+
+/* A new filesystem instance as a detached mount fd. */
+static int
+make_fs (const char *type, const char *source, unsigned long ms, const char *data, const char *what,
+         ab_error_t *err)
+{
+  _cleanup_close_ int fsfd = fsopen (type, FSOPEN_CLOEXEC);
+  uint64_t attr = ab_ms_to_mount_attr (ms);
+  int mfd;
+
+  if (fsfd < 0)
+    return ab_error_set (err, errno, "%s: filesystem type `%s`", what, type);
+  if (source && *source && fsconfig (fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+    {
+      ab_error_set (err, errno, "%s: source `%s`", what, source);
+      append_kernel_message (fsfd, err);
+      return -1;
+    }
+  if (fsconfig_sb_flags (fsfd, ms, what, err) < 0 || fsconfig_data (fsfd, data, what, err) < 0)
+    return -1;
+  if (fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    {
+      ab_error_set (err, errno, "%s: create %s filesystem", what, type);
+      append_kernel_message (fsfd, err);
+      return -1;
+    }
+  mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned int) attr);
+  if (mfd < 0)
+    return ab_error_set (err, errno, "%s: mount %s filesystem", what, type);
+  return mfd;
+}
+
+/* Apply per-mount flags (top mount), recursive attributes and propagation
+   to a detached or attached mount fd. */
+static int
+set_attrs (int mfd, const struct ab_mount *m, bool apply_top, const char *what, ab_error_t *err)
+{
+  if (apply_top)
+    {
+      struct mount_attr a = { 0 };
+      a.attr_set = ab_ms_to_mount_attr (m->flags);
+      a.attr_clr = ab_ms_to_mount_attr (m->clear_flags) & ~a.attr_set;
+      /* atime is an enumeration inside MOUNT_ATTR__ATIME: changing it means
+         clearing the whole field. */
+      if (ms_sets_atime (m->flags) || (a.attr_clr & MOUNT_ATTR__ATIME))
+        a.attr_clr |= MOUNT_ATTR__ATIME;
+      if ((a.attr_set || a.attr_clr) && mount_setattr (mfd, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
+        return ab_error_set (err, errno, "%s: set mount flags", what);
+    }
+  if (m->attr_set || m->attr_clr)
+    {
+      struct mount_attr a = { 0 };
+      a.attr_set = m->attr_set;
+      a.attr_clr = m->attr_clr & ~m->attr_set;
+      if ((a.attr_set & MOUNT_ATTR__ATIME) || (a.attr_clr & MOUNT_ATTR__ATIME))
+        a.attr_clr |= MOUNT_ATTR__ATIME;
+      if (mount_setattr (mfd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+        return ab_error_set (err, errno, "%s: set recursive mount attributes", what);
+    }
+  return 0;
+}
+
+static int
+set_propagation (int target_fd, const struct ab_mount *m, const char *what, ab_error_t *err)
+{
+  struct mount_attr a = { 0 };
+
+  if (m->propagation == AB_PROP_NONE)
+    return 0;
+  a.propagation = propagation_flag (m->propagation);
+  if (mount_setattr (target_fd, "", AT_EMPTY_PATH | (m->propagation_recursive ? AT_RECURSIVE : 0), &a, sizeof a)
+      < 0)
+    return ab_error_set (err, errno, "%s: set propagation", what);
+  return 0;
+}
+
+static int
+do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const char *what, ab_error_t *err)
+{
+  _cleanup_free_ char *src = NULL;
+  _cleanup_close_ int tree = -1;
+  _cleanup_close_ int target = -1;
+  struct stat st;
+
+  if (m->source == NULL || *m->source == '\0')
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: a bind mount needs a source", what);
+  src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
+
+  if (ctx->idmap_fds && ctx->idmap_fds[i] >= 0)
+    tree = dup (ctx->idmap_fds[i]);
+  else
+    tree = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return ab_error_set (err, errno, "%s: open bind source `%s`", what, src);
+  /* The type of what we opened, not of what the path said a moment ago,
+     decides whether the target is a directory or a file. */
+  if (fstat (tree, &st) < 0)
+    return ab_error_set (err, errno, "%s: stat bind source `%s`", what, src);
+  target = ab_mkpath_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode) ? AB_LAST_DIR : AB_LAST_FILE, err);
+  if (target < 0)
+    return ab_error_prefix (err, "%s", what);
+  {
+    struct stat ts;
+    if (fstat (target, &ts) < 0)
+      return ab_error_set (err, errno, "%s: stat target", what);
+    if (S_ISDIR (ts.st_mode) != S_ISDIR (st.st_mode))
+      return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: source `%s` is %sa directory but the target is %s", what,
+                            src, S_ISDIR (st.st_mode) ? "" : "not ", S_ISDIR (ts.st_mode) ? "one" : "not");
+  }
+  if (set_attrs (tree, m, true, what, err) < 0)
+    return -1;
+  if (ab_move_mount_fd (tree, target, m->destination, err) < 0)
+    return ab_error_prefix (err, "%s", what);
+  if (m->propagation != AB_PROP_NONE)
+    {
+      _cleanup_close_ int now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
+      if (now < 0)
+        return ab_error_prefix (err, "%s", what);
+      return set_propagation (now, m, what, err);
+    }
+  return 0;
+}
+
+/* tmpcopyup: the new tmpfs starts with a copy of what the rootfs had there. */
+static int copy_tree (int from_dir, int to_dir, int depth, const char *what, ab_error_t *err);
+
+static int
+copy_entry (int from_dir, int to_dir, const char *name, int depth, const char *what, ab_error_t *err)
+{
+  struct stat st;
+
+  if (fstatat (from_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return ab_error_set (err, errno, "%s: tmpcopyup: stat `%s`", what, name);
+  if (S_ISDIR (st.st_mode))
+    {
+      _cleanup_close_ int f = -1, t = -1;
+      if (mkdirat (to_dir, name, st.st_mode & 07777) < 0 && errno != EEXIST)
+        return ab_error_set (err, errno, "%s: tmpcopyup: mkdir `%s`", what, name);
+      f = openat (from_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      t = openat (to_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (f < 0 || t < 0)
+        return ab_error_set (err, errno, "%s: tmpcopyup: open `%s`", what, name);
+      if (copy_tree (f, t, depth + 1, what, err) < 0)
+        return -1;
+      fchownat (to_dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+      return 0;
+    }
+  if (S_ISLNK (st.st_mode))
+    {
+      char target[4096];
+      ssize_t n = readlinkat (from_dir, name, target, sizeof target - 1);
+      if (n < 0)
+        return ab_error_set (err, errno, "%s: tmpcopyup: readlink `%s`", what, name);
+      target[n] = '\0';
+      if (symlinkat (target, to_dir, name) < 0)
+        return ab_error_set (err, errno, "%s: tmpcopyup: symlink `%s`", what, name);
+      fchownat (to_dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+      return 0;
+    }
+  if (S_ISREG (st.st_mode))
+    {
+      _cleanup_close_ int f = openat (from_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      _cleanup_close_ int t = -1;
+      char buf[65536];
+      ssize_t n;
+      if (f < 0)
+        return ab_error_set (err, errno, "%s: tmpcopyup: open `%s`", what, name);
+      t = openat (to_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777);
+      if (t < 0)
+        return ab_error_set (err, errno, "%s: tmpcopyup: create `%s`", what, name);
+      while ((n = read (f, buf, sizeof buf)) > 0)
+        if (ab_write_all (t, buf, (size_t) n) < 0)
+          return ab_error_set (err, errno, "%s: tmpcopyup: write `%s`", what, name);
+      if (n < 0)
+        return ab_error_set (err, errno, "%s: tmpcopyup: read `%s`", what, name);
+      fchown (t, st.st_uid, st.st_gid);
+      return 0;
+    }
+  return 0; /* devices, sockets, fifos are not copied */
+}
+
+static int
+copy_tree (int from_dir, int to_dir, int depth, const char *what, ab_error_t *err)
+{
+  int dfd;
+  DIR *d;
+  struct dirent *e;
+  int r = 0;
+
+  if (depth > 32)
+    return ab_error_setc (err, AB_EC_SETUP, ELOOP, "%s: tmpcopyup: deeper than 32 levels", what);
+  dfd = dup (from_dir);
+  if (dfd < 0 || (d = fdopendir (dfd)) == NULL)
+    {
+      if (dfd >= 0)
+        close (dfd);
+      return ab_error_set (err, errno, "%s: tmpcopyup: read directory", what);
+    }
+  while (r == 0 && (e = readdir (d)) != NULL)
+    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
+      r = copy_entry (dirfd (d), to_dir, e->d_name, depth, what, err);
+  closedir (d);
+  return r;
+}
+
+static int
+do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+{
+  _cleanup_close_ int mfd = -1;
+  _cleanup_close_ int target = -1;
+  const char *type = m->type;
+  struct stat ts;
+
+  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
+  if (target < 0)
+    return ab_error_prefix (err, "%s", what);
+  if (fstat (target, &ts) < 0)
+    return ab_error_set (err, errno, "%s: stat target", what);
+  if (!S_ISDIR (ts.st_mode))
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: target `%s` is not a directory", what, m->destination);
+
+  mfd = make_fs (type, m->source, m->flags, m->data, what, err);
+  if (mfd < 0 && strcmp (type, "sysfs") == 0 && ctx->userns && err && err->errnum == EPERM)
+    {
+      /* sysfs can only be mounted by the owner of the network namespace:
+         with a joined netns owned by the host, bind the host's /sys
+         read-only and recursively instead (as runc does for rootless). */
+      ab_error_clear (err);
+      mfd = open_tree (AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+      if (mfd < 0)
+        return ab_error_set (err, errno, "%s: bind /sys", what);
+      {
+        struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                                            | MOUNT_ATTR_NOEXEC };
+        if (mount_setattr (mfd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+          return ab_error_set (err, errno, "%s: make /sys read-only", what);
+      }
+    }
+  if (mfd < 0)
+    return -1;
+  if (m->tmpcopyup)
+    {
+      _cleanup_close_ int from = ab_open_in_root (ctx->rootfd, m->destination, O_RDONLY | O_DIRECTORY, 0, err);
+      _cleanup_close_ int to = openat (mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (from < 0 || to < 0)
+        return ab_error_set (err, errno, "%s: tmpcopyup", what);
+      if (copy_tree (from, to, 0, what, err) < 0)
+        return -1;
+    }
+  if (set_attrs (mfd, m, false, what, err) < 0)
+    return -1;
+  if (ab_move_mount_fd (mfd, target, m->destination, err) < 0)
+    return ab_error_prefix (err, "%s", what);
+  if (m->propagation != AB_PROP_NONE)
+    {
+      _cleanup_close_ int now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
+      if (now < 0)
+        return ab_error_prefix (err, "%s", what);
+      return set_propagation (now, m, what, err);
+    }
+  return 0;
+}
+
+static int
+do_remount (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+{
+  _cleanup_close_ int target = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
+
+  if (target < 0)
+    return ab_error_prefix (err, "%s", what);
+  if (set_attrs (target, m, true, what, err) < 0)
+    return -1;
+  return set_propagation (target, m, what, err);
+}
+
+int
+ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
+{
+  size_t i;
+
+  ab_set_step ("mounts");
+  for (i = 0; i < ctx->spec->n_mounts; i++)
+    {
+      const struct ab_mount *m = &ctx->spec->mounts[i];
+      char what[64 + 4096];
+      int r;
+
+      snprintf (what, sizeof what, "mounts[%zu] (%s)", i, m->destination);
+      if (strcmp (m->destination, "/") == 0)
+        return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "%s: mounting over / is not supported", what);
+      if (m->flags & MS_REMOUNT)
+        r = do_remount (ctx, m, what, err);
+      else if (m->bind || (m->type && strcmp (m->type, "bind") == 0))
+        r = do_bind (ctx, i, m, what, err);
+      else if (m->type == NULL || *m->type == '\0')
+        r = ab_error_setc (err, AB_EC_CONFIG, 0, "%s: a mount without bind needs a type", what);
+      else if (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0)
+        {
+          struct ab_mount copy = *m;
+          /* The container sees its own cgroup: cgroup2 in its cgroup
+             namespace (v1 hierarchies are not mountable from a user
+             namespace; the unified tree tracks the container everywhere). */
+          copy.type = (char *) "cgroup2";
+          copy.data = NULL;
+          r = do_fs (ctx, &copy, what, err);
+        }
+      else
+        r = do_fs (ctx, m, what, err);
+      if (r < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+ab_pivot_root (struct ab_mount_ctx *ctx, ab_error_t *err)
+{
+  ab_set_step ("pivot_root");
+  if (fchdir (ctx->rootfd) < 0)
+    return ab_error_set (err, errno, "chdir to the root filesystem");
+  /* pivot_root(".", "."): the old root ends up mounted on top of the new
+     one, then is detached; no directory of the rootfs is needed for it. */
+  if (syscall (SYS_pivot_root, ".", ".") < 0)
+    return ab_error_set (err, errno, "pivot_root");
+  /* Keep the old root from propagating the detach to the host. */
+  if (mount (NULL, ".", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+    return ab_error_set (err, errno, "make the old root rslave");
+  if (umount2 (".", MNT_DETACH) < 0)
+    return ab_error_set (err, errno, "detach the old root");
+  if (chdir ("/") < 0)
+    return ab_error_set (err, errno, "chdir /");
+  return 0;
+}
+
+int
+ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err)
+{
+  const struct ab_linux *l = ctx->spec->linux_;
+
+  ab_set_step ("rootfs");
+  if (l && l->rootfs_propagation != AB_ROOTFS_PROP_UNSET)
+    {
+      unsigned long f = l->rootfs_propagation == AB_ROOTFS_PROP_SHARED  ? MS_SHARED
+                        : l->rootfs_propagation == AB_ROOTFS_PROP_SLAVE ? MS_SLAVE
+                        : l->rootfs_propagation == AB_ROOTFS_PROP_UNBINDABLE ? MS_UNBINDABLE
+                                                                             : MS_PRIVATE;
+      if (mount (NULL, "/", NULL, MS_REC | f, NULL) < 0)
+        return ab_error_set (err, errno, "linux.rootfsPropagation: set propagation of /");
+    }
+  if (ctx->spec->root.readonly)
+    {
+      /* Only the root mount: the mounts on top keep their own flags. */
+      struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
+      if (mount_setattr (AT_FDCWD, "/", 0, &a, sizeof a) < 0)
+        return ab_error_set (err, errno, "root.readonly: make / read-only");
+    }
+  return 0;
+}

@@ -1,0 +1,41 @@
+/* The container's mount tree: propagation, the rootfs bind, `mounts` in
+ * order (onto fds resolved inside the rootfs), pivot_root, the read-only
+ * root.  Runs in the child, in its own mount namespace. */
+#ifndef AB_RUNTIME_MOUNT_H
+#define AB_RUNTIME_MOUNT_H
+
+#include <stdbool.h>
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+struct ab_mount_ctx
+{
+  const struct ab_spec *spec;
+  const char *bundle;   /* relative bind sources are relative to it */
+  const char *rootfs;   /* absolute host path */
+  int rootfd;           /* O_PATH fd of the rootfs mount, set by ab_rootfs_prepare */
+  bool userns;          /* we are in a new user namespace */
+  const int *idmap_fds; /* per mount: prepared id-mapped tree fd or -1 (may be NULL) */
+};
+
+/* Make "/" slave (or private, per rootfsPropagation) recursively, bind the
+   rootfs onto itself, open ctx->rootfd. */
+int ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err);
+
+/* Perform linux `mounts` in order.  Error messages name mounts[i]. */
+int ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err);
+
+/* pivot_root into ctx->rootfd and detach the old root. */
+int ab_pivot_root (struct ab_mount_ctx *ctx, ab_error_t *err);
+
+/* After pivot_root: rootfsPropagation on "/", and root.readonly. */
+int ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err);
+
+/* Low-level: attach a detached mount fd (fsmount/open_tree) onto target_fd. */
+int ab_move_mount_fd (int from_fd, int target_fd, const char *what, ab_error_t *err);
+
+/* Convert MS_* per-mount flags to MOUNT_ATTR_* bits. */
+uint64_t ab_ms_to_mount_attr (unsigned long ms);
+
+#endif

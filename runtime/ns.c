@@ -1,0 +1,258 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "runtime/ns.h"
+#include "runtime/sync.h"
+#include "runtime/util.h"
+#include "spec/tables.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+int
+ab_ns_plan_init (const struct ab_spec *s, struct ab_ns_plan *plan, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  int t;
+
+  memset (plan, 0, sizeof *plan);
+  for (t = 0; t < AB_NS__COUNT; t++)
+    plan->join_fd[t] = -1;
+  if (l == NULL)
+    return 0;
+  for (t = 0; t < AB_NS__COUNT; t++)
+    {
+      const struct ab_namespace *ns = &l->ns[t];
+      unsigned long flag = ab_ns_clone_flag (t);
+      if (!ns->present)
+        continue;
+      if (ns->path == NULL)
+        {
+          if (!ab_ns_supported (t))
+            return ab_error_setc (err, AB_EC_CONFIG, ENOSYS,
+                                  "linux.namespaces: this kernel has no %s namespaces", ab_ns_name (t));
+          if (t == AB_NS_USER)
+            plan->new_user = true;
+          if (t == AB_NS_CGROUP)
+            plan->new_cgroup = true;
+          else if (t == AB_NS_TIME)
+            plan->new_time = true;
+          else
+            plan->clone_flags |= flag;
+          continue;
+        }
+      {
+        int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+        int type;
+        if (fd < 0)
+          {
+            ab_error_setc (err, AB_EC_CONFIG, errno, "linux.namespaces: %s namespace path `%s`", ab_ns_name (t),
+                           ns->path);
+            ab_ns_plan_close (plan);
+            return -1;
+          }
+        plan->join_fd[t] = fd;
+        plan->any_join = true;
+        /* The spec: an error if path is not a namespace of that type. */
+        type = ioctl (fd, NS_GET_NSTYPE);
+        if (type < 0 || (unsigned long) type != flag)
+          {
+            ab_error_setc (err, AB_EC_CONFIG, type < 0 ? errno : EINVAL,
+                           "linux.namespaces: `%s` is not a %s namespace", ns->path, ab_ns_name (t));
+            ab_ns_plan_close (plan);
+            return -1;
+          }
+      }
+    }
+  return 0;
+}
+
+void
+ab_ns_plan_close (struct ab_ns_plan *plan)
+{
+  int t;
+
+  for (t = 0; t < AB_NS__COUNT; t++)
+    if (plan->join_fd[t] >= 0)
+      {
+        close (plan->join_fd[t]);
+        plan->join_fd[t] = -1;
+      }
+}
+
+bool
+ab_ns_supported (int type)
+{
+  static int cache[AB_NS__COUNT];
+  char path[64];
+
+  if (type < 0 || type >= AB_NS__COUNT)
+    return false;
+  if (cache[type] == 0)
+    {
+      snprintf (path, sizeof path, "/proc/self/ns/%s", ab_ns_proc_name (type));
+      cache[type] = access (path, F_OK) == 0 ? 1 : -1;
+    }
+  return cache[type] > 0;
+}
+
+static pid_t
+do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
+{
+  struct clone_args args;
+
+  memset (&args, 0, sizeof args);
+  args.flags = flags;
+  args.exit_signal = SIGCHLD;
+  if (pidfd)
+    args.pidfd = (uint64_t) (uintptr_t) pidfd;
+  if (cgroup_fd >= 0)
+    {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t) cgroup_fd;
+    }
+  return (pid_t) syscall (SYS_clone3, &args, sizeof args);
+}
+
+pid_t
+ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd, int *pidfd,
+             ab_error_t *err)
+{
+  unsigned long long flags = plan->clone_flags | (plan->new_user ? CLONE_NEWUSER : 0);
+  pid_t pid, joiner;
+  int t, status;
+  struct ab_sync_msg m;
+
+  *pidfd = -1;
+  if (!plan->any_join)
+    {
+      pid = do_clone3 (flags | CLONE_PIDFD, cgroup_fd, pidfd);
+      if (pid < 0 && errno == EBUSY && cgroup_fd >= 0)
+        {
+          /* the v2 cgroup refuses tasks (e.g. it enables controllers): let
+             the cgroup driver place the process instead */
+          pid = do_clone3 (flags | CLONE_PIDFD, -1, pidfd);
+        }
+      if (pid < 0)
+        return ab_error_set (err, errno, "clone3 the container process (namespaces 0x%llx)", flags);
+      return pid;
+    }
+
+  /* Joining namespaces by path: setns() would change our own namespaces, so
+     an intermediate process joins them (the user namespace first: it owns
+     the others) and clones the container process with CLONE_PARENT, making
+     it our child.  Namespaces to create are then owned by the joined user
+     namespace, as the spec's semantics require. */
+  joiner = (pid_t) syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+  if (joiner < 0)
+    return ab_error_set (err, errno, "fork to join namespaces");
+  if (joiner == 0)
+    {
+      ab_error_t e = { 0 };
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      close (parent_sync_fd);
+      for (t = 0; t < AB_NS__COUNT; t++)
+        if (plan->join_fd[t] >= 0 && setns (plan->join_fd[t], (int) ab_ns_clone_flag (t)) < 0)
+          {
+            ab_error_setc (&e, AB_EC_SETUP, errno, "linux.namespaces: join the %s namespace", ab_ns_name (t));
+            ab_sync_send_error (child_sync_fd, &e);
+            _exit (1);
+          }
+      pid = do_clone3 (flags | CLONE_PARENT, cgroup_fd, NULL);
+      if (pid < 0 && errno == EBUSY && cgroup_fd >= 0)
+        pid = do_clone3 (flags | CLONE_PARENT, -1, NULL);
+      if (pid < 0)
+        {
+          ab_error_setc (&e, AB_EC_SETUP, errno, "clone3 the container process (namespaces 0x%llx)", flags);
+          ab_sync_send_error (child_sync_fd, &e);
+          _exit (1);
+        }
+      if (pid == 0)
+        return 0; /* the container process */
+      ab_sync_send (child_sync_fd, AB_SYNC_PID, pid, NULL);
+      _exit (0);
+    }
+  /* Parent: the joiner reports the pid (host view: the joiner's own pid
+     namespace is still ours) and exits. */
+  if (ab_sync_expect (parent_sync_fd, AB_SYNC_PID, &m, err) < 0)
+    {
+      waitpid (joiner, &status, 0);
+      return -1;
+    }
+  waitpid (joiner, &status, 0);
+  pid = m.value;
+  *pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (*pidfd < 0)
+    return ab_error_set (err, errno, "pidfd_open the container process %d", (int) pid);
+  return pid;
+}
+
+static int
+write_map (pid_t pid, const char *file, const struct ab_idmaps *m, ab_error_t *err)
+{
+  char path[64];
+  char buf[340 * 36];
+  size_t off = 0, i;
+
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
+  for (i = 0; i < m->n && off < sizeof buf; i++)
+    off += (size_t) snprintf (buf + off, sizeof buf - off, "%u %u %u\n", m->v[i].container_id, m->v[i].host_id,
+                              m->v[i].size);
+  /* The kernel takes the whole map in one write. */
+  if (ab_write_file_at (AT_FDCWD, path, buf, off, err) < 0)
+    return ab_error_prefix (err, "linux.%s", strcmp (file, "uid_map") == 0 ? "uidMappings" : "gidMappings");
+  return 0;
+}
+
+int
+ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups, ab_error_t *err)
+{
+  ab_set_step ("idmaps");
+  if (deny_setgroups)
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+      if (ab_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
+        return -1;
+    }
+  if (write_map (pid, "uid_map", &l->uid_mappings, err) < 0 || write_map (pid, "gid_map", &l->gid_mappings, err) < 0)
+    return -1;
+  return 0;
+}
+
+int
+ab_ns_enter_new_time (const struct ab_linux *l, ab_error_t *err)
+{
+  _cleanup_close_ int fd = -1;
+  char buf[128];
+  size_t off = 0;
+
+  ab_set_step ("timens");
+  if (unshare (CLONE_NEWTIME) < 0)
+    return ab_error_set (err, errno, "unshare the time namespace");
+  if (l->time_monotonic.set)
+    off += (size_t) snprintf (buf + off, sizeof buf - off, "monotonic %lld %u\n",
+                              (long long) l->time_monotonic.secs, l->time_monotonic.nanosecs);
+  if (l->time_boottime.set)
+    off += (size_t) snprintf (buf + off, sizeof buf - off, "boottime %lld %u\n", (long long) l->time_boottime.secs,
+                              l->time_boottime.nanosecs);
+  /* Offsets can only be written before any process enters the namespace. */
+  if (off && ab_write_file_at (AT_FDCWD, "/proc/self/timens_offsets", buf, off, err) < 0)
+    return ab_error_prefix (err, "linux.timeOffsets");
+  fd = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_set (err, errno, "open /proc/self/ns/time_for_children");
+  if (setns (fd, CLONE_NEWTIME) < 0)
+    return ab_error_set (err, errno, "enter the new time namespace");
+  return 0;
+}

@@ -1,0 +1,47 @@
+/* Namespaces: which to create, which to join (setns by path, type checked),
+ * clone3 into them and into the container's cgroup, uid/gid maps written by
+ * the parent, the time namespace and its offsets. */
+#ifndef AB_RUNTIME_NS_H
+#define AB_RUNTIME_NS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+struct ab_ns_plan
+{
+  unsigned long clone_flags; /* CLONE_NEW* given to clone3 */
+  bool new_user;
+  bool new_cgroup;           /* unshared by the child after it joined its cgroups */
+  bool new_time;             /* unshared by the child, offsets written, then entered */
+  int join_fd[AB_NS__COUNT]; /* fds of namespaces to join, -1 if none */
+  bool any_join;
+};
+
+/* Open and type-check linux.namespaces[].path; compute the clone flags. */
+int ab_ns_plan_init (const struct ab_spec *s, struct ab_ns_plan *plan, ab_error_t *err);
+void ab_ns_plan_close (struct ab_ns_plan *plan);
+
+/* Spawn the container process.  In the child returns 0 (and the child must
+   never return from its entry point); in the parent returns the child's pid
+   (host pid namespace) and *pidfd.  cgroup_fd: v2 cgroup for
+   CLONE_INTO_CGROUP, or -1.  With namespaces to join, an intermediate
+   process joins them and clones the container process as our child
+   (CLONE_PARENT); sync_fd is used for it to report the pid. */
+pid_t ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd,
+                   int *pidfd, ab_error_t *err);
+
+/* Parent: write /proc/<pid>/{setgroups,uid_map,gid_map}.  deny_setgroups:
+   write "deny" first (required when the writer lacks CAP_SETGID). */
+int ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups, ab_error_t *err);
+
+/* Child: unshare(CLONE_NEWTIME), write the offsets, enter it (setns on
+   /proc/self/ns/time_for_children, allowed for a single-threaded process). */
+int ab_ns_enter_new_time (const struct ab_linux *l, ab_error_t *err);
+
+/* Whether /proc/self/ns/<name> exists (the kernel supports it). */
+bool ab_ns_supported (int type);
+
+#endif

@@ -1,0 +1,168 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "runtime/mount.h"
+#include "runtime/paths.h"
+#include "runtime/resolve.h"
+#include "runtime/util.h"
+
+/* Open `path` below the (new) root without following a final symlink:
+   the mask or read-only bind lands on the object itself. */
+static int
+open_target (int rootfd, const char *path, ab_error_t *err)
+{
+  int fd = ab_open_in_root (rootfd, path, O_PATH | O_NOFOLLOW, 0, err);
+  return fd;
+}
+
+int
+ab_paths_readonly (const struct ab_strv *paths, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  size_t i;
+
+  ab_set_step ("readonly-paths");
+  if (rootfd < 0)
+    return ab_error_set (err, errno, "open /");
+  for (i = 0; i < paths->n; i++)
+    {
+      const char *p = paths->v[i];
+      _cleanup_close_ int target = open_target (rootfd, p, err);
+      _cleanup_close_ int tree = -1;
+      struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
+
+      if (target < 0)
+        {
+          if (errno == ENOENT)
+            continue; /* nothing to protect */
+          return ab_error_prefix (err, "linux.readonlyPaths[%zu]", i);
+        }
+      /* A recursive clone of the object, made read-only, mounted on the
+         object itself: the kernel, not a path lookup, connects the two. */
+      tree = open_tree (target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+      if (tree < 0)
+        return ab_error_set (err, errno, "linux.readonlyPaths[%zu]: bind `%s`", i, p);
+      if (mount_setattr (tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+        return ab_error_set (err, errno, "linux.readonlyPaths[%zu]: make `%s` read-only", i, p);
+      if (ab_move_mount_fd (tree, target, p, err) < 0)
+        return ab_error_prefix (err, "linux.readonlyPaths[%zu]", i);
+    }
+  return 0;
+}
+
+int
+ab_paths_mask (const struct ab_strv *paths, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = -1;
+  _cleanup_close_ int devnull = -1;
+  _cleanup_close_ int emptydir = -1;
+  size_t i;
+
+  ab_set_step ("masked-paths");
+  if (paths->n == 0)
+    return 0;
+  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return ab_error_set (err, errno, "open /");
+  for (i = 0; i < paths->n; i++)
+    {
+      const char *p = paths->v[i];
+      _cleanup_close_ int target = open_target (rootfd, p, err);
+      _cleanup_close_ int tree = -1;
+      struct stat st;
+
+      if (target < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return ab_error_prefix (err, "linux.maskedPaths[%zu]", i);
+        }
+      if (fstat (target, &st) < 0)
+        return ab_error_set (err, errno, "linux.maskedPaths[%zu]: stat `%s`", i, p);
+      if (S_ISDIR (st.st_mode))
+        {
+          /* One empty read-only tmpfs, cloned onto every masked directory. */
+          if (emptydir < 0)
+            {
+              _cleanup_close_ int fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
+              if (fsfd < 0 || fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "0", 0) < 0
+                  || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0
+                  || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return ab_error_set (err, errno, "linux.maskedPaths: create empty tmpfs");
+              emptydir = fsmount (fsfd, FSMOUNT_CLOEXEC,
+                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+              if (emptydir < 0)
+                return ab_error_set (err, errno, "linux.maskedPaths: mount empty tmpfs");
+            }
+          tree = open_tree (emptydir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        }
+      else
+        {
+          if (devnull < 0)
+            {
+              struct stat ds;
+              /* The container's own /dev/null, opened once and verified to be
+                 the null device: never a path that could have been swapped
+                 for a symlink to something writable on the host. */
+              devnull = ab_open_in_root (rootfd, "/dev/null", O_PATH | O_NOFOLLOW, 0, err);
+              if (devnull < 0)
+                return ab_error_prefix (err, "linux.maskedPaths");
+              if (fstat (devnull, &ds) < 0)
+                return ab_error_set (err, errno, "linux.maskedPaths: stat /dev/null");
+              if (!S_ISCHR (ds.st_mode) || major (ds.st_rdev) != 1 || minor (ds.st_rdev) != 3)
+                return ab_error_setc (err, AB_EC_SETUP, EPERM,
+                                      "linux.maskedPaths: /dev/null in the container is not the null device (1:3)");
+            }
+          tree = open_tree (devnull, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        }
+      if (tree < 0)
+        return ab_error_set (err, errno, "linux.maskedPaths[%zu]: clone mask for `%s`", i, p);
+      if (ab_move_mount_fd (tree, target, p, err) < 0)
+        return ab_error_prefix (err, "linux.maskedPaths[%zu]", i);
+    }
+  return 0;
+}
+
+int
+ab_sysctl_apply (const struct ab_kvlist *sysctl, ab_error_t *err)
+{
+  _cleanup_close_ int sysfd = -1;
+  size_t i;
+
+  ab_set_step ("sysctl");
+  if (sysctl->n == 0)
+    return 0;
+  sysfd = open ("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (sysfd < 0)
+    return ab_error_set (err, errno, "linux.sysctl: open /proc/sys (is /proc mounted?)");
+  for (i = 0; i < sysctl->n; i++)
+    {
+      _cleanup_free_ char *rel = xstrdup (sysctl->v[i].key);
+      _cleanup_close_ int fd = -1;
+      char *p;
+      for (p = rel; *p; p++)
+        if (*p == '.')
+          *p = '/';
+      fd = ab_open_in_root (sysfd, rel, O_WRONLY | O_NOFOLLOW, 0, err);
+      if (fd < 0)
+        return ab_error_prefix (err, "linux.sysctl.%s", sysctl->v[i].key);
+      if (ab_write_all (fd, sysctl->v[i].value, strlen (sysctl->v[i].value)) < 0)
+        return ab_error_set (err, errno, "linux.sysctl.%s: write `%s`", sysctl->v[i].key, sysctl->v[i].value);
+    }
+  return 0;
+}
+
+int
+ab_uts_apply (const struct ab_spec *s, ab_error_t *err)
+{
+  ab_set_step ("hostname");
+  if (s->hostname && sethostname (s->hostname, strlen (s->hostname)) < 0)
+    return ab_error_set (err, errno, "hostname: sethostname `%s`", s->hostname);
+  if (s->domainname && setdomainname (s->domainname, strlen (s->domainname)) < 0)
+    return ab_error_set (err, errno, "domainname: setdomainname `%s`", s->domainname);
+  return 0;
+}

@@ -1,0 +1,14 @@
+/* After pivot_root: linux.maskedPaths, linux.readonlyPaths, linux.sysctl,
+ * hostname and domainname. */
+#ifndef AB_RUNTIME_PATHS_H
+#define AB_RUNTIME_PATHS_H
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+int ab_paths_readonly (const struct ab_strv *paths, ab_error_t *err);
+int ab_paths_mask (const struct ab_strv *paths, ab_error_t *err);
+int ab_sysctl_apply (const struct ab_kvlist *sysctl, ab_error_t *err);
+int ab_uts_apply (const struct ab_spec *s, ab_error_t *err);
+
+#endif

@@ -1,0 +1,239 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "runtime/caps.h"
+#include "runtime/lsm.h"
+#include "runtime/process.h"
+#include "runtime/resolve.h"
+#include "runtime/util.h"
+
+int
+ab_rlimits_apply (const struct ab_process *p, ab_error_t *err)
+{
+  size_t i;
+
+  ab_set_step ("rlimits");
+  for (i = 0; i < p->n_rlimits; i++)
+    {
+      const struct ab_rlimit *r = &p->rlimits[i];
+      struct rlimit rl = { .rlim_cur = (rlim_t) r->soft, .rlim_max = (rlim_t) r->hard };
+      if (setrlimit ((__rlimit_resource_t) r->resource, &rl) < 0)
+        {
+          int e = errno;
+          struct rlimit cur;
+          if (e == EPERM && getrlimit ((__rlimit_resource_t) r->resource, &cur) == 0 && rl.rlim_max > cur.rlim_max)
+            return ab_error_setc (err, AB_EC_RESOURCE, e,
+                                  "process.rlimits[%zu]: %s hard limit %llu exceeds the host's hard limit %llu "
+                                  "(raising it needs CAP_SYS_RESOURCE on the host)",
+                                  i, r->type, (unsigned long long) r->hard, (unsigned long long) cur.rlim_max);
+          return ab_error_setc (err, AB_EC_RESOURCE, e, "process.rlimits[%zu]: setrlimit %s", i, r->type);
+        }
+    }
+  return 0;
+}
+
+int
+ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err)
+{
+  const struct ab_user *u = &p->user;
+
+  ab_set_step ("user");
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    return ab_error_set (err, errno, "prctl PR_SET_KEEPCAPS");
+  if (allow_setgroups)
+    {
+      gid_t *gids = xcalloc (u->n_additional_gids + 1, sizeof *gids);
+      size_t i;
+      for (i = 0; i < u->n_additional_gids; i++)
+        gids[i] = u->additional_gids[i];
+      if (setgroups (u->n_additional_gids, gids) < 0)
+        {
+          int e = errno;
+          free (gids);
+          return ab_error_set (err, e, "process.user.additionalGids: setgroups");
+        }
+      free (gids);
+    }
+  else if (u->n_additional_gids > 0)
+    return ab_error_setc (err, AB_EC_CONFIG, EPERM,
+                          "process.user.additionalGids: setgroups is denied in this user namespace (rootless)");
+  if (setresgid (u->gid, u->gid, u->gid) < 0)
+    return ab_error_set (err, errno, "process.user.gid: setresgid %u", u->gid);
+  if (setresuid (u->uid, u->uid, u->uid) < 0)
+    return ab_error_set (err, errno, "process.user.uid: setresuid %u", u->uid);
+  if (u->umask_set)
+    umask ((mode_t) u->umask);
+  return 0;
+}
+
+int
+ab_fds_prepare (int first, ab_error_t *err)
+{
+  int fd;
+
+  ab_set_step ("fds");
+  /* Preserved fds (--preserve-fds) are passed on purpose. */
+  for (fd = 3; fd < first; fd++)
+    if (ab_set_cloexec (fd, false) < 0 && errno != EBADF)
+      return ab_error_set (err, errno, "clear close-on-exec on preserved fd %d", fd);
+  /* Everything else is closed by the execve itself: our own sync socket
+     stays usable until the very last moment, and nothing else leaks. */
+  if (syscall (SYS_close_range, (unsigned) first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+    return 0;
+  if (errno != ENOSYS && errno != EINVAL)
+    return ab_error_set (err, errno, "close_range");
+  {
+    DIR *d = opendir ("/proc/self/fd");
+    struct dirent *e;
+    if (d == NULL)
+      return ab_error_set (err, errno, "close_range fallback: open /proc/self/fd");
+    while ((e = readdir (d)) != NULL)
+      {
+        int n;
+        if (ab_parse_int (e->d_name, &n) == 0 && n >= first && n != dirfd (d))
+          ab_set_cloexec (n, true);
+      }
+    closedir (d);
+  }
+  return 0;
+}
+
+int
+ab_cwd_apply (const char *cwd, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = -1;
+  _cleanup_close_ int fd = -1;
+
+  ab_set_step ("cwd");
+  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return ab_error_set (err, errno, "open /");
+  fd = ab_open_in_root (rootfd, cwd, O_PATH | O_DIRECTORY, 0, err);
+  if (fd < 0)
+    return ab_error_prefix (err, "process.cwd");
+  if (fchdir (fd) < 0)
+    return ab_error_set (err, errno, "process.cwd: chdir `%s`", cwd);
+  return 0;
+}
+
+static const char *
+env_path (char *const envp[])
+{
+  size_t i;
+
+  for (i = 0; envp && envp[i]; i++)
+    if (strncmp (envp[i], "PATH=", 5) == 0)
+      return envp[i] + 5;
+  return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+}
+
+void
+ab_execvpe_container (char *const argv[], char *const envp[])
+{
+  const char *path, *p;
+  char buf[4096];
+  int saved = ENOENT;
+  static char *const empty_env[] = { NULL };
+
+  if (envp == NULL)
+    envp = empty_env;
+  if (strchr (argv[0], '/'))
+    {
+      execve (argv[0], argv, envp);
+      return;
+    }
+  path = env_path (envp);
+  for (p = path;; p++)
+    {
+      const char *end = strchrnul (p, ':');
+      size_t dl = (size_t) (end - p);
+      int n;
+      if (dl == 0)
+        n = snprintf (buf, sizeof buf, "%s", argv[0]); /* empty entry: current directory */
+      else
+        n = snprintf (buf, sizeof buf, "%.*s/%s", (int) dl, p, argv[0]);
+      if (n > 0 && (size_t) n < sizeof buf)
+        {
+          execve (buf, argv, envp);
+          /* Keep the most telling error: permission beats not-found. */
+          if (errno == EACCES || errno == ENOEXEC || errno == EPERM)
+            saved = errno;
+          else if (errno != ENOENT && errno != ENOTDIR && saved == ENOENT)
+            saved = errno;
+        }
+      if (*end == '\0')
+        break;
+      p = end;
+    }
+  errno = saved;
+}
+
+int
+ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
+                 ab_error_t *err)
+{
+  bool early_seccomp = seccomp && !p->no_new_privileges;
+  sigset_t none;
+  int sig;
+
+  /* The program starts with default dispositions and nothing blocked,
+     whatever agentbox inherited (an ignored SIGPIPE, a blocked SIGCHLD). */
+  ab_set_step ("signals");
+  for (sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      signal (sig, SIG_DFL);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+
+  if (ab_rlimits_apply (p, err) < 0)
+    return -1;
+  ab_set_step ("lsm");
+  if (ab_lsm_apply_exec (p, err) < 0)
+    return -1;
+  ab_set_step ("capabilities");
+  if (ab_caps_drop_bounding (&p->caps, err) < 0)
+    return -1;
+  if (ab_user_apply (p, allow_setgroups, err) < 0)
+    return -1;
+  /* Without no_new_privs, installing a filter needs CAP_SYS_ADMIN: do it
+     while we still hold it (the filter then also governs the remaining
+     steps, as with runc). */
+  if (early_seccomp)
+    {
+      ab_set_step ("seccomp");
+      if (ab_seccomp_install (seccomp, err) < 0)
+        return -1;
+    }
+  ab_set_step ("capabilities");
+  if (ab_caps_apply (&p->caps, err) < 0)
+    return -1;
+  if (p->no_new_privileges)
+    {
+      ab_set_step ("no_new_privs");
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return ab_error_set (err, errno, "prctl PR_SET_NO_NEW_PRIVS");
+    }
+  if (ab_cwd_apply (p->cwd, err) < 0)
+    return -1;
+  if (seccomp && !early_seccomp)
+    {
+      ab_set_step ("seccomp");
+      if (ab_seccomp_install (seccomp, err) < 0)
+        return -1;
+    }
+  ab_set_step ("exec");
+  ab_execvpe_container (p->args.v, p->env.v);
+  {
+    int e = errno;
+    return ab_error_setc (err, AB_EC_EXEC, e, "exec `%s`", p->args.v[0]);
+  }
+}

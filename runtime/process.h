@@ -1,0 +1,43 @@
+/* The last steps of every container process (init or exec'd), in order:
+ *   close fds -> user and groups -> rlimits -> capabilities -> no_new_privs
+ *   -> seccomp -> cwd -> execve
+ * Everything that can fail happens before execve and is reported over the
+ * sync socket; the program is looked up in the *container's* PATH. */
+#ifndef AB_RUNTIME_PROCESS_H
+#define AB_RUNTIME_PROCESS_H
+
+#include <stdbool.h>
+
+#include "runtime/error.h"
+#include "runtime/seccomp.h"
+#include "spec/model.h"
+
+int ab_rlimits_apply (const struct ab_process *p, ab_error_t *err);
+
+/* setgroups/setresgid/setresuid with PR_SET_KEEPCAPS, so the configured
+   capabilities survive leaving uid 0. */
+int ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err);
+
+/* Mark every fd >= first close-on-exec (close_range CLOSE_RANGE_CLOEXEC;
+   fallback: walk /proc/self/fd), and clear close-on-exec on the preserved
+   fds 3..first-1. */
+int ab_fds_prepare (int first, ab_error_t *err);
+
+/* Resolve process.cwd inside the container and chdir there.  openat2 with
+   RESOLVE_NO_MAGICLINKS: a /proc/self/fd/N cwd can never land on a leaked
+   host directory. */
+int ab_cwd_apply (const char *cwd, ab_error_t *err);
+
+/* Privilege drop and exec.  `seccomp` may be NULL.  Does not return on
+   success; on failure *err is set (class AB_EC_EXEC for a program that
+   cannot be executed, errnum ENOENT/EACCES/...). */
+int ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
+                     ab_error_t *err);
+
+/* The PATH lookup of the container: argv[0] with a '/' is used as is,
+   otherwise each directory of PATH from `env` (default
+   /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin) is tried
+   with execve.  Returns only on failure (errno). */
+void ab_execvpe_container (char *const argv[], char *const envp[]);
+
+#endif

@@ -1,0 +1,146 @@
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include "runtime/sync.h"
+#include "runtime/util.h"
+
+int
+ab_sync_send (int fd, uint32_t type, int32_t value, ab_error_t *err)
+{
+  struct ab_sync_msg m;
+
+  memset (&m, 0, sizeof m);
+  m.type = type;
+  m.value = value;
+  for (;;)
+    {
+      ssize_t r = send (fd, &m, sizeof m, MSG_NOSIGNAL);
+      if (r == (ssize_t) sizeof m)
+        return 0;
+      if (r < 0 && errno == EINTR)
+        continue;
+      return ab_error_set (err, r < 0 ? errno : EPROTO, "sync: send message %u", type);
+    }
+}
+
+int
+ab_sync_send_error (int fd, const ab_error_t *e)
+{
+  struct ab_sync_msg m;
+
+  memset (&m, 0, sizeof m);
+  m.type = AB_SYNC_ERROR;
+  m.err = *e;
+  for (;;)
+    {
+      ssize_t r = send (fd, &m, sizeof m, MSG_NOSIGNAL);
+      if (r >= 0 || errno != EINTR)
+        return r == (ssize_t) sizeof m ? 0 : -1;
+    }
+}
+
+int
+ab_sync_recv (int fd, struct ab_sync_msg *m, ab_error_t *err)
+{
+  for (;;)
+    {
+      ssize_t r = recv (fd, m, sizeof *m, 0);
+      if (r == (ssize_t) sizeof *m)
+        {
+          m->err.msg[sizeof m->err.msg - 1] = '\0';
+          m->err.step[sizeof m->err.step - 1] = '\0';
+          return 0;
+        }
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r == 0)
+        return ab_error_setc (err, AB_EC_SETUP, EPIPE, "the container process exited during setup");
+      return ab_error_set (err, r < 0 ? errno : EPROTO, "sync: receive");
+    }
+}
+
+int
+ab_sync_expect (int fd, uint32_t type, struct ab_sync_msg *m, ab_error_t *err)
+{
+  struct ab_sync_msg local;
+
+  if (m == NULL)
+    m = &local;
+  if (ab_sync_recv (fd, m, err) < 0)
+    return -1;
+  if (m->type == AB_SYNC_ERROR)
+    {
+      if (err)
+        *err = m->err;
+      return -1;
+    }
+  if (m->type != type)
+    return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "sync: expected message %u, got %u", type, m->type);
+  return 0;
+}
+
+int
+ab_send_fds (int sock, const int *fds, int n, ab_error_t *err)
+{
+  char byte = 0;
+  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int) * 8)];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  struct cmsghdr *c;
+
+  if (n < 1 || n > 8)
+    return ab_error_setc (err, AB_EC_INTERNAL, EINVAL, "send_fds: %d fds", n);
+  memset (&u, 0, sizeof u);
+  msg.msg_control = u.buf;
+  msg.msg_controllen = CMSG_SPACE (sizeof (int) * (size_t) n);
+  c = CMSG_FIRSTHDR (&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof (int) * (size_t) n);
+  memcpy (CMSG_DATA (c), fds, sizeof (int) * (size_t) n);
+  for (;;)
+    {
+      ssize_t r = sendmsg (sock, &msg, MSG_NOSIGNAL);
+      if (r == 1)
+        return 0;
+      if (r < 0 && errno == EINTR)
+        continue;
+      return ab_error_set (err, r < 0 ? errno : EPROTO, "send file descriptor");
+    }
+}
+
+int
+ab_recv_fds (int sock, int *fds, int n, ab_error_t *err)
+{
+  char byte;
+  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int) * 8)];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  struct cmsghdr *c;
+  ssize_t r;
+
+  if (n < 1 || n > 8)
+    return ab_error_setc (err, AB_EC_INTERNAL, EINVAL, "recv_fds: %d fds", n);
+  msg.msg_control = u.buf;
+  msg.msg_controllen = CMSG_SPACE (sizeof (int) * (size_t) n);
+  do
+    r = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
+  while (r < 0 && errno == EINTR);
+  if (r <= 0)
+    return ab_error_set (err, r < 0 ? errno : EPIPE, "receive file descriptor");
+  c = CMSG_FIRSTHDR (&msg);
+  if (c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS
+      || c->cmsg_len != CMSG_LEN (sizeof (int) * (size_t) n))
+    return ab_error_setc (err, AB_EC_SETUP, EPROTO, "receive file descriptor: no descriptor in the message");
+  memcpy (fds, CMSG_DATA (c), sizeof (int) * (size_t) n);
+  return 0;
+}

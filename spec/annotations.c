@@ -1,0 +1,85 @@
+#include "config.h"
+
+#include "runtime/util.h"
+#include "spec/annotations.h"
+
+int
+ab_parse_duration_ms (const char *s, uint64_t *out)
+{
+  char num[32];
+  size_t i = 0;
+  uint64_t v, mul;
+  const char *unit;
+
+  while (s[i] >= '0' && s[i] <= '9' && i < sizeof num - 1)
+    {
+      num[i] = s[i];
+      i++;
+    }
+  num[i] = '\0';
+  unit = s + i;
+  if (i == 0 || ab_parse_u64 (num, &v) < 0)
+    return -1;
+  if (*unit == '\0' || strcmp (unit, "s") == 0)
+    mul = 1000;
+  else if (strcmp (unit, "ms") == 0)
+    mul = 1;
+  else if (strcmp (unit, "m") == 0)
+    mul = 60000;
+  else if (strcmp (unit, "h") == 0)
+    mul = 3600000;
+  else
+    return -1;
+  if (v > UINT64_MAX / mul)
+    return -1;
+  *out = v * mul;
+  return 0;
+}
+
+static int
+validate_timeout (const char *value, ab_error_t *err)
+{
+  uint64_t ms;
+
+  if (ab_parse_duration_ms (value, &ms) < 0 || ms == 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "invalid duration \"%s\" (a positive number with s, ms, m or h; plain numbers are seconds)",
+                          value);
+  return 0;
+}
+
+static const struct ab_annotation_info known[] = {
+  { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of this and "
+                      "--timeout applies",
+    validate_timeout },
+  { NULL, NULL, NULL },
+};
+
+const struct ab_annotation_info *
+ab_annotations_known (void)
+{
+  return known;
+}
+
+int
+ab_annotations_validate (const struct ab_spec *s, ab_error_t *err)
+{
+  size_t i;
+
+  for (i = 0; i < s->annotations.n; i++)
+    {
+      const char *k = s->annotations.v[i].key;
+      const struct ab_annotation_info *a;
+      if (!ab_str_has_prefix (k, AB_ANNOT_PREFIX))
+        continue;
+      for (a = known; a->key; a++)
+        if (strcmp (a->key, k) == 0)
+          break;
+      if (a->key == NULL)
+        return ab_error_setc (err, AB_EC_CONFIG, 0,
+                              "config.json: annotations.%s: unknown agentbox annotation (see `agentbox features`)", k);
+      if (a->validate && a->validate (s->annotations.v[i].value, err) < 0)
+        return ab_error_prefix (err, "config.json: annotations.%s", k);
+    }
+  return 0;
+}

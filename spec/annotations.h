@@ -1,0 +1,32 @@
+/* The annotations agentbox itself reads (all under `dev.agentbox.`): their
+ * documentation for `features` and their validation for `validate` and
+ * `create`. */
+#ifndef AB_SPEC_ANNOTATIONS_H
+#define AB_SPEC_ANNOTATIONS_H
+
+#include <stdint.h>
+
+#include "runtime/error.h"
+#include "spec/model.h"
+
+#define AB_ANNOT_PREFIX "dev.agentbox."
+#define AB_ANNOT_TIMEOUT "dev.agentbox.timeout"
+
+struct ab_annotation_info
+{
+  const char *key;
+  const char *doc; /* one line, for features.json */
+  int (*validate) (const char *value, ab_error_t *err);
+};
+
+/* NULL-terminated. */
+const struct ab_annotation_info *ab_annotations_known (void);
+
+/* Check every dev.agentbox.* annotation of s: unknown keys under our prefix
+   and malformed values are errors naming the annotation. */
+int ab_annotations_validate (const struct ab_spec *s, ab_error_t *err);
+
+/* A duration: "30", "30s", "1500ms", "2m", "1h".  Milliseconds. */
+int ab_parse_duration_ms (const char *s, uint64_t *out);
+
+#endif
