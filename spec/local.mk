@@ -5,4 +5,8 @@ libagentbox_a_SOURCES += \
 	spec/model.h \
 	spec/spec.h \
 	spec/tables.h
+libagentbox_a_SOURCES += \
+	spec/tables.c \
+	spec/parse-internal.h spec/parse.c spec/parse-linux.c \
+	spec/bundle.c
 include spec/defaults.mk
