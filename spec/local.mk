@@ -4,6 +4,9 @@ libagentbox_a_SOURCES += \
 	spec/gen.h spec/gen.c \
 	spec/model.h \
 	spec/spec.h \
-	spec/tables.h \
-	spec/annotations.h spec/annotations.c
+	spec/tables.h
+libagentbox_a_SOURCES += \
+	spec/tables.c \
+	spec/parse-internal.h spec/parse.c spec/parse-linux.c \
+	spec/bundle.c
 include spec/defaults.mk

@@ -1,0 +1,137 @@
+/* Loading a bundle (bundle.md): the directory, its config.json, the root
+ * filesystem it names.  `create` and `validate` both come through here.
+ *
+ * config.json is read once, bounded, and the bytes kept: the state
+ * directory stores exactly what was parsed, so a later `start` or `delete`
+ * never re-reads a file that may have changed in between. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "runtime/util.h"
+#include "spec/spec.h"
+
+void
+ab_bundle_free (struct ab_bundle *b)
+{
+  if (b == NULL)
+    return;
+  free (b->dir);
+  free (b->config);
+  ab_spec_free (b->spec);
+  free (b->rootfs);
+  free (b);
+}
+
+/* The canonical absolute path of the bundle directory. */
+static int
+canonical_dir (const char *dir, char **out, ab_error_t *err)
+{
+  _cleanup_free_ char *real = NULL;
+  struct stat st;
+
+  if (dir == NULL || dir[0] == '\0')
+    return ab_error_setc (err, AB_EC_USAGE, 0, "bundle: empty path");
+  real = realpath (dir, NULL);
+  if (real == NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", dir);
+  if (stat (real, &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", dir);
+  if (!S_ISDIR (st.st_mode))
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "bundle `%s`", dir);
+  *out = ab_steal_ptr (&real);
+  return 0;
+}
+
+/* root.path, relative to the bundle unless absolute (config.md), must be a
+   directory.  Symlinks are resolved here so the state records the real
+   directory; the runtime pins it with an fd before using it. */
+static int
+resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
+{
+  const char *path = b->spec->root.path;
+  _cleanup_free_ char *joined = NULL;
+  struct stat st;
+
+  if (path[0] == '/')
+    joined = xstrdup (path);
+  else
+    joined = xasprintf ("%s/%s", strcmp (b->dir, "/") == 0 ? "" : b->dir, path);
+  b->rootfs = realpath (joined, NULL);
+  if (b->rootfs == NULL || stat (b->rootfs, &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "config.json: root.path: `%s` is not a directory",
+                          joined);
+  if (!S_ISDIR (st.st_mode))
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: root.path: `%s` is not a directory", joined);
+  return 0;
+}
+
+static int
+bundle_build (char *dir, char *config, size_t len, struct ab_bundle **out, ab_error_t *err)
+{
+  struct ab_bundle *b = xzalloc (sizeof *b);
+  _cleanup_ (ab_bundle_freep) struct ab_bundle *guard = b;
+
+  b->dir = dir;
+  b->config = config;
+  b->config_len = len;
+  b->spec = ab_spec_parse (config, len, err);
+  if (b->spec == NULL)
+    return -1;
+  if (ab_spec_validate (b->spec, err) < 0 || resolve_rootfs (b, err) < 0)
+    return -1;
+  *out = ab_steal_ptr (&guard);
+  return 0;
+}
+
+int
+ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab_bundle **out,
+                      ab_error_t *err)
+{
+  _cleanup_free_ char *canon = NULL;
+  char *copy;
+
+  if (canonical_dir (dir, &canon, err) < 0)
+    return -1;
+  if (len > AB_CONFIG_MAX_BYTES)
+    return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "bundle `%s`: config.json: larger than %u bytes", canon,
+                          AB_CONFIG_MAX_BYTES);
+  copy = xmalloc (len + 1);
+  memcpy (copy, config, len);
+  copy[len] = '\0';
+  return bundle_build (ab_steal_ptr (&canon), copy, len, out, err);
+}
+
+int
+ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err)
+{
+  _cleanup_free_ char *canon = NULL, *config = NULL;
+  _cleanup_close_ int dfd = -1, fd = -1;
+  struct stat st;
+  size_t len;
+
+  if (canonical_dir (dir, &canon, err) < 0)
+    return -1;
+  dfd = open (canon, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", canon);
+  /* O_NONBLOCK: a FIFO planted as config.json must not block the open;
+     O_NOCTTY: a terminal must not become our controlling tty.  Neither is
+     read: fstat below accepts only a regular file. */
+  fd = openat (dfd, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`: open config.json", canon);
+  if (fstat (fd, &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`: stat config.json", canon);
+  if (!S_ISREG (st.st_mode))
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "bundle `%s`: config.json is not a regular file", canon);
+  if (st.st_size > (off_t)AB_CONFIG_MAX_BYTES)
+    return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "bundle `%s`: config.json: larger than %u bytes", canon,
+                          AB_CONFIG_MAX_BYTES);
+  /* The file may still grow after fstat: the read itself is bounded. */
+  if (ab_read_fd (fd, AB_CONFIG_MAX_BYTES, &config, &len, err) < 0)
+    return ab_error_prefix (err, "bundle `%s`: config.json", canon);
+  return bundle_build (ab_steal_ptr (&canon), ab_steal_ptr (&config), len, out, err);
+}

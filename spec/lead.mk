@@ -1,0 +1,2 @@
+# spec/ sources maintained with the CLI: agentbox's own annotations.
+libagentbox_a_SOURCES += spec/annotations.h spec/annotations.c

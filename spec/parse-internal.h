@@ -1,0 +1,69 @@
+/* Helpers shared by the two halves of the config.json parser: parse.c (the
+ * document, process, root, mounts, hooks, annotations) and parse-linux.c
+ * (the `linux` object).  Not part of any public interface.
+ *
+ * Every helper follows the accessor convention of spec/json.h: it returns
+ * 1 when the member was present, 0 when it was absent (or null, for an
+ * optional member), -1 after reporting "config.json: <path>: <reason>".
+ * On error the path is left as it was at the failure: the caller aborts. */
+#ifndef AB_SPEC_PARSE_INTERNAL_H
+#define AB_SPEC_PARSE_INTERNAL_H
+
+#include "spec/json.h"
+#include "spec/model.h"
+
+/* Room for one quoted value in a message (see ab_parse_quote). */
+#define AB_QUOTE_SIZE 200
+
+/* `s` as a JSON-style quoted string for an error message, with control
+   characters, C1 controls and bidirectional overrides escaped and long
+   values cut, so that a hostile config.json cannot forge or hide lines on
+   the terminal or in the log that shows the error. */
+const char *ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s);
+/* Push an object key that came from the document (a map key) on the path,
+   quoted when it holds characters that must not reach a terminal. */
+size_t ab_parse_push_user_key (struct ab_jctx *c, const char *key);
+
+/* Enter element i of array a, which must be an object; pushes "[i]". */
+int ab_parse_enter_item (struct ab_jctx *c, struct ab_json *a, size_t i, struct ab_json **out, size_t *mark);
+
+int ab_parse_get_u32 (struct ab_jctx *c, struct ab_json *o, const char *key, int required, uint32_t *out);
+int ab_parse_get_i32 (struct ab_jctx *c, struct ab_json *o, const char *key, int required, int32_t *out);
+int ab_parse_get_opt_i64 (struct ab_jctx *c, struct ab_json *o, const char *key, int64_t min, int64_t max,
+                          ab_opt_i64 *out);
+int ab_parse_get_opt_u64 (struct ab_jctx *c, struct ab_json *o, const char *key, uint64_t max,
+                          ab_opt_u64 *out);
+int ab_parse_get_opt_bool (struct ab_jctx *c, struct ab_json *o, const char *key, ab_opt_bool *out);
+
+/* The value at the current path is a path the runtime resolves: absolute,
+   no "." or ".." component, shorter than PATH_MAX. */
+int ab_parse_check_path (struct ab_jctx *c, const char *path);
+/* Member `key` is an optional string holding such a path. */
+int ab_parse_get_path (struct ab_jctx *c, struct ab_json *o, const char *key, int required, char **out);
+/* Member `key` is an optional array of such paths. */
+int ab_parse_get_paths (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_strv *out);
+/* The value at the current path is a CPU or node list: digits, ',', '-'
+   and spaces, as the schema's "^[0-9, -]*$". */
+int ab_parse_check_cpu_list (struct ab_jctx *c, const char *list);
+
+/* Member `key` is an optional array of names from a table: lookup maps
+   each to a bit (negative when unknown: "unknown <what> \"x\""), ORed
+   into *bits. */
+int ab_parse_flag_names (struct ab_jctx *c, struct ab_json *o, const char *key, const char *what,
+                         int64_t (*lookup) (const char *), uint64_t *bits);
+
+/* An array of LinuxIDMapping (user namespace or idmapped mount). */
+int ab_parse_idmaps (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_idmaps *out);
+
+/* A map of strings (annotations, sysctl, unified) in document order.
+   check_key, when not NULL, vets each non-empty key with the key pushed on
+   the path. */
+int ab_parse_string_map (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_kvlist *out,
+                         int (*check_key) (struct ab_jctx *c, const char *key));
+void ab_kvlist_free (struct ab_kvlist *l);
+
+/* The `linux` object (parse-linux.c). */
+int ab_parse_linux (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s);
+void ab_linux_free (struct ab_linux *l);
+
+#endif
