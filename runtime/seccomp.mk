@@ -1,1 +1,4 @@
-# (no sources yet)
+# runtime/: seccomp (libseccomp) and capabilities (libcap).
+libagentbox_a_SOURCES += \
+	runtime/seccomp.h runtime/seccomp.c \
+	runtime/caps.h runtime/caps.c

@@ -1,0 +1,302 @@
+/* process.capabilities -> the bounding, permitted, inheritable, effective and
+ * ambient sets of the container process, with libcap.
+ *
+ * Nothing is kept implicitly: a set absent from config.json is empty.  The
+ * program inside is hostile, so every capability it does not need is one
+ * kernel attack surface less (CAP_SYS_ADMIN alone is most of the runc CVE
+ * history).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdatomic.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "runtime/caps.h"
+#include "runtime/util.h"
+
+/* Names for messages, as config.json spells them.  Kept here so that this
+   module does not depend on the parser's tables. */
+static const char *const cap_names[] = {
+  "CAP_CHOWN",
+  "CAP_DAC_OVERRIDE",
+  "CAP_DAC_READ_SEARCH",
+  "CAP_FOWNER",
+  "CAP_FSETID",
+  "CAP_KILL",
+  "CAP_SETGID",
+  "CAP_SETUID",
+  "CAP_SETPCAP",
+  "CAP_LINUX_IMMUTABLE",
+  "CAP_NET_BIND_SERVICE",
+  "CAP_NET_BROADCAST",
+  "CAP_NET_ADMIN",
+  "CAP_NET_RAW",
+  "CAP_IPC_LOCK",
+  "CAP_IPC_OWNER",
+  "CAP_SYS_MODULE",
+  "CAP_SYS_RAWIO",
+  "CAP_SYS_CHROOT",
+  "CAP_SYS_PTRACE",
+  "CAP_SYS_PACCT",
+  "CAP_SYS_ADMIN",
+  "CAP_SYS_BOOT",
+  "CAP_SYS_NICE",
+  "CAP_SYS_RESOURCE",
+  "CAP_SYS_TIME",
+  "CAP_SYS_TTY_CONFIG",
+  "CAP_MKNOD",
+  "CAP_LEASE",
+  "CAP_AUDIT_WRITE",
+  "CAP_AUDIT_CONTROL",
+  "CAP_SETFCAP",
+  "CAP_MAC_OVERRIDE",
+  "CAP_MAC_ADMIN",
+  "CAP_SYSLOG",
+  "CAP_WAKE_ALARM",
+  "CAP_BLOCK_SUSPEND",
+  "CAP_AUDIT_READ",
+  "CAP_PERFMON",
+  "CAP_BPF",
+  "CAP_CHECKPOINT_RESTORE",
+};
+
+static const char *
+cap_name (int cap, char *buf, size_t size)
+{
+  if (cap >= 0 && (size_t)cap < AB_ARRAY_SIZE (cap_names))
+    return cap_names[cap];
+  snprintf (buf, size, "capability %d", cap);
+  return buf;
+}
+
+static inline void
+cap_freep (cap_t *c)
+{
+  if (*c != NULL)
+    cap_free (*c);
+}
+#define _cleanup_cap_ _cleanup_ (cap_freep)
+
+static inline uint64_t
+cap_bit (int cap)
+{
+  return UINT64_C (1) << cap;
+}
+
+static uint64_t
+configured (const struct ab_capabilities *c, enum ab_capset set)
+{
+  return c->set[set] ? c->mask[set] : 0;
+}
+
+/* /proc/sys/kernel/cap_last_cap, read with plain syscalls so the child can
+   call this too; when /proc is not there, ask the kernel directly:
+   PR_CAPBSET_READ fails with EINVAL past the last capability it knows. */
+static int
+read_last_cap (void)
+{
+  char buf[16];
+  ssize_t n;
+  int fd, v = 0, cap;
+
+  fd = open ("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd >= 0)
+    {
+      n = read (fd, buf, sizeof buf - 1);
+      close (fd);
+      if (n > 0)
+        {
+          ssize_t i;
+
+          for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+            v = v * 10 + (buf[i] - '0');
+          if (i > 0 && v <= AB_CAP_LAST)
+            return v;
+        }
+    }
+
+  for (cap = AB_CAP_LAST; cap > 0; cap--)
+    if (prctl (PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) >= 0)
+      return cap;
+  return CAP_LAST_CAP < AB_CAP_LAST ? CAP_LAST_CAP : AB_CAP_LAST;
+}
+
+int
+ab_caps_last_cap (void)
+{
+  static atomic_int cached = -1;
+  int v = atomic_load_explicit (&cached, memory_order_relaxed);
+
+  if (v < 0)
+    {
+      int saved = errno;
+
+      v = read_last_cap ();
+      errno = saved;
+      atomic_store_explicit (&cached, v, memory_order_relaxed);
+    }
+  return v;
+}
+
+int
+ab_caps_drop_bounding (const struct ab_capabilities *c, ab_error_t *err)
+{
+  uint64_t keep = configured (c, AB_CAP_BOUNDING);
+  int last = ab_caps_last_cap ();
+  char buf[32];
+  int cap;
+
+  for (cap = 0; cap <= last; cap++)
+    {
+      int r;
+
+      if (keep & cap_bit (cap))
+        continue;
+      /* Skip what is already gone: PR_CAPBSET_DROP wants CAP_SETPCAP even
+         for a no-op, and a nested runtime may not have it. */
+      r = cap_get_bound ((cap_value_t)cap);
+      if (r == 0)
+        continue;
+      if (r < 0)
+        return ab_error_set (err, errno, "prctl(PR_CAPBSET_READ, %s)", cap_name (cap, buf, sizeof buf));
+      /* The bounding set is what an execve can ever grant (file capabilities,
+         setuid root): a capability left in it could come back later. */
+      if (cap_drop_bound ((cap_value_t)cap) < 0)
+        return ab_error_set (err, errno, "drop %s from the bounding set: prctl(PR_CAPBSET_DROP)",
+                             cap_name (cap, buf, sizeof buf));
+    }
+  return 0;
+}
+
+/* capset failed with EPERM: find the capability to blame, so the message says
+   what to change in config.json. */
+static int
+explain_capset_failure (const uint64_t want[AB_CAP__SETS], int last, int errnum, ab_error_t *err)
+{
+  _cleanup_cap_ cap_t cur = cap_get_proc ();
+  char buf[32];
+  int cap;
+
+  for (cap = 0; cap <= last; cap++)
+    {
+      uint64_t bit = cap_bit (cap);
+      cap_flag_value_t prm = CAP_CLEAR, inh = CAP_CLEAR;
+
+      if ((want[AB_CAP_EFFECTIVE] & bit) && !(want[AB_CAP_PERMITTED] & bit))
+        return ab_error_setc (err, AB_EC_CONFIG, errnum,
+                              "process.capabilities.effective: %s is not in the permitted set: capset",
+                              cap_name (cap, buf, sizeof buf));
+      if (cur != NULL)
+        {
+          cap_get_flag (cur, (cap_value_t)cap, CAP_PERMITTED, &prm);
+          cap_get_flag (cur, (cap_value_t)cap, CAP_INHERITABLE, &inh);
+        }
+      if ((want[AB_CAP_PERMITTED] & bit) && prm != CAP_SET)
+        return ab_error_set (
+            err, errnum,
+            "process.capabilities.permitted: %s cannot be granted, the runtime does not hold it: "
+            "capset",
+            cap_name (cap, buf, sizeof buf));
+      if ((want[AB_CAP_INHERITABLE] & bit) && prm != CAP_SET && inh != CAP_SET)
+        return ab_error_set (
+            err, errnum,
+            "process.capabilities.inheritable: %s cannot be granted, the runtime does not hold "
+            "it: capset",
+            cap_name (cap, buf, sizeof buf));
+      if ((want[AB_CAP_INHERITABLE] & bit) && inh != CAP_SET && cap_get_bound ((cap_value_t)cap) == 0)
+        return ab_error_set (err, errnum,
+                             "process.capabilities.inheritable: %s is not in the bounding set: capset",
+                             cap_name (cap, buf, sizeof buf));
+    }
+  return ab_error_set (err, errnum, "capset of the permitted, inheritable and effective sets");
+}
+
+static int
+set_ambient (const uint64_t want[AB_CAP__SETS], int last, ab_error_t *err)
+{
+  uint64_t ambient = want[AB_CAP_AMBIENT];
+  char buf[32];
+  int cap;
+
+  /* Start from nothing: an ambient capability inherited from the runtime
+     must not survive into the container. */
+  if (cap_reset_ambient () < 0)
+    {
+      /* Kernels before 4.3 have no ambient set: nothing to clear. */
+      if (errno == EINVAL && ambient == 0)
+        return 0;
+      return ab_error_set (err, errno, "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)");
+    }
+
+  for (cap = 0; cap <= last; cap++)
+    {
+      if (!(ambient & cap_bit (cap)))
+        continue;
+      if (!(want[AB_CAP_PERMITTED] & cap_bit (cap)) || !(want[AB_CAP_INHERITABLE] & cap_bit (cap)))
+        return ab_error_setc (
+            err, AB_EC_CONFIG, EPERM,
+            "process.capabilities.ambient: %s must also be in the permitted and inheritable "
+            "sets: prctl(PR_CAP_AMBIENT_RAISE)",
+            cap_name (cap, buf, sizeof buf));
+      if (cap_set_ambient ((cap_value_t)cap, CAP_SET) < 0)
+        return ab_error_set (err, errno,
+                             "process.capabilities.ambient: raise %s: prctl(PR_CAP_AMBIENT_RAISE)",
+                             cap_name (cap, buf, sizeof buf));
+    }
+  return 0;
+}
+
+int
+ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err)
+{
+  static const cap_flag_t flags[] = { CAP_PERMITTED, CAP_INHERITABLE, CAP_EFFECTIVE };
+  static const enum ab_capset sets[] = { AB_CAP_PERMITTED, AB_CAP_INHERITABLE, AB_CAP_EFFECTIVE };
+  _cleanup_cap_ cap_t caps = NULL;
+  uint64_t want[AB_CAP__SETS];
+  int last = ab_caps_last_cap ();
+  uint64_t known;
+  char buf[32];
+  size_t i;
+  int cap;
+
+  /* Capabilities past the kernel's last one were warned about by the parser
+     (unknown names) or cannot exist here: skip them silently. */
+  known = last >= 63 ? UINT64_MAX : (cap_bit (last + 1) - 1);
+  for (i = 0; i < AB_CAP__SETS; i++)
+    want[i] = configured (c, (enum ab_capset)i) & known;
+
+  caps = cap_init (); /* all three sets clear */
+  if (caps == NULL)
+    return ab_error_set (err, errno, "cap_init");
+  for (i = 0; i < AB_ARRAY_SIZE (sets); i++)
+    for (cap = 0; cap <= last; cap++)
+      {
+        cap_value_t v = (cap_value_t)cap;
+
+        if ((want[sets[i]] & cap_bit (cap)) && cap_set_flag (caps, flags[i], 1, &v, CAP_SET) < 0)
+          return ab_error_set (err, errno, "cap_set_flag %s", cap_name (cap, buf, sizeof buf));
+      }
+
+  /* One capset(2) for the three sets: permitted can only shrink, and effective
+     and inheritable are checked against the new permitted set. */
+  if (cap_set_proc (caps) < 0)
+    {
+      if (errno == EPERM)
+        return explain_capset_failure (want, last, errno, err);
+      return ab_error_set (err, errno, "capset of the permitted, inheritable and effective sets");
+    }
+
+  if (set_ambient (want, last, err) < 0)
+    return -1;
+
+  /* KEEPCAPS was only needed across the uid change; a later setuid in the
+     container must drop the capabilities as it normally would. */
+  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_KEEPCAPS, 0)");
+  return 0;
+}
