@@ -117,6 +117,10 @@ void ab_cg_v2_needed (struct ab_cgroup *cg, const struct ab_resources *r, struct
 /* Write every limit of r; `update` enables checkBeforeUpdate. */
 int ab_cg_apply (struct ab_cgroup *cg, const struct ab_resources *r, bool update, ab_error_t *err);
 
+/* cpu.shares -> cpu.weight and blkio weight -> io.weight, as runc and crun. */
+uint64_t ab_cg_shares_to_weight (uint64_t shares);
+uint64_t ab_cg_blkio_to_io_weight (uint64_t weight);
+
 /* ---- devices (cgroup-devices.c) ------------------------------------------- */
 
 /* Bits of an access mask. */

@@ -95,6 +95,32 @@ refuse (struct res *r, const char *what, const char *why)
 
 /* ---- memory ---------------------------------------------------------------- */
 
+/* The JSON path of the first memory member that needs the controller. */
+static const char *
+memory_first (const struct ab_memory *m)
+{
+  return m->limit.set         ? JR "memory.limit"
+         : m->reservation.set ? JR "memory.reservation"
+         : m->swap.set        ? JR "memory.swap"
+         : m->swappiness.set  ? JR "memory.swappiness"
+         : m->disable_oom_killer.set ? JR "memory.disableOOMKiller"
+         : m->use_hierarchy.set      ? JR "memory.useHierarchy"
+                                     : NULL;
+}
+
+static const char *
+cpu_first (const struct ab_cpu *c)
+{
+  return c->shares.set             ? JR "cpu.shares"
+         : c->quota.set            ? JR "cpu.quota"
+         : c->period.set           ? JR "cpu.period"
+         : c->burst.set            ? JR "cpu.burst"
+         : c->realtime_runtime.set ? JR "cpu.realtimeRuntime"
+         : c->realtime_period.set  ? JR "cpu.realtimePeriod"
+         : c->idle.set             ? JR "cpu.idle"
+                                   : NULL;
+}
+
 static int
 memory_checks (struct res *r, const struct ab_memory *m)
 {
@@ -229,10 +255,9 @@ apply_memory (struct res *r, const struct ab_memory *m)
 
   if (memory_checks (r, m) < 0)
     return -1;
-  if (!m->limit.set && !m->reservation.set && !m->swap.set && !m->swappiness.set && !m->disable_oom_killer.set
-      && !m->use_hierarchy.set)
+  if (memory_first (m) == NULL)
     return 0;
-  if (find (r, "memory", "memory", JR "memory", "memory.limit_in_bytes", "memory.max", &t) < 0)
+  if (find (r, "memory", "memory", memory_first (m), "memory.limit_in_bytes", "memory.max", &t) < 0)
     return -1;
   if (memory_check_usage (r, &t, m) < 0)
     return -1;
@@ -242,8 +267,8 @@ apply_memory (struct res *r, const struct ab_memory *m)
 /* ---- cpu ---------------------------------------------------------------------- */
 
 /* cpu.shares (2..262144) to cpu.weight (1..10000), as runc and crun do. */
-static uint64_t
-shares_to_weight (uint64_t shares)
+uint64_t
+ab_cg_shares_to_weight (uint64_t shares)
 {
   if (shares < 2)
     shares = 2;
@@ -329,14 +354,13 @@ apply_cpu (struct res *r, const struct ab_cpu *c)
     return refuse (r, JR "cpu.burst", "must not be larger than cpu.quota");
   if (c->idle.set && c->idle.v != 0 && c->idle.v != 1)
     return refuse (r, JR "cpu.idle", "must be 0 or 1");
-  if (c->shares.set || c->quota.set || c->period.set || c->burst.set || c->realtime_runtime.set
-      || c->realtime_period.set || c->idle.set)
+  if (cpu_first (c) != NULL)
     {
-      if (find (r, "cpu", "cpu", JR "cpu", "cpu.shares", "cpu.weight", &t) < 0)
+      if (find (r, "cpu", "cpu", cpu_first (c), "cpu.shares", "cpu.weight", &t) < 0)
         return -1;
       if (c->shares.set)
         {
-          if (t.v2 ? wr (r, &t, "cpu.weight", JR "cpu.shares", "%" PRIu64, shares_to_weight (c->shares.v))
+          if (t.v2 ? wr (r, &t, "cpu.weight", JR "cpu.shares", "%" PRIu64, ab_cg_shares_to_weight (c->shares.v))
                    : wr (r, &t, "cpu.shares", JR "cpu.shares", "%" PRIu64, c->shares.v))
             return -1;
         }
@@ -347,7 +371,8 @@ apply_cpu (struct res *r, const struct ab_cpu *c)
     }
   if (c->cpus || c->mems)
     {
-      if (find (r, "cpuset", "cpuset", JR "cpu.cpus", "cpuset.cpus", "cpuset.cpus", &t) < 0)
+      if (find (r, "cpuset", "cpuset", c->cpus ? JR "cpu.cpus" : JR "cpu.mems", "cpuset.cpus", "cpuset.cpus", &t)
+          < 0)
         return -1;
       if (c->cpus && wr (r, &t, "cpuset.cpus", JR "cpu.cpus", "%s", c->cpus) < 0)
         return -1;
@@ -377,8 +402,8 @@ apply_pids (struct res *r, const ab_opt_i64 *limit)
 /* ---- block io -------------------------------------------------------------------- */
 
 /* blkio weight (10..1000) to io.weight (1..10000), as runc does. */
-static uint64_t
-blkio_to_io_weight (uint64_t w)
+uint64_t
+ab_cg_blkio_to_io_weight (uint64_t w)
 {
   if (w < 10)
     return 1;
@@ -399,8 +424,10 @@ blkio_weight (struct res *r, struct target *t, const char *what, const char *dev
     }
   if (ab_cg_has_file (t->h, "io.bfq.weight"))
     return wr (r, t, "io.bfq.weight", what, "%s%s%" PRIu64, dev[0] ? dev : "default", " ", w);
-  return wr (r, t, "io.weight", what, "%s %" PRIu64, dev[0] ? dev : "default", blkio_to_io_weight (w));
+  return wr (r, t, "io.weight", what, "%s %" PRIu64, dev[0] ? dev : "default", ab_cg_blkio_to_io_weight (w));
 }
+
+static const char *blkio_first (const struct ab_blkio *b);
 
 static int
 apply_blkio (struct res *r, const struct ab_blkio *b)
@@ -417,7 +444,7 @@ apply_blkio (struct res *r, const struct ab_blkio *b)
   struct target t;
   size_t i, k;
 
-  if (find (r, "blkio", "io", JR "blockIO", "blkio.weight", "io.weight", &t) < 0)
+  if (find (r, "blkio", "io", blkio_first (b), "blkio.weight", "io.weight", &t) < 0)
     return -1;
   if (b->weight.set && blkio_weight (r, &t, JR "blockIO.weight", "", b->weight.v) < 0)
     return -1;
@@ -468,6 +495,26 @@ apply_blkio (struct res *r, const struct ab_blkio *b)
           return -1;
       }
   return 0;
+}
+
+static const char *
+blkio_first (const struct ab_blkio *b)
+{
+  static const char *const names[AB_THROTTLE__KINDS]
+      = { JR "blockIO.throttleReadBpsDevice", JR "blockIO.throttleWriteBpsDevice", JR "blockIO.throttleReadIOPSDevice",
+          JR "blockIO.throttleWriteIOPSDevice" };
+  size_t k;
+
+  if (b->weight.set)
+    return JR "blockIO.weight";
+  if (b->leaf_weight.set)
+    return JR "blockIO.leafWeight";
+  if (b->n_weight_device)
+    return JR "blockIO.weightDevice";
+  for (k = 0; k < AB_THROTTLE__KINDS; k++)
+    if (b->n_throttle[k])
+      return names[k];
+  return JR "blockIO";
 }
 
 static bool
@@ -667,17 +714,18 @@ ab_cg_v2_needed (struct ab_cgroup *cg, const struct ab_resources *r, struct ab_s
   const struct ab_cpu *c = &r->cpu;
   size_t i;
 
-  if (r->memory_set
-      && (m->limit.set || m->reservation.set || m->swap.set || m->swappiness.set || m->disable_oom_killer.set))
-    need (cg, "memory", "memory", JR "memory", ctrls, why);
+  /* realtime* and v2-refused memory members are left to apply, which
+     explains why they cannot be honoured. */
+  if (r->memory_set && (m->limit.set || m->reservation.set || m->swap.set))
+    need (cg, "memory", "memory", memory_first (m), ctrls, why);
   if (r->cpu_set && (c->shares.set || c->quota.set || c->period.set || c->burst.set || c->idle.set))
-    need (cg, "cpu", "cpu", JR "cpu", ctrls, why);
+    need (cg, "cpu", "cpu", cpu_first (c), ctrls, why);
   if (r->cpu_set && (c->cpus || c->mems))
-    need (cg, "cpuset", "cpuset", JR "cpu.cpus", ctrls, why);
+    need (cg, "cpuset", "cpuset", c->cpus ? JR "cpu.cpus" : JR "cpu.mems", ctrls, why);
   if (r->pids_set && r->pids_limit.set)
     need (cg, "pids", "pids", JR "pids.limit", ctrls, why);
   if (r->blkio_set && blkio_any (&r->blkio))
-    need (cg, "blkio", "io", JR "blockIO", ctrls, why);
+    need (cg, "blkio", "io", blkio_first (&r->blkio), ctrls, why);
   if (r->n_hugepages)
     need (cg, "hugetlb", "hugetlb", JR "hugepageLimits", ctrls, why);
   if (r->n_rdma)
