@@ -1,1 +1,7 @@
-# (no sources yet)
+# The cgroupfs driver (v2, v1, hybrid).
+libagentbox_a_SOURCES += \
+	runtime/cgroup.h runtime/cgroup-internal.h \
+	runtime/cgroup.c \
+	runtime/cgroup-res.c \
+	runtime/cgroup-devices.c \
+	runtime/cgroup-proc.c

@@ -1,1 +1,8 @@
-# (no sources yet)
+# The cgroup driver's tests.  test-cgroup needs nothing; test-cgroup-live
+# needs root and makes cgroups below the caller's own; the .sh tests run it
+# again inside a cgroup + mount namespace with /sys/fs/cgroup remounted
+# (absolute paths, pure v2 layout, pure v1 layout).
+check_PROGRAMS += tests/unit/test-cgroup
+tests_unit_test_cgroup_SOURCES = tests/unit/test-cgroup.c
+tests_unit_test_cgroup_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-cgroup
