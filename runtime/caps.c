@@ -237,12 +237,12 @@ set_ambient (const uint64_t want[AB_CAP__SETS], int last, ab_error_t *err)
     {
       if (!(ambient & cap_bit (cap)))
         continue;
+      /* The kernel raises an ambient capability only if it is permitted and
+         inheritable.  config.md: a capability that cannot be granted is a
+         warning, not a failure (runc's default config asks for exactly
+         this); the parent warned before clone (ab_caps_warnings). */
       if (!(want[AB_CAP_PERMITTED] & cap_bit (cap)) || !(want[AB_CAP_INHERITABLE] & cap_bit (cap)))
-        return ab_error_setc (
-            err, AB_EC_CONFIG, EPERM,
-            "process.capabilities.ambient: %s must also be in the permitted and inheritable "
-            "sets: prctl(PR_CAP_AMBIENT_RAISE)",
-            cap_name (cap, buf, sizeof buf));
+        continue;
       if (cap_set_ambient ((cap_value_t)cap, CAP_SET) < 0)
         return ab_error_set (err, errno,
                              "process.capabilities.ambient: raise %s: prctl(PR_CAP_AMBIENT_RAISE)",

@@ -129,8 +129,11 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
         return -1;
       return c->sync_fd;
     }
-  /* Detached: the creator exits now; we must outlive it. */
+  /* Detached: the creator exits now and we must outlive it.  It waits for
+     this answer, sent only once the parent-death signal is off. */
   prctl (PR_SET_PDEATHSIG, 0);
+  if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0)
+    return -1;
   close (c->sync_fd);
   c->sync_fd = -1;
   for (;;)
@@ -153,6 +156,44 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
 }
 
 static int
+cmp_int (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* Close every inherited fd above the preserved ones except those the setup
+   needs.  The parent's fds are close-on-exec anyway, but we do not keep the
+   state directory (and its lock), the cgroup directories or anything else
+   of the host while hooks run and until exec. */
+static void
+close_inherited_fds (struct ab_child_ctx *c)
+{
+  int keep[16], n = 0, first = 3 + c->preserve_fds, i;
+
+  keep[n++] = c->sync_fd;
+  if (c->start_listen_fd >= 0)
+    keep[n++] = c->start_listen_fd;
+  if (c->console_fd >= 0)
+    keep[n++] = c->console_fd;
+  for (i = 0; i < 3; i++)
+    if (c->stdio[i] >= first)
+      keep[n++] = c->stdio[i];
+  if (c->idmap_fds)
+    for (i = 0; i < (int) c->bundle->spec->n_mounts && n < (int) AB_ARRAY_SIZE (keep); i++)
+      if (c->idmap_fds[i] >= first)
+        keep[n++] = c->idmap_fds[i];
+  qsort (keep, (size_t) n, sizeof *keep, cmp_int);
+  for (i = 0; i < n; i++)
+    {
+      if (keep[i] > first)
+        syscall (SYS_close_range, (unsigned) first, (unsigned) keep[i] - 1, 0);
+      if (keep[i] + 1 > first)
+        first = keep[i] + 1;
+    }
+  syscall (SYS_close_range, (unsigned) first, ~0U, 0);
+}
+
+static int
 child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
 {
   const struct ab_spec *s = c->bundle->spec;
@@ -169,6 +210,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   int i, starter;
 
   ab_set_step ("init");
+  close_inherited_fds (c);
   for (i = 0; i < 3; i++)
     if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)
       return ab_error_set (err, errno, "stdio: dup2 fd %d", c->stdio[i]);
@@ -286,9 +328,11 @@ ab_child_main (struct ab_child_ctx *c)
   int code = AB_CHILD_EXIT_SETUP;
 
   /* Die with the creator until it has recorded us (detached) or for good
-     (foreground).  The creator may already be gone: then stop here. */
+     (foreground).  If it died before the prctl, our first read of the setup
+     socket sees EOF and we stop there (getppid is 0 in a new pid namespace,
+     so it cannot tell). */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid () != c->parent_pid)
+  if (!(c->plan->clone_flags & CLONE_NEWPID) && getppid () != c->parent_pid)
     _exit (AB_CHILD_EXIT_SETUP);
   child_setup (c, &report, &err);
   if (err.cls == AB_EC_EXEC)

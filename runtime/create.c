@@ -41,6 +41,7 @@
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "spec/gen.h"
+#include "spec/tables.h"
 
 void
 ab_create_opts_init (struct ab_create_opts *o)
@@ -78,6 +79,23 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
   if (!s->process->terminal && o->console_socket != NULL)
     return ab_error_setc (err, AB_EC_USAGE, 0, "--console-socket given but process.terminal is false");
   return 0;
+}
+
+/* config.md: capabilities that cannot be granted are warnings. */
+static void
+warn_unsupported (const struct ab_spec *s)
+{
+  const struct ab_capabilities *caps = &s->process->caps;
+  uint64_t lost = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
+  size_t i;
+
+  for (i = 0; i < s->warnings.n; i++)
+    ab_warn ("%s", s->warnings.v[i]);
+  for (i = 0; i <= AB_CAP_LAST; i++)
+    if (lost & (1ull << i))
+      ab_log (AB_LOG_INFO, "process.capabilities.ambient: %s is not both permitted and inheritable; the kernel cannot raise "
+               "it",
+               ab_cap_name ((int) i) ? ab_cap_name ((int) i) : "?");
 }
 
 char *
@@ -244,6 +262,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   l = s->linux_;
   if (check_supported (o, s, err) < 0)
     return -1;
+  warn_unsupported (s);
   rootless = host_is_rootless (o->rootless);
 
   c->rootfd = ab_state_root_open (o->root, true, err);
@@ -371,6 +390,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (ab_state_write (c->dirfd, c->state, err) < 0)
     goto fail;
   if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0)
+    goto fail;
+  /* Detached: the child answers once it no longer dies with us. */
+  if (!o->foreground && ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
     goto fail;
 
   if (listen_fd >= 0)

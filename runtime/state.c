@@ -414,11 +414,14 @@ ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *le
   ab_gen_kv_str (g, "rootfs", s->rootfs ? s->rootfs : "");
   ab_gen_kv_str (g, "created", ts);
   ab_gen_kv_str (g, "owner", "");
-  ab_gen_key (g, "annotations");
-  ab_gen_obj_open (g);
-  for (i = 0; i < s->annotations.n; i++)
-    ab_gen_kv_str (g, s->annotations.v[i].key, s->annotations.v[i].value);
-  ab_gen_obj_close (g);
+  if (s->annotations.n)
+    {
+      ab_gen_key (g, "annotations");
+      ab_gen_obj_open (g);
+      for (i = 0; i < s->annotations.n; i++)
+        ab_gen_kv_str (g, s->annotations.v[i].key, s->annotations.v[i].value);
+      ab_gen_obj_close (g);
+    }
   ab_gen_obj_close (g);
   return ab_gen_steal (g, true, len);
 }
