@@ -15,7 +15,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdatomic.h>
@@ -30,6 +29,8 @@
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
+
+static const char notify_unsupported[] = "seccomp notification is not supported yet";
 
 /* The kernel's limit on one program (BPF_MAXINSNS). */
 #define AB_SECCOMP_MAX_INSNS 4096
@@ -199,8 +200,8 @@ map_action (int action, bool errno_set, uint32_t errno_ret, const char *path, co
       return 0;
     case AB_SCMP_ACT_NOTIFY:
     default:
-      return ab_error_setc (err, AB_EC_CONFIG, 0,
-                            "%s.%s: SCMP_ACT_NOTIFY: seccomp notification is not supported yet", path, what);
+      return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: SCMP_ACT_NOTIFY: %s", path, what,
+                            notify_unsupported);
     }
 }
 
@@ -258,9 +259,8 @@ map_flags (unsigned flags, unsigned *out, ab_error_t *err)
         /* The kernel only takes it together with NEW_LISTENER (EINVAL
            otherwise), and NEW_LISTENER is what SCMP_ACT_NOTIFY needs. */
         return ab_error_setc (err, AB_EC_CONFIG, 0,
-                              "linux.seccomp.flags: %s needs a seccomp notification listener, and seccomp "
-                              "notification is not supported yet",
-                              flag_table[i].name);
+                              "linux.seccomp.flags: %s needs a seccomp notification listener, and %s",
+                              flag_table[i].name, notify_unsupported);
       if (!ab_seccomp_flag_supported (flag_table[i].ab))
         return ab_error_setc (err, AB_EC_CONFIG, 0,
                               "linux.seccomp.flags: %s is not supported by the running kernel",
@@ -449,15 +449,11 @@ ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_
   memset (out, 0, sizeof *out);
 
   if (s->listener_path != NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "linux.seccomp.listenerPath: seccomp notification is not supported yet");
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "linux.seccomp.listenerPath: %s", notify_unsupported);
   for (i = 0; i < s->n_syscalls; i++)
     if (s->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
-      return ab_error_setc (
-          err, AB_EC_CONFIG, 0,
-          "linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY: seccomp notification is not "
-          "supported yet",
-          i);
+      return ab_error_setc (err, AB_EC_CONFIG, 0, "linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY: %s",
+                            i, notify_unsupported);
 
   if (map_action (s->default_action, s->default_errno_ret_set, s->default_errno_ret, "linux.seccomp",
                   "defaultAction", "defaultErrnoRet", &default_action, err)
