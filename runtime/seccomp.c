@@ -15,7 +15,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdatomic.h>
@@ -30,6 +29,8 @@
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
+
+static const char notify_unsupported[] = "seccomp notification is not supported yet";
 
 /* The kernel's limit on one program (BPF_MAXINSNS). */
 #define AB_SECCOMP_MAX_INSNS 4096
@@ -199,8 +200,8 @@ map_action (int action, bool errno_set, uint32_t errno_ret, const char *path, co
       return 0;
     case AB_SCMP_ACT_NOTIFY:
     default:
-      return ab_error_setc (err, AB_EC_CONFIG, 0,
-                            "%s.%s: SCMP_ACT_NOTIFY: seccomp notification is not supported yet", path, what);
+      return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: SCMP_ACT_NOTIFY: %s", path, what,
+                            notify_unsupported);
     }
 }
 
@@ -258,9 +259,8 @@ map_flags (unsigned flags, unsigned *out, ab_error_t *err)
         /* The kernel only takes it together with NEW_LISTENER (EINVAL
            otherwise), and NEW_LISTENER is what SCMP_ACT_NOTIFY needs. */
         return ab_error_setc (err, AB_EC_CONFIG, 0,
-                              "linux.seccomp.flags: %s needs a seccomp notification listener, and seccomp "
-                              "notification is not supported yet",
-                              flag_table[i].name);
+                              "linux.seccomp.flags: %s needs a seccomp notification listener, and %s",
+                              flag_table[i].name, notify_unsupported);
       if (!ab_seccomp_flag_supported (flag_table[i].ab))
         return ab_error_setc (err, AB_EC_CONFIG, 0,
                               "linux.seccomp.flags: %s is not supported by the running kernel",
@@ -273,65 +273,67 @@ map_flags (unsigned flags, unsigned *out, ab_error_t *err)
   return 0;
 }
 
+/* The conditions of one syscalls[] entry, checked once for all its names
+   (and also when the entry is skipped).  *same_index tells whether two
+   conditions test the same argument. */
 static int
-make_condition (const struct ab_seccomp_arg *a, const char *path, size_t k, struct scmp_arg_cmp *c,
-                ab_error_t *err)
+make_conditions (const struct ab_seccomp_rule *rule, const char *path, struct scmp_arg_cmp **out,
+                 bool *same_index, ab_error_t *err)
 {
-  /* seccomp_data carries six arguments. */
-  if (a->index > 5)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.args[%zu].index: %u is out of range (0..5)", path, k,
-                          a->index);
-  if (a->op < 0 || a->op >= AB_SCMP_CMP__COUNT)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.args[%zu].op: invalid operator %d", path, k, a->op);
+  _cleanup_free_ struct scmp_arg_cmp *c = NULL;
+  unsigned count[6] = { 0 };
+  size_t k;
 
-  /* MASKED_EQ: (arg & value) == valueTwo, the order runc and libseccomp use
-     (datum_a is the mask).  For the other operators valueTwo is unused. */
-  c->arg = a->index;
-  c->op = op_tokens[a->op];
-  c->datum_a = a->value;
-  c->datum_b = a->value_two;
+  *out = NULL;
+  *same_index = false;
+  if (rule->n_args == 0)
+    return 0;
+
+  c = xcalloc (rule->n_args, sizeof *c);
+  for (k = 0; k < rule->n_args; k++)
+    {
+      const struct ab_seccomp_arg *a = &rule->args[k];
+
+      /* seccomp_data carries six arguments. */
+      if (a->index >= AB_ARRAY_SIZE (count))
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.args[%zu].index: %u is out of range (0..5)", path, k,
+                              a->index);
+      if (a->op < 0 || a->op >= AB_SCMP_CMP__COUNT)
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.args[%zu].op: invalid operator %d", path, k, a->op);
+
+      /* MASKED_EQ: (arg & value) == valueTwo, the order runc and libseccomp
+         use (datum_a is the mask).  The other operators ignore valueTwo. */
+      c[k].arg = a->index;
+      c[k].op = op_tokens[a->op];
+      c[k].datum_a = a->value;
+      c[k].datum_b = a->value_two;
+      if (++count[a->index] > 1)
+        *same_index = true;
+    }
+  *out = ab_steal_ptr (&c);
   return 0;
 }
 
 static int
-add_rule (scmp_filter_ctx ctx, uint32_t action, int nr, const char *name, const struct ab_seccomp_rule *rule,
-          const char *path, ab_error_t *err)
+add_rule (scmp_filter_ctx ctx, uint32_t action, int nr, const char *name, const struct scmp_arg_cmp *c,
+          size_t n, bool same_index, const char *path, ab_error_t *err)
 {
-  _cleanup_free_ struct scmp_arg_cmp *c = NULL;
-  unsigned count[6] = { 0 };
-  bool same_index = false;
   size_t k;
   int r;
 
-  if (rule->n_args == 0)
+  if (!same_index)
     {
-      r = seccomp_rule_add (ctx, action, nr, 0);
+      /* No condition, or conditions on distinct arguments: one rule, all
+         conditions must hold (AND). */
+      r = seccomp_rule_add_array (ctx, action, nr, (unsigned)n, c);
       if (r < 0)
         return ab_error_setc (err, AB_EC_CONFIG, -r, "%s: seccomp_rule_add `%s`", path, name);
       return 0;
     }
 
-  c = xcalloc (rule->n_args, sizeof *c);
-  for (k = 0; k < rule->n_args; k++)
-    {
-      if (make_condition (&rule->args[k], path, k, &c[k], err) < 0)
-        return -1;
-      if (++count[c[k].arg] > 1)
-        same_index = true;
-    }
-
-  if (!same_index)
-    {
-      /* Distinct indexes: one rule, all conditions must hold (AND). */
-      r = seccomp_rule_add_array (ctx, action, nr, rule->n_args, c);
-      if (r < 0)
-        return ab_error_setc (err, AB_EC_CONFIG, -r, "%s.args: seccomp_rule_add `%s`", path, name);
-      return 0;
-    }
-
   /* Two conditions on the same argument cannot both be part of one libseccomp
      rule, so, as runc does, each condition becomes a rule of its own (OR). */
-  for (k = 0; k < rule->n_args; k++)
+  for (k = 0; k < n; k++)
     {
       r = seccomp_rule_add_array (ctx, action, nr, 1, &c[k]);
       if (r < 0)
@@ -349,13 +351,19 @@ add_syscalls (scmp_filter_ctx ctx, const struct ab_seccomp *s, uint32_t default_
   for (i = 0; i < s->n_syscalls; i++)
     {
       const struct ab_seccomp_rule *rule = &s->syscalls[i];
+      _cleanup_free_ struct scmp_arg_cmp *conds = NULL;
+      bool same_index;
       char path[64];
       uint32_t action;
 
       snprintf (path, sizeof path, "linux.seccomp.syscalls[%zu]", i);
+      if (rule->names.n == 0)
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.names: must contain at least one syscall name", path);
       if (map_action (rule->action, rule->errno_ret_set, rule->errno_ret, path, "action", "errnoRet", &action,
                       err)
           < 0)
+        return -1;
+      if (make_conditions (rule, path, &conds, &same_index, err) < 0)
         return -1;
 
       /* libseccomp refuses a rule that repeats the default action; it is a
@@ -377,7 +385,7 @@ add_syscalls (scmp_filter_ctx ctx, const struct ab_seccomp *s, uint32_t default_
                 ab_strv_push (skipped, name);
               continue;
             }
-          if (add_rule (ctx, action, nr, name, rule, path, err) < 0)
+          if (add_rule (ctx, action, nr, name, conds, rule->n_args, same_index, path, err) < 0)
             return -1;
         }
     }
@@ -441,15 +449,11 @@ ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_
   memset (out, 0, sizeof *out);
 
   if (s->listener_path != NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "linux.seccomp.listenerPath: seccomp notification is not supported yet");
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "linux.seccomp.listenerPath: %s", notify_unsupported);
   for (i = 0; i < s->n_syscalls; i++)
     if (s->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
-      return ab_error_setc (
-          err, AB_EC_CONFIG, 0,
-          "linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY: seccomp notification is not "
-          "supported yet",
-          i);
+      return ab_error_setc (err, AB_EC_CONFIG, 0, "linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY: %s",
+                            i, notify_unsupported);
 
   if (map_action (s->default_action, s->default_errno_ret_set, s->default_errno_ret, "linux.seccomp",
                   "defaultAction", "defaultErrnoRet", &default_action, err)
