@@ -648,13 +648,14 @@ static const char *const unified_forbidden[] = {
 };
 
 /* "memory.high" -> "memory"; NULL when the key is not an interface file
-   name ([a-z0-9_.], a controller prefix, no '/'). */
+   name ([A-Za-z0-9_.], a controller prefix; no '/', so it stays in the
+   container's directory). */
 static char *
 unified_controller (const char *key)
 {
   const char *dot = strchr (key, '.');
 
-  if (dot == NULL || dot == key || dot[1] == '\0' || strspn (key, "abcdefghijklmnopqrstuvwxyz0123456789_.") != strlen (key))
+  if (dot == NULL || dot == key || dot[1] == '\0' || strspn (key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen (key))
     return NULL;
   return xstrndup (key, (size_t) (dot - key));
 }
