@@ -354,6 +354,11 @@ apply_cpu (struct res *r, const struct ab_cpu *c)
     return refuse (r, JR "cpu.burst", "must not be larger than cpu.quota");
   if (c->idle.set && c->idle.v != 0 && c->idle.v != 1)
     return refuse (r, JR "cpu.idle", "must be 0 or 1");
+  /* Realtime bandwidth is a v1 feature: say so rather than blame a missing
+     v2 cpu controller. */
+  if ((c->realtime_runtime.set || c->realtime_period.set) && ab_cg_v1 (r->cg, "cpu") == NULL && r->cg->v2)
+    return refuse (r, c->realtime_runtime.set ? JR "cpu.realtimeRuntime" : JR "cpu.realtimePeriod",
+                   "cgroup v2 has no realtime bandwidth control");
   if (cpu_first (c) != NULL)
     {
       if (find (r, "cpu", "cpu", cpu_first (c), "cpu.shares", "cpu.weight", &t) < 0)

@@ -18,3 +18,6 @@ tests_unit_test_cgroup_res_SOURCES = tests/unit/test-cgroup-res.c \
 	tests/unit/test-cgroup-util.c tests/unit/test-cgroup-util.h
 tests_unit_test_cgroup_res_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-cgroup-res
+
+TESTS += tests/unit/cgroup-ns.sh
+EXTRA_DIST += tests/unit/cgroup-ns.sh
