@@ -26,7 +26,7 @@
 static int
 child_sleep (void *arg)
 {
-  (void) arg;
+  (void)arg;
   for (;;)
     pause ();
   return 0;
@@ -163,12 +163,13 @@ test_absolute (void)
   /* Inside the namespace every mount root is our own cgroup: the absolute
      path is then below each mount point. */
   r = t_create (abs, NULL, &cg, &err);
-  ok (r == 0 && all_exist (abs + 1, true), "an absolute cgroupsPath lands below each hierarchy's mount root%s%s",
-      r ? ": " : "", r ? err.msg : "");
+  ok (r == 0 && all_exist (abs + 1, true),
+      "an absolute cgroupsPath lands below each hierarchy's mount root%s%s", r ? ": " : "", r ? err.msg : "");
   if (cg)
     {
       const char *v2 = ab_cgroup_v2_path (cg);
-      ok (t_mode == AB_CGROUP_V1 ? v2 == NULL : v2 && strcmp (v2, abs) == 0, "the v2 path is the absolute path");
+      ok (t_mode == AB_CGROUP_V1 ? v2 == NULL : v2 && strcmp (v2, abs) == 0,
+          "the v2 path is the absolute path");
       ok (ab_cgroup_destroy (cg, &err) == 0 && all_exist (top, false), "and is removed again");
       ab_cgroup_free (cg);
     }
@@ -185,7 +186,7 @@ child_double_fork (void *arg)
 {
   pid_t p = fork ();
 
-  (void) arg;
+  (void)arg;
   if (p == 0)
     {
       setsid ();
@@ -232,11 +233,12 @@ test_kill_double_fork (int sig)
       return;
     }
   close (pipefd[0]);
-  pidfd = (int) syscall (SYS_pidfd_open, gpid, 0);
-  ok (ab_cgroup_kill (cg, sig, &err) == 0, "ab_cgroup_kill (%s) succeeds", sig == SIGKILL ? "SIGKILL" : "SIGTERM");
+  pidfd = (int)syscall (SYS_pidfd_open, gpid, 0);
+  ok (ab_cgroup_kill (cg, sig, &err) == 0, "ab_cgroup_kill (%s) succeeds",
+      sig == SIGKILL ? "SIGKILL" : "SIGTERM");
   p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
   ok (pidfd >= 0 && poll (&p, 1, 20000) == 1, "the setsid'd double-forked grandchild (pid %d) is dead",
-      (int) gpid);
+      (int)gpid);
   st = t_wait (gpid);
   ok (WIFSIGNALED (st) && WTERMSIG (st) == sig, "it died of signal %d", sig);
   st = t_wait (pid);
@@ -267,7 +269,8 @@ test_destroy_refuses_populated (void)
   {
     _cleanup_free_ pid_t *pids = NULL;
     size_t n = 0;
-    ok (ab_cgroup_pids (cg, &pids, &n, &err) == 0 && n == 1 && pids[0] == pid, "ab_cgroup_pids lists the child");
+    ok (ab_cgroup_pids (cg, &pids, &n, &err) == 0 && n == 1 && pids[0] == pid,
+        "ab_cgroup_pids lists the child");
   }
   ab_cgroup_kill (cg, SIGKILL, &err);
   t_wait (pid);
@@ -287,7 +290,7 @@ frozen_outside (struct ab_cgroup *cg, bool want)
   if (t_mode != AB_CGROUP_V1 && (own = t_own_dir ("")) != NULL)
     {
       dir = xasprintf ("%s/agentbox-%s", own, t_prefix);
-      (void) dir;
+      (void)dir;
       st = t_read (ab_cg_tracking (cg)->dir, "cgroup.events");
       return st && strstr (st, want ? "frozen 1" : "frozen 0") != NULL;
     }
@@ -308,8 +311,10 @@ test_freeze (void)
       return;
     }
   pid = t_spawn (cg, child_sleep, NULL);
-  ok (ab_cgroup_freeze (cg, true, &err) == 0 && frozen_outside (cg, true), "freeze: the kernel reports it frozen");
-  ok (ab_cgroup_freeze (cg, false, &err) == 0 && frozen_outside (cg, false), "thaw: the kernel reports it thawed");
+  ok (ab_cgroup_freeze (cg, true, &err) == 0 && frozen_outside (cg, true),
+      "freeze: the kernel reports it frozen");
+  ok (ab_cgroup_freeze (cg, false, &err) == 0 && frozen_outside (cg, false),
+      "thaw: the kernel reports it thawed");
   ab_cgroup_kill (cg, SIGKILL, &err);
   t_wait (pid);
   ab_cgroup_wait_empty (cg, 10000, &err);
@@ -351,7 +356,7 @@ child_devices (void *arg)
 {
   int eperm = 1, r = 0;
 
-  (void) arg;
+  (void)arg;
   r |= try_open ("null", O_RDWR, &eperm) ? OPEN_NULL_RW : 0;
   r |= try_open ("kmsg", O_RDONLY, &eperm) ? OPEN_KMSG_R : 0;
   r |= try_open ("kmsg", O_WRONLY, &eperm) ? OPEN_KMSG_W : 0;
@@ -388,7 +393,7 @@ test_devices (void)
     here = child_devices (NULL);
     ok ((here & (OPEN_NULL_RW | OPEN_KMSG_R | OPEN_KMSG_W)) == (OPEN_NULL_RW | OPEN_KMSG_R | OPEN_KMSG_W),
         "outside the cgroup the test nodes open");
-    (void) eperm;
+    (void)eperm;
     if (t_create (NULL, &res, &cg, &err) < 0)
       ok (0, "create with device rules: %s", err.msg);
     else
@@ -420,7 +425,7 @@ child_spin (void *arg)
   volatile uint64_t x = 0;
   uint64_t end = ab_now_monotonic_ns () + 50 * 1000000ull;
 
-  (void) arg;
+  (void)arg;
   while (ab_now_monotonic_ns () < end)
     x++;
   return 0;
@@ -451,7 +456,7 @@ test_state_and_stats (void)
   r = ab_cgroup_stats (cg, &st, &err);
   ok (r == 0 && st.cpu_known && st.cpu_user_usec + st.cpu_system_usec > 0,
       "stats report the CPU time a child spent (%llu us user, %llu us system)",
-      (unsigned long long) st.cpu_user_usec, (unsigned long long) st.cpu_system_usec);
+      (unsigned long long)st.cpu_user_usec, (unsigned long long)st.cpu_system_usec);
 
   pid = t_spawn (cg, child_sleep, NULL);
   ab_cgroup_gen (cg, g);
@@ -477,7 +482,10 @@ int
 main (int argc, char **argv)
 {
   t_init (argc, argv);
-  ok (1, "the host is in %s mode%s", t_mode == AB_CGROUP_V2 ? "v2" : t_mode == AB_CGROUP_V1 ? "v1" : "hybrid",
+  ok (1, "the host is in %s mode%s",
+      t_mode == AB_CGROUP_V2   ? "v2"
+      : t_mode == AB_CGROUP_V1 ? "v1"
+                               : "hybrid",
       t_ns ? ", inside a cgroup namespace" : "");
   test_lifecycle ();
   test_relative_and_parent ();

@@ -111,15 +111,16 @@ test_v1_values (void)
   r.cpu.idle = (ab_opt_i64){ true, 0 };
   r.cpu.realtime_period = (ab_opt_u64){ true, 1000000 };
   r.cpu.realtime_runtime = (ab_opt_i64){ true, 1000 };
-  r.cpu.cpus = (char *) "0";
-  r.cpu.mems = (char *) "0";
+  r.cpu.cpus = (char *)"0";
+  r.cpu.mems = (char *)"0";
   r.pids_set = true;
   r.pids_limit = (ab_opt_i64){ true, 0 };
   cg = make (&r, id, sizeof id);
   ok (cg != NULL, "create with memory, cpu, cpuset and pids limits");
   if (cg == NULL)
     return;
-  ok (file_is ("memory", id, "memory.limit_in_bytes", "67108864"), "memory.limit lands in memory.limit_in_bytes");
+  ok (file_is ("memory", id, "memory.limit_in_bytes", "67108864"),
+      "memory.limit lands in memory.limit_in_bytes");
   ok (file_is ("memory", id, "memory.soft_limit_in_bytes", "33554432"),
       "memory.reservation lands in memory.soft_limit_in_bytes");
   ok (file_is ("memory", id, "memory.memsw.limit_in_bytes", "134217728"),
@@ -149,8 +150,10 @@ test_v1_values (void)
     const char *own = t_own_dir ("cpuset");
     _cleanup_free_ char *d = cdir ("cpuset", id), *cpus = d ? t_read (d, "cpuset.cpus") : NULL;
     _cleanup_free_ char *mems = d ? t_read (d, "cpuset.mems") : NULL;
-    _cleanup_free_ char *pc = own ? t_read (own, "cpuset.cpus") : NULL, *pm = own ? t_read (own, "cpuset.mems") : NULL;
-    ok (own == NULL || (cpus && pc && mems && pm && cpus[0] && strcmp (cpus, pc) == 0 && strcmp (mems, pm) == 0),
+    _cleanup_free_ char *pc = own ? t_read (own, "cpuset.cpus") : NULL,
+                        *pm = own ? t_read (own, "cpuset.mems") : NULL;
+    ok (own == NULL
+            || (cpus && pc && mems && pm && cpus[0] && strcmp (cpus, pc) == 0 && strcmp (mems, pm) == 0),
         "a new v1 cpuset starts with its parent's cpus and mems (else tasks could not join)");
   }
   drop (cg);
@@ -183,7 +186,8 @@ test_blkio (void)
   {
     _cleanup_free_ char *d = cdir ("blkio", id), *w = d ? t_read (d, "blkio.weight") : NULL;
     _cleanup_free_ char *b = d && w == NULL ? t_read (d, "blkio.bfq.weight") : NULL;
-    ok ((w && strstr (w, "200")) || (b && strstr (b, "200")), "blockIO.weight lands in blkio.weight or blkio.bfq.weight");
+    ok ((w && strstr (w, "200")) || (b && strstr (b, "200")),
+        "blockIO.weight lands in blkio.weight or blkio.bfq.weight");
   }
   drop (cg);
 }
@@ -193,9 +197,9 @@ test_blkio (void)
 static void
 test_hugetlb (void)
 {
-  struct ab_hugepage_limit hp = { (char *) "2MB", 4 * MiB };
-  struct ab_kv kv[] = { { (char *) "hugetlb.2MB.rsvd.max", (char *) "2097152" },
-                        { (char *) "cgroup.max.descendants", (char *) "3" } };
+  struct ab_hugepage_limit hp = { (char *)"2MB", 4 * MiB };
+  struct ab_kv kv[] = { { (char *)"hugetlb.2MB.rsvd.max", (char *)"2097152" },
+                        { (char *)"cgroup.max.descendants", (char *)"3" } };
   struct ab_resources r = { .hugepages = &hp, .n_hugepages = 1, .unified = { kv, AB_ARRAY_SIZE (kv) } };
   const char *own = t_own_dir ("");
   _cleanup_free_ char *avail = own ? t_read (own, "cgroup.controllers") : NULL;
@@ -220,9 +224,9 @@ static void
 test_errors (void)
 {
   struct ab_resources r = { 0 };
-  struct ab_rdma rd = { (char *) "mlx5_0", { true, 10 }, { false, 0 } };
-  struct ab_kv kv = { (char *) "memory.high", (char *) "1000000" };
-  struct ab_kv procs = { (char *) "cgroup.procs", (char *) "1" };
+  struct ab_rdma rd = { (char *)"mlx5_0", { true, 10 }, { false, 0 } };
+  struct ab_kv kv = { (char *)"memory.high", (char *)"1000000" };
+  struct ab_kv procs = { (char *)"cgroup.procs", (char *)"1" };
   _cleanup_free_ char *before = t_snapshot (), *after = NULL;
   char *e;
 
@@ -249,14 +253,15 @@ test_errors (void)
   r.rdma = &rd;
   r.n_rdma = 1;
   e = create_error (&r);
-  ok (strstr (e, "linux.resources.rdma") && strstr (e, "rdma"), "rdma without the rdma controller is an error (%s)",
-      e);
+  ok (strstr (e, "linux.resources.rdma") && strstr (e, "rdma"),
+      "rdma without the rdma controller is an error (%s)", e);
   free (e);
 
   memset (&r, 0, sizeof r);
   r.unified = (struct ab_kvlist){ &procs, 1 };
   e = create_error (&r);
-  ok (strstr (e, "linux.resources.unified.\"cgroup.procs\"") != NULL, "unified cannot write cgroup.procs (%s)", e);
+  ok (strstr (e, "linux.resources.unified.\"cgroup.procs\"") != NULL,
+      "unified cannot write cgroup.procs (%s)", e);
   free (e);
 
   memset (&r, 0, sizeof r);
@@ -264,7 +269,8 @@ test_errors (void)
   e = create_error (&r);
   if (t_mode == AB_CGROUP_HYBRID)
     is_str (e,
-            "linux.resources.unified.\"memory.high\": the memory controller is a cgroup v1 controller on this host, "
+            "linux.resources.unified.\"memory.high\": the memory controller is a cgroup v1 controller on "
+            "this host, "
             "not in the v2 tree",
             "a unified key of a v1 controller is refused on hybrid");
   else if (t_mode == AB_CGROUP_V1)
@@ -289,7 +295,8 @@ test_errors (void)
       r.cpu_set = true;
       r.cpu.realtime_runtime = (ab_opt_i64){ true, 1000 };
       e = create_error (&r);
-      ok (strstr (e, "linux.resources.cpu.realtimeRuntime") != NULL, "realtime limits are refused on v2 (%s)", e);
+      ok (strstr (e, "linux.resources.cpu.realtimeRuntime") != NULL, "realtime limits are refused on v2 (%s)",
+          e);
       free (e);
     }
   after = t_snapshot ();
@@ -303,7 +310,7 @@ child_memhog (void *arg)
 {
   size_t i;
 
-  (void) arg;
+  (void)arg;
   for (i = 0; i < 256; i++)
     {
       char *p = mmap (NULL, MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -338,11 +345,12 @@ test_oom (void)
     }
   pid = t_spawn (cg, child_memhog, NULL);
   status = t_wait (pid);
-  ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL, "a child allocating 256 MiB over a 32 MiB limit is OOM-killed");
+  ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
+      "a child allocating 256 MiB over a 32 MiB limit is OOM-killed");
   ok (ab_cgroup_stats (cg, &st, &err) == 0 && st.memory_known && st.oom_killed && st.oom_kills >= 1,
       "stats report the OOM kill");
-  ok (st.memory_peak > 16 * MiB && st.memory_peak <= 33 * MiB, "stats report a memory peak near the limit (%llu)",
-      (unsigned long long) st.memory_peak);
+  ok (st.memory_peak > 16 * MiB && st.memory_peak <= 33 * MiB,
+      "stats report a memory peak near the limit (%llu)", (unsigned long long)st.memory_peak);
   drop (cg);
 }
 
@@ -354,7 +362,7 @@ child_forkbomb (void *arg)
 {
   int n = 0, e = 0, res[2];
 
-  (void) arg;
+  (void)arg;
   for (n = 0; n < 1000; n++)
     {
       pid_t p = fork ();
@@ -400,9 +408,10 @@ test_forkbomb (void)
   bomb_fd = fds[1];
   pid = t_spawn (cg, child_forkbomb, NULL);
   close (fds[1]);
-  rc = (int) read (fds[0], res, sizeof res);
+  rc = (int)read (fds[0], res, sizeof res);
   ok (rc == sizeof res && res[1] == EAGAIN && res[0] == 15,
-      "a fork bomb stops at pids.limit: fork fails with EAGAIN after 15 children (%d, errno %d)", res[0], res[1]);
+      "a fork bomb stops at pids.limit: fork fails with EAGAIN after 15 children (%d, errno %d)", res[0],
+      res[1]);
   close (fds[0]);
   ok (ab_cgroup_stats (cg, &st, &err) == 0 && st.pids_known && st.pids_max_hit,
       "stats report that pids.max was hit");
@@ -424,7 +433,7 @@ child_hold (void *arg)
 {
   char *p = mmap (NULL, 24 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-  (void) arg;
+  (void)arg;
   if (p == MAP_FAILED)
     return 1;
   memset (p, 1, 24 * MiB);
@@ -461,14 +470,15 @@ test_update (void)
   hold_fd = fds[1];
   pid = t_spawn (cg, child_hold, NULL);
   close (fds[1]);
-  rc = (int) read (fds[0], &c, 1);
+  rc = (int)read (fds[0], &c, 1);
   close (fds[0]);
   r.memory.limit = (ab_opt_i64){ true, 8 * MiB };
   r.memory.check_before_update = (ab_opt_bool){ true, true };
   ok (rc == 1 && ab_cgroup_update (cg, &r, &err) < 0 && strstr (err.msg, "memory.limit")
-          && strstr (err.msg, "below the current usage") && file_is (ctrl, id, "memory.limit_in_bytes", "134217728"),
+          && strstr (err.msg, "below the current usage")
+          && file_is (ctrl, id, "memory.limit_in_bytes", "134217728"),
       "checkBeforeUpdate refuses a limit below the current usage and leaves the old one (%s)", err.msg);
-  (void) pid;
+  (void)pid;
   drop (cg);
 }
 

@@ -81,7 +81,9 @@ t_init (int argc, char **argv)
       else if (strcmp (argv[i], "--ns") == 0)
         t_ns = true;
     }
-  t_mode = strcmp (want, "v2") == 0 ? AB_CGROUP_V2 : strcmp (want, "v1") == 0 ? AB_CGROUP_V1 : AB_CGROUP_HYBRID;
+  t_mode = strcmp (want, "v2") == 0   ? AB_CGROUP_V2
+           : strcmp (want, "v1") == 0 ? AB_CGROUP_V1
+                                      : AB_CGROUP_HYBRID;
   setvbuf (stdout, NULL, _IOLBF, 0);
   if (geteuid () != 0)
     skip_all ("needs root to make cgroups");
@@ -91,7 +93,7 @@ t_init (int argc, char **argv)
       snprintf (why, sizeof why, "the host's cgroup layout is not %s", want);
       skip_all (why);
     }
-  snprintf (t_prefix, sizeof t_prefix, "abt%d", (int) getpid ());
+  snprintf (t_prefix, sizeof t_prefix, "abt%d", (int)getpid ());
   find_own_dirs ();
   if (n_own == 0)
     skip_all ("no cgroup hierarchy shows our own cgroup");
@@ -122,7 +124,7 @@ t_own_dir (const char *ctrl)
 const char *const *
 t_own_dirs (void)
 {
-  return (const char *const *) own_dirs;
+  return (const char *const *)own_dirs;
 }
 
 static void
@@ -152,7 +154,7 @@ walk (const char *dir, int depth, bool mine, struct ab_strv *out)
 static int
 cmp_str (const void *a, const void *b)
 {
-  return strcmp (*(char *const *) a, *(char *const *) b);
+  return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
 char *
@@ -264,10 +266,10 @@ t_spawn (struct ab_cgroup *cg, int (*fn) (void *), void *arg)
   if (cfd >= 0)
     {
       a.flags = CLONE_INTO_CGROUP;
-      a.cgroup = (uint64_t) cfd;
+      a.cgroup = (uint64_t)cfd;
     }
   fflush (stdout);
-  pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  pid = (pid_t)syscall (SYS_clone3, &a, sizeof a);
   if (pid < 0 && errno == ENOSYS)
     {
       cfd = -1;
