@@ -21,3 +21,9 @@ TESTS += tests/unit/test-cgroup-res
 
 TESTS += tests/unit/cgroup-ns.sh
 EXTRA_DIST += tests/unit/cgroup-ns.sh
+
+# A benchmark, not a test: how long each cgroup.procs write takes, and
+# whether a thread per hierarchy overlaps them.  Run it by hand.
+check_PROGRAMS += tests/unit/test-cgroup-bench
+tests_unit_test_cgroup_bench_SOURCES = tests/unit/test-cgroup-bench.c
+tests_unit_test_cgroup_bench_LDADD = libagentbox.a $(AB_LIBS)

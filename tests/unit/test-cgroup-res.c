@@ -220,6 +220,60 @@ test_hugetlb (void)
     t_write (own, "cgroup.subtree_control", "-hugetlb");
 }
 
+static int
+child_sleep (void *arg)
+{
+  (void)arg;
+  for (;;)
+    pause ();
+  return 0;
+}
+
+/* cgroup v2's no-internal-process rule: a cgroup with processes of its own
+   cannot delegate a controller to a child.  The error must say which
+   controller, where, and why. */
+static void
+test_no_internal_process (void)
+{
+  struct ab_hugepage_limit hp = { (char *)"2MB", 4 * MiB };
+  struct ab_resources r = { .hugepages = &hp, .n_hugepages = 1 };
+  const char *own = t_own_dir ("");
+  _cleanup_free_ char *avail = own ? t_read (own, "cgroup.controllers") : NULL;
+  _cleanup_free_ char *enabled = own ? t_read (own, "cgroup.subtree_control") : NULL;
+  _cleanup_free_ char *parent = xasprintf ("%s-nip", t_prefix), *child = xasprintf ("%s-nip/c", t_prefix);
+  struct ab_cgroup *p = NULL, *c = NULL;
+  ab_error_t err = { 0 };
+  pid_t pid;
+
+  if (t_mode == AB_CGROUP_V1 || avail == NULL || strstr (avail, "hugetlb") == NULL)
+    return;
+  /* Our own cgroup must offer hugetlb to its children for the parent to
+     have it at all; undone below. */
+  if (enabled && strstr (enabled, "hugetlb") == NULL)
+    t_write (own, "cgroup.subtree_control", "+hugetlb");
+  if (ab_cgroup_create (parent, t_id (), NULL, &p, &err) < 0)
+    ok (0, "prepare a parent cgroup: %s", err.msg);
+  else
+    {
+      pid = t_spawn (p, child_sleep, NULL);
+      ok (pid > 0 && ab_cgroup_create (child, t_id (), &r, &c, &err) < 0
+              && strstr (err.msg,
+                         "linux.resources.hugepageLimits: cannot enable the `hugetlb` controller in `")
+              && strstr (err.msg, "-nip/cgroup.subtree_control`")
+              && strstr (err.msg, "has processes of its own") && strstr (err.msg, "Device or resource busy"),
+          "a parent with processes of its own cannot delegate: the error names the controller, the file and "
+          "the "
+          "rule (%s)",
+          err.msg);
+      drop (c);
+      drop (p);
+      if (pid > 0)
+        t_wait (pid);
+    }
+  if (enabled && strstr (enabled, "hugetlb") == NULL)
+    t_write (own, "cgroup.subtree_control", "-hugetlb");
+}
+
 static void
 test_errors (void)
 {
@@ -489,6 +543,7 @@ main (int argc, char **argv)
   test_v1_values ();
   test_blkio ();
   test_hugetlb ();
+  test_no_internal_process ();
   test_errors ();
   test_oom ();
   test_forkbomb ();
