@@ -235,9 +235,10 @@ signal_pid (pid_t pid, int sig)
           close (fd);
           return;
         }
-      if (errno != ENOSYS)
+      if (errno == ESRCH)
         return; /* gone already */
-      no_pidfd = true;
+      if (errno == ENOSYS)
+        no_pidfd = true;
     }
   kill (pid, sig);
 }

@@ -526,9 +526,13 @@ check_reusable (struct ab_cgroup *cg, ab_error_t *err)
     {
       struct ab_cg_hier *h = &cg->h[i];
       _cleanup_free_ char *procs = NULL, *st = NULL;
+      uint64_t populated = 0;
 
       if (h->created > 0)
         continue;
+      /* v2 counts the subtree; v1 has only the cgroup's own list. */
+      if (h->v2 && ab_cg_read_key (h, "cgroup.events", "populated", &populated) == 0 && populated)
+        return ab_error_setc (err, AB_EC_STATE, 0, "cgroup `%s` already has processes", h->dir);
       if (ab_cg_read (h, "cgroup.procs", &procs, err) < 0)
         return -1;
       if (procs[0] != '\0')
