@@ -192,6 +192,28 @@ test_blkio (void)
   drop (cg);
 }
 
+static void
+test_network (void)
+{
+  struct ab_net_priority prio[] = { { (char *)"lo", 5 } };
+  struct ab_resources r = {
+    .network_set = true, .net_class_id = { true, 0x100001 }, .net_priorities = prio, .n_net_priorities = 1
+  };
+  struct ab_cgroup *cg;
+  char id[48];
+
+  if (!has ("net_cls") || !has ("net_prio"))
+    return;
+  cg = make (&r, id, sizeof id);
+  ok (cg && file_is ("net_cls", id, "net_cls.classid", "1048577"),
+      "network.classID lands in net_cls.classid");
+  {
+    _cleanup_free_ char *d = cdir ("net_prio", id), *map = d ? t_read (d, "net_prio.ifpriomap") : NULL;
+    ok (map && strstr (map, "lo 5"), "network.priorities land in net_prio.ifpriomap");
+  }
+  drop (cg);
+}
+
 /* hugetlb lives in the v2 tree here; our own v2 cgroup must delegate it,
    and whatever we enable for the test we disable again. */
 static void
@@ -542,6 +564,7 @@ main (int argc, char **argv)
   t_init (argc, argv);
   test_v1_values ();
   test_blkio ();
+  test_network ();
   test_hugetlb ();
   test_no_internal_process ();
   test_errors ();
