@@ -20,21 +20,21 @@
 #include "runtime/cgroup-internal.h"
 #include "runtime/util.h"
 
-#define DEV_MAJOR_MAX 4095u          /* 12 bits of major in dev_t */
+#define DEV_MAJOR_MAX 4095u            /* 12 bits of major in dev_t */
 #define DEV_MINOR_MAX ((1u << 20) - 1) /* MINORBITS */
 
-#define RULE(maj, min, acc)                                                                                       \
-  {                                                                                                                \
-    .allow = true, .type = 'c', .major = { true, maj }, .minor = { min >= 0, min }, .access = acc                  \
+#define RULE(maj, min, acc)                                                                                  \
+  {                                                                                                          \
+    .allow = true, .type = 'c', .major = { true, maj }, .minor = { min >= 0, min }, .access = acc            \
   }
 static const struct ab_device_rule default_rules[] = {
-  RULE (1, 3, "rwm"), /* null */
-  RULE (1, 5, "rwm"), /* zero */
-  RULE (1, 7, "rwm"), /* full */
-  RULE (1, 8, "rwm"), /* random */
-  RULE (1, 9, "rwm"), /* urandom */
-  RULE (5, 0, "rwm"), /* tty */
-  RULE (5, 2, "rwm"), /* ptmx */
+  RULE (1, 3, "rwm"),   /* null */
+  RULE (1, 5, "rwm"),   /* zero */
+  RULE (1, 7, "rwm"),   /* full */
+  RULE (1, 8, "rwm"),   /* random */
+  RULE (1, 9, "rwm"),   /* urandom */
+  RULE (5, 0, "rwm"),   /* tty */
+  RULE (5, 2, "rwm"),   /* ptmx */
   RULE (136, -1, "rw"), /* pts: made by devpts, not mknod */
 };
 #undef RULE
@@ -45,7 +45,10 @@ access_mask (const char *access)
   unsigned m = 0;
 
   for (; *access; access++)
-    m |= *access == 'r' ? AB_CG_DEV_READ : *access == 'w' ? AB_CG_DEV_WRITE : *access == 'm' ? AB_CG_DEV_MKNOD : 0;
+    m |= *access == 'r'   ? AB_CG_DEV_READ
+         : *access == 'w' ? AB_CG_DEV_WRITE
+         : *access == 'm' ? AB_CG_DEV_MKNOD
+                          : 0;
   return m ? m : AB_CG_DEV_READ | AB_CG_DEV_WRITE | AB_CG_DEV_MKNOD; /* "" = all */
 }
 
@@ -69,11 +72,13 @@ ab_cg_devices_check (const struct ab_device_rule *rules, size_t n, ab_error_t *e
       if (d->type != 'a' && d->type != 'c' && d->type != 'b')
         return ab_error_setc (err, AB_EC_CONFIG, 0, "%s[%zu].type: must be a, c or b", what, i);
       if (!wildcard (&d->major) && (d->major.v < 0 || d->major.v > DEV_MAJOR_MAX))
-        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s[%zu].major: %" PRId64 " is not a device major (0 to %u)",
-                              what, i, d->major.v, DEV_MAJOR_MAX);
+        return ab_error_setc (err, AB_EC_CONFIG, 0,
+                              "%s[%zu].major: %" PRId64 " is not a device major (0 to %u)", what, i,
+                              d->major.v, DEV_MAJOR_MAX);
       if (!wildcard (&d->minor) && (d->minor.v < 0 || d->minor.v > DEV_MINOR_MAX))
-        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s[%zu].minor: %" PRId64 " is not a device minor (0 to %u)",
-                              what, i, d->minor.v, DEV_MINOR_MAX);
+        return ab_error_setc (err, AB_EC_CONFIG, 0,
+                              "%s[%zu].minor: %" PRId64 " is not a device minor (0 to %u)", what, i,
+                              d->minor.v, DEV_MINOR_MAX);
       if (strnlen (d->access, sizeof d->access) == sizeof d->access
           || strspn (d->access, "rwm") != strlen (d->access))
         return ab_error_setc (err, AB_EC_CONFIG, 0, "%s[%zu].access: only r, w and m", what, i);
@@ -129,10 +134,10 @@ v1_apply (struct ab_cg_hier *h, const struct ab_device_rule *rules, size_t n, ab
 
 /* ---- v2: the eBPF program --------------------------------------------------- */
 
-#define INSN(c, d, s, o, i)                                                                                       \
-  (struct bpf_insn)                                                                                                \
-  {                                                                                                                \
-    .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)                                            \
+#define INSN(c, d, s, o, i)                                                                                  \
+  (struct bpf_insn)                                                                                          \
+  {                                                                                                          \
+    .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)                                      \
   }
 #define LDX_W(dst, src, o) INSN (BPF_LDX | BPF_W | BPF_MEM, dst, src, o, 0)
 #define MOV32_REG(dst, src) INSN (BPF_ALU | BPF_MOV | BPF_X, dst, src, 0, 0)
@@ -196,23 +201,23 @@ emit_rule (struct emitter *e, const struct ab_device_rule *d)
     {
       emit_jump (e, JNE_IMM (R3, d->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
       if (!wildcard (&d->major))
-        emit_jump (e, JNE_IMM (R5, (int32_t) d->major.v));
+        emit_jump (e, JNE_IMM (R5, (int32_t)d->major.v));
       if (!wildcard (&d->minor))
-        emit_jump (e, JNE_IMM (R6, (int32_t) d->minor.v));
+        emit_jump (e, JNE_IMM (R6, (int32_t)d->minor.v));
       if (m != all)
         {
           emit (e, MOV32_REG (R7, R4));
           if (d->allow)
             {
               /* An allow rule covers a request only if it grants every bit. */
-              emit (e, AND32_IMM (R7, (int32_t) (~m & all)));
+              emit (e, AND32_IMM (R7, (int32_t)(~m & all)));
               emit_jump (e, JNE_IMM (R7, 0));
             }
           else
             {
               /* A deny rule catches a request that asks for any bit it
                  denies: asking for "rw" cannot slip past a "w" deny. */
-              emit (e, AND32_IMM (R7, (int32_t) m));
+              emit (e, AND32_IMM (R7, (int32_t)m));
               emit_jump (e, JEQ_IMM (R7, 0));
             }
         }
@@ -220,7 +225,7 @@ emit_rule (struct emitter *e, const struct ab_device_rule *d)
   emit (e, MOV64_IMM (R0, d->allow ? 1 : 0));
   emit (e, EXIT_INSN ());
   for (i = 0; i < e->n_jumps; i++)
-    e->v[e->jumps[i]].off = (int16_t) (e->n - e->jumps[i] - 1);
+    e->v[e->jumps[i]].off = (int16_t)(e->n - e->jumps[i] - 1);
 }
 
 void
@@ -249,7 +254,7 @@ ab_cg_devices_bpf (const struct ab_device_rule *rules, size_t n, struct ab_cg_bp
 static int
 sys_bpf (int cmd, union bpf_attr *attr)
 {
-  return (int) syscall (SYS_bpf, cmd, attr, sizeof *attr);
+  return (int)syscall (SYS_bpf, cmd, attr, sizeof *attr);
 }
 
 /* The ids of the device programs attached to the cgroup itself. */
@@ -259,9 +264,9 @@ query_attached (int dfd, uint32_t *ids, uint32_t *n)
   union bpf_attr attr;
 
   memset (&attr, 0, sizeof attr);
-  attr.query.target_fd = (uint32_t) dfd;
+  attr.query.target_fd = (uint32_t)dfd;
   attr.query.attach_type = BPF_CGROUP_DEVICE;
-  attr.query.prog_ids = (uint64_t) (uintptr_t) ids;
+  attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
   attr.query.prog_cnt = *n;
   if (sys_bpf (BPF_PROG_QUERY, &attr) < 0)
     return -1;
@@ -282,10 +287,10 @@ ab_cg_devices_bpf_attach (int dfd, const struct ab_cg_bpf *prog, const char *dir
 
   memset (&attr, 0, sizeof attr);
   attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-  attr.insns = (uint64_t) (uintptr_t) prog->insns;
-  attr.insn_cnt = (uint32_t) prog->n;
-  attr.license = (uint64_t) (uintptr_t) "GPL";
-  attr.log_buf = (uint64_t) (uintptr_t) log;
+  attr.insns = (uint64_t)(uintptr_t)prog->insns;
+  attr.insn_cnt = (uint32_t)prog->n;
+  attr.license = (uint64_t)(uintptr_t) "GPL";
+  attr.log_buf = (uint64_t)(uintptr_t)log;
   attr.log_size = sizeof log;
   attr.log_level = 1;
   pfd = sys_bpf (BPF_PROG_LOAD, &attr);
@@ -297,16 +302,16 @@ ab_cg_devices_bpf_attach (int dfd, const struct ab_cg_bpf *prog, const char *dir
       pfd = sys_bpf (BPF_PROG_LOAD, &attr);
     }
   if (pfd < 0)
-    return ab_error_set (err, errno, "load the device filter for `%s` (%zu instructions): %.200s", dir, prog->n,
-                         log);
+    return ab_error_set (err, errno, "load the device filter for `%s` (%zu instructions): %.200s", dir,
+                         prog->n, log);
   /* bpf(2) makes every fd close-on-exec already. */
 
   /* ALLOW_MULTI: programs up the tree still run, and all must allow.  A
      new program goes in before the old ones come out, so there is no
      moment without a filter. */
   memset (&attr, 0, sizeof attr);
-  attr.target_fd = (uint32_t) dfd;
-  attr.attach_bpf_fd = (uint32_t) pfd;
+  attr.target_fd = (uint32_t)dfd;
+  attr.attach_bpf_fd = (uint32_t)pfd;
   attr.attach_type = BPF_CGROUP_DEVICE;
   attr.attach_flags = BPF_F_ALLOW_MULTI;
   if (sys_bpf (BPF_PROG_ATTACH, &attr) < 0)
@@ -321,8 +326,8 @@ ab_cg_devices_bpf_attach (int dfd, const struct ab_cg_bpf *prog, const char *dir
       if (ofd < 0)
         continue;
       memset (&attr, 0, sizeof attr);
-      attr.target_fd = (uint32_t) dfd;
-      attr.attach_bpf_fd = (uint32_t) ofd;
+      attr.target_fd = (uint32_t)dfd;
+      attr.attach_bpf_fd = (uint32_t)ofd;
       attr.attach_type = BPF_CGROUP_DEVICE;
       if (sys_bpf (BPF_PROG_DETACH, &attr) < 0)
         return ab_error_set (err, errno, "detach the previous device filter from `%s`", dir);
@@ -344,9 +349,10 @@ ab_cg_devices_apply (struct ab_cgroup *cg, const struct ab_device_rule *rules, s
   /* The kernel runs cgroup device programs whether or not the v1 devices
      controller is mounted, so the v2 tree also covers a v1 host without it. */
   if (cg->v2 == NULL || cg->v2->dfd < 0)
-    return ab_error_setc (err, AB_EC_RESOURCE, 0,
-                          "linux.resources.devices: no devices controller and no cgroup v2 tree: device access "
-                          "cannot be restricted");
+    return ab_error_setc (
+        err, AB_EC_RESOURCE, 0,
+        "linux.resources.devices: no devices controller and no cgroup v2 tree: device access "
+        "cannot be restricted");
   ab_cg_devices_bpf (rules, n, &prog);
   r = ab_cg_devices_bpf_attach (cg->v2->dfd, &prog, cg->v2->dir, err);
   free (prog.insns);

@@ -3,8 +3,9 @@
  * include this header: the public interface is runtime/cgroup.h.
  *
  * Files:
- *   cgroup.c          host discovery (mountinfo, /proc/self/cgroup), paths,
- *                     create / enter / destroy, state
+ *   cgroup-host.c     host discovery (mountinfo, /proc/self/cgroup), mode, paths
+ *   cgroup.c          interface files, directories, create / update / destroy
+ *   cgroup-state.c    enter, clone fd, state (gen / load)
  *   cgroup-res.c      linux.resources -> v1 and v2 interface files
  *   cgroup-devices.c  device rules: v1 devices.{allow,deny}, v2 BPF program
  *   cgroup-proc.c     processes: kill, freeze, populated, wait, stats
@@ -55,8 +56,16 @@ int ab_cg_parse_proc_cgroup (const char *text, struct ab_cg_host *h, ab_error_t 
 int ab_cg_host_read (struct ab_cg_host *h, ab_error_t *err);
 /* The mode the parsed host is in (enum ab_cgroup_mode). */
 int ab_cg_host_mode_of (const struct ab_cg_host *h);
-/* Whether the comma-joined list `list` contains `item`. */
+/* Whether the comma-joined list `list` contains `item`; whether two lists
+   hold the same names in any order; whether one holds a real v1
+   controller (not only "name=..."). */
 bool ab_cg_list_has (const char *list, const char *item);
+bool ab_cg_list_same_set (const char *a, const char *b);
+bool ab_cg_has_real_v1_controller (const char *controllers);
+/* Whether `dir` is `top` or below it, component-wise. */
+bool ab_cg_path_covers (const char *top, const char *dir);
+
+#define CG_PATH_MAX 4096
 
 /* Map a cgroup path (as in /proc/self/cgroup) to a directory below a mount
    whose root is `root`: mountpoint + (path - root).  NULL when the path is
@@ -78,11 +87,11 @@ struct ab_cg_hier
   bool v2;
   char *controllers; /* v1: "cpu,cpuacct"; v2: "" */
   char *mountpoint;
-  char *root;        /* mount root */
-  char *path;        /* the container's cgroup, same namespace as root */
-  char *dir;         /* mountpoint + (path - root) */
-  size_t created;    /* how many trailing components of path we made */
-  int dfd;           /* O_DIRECTORY fd of dir, or -1 (destroyed / vanished) */
+  char *root;     /* mount root */
+  char *path;     /* the container's cgroup, same namespace as root */
+  char *dir;      /* mountpoint + (path - root) */
+  size_t created; /* how many trailing components of path we made */
+  int dfd;        /* O_DIRECTORY fd of dir, or -1 (destroyed / vanished) */
 };
 
 struct ab_cgroup
@@ -93,6 +102,13 @@ struct ab_cgroup
   struct ab_cg_hier *v2; /* the cgroup2 hierarchy (v2 or hybrid), or NULL */
 };
 
+/* Bookkeeping shared by cgroup.c and cgroup-state.c. */
+struct ab_cg_hier *ab_cg_hier_add (struct ab_cgroup *cg); /* a zeroed entry, dfd -1 */
+void ab_cg_fix_v2 (struct ab_cgroup *cg);                 /* point cg->v2 at the v2 entry */
+void ab_cg_freep (struct ab_cgroup **cg);
+/* Components of h->path below the mount root. */
+size_t ab_cg_path_depth (const struct ab_cg_hier *h);
+
 /* The v1 hierarchy holding `controller`, or NULL. */
 struct ab_cg_hier *ab_cg_v1 (struct ab_cgroup *cg, const char *controller);
 /* Controllers available to the container in the v2 tree: the parent's
@@ -102,7 +118,8 @@ char *ab_cg_v2_available (struct ab_cgroup *cg);
 /* Read a small interface file of one hierarchy's cgroup (NUL-terminated). */
 int ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *err);
 /* Write one value; `what` names the JSON path or purpose in the error. */
-int ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const char *what, ab_error_t *err);
+int ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const char *what,
+                 ab_error_t *err);
 /* Whether the interface file exists in the cgroup. */
 bool ab_cg_has_file (struct ab_cg_hier *h, const char *file);
 /* The value of "key N" in a flat-keyed file (memory.events, cpu.stat). */
@@ -154,8 +171,14 @@ int ab_cg_devices_bpf_attach (int dfd, const struct ab_cg_bpf *prog, const char 
 /* The hierarchy to read process lists from: v2, else freezer, else any. */
 struct ab_cg_hier *ab_cg_tracking (struct ab_cgroup *cg);
 
-/* Run the v1 cgroup.procs writes of ab_cgroup_enter one thread per
-   hierarchy (true) or one after the other (false, the default). */
+/* Run the cgroup.procs writes of ab_cgroup_enter one thread per hierarchy
+   (true) or one after the other (false, the default).  Measured on the
+   6.18 hybrid host (tests/unit/test-cgroup-bench): the first write after
+   a quiet spell waits for one RCU grace period (6-32 ms: the writer side
+   of the global cgroup_threadgroup_rwsem), the following ones take ~12 us
+   each, and that wait is shared by every hierarchy, so threads cannot
+   overlap it: they only add ~1 ms of thread start-up.  Kept for
+   measurement on other kernels. */
 extern bool ab_cg_enter_parallel;
 
 #endif

@@ -135,7 +135,7 @@ int
 ab_cgroup_wait_empty (struct ab_cgroup *cg, int timeout_ms, ab_error_t *err)
 {
   struct ab_cg_hier *h = ab_cg_tracking (cg);
-  uint64_t deadline = ab_now_monotonic_ns () + (uint64_t) (timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
+  uint64_t deadline = ab_now_monotonic_ns () + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
   _cleanup_close_ int ev = -1;
 
   /* cgroup.events signals POLLPRI on every change of "populated". */
@@ -149,13 +149,13 @@ ab_cgroup_wait_empty (struct ab_cgroup *cg, int timeout_ms, ab_error_t *err)
         return r;
       now = ab_now_monotonic_ns ();
       if (now >= deadline)
-        return ab_error_setc (err, AB_EC_STATE, ETIMEDOUT, "cgroup `%s` still has processes after %d ms", h->dir,
-                              timeout_ms);
+        return ab_error_setc (err, AB_EC_STATE, ETIMEDOUT, "cgroup `%s` still has processes after %d ms",
+                              h->dir, timeout_ms);
       if (ev >= 0)
         {
           struct pollfd p = { .fd = ev, .events = POLLPRI };
-          long left = (long) ((deadline - now) / 1000000u) + 1;
-          poll (&p, 1, left > 100 ? 100 : (int) left);
+          long left = (long)((deadline - now) / 1000000u) + 1;
+          poll (&p, 1, left > 100 ? 100 : (int)left);
         }
       else
         msleep (5);
@@ -228,16 +228,17 @@ signal_pid (pid_t pid, int sig)
 
   if (!no_pidfd)
     {
-      fd = (int) syscall (SYS_pidfd_open, pid, 0);
+      fd = (int)syscall (SYS_pidfd_open, pid, 0);
       if (fd >= 0)
         {
           syscall (SYS_pidfd_send_signal, fd, sig, NULL, 0);
           close (fd);
           return;
         }
-      if (errno != ENOSYS)
+      if (errno == ESRCH)
         return; /* gone already */
-      no_pidfd = true;
+      if (errno == ENOSYS)
+        no_pidfd = true;
     }
   kill (pid, sig);
 }
@@ -311,7 +312,8 @@ read_u64 (struct ab_cg_hier *h, const char *file, uint64_t *out)
 int
 ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_t *err)
 {
-  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *pids = ab_cg_v1 (cg, "pids"), *acct = ab_cg_v1 (cg, "cpuacct");
+  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *pids = ab_cg_v1 (cg, "pids"),
+                    *acct = ab_cg_v1 (cg, "cpuacct");
   struct ab_cg_hier *v2 = cg->v2 && cg->v2->dfd >= 0 ? cg->v2 : NULL;
   uint64_t a, b;
 
@@ -348,6 +350,6 @@ ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_t *e
       st->cpu_system_usec = b / 1000;
       st->cpu_known = true;
     }
-  (void) err;
+  (void)err;
   return 0;
 }

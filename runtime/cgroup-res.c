@@ -63,12 +63,14 @@ find (struct res *r, const char *v1name, const char *v2name, const char *what, c
       return 0;
     }
   if (file_v1 && file_v2)
-    return ab_error_setc (r->err, AB_EC_RESOURCE, 0,
-                          "%s: the %s controller is not available on this host (no `%s` in cgroup v1, no `%s` in "
-                          "cgroup v2)",
-                          what, v1name ? v1name : v2name, file_v1, file_v2);
-  return ab_error_setc (r->err, AB_EC_RESOURCE, 0, "%s: the %s controller is not available on this host (no `%s`%s)",
-                        what, v1name ? v1name : v2name, file_v1 ? file_v1 : file_v2,
+    return ab_error_setc (
+        r->err, AB_EC_RESOURCE, 0,
+        "%s: the %s controller is not available on this host (no `%s` in cgroup v1, no `%s` in "
+        "cgroup v2)",
+        what, v1name ? v1name : v2name, file_v1, file_v2);
+  return ab_error_setc (r->err, AB_EC_RESOURCE, 0,
+                        "%s: the %s controller is not available on this host (no `%s`%s)", what,
+                        v1name ? v1name : v2name, file_v1 ? file_v1 : file_v2,
                         file_v1 ? ", and cgroup v2 has no equivalent" : "");
 }
 
@@ -99,10 +101,10 @@ refuse (struct res *r, const char *what, const char *why)
 static const char *
 memory_first (const struct ab_memory *m)
 {
-  return m->limit.set         ? JR "memory.limit"
-         : m->reservation.set ? JR "memory.reservation"
-         : m->swap.set        ? JR "memory.swap"
-         : m->swappiness.set  ? JR "memory.swappiness"
+  return m->limit.set                ? JR "memory.limit"
+         : m->reservation.set        ? JR "memory.reservation"
+         : m->swap.set               ? JR "memory.swap"
+         : m->swappiness.set         ? JR "memory.swappiness"
          : m->disable_oom_killer.set ? JR "memory.disableOOMKiller"
          : m->use_hierarchy.set      ? JR "memory.useHierarchy"
                                      : NULL;
@@ -129,7 +131,8 @@ memory_checks (struct res *r, const struct ab_memory *m)
   if (m->kernel.set && m->kernel.v != -1)
     return refuse (r, JR "memory.kernel", "kernel memory limits are deprecated and not supported (only -1)");
   if (m->kernel_tcp.set && m->kernel_tcp.v != -1)
-    return refuse (r, JR "memory.kernelTCP", "kernel TCP memory limits are deprecated and not supported (only -1)");
+    return refuse (r, JR "memory.kernelTCP",
+                   "kernel TCP memory limits are deprecated and not supported (only -1)");
   if (m->limit.set && m->limit.v < -1)
     return refuse (r, JR "memory.limit", "must be -1 (unlimited) or a number of bytes");
   if (m->reservation.set && m->reservation.v < -1)
@@ -154,14 +157,16 @@ memory_check_usage (struct res *r, struct target *t, const struct ab_memory *m)
   _cleanup_free_ char *text = NULL;
   uint64_t usage;
 
-  if (!r->update || !m->check_before_update.set || !m->check_before_update.v || !m->limit.set || m->limit.v < 0)
+  if (!r->update || !m->check_before_update.set || !m->check_before_update.v || !m->limit.set
+      || m->limit.v < 0)
     return 0;
   if (ab_cg_read (t->h, t->v2 ? "memory.current" : "memory.usage_in_bytes", &text, r->err) < 0)
     return ab_error_prefix (r->err, JR "memory.checkBeforeUpdate");
   text[strcspn (text, "\n")] = '\0';
   if (ab_parse_u64 (text, &usage) < 0)
-    return ab_error_setc (r->err, AB_EC_RESOURCE, 0, JR "memory.checkBeforeUpdate: cannot parse usage `%s`", text);
-  if ((uint64_t) m->limit.v < usage)
+    return ab_error_setc (r->err, AB_EC_RESOURCE, 0, JR "memory.checkBeforeUpdate: cannot parse usage `%s`",
+                          text);
+  if ((uint64_t)m->limit.v < usage)
     return ab_error_setc (r->err, AB_EC_RESOURCE, 0,
                           JR "memory.limit: %" PRId64 " is below the current usage of %" PRIu64
                              " bytes (checkBeforeUpdate)",
@@ -184,7 +189,8 @@ memory_v1 (struct res *r, struct target *t, const struct ab_memory *m)
               || wr (r, t, "memory.memsw.limit_in_bytes", JR "memory.swap", "%" PRId64, m->swap.v) < 0)
             return -1;
         }
-      else if (m->limit.set && wr (r, t, "memory.limit_in_bytes", JR "memory.limit", "%" PRId64, m->limit.v) < 0)
+      else if (m->limit.set
+               && wr (r, t, "memory.limit_in_bytes", JR "memory.limit", "%" PRId64, m->limit.v) < 0)
         return -1;
     }
   else if (m->limit.set && wr (r, t, "memory.limit_in_bytes", JR "memory.limit", "%" PRId64, m->limit.v) < 0)
@@ -192,10 +198,12 @@ memory_v1 (struct res *r, struct target *t, const struct ab_memory *m)
   if (m->reservation.set
       && wr (r, t, "memory.soft_limit_in_bytes", JR "memory.reservation", "%" PRId64, m->reservation.v) < 0)
     return -1;
-  if (m->swappiness.set && wr (r, t, "memory.swappiness", JR "memory.swappiness", "%" PRIu64, m->swappiness.v) < 0)
+  if (m->swappiness.set
+      && wr (r, t, "memory.swappiness", JR "memory.swappiness", "%" PRIu64, m->swappiness.v) < 0)
     return -1;
   if (m->disable_oom_killer.set
-      && wr (r, t, "memory.oom_control", JR "memory.disableOOMKiller", "%d", m->disable_oom_killer.v ? 1 : 0) < 0)
+      && wr (r, t, "memory.oom_control", JR "memory.disableOOMKiller", "%d", m->disable_oom_killer.v ? 1 : 0)
+             < 0)
     return -1;
   if (m->use_hierarchy.set
       && wr (r, t, "memory.use_hierarchy", JR "memory.useHierarchy", "%d", m->use_hierarchy.v ? 1 : 0) < 0)
@@ -314,7 +322,8 @@ cpu_bandwidth_v2 (struct res *r, struct target *t, const struct ab_cpu *c)
         bytes_or_max (quota, sizeof quota, c->quota.v);
       if (c->period.set)
         period = c->period.v;
-      if (wr (r, t, "cpu.max", c->quota.set ? JR "cpu.quota" : JR "cpu.period", "%s %" PRIu64, quota, period) < 0)
+      if (wr (r, t, "cpu.max", c->quota.set ? JR "cpu.quota" : JR "cpu.period", "%s %" PRIu64, quota, period)
+          < 0)
         return -1;
     }
   if (c->burst.set && wr (r, t, "cpu.max.burst", JR "cpu.burst", "%" PRIu64, c->burst.v) < 0)
@@ -350,28 +359,36 @@ apply_cpu (struct res *r, const struct ab_cpu *c)
 {
   struct target t;
 
-  if (c->quota.set && c->quota.v > 0 && c->burst.set && c->burst.v > (uint64_t) c->quota.v)
+  if (c->quota.set && c->quota.v > 0 && c->burst.set && c->burst.v > (uint64_t)c->quota.v)
     return refuse (r, JR "cpu.burst", "must not be larger than cpu.quota");
   if (c->idle.set && c->idle.v != 0 && c->idle.v != 1)
     return refuse (r, JR "cpu.idle", "must be 0 or 1");
+  /* Realtime bandwidth is a v1 feature: say so rather than blame a missing
+     v2 cpu controller. */
+  if ((c->realtime_runtime.set || c->realtime_period.set) && ab_cg_v1 (r->cg, "cpu") == NULL && r->cg->v2)
+    return refuse (r, c->realtime_runtime.set ? JR "cpu.realtimeRuntime" : JR "cpu.realtimePeriod",
+                   "cgroup v2 has no realtime bandwidth control");
   if (cpu_first (c) != NULL)
     {
       if (find (r, "cpu", "cpu", cpu_first (c), "cpu.shares", "cpu.weight", &t) < 0)
         return -1;
       if (c->shares.set)
         {
-          if (t.v2 ? wr (r, &t, "cpu.weight", JR "cpu.shares", "%" PRIu64, ab_cg_shares_to_weight (c->shares.v))
+          if (t.v2 ? wr (r, &t, "cpu.weight", JR "cpu.shares", "%" PRIu64,
+                         ab_cg_shares_to_weight (c->shares.v))
                    : wr (r, &t, "cpu.shares", JR "cpu.shares", "%" PRIu64, c->shares.v))
             return -1;
         }
-      if ((t.v2 ? cpu_bandwidth_v2 (r, &t, c) : cpu_bandwidth_v1 (r, &t, c)) < 0 || cpu_realtime (r, &t, c) < 0)
+      if ((t.v2 ? cpu_bandwidth_v2 (r, &t, c) : cpu_bandwidth_v1 (r, &t, c)) < 0
+          || cpu_realtime (r, &t, c) < 0)
         return -1;
       if (c->idle.set && wr (r, &t, "cpu.idle", JR "cpu.idle", "%" PRId64, c->idle.v) < 0)
         return -1;
     }
   if (c->cpus || c->mems)
     {
-      if (find (r, "cpuset", "cpuset", c->cpus ? JR "cpu.cpus" : JR "cpu.mems", "cpuset.cpus", "cpuset.cpus", &t)
+      if (find (r, "cpuset", "cpuset", c->cpus ? JR "cpu.cpus" : JR "cpu.mems", "cpuset.cpus", "cpuset.cpus",
+                &t)
           < 0)
         return -1;
       if (c->cpus && wr (r, &t, "cpuset.cpus", JR "cpu.cpus", "%s", c->cpus) < 0)
@@ -420,7 +437,8 @@ blkio_weight (struct res *r, struct target *t, const char *what, const char *dev
       /* CFQ's blkio.weight is gone from current kernels; BFQ has its own. */
       if (ab_cg_has_file (t->h, dev[0] ? "blkio.weight_device" : "blkio.weight"))
         return wr (r, t, dev[0] ? "blkio.weight_device" : "blkio.weight", what, "%s%s%" PRIu64, dev, sep, w);
-      return wr (r, t, dev[0] ? "blkio.bfq.weight_device" : "blkio.bfq.weight", what, "%s%s%" PRIu64, dev, sep, w);
+      return wr (r, t, dev[0] ? "blkio.bfq.weight_device" : "blkio.bfq.weight", what, "%s%s%" PRIu64, dev,
+                 sep, w);
     }
   if (ab_cg_has_file (t->h, "io.bfq.weight"))
     return wr (r, t, "io.bfq.weight", what, "%s%s%" PRIu64, dev[0] ? dev : "default", " ", w);
@@ -440,7 +458,8 @@ apply_blkio (struct res *r, const struct ab_blkio *b)
   };
   static const char *const v2_keys[AB_THROTTLE__KINDS] = { "rbps", "wbps", "riops", "wiops" };
   static const char *const names[AB_THROTTLE__KINDS]
-      = { "throttleReadBpsDevice", "throttleWriteBpsDevice", "throttleReadIOPSDevice", "throttleWriteIOPSDevice" };
+      = { "throttleReadBpsDevice", "throttleWriteBpsDevice", "throttleReadIOPSDevice",
+          "throttleWriteIOPSDevice" };
   struct target t;
   size_t i, k;
 
@@ -481,16 +500,18 @@ apply_blkio (struct res *r, const struct ab_blkio *b)
         snprintf (what, sizeof what, JR "blockIO.%s[%zu]", names[k], i);
         if (!t.v2)
           {
-            if (wr (r, &t, v1_files[k], what, "%" PRId64 ":%" PRId64 " %" PRIu64, d->major, d->minor, d->rate) < 0)
+            if (wr (r, &t, v1_files[k], what, "%" PRId64 ":%" PRId64 " %" PRIu64, d->major, d->minor, d->rate)
+                < 0)
               return -1;
           }
         else if (d->rate == 0) /* v1's "0" removes the limit; v2 says "max" */
           {
-            if (wr (r, &t, "io.max", what, "%" PRId64 ":%" PRId64 " %s=max", d->major, d->minor, v2_keys[k]) < 0)
+            if (wr (r, &t, "io.max", what, "%" PRId64 ":%" PRId64 " %s=max", d->major, d->minor, v2_keys[k])
+                < 0)
               return -1;
           }
-        else if (wr (r, &t, "io.max", what, "%" PRId64 ":%" PRId64 " %s=%" PRIu64, d->major, d->minor, v2_keys[k],
-                     d->rate)
+        else if (wr (r, &t, "io.max", what, "%" PRId64 ":%" PRId64 " %s=%" PRIu64, d->major, d->minor,
+                     v2_keys[k], d->rate)
                  < 0)
           return -1;
       }
@@ -501,8 +522,8 @@ static const char *
 blkio_first (const struct ab_blkio *b)
 {
   static const char *const names[AB_THROTTLE__KINDS]
-      = { JR "blockIO.throttleReadBpsDevice", JR "blockIO.throttleWriteBpsDevice", JR "blockIO.throttleReadIOPSDevice",
-          JR "blockIO.throttleWriteIOPSDevice" };
+      = { JR "blockIO.throttleReadBpsDevice", JR "blockIO.throttleWriteBpsDevice",
+          JR "blockIO.throttleReadIOPSDevice", JR "blockIO.throttleWriteIOPSDevice" };
   size_t k;
 
   if (b->weight.set)
@@ -539,7 +560,8 @@ page_size_ok (const char *s)
 {
   size_t n = strspn (s, "0123456789");
 
-  return n > 0 && n < 12 && (strcmp (s + n, "KB") == 0 || strcmp (s + n, "MB") == 0 || strcmp (s + n, "GB") == 0);
+  return n > 0 && n < 12
+         && (strcmp (s + n, "KB") == 0 || strcmp (s + n, "MB") == 0 || strcmp (s + n, "GB") == 0);
 }
 
 static int
@@ -579,7 +601,7 @@ plain_name (const char *s, size_t max)
   if (s == NULL || *s == '\0' || strlen (s) > max)
     return false;
   for (n = 0; s[n]; n++)
-    if ((unsigned char) s[n] <= ' ' || s[n] == 0x7f)
+    if ((unsigned char)s[n] <= ' ' || s[n] == 0x7f)
       return false;
   return true;
 }
@@ -648,15 +670,17 @@ static const char *const unified_forbidden[] = {
 };
 
 /* "memory.high" -> "memory"; NULL when the key is not an interface file
-   name ([a-z0-9_.], a controller prefix, no '/'). */
+   name ([A-Za-z0-9_.], a controller prefix; no '/', so it stays in the
+   container's directory). */
 static char *
 unified_controller (const char *key)
 {
   const char *dot = strchr (key, '.');
 
-  if (dot == NULL || dot == key || dot[1] == '\0' || strspn (key, "abcdefghijklmnopqrstuvwxyz0123456789_.") != strlen (key))
+  if (dot == NULL || dot == key || dot[1] == '\0'
+      || strspn (key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen (key))
     return NULL;
-  return xstrndup (key, (size_t) (dot - key));
+  return xstrndup (key, (size_t)(dot - key));
 }
 
 static int
@@ -681,13 +705,15 @@ apply_unified (struct res *r, const struct ab_kvlist *u)
       if (strcmp (ctrl, "cgroup") != 0)
         {
           if (ab_cg_v1 (r->cg, ctrl) != NULL)
-            return ab_error_setc (r->err, AB_EC_RESOURCE, 0,
-                                  "%s: the %s controller is a cgroup v1 controller on this host, not in the v2 tree",
-                                  what, ctrl);
+            return ab_error_setc (
+                r->err, AB_EC_RESOURCE, 0,
+                "%s: the %s controller is a cgroup v1 controller on this host, not in the v2 tree", what,
+                ctrl);
           if (!word_in (r->v2avail, ctrl))
-            return ab_error_setc (r->err, AB_EC_RESOURCE, 0,
-                                  "%s: the %s controller is not enabled for `%s` (its cgroup.controllers: `%s`)", what,
-                                  ctrl, r->cg->v2->dir, r->v2avail);
+            return ab_error_setc (
+                r->err, AB_EC_RESOURCE, 0,
+                "%s: the %s controller is not enabled for `%s` (its cgroup.controllers: `%s`)", what, ctrl,
+                r->cg->v2->dir, r->v2avail);
         }
       if (ab_cg_write (r->cg->v2, key, u->v[i].value, what, r->err) < 0)
         return -1;
@@ -708,7 +734,8 @@ need (struct ab_cgroup *cg, const char *v1name, const char *v2name, const char *
 }
 
 void
-ab_cg_v2_needed (struct ab_cgroup *cg, const struct ab_resources *r, struct ab_strv *ctrls, struct ab_strv *why)
+ab_cg_v2_needed (struct ab_cgroup *cg, const struct ab_resources *r, struct ab_strv *ctrls,
+                 struct ab_strv *why)
 {
   const struct ab_memory *m = &r->memory;
   const struct ab_cpu *c = &r->cpu;

@@ -2,6 +2,8 @@
 libagentbox_a_SOURCES += \
 	runtime/cgroup.h runtime/cgroup-internal.h \
 	runtime/cgroup.c \
+	runtime/cgroup-host.c \
+	runtime/cgroup-state.c \
 	runtime/cgroup-res.c \
 	runtime/cgroup-devices.c \
 	runtime/cgroup-proc.c

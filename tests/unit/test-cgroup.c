@@ -16,7 +16,8 @@ static const char hybrid_mountinfo[]
       "23 22 0:21 / /sys rw,nosuid,nodev,noexec,relatime shared:2 - sysfs sysfs rw\n"
       "31 23 0:28 / /sys/fs/cgroup rw,relatime shared:3 - tmpfs tmpfs rw,mode=755\n"
       "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:4 - cgroup cgroup rw,cpu,cpuacct\n"
-      "35 31 0:32 /process_api/abc /sys/fs/cgroup/memory rw,relatime shared:5 master:9 - cgroup cgroup rw,memory\n"
+      "35 31 0:32 /process_api/abc /sys/fs/cgroup/memory rw,relatime shared:5 master:9 - cgroup cgroup "
+      "rw,memory\n"
       "36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
       "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd\n"
       "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n";
@@ -38,7 +39,8 @@ test_parse (void)
   is_str (h.mounts[0].controllers, "cpu,cpuacct", "a co-mounted hierarchy lists both controllers");
   is_str (h.mounts[1].root, "/process_api/abc", "the mount root (field 4) is kept");
   is_str (h.mounts[3].controllers, "name=systemd", "a named hierarchy keeps its name, not its mount flags");
-  ok (h.mounts[4].v2 && strcmp (h.mounts[4].mountpoint, "/sys/fs/cgroup/unified") == 0, "the cgroup2 mount is found");
+  ok (h.mounts[4].v2 && strcmp (h.mounts[4].mountpoint, "/sys/fs/cgroup/unified") == 0,
+      "the cgroup2 mount is found");
   is_int (ab_cg_host_mode_of (&h), AB_CGROUP_HYBRID, "v1 controllers plus cgroup2 elsewhere is hybrid");
   ok (ab_cg_parse_proc_cgroup (hybrid_cgroup, &h, &err) == 0, "/proc/self/cgroup parses");
   is_int (h.n_own, 5, "every line of /proc/self/cgroup is kept");
@@ -81,7 +83,8 @@ test_parse (void)
           && strstr (err.msg, "line 1 is malformed") != NULL,
       "a mountinfo line without the \"-\" separator is an error naming the line");
   ab_cg_host_free (&h);
-  ok (ab_cg_parse_proc_cgroup ("4:memory\n", &h, &err) < 0, "a /proc/self/cgroup line without a path is an error");
+  ok (ab_cg_parse_proc_cgroup ("4:memory\n", &h, &err) < 0,
+      "a /proc/self/cgroup line without a path is an error");
   ab_cg_host_free (&h);
 }
 
@@ -100,10 +103,13 @@ test_paths (void)
   d = ab_cg_path_to_dir ("/sys/fs/cgroup/memory", "/docker/x", "/docker/x");
   is_str (d, "/sys/fs/cgroup/memory", "the mount root itself is the mount point");
   free (d);
-  ok (ab_cg_path_to_dir ("/m", "/docker/x", "/docker/xy") == NULL, "/docker/xy is not below the root /docker/x");
-  ok (ab_cg_path_to_dir ("/m", "/..", "/user.slice") == NULL, "a mount from outside our cgroup namespace is unusable");
+  ok (ab_cg_path_to_dir ("/m", "/docker/x", "/docker/xy") == NULL,
+      "/docker/xy is not below the root /docker/x");
+  ok (ab_cg_path_to_dir ("/m", "/..", "/user.slice") == NULL,
+      "a mount from outside our cgroup namespace is unusable");
 
-  ok (ab_cg_container_path ("/myRuntime/c1", "c1", "/", "/own", &p, &err) == 0 && strcmp (p, "/myRuntime/c1") == 0,
+  ok (ab_cg_container_path ("/myRuntime/c1", "c1", "/", "/own", &p, &err) == 0
+          && strcmp (p, "/myRuntime/c1") == 0,
       "an absolute cgroupsPath is taken from the hierarchy's root");
   free (p);
   ok (ab_cg_container_path ("/myRuntime/c1", "c1", "/ns/root", "/ns/root/own", &p, &err) == 0
@@ -126,7 +132,8 @@ test_paths (void)
   ok (ab_cg_container_path ("/", "c1", "/", "/own", &p, &err) < 0 && strstr (err.msg, "root"),
       "cgroupsPath \"/\" (the hierarchy root) is refused");
   ok (ab_cg_container_path ("a\nb", "c1", "/", "/own", &p, &err) < 0, "control characters are refused");
-  ok (ab_cg_container_path (NULL, "../x", "/", "/own", &p, &err) < 0, "an id with '/' cannot name the default cgroup");
+  ok (ab_cg_container_path (NULL, "../x", "/", "/own", &p, &err) < 0,
+      "an id with '/' cannot name the default cgroup");
   is_int (ab_cg_shares_to_weight (1024), 39, "cpu.shares 1024 is cpu.weight 39");
   is_int (ab_cg_shares_to_weight (2), 1, "cpu.shares 2 is cpu.weight 1");
   is_int (ab_cg_shares_to_weight (262144), 10000, "cpu.shares 262144 is cpu.weight 10000");
@@ -145,7 +152,7 @@ bpf_run (const struct ab_cg_bpf *p, unsigned type, unsigned access, unsigned maj
   while (pc < p->n && steps++ < 100000)
     {
       const struct bpf_insn *i = &p->insns[pc++];
-      uint64_t *d = &r[i->dst_reg], s = r[i->src_reg], k = (uint64_t) (int64_t) i->imm;
+      uint64_t *d = &r[i->dst_reg], s = r[i->src_reg], k = (uint64_t)(int64_t)i->imm;
 
       switch (i->code)
         {
@@ -153,27 +160,27 @@ bpf_run (const struct ab_cg_bpf *p, unsigned type, unsigned access, unsigned maj
           *d = ctx[i->off / 4];
           break;
         case BPF_ALU | BPF_MOV | BPF_X:
-          *d = (uint32_t) s;
+          *d = (uint32_t)s;
           break;
         case BPF_ALU | BPF_AND | BPF_K:
-          *d = (uint32_t) (*d & k);
+          *d = (uint32_t)(*d & k);
           break;
         case BPF_ALU | BPF_RSH | BPF_K:
-          *d = (uint32_t) *d >> (k & 31);
+          *d = (uint32_t)*d >> (k & 31);
           break;
         case BPF_ALU64 | BPF_MOV | BPF_K:
           *d = k;
           break;
         case BPF_JMP | BPF_JNE | BPF_K:
           if (*d != k)
-            pc += (size_t) i->off;
+            pc += (size_t)i->off;
           break;
         case BPF_JMP | BPF_JEQ | BPF_K:
           if (*d == k)
-            pc += (size_t) i->off;
+            pc += (size_t)i->off;
           break;
         case BPF_JMP | BPF_EXIT:
-          return (int) r[0];
+          return (int)r[0];
         default:
           *bad = 1;
           return -1;
@@ -198,7 +205,11 @@ test_bpf (void)
     { .allow = false, .type = 'b', .major = { true, 8 }, .minor = { true, 1 }, .access = "" },
     { .allow = true, .type = 'c', .major = { true, 1 }, .minor = { true, 11 }, .access = "rw" },
     { .allow = false, .type = 'c', .major = { true, 1 }, .minor = { true, 11 }, .access = "w" },
-    { .allow = false, .type = 'c', .major = { true, 1 }, .minor = { true, 3 }, .access = "" }, /* overridden */
+    { .allow = false,
+      .type = 'c',
+      .major = { true, 1 },
+      .minor = { true, 3 },
+      .access = "" }, /* overridden */
   };
   struct ab_cg_bpf p = { 0 };
   int bad = 0, got;
@@ -238,7 +249,8 @@ test_device_checks (void)
       "a major beyond 4095 is refused, naming the JSON path");
   r.major.v = 1;
   r.type = 'x';
-  ok (ab_cg_devices_check (&r, 1, &err) < 0 && strstr (err.msg, "devices[0].type"), "an unknown type is refused");
+  ok (ab_cg_devices_check (&r, 1, &err) < 0 && strstr (err.msg, "devices[0].type"),
+      "an unknown type is refused");
   r.type = 'c';
   strcpy (r.access, "rx");
   ok (ab_cg_devices_check (&r, 1, &err) < 0 && strstr (err.msg, "devices[0].access"),
@@ -249,10 +261,20 @@ static void
 test_state (void)
 {
   struct ab_cg_hier hs[2] = {
-    { .v2 = false, .controllers = (char *) "cpu,cpuacct", .mountpoint = (char *) "/nonexistent/cpu",
-      .root = (char *) "/", .path = (char *) "/own/box/c1", .created = 2, .dfd = -1 },
-    { .v2 = true, .controllers = (char *) "", .mountpoint = (char *) "/nonexistent/unified", .root = (char *) "/ns",
-      .path = (char *) "/ns/c1", .created = 1, .dfd = -1 },
+    { .v2 = false,
+      .controllers = (char *)"cpu,cpuacct",
+      .mountpoint = (char *)"/nonexistent/cpu",
+      .root = (char *)"/",
+      .path = (char *)"/own/box/c1",
+      .created = 2,
+      .dfd = -1 },
+    { .v2 = true,
+      .controllers = (char *)"",
+      .mountpoint = (char *)"/nonexistent/unified",
+      .root = (char *)"/ns",
+      .path = (char *)"/ns/c1",
+      .created = 1,
+      .dfd = -1 },
   };
   struct ab_cgroup cg = { .mode = AB_CGROUP_HYBRID, .h = hs, .n = 2, .v2 = &hs[1] };
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
@@ -287,11 +309,12 @@ test_state (void)
     "{\"mode\":\"v2\",\"hierarchies\":[{\"v2\":true,\"controllers\":\"\",\"mountpoint\":\"/sys/fs/cgroup\","
     "\"root\":\"/x\",\"path\":\"/a\",\"created\":1}]}",
   };
-  static const char *const why[] = { "a path with \"..\"", "created beyond the path's depth",
-                                     "a path outside the mount root" };
+  static const char *const why[]
+      = { "a path with \"..\"", "created beyond the path's depth", "a path outside the mount root" };
   for (size_t i = 0; i < AB_ARRAY_SIZE (bad); i++)
     {
-      _cleanup_json_ struct ab_json *b = ab_json_parse (bad[i], strlen (bad[i]), &ab_json_config_limits, "s", &err);
+      _cleanup_json_ struct ab_json *b
+          = ab_json_parse (bad[i], strlen (bad[i]), &ab_json_config_limits, "s", &err);
       back = NULL;
       ok (b && ab_cgroup_load (b, &back, &err) < 0 && back == NULL, "state with %s is refused", why[i]);
     }

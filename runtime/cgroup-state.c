@@ -1,0 +1,174 @@
+/* Entering the container's cgroup, and the state another agentbox process
+ * needs to act on it (kill, delete).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+
+#include "runtime/cgroup-internal.h"
+#include "runtime/util.h"
+
+bool ab_cg_enter_parallel = false;
+
+/* ---- enter -------------------------------------------------------------------- */
+
+struct enter_job
+{
+  struct ab_cg_hier *h;
+  char pid[16];
+  ab_error_t err;
+  int r;
+};
+
+static void *
+enter_one (void *arg)
+{
+  struct enter_job *j = arg;
+
+  j->r = ab_cg_write (j->h, "cgroup.procs", j->pid, "join cgroup", &j->err);
+  return NULL;
+}
+
+int
+ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, ab_error_t *err)
+{
+  _cleanup_free_ struct enter_job *jobs = xcalloc (cg->n, sizeof *jobs);
+  _cleanup_free_ pthread_t *th = xcalloc (cg->n, sizeof *th);
+  _cleanup_free_ bool *started = xcalloc (cg->n, sizeof *started);
+  size_t i, n = 0;
+
+  for (i = 0; i < cg->n; i++)
+    {
+      if (cg->h[i].v2 && v2_done)
+        continue;
+      jobs[n].h = &cg->h[i];
+      snprintf (jobs[n].pid, sizeof jobs[n].pid, "%d", (int)pid);
+      n++;
+    }
+  /* Each v1 write waits for an RCU grace period; threads let them overlap.
+     A thread that cannot start runs its write here instead. */
+  for (i = 0; i < n; i++)
+    {
+      if (ab_cg_enter_parallel && n > 1)
+        started[i] = pthread_create (&th[i], NULL, enter_one, &jobs[i]) == 0;
+      if (!started[i])
+        enter_one (&jobs[i]);
+    }
+  for (i = 0; i < n; i++)
+    if (started[i])
+      pthread_join (th[i], NULL);
+  for (i = 0; i < n; i++)
+    if (jobs[i].r < 0)
+      {
+        *err = jobs[i].err;
+        return ab_error_prefix (err, "move pid %d", (int)pid);
+      }
+  return 0;
+}
+
+/* ---- state ---------------------------------------------------------------------- */
+
+static const char *const mode_names[] = {
+  [AB_CGROUP_NONE] = "none",
+  [AB_CGROUP_V1] = "v1",
+  [AB_CGROUP_HYBRID] = "hybrid",
+  [AB_CGROUP_V2] = "v2",
+};
+
+void
+ab_cgroup_gen (struct ab_cgroup *cg, struct ab_gen *g)
+{
+  size_t i;
+
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "mode", mode_names[cg->mode]);
+  ab_gen_key (g, "hierarchies");
+  ab_gen_arr_open (g);
+  for (i = 0; i < cg->n; i++)
+    {
+      ab_gen_obj_open (g);
+      ab_gen_kv_bool (g, "v2", cg->h[i].v2);
+      ab_gen_kv_str (g, "controllers", cg->h[i].controllers);
+      ab_gen_kv_str (g, "mountpoint", cg->h[i].mountpoint);
+      ab_gen_kv_str (g, "root", cg->h[i].root);
+      ab_gen_kv_str (g, "path", cg->h[i].path);
+      ab_gen_kv_u64 (g, "created", cg->h[i].created);
+      ab_gen_obj_close (g);
+    }
+  ab_gen_arr_close (g);
+  ab_gen_obj_close (g);
+}
+
+static bool
+clean_absolute (const char *p)
+{
+  return ab_path_is_clean_absolute (p) && strlen (p) <= CG_PATH_MAX;
+}
+
+static int
+load_hier (struct ab_jctx *c, struct ab_json *o, struct ab_cg_hier *h)
+{
+  uint64_t created = 0;
+
+  if (ab_jget_bool (c, o, "v2", AB_REQUIRED, &h->v2) < 0
+      || ab_jget_str (c, o, "controllers", AB_REQUIRED, &h->controllers) < 0
+      || ab_jget_str (c, o, "mountpoint", AB_REQUIRED, &h->mountpoint) < 0
+      || ab_jget_str (c, o, "root", AB_REQUIRED, &h->root) < 0
+      || ab_jget_str (c, o, "path", AB_REQUIRED, &h->path) < 0
+      || ab_jget_u64 (c, o, "created", AB_REQUIRED, 4096, &created) < 0)
+    return -1;
+  /* The state file decides what delete removes: hold it to the same rules
+     as a fresh plan, so an edited file cannot aim rmdir elsewhere. */
+  if (!clean_absolute (h->mountpoint) || !clean_absolute (h->root) || !clean_absolute (h->path)
+      || !ab_cg_path_covers (h->root, h->path))
+    return ab_jerr (c, "paths must be clean and absolute, the path below the root");
+  h->dir = ab_cg_path_to_dir (h->mountpoint, h->root, h->path);
+  if (created > ab_cg_path_depth (h))
+    return ab_jerr (c, "created: %llu is more than the path has components", (unsigned long long)created);
+  h->created = created;
+  h->dfd = open (h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (h->dfd < 0 && errno != ENOENT)
+    return ab_error_set (c->err, errno, "open cgroup `%s`", h->dir);
+  return 0;
+}
+
+int
+ab_cgroup_load (struct ab_json *obj, struct ab_cgroup **out, ab_error_t *err)
+{
+  _cleanup_ (ab_cg_freep) struct ab_cgroup *cg = xzalloc (sizeof *cg);
+  _cleanup_free_ char *mode = NULL;
+  struct ab_jctx c;
+  struct ab_json *arr;
+  size_t mark, i, k;
+
+  ab_jctx_init (&c, "state.json", err);
+  mark = ab_jpush_key (&c, "cgroup");
+  if (obj == NULL || obj->type != AB_J_OBJECT)
+    return ab_jerr (&c, "must be an object");
+  if (ab_jget_str (&c, obj, "mode", AB_REQUIRED, &mode) < 0)
+    return -1;
+  for (k = 0; k < AB_ARRAY_SIZE (mode_names); k++)
+    if (strcmp (mode, mode_names[k]) == 0)
+      break;
+  if (k == AB_ARRAY_SIZE (mode_names) || k == AB_CGROUP_NONE)
+    return ab_jerr (&c, "mode: unknown `%s`", mode);
+  cg->mode = (int)k;
+  if (ab_jenter (&c, obj, "hierarchies", AB_J_ARRAY, AB_REQUIRED, &arr, &mark) < 0)
+    return -1;
+  for (i = 0; i < arr->u.arr.n; i++)
+    {
+      size_t m = ab_jpush_index (&c, i);
+      struct ab_json *o = arr->u.arr.items[i];
+      if (o->type != AB_J_OBJECT)
+        return ab_jerr (&c, "must be an object");
+      if (load_hier (&c, o, ab_cg_hier_add (cg)) < 0)
+        return -1;
+      ab_jpop (&c, m);
+    }
+  ab_cg_fix_v2 (cg);
+  if (cg->n == 0)
+    return ab_jerr (&c, "no hierarchy");
+  *out = ab_steal_ptr (&cg);
+  return 0;
+}

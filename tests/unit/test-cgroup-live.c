@@ -1,0 +1,505 @@
+/* The cgroup driver on the real kernel: paths, create / destroy, kill,
+ * freeze, devices, state, statistics.  Needs root; every cgroup is made
+ * below the caller's own and removed again, also when a test fails.
+ *
+ *   test-cgroup-live [--mode=hybrid|v1|v2] [--ns]
+ *
+ * The cgroup-*.sh wrappers run it inside a cgroup + mount namespace with
+ * /sys/fs/cgroup remounted, so that absolute paths and the v1 and v2
+ * layouts can be tested on this host without leaving our own cgroup. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include "spec/gen.h"
+#include "spec/json.h"
+#include "tests/unit/tap.h"
+#include "tests/unit/test-cgroup-util.h"
+
+static int
+child_sleep (void *arg)
+{
+  (void)arg;
+  for (;;)
+    pause ();
+  return 0;
+}
+
+/* The directory the container's cgroup must have in each hierarchy, from
+   our own cgroups (read independently of the driver) and the name. */
+static bool
+all_exist (const char *rel, bool want)
+{
+  const char *const *d;
+  bool all = true;
+
+  for (d = t_own_dirs (); *d; d++)
+    {
+      _cleanup_free_ char *p = xasprintf ("%s/%s", *d, rel);
+      if (t_exists (p) != want)
+        {
+          printf ("#   %s %s\n", p, want ? "missing" : "still there");
+          all = false;
+        }
+    }
+  return all;
+}
+
+static void
+test_lifecycle (void)
+{
+  _cleanup_free_ char *before = t_snapshot (), *after = NULL, *mid = NULL, *name = NULL;
+  struct ab_cgroup *cg = NULL;
+  ab_error_t err = { 0 };
+  int r;
+
+  r = t_create (NULL, NULL, &cg, &err);
+  ok (r == 0, "create with no cgroupsPath and no resources succeeds%s%s", r ? ": " : "", r ? err.msg : "");
+  if (r < 0)
+    return;
+  name = xasprintf ("agentbox-%s-%d", t_prefix, 1);
+  ok (all_exist (name, true), "the default cgroup <own>/agentbox-<id> exists in every hierarchy");
+  mid = t_snapshot ();
+  ok (strcmp (before, mid) != 0, "the listing shows the new cgroups");
+  ok (ab_cgroup_populated (cg, &err) == 0, "a new cgroup is not populated");
+  ok (ab_cgroup_destroy (cg, &err) == 0, "destroy succeeds");
+  after = t_snapshot ();
+  is_str (after, before, "after destroy the directory listings are as before");
+  ok (ab_cgroup_destroy (cg, &err) == 0, "destroy is idempotent");
+  ab_cgroup_free (cg);
+}
+
+static void
+test_relative_and_parent (void)
+{
+  _cleanup_free_ char *rel = xasprintf ("%s-rel/inner", t_prefix), *top = xasprintf ("%s-rel", t_prefix);
+  _cleanup_free_ char *keep = xasprintf ("%s-keep", t_prefix), *keepc = xasprintf ("%s-keep/c", t_prefix);
+  struct ab_cgroup *cg = NULL;
+  const char *const *d;
+  ab_error_t err = { 0 };
+  int r;
+
+  ok (t_create (rel, NULL, &cg, &err) == 0 && all_exist (rel, true),
+      "a relative cgroupsPath lands below our own cgroup in every hierarchy");
+  if (cg)
+    {
+      ok (ab_cgroup_destroy (cg, &err) == 0 && all_exist (top, false),
+          "destroy removes both directories it created, deepest first");
+      ab_cgroup_free (cg);
+    }
+
+  for (d = t_own_dirs (); *d; d++)
+    {
+      _cleanup_free_ char *p = xasprintf ("%s/%s", *d, keep);
+      mkdir (p, 0755);
+      if (ab_str_has_prefix (*d, "/sys/fs/cgroup/cpuset"))
+        {
+          _cleanup_free_ char *cpus = t_read (*d, "cpuset.cpus"), *mems = t_read (*d, "cpuset.mems");
+          t_write (p, "cpuset.cpus", cpus ? cpus : "0");
+          t_write (p, "cpuset.mems", mems ? mems : "0");
+        }
+    }
+  cg = NULL;
+  r = t_create (keepc, NULL, &cg, &err);
+  ok (r == 0, "create below an existing parent%s%s", r ? ": " : "", r ? err.msg : "");
+  if (cg)
+    {
+      ok (ab_cgroup_destroy (cg, &err) == 0 && all_exist (keepc, false) && all_exist (keep, true),
+          "destroy removes only what it made: the existing parent stays");
+      ab_cgroup_free (cg);
+    }
+  for (d = t_own_dirs (); *d; d++)
+    {
+      _cleanup_free_ char *p = xasprintf ("%s/%s", *d, keep);
+      rmdir (p);
+    }
+}
+
+static void
+test_busy_refused (void)
+{
+  _cleanup_free_ char *busy = xasprintf ("%s-busy", t_prefix), *before = NULL, *path = NULL;
+  struct ab_cgroup *cg = NULL, *other = NULL;
+  ab_error_t err = { 0 };
+  pid_t pid;
+
+  if (t_create (busy, NULL, &other, &err) < 0)
+    {
+      ok (0, "prepare a busy cgroup: %s", err.msg);
+      return;
+    }
+  pid = t_spawn (other, child_sleep, NULL);
+  before = t_snapshot ();
+  ok (pid > 0 && t_create (busy, NULL, &cg, &err) < 0 && err.cls == AB_EC_STATE
+          && strstr (err.msg, "already has processes") != NULL,
+      "an existing cgroup with processes is refused (%s)", err.msg);
+  path = t_snapshot ();
+  is_str (path, before, "refusing it removes nothing");
+  ab_cgroup_kill (other, SIGKILL, &err);
+  t_wait (pid);
+  ab_cgroup_wait_empty (other, 5000, &err);
+  ab_cgroup_destroy (other, &err);
+  ab_cgroup_free (other);
+}
+
+static void
+test_absolute (void)
+{
+  _cleanup_free_ char *abs = xasprintf ("/%s-abs/x", t_prefix), *top = xasprintf ("%s-abs", t_prefix);
+  struct ab_cgroup *cg = NULL;
+  ab_error_t err = { 0 };
+
+  int r;
+
+  if (!t_ns)
+    return;
+  /* Inside the namespace every mount root is our own cgroup: the absolute
+     path is then below each mount point. */
+  r = t_create (abs, NULL, &cg, &err);
+  ok (r == 0 && all_exist (abs + 1, true),
+      "an absolute cgroupsPath lands below each hierarchy's mount root%s%s", r ? ": " : "", r ? err.msg : "");
+  if (cg)
+    {
+      const char *v2 = ab_cgroup_v2_path (cg);
+      ok (t_mode == AB_CGROUP_V1 ? v2 == NULL : v2 && strcmp (v2, abs) == 0,
+          "the v2 path is the absolute path");
+      ok (ab_cgroup_destroy (cg, &err) == 0 && all_exist (top, false), "and is removed again");
+      ab_cgroup_free (cg);
+    }
+}
+
+/* ---- kill ---------------------------------------------------------------- */
+
+static int report_fd = -1;
+
+/* setsid + double fork: the grandchild is in another session, its parent
+   gone, and only its cgroup still ties it to the container. */
+static int
+child_double_fork (void *arg)
+{
+  pid_t p = fork ();
+
+  (void)arg;
+  if (p == 0)
+    {
+      setsid ();
+      if (fork () == 0)
+        {
+          pid_t me = getpid ();
+          if (write (report_fd, &me, sizeof me) != sizeof me)
+            _exit (1);
+          for (;;)
+            pause ();
+        }
+      _exit (0);
+    }
+  waitpid (p, NULL, 0);
+  for (;;)
+    pause ();
+  return 0;
+}
+
+static void
+test_kill_double_fork (int sig)
+{
+  struct ab_cgroup *cg = NULL;
+  ab_error_t err = { 0 };
+  int pipefd[2], pidfd, st;
+  pid_t pid, gpid = -1;
+  struct pollfd p;
+
+  if (t_create (NULL, NULL, &cg, &err) < 0 || pipe2 (pipefd, O_CLOEXEC) < 0)
+    {
+      ok (0, "prepare: %s", err.msg);
+      return;
+    }
+  /* The grandchild is reparented to us, so we can reap it and see its
+     death signal from outside. */
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+  report_fd = pipefd[1];
+  pid = t_spawn (cg, child_double_fork, NULL);
+  close (pipefd[1]);
+  if (pid < 0 || read (pipefd[0], &gpid, sizeof gpid) != sizeof gpid)
+    {
+      ok (0, "the double-forked grandchild started");
+      close (pipefd[0]);
+      return;
+    }
+  close (pipefd[0]);
+  pidfd = (int)syscall (SYS_pidfd_open, gpid, 0);
+  ok (ab_cgroup_kill (cg, sig, &err) == 0, "ab_cgroup_kill (%s) succeeds",
+      sig == SIGKILL ? "SIGKILL" : "SIGTERM");
+  p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+  ok (pidfd >= 0 && poll (&p, 1, 20000) == 1, "the setsid'd double-forked grandchild (pid %d) is dead",
+      (int)gpid);
+  st = t_wait (gpid);
+  ok (WIFSIGNALED (st) && WTERMSIG (st) == sig, "it died of signal %d", sig);
+  st = t_wait (pid);
+  ok (WIFSIGNALED (st) && WTERMSIG (st) == sig, "the container's first process died of it too");
+  ok (ab_cgroup_wait_empty (cg, 10000, &err) == 0, "the cgroup is empty afterwards");
+  ok (ab_cgroup_destroy (cg, &err) == 0, "and can be removed%s%s", err.msg[0] ? ": " : "", err.msg);
+  if (pidfd >= 0)
+    close (pidfd);
+  prctl (PR_SET_CHILD_SUBREAPER, 0);
+  ab_cgroup_free (cg);
+}
+
+static void
+test_destroy_refuses_populated (void)
+{
+  struct ab_cgroup *cg = NULL;
+  ab_error_t err = { 0 };
+  pid_t pid;
+
+  if (t_create (NULL, NULL, &cg, &err) < 0)
+    {
+      ok (0, "prepare: %s", err.msg);
+      return;
+    }
+  pid = t_spawn (cg, child_sleep, NULL);
+  ok (pid > 0 && ab_cgroup_populated (cg, &err) == 1, "a cgroup with a process is populated");
+  ok (ab_cgroup_destroy (cg, &err) < 0 && err.cls == AB_EC_STATE, "destroy refuses a populated cgroup");
+  {
+    _cleanup_free_ pid_t *pids = NULL;
+    size_t n = 0;
+    ok (ab_cgroup_pids (cg, &pids, &n, &err) == 0 && n == 1 && pids[0] == pid,
+        "ab_cgroup_pids lists the child");
+  }
+  ab_cgroup_kill (cg, SIGKILL, &err);
+  t_wait (pid);
+  ok (ab_cgroup_wait_empty (cg, 10000, &err) == 0 && ab_cgroup_destroy (cg, &err) == 0,
+      "after kill it empties and is removed");
+  ab_cgroup_free (cg);
+}
+
+/* ---- freeze ---------------------------------------------------------------- */
+
+static bool
+frozen_outside (struct ab_cgroup *cg, bool want)
+{
+  _cleanup_free_ char *dir = NULL, *st = NULL;
+  const char *own;
+
+  if (t_mode != AB_CGROUP_V1 && (own = t_own_dir ("")) != NULL)
+    {
+      dir = xasprintf ("%s/agentbox-%s", own, t_prefix);
+      (void)dir;
+      st = t_read (ab_cg_tracking (cg)->dir, "cgroup.events");
+      return st && strstr (st, want ? "frozen 1" : "frozen 0") != NULL;
+    }
+  st = t_read (ab_cg_v1 (cg, "freezer")->dir, "freezer.state");
+  return st && strcmp (st, want ? "FROZEN" : "THAWED") == 0;
+}
+
+static void
+test_freeze (void)
+{
+  struct ab_cgroup *cg = NULL;
+  ab_error_t err = { 0 };
+  pid_t pid;
+
+  if (t_create (NULL, NULL, &cg, &err) < 0)
+    {
+      ok (0, "prepare: %s", err.msg);
+      return;
+    }
+  pid = t_spawn (cg, child_sleep, NULL);
+  ok (ab_cgroup_freeze (cg, true, &err) == 0 && frozen_outside (cg, true),
+      "freeze: the kernel reports it frozen");
+  ok (ab_cgroup_freeze (cg, false, &err) == 0 && frozen_outside (cg, false),
+      "thaw: the kernel reports it thawed");
+  ab_cgroup_kill (cg, SIGKILL, &err);
+  t_wait (pid);
+  ab_cgroup_wait_empty (cg, 10000, &err);
+  ab_cgroup_destroy (cg, &err);
+  ab_cgroup_free (cg);
+}
+
+/* ---- devices ---------------------------------------------------------------- */
+
+static char devdir[64];
+
+enum
+{
+  OPEN_NULL_RW = 1,
+  OPEN_KMSG_R = 2,
+  OPEN_KMSG_W = 4,
+  OPEN_TUN_R = 8,
+  DENIED_EPERM = 16, /* every failure above was EPERM */
+};
+
+static int
+try_open (const char *name, int flags, int *all_eperm)
+{
+  _cleanup_free_ char *p = xasprintf ("%s/%s", devdir, name);
+  int fd = open (p, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+  if (fd >= 0)
+    {
+      close (fd);
+      return 1;
+    }
+  if (errno != EPERM)
+    *all_eperm = 0;
+  return 0;
+}
+
+static int
+child_devices (void *arg)
+{
+  int eperm = 1, r = 0;
+
+  (void)arg;
+  r |= try_open ("null", O_RDWR, &eperm) ? OPEN_NULL_RW : 0;
+  r |= try_open ("kmsg", O_RDONLY, &eperm) ? OPEN_KMSG_R : 0;
+  r |= try_open ("kmsg", O_WRONLY, &eperm) ? OPEN_KMSG_W : 0;
+  r |= try_open ("tun", O_RDWR, &eperm) ? OPEN_TUN_R : 0;
+  return r | (eperm ? DENIED_EPERM : 0);
+}
+
+static void
+test_devices (void)
+{
+  struct ab_device_rule rules[] = {
+    { .allow = true, .type = 'c', .major = { true, 1 }, .minor = { true, 11 }, .access = "rw" },
+    { .allow = false, .type = 'c', .major = { true, 1 }, .minor = { true, 11 }, .access = "w" },
+    { .allow = false, .type = 'c', .major = { true, 1 }, .minor = { true, 3 }, .access = "" },
+  };
+  struct ab_resources res = { .devices = rules, .n_devices = AB_ARRAY_SIZE (rules) };
+  struct ab_cgroup *cg = NULL;
+  ab_error_t err = { 0 };
+  int st, here = 0, eperm = 1;
+  pid_t pid;
+
+  snprintf (devdir, sizeof devdir, "/tmp/%s-dev-XXXXXX", t_prefix);
+  if (mkdtemp (devdir) == NULL)
+    {
+      ok (0, "mkdtemp");
+      return;
+    }
+  {
+    _cleanup_free_ char *a = xasprintf ("%s/null", devdir), *b = xasprintf ("%s/kmsg", devdir),
+                        *c = xasprintf ("%s/tun", devdir);
+    mknod (a, S_IFCHR | 0666, makedev (1, 3));
+    mknod (b, S_IFCHR | 0600, makedev (1, 11));
+    mknod (c, S_IFCHR | 0600, makedev (10, 200));
+    here = child_devices (NULL);
+    ok ((here & (OPEN_NULL_RW | OPEN_KMSG_R | OPEN_KMSG_W)) == (OPEN_NULL_RW | OPEN_KMSG_R | OPEN_KMSG_W),
+        "outside the cgroup the test nodes open");
+    (void)eperm;
+    if (t_create (NULL, &res, &cg, &err) < 0)
+      ok (0, "create with device rules: %s", err.msg);
+    else
+      {
+        pid = t_spawn (cg, child_devices, NULL);
+        st = t_wait (pid);
+        ok (WIFEXITED (st), "the child ran");
+        st = WEXITSTATUS (st);
+        ok (st & OPEN_NULL_RW, "the default /dev/null opens read-write despite a user deny");
+        ok (st & OPEN_KMSG_R, "an allowed node (1:11, r) opens read-only");
+        ok (!(st & OPEN_KMSG_W), "allow rw then deny w: it does not open for writing");
+        ok (!(st & OPEN_TUN_R), "a node no rule allows (10:200) does not open");
+        ok (st & DENIED_EPERM, "the refusals are EPERM, from the device cgroup");
+        ok (ab_cgroup_destroy (cg, &err) == 0, "destroy after the device test");
+        ab_cgroup_free (cg);
+      }
+    unlink (a);
+    unlink (b);
+    unlink (c);
+  }
+  rmdir (devdir);
+}
+
+/* ---- state, statistics ------------------------------------------------------ */
+
+static int
+child_spin (void *arg)
+{
+  volatile uint64_t x = 0;
+  uint64_t end = ab_now_monotonic_ns () + 50 * 1000000ull;
+
+  (void)arg;
+  while (ab_now_monotonic_ns () < end)
+    x++;
+  return 0;
+}
+
+static void
+test_state_and_stats (void)
+{
+  struct ab_cgroup *cg = NULL, *back = NULL;
+  struct ab_cgroup_stats st;
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  _cleanup_json_ struct ab_json *j = NULL;
+  _cleanup_free_ char *before = t_snapshot (), *after = NULL;
+  ab_error_t err = { 0 };
+  const char *text;
+  size_t len;
+  pid_t pid;
+  int r;
+
+  if (t_create (NULL, NULL, &cg, &err) < 0)
+    {
+      ok (0, "prepare: %s", err.msg);
+      return;
+    }
+  pid = t_spawn (cg, child_spin, NULL);
+  t_wait (pid);
+  memset (&st, 0, sizeof st);
+  r = ab_cgroup_stats (cg, &st, &err);
+  ok (r == 0 && st.cpu_known && st.cpu_user_usec + st.cpu_system_usec > 0,
+      "stats report the CPU time a child spent (%llu us user, %llu us system)",
+      (unsigned long long)st.cpu_user_usec, (unsigned long long)st.cpu_system_usec);
+
+  pid = t_spawn (cg, child_sleep, NULL);
+  ab_cgroup_gen (cg, g);
+  text = ab_gen_buf (g, &len);
+  j = ab_json_parse (text, len, &ab_json_config_limits, "state.json", &err);
+  ok (j && ab_cgroup_load (j, &back, &err) == 0, "the state of a live cgroup loads back");
+  if (back)
+    {
+      ok (ab_cgroup_populated (back, &err) == 1, "the loaded cgroup sees the running child");
+      ok (ab_cgroup_kill (back, SIGKILL, &err) == 0 && WTERMSIG (t_wait (pid)) == SIGKILL,
+          "kill through the loaded state kills it");
+      ab_cgroup_wait_empty (back, 10000, &err);
+      ok (ab_cgroup_destroy (back, &err) == 0, "destroy through the loaded state");
+      after = t_snapshot ();
+      is_str (after, before, "and removes every directory");
+      ab_cgroup_free (back);
+    }
+  ok (ab_cgroup_destroy (cg, &err) == 0, "destroying the original afterwards is harmless");
+  ab_cgroup_free (cg);
+}
+
+int
+main (int argc, char **argv)
+{
+  t_init (argc, argv);
+  ok (1, "the host is in %s mode%s",
+      t_mode == AB_CGROUP_V2   ? "v2"
+      : t_mode == AB_CGROUP_V1 ? "v1"
+                               : "hybrid",
+      t_ns ? ", inside a cgroup namespace" : "");
+  test_lifecycle ();
+  test_relative_and_parent ();
+  test_busy_refused ();
+  test_absolute ();
+  test_kill_double_fork (SIGKILL);
+  test_kill_double_fork (SIGTERM);
+  test_destroy_refuses_populated ();
+  test_freeze ();
+  test_devices ();
+  test_state_and_stats ();
+  {
+    _cleanup_free_ char *left = t_snapshot ();
+    is_str (left, "", "no test cgroup is left behind");
+  }
+  return tap_done ();
+}
