@@ -268,16 +268,49 @@ ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
   ab_gen_obj_close (g);
 }
 
+/* yajl's beautifier writes an empty array as "[", an empty line and the
+   indented "]"; the five empty capability sets read better as "[]".  Raw
+   newlines only occur between tokens (strings escape theirs), so this
+   cannot touch a value. */
+static size_t
+compact_empty_arrays (char *s, size_t len)
+{
+  size_t o = 0;
+
+  for (size_t i = 0; i < len; i++)
+    {
+      s[o++] = s[i];
+      if (s[i] == '[' && i + 2 < len && s[i + 1] == '\n' && s[i + 2] == '\n')
+        {
+          size_t j = i + 3;
+          while (j < len && s[j] == ' ')
+            j++;
+          if (j < len && s[j] == ']')
+            {
+              s[o++] = ']';
+              i = j;
+            }
+        }
+    }
+  s[o] = '\0';
+  return o;
+}
+
 char *
 ab_spec_default_json (const struct ab_default_opts *o, size_t *len)
 {
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (true);
   const char *buf;
+  char *doc;
   size_t n;
 
   ab_spec_default_gen (g, o);
   /* yajl's beautifier already ends the document with a newline: add one
      only if it did not, so there is exactly one. */
   buf = ab_gen_buf (g, &n);
-  return ab_gen_steal (g, n == 0 || buf[n - 1] != '\n', len);
+  doc = ab_gen_steal (g, n == 0 || buf[n - 1] != '\n', &n);
+  n = compact_empty_arrays (doc, n);
+  if (len != NULL)
+    *len = n;
+  return doc;
 }

@@ -303,15 +303,21 @@ check_user_namespace (struct ab_jctx *c, const struct ab_spec *s)
   return 0;
 }
 
-/* An ID used inside a new user namespace must be mapped, or setresuid(),
-   setgroups() and chown() fail with EINVAL in the child. */
+/* An ID the process or a device node gets.  4294967295 is (uid_t) -1,
+   which setresuid(), setresgid() and fchown() read as "leave unchanged":
+   the process would keep the runtime's IDs, root on the host.  Inside a new
+   user namespace the ID must be mapped, or those calls fail with EINVAL in
+   the child. */
 static int
 check_mapped (struct ab_jctx *c, const char *key, uint32_t id, const struct ab_spec *s, bool gid)
 {
-  const struct ab_idmaps *m = gid ? &s->linux_->gid_mappings : &s->linux_->uid_mappings;
+  const struct ab_idmaps *m;
 
+  if (id == UINT32_MAX)
+    return fail (c, key, "4294967295 is not an ID: it is (%s) -1, \"unchanged\"", gid ? "gid_t" : "uid_t");
   if (!ns_new (s, AB_NS_USER))
     return 0;
+  m = gid ? &s->linux_->gid_mappings : &s->linux_->uid_mappings;
   for (size_t i = 0; i < m->n; i++)
     if (id >= m->v[i].container_id && (uint64_t)id < (uint64_t)m->v[i].container_id + m->v[i].size)
       return 0;
