@@ -1,0 +1,316 @@
+/* The hardened default profile (see spec/defaults.h).  Each value carries
+ * the reason it is what it is; the member order follows config.md so the
+ * document reads like the specification. */
+#include "config.h"
+
+#include "runtime/util.h"
+#include "spec/defaults.h"
+#include "spec/model.h"
+#include "spec/seccomp_default.h"
+
+/* Host IDs of the container's user namespace when agentbox runs as root:
+   the conventional first subordinate range (/etc/subuid), 65536 IDs so that
+   package managers find every ID they chown to.  Container root is host
+   100000, a user that owns nothing on the host. */
+#define HOST_ID_BASE 100000
+#define HOST_ID_COUNT 65536
+
+#define GiB (1ull << 30)
+
+struct mount_entry
+{
+  const char *destination;
+  const char *type;
+  const char *source;
+  const char *options[8];
+};
+
+/* The mounts every program expects, each as tight as it can be and still
+   work (nosuid everywhere; noexec and nodev wherever nothing is run or no
+   device lives). */
+static const struct mount_entry mounts[] = {
+  /* The container's own PID namespace; masked and read-only paths below. */
+  { "/proc", "proc", "proc", { "nosuid", "noexec", "nodev" } },
+  /* A private /dev on tmpfs: only the device nodes the runtime creates
+     (null, zero, full, random, urandom, tty, ptmx), never the host's. */
+  { "/dev", "tmpfs", "tmpfs", { "nosuid", "strictatime", "mode=755", "size=65536k" } },
+  /* A new devpts instance, so no pty of the host is reachable. */
+  { "/dev/pts", "devpts", "devpts", { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620" } },
+  /* POSIX shared memory, bounded; the sticky bit as on any host. */
+  { "/dev/shm", "tmpfs", "shm", { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k" } },
+  /* POSIX message queues of the container's IPC namespace. */
+  { "/dev/mqueue", "mqueue", "mqueue", { "nosuid", "noexec", "nodev" } },
+  /* sysfs of the container's network namespace, read-only. */
+  { "/sys", "sysfs", "sysfs", { "nosuid", "noexec", "nodev", "ro" } },
+  /* The one writable scratch place on a read-only root: 256 MiB, and
+     executable because build tools and test suites run what they compile. */
+  { "/tmp", "tmpfs", "tmpfs", { "nosuid", "nodev", "mode=1777", "size=268435456" } },
+};
+
+/* runc's default list: files that leak host information (kcore, keys,
+   timer and scheduler internals) or reach hardware and firmware. */
+static const char *const masked_paths[] = {
+  "/proc/acpi",        "/proc/asound",        "/proc/interrupts", "/proc/kcore",
+  "/proc/keys",        "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+  "/proc/sched_debug", "/proc/scsi",          "/sys/firmware",    "/sys/devices/virtual/powercap",
+};
+
+/* Kernel knobs that are global or write to hardware: visible, not writable. */
+static const char *const readonly_paths[] = {
+  "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+};
+
+static void
+gen_strings (struct ab_gen *g, const char *key, const char *const *v, size_t n)
+{
+  ab_gen_kv_strv (g, key, (char *const *)v, n);
+}
+
+static void
+gen_process (struct ab_gen *g, const struct ab_default_opts *o)
+{
+  static const char *const sh[] = { "sh", NULL };
+  /* A PATH that finds the tools of every common distribution; HOME for
+     root; TERM for programs that look at it even without a terminal;
+     LANG so Python and friends speak UTF-8. */
+  static const char *const env[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/root",
+    "TERM=xterm",
+    "LANG=C.UTF-8",
+  };
+  static const char *const capsets[] = { "bounding", "effective", "inheritable", "permitted", "ambient" };
+  const char *const *args = o->args != NULL && o->args[0] != NULL ? o->args : sh;
+  size_t nargs = 0;
+
+  while (args[nargs] != NULL)
+    nargs++;
+  ab_gen_key (g, "process");
+  ab_gen_obj_open (g);
+  /* A tool call is driven through pipes and returns a record; a terminal
+     would also hand the process a tty to play with. */
+  ab_gen_kv_bool (g, "terminal", false);
+  /* Root inside the user namespace only: it owns the container's files and
+     nothing on the host (container 0 is host 100000, or the invoking user
+     when rootless). */
+  ab_gen_key (g, "user");
+  ab_gen_obj_open (g);
+  ab_gen_kv_u64 (g, "uid", 0);
+  ab_gen_kv_u64 (g, "gid", 0);
+  ab_gen_obj_close (g);
+  gen_strings (g, "args", args, nargs);
+  gen_strings (g, "env", env, AB_ARRAY_SIZE (env));
+  ab_gen_kv_str (g, "cwd", "/");
+  /* All five sets present and empty: an omitted set would mean "inherit",
+     and a non-empty bounding set lets a later exec of a file with
+     capabilities get them back. */
+  ab_gen_key (g, "capabilities");
+  ab_gen_obj_open (g);
+  for (size_t i = 0; i < AB_ARRAY_SIZE (capsets); i++)
+    gen_strings (g, capsets[i], NULL, 0);
+  ab_gen_obj_close (g);
+  ab_gen_key (g, "rlimits");
+  ab_gen_arr_open (g);
+  {
+    /* NOFILE 1024: what select() can handle and plenty for build tools.
+       CORE 0: a crash leaves no file behind that could fill the disk or
+       leak memory.  FSIZE 1 GiB: one runaway write cannot fill the disk.
+       No NPROC: it counts per host uid across containers; the pids cgroup
+       limits the container instead. */
+    static const struct
+    {
+      const char *type;
+      uint64_t limit;
+    } rl[] = { { "RLIMIT_NOFILE", 1024 }, { "RLIMIT_CORE", 0 }, { "RLIMIT_FSIZE", GiB } };
+    for (size_t i = 0; i < AB_ARRAY_SIZE (rl); i++)
+      {
+        ab_gen_obj_open (g);
+        ab_gen_kv_str (g, "type", rl[i].type);
+        ab_gen_kv_u64 (g, "hard", rl[i].limit);
+        ab_gen_kv_u64 (g, "soft", rl[i].limit);
+        ab_gen_obj_close (g);
+      }
+  }
+  ab_gen_arr_close (g);
+  /* No setuid binary or file capability can raise privileges after exec;
+     also what lets seccomp be installed without CAP_SYS_ADMIN. */
+  ab_gen_kv_bool (g, "noNewPrivileges", true);
+  ab_gen_obj_close (g);
+}
+
+static void
+gen_mounts (struct ab_gen *g)
+{
+  ab_gen_key (g, "mounts");
+  ab_gen_arr_open (g);
+  for (size_t i = 0; i < AB_ARRAY_SIZE (mounts); i++)
+    {
+      size_t n = 0;
+      while (n < AB_ARRAY_SIZE (mounts[i].options) && mounts[i].options[n] != NULL)
+        n++;
+      ab_gen_obj_open (g);
+      ab_gen_kv_str (g, "destination", mounts[i].destination);
+      ab_gen_kv_str (g, "type", mounts[i].type);
+      ab_gen_kv_str (g, "source", mounts[i].source);
+      gen_strings (g, "options", mounts[i].options, n);
+      ab_gen_obj_close (g);
+    }
+  ab_gen_arr_close (g);
+}
+
+static void
+gen_idmap (struct ab_gen *g, const char *key, uint64_t host, uint64_t size)
+{
+  ab_gen_key (g, key);
+  ab_gen_arr_open (g);
+  ab_gen_obj_open (g);
+  ab_gen_kv_u64 (g, "containerID", 0);
+  ab_gen_kv_u64 (g, "hostID", host);
+  ab_gen_kv_u64 (g, "size", size);
+  ab_gen_obj_close (g);
+  ab_gen_arr_close (g);
+}
+
+static void
+gen_resources (struct ab_gen *g)
+{
+  ab_gen_key (g, "resources");
+  ab_gen_obj_open (g);
+  /* Deny every device, then the runtime allows only the default nodes it
+     creates itself: no raw disk or /dev/mem even if one shows up. */
+  ab_gen_key (g, "devices");
+  ab_gen_arr_open (g);
+  ab_gen_obj_open (g);
+  ab_gen_kv_bool (g, "allow", false);
+  ab_gen_kv_str (g, "access", "rwm");
+  ab_gen_obj_close (g);
+  ab_gen_arr_close (g);
+  /* 1 GiB, and swap equal to the limit (memory+swap), i.e. no swap: a
+     runaway allocation is OOM-killed in the container instead of pushing
+     the host into swap. */
+  ab_gen_key (g, "memory");
+  ab_gen_obj_open (g);
+  ab_gen_kv_i64 (g, "limit", (int64_t)GiB);
+  ab_gen_kv_i64 (g, "swap", (int64_t)GiB);
+  ab_gen_obj_close (g);
+  /* 512 tasks: enough for make -j and a test runner's workers; a fork bomb
+     stops here and the host keeps running. */
+  ab_gen_key (g, "pids");
+  ab_gen_obj_open (g);
+  ab_gen_kv_i64 (g, "limit", 512);
+  ab_gen_obj_close (g);
+  ab_gen_obj_close (g);
+}
+
+static void
+gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
+{
+  /* Every namespace new: nothing of the host's processes, network, IPC,
+     hostname, mounts, users, cgroup tree or clocks is shared. */
+  static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", "user", "cgroup", "time" };
+
+  ab_gen_key (g, "linux");
+  ab_gen_obj_open (g);
+  ab_gen_key (g, "namespaces");
+  ab_gen_arr_open (g);
+  for (size_t i = 0; i < AB_ARRAY_SIZE (ns); i++)
+    {
+      ab_gen_obj_open (g);
+      ab_gen_kv_str (g, "type", ns[i]);
+      ab_gen_obj_close (g);
+    }
+  ab_gen_arr_close (g);
+  /* Rootless: an unprivileged user may map only itself (one ID) without
+     setuid helpers; as root: the subordinate range. */
+  if (o->rootless)
+    {
+      gen_idmap (g, "uidMappings", (uint64_t)o->uid, 1);
+      gen_idmap (g, "gidMappings", (uint64_t)o->gid, 1);
+    }
+  else
+    {
+      gen_idmap (g, "uidMappings", HOST_ID_BASE, HOST_ID_COUNT);
+      gen_idmap (g, "gidMappings", HOST_ID_BASE, HOST_ID_COUNT);
+    }
+  /* Rootless gets no resources: on cgroup v1 an unprivileged user cannot
+     create or limit cgroups, and the spec says to omit what cannot apply. */
+  if (!o->rootless)
+    gen_resources (g);
+  gen_strings (g, "maskedPaths", masked_paths, AB_ARRAY_SIZE (masked_paths));
+  gen_strings (g, "readonlyPaths", readonly_paths, AB_ARRAY_SIZE (readonly_paths));
+  ab_gen_key (g, "seccomp");
+  ab_seccomp_default_gen (g);
+  ab_gen_obj_close (g);
+}
+
+void
+ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
+{
+  static const struct ab_default_opts none = { 0 };
+
+  if (o == NULL)
+    o = &none;
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "ociVersion", AB_OCI_VERSION);
+  gen_process (g, o);
+  /* The image is read-only: a tool call writes only to /tmp and to the
+     mounts its caller adds, so nothing it does survives in the image. */
+  ab_gen_key (g, "root");
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "path", "rootfs");
+  ab_gen_kv_bool (g, "readonly", true);
+  ab_gen_obj_close (g);
+  /* A fixed name in the container's own UTS namespace: the host's name is
+     not leaked to the agent. */
+  ab_gen_kv_str (g, "hostname", "agentbox");
+  gen_mounts (g);
+  gen_linux (g, o);
+  ab_gen_obj_close (g);
+}
+
+/* yajl's beautifier writes an empty array as "[", an empty line and the
+   indented "]"; the five empty capability sets read better as "[]".  Raw
+   newlines only occur between tokens (strings escape theirs), so this
+   cannot touch a value. */
+static size_t
+compact_empty_arrays (char *s, size_t len)
+{
+  size_t o = 0;
+
+  for (size_t i = 0; i < len; i++)
+    {
+      s[o++] = s[i];
+      if (s[i] == '[' && i + 2 < len && s[i + 1] == '\n' && s[i + 2] == '\n')
+        {
+          size_t j = i + 3;
+          while (j < len && s[j] == ' ')
+            j++;
+          if (j < len && s[j] == ']')
+            {
+              s[o++] = ']';
+              i = j;
+            }
+        }
+    }
+  s[o] = '\0';
+  return o;
+}
+
+char *
+ab_spec_default_json (const struct ab_default_opts *o, size_t *len)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (true);
+  const char *buf;
+  char *doc;
+  size_t n;
+
+  ab_spec_default_gen (g, o);
+  /* yajl's beautifier already ends the document with a newline: add one
+     only if it did not, so there is exactly one. */
+  buf = ab_gen_buf (g, &n);
+  doc = ab_gen_steal (g, n == 0 || buf[n - 1] != '\n', &n);
+  n = compact_empty_arrays (doc, n);
+  if (len != NULL)
+    *len = n;
+  return doc;
+}

@@ -1,0 +1,33 @@
+/* The hardened agent profile that `agentbox spec` writes: a config.json in
+ * which the process is root only inside its own user namespace, holds no
+ * capability, cannot gain privileges, sees a read-only root, its own
+ * namespaces of every kind, a masked /proc and /sys, and runs under the
+ * default seccomp allowlist (spec/seccomp_default.h).
+ *
+ * The output is byte-stable: 2-space indented JSON with a trailing newline,
+ * members in a fixed order, the same bytes for the same options. */
+#ifndef AB_SPEC_DEFAULTS_H
+#define AB_SPEC_DEFAULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "spec/gen.h"
+
+struct ab_default_opts
+{
+  bool rootless;
+  uid_t uid; /* for rootless: the host user that owns the container */
+  gid_t gid;
+  const char *const *args; /* NULL-terminated; NULL: ["sh"] */
+};
+
+/* The whole document, NUL-terminated, with its length in *len (may be NULL).
+   The caller frees it.  o may be NULL (defaults: not rootless, ["sh"]). */
+char *ab_spec_default_json (const struct ab_default_opts *o, size_t *len);
+
+/* Emit the document object at the current position of g. */
+void ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o);
+
+#endif

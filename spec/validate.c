@@ -1,0 +1,861 @@
+/* Cross-field validation of config.json (ab_spec_validate, spec/spec.h).
+ *
+ * The parser (spec/parse.c, spec/parse-linux.c) checks each field on its
+ * own: types, ranges, enumeration names, clean absolute paths, file names
+ * that must not escape their directory.  This file checks what needs more
+ * than one field, or knowledge of what the kernel will refuse, so that an
+ * invalid bundle fails at `agentbox validate` / `create` with one line that
+ * names the JSON path, not half-way through container setup with an errno:
+ *
+ *     config.json: linux.uidMappings[1]: container IDs 10-19 overlap entry [0] (0-65535)
+ *
+ * The rules come from the MUSTs of config.md, config-linux.md and runtime.md
+ * and from the kernel's own checks (map_write, dev_alloc_name,
+ * set_mempolicy, sched_setattr, ...).  Checks are made in document order and
+ * the first violation wins, except that the user namespace comes first: the
+ * IDs used elsewhere are checked against its mappings.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <sys/mount.h>
+
+#include "spec/json.h"
+#include "spec/model.h"
+#include "spec/spec.h"
+#include "spec/tables.h"
+
+/* The kernel's limit on the lines of uid_map/gid_map (UID_GID_MAP_MAX_EXTENTS). */
+#define IDMAP_MAX_EXTENTS 340
+
+/* ---- messages ----------------------------------------------------------- */
+
+/* Code points that must not reach a terminal raw: C0 and C1 controls, DEL,
+   the line and paragraph separators, and the bidirectional overrides and
+   isolates, which would let a hostile config.json forge or reorder what
+   the reader of the error sees.  (The same set as the parser's.) */
+static bool
+must_escape (uint32_t cp)
+{
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029
+         || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Decode one UTF-8 sequence; 0 when invalid (the parser refuses invalid
+   UTF-8, but a model may come from elsewhere). */
+static size_t
+utf8_next (const unsigned char *s, uint32_t *cp)
+{
+  size_t n;
+
+  if (s[0] < 0x80)
+    return *cp = s[0], 1;
+  n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+      : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+      : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+                                     : 0;
+  if (n == 0)
+    return 0;
+  *cp = s[0] & (0x7f >> n);
+  for (size_t i = 1; i < n; i++)
+    {
+      if ((s[i] & 0xc0) != 0x80)
+        return 0;
+      *cp = (*cp << 6) | (s[i] & 0x3f);
+    }
+  return n;
+}
+
+#define QUOTE_SIZE 112
+
+/* A user string for a message: quoted, dangerous code points escaped (the
+   error must stay one honest line), cut after about 96 bytes. */
+static const char *
+q (char buf[static QUOTE_SIZE], const char *str)
+{
+  const unsigned char *s = (const unsigned char *)str;
+  size_t o = 0;
+
+  buf[o++] = '"';
+  while (*s)
+    {
+      uint32_t cp;
+      size_t n = utf8_next (s, &cp);
+      char esc[8];
+      int len;
+
+      if (n == 0)
+        len = snprintf (esc, sizeof esc, "\\x%02x", *s), n = 1;
+      else if (cp == '"' || cp == '\\')
+        len = snprintf (esc, sizeof esc, "\\%c", (char)cp);
+      else if (must_escape (cp))
+        len = snprintf (esc, sizeof esc, "\\u%04x", (unsigned)cp);
+      else
+        memcpy (esc, s, n), len = (int)n;
+      if (o + (size_t)len + 5 > QUOTE_SIZE)
+        {
+          memcpy (buf + o, "\"...", 5);
+          return buf;
+        }
+      memcpy (buf + o, esc, (size_t)len);
+      o += (size_t)len;
+      s += n;
+    }
+  buf[o++] = '"';
+  buf[o] = '\0';
+  return buf;
+}
+#define Q(s) q ((char[QUOTE_SIZE]){ 0 }, (s))
+
+/* Report an error at <current path>.<key> (key NULL: at the current path). */
+static int __attribute__ ((format (printf, 3, 4)))
+fail (struct ab_jctx *c, const char *key, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  if (key != NULL)
+    ab_jpush_key (c, key);
+  return ab_jerr (c, "%s", msg);
+}
+
+/* Push a map key taken from the document (sysctl, netDevices, rdma, ...):
+   raw when plain ASCII, quoted and escaped otherwise, so the path stays one
+   honest line (as the parser pushes them). */
+static size_t
+push_name (struct ab_jctx *c, const char *key)
+{
+  for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+    if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
+      return ab_jpush_key (c, Q (key));
+  return ab_jpush_key (c, key);
+}
+
+/* ---- small syntax checks ------------------------------------------------ */
+
+/* A decimal number without sign or leading zero, at most INT32_MAX;
+   advances *p past it. */
+static bool
+parse_num (const char **p, uint32_t *out)
+{
+  const char *s = *p;
+  uint64_t v = 0;
+
+  if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+    return false;
+  for (; *s >= '0' && *s <= '9'; s++)
+    {
+      v = v * 10 + (uint64_t)(*s - '0');
+      if (v > INT32_MAX)
+        return false;
+    }
+  *out = (uint32_t)v;
+  *p = s;
+  return true;
+}
+
+/* A CPU or node list as the kernel's bitmap_parselist() reads it: regions
+   "N" or "N-M" with N <= M, separated by commas or spaces, at least one.
+   (The parser has already limited the characters to digits, ',', '-' and
+   ' '.) */
+static bool
+list_valid (const char *s)
+{
+  bool any = false;
+
+  for (;;)
+    {
+      uint32_t a, b;
+
+      while (*s == ',' || *s == ' ')
+        s++;
+      if (*s == '\0')
+        return any;
+      if (!parse_num (&s, &a))
+        return false;
+      if (*s == '-')
+        {
+          s++;
+          if (!parse_num (&s, &b) || b < a)
+            return false;
+        }
+      if (*s != '\0' && *s != ',' && *s != ' ')
+        return false;
+      any = true;
+    }
+}
+
+static int
+check_list (struct ab_jctx *c, const char *key, const char *list, const char *what)
+{
+  /* "" is no list: the runtime leaves the setting alone. */
+  if (list == NULL || list[0] == '\0' || list_valid (list))
+    return 0;
+  return fail (c, key, "%s is not a %s list like \"0-3,7\"", Q (list), what);
+}
+
+static int
+check_env (struct ab_jctx *c, const char *key, const struct ab_strv *env)
+{
+  size_t mark = ab_jpush_key (c, key);
+
+  for (size_t i = 0; i < env->n; i++)
+    {
+      const char *eq = strchr (env->v[i], '=');
+      size_t im = ab_jpush_index (c, i);
+      /* execve() passes anything, but a variable without '=' or with an
+         empty name is invisible to getenv() and breaks env(1) and shells. */
+      if (eq == NULL)
+        return fail (c, NULL, "%s is not NAME=VALUE", Q (env->v[i]));
+      if (eq == env->v[i])
+        return fail (c, NULL, "%s has an empty variable name", Q (env->v[i]));
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* ---- namespaces and ID mappings ----------------------------------------- */
+
+static bool
+ns_present (const struct ab_spec *s, int type)
+{
+  return s->linux_ != NULL && s->linux_->ns[type].present;
+}
+
+static bool
+ns_new (const struct ab_spec *s, int type)
+{
+  return ns_present (s, type) && s->linux_->ns[type].path == NULL;
+}
+
+static bool
+ranges_overlap (uint32_t a, uint32_t n, uint32_t b, uint32_t m)
+{
+  return (uint64_t)a < (uint64_t)b + m && (uint64_t)b < (uint64_t)a + n;
+}
+
+/* What map_write() in kernel/user_namespace.c refuses beyond the single
+   entry (whose size and range the parser checked): more than 340 lines,
+   and two lines whose container or host ranges overlap. */
+static int
+check_idmaps (struct ab_jctx *c, const char *key, const struct ab_idmaps *m)
+{
+  size_t mark = ab_jpush_key (c, key);
+
+  if (m->n > IDMAP_MAX_EXTENTS)
+    return fail (c, NULL, "%zu entries exceed the kernel limit of %d", m->n, IDMAP_MAX_EXTENTS);
+  for (size_t i = 0; i < m->n; i++)
+    {
+      const struct ab_idmap *e = &m->v[i];
+      size_t im = ab_jpush_index (c, i);
+
+      for (size_t j = 0; j < i; j++)
+        {
+          const struct ab_idmap *o = &m->v[j];
+          if (ranges_overlap (e->container_id, e->size, o->container_id, o->size))
+            return fail (c, NULL,
+                         "container IDs %" PRIu32 "-%" PRIu32 " overlap entry [%zu] (%" PRIu32 "-%" PRIu32
+                         ")",
+                         e->container_id, e->container_id + e->size - 1, j, o->container_id,
+                         o->container_id + o->size - 1);
+          if (ranges_overlap (e->host_id, e->size, o->host_id, o->size))
+            return fail (c, NULL,
+                         "host IDs %" PRIu32 "-%" PRIu32 " overlap entry [%zu] (%" PRIu32 "-%" PRIu32 ")",
+                         e->host_id, e->host_id + e->size - 1, j, o->host_id, o->host_id + o->size - 1);
+        }
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* uidMappings and gidMappings exist if and only if a new user namespace is
+   created: the kernel takes one write of each map, before any process of
+   the namespace runs, so a joined namespace already has its own. */
+static int
+check_user_namespace (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_linux *l = s->linux_;
+  const char *key;
+  size_t mark;
+
+  if (l == NULL)
+    return 0;
+  key = l->uid_mappings.n ? "uidMappings" : l->gid_mappings.n ? "gidMappings" : NULL;
+  mark = ab_jpush_key (c, "linux");
+  if (key != NULL && !ns_present (s, AB_NS_USER))
+    return fail (c, key, "requires a user namespace in linux.namespaces");
+  if (key != NULL && !ns_new (s, AB_NS_USER))
+    return fail (c, key, "cannot be set when joining an existing user namespace (its mappings are fixed)");
+  if (ns_new (s, AB_NS_USER) && l->uid_mappings.n == 0)
+    return fail (c, "uidMappings", "required when a new user namespace is created");
+  if (ns_new (s, AB_NS_USER) && l->gid_mappings.n == 0)
+    return fail (c, "gidMappings", "required when a new user namespace is created");
+  if (check_idmaps (c, "uidMappings", &l->uid_mappings) < 0
+      || check_idmaps (c, "gidMappings", &l->gid_mappings) < 0)
+    return -1;
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* An ID the process or a device node gets.  4294967295 is (uid_t) -1,
+   which setresuid(), setresgid() and fchown() read as "leave unchanged":
+   the process would keep the runtime's IDs, root on the host.  Inside a new
+   user namespace the ID must be mapped, or those calls fail with EINVAL in
+   the child. */
+static int
+check_mapped (struct ab_jctx *c, const char *key, uint32_t id, const struct ab_spec *s, bool gid)
+{
+  const struct ab_idmaps *m;
+
+  if (id == UINT32_MAX)
+    return fail (c, key, "4294967295 is not an ID: it is (%s) -1, \"unchanged\"", gid ? "gid_t" : "uid_t");
+  if (!ns_new (s, AB_NS_USER))
+    return 0;
+  m = gid ? &s->linux_->gid_mappings : &s->linux_->uid_mappings;
+  for (size_t i = 0; i < m->n; i++)
+    if (id >= m->v[i].container_id && (uint64_t)id < (uint64_t)m->v[i].container_id + m->v[i].size)
+      return 0;
+  return fail (c, key, "%" PRIu32 " is not mapped by linux.%s", id, gid ? "gidMappings" : "uidMappings");
+}
+
+/* ---- mounts ------------------------------------------------------------- */
+
+static int
+check_mount (struct ab_jctx *c, const struct ab_spec *s, const struct ab_mount *m)
+{
+  bool maps = m->uid_mappings.n > 0 || m->gid_mappings.n > 0;
+
+  if (m->bind && (m->source == NULL || m->source[0] == '\0'))
+    return fail (c, "source", "required for a bind mount");
+  /* mount(2) needs a filesystem type, except to bind or to remount. */
+  if (!m->bind && !(m->flags & MS_REMOUNT) && (m->type == NULL || m->type[0] == '\0'))
+    return fail (c, "type", "required unless the mount is a bind mount");
+  if (check_idmaps (c, "uidMappings", &m->uid_mappings) < 0
+      || check_idmaps (c, "gidMappings", &m->gid_mappings) < 0)
+    return -1;
+  /* config.md: without mappings of its own, an idmapped mount takes the
+     container's user namespace; without one either, it is an error. */
+  if (m->idmap && !maps && !ns_present (s, AB_NS_USER))
+    return fail (c, "options", "%s needs uidMappings and gidMappings on the mount, or a user namespace",
+                 m->idmap_recursive ? "ridmap" : "idmap");
+  return 0;
+}
+
+static int
+check_mounts (struct ab_jctx *c, const struct ab_spec *s)
+{
+  size_t mark = ab_jpush_key (c, "mounts");
+
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      size_t im = ab_jpush_index (c, i);
+      if (check_mount (c, s, &s->mounts[i]) < 0)
+        return -1;
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* ---- process ------------------------------------------------------------ */
+
+static int
+check_user (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_user *u = &s->process->user;
+  size_t mark = ab_jpush_key (c, "user");
+
+  /* The kernel keeps umask & 0777: other bits are a mistake. */
+  if (u->umask_set && u->umask > 0777)
+    return fail (c, "umask", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", u->umask, u->umask);
+  if (check_mapped (c, "uid", u->uid, s, false) < 0 || check_mapped (c, "gid", u->gid, s, true) < 0)
+    return -1;
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    {
+      size_t im = ab_jpush_key (c, "additionalGids");
+      ab_jpush_index (c, i);
+      if (check_mapped (c, NULL, u->additional_gids[i], s, true) < 0)
+        return -1;
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* What sched_setattr(2) accepts: nice -20..19; a static priority of 1..99
+   for SCHED_FIFO and SCHED_RR and 0 for the others; for SCHED_DEADLINE
+   0 < runtime <= deadline <= period, where period 0 means "= deadline". */
+static int
+check_scheduler (struct ab_jctx *c, const struct ab_scheduler *sc)
+{
+  bool rt = sc->policy == AB_SCHED_FIFO || sc->policy == AB_SCHED_RR;
+  size_t mark = ab_jpush_key (c, "scheduler");
+
+  /* SCHED_ISO was proposed but never merged: Linux refuses policy 4. */
+  if (sc->policy == AB_SCHED_ISO)
+    return fail (c, "policy", "SCHED_ISO is not implemented by Linux");
+  if (sc->nice < -20 || sc->nice > 19)
+    return fail (c, "nice", "%" PRId32 " is out of range (-20 to 19)", sc->nice);
+  if (rt && (sc->priority < 1 || sc->priority > 99))
+    return fail (c, "priority", "%" PRId32 " is out of range for %s (1 to 99)", sc->priority,
+                 sc->policy == AB_SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR");
+  if (!rt && sc->priority != 0)
+    return fail (c, "priority", "must be 0 unless the policy is SCHED_FIFO or SCHED_RR");
+  if (sc->policy == AB_SCHED_DEADLINE)
+    {
+      uint64_t period = sc->period ? sc->period : sc->deadline;
+      if (sc->runtime == 0 || sc->deadline == 0)
+        return fail (c, NULL, "SCHED_DEADLINE needs a runtime and a deadline greater than 0");
+      if (sc->runtime > sc->deadline || sc->deadline > period)
+        return fail (c, NULL,
+                     "SCHED_DEADLINE needs runtime <= deadline <= period (%" PRIu64 ", %" PRIu64 ", %" PRIu64
+                     ")",
+                     sc->runtime, sc->deadline, sc->period);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+static int
+check_process (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_process *p = s->process;
+  size_t mark;
+
+  if (p == NULL)
+    return 0;
+  mark = ab_jpush_key (c, "process");
+  if (check_env (c, "env", &p->env) < 0 || check_user (c, s) < 0)
+    return -1;
+  if (p->scheduler != NULL && check_scheduler (c, p->scheduler) < 0)
+    return -1;
+  if (check_list (c, "execCPUAffinity.initial", p->exec_cpu_affinity_initial, "CPU") < 0
+      || check_list (c, "execCPUAffinity.final", p->exec_cpu_affinity_final, "CPU") < 0)
+    return -1;
+  /* consoleSize without terminal is ignored, as config.md requires. */
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* ---- hostname, hooks ---------------------------------------------------- */
+
+static int
+check_uts (struct ab_jctx *c, const struct ab_spec *s)
+{
+  /* A joined UTS namespace belongs to someone else (or is the host's):
+     renaming it would change the name every other member sees. */
+  if (s->hostname != NULL && s->hostname[0] != '\0' && !ns_new (s, AB_NS_UTS))
+    return fail (c, "hostname",
+                 "requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)");
+  if (s->domainname != NULL && s->domainname[0] != '\0' && !ns_new (s, AB_NS_UTS))
+    return fail (c, "domainname",
+                 "requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)");
+  return 0;
+}
+
+static int
+check_hooks (struct ab_jctx *c, const struct ab_spec *s)
+{
+  static const char *const kinds[AB_HOOK__KINDS] = {
+    [AB_HOOK_PRESTART] = "prestart",
+    [AB_HOOK_CREATE_RUNTIME] = "createRuntime",
+    [AB_HOOK_CREATE_CONTAINER] = "createContainer",
+    [AB_HOOK_START_CONTAINER] = "startContainer",
+    [AB_HOOK_POSTSTART] = "poststart",
+    [AB_HOOK_POSTSTOP] = "poststop",
+  };
+  size_t mark = ab_jpush_key (c, "hooks");
+
+  for (int k = 0; k < AB_HOOK__KINDS; k++)
+    for (size_t i = 0; i < s->hooks[k].n; i++)
+      {
+        size_t im = ab_jpush_key (c, kinds[k]);
+        ab_jpush_index (c, i);
+        if (check_env (c, "env", &s->hooks[k].v[i].env) < 0)
+          return -1;
+        ab_jpop (c, im);
+      }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* ---- linux: time, devices, network devices, sysctl ---------------------- */
+
+static int
+check_time_offsets (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_linux *l = s->linux_;
+  const struct ab_time_offset *t[] = { &l->time_monotonic, &l->time_boottime };
+  static const char *const keys[] = { "timeOffsets.monotonic.secs", "timeOffsets.boottime.secs" };
+
+  /* Offsets can only be written before the first process enters the
+     namespace: a joined one already has them. */
+  if ((t[0]->set || t[1]->set) && !ns_new (s, AB_NS_TIME))
+    return fail (c, "timeOffsets",
+                 "requires a new time namespace (a \"time\" entry without path in linux.namespaces)");
+  /* proc_timens_set_offset(): |secs| <= KTIME_SEC_MAX, and the clock plus
+     the offset must stay in 0..KTIME_SEC_MAX / 2. */
+  for (size_t i = 0; i < AB_ARRAY_SIZE (t); i++)
+    if (t[i]->set && (t[i]->secs < -9223372036LL || t[i]->secs > 4611686018LL))
+      return fail (c, keys[i], "%" PRId64 " is out of range (-9223372036 to 4611686018)", t[i]->secs);
+  return 0;
+}
+
+static int
+check_devices (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_linux *l = s->linux_;
+  size_t mark = ab_jpush_key (c, "devices");
+
+  for (size_t i = 0; i < l->n_devices; i++)
+    {
+      const struct ab_device *d = &l->devices[i];
+      size_t im = ab_jpush_index (c, i);
+
+      /* mknod() takes the file type from `type`: setuid, setgid or sticky
+         bits on a device node serve no purpose and are refused. */
+      if (d->file_mode_set && d->file_mode > 0777)
+        return fail (c, "fileMode", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", d->file_mode,
+                     d->file_mode);
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (l->devices[j].path, d->path) == 0)
+          return fail (c, "path", "%s is already created by linux.devices[%zu]", Q (d->path), j);
+      if ((d->uid_set && check_mapped (c, "uid", d->uid, s, false) < 0)
+          || (d->gid_set && check_mapped (c, "gid", d->gid, s, true) < 0))
+        return -1;
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* A name inside the container may end in a template: one "%d", which
+   dev_alloc_name() replaces with the first free number.  No existing device
+   has a '%' in its name. */
+static bool
+template_valid (const char *name)
+{
+  const char *pct = strchr (name, '%');
+  return pct == NULL || (pct[1] == 'd' && strchr (pct + 2, '%') == NULL);
+}
+
+static int
+check_net_devices (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_linux *l = s->linux_;
+  size_t mark = ab_jpush_key (c, "netDevices");
+
+  /* Without a network namespace of its own the device would "move" into
+     the host's, where it already is. */
+  if (l->n_net_devices > 0 && !ns_present (s, AB_NS_NET))
+    return fail (c, NULL, "requires a network namespace in linux.namespaces");
+  for (size_t i = 0; i < l->n_net_devices; i++)
+    {
+      const struct ab_net_device *d = &l->net_devices[i];
+      const char *final = d->name ? d->name : d->host_name;
+      size_t im = push_name (c, d->host_name);
+
+      if (strchr (d->host_name, '%') != NULL)
+        return fail (c, NULL, "an existing device's name has no '%%' (a %%d template goes in name)");
+      /* The loopback device is local to its namespace (NETIF_F_NETNS_LOCAL). */
+      if (strcmp (d->host_name, "lo") == 0)
+        return fail (c, NULL, "the loopback device cannot move to another network namespace");
+      if (d->name != NULL && !template_valid (d->name))
+        return fail (c, "name", "%s may hold one %%d template and no other '%%'", Q (d->name));
+      if (strchr (final, '%') == NULL)
+        for (size_t j = 0; j < i; j++)
+          {
+            const struct ab_net_device *o = &l->net_devices[j];
+            if (strcmp (o->name ? o->name : o->host_name, final) == 0)
+              return fail (c, d->name ? "name" : NULL,
+                           "%s is also the name of linux.netDevices.%s in the container", Q (final),
+                           o->host_name);
+          }
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* The namespace that owns a sysctl, or -1 for a global one.  Only
+   namespaced sysctls may be set: a global one would change the host.  The
+   key may use '/' as its separator, as sysctl(8) allows. */
+static int
+sysctl_namespace (const char *key)
+{
+  /* ipc/ipc_sysctl.c: the System V IPC knobs live in the IPC namespace. */
+  static const char *const ipc[] = {
+    "kernel.msgmax", "kernel.msgmnb",      "kernel.msgmni",          "kernel.msg_next_id",
+    "kernel.sem",    "kernel.sem_next_id", "kernel.shmall",          "kernel.shmmax",
+    "kernel.shmmni", "kernel.shm_next_id", "kernel.shm_rmid_forced",
+  };
+  char k[256];
+  size_t n = strlen (key);
+
+  if (n >= sizeof k)
+    return -1;
+  memcpy (k, key, n + 1);
+  if (strchr (k, '/') != NULL)
+    for (char *p = k; *p; p++)
+      *p = *p == '/' ? '.' : *p;
+  if (ab_str_has_prefix (k, "net."))
+    return AB_NS_NET;
+  if (ab_str_has_prefix (k, "fs.mqueue."))
+    return AB_NS_IPC;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (ipc); i++)
+    if (strcmp (k, ipc[i]) == 0)
+      return AB_NS_IPC;
+  if (strcmp (k, "kernel.hostname") == 0 || strcmp (k, "kernel.domainname") == 0)
+    return AB_NS_UTS;
+  return -1;
+}
+
+static int
+check_sysctl (struct ab_jctx *c, const struct ab_spec *s)
+{
+  static const char *const ns_word[AB_NS__COUNT] = {
+    [AB_NS_NET] = "a network",
+    [AB_NS_IPC] = "an IPC",
+    [AB_NS_UTS] = "a UTS",
+  };
+  const struct ab_kvlist *l = &s->linux_->sysctl;
+  size_t mark = ab_jpush_key (c, "sysctl");
+
+  for (size_t i = 0; i < l->n; i++)
+    {
+      size_t im = push_name (c, l->v[i].key);
+      int ns = sysctl_namespace (l->v[i].key);
+
+      if (ns < 0)
+        return fail (c, NULL, "not a namespaced sysctl: setting it would change the host");
+      if (!ns_present (s, ns))
+        return fail (c, NULL, "requires %s namespace in linux.namespaces", ns_word[ns]);
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* ---- linux.resources ---------------------------------------------------- */
+
+static int
+check_memory (struct ab_jctx *c, const struct ab_memory *m)
+{
+  size_t mark = ab_jpush_key (c, "memory");
+
+  /* swap is the memory+swap limit (memory.memsw.limit_in_bytes): the kernel
+     refuses one below the memory limit. */
+  if (m->limit.set && m->swap.set && m->limit.v > 0 && m->swap.v > 0 && m->swap.v < m->limit.v)
+    return fail (c, "swap", "%" PRId64 " is lower than limit %" PRId64 " (swap limits memory+swap)",
+                 m->swap.v, m->limit.v);
+  if (m->limit.set && m->reservation.set && m->limit.v > 0 && m->reservation.v > m->limit.v)
+    return fail (c, "reservation", "%" PRId64 " exceeds limit %" PRId64, m->reservation.v, m->limit.v);
+  ab_jpop (c, mark);
+  return 0;
+}
+
+static int
+check_cpu (struct ab_jctx *c, const struct ab_cpu *cpu)
+{
+  size_t mark = ab_jpush_key (c, "cpu");
+
+  /* CFS bandwidth: the kernel takes a quota of at least 1 ms and a period
+     of 1 ms to 1 s (0 is "not set", as runc treats it). */
+  if (cpu->quota.set && cpu->quota.v > 0 && cpu->quota.v < 1000)
+    return fail (c, "quota", "%" PRId64 " is below the kernel's minimum of 1000", cpu->quota.v);
+  if (cpu->period.set && cpu->period.v != 0 && (cpu->period.v < 1000 || cpu->period.v > 1000000))
+    return fail (c, "period", "%" PRIu64 " is out of range (1000 to 1000000)", cpu->period.v);
+  if (cpu->burst.set && cpu->quota.set && cpu->quota.v > 0 && cpu->burst.v > (uint64_t)cpu->quota.v)
+    return fail (c, "burst", "%" PRIu64 " exceeds quota %" PRId64, cpu->burst.v, cpu->quota.v);
+  if (check_list (c, "cpus", cpu->cpus, "CPU") < 0 || check_list (c, "mems", cpu->mems, "memory node") < 0)
+    return -1;
+  ab_jpop (c, mark);
+  return 0;
+}
+
+static int
+check_weight (struct ab_jctx *c, const char *key, ab_opt_u64 w)
+{
+  /* blkio.weight and blkio.leaf_weight take 10..1000. */
+  if (w.set && (w.v < 10 || w.v > 1000))
+    return fail (c, key, "%" PRIu64 " is out of range (10 to 1000)", w.v);
+  return 0;
+}
+
+static int
+check_blkio (struct ab_jctx *c, const struct ab_blkio *b)
+{
+  size_t mark = ab_jpush_key (c, "blockIO");
+
+  if (check_weight (c, "weight", b->weight) < 0 || check_weight (c, "leafWeight", b->leaf_weight) < 0)
+    return -1;
+  for (size_t i = 0; i < b->n_weight_device; i++)
+    {
+      size_t im = ab_jpush_key (c, "weightDevice");
+      ab_jpush_index (c, i);
+      if (check_weight (c, "weight", b->weight_device[i].weight) < 0
+          || check_weight (c, "leafWeight", b->weight_device[i].leaf_weight) < 0)
+        return -1;
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* The bytes of a "<n>KB|MB|GB" page size (syntax checked by the parser). */
+static uint64_t
+page_bytes (const char *s)
+{
+  char *end;
+  unsigned long long n = strtoull (s, &end, 10);
+  int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+
+  return n > (UINT64_MAX >> shift) ? 0 : (uint64_t)n << shift;
+}
+
+static int
+check_hugepages (struct ab_jctx *c, const struct ab_resources *r)
+{
+  size_t mark = ab_jpush_key (c, "hugepageLimits");
+
+  for (size_t i = 0; i < r->n_hugepages; i++)
+    {
+      uint64_t bytes = page_bytes (r->hugepages[i].page_size);
+      size_t im = ab_jpush_index (c, i);
+
+      /* Huge pages are power-of-two sizes (64KB, 2MB, 1GB, ...): anything
+         else names a hugetlb.* file that cannot exist. */
+      if (bytes == 0 || (bytes & (bytes - 1)) != 0)
+        return fail (c, "pageSize", "%s is not a power-of-two size", Q (r->hugepages[i].page_size));
+      for (size_t j = 0; j < i; j++)
+        if (page_bytes (r->hugepages[j].page_size) == bytes)
+          return fail (c, "pageSize", "%s is already limited by hugepageLimits[%zu]",
+                       Q (r->hugepages[i].page_size), j);
+      ab_jpop (c, im);
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+static int
+check_resources (struct ab_jctx *c, const struct ab_resources *r)
+{
+  size_t mark = ab_jpush_key (c, "resources");
+
+  if ((r->memory_set && check_memory (c, &r->memory) < 0) || (r->cpu_set && check_cpu (c, &r->cpu) < 0)
+      || (r->blkio_set && check_blkio (c, &r->blkio) < 0) || check_hugepages (c, r) < 0)
+    return -1;
+  /* Each key names a file "<controller>.<file>" of the container's cgroup
+     (the parser has refused '/' and dot-names). */
+  for (size_t i = 0; i < r->unified.n; i++)
+    {
+      const char *k = r->unified.v[i].key, *dot = strchr (k, '.');
+      if (dot == NULL || dot == k || dot[1] == '\0' || strstr (k, "..") != NULL)
+        {
+          ab_jpush_key (c, "unified");
+          push_name (c, k);
+          return fail (c, NULL, "not a cgroup file name like \"memory.max\" (<controller>.<file>)");
+        }
+    }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* ---- linux: seccomp, memoryPolicy --------------------------------------- */
+
+static int
+check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
+{
+  bool notify = false;
+  size_t mark = ab_jpush_key (c, "seccomp");
+
+  /* Every syscall would wait for the agent, including the runtime's own
+     execve and the sendmsg() that hands the listener fd over. */
+  if (sc->default_action == AB_SCMP_ACT_NOTIFY)
+    return fail (c, "defaultAction", "SCMP_ACT_NOTIFY cannot be the default action");
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    if (sc->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
+      {
+        notify = true;
+        if (sc->listener_path == NULL)
+          {
+            ab_jpush_key (c, "syscalls");
+            ab_jpush_index (c, i);
+            return fail (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+          }
+      }
+  /* seccomp(2) refuses WAIT_KILLABLE_RECV without a listener. */
+  if ((sc->flags & AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV) && !notify)
+    return fail (c, "flags", "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV requires an SCMP_ACT_NOTIFY rule");
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* set_mempolicy(2): DEFAULT and LOCAL take no nodes; BIND, INTERLEAVE,
+   PREFERRED_MANY and WEIGHTED_INTERLEAVE need some; PREFERRED takes either
+   (none means local).  STATIC_NODES and RELATIVE_NODES exclude each other
+   and need nodes; NUMA_BALANCING goes with BIND or PREFERRED_MANY only. */
+static int
+check_memory_policy (struct ab_jctx *c, const struct ab_memory_policy *mp)
+{
+  bool nodes = mp->nodes != NULL && mp->nodes[0] != '\0';
+  const char *mode = ab_mpol_mode_name (mp->mode);
+  size_t mark = ab_jpush_key (c, "memoryPolicy");
+
+  if (check_list (c, "nodes", mp->nodes, "memory node") < 0)
+    return -1;
+  if (nodes && (mp->mode == AB_MPOL_DEFAULT || mp->mode == AB_MPOL_LOCAL))
+    return fail (c, "nodes", "%s takes no nodes", mode);
+  if (!nodes && mp->mode != AB_MPOL_DEFAULT && mp->mode != AB_MPOL_LOCAL && mp->mode != AB_MPOL_PREFERRED)
+    return fail (c, "nodes", "%s needs at least one node", mode);
+  if ((mp->flags & AB_MPOL_F_STATIC_NODES) && (mp->flags & AB_MPOL_F_RELATIVE_NODES))
+    return fail (c, "flags", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other");
+  if ((mp->flags & (AB_MPOL_F_STATIC_NODES | AB_MPOL_F_RELATIVE_NODES)) && !nodes)
+    return fail (c, "flags", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES need nodes");
+  if ((mp->flags & AB_MPOL_F_NUMA_BALANCING) && mp->mode != AB_MPOL_BIND
+      && mp->mode != AB_MPOL_PREFERRED_MANY)
+    return fail (c, "flags", "MPOL_F_NUMA_BALANCING only goes with MPOL_BIND or MPOL_PREFERRED_MANY");
+  ab_jpop (c, mark);
+  return 0;
+}
+
+static int
+check_linux (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_linux *l = s->linux_;
+  size_t mark;
+
+  if (l == NULL)
+    return 0;
+  mark = ab_jpush_key (c, "linux");
+  if (check_time_offsets (c, s) < 0 || check_devices (c, s) < 0 || check_net_devices (c, s) < 0)
+    return -1;
+  if (l->resources != NULL && check_resources (c, l->resources) < 0)
+    return -1;
+  if (check_sysctl (c, s) < 0)
+    return -1;
+  if (l->seccomp != NULL && check_seccomp (c, l->seccomp) < 0)
+    return -1;
+  if (l->memory_policy != NULL && check_memory_policy (c, l->memory_policy) < 0)
+    return -1;
+  ab_jpop (c, mark);
+  return 0;
+}
+
+int
+ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
+{
+  struct ab_jctx c;
+
+  ab_jctx_init (&c, "config.json", err);
+  if (check_user_namespace (&c, s) < 0 || check_mounts (&c, s) < 0 || check_process (&c, s) < 0
+      || check_uts (&c, s) < 0 || check_hooks (&c, s) < 0 || check_linux (&c, s) < 0)
+    return -1;
+  return 0;
+}

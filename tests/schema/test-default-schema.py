@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""TAP: the default profile (`agentbox spec`, as and not as root) is valid
+under the OCI runtime-spec 1.3.0 JSON schema, and our own parser loads it
+with no error, no warning and no unknown property.
+
+The profile comes from tests/unit/test-defaults --print, which calls
+ab_spec_default_json(); --load runs ab_spec_parse() and ab_spec_validate().
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("AB_TOP_SRCDIR", os.path.dirname(__file__) + "/../.."), "tests/schema"))
+import check  # noqa: E402
+
+HELPER = os.path.join(os.environ.get("AB_TOP_BUILDDIR", "."), "tests/unit/test-defaults")
+VARIANTS = [("root", []), ("rootless", ["--rootless", "1000", "1000"])]
+
+count = 0
+failed = 0
+
+
+def ok(cond, name, detail=()):
+    global count, failed
+    count += 1
+    if not cond:
+        failed += 1
+    print("%sok %d - %s" % ("" if cond else "not ", count, name))
+    for line in detail:
+        print("#   %s" % line)
+    sys.stdout.flush()
+
+
+with tempfile.TemporaryDirectory(prefix="agentbox-schema-") as tmp:
+    for name, extra in VARIANTS:
+        gen = subprocess.run([HELPER, "--print"] + extra, capture_output=True)
+        ok(gen.returncode == 0 and gen.stdout.endswith(b"}\n"), "the %s profile is generated" % name,
+           gen.stderr.decode(errors="replace").splitlines())
+        try:
+            doc = json.loads(gen.stdout)
+        except ValueError as e:
+            ok(False, "the %s profile is JSON" % name, [str(e)])
+            continue
+        problems = check.errors("config", doc)
+        ok(not problems, "the %s profile validates against config-schema.json" % name, problems)
+        path = os.path.join(tmp, name + ".json")
+        with open(path, "wb") as f:
+            f.write(gen.stdout)
+        load = subprocess.run([HELPER, "--load", path], capture_output=True)
+        ok(load.returncode == 0 and not load.stderr,
+           "the %s profile loads with our parser: no error, warning or unknown property" % name,
+           load.stderr.decode(errors="replace").splitlines())
+
+    # The checker must be able to fail: a broken profile is refused.
+    gen = subprocess.run([HELPER, "--print"], capture_output=True)
+    doc = json.loads(gen.stdout)
+    doc["linux"]["namespaces"].append({"type": "nett"})
+    doc["process"]["rlimits"][0]["soft"] = -1
+    problems = check.errors("config", doc)
+    ok(len(problems) == 2, "the schema check refuses a broken profile (unknown namespace, negative rlimit)", problems)
+
+print("1..%d" % count)
+sys.exit(1 if failed else 0)
