@@ -407,14 +407,15 @@ test_errors (void)
           "permitted",
           "an effective capability outside permitted is named, with the syscall");
 
+  /* config.md: a capability that cannot be granted is a warning (the
+     parent logs it), not a failure: the ambient set simply stays without it,
+     as the kernel reports from outside. */
   memset (&c, 0, sizeof c);
   c.set[AB_CAP_PERMITTED] = c.set[AB_CAP_AMBIENT] = true;
   c.mask[AB_CAP_PERMITTED] = c.mask[AB_CAP_AMBIENT] = UINT64_C (1) << CAP_NET_RAW;
   observe (setup_apply_only, &c, false, &o);
-  is_str (o.msg,
-          "process.capabilities.ambient: CAP_NET_RAW must also be in the permitted and inheritable sets: "
-          "prctl(PR_CAP_AMBIENT_RAISE): Operation not permitted",
-          "an ambient capability missing from inheritable is named, with the syscall");
+  ok (o.ready && o.st.amb == 0 && o.st.prm == (UINT64_C (1) << CAP_NET_RAW),
+      "an ambient capability missing from inheritable is not raised, and the rest is applied %s", o.msg);
 
   memset (&c, 0, sizeof c);
   c.set[AB_CAP_PERMITTED] = true;
