@@ -168,6 +168,7 @@ main (int argc, char **argv)
 
   if (ab_log_init (g.log_path, g.log_format, g.debug, &err) < 0)
     return ab_cmd_fail (&err);
+  ab_trace ("start");
 
   if (optind >= argc)
     {

@@ -260,6 +260,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     return -1;
   s = c->bundle->spec;
   l = s->linux_;
+  ab_trace ("bundle loaded");
   if (check_supported (o, s, err) < 0)
     return -1;
   warn_unsupported (s);
@@ -299,6 +300,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       for (size_t i = 0; i < prog.skipped.n; i++)
         ab_debug ("seccomp: syscall `%s` unknown to libseccomp, skipped", prog.skipped.v[i]);
     }
+  ab_trace ("state written, seccomp compiled");
   if (ab_ns_plan_init (s, &plan, err) < 0)
     goto fail;
   if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
@@ -311,6 +313,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   if (ab_container_save_cgroup (c, err) < 0)
     goto fail;
+  ab_trace ("cgroups created");
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     {
@@ -346,6 +349,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   sp[0] = -1;
   if (pid < 0)
     goto fail;
+  ab_trace ("cloned");
   c->pid = pid;
   c->state->pid = pid;
   c->state->pid_start = ab_proc_start_time (pid, NULL);
@@ -356,6 +360,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err) < 0)
     goto fail;
+  ab_trace ("id maps written");
 
   /* While the child mounts its root filesystem. */
   if (apply_process_attrs (pid, s->process, err) < 0)
@@ -367,9 +372,11 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   if (ab_sync_send (c->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0)
     goto fail;
+  ab_trace ("cgroups joined, network set up");
 
   if (ab_sync_expect (c->sync_fd, AB_SYNC_MOUNTS_DONE, NULL, err) < 0)
     goto fail;
+  ab_trace ("child: mounts done");
   if (s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n)
     {
       _cleanup_free_ char *st = ab_runtime_state_json (c, AB_STATUS_CREATING, &len);
@@ -382,6 +389,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED, NULL, err) < 0)
     goto fail;
+  ab_trace ("child: created");
 
   ab_set_step ("create");
   if (o->pid_file && ab_write_pid_file (o->pid_file, pid, err) < 0)

@@ -137,3 +137,15 @@ ab_log_error (const ab_error_t *err)
   ab_write_all (2, line, strlen (line));
   free (line);
 }
+
+void
+ab_trace (const char *what)
+{
+  static uint64_t t0;
+  uint64_t now = ab_now_monotonic_ns ();
+
+  if (t0 == 0)
+    t0 = now;
+  if (log_debug)
+    ab_log (AB_LOG_DEBUG, "+%.3f ms %s", (double) (now - t0) / 1e6, what);
+}

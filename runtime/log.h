@@ -41,6 +41,10 @@ void ab_log (int level, const char *fmt, ...) __attribute__ ((format (printf, 2,
   while (0)
 #define ab_warn(...) ab_log (AB_LOG_WARN, __VA_ARGS__)
 
+/* Phase timing for --debug: "agentbox: +1.234 ms <what>" relative to the
+   first call (main calls it at start). */
+void ab_trace (const char *what);
+
 /* Report an error: "agentbox: <msg>" on stderr and an error entry in the log. */
 void ab_log_error (const ab_error_t *err);
 

@@ -193,6 +193,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   sigprocmask (SIG_BLOCK, &mask, &oldmask);
   sfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
+  ab_trace ("created");
   if (ab_container_start_local (c, err) < 0)
     {
       if (err->cls == AB_EC_EXEC)
@@ -217,6 +218,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
         }
       goto setup_failed_container;
     }
+  ab_trace ("started (exec observed)");
   if (so->timeout_ms)
     deadline = ab_now_monotonic_ns () + so->timeout_ms * 1000000ull;
   if (outp[0] >= 0)
@@ -327,6 +329,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
     out->limits_hit |= AB_LIMIT_CPU;
 
 finish:
+  ab_trace ("exited");
   out->duration_ns = ab_now_monotonic_ns () - t0;
   if (c->cg)
     {
@@ -355,6 +358,7 @@ finish:
       if (ab_container_destroy (c, &e) < 0)
         ab_warn ("container `%s`: %s", co.id, e.msg);
     }
+  ab_trace ("destroyed");
   r = 0;
   goto cleanup;
 

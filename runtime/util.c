@@ -241,7 +241,9 @@ ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len,
   fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return ab_error_set (err, errno, "create `%s`", tmp);
-  if (ab_write_all (fd, data, len) < 0 || fsync (fd) < 0)
+  /* No fsync: these files describe processes that do not survive a reboot;
+     rename alone makes the replacement atomic for concurrent readers. */
+  if (ab_write_all (fd, data, len) < 0)
     {
       int e = errno;
       unlinkat (dirfd, tmp, 0);

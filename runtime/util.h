@@ -106,7 +106,7 @@ int ab_read_fd (int fd, size_t max, char **out, size_t *len, ab_error_t *err);
 int ab_read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len, ab_error_t *err);
 /* Write data to an existing file dirfd/path (no O_CREAT), e.g. a cgroup or /proc file. */
 int ab_write_file_at (int dirfd, const char *path, const char *data, size_t len, ab_error_t *err);
-/* Create or replace dirfd/name atomically: write a temporary, fsync, rename. */
+/* Create or replace dirfd/name atomically for readers: write a temporary, rename. */
 int ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
                           ab_error_t *err);
 
