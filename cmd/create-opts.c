@@ -1,102 +1,322 @@
 #include "config.h"
 
-#include <getopt.h>
+#include <fcntl.h>
 #include <stdio.h>
 
 #include "cmd/create-opts.h"
 #include "runtime/util.h"
+#include "spec/annotations.h"
 
-enum
+int
+ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o)
 {
-  OPT_BUNDLE = 'b',
-  OPT_DETACH = 'd',
-  OPT_PID_FILE = 256,
-  OPT_CONSOLE_SOCKET,
-  OPT_PRESERVE_FDS,
-  OPT_NO_NEW_KEYRING,
-  OPT_NO_PIVOT,
-  OPT_KEEP,
-  OPT_HELP,
-};
-
-static void
-help (const char *cmd, bool run)
-{
-  printf ("Usage: agentbox %s [OPTIONS] ID\n\n"
-          "  -b, --bundle DIR         bundle directory (default: the current directory)\n"
-          "      --pid-file FILE      write the container process's pid to FILE\n"
-          "      --console-socket S   send the pty master to the Unix socket S (process.terminal)\n"
-          "      --preserve-fds N     pass fds 3..3+N-1 to the container\n"
-          "      --no-new-keyring     keep the caller's session keyring\n",
-          cmd);
-  if (run)
-    printf ("  -d, --detach             do not wait for the container\n"
-            "      --keep               keep the container's state after it exits\n");
+  switch (c)
+    {
+    case AB_OPT_BUNDLE:
+      o->bundle = arg;
+      return 1;
+    case AB_OPT_PID_FILE:
+      o->pid_file = arg;
+      return 1;
+    case AB_OPT_CONSOLE_SOCKET:
+      o->console_socket = arg;
+      return 1;
+    case AB_OPT_PRESERVE_FDS:
+      if (ab_parse_int (arg, &o->preserve_fds) < 0 || o->preserve_fds < 0 || o->preserve_fds > 65536)
+        return ab_cmd_usage_error (cmd, "--preserve-fds: expected a number, got `%s`", arg);
+      return 1;
+    case AB_OPT_NO_NEW_KEYRING:
+      o->no_new_keyring = true;
+      return 1;
+    case AB_OPT_NO_PIVOT:
+      return ab_cmd_usage_error (cmd, "--no-pivot is not supported: agentbox always uses pivot_root");
+    default:
+      return 0;
+    }
 }
 
 int
-ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_create_opts *o,
-                      struct ab_run_flags *run)
+ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_opts *o)
 {
-  static const struct option opts[] = {
-    { "bundle", required_argument, NULL, OPT_BUNDLE },
-    { "pid-file", required_argument, NULL, OPT_PID_FILE },
-    { "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
-    { "preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS },
-    { "no-new-keyring", no_argument, NULL, OPT_NO_NEW_KEYRING },
-    { "no-pivot", no_argument, NULL, OPT_NO_PIVOT },
-    { "detach", no_argument, NULL, OPT_DETACH },
-    { "keep", no_argument, NULL, OPT_KEEP },
-    { "help", no_argument, NULL, OPT_HELP },
-    { NULL, 0, NULL, 0 },
-  };
-  int c;
-
   o->root = g->root;
-  o->bundle = ".";
   o->rootless = g->rootless;
-  while ((c = getopt_long (argc, argv, run ? "b:dh" : "b:h", opts, NULL)) != -1)
-    switch (c)
-      {
-      case OPT_BUNDLE:
-        o->bundle = optarg;
-        break;
-      case OPT_PID_FILE:
-        o->pid_file = optarg;
-        break;
-      case OPT_CONSOLE_SOCKET:
-        o->console_socket = optarg;
-        break;
-      case OPT_PRESERVE_FDS:
-        if (ab_parse_int (optarg, &o->preserve_fds) < 0 || o->preserve_fds < 0 || o->preserve_fds > 65536)
-          return ab_cmd_usage_error (cmd, "--preserve-fds: expected a number, got `%s`", optarg);
-        break;
-      case OPT_NO_NEW_KEYRING:
-        o->no_new_keyring = true;
-        break;
-      case OPT_NO_PIVOT:
-        return ab_cmd_usage_error (cmd, "--no-pivot is not supported: agentbox always uses pivot_root");
-      case OPT_DETACH:
-        if (!run)
-          return ab_cmd_usage_error (cmd, "unknown option `-d`");
-        run->detach = true;
-        break;
-      case OPT_KEEP:
-        if (!run)
-          return ab_cmd_usage_error (cmd, "unknown option `--keep`");
-        run->keep = true;
-        break;
-      case 'h':
-      case OPT_HELP:
-        help (cmd, run != NULL);
-        return -1;
-      default:
-        return ab_cmd_usage_error (cmd, "unknown option `%s`", argv[optind - 1]);
-      }
   if (g->systemd_cgroup)
     return ab_cmd_usage_error (cmd, "--systemd-cgroup: the systemd cgroup driver is not supported (use cgroupfs)");
-  if ((c = ab_cmd_positionals (cmd, argc, argv, 1, 1, "container ID")) != 0)
-    return c;
+  return 0;
+}
+
+int
+ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_create_opts *o)
+{
+  static const struct option opts[] = { AB_CREATE_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+  int c, r;
+
+  o->bundle = ".";
+  while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
+    {
+      if (c == 'h' || c == AB_OPT_HELP)
+        {
+          printf ("Usage: agentbox %s [OPTIONS] ID\n\n" AB_CREATE_HELP, cmd);
+          return -1;
+        }
+      r = ab_create_opt (cmd, c, optarg, o);
+      if (r > 1)
+        return r;
+      if (r == 0)
+        return ab_cmd_usage_error (cmd, "unknown option `%s`", argv[optind - 1]);
+    }
+  if ((r = ab_create_opts_finish (cmd, g, o)) != 0)
+    return r;
+  if ((r = ab_cmd_positionals (cmd, argc, argv, 1, 1, "container ID")) != 0)
+    return r;
   o->id = argv[optind];
   return 0;
+}
+
+int
+ab_parse_size (const char *s, uint64_t *out)
+{
+  char num[32];
+  size_t i = 0;
+  uint64_t v, mul = 1;
+
+  while (s[i] >= '0' && s[i] <= '9' && i < sizeof num - 1)
+    {
+      num[i] = s[i];
+      i++;
+    }
+  num[i] = '\0';
+  if (i == 0 || ab_parse_u64 (num, &v) < 0)
+    return -1;
+  switch (s[i])
+    {
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      mul = 1ull << 10;
+      break;
+    case 'm':
+    case 'M':
+      mul = 1ull << 20;
+      break;
+    case 'g':
+    case 'G':
+      mul = 1ull << 30;
+      break;
+    default:
+      return -1;
+    }
+  if (s[i] && s[i + 1] && strcmp (s + i + 1, "B") && strcmp (s + i + 1, "iB"))
+    return -1;
+  if (v > UINT64_MAX / mul)
+    return -1;
+  *out = v * mul;
+  return 0;
+}
+
+enum
+{
+  OPT_KEEP = AB_OPT__CREATE_LAST,
+  OPT_DEFAULT,
+  OPT_WORKSPACE,
+  OPT_TIMEOUT,
+  OPT_MAX_OUTPUT,
+  OPT_MEMORY,
+  OPT_PIDS,
+  OPT_CWD,
+  OPT_ENV,
+  OPT_ALLOW_DOMAIN,
+  OPT_RECORD,
+  OPT_RECORD_FD,
+  OPT_RECORD_ID,
+  OPT_NO_STREAM,
+};
+
+static void
+run_help (void)
+{
+  printf ("Usage: agentbox run [OPTIONS] ID\n"
+          "       agentbox run --default [OPTIONS] ID -- PROGRAM [ARGS...]\n\n" AB_CREATE_HELP
+          "  -d, --detach             do not wait for the container\n"
+          "      --keep               keep the container's state after it exits\n"
+          "      --timeout DUR        wall-clock limit (30s, 1500ms, 2m); the whole container is killed\n"
+          "      --max-output BYTES   capture at most BYTES per stream (streaming goes on)\n"
+          "      --record FILE        write the outcome as an MCP tools/call result frame to FILE\n"
+          "      --record-fd N        ... to file descriptor N\n"
+          "      --record-id JSON     the JSON-RPC id to put in the frame (default null)\n"
+          "      --no-stream          do not copy the program's output to ours (with --record)\n"
+          "  The built-in sandbox (--default): a read-only view of the host's /usr and /etc, the\n"
+          "  hardened profile of `agentbox spec`, a tmpfs /workspace unless --workspace is given:\n"
+          "      --default            run PROGRAM in the built-in sandbox\n"
+          "      --workspace DIR      bind DIR read-write at /workspace\n"
+          "      --cwd DIR            working directory (default /workspace)\n"
+          "      --env NAME=VALUE     add to the environment (repeatable)\n"
+          "      --memory BYTES       memory limit (e.g. 512M)\n"
+          "      --pids N             limit on processes and threads\n"
+          "      --allow-domain NAME  let the program reach NAME through the egress proxy (repeatable)\n");
+}
+
+int
+ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_run_cli *cli)
+{
+  static const struct option opts[] = {
+    AB_CREATE_LONG_OPTIONS,
+    { "detach", no_argument, NULL, AB_OPT_DETACH },
+    { "keep", no_argument, NULL, OPT_KEEP },
+    { "default", no_argument, NULL, OPT_DEFAULT },
+    { "workspace", required_argument, NULL, OPT_WORKSPACE },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+    { "memory", required_argument, NULL, OPT_MEMORY },
+    { "pids", required_argument, NULL, OPT_PIDS },
+    { "cwd", required_argument, NULL, OPT_CWD },
+    { "env", required_argument, NULL, OPT_ENV },
+    { "allow-domain", required_argument, NULL, OPT_ALLOW_DOMAIN },
+    { "record", required_argument, NULL, OPT_RECORD },
+    { "record-fd", required_argument, NULL, OPT_RECORD_FD },
+    { "record-id", required_argument, NULL, OPT_RECORD_ID },
+    { "no-stream", no_argument, NULL, OPT_NO_STREAM },
+    { NULL, 0, NULL, 0 },
+  };
+  int c, r, n;
+  uint64_t u;
+
+  memset (cli, 0, sizeof *cli);
+  ab_create_opts_init (&cli->co);
+  ab_supervise_opts_init (&cli->so);
+  cli->co.bundle = ".";
+  cli->record_fd = -1;
+  cli->record_id = "null";
+  cli->sb.root = g->root;
+  /* '+': the program's own arguments after the id are not ours. */
+  while ((c = getopt_long (argc, argv, "+b:dh", opts, NULL)) != -1)
+    {
+      r = ab_create_opt (cmd, c, optarg, &cli->co);
+      if (r > 1)
+        return r;
+      if (r == 1)
+        continue;
+      switch (c)
+        {
+        case 'h':
+        case AB_OPT_HELP:
+          run_help ();
+          return -1;
+        case AB_OPT_DETACH:
+          cli->detach = true;
+          break;
+        case OPT_KEEP:
+          cli->so.keep = true;
+          break;
+        case OPT_DEFAULT:
+          cli->sandbox = true;
+          break;
+        case OPT_WORKSPACE:
+          cli->sb.workspace = optarg;
+          break;
+        case OPT_TIMEOUT:
+          if (ab_parse_duration_ms (optarg, &cli->timeout_ms) < 0 || cli->timeout_ms == 0)
+            return ab_cmd_usage_error (cmd, "--timeout: expected a duration like 30s or 1500ms, got `%s`", optarg);
+          break;
+        case OPT_MAX_OUTPUT:
+          if (ab_parse_size (optarg, &cli->so.max_output) < 0)
+            return ab_cmd_usage_error (cmd, "--max-output: expected a size in bytes, got `%s`", optarg);
+          cli->so.capture = true;
+          break;
+        case OPT_MEMORY:
+          if (ab_parse_size (optarg, &cli->sb.memory) < 0 || cli->sb.memory == 0)
+            return ab_cmd_usage_error (cmd, "--memory: expected a size like 512M, got `%s`", optarg);
+          break;
+        case OPT_PIDS:
+          if (ab_parse_u64 (optarg, &u) < 0 || u == 0 || u > INT32_MAX)
+            return ab_cmd_usage_error (cmd, "--pids: expected a positive number, got `%s`", optarg);
+          cli->sb.pids = (int64_t) u;
+          break;
+        case OPT_CWD:
+          if (optarg[0] != '/')
+            return ab_cmd_usage_error (cmd, "--cwd: expected an absolute path, got `%s`", optarg);
+          cli->sb.cwd = optarg;
+          break;
+        case OPT_ENV:
+          if (strchr (optarg, '=') == NULL || optarg[0] == '=')
+            return ab_cmd_usage_error (cmd, "--env: expected NAME=VALUE, got `%s`", optarg);
+          ab_strv_push (&cli->sb.env, optarg);
+          break;
+        case OPT_ALLOW_DOMAIN:
+          ab_strv_push (&cli->sb.allow_domains, optarg);
+          break;
+        case OPT_RECORD:
+          if (cli->record_fd >= 0)
+            close (cli->record_fd);
+          cli->record_fd = open (optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+          if (cli->record_fd < 0)
+            return ab_cmd_usage_error (cmd, "--record: cannot open `%s`: %s", optarg, strerror (errno));
+          cli->so.capture = true;
+          break;
+        case OPT_RECORD_FD:
+          if (ab_parse_int (optarg, &n) < 0 || n < 0 || fcntl (n, F_GETFD) < 0)
+            return ab_cmd_usage_error (cmd, "--record-fd: `%s` is not an open file descriptor", optarg);
+          ab_set_cloexec (n, true);
+          cli->record_fd = n;
+          cli->so.capture = true;
+          break;
+        case OPT_RECORD_ID:
+          cli->record_id = optarg;
+          break;
+        case OPT_NO_STREAM:
+          cli->so.passthrough = false;
+          break;
+        default:
+          return ab_cmd_usage_error (cmd, "unknown option `%s`", argv[optind - 1]);
+        }
+    }
+  if ((r = ab_create_opts_finish (cmd, g, &cli->co)) != 0)
+    return r;
+  if (optind >= argc)
+    return ab_cmd_usage_error (cmd, "missing container ID");
+  cli->co.id = argv[optind++];
+  if (optind < argc && strcmp (argv[optind], "--") == 0)
+    optind++;
+  if (cli->sandbox)
+    {
+      cli->sb.argv = argv + optind;
+      cli->sb.argc = (size_t) (argc - optind);
+      if (cli->detach)
+        cli->sb.init = cli->sb.argc == 0;
+      else if (cli->sb.argc == 0)
+        return ab_cmd_usage_error (cmd, "--default: missing the program to run (after `--`)");
+    }
+  else if (optind < argc)
+    return ab_cmd_usage_error (cmd, "unexpected argument `%s` (program arguments need --default)", argv[optind]);
+  if (!cli->so.passthrough && cli->record_fd < 0)
+    return ab_cmd_usage_error (cmd, "--no-stream without --record would discard the output");
+  return 0;
+}
+
+int
+ab_run_cli_timeout (struct ab_run_cli *cli, const struct ab_spec *s, ab_error_t *err)
+{
+  const char *v = ab_kvlist_get (&s->annotations, AB_ANNOT_TIMEOUT);
+  uint64_t ms = 0;
+
+  cli->so.timeout_ms = cli->timeout_ms;
+  if (v == NULL)
+    return 0;
+  if (ab_parse_duration_ms (v, &ms) < 0 || ms == 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: annotations.%s: invalid duration \"%s\"",
+                          AB_ANNOT_TIMEOUT, v);
+  if (cli->so.timeout_ms == 0 || ms < cli->so.timeout_ms)
+    cli->so.timeout_ms = ms;
+  return 0;
+}
+
+void
+ab_run_cli_free (struct ab_run_cli *cli)
+{
+  ab_strv_free (&cli->sb.env);
+  ab_strv_free (&cli->sb.allow_domains);
+  if (cli->record_fd > 2)
+    close (cli->record_fd);
+  cli->record_fd = -1;
 }

@@ -19,7 +19,7 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
   int r;
 
   ab_create_opts_init (&o);
-  r = ab_parse_create_opts ("create", g, argc, argv, &o, NULL);
+  r = ab_parse_create_opts ("create", g, argc, argv, &o);
   if (r != 0)
     return r < 0 ? AB_EXIT_OK : r;
   if (ab_container_create (&o, &c, &err) < 0)

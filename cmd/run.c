@@ -1,8 +1,12 @@
-/* agentbox run [create options] [--detach] [--keep] ID
+/* agentbox run [create options] [--detach] [--keep] [supervision options] ID [-- ARGS...]
+ *
  * create + start; in the foreground, wait and exit with the container's
- * status (its exit code, or 128 + the signal that killed it), then delete. */
+ * status (its exit code, or 128 + the signal that killed it), then delete.
+ * --default runs ARGS in the built-in sandbox (runtime/sandbox.h) instead of
+ * a bundle; --record writes the outcome as an MCP tools/call result frame. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 
@@ -10,11 +14,12 @@
 #include "cmd/create-opts.h"
 #include "runtime/container.h"
 #include "runtime/log.h"
+#include "runtime/record.h"
+#include "runtime/sandbox.h"
 #include "runtime/supervise.h"
 #include "runtime/util.h"
+#include "spec/annotations.h"
 
-/* Exit statuses of `run` for failures of agentbox itself, distinct from any
-   the program could choose only by convention (see agentbox(8)). */
 int
 ab_run_exit_for (const ab_error_t *err)
 {
@@ -25,51 +30,93 @@ ab_run_exit_for (const ab_error_t *err)
   return AB_EXIT_SETUP;
 }
 
+static int
+run_detached (struct ab_global *g, struct ab_create_opts *o)
+{
+  struct ab_container *c = NULL;
+  ab_error_t err = { 0 };
+
+  if (ab_container_create (o, &c, &err) < 0)
+    {
+      ab_log_error (&err);
+      return ab_run_exit_for (&err);
+    }
+  ab_container_free (c);
+  if (ab_container_start (g->root, o->id, &err) < 0)
+    {
+      ab_error_t ignored = { 0 };
+      ab_log_error (&err);
+      ab_container_delete (g->root, o->id, true, &ignored);
+      return ab_run_exit_for (&err);
+    }
+  return AB_EXIT_OK;
+}
+
 int
 ab_cmd_run (struct ab_global *g, int argc, char **argv)
 {
-  struct ab_create_opts o;
-  struct ab_run_flags rf = { 0 };
-  struct ab_container *c = NULL;
-  struct ab_supervise_opts so;
+  struct ab_run_cli cli;
+  struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
   int r, status;
 
-  ab_create_opts_init (&o);
-  r = ab_parse_create_opts ("run", g, argc, argv, &o, &rf);
+  r = ab_parse_run_cli ("run", g, argc, argv, &cli);
   if (r != 0)
-    return r < 0 ? AB_EXIT_OK : r;
-
-  if (rf.detach)
     {
-      if (ab_container_create (&o, &c, &err) < 0)
-        {
-          ab_log_error (&err);
-          return ab_run_exit_for (&err);
-        }
-      ab_container_free (c);
-      if (ab_container_start (g->root, o.id, &err) < 0)
-        {
-          ab_error_t ignored = { 0 };
-          ab_log_error (&err);
-          ab_container_delete (g->root, o.id, true, &ignored);
-          return ab_run_exit_for (&err);
-        }
-      return AB_EXIT_OK;
+      ab_run_cli_free (&cli);
+      return r < 0 ? AB_EXIT_OK : r;
     }
 
-  ab_supervise_opts_init (&so);
-  so.keep = rf.keep;
-  o.foreground = true;
-  if (ab_supervise_run (&o, &so, &out, &err) < 0)
+  /* The bundle is loaded here so that its annotations (the timeout) are
+     known to the supervisor; create takes it over. */
+  if (cli.sandbox)
+    r = ab_sandbox_bundle (&cli.sb, &bundle, &err);
+  else
+    r = ab_bundle_load (cli.co.bundle, &bundle, &err);
+  if (r < 0)
     {
+      memset (&out, 0, sizeof out);
+      out.reason = AB_REASON_SETUP_FAILED;
+      out.setup_error = err;
+      out.exit_status = ab_run_exit_for (&err);
       ab_log_error (&err);
-      status = ab_run_exit_for (&err);
-      ab_outcome_free (&out);
+      if (cli.record_fd >= 0)
+        ab_record_write (cli.record_fd, &out, cli.record_id, NULL);
+      status = out.exit_status;
+      ab_run_cli_free (&cli);
       return status;
     }
+  cli.co.prebuilt = bundle;
+  if (ab_run_cli_timeout (&cli, bundle->spec, &err) < 0)
+    {
+      ab_bundle_free (bundle);
+      ab_run_cli_free (&cli);
+      return ab_cmd_fail (&err);
+    }
+
+  if (cli.detach)
+    {
+      status = run_detached (g, &cli.co);
+      ab_run_cli_free (&cli);
+      return status;
+    }
+
+  cli.co.foreground = true;
+  if (ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0)
+    {
+      ab_log_error (&err);
+      out.exit_status = ab_run_exit_for (&err);
+    }
   status = out.exit_status;
+  if (out.canceled)
+    status = 128 + SIGUSR1;
+  else if (cli.record_fd >= 0 && ab_record_write (cli.record_fd, &out, cli.record_id, &err) < 0)
+    {
+      ab_log_error (&err);
+      status = AB_EXIT_SETUP;
+    }
   ab_outcome_free (&out);
+  ab_run_cli_free (&cli);
   return status;
 }

@@ -24,6 +24,7 @@
 #include "runtime/child.h"
 #include "runtime/console.h"
 #include "runtime/dev.h"
+#include "runtime/idmap.h"
 #include "runtime/mount.h"
 #include "runtime/paths.h"
 #include "runtime/process.h"
@@ -178,10 +179,6 @@ close_inherited_fds (struct ab_child_ctx *c)
   for (i = 0; i < 3; i++)
     if (c->stdio[i] >= first)
       keep[n++] = c->stdio[i];
-  if (c->idmap_fds)
-    for (i = 0; i < (int) c->bundle->spec->n_mounts && n < (int) AB_ARRAY_SIZE (keep); i++)
-      if (c->idmap_fds[i] >= first)
-        keep[n++] = c->idmap_fds[i];
   qsort (keep, (size_t) n, sizeof *keep, cmp_int);
   for (i = 0; i < n; i++)
     {
@@ -204,9 +201,10 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     .rootfs = c->bundle->rootfs,
     .rootfd = -1,
     .userns = c->plan->new_user,
-    .idmap_fds = c->idmap_fds,
+    .idmap_fds = NULL,
   };
   bool cgroupns_early = c->plan->new_cgroup && needs_cgroupns_before_mounts (s);
+  struct ab_sync_msg m;
   int i, starter;
 
   ab_set_step ("init");
@@ -216,8 +214,21 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
       return ab_error_set (err, errno, "stdio: dup2 fd %d", c->stdio[i]);
 
   ab_set_step ("idmaps");
-  if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, NULL, err) < 0)
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, &m, err) < 0)
     return -1;
+  if (m.value > 0)
+    {
+      /* id-mapped mount trees, in mounts[] order */
+      int *fds = xcalloc (s->n_mounts + 1, sizeof *fds);
+      size_t k;
+      for (k = 0; k < s->n_mounts; k++)
+        {
+          fds[k] = -1;
+          if (ab_mount_is_idmapped (&s->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
+            return -1;
+        }
+      mc.idmap_fds = fds;
+    }
   if (c->plan->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
     {
       /* Become the namespace's root (we already hold its capabilities). */

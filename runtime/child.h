@@ -24,7 +24,6 @@ struct ab_child_ctx
   bool no_new_keyring;
   bool foreground;
   bool allow_setgroups;
-  const int *idmap_fds;
   const char *annotations_json; /* for container-namespace hooks' state */
 };
 

@@ -35,6 +35,7 @@
 #include "runtime/container.h"
 #include "runtime/lifecycle-internal.h"
 #include "runtime/log.h"
+#include "runtime/idmap.h"
 #include "runtime/lsm.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
@@ -207,6 +208,37 @@ host_is_rootless (int opt)
   return geteuid () != 0;
 }
 
+/* IDS_DONE carries the number of id-mapped mount trees that follow, one
+   SCM_RIGHTS message each, in mounts[] order. */
+static int
+send_idmapped_mounts (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
+{
+  const struct ab_spec *s = c->bundle->spec;
+  _cleanup_free_ int *fds = NULL;
+  int n = 0;
+  size_t i;
+
+  for (i = 0; i < s->n_mounts; i++)
+    n += ab_mount_is_idmapped (&s->mounts[i]);
+  if (n == 0)
+    return ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err);
+  ab_set_step ("idmap");
+  fds = xcalloc (s->n_mounts, sizeof *fds);
+  if (ab_idmap_prepare (s, c->bundle->dir, pid, userns, fds, err) < 0)
+    return -1;
+  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0)
+    goto out;
+  for (i = 0; i < s->n_mounts; i++)
+    if (fds[i] >= 0 && ab_send_fds (c->sync_fd, &fds[i], 1, err) < 0)
+      goto out;
+  n = 0;
+out:
+  for (i = 0; i < s->n_mounts; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  return n == 0 ? 0 : -1;
+}
+
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
 static void
 create_abort (struct ab_container *c)
@@ -358,7 +390,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 
   if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
     goto fail;
-  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err) < 0)
+  if (send_idmapped_mounts (c, pid, plan.new_user, err) < 0)
     goto fail;
   ab_trace ("id maps written");
 

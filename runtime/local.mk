@@ -17,6 +17,8 @@ libagentbox_a_SOURCES += \
 	runtime/container.h runtime/lifecycle-internal.h \
 	runtime/create.c runtime/lifecycle.c runtime/network.c \
 	runtime/supervise.h runtime/supervise.c \
+	runtime/sandbox.h runtime/sandbox.c \
+	runtime/idmap.h runtime/idmap.c \
 	runtime/exe.h runtime/exe.c \
 	runtime/caps.h runtime/seccomp.h runtime/cgroup.h
 include runtime/seccomp.mk

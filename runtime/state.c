@@ -100,7 +100,9 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
         }
       return fd;
     }
-  /* mkdir -p, 0700: container state is root's business only. */
+  /* mkdir -p.  The root is 0711: traversable (a container whose root is
+     mapped to an unprivileged host uid must reach the sandbox rootfs kept
+     here) but not listable; each container's directory is 0700. */
   {
     _cleanup_free_ char *copy = xstrdup (root);
     char *p;
@@ -112,7 +114,7 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
             return ab_error_set (err, errno, "create `%s`", copy);
           *p = '/';
         }
-    if (mkdir (copy, 0700) < 0 && errno != EEXIST)
+    if (mkdir (copy, 0711) < 0 && errno != EEXIST)
       return ab_error_set (err, errno, "create state directory `%s`", root);
   }
   fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -162,12 +162,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
             }
           co.stdio[0] = inp[0];
         }
-      else
-        {
-          /* Never the supervisor's own stdin (the MCP protocol may be on it). */
-          devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
-          co.stdio[0] = devnull;
-        }
+
     }
   prctl (PR_SET_CHILD_SUBREAPER, 1);
 
@@ -189,6 +184,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   sigaddset (&mask, SIGTERM);
   sigaddset (&mask, SIGHUP);
   sigaddset (&mask, SIGQUIT);
+  sigaddset (&mask, SIGUSR1);
   sigaddset (&mask, SIGCHLD);
   sigprocmask (SIG_BLOCK, &mask, &oldmask);
   sfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -283,6 +279,11 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
             {
               if (si.ssi_signo == SIGCHLD)
                 reap_orphans (c->pid);
+              else if (si.ssi_signo == SIGUSR1)
+                {
+                  out->canceled = true;
+                  kill_all (c);
+                }
               else if (!exited)
                 syscall (SYS_pidfd_send_signal, c->pidfd, (int) si.ssi_signo, NULL, 0);
             }

@@ -1,6 +1,6 @@
 /* The supervisor of a foreground run: agentbox stays the parent (and
  * subreaper) of the container, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to
- * it, enforces the wall-clock limit, tees and caps the output, decodes the
+ * it (SIGUSR1 means cancel: kill the whole container, report nothing), enforces the wall-clock limit, tees and caps the output, decodes the
  * end with waitid on a pidfd, reads the cgroup's OOM and pids events before
  * removing it, and describes the outcome (runtime/record.h turns it into an
  * MCP result frame). */
@@ -71,6 +71,7 @@ struct ab_outcome
   struct ab_strv degraded;
   char *violations_json;  /* a JSON array value, or NULL */
   char *id;
+  bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
 };
 void ab_outcome_free (struct ab_outcome *o);
 

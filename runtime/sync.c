@@ -20,6 +20,20 @@ ab_sync_send (int fd, uint32_t type, int32_t value, ab_error_t *err)
         return 0;
       if (r < 0 && errno == EINTR)
         continue;
+      if (r < 0 && (errno == EPIPE || errno == ECONNRESET))
+        {
+          /* The peer is gone; what it said before dying is the real error. */
+          struct ab_sync_msg last;
+          ssize_t n = recv (fd, &last, sizeof last, MSG_DONTWAIT);
+          if (n == (ssize_t) sizeof last && last.type == AB_SYNC_ERROR)
+            {
+              last.err.msg[sizeof last.err.msg - 1] = '\0';
+              if (err)
+                *err = last.err;
+              return -1;
+            }
+          return ab_error_setc (err, AB_EC_SETUP, EPIPE, "the container process exited during setup");
+        }
       return ab_error_set (err, r < 0 ? errno : EPROTO, "sync: send message %u", type);
     }
 }

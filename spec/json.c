@@ -711,3 +711,75 @@ ab_json_collect_unused (struct ab_json *j, const char *prefix, struct ab_strv *o
   if (j)
     collect (j, path, len, sizeof path, out);
 }
+
+struct ab_json *
+ab_json_new (enum ab_jtype t)
+{
+  struct ab_json *j = xzalloc (sizeof *j);
+  j->type = t;
+  return j;
+}
+
+struct ab_json *
+ab_json_new_str (const char *str)
+{
+  struct ab_json *j = ab_json_new (AB_J_STRING);
+  j->u.str.s = xstrdup (str);
+  j->u.str.len = strlen (str);
+  return j;
+}
+
+struct ab_json *
+ab_json_new_int (int64_t v)
+{
+  struct ab_json *j = ab_json_new (AB_J_NUMBER);
+  j->u.num = xasprintf ("%lld", (long long) v);
+  return j;
+}
+
+struct ab_json *
+ab_json_new_bool (bool v)
+{
+  struct ab_json *j = ab_json_new (AB_J_BOOL);
+  j->u.b = v;
+  return j;
+}
+
+struct ab_json *
+ab_json_peek (struct ab_json *obj, const char *key)
+{
+  size_t i;
+
+  if (obj == NULL || obj->type != AB_J_OBJECT)
+    return NULL;
+  for (i = 0; i < obj->u.obj.n; i++)
+    if (strcmp (obj->u.obj.m[i].key, key) == 0)
+      return obj->u.obj.m[i].val;
+  return NULL;
+}
+
+void
+ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val)
+{
+  size_t i;
+
+  for (i = 0; i < obj->u.obj.n; i++)
+    if (strcmp (obj->u.obj.m[i].key, key) == 0)
+      {
+        ab_json_free (obj->u.obj.m[i].val);
+        obj->u.obj.m[i].val = val;
+        return;
+      }
+  obj->u.obj.m = xreallocarray (obj->u.obj.m, obj->u.obj.n + 1, sizeof *obj->u.obj.m);
+  obj->u.obj.m[obj->u.obj.n].key = xstrdup (key);
+  obj->u.obj.m[obj->u.obj.n].val = val;
+  obj->u.obj.m[obj->u.obj.n].used = false;
+  obj->u.obj.n++;
+}
+
+void
+ab_json_append (struct ab_json *arr, struct ab_json *val)
+{
+  arr->u.arr.items = xreallocarray (arr->u.arr.items, arr->u.arr.n + 1, sizeof *arr->u.arr.items);
+  arr->u.arr.items[arr->u.arr.n++] = val;
+}

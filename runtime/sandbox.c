@@ -1,0 +1,327 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "runtime/sandbox.h"
+#include "runtime/state.h"
+#include "runtime/util.h"
+#include "spec/defaults.h"
+#include "spec/gen.h"
+#include "spec/json.h"
+
+#ifndef AB_LIBEXECDIR
+#define AB_LIBEXECDIR "/usr/local/libexec"
+#endif
+
+/* Host directories of the read-only view.  Where the host has a symlink
+   (usr-merged /bin -> usr/bin), the rootfs gets the same symlink. */
+static const char *const host_view[] = { "usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+
+/* Secrets of the host's /etc that the view must not show. */
+static const char *const etc_masked[] = {
+  "/etc/shadow",  "/etc/shadow-", "/etc/gshadow",      "/etc/gshadow-",   "/etc/ssh",
+  "/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/machine-id", "/etc/security/opasswd",
+  "/etc/agentbox",
+};
+
+const char *
+ab_sandbox_init_path (void)
+{
+  static char buf[4096];
+  const char *env = getenv ("AGENTBOX_INIT");
+  const char *exe;
+  struct stat st;
+
+  if (env && *env)
+    return env;
+  snprintf (buf, sizeof buf, "%s/agentbox/agentbox-init", AB_LIBEXECDIR);
+  if (stat (buf, &st) == 0)
+    return buf;
+  /* the build tree: next to the binary that was started */
+  exe = getenv ("AGENTBOX_EXE");
+  if (exe && *exe)
+    {
+      const char *slash = strrchr (exe, '/');
+      if (slash)
+        {
+          snprintf (buf, sizeof buf, "%.*s/agentbox-init", (int) (slash - exe), exe);
+          if (stat (buf, &st) == 0)
+            return buf;
+        }
+    }
+  return NULL;
+}
+
+/* Remove a small tree we made (directories, files, symlinks). */
+static void
+rm_tree (int at, const char *name)
+{
+  int fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d;
+  struct dirent *e;
+
+  if (fd < 0)
+    {
+      unlinkat (at, name, 0);
+      return;
+    }
+  d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return;
+    }
+  while ((e = readdir (d)) != NULL)
+    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
+      {
+        if (e->d_type == DT_DIR)
+          rm_tree (dirfd (d), e->d_name);
+        else
+          unlinkat (dirfd (d), e->d_name, 0);
+      }
+  closedir (d);
+  unlinkat (at, name, AT_REMOVEDIR);
+}
+
+/* The skeleton: mount points and the host's symlinks, made once per state
+   root, atomically (built aside, then renamed). */
+static int
+ensure_skeleton (const char *root, char **out, ab_error_t *err)
+{
+  _cleanup_free_ char *dir = xasprintf ("%s/.sandbox-rootfs", root);
+  _cleanup_free_ char *tmp = NULL;
+  _cleanup_close_ int fd = -1;
+  static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "home",
+                                      ".agentbox" };
+  struct stat st;
+  size_t i;
+
+  if (stat (dir, &st) == 0 && S_ISDIR (st.st_mode))
+    {
+      *out = ab_steal_ptr (&dir);
+      return 0;
+    }
+  {
+    int rfd = ab_state_root_open (root, true, err);
+    if (rfd < 0)
+      return -1;
+    close (rfd);
+  }
+  tmp = xasprintf ("%s/.sandbox-rootfs.%d", root, (int) getpid ());
+  if (mkdir (tmp, 0755) < 0 && errno != EEXIST)
+    return ab_error_set (err, errno, "create `%s`", tmp);
+  fd = open (tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_set (err, errno, "open `%s`", tmp);
+  for (i = 0; i < AB_ARRAY_SIZE (dirs); i++)
+    if (mkdirat (fd, dirs[i], 0755) < 0 && errno != EEXIST)
+      return ab_error_set (err, errno, "create `%s/%s`", tmp, dirs[i]);
+  if (symlinkat ("/tmp", fd, "var/tmp") < 0 && errno != EEXIST)
+    return ab_error_set (err, errno, "create `%s/var/tmp`", tmp);
+  for (i = 0; i < AB_ARRAY_SIZE (host_view); i++)
+    {
+      char host[64], target[256];
+      ssize_t n;
+      snprintf (host, sizeof host, "/%s", host_view[i]);
+      if (lstat (host, &st) < 0)
+        continue;
+      if (S_ISLNK (st.st_mode))
+        {
+          n = readlink (host, target, sizeof target - 1);
+          if (n < 0)
+            return ab_error_set (err, errno, "readlink `%s`", host);
+          target[n] = '\0';
+          if (symlinkat (target, fd, host_view[i]) < 0 && errno != EEXIST)
+            return ab_error_set (err, errno, "create symlink `%s/%s`", tmp, host_view[i]);
+        }
+      else if (S_ISDIR (st.st_mode) && mkdirat (fd, host_view[i], 0755) < 0 && errno != EEXIST)
+        return ab_error_set (err, errno, "create `%s/%s`", tmp, host_view[i]);
+    }
+  {
+    int f = openat (fd, ".agentbox/init", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0)
+      return ab_error_set (err, errno, "create `%s/.agentbox/init`", tmp);
+    close (f);
+  }
+  if (rename (tmp, dir) < 0)
+    {
+      int e = errno;
+      rm_tree (AT_FDCWD, tmp);
+      /* a concurrent run made it first: use theirs */
+      if (!((e == ENOTEMPTY || e == EEXIST) && stat (dir, &st) == 0 && S_ISDIR (st.st_mode)))
+        return ab_error_set (err, e, "rename `%s`", tmp);
+    }
+  *out = ab_steal_ptr (&dir);
+  return 0;
+}
+
+static struct ab_json *
+strv_json (const char *const *v, size_t n)
+{
+  struct ab_json *a = ab_json_new (AB_J_ARRAY);
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    ab_json_append (a, ab_json_new_str (v[i]));
+  return a;
+}
+
+static struct ab_json *
+mount_json (const char *dest, const char *type, const char *source, const char *const *opts, size_t n)
+{
+  struct ab_json *m = ab_json_new (AB_J_OBJECT);
+
+  ab_json_set (m, "destination", ab_json_new_str (dest));
+  ab_json_set (m, "type", ab_json_new_str (type));
+  ab_json_set (m, "source", ab_json_new_str (source));
+  ab_json_set (m, "options", strv_json (opts, n));
+  return m;
+}
+
+static struct ab_json *
+obj_child (struct ab_json *parent, const char *key, enum ab_jtype t)
+{
+  struct ab_json *v = ab_json_peek (parent, key);
+
+  if (v == NULL || v->type != t)
+    {
+      v = ab_json_new (t);
+      ab_json_set (parent, key, v);
+    }
+  return v;
+}
+
+int
+ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err)
+{
+  _cleanup_free_ char *skeleton = NULL;
+  _cleanup_free_ char *base = NULL;
+  _cleanup_json_ struct ab_json *doc = NULL;
+  _cleanup_gen_ struct ab_gen *g = NULL;
+  struct ab_default_opts d = { 0 };
+  struct ab_json *process, *mounts, *linux_, *masked, *env, *res, *ann;
+  const char *buf;
+  size_t len, i;
+  struct stat st;
+
+  if (ensure_skeleton (o->root, &skeleton, err) < 0)
+    return -1;
+  d.rootless = geteuid () != 0;
+  d.uid = getuid ();
+  d.gid = getgid ();
+  base = ab_spec_default_json (&d, &len);
+  doc = ab_json_parse (base, len, &ab_json_config_limits, "default profile", err);
+  if (doc == NULL)
+    return -1;
+
+  ab_json_set (obj_child (doc, "root", AB_J_OBJECT), "path", ab_json_new_str (skeleton));
+
+  process = obj_child (doc, "process", AB_J_OBJECT);
+  if (o->init)
+    {
+      static const char *const init_args[] = { "/.agentbox/init" };
+      ab_json_set (process, "args", strv_json (init_args, 1));
+    }
+  else
+    {
+      if (o->argc == 0)
+        return ab_error_setc (err, AB_EC_USAGE, 0, "no program to run (give it after `--`)");
+      ab_json_set (process, "args", strv_json ((const char *const *) o->argv, o->argc));
+    }
+  ab_json_set (process, "cwd", ab_json_new_str (o->cwd ? o->cwd : "/workspace"));
+  env = obj_child (process, "env", AB_J_ARRAY);
+  for (i = 0; i < o->env.n; i++)
+    {
+      /* a later NAME= replaces the profile's */
+      const char *eq = strchr (o->env.v[i], '=');
+      size_t nl = eq ? (size_t) (eq - o->env.v[i]) : strlen (o->env.v[i]);
+      size_t k;
+      for (k = 0; k < env->u.arr.n; k++)
+        if (env->u.arr.items[k]->type == AB_J_STRING && strncmp (env->u.arr.items[k]->u.str.s, o->env.v[i], nl) == 0
+            && env->u.arr.items[k]->u.str.s[nl] == '=')
+          {
+            ab_json_free (env->u.arr.items[k]);
+            env->u.arr.items[k] = ab_json_new_str (o->env.v[i]);
+            break;
+          }
+      if (k == env->u.arr.n)
+        ab_json_append (env, ab_json_new_str (o->env.v[i]));
+    }
+
+  mounts = obj_child (doc, "mounts", AB_J_ARRAY);
+  for (i = 0; i < AB_ARRAY_SIZE (host_view); i++)
+    {
+      static const char *const ro[] = { "rbind", "ro", "nosuid", "nodev" };
+      char host[64];
+      snprintf (host, sizeof host, "/%s", host_view[i]);
+      if (lstat (host, &st) < 0 || !S_ISDIR (st.st_mode))
+        continue; /* absent, or a symlink the skeleton already has */
+      ab_json_append (mounts, mount_json (host, "bind", host, ro, AB_ARRAY_SIZE (ro)));
+    }
+  {
+    static const char *const root_opts[] = { "nosuid", "nodev", "mode=700", "size=268435456" };
+    ab_json_append (mounts, mount_json ("/root", "tmpfs", "tmpfs", root_opts, AB_ARRAY_SIZE (root_opts)));
+  }
+  {
+    static const char *const run_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=16777216" };
+    ab_json_append (mounts, mount_json ("/run", "tmpfs", "tmpfs", run_opts, AB_ARRAY_SIZE (run_opts)));
+  }
+  if (o->workspace)
+    {
+      /* id-mapped with the container's own mapping: root inside writes files
+         the host sees owned by the directory's owner, not by uid 100000. */
+      static const char *const ws_opts[] = { "rbind", "rw", "nosuid", "nodev", "idmap" };
+      static const char *const ws_opts_rootless[] = { "rbind", "rw", "nosuid", "nodev" };
+      _cleanup_free_ char *real = realpath (o->workspace, NULL);
+      if (real == NULL)
+        return ab_error_setc (err, AB_EC_USAGE, errno, "workspace `%s`", o->workspace);
+      if (stat (real, &st) < 0 || !S_ISDIR (st.st_mode))
+        return ab_error_setc (err, AB_EC_USAGE, ENOTDIR, "workspace `%s` is not a directory", real);
+      ab_json_append (mounts, mount_json ("/workspace", "bind", real, d.rootless ? ws_opts_rootless : ws_opts,
+                                          d.rootless ? AB_ARRAY_SIZE (ws_opts_rootless) : AB_ARRAY_SIZE (ws_opts)));
+    }
+  else
+    {
+      static const char *const ws_opts[] = { "nosuid", "nodev", "mode=755", "size=1073741824" };
+      ab_json_append (mounts, mount_json ("/workspace", "tmpfs", "tmpfs", ws_opts, AB_ARRAY_SIZE (ws_opts)));
+    }
+  if (o->init)
+    {
+      static const char *const init_opts[] = { "bind", "ro", "nosuid", "nodev" };
+      const char *init = ab_sandbox_init_path ();
+      if (init == NULL)
+        return ab_error_setc (err, AB_EC_SETUP, ENOENT,
+                              "agentbox-init not found (set AGENTBOX_INIT or install agentbox)");
+      ab_json_append (mounts, mount_json ("/.agentbox/init", "bind", init, init_opts, AB_ARRAY_SIZE (init_opts)));
+    }
+
+  linux_ = obj_child (doc, "linux", AB_J_OBJECT);
+  masked = obj_child (linux_, "maskedPaths", AB_J_ARRAY);
+  for (i = 0; i < AB_ARRAY_SIZE (etc_masked); i++)
+    ab_json_append (masked, ab_json_new_str (etc_masked[i]));
+  if (o->memory || o->pids)
+    {
+      res = obj_child (linux_, "resources", AB_J_OBJECT);
+      if (o->memory)
+        {
+          struct ab_json *mem = obj_child (res, "memory", AB_J_OBJECT);
+          ab_json_set (mem, "limit", ab_json_new_int ((int64_t) o->memory));
+          ab_json_set (mem, "swap", ab_json_new_int ((int64_t) o->memory));
+        }
+      if (o->pids)
+        ab_json_set (obj_child (res, "pids", AB_J_OBJECT), "limit", ab_json_new_int (o->pids));
+    }
+  if (o->annotations.n || o->allow_domains.n)
+    {
+      ann = obj_child (doc, "annotations", AB_J_OBJECT);
+      for (i = 0; i < o->annotations.n; i++)
+        ab_json_set (ann, o->annotations.v[i].key, ab_json_new_str (o->annotations.v[i].value));
+    }
+
+  g = ab_gen_new (true);
+  ab_gen_json (g, doc);
+  buf = ab_gen_buf (g, &len);
+  return ab_bundle_from_bytes (o->root, buf, len, out, err);
+}
