@@ -1,1 +1,3 @@
-# (no sources yet)
+# The result record and the MCP server (docs/result-record.md).
+libagentbox_a_SOURCES += \
+	runtime/record.h runtime/record.c
