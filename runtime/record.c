@@ -313,19 +313,41 @@ judge (const struct ab_outcome *o, struct verdict *v)
     }
 }
 
+/* The length of s to carry as text, and whether the bytes are not text.
+   A cut at max_output may split the last character: that is truncation,
+   not binary output, so an incomplete sequence at the cut is dropped. */
+static size_t
+stream_text_len (const struct ab_stream *s, bool *binary)
+{
+  const unsigned char *p = (const unsigned char *)s->data;
+  size_t k;
+
+  *binary = false;
+  if (p == NULL || ab_utf8_valid (s->data, s->len))
+    return p ? s->len : 0;
+  if (s->truncated)
+    for (k = 1; k <= 3 && k <= s->len; k++)
+      if (p[s->len - k] >= 0xc0 && ab_utf8_valid (s->data, s->len - k))
+        return s->len - k;
+  *binary = true;
+  return s->len;
+}
+
 static void
 gen_stream_fields (struct ab_gen *g, const char *name, const struct ab_stream *s)
 {
   char key[32];
+  bool binary;
+  size_t len = stream_text_len (s, &binary);
 
   ab_gen_key (g, name);
-  ab_gen_bytes (g, s->data ? s->data : "", s->len);
+  ab_gen_bytes (g, s->data ? s->data : "", len);
   snprintf (key, sizeof key, "%sBytes", name);
   ab_gen_kv_u64 (g, key, s->total);
   snprintf (key, sizeof key, "%sTruncated", name);
   ab_gen_kv_bool (g, key, s->truncated);
   snprintf (key, sizeof key, "%sBinary", name);
-  ab_gen_kv_bool (g, key, !ab_utf8_valid (s->data ? s->data : "", s->len));
+  ab_gen_kv_bool (g, key, binary);
 }
 
 static void
@@ -397,8 +419,10 @@ static void
 gen_blob (struct ab_gen *g, const char *id, const char *name, const struct ab_stream *s)
 {
   _cleanup_free_ char *b64 = NULL, *uri = NULL;
+  bool binary;
 
-  if (s->data == NULL || ab_utf8_valid (s->data, s->len))
+  stream_text_len (s, &binary);
+  if (!binary)
     return;
   b64 = ab_base64 (s->data, s->len, NULL);
   uri = xasprintf ("agentbox://%s/%s", id ? id : "run", name);
