@@ -342,12 +342,22 @@ wait_for_file ()
   return 1
 }
 
-# wait_gone PID [SECS]: until kill -0 PID fails.
+# alive PID: the process exists and is not a zombie (kill -0 succeeds on
+# zombies, and a killed container init may wait a while for its reaper).
+alive ()
+{
+  local st
+  kill -0 "$1" 2>/dev/null || return 1
+  st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# wait_gone PID [SECS]: until PID is no longer alive.
 wait_gone ()
 {
   local i
   for ((i = 0; i < ${2:-20} * 10; i++)); do
-    kill -0 "$1" 2>/dev/null || return 0
+    alive "$1" || return 0
     sleep 0.1
   done
   return 1

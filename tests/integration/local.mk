@@ -5,7 +5,10 @@
 #   RUNTIME=/usr/sbin/runc tests/integration/t-lifecycle.sh   (by hand)
 AB_INTEGRATION_TESTS = \
 	tests/integration/t-harness.sh \
-	tests/integration/t-abtest.sh
+	tests/integration/t-abtest.sh \
+	tests/integration/t-lifecycle.sh \
+	tests/integration/t-run.sh \
+	tests/integration/t-cli.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
