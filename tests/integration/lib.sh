@@ -446,6 +446,7 @@ make_bundle ()
   [ "$1" = --out ] && { out=1; shift; }
   d=$1
   shift
+  [ -e "$d/rootfs" ] && bail_out "make_bundle $d: the bundle exists"
   [ -d "$T/base-rootfs" ] || make_rootfs "$T/base-rootfs" || bail_out "cannot build the base rootfs"
   _ab_base_config
   mkdir -p "$d" && cp -a "$T/base-rootfs" "$d/rootfs" || bail_out "cannot copy the rootfs to $d"
