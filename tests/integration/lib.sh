@@ -292,7 +292,8 @@ new_id ()
   echo "ab-$$-$n"
 }
 
-# json_get KEY <JSON: a top-level (or dotted) field; strings bare, others as JSON.
+# json_get KEY <JSON: a top-level (or dotted) field; strings bare, others as
+# JSON with sorted keys.
 json_get ()
 {
   "$PYTHON3" -c '
@@ -300,7 +301,7 @@ import json, sys
 v = json.load(sys.stdin)
 for k in sys.argv[1].split("."):
     v = v[int(k)] if isinstance(v, list) else v[k]
-print(v if isinstance(v, str) else json.dumps(v))' "$1"
+print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$1"
 }
 
 # state_of ID: the status field of `state`, or nothing if state fails.
@@ -525,6 +526,8 @@ _ab_cleanup_dir ()
 
 [ "$(id -u)" = 0 ] || { _ab_tap "1..0 # SKIP integration tests run as root"; exit 0; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/abtest.XXXXXX") || bail_out "mktemp failed"
+# Traversable (not listable) by the unprivileged host uids a user namespace maps to.
+chmod 0711 "$T"
 AB_STATE=$T/state
 : >"$T/ids"
 : >"$T/rootfs-list"
