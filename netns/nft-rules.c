@@ -159,9 +159,11 @@ build_output (struct ab_nft_ruleset *r, const struct ab_net_policy *p, bool v6_a
   struct ab_nft_rule *rule;
 
   add_match (add_rule (c, AB_NFT_V_ACCEPT), AB_NFT_M_CT_STATE);
-  rule = add_rule (c, AB_NFT_V_ACCEPT);
-  add_match (rule, AB_NFT_M_OIF_LO);
-  add_match (rule, AB_NFT_M_FIB_LOCAL);
+  /* The namespace's own addresses, loopback and the proxy's listeners
+     among them.  Not `oif "lo"`: with the routes of last resort every
+     unrouted destination leaves via lo, and after the proxy redirect the
+     hook still reports the device of the route before NAT. */
+  add_match (add_rule (c, AB_NFT_V_ACCEPT), AB_NFT_M_FIB_LOCAL);
   for (size_t i = 0; p != NULL && i < p->n_allow; i++)
     build_allow (c, &p->allow[i]);
 
@@ -367,9 +369,6 @@ match_text (struct strbuf *b, const struct ab_nft_match *m)
       break;
     case AB_NFT_M_IIF_LO:
       sb_printf (b, "iif \"lo\"");
-      break;
-    case AB_NFT_M_OIF_LO:
-      sb_printf (b, "oif \"lo\"");
       break;
     case AB_NFT_M_FIB_LOCAL:
       sb_printf (b, "fib daddr type local");

@@ -33,7 +33,6 @@ enum ab_nft_match_kind
   AB_NFT_M_DPORT,       /* tcp dport 443 */
   AB_NFT_M_CT_STATE,    /* ct state established,related */
   AB_NFT_M_IIF_LO,      /* iif "lo" */
-  AB_NFT_M_OIF_LO,      /* oif "lo" */
   AB_NFT_M_FIB_LOCAL,   /* fib daddr type local */
   AB_NFT_M_SKUID_ANY,   /* meta skuid 0-4294967295: sent by a user socket */
   AB_NFT_M_ICMPV6_TYPE, /* icmpv6 type nd-neighbor-solicit */

@@ -31,10 +31,11 @@
  *               ct state established,related accept: replies and ICMP errors
  *                 of flows let out (conntrack checks the outer address of
  *                 ICMP errors against the flow);
- *               oif "lo" fib daddr type local accept: the namespace's own
- *                 addresses only, which include the proxy's listeners.  With
- *                 the routes above, oif "lo" alone would accept every
- *                 unrouted destination;
+ *               fib daddr type local accept: the namespace's own addresses
+ *                 only (loopback, the proxy's listeners).  Not oif "lo": with
+ *                 the routes above every unrouted destination leaves via lo,
+ *                 and after a NAT redirect the hook still reports the device
+ *                 of the route taken before it;
  *               the allow entries, TCP and UDP only;
  *               ICMPv6 from user sockets goto deny; the kernel's neighbour
  *                 discovery when an IPv6 entry needs it; the kernel's
@@ -253,8 +254,7 @@ emit_match (struct emit *e, const struct ab_nft_match *m)
         break;
       }
     case AB_NFT_M_IIF_LO:
-    case AB_NFT_M_OIF_LO:
-      put_meta (e, m->kind == AB_NFT_M_IIF_LO ? NFT_META_IIF : NFT_META_OIF, NFT_REG_1);
+      put_meta (e, NFT_META_IIF, NFT_REG_1);
       put_cmp_u32 (e, NFT_CMP_EQ, 1); /* lo is ifindex 1 in every namespace */
       break;
     case AB_NFT_M_FIB_LOCAL:
@@ -660,9 +660,18 @@ counter_cb (struct nftnl_expr *x, void *data)
   return 0;
 }
 
-static void
-add_element (struct denied_list *l, const struct ab_nft_set *s, struct nftnl_set_elem *e)
+struct element_ctx
 {
+  struct denied_list *l;
+  const struct ab_nft_set *s;
+};
+
+static int
+add_element (struct nftnl_set_elem *e, void *data)
+{
+  struct element_ctx *c = data;
+  struct denied_list *l = c->l;
+  const struct ab_nft_set *s = c->s;
   uint32_t alen = s->family == AF_INET ? 4 : 16;
   uint32_t klen = 0;
   const uint8_t *key = nftnl_set_elem_get (e, NFTNL_SET_ELEM_KEY, &klen);
@@ -671,7 +680,7 @@ add_element (struct denied_list *l, const struct ab_nft_set *s, struct nftnl_set
   /* Key registers: the address, then the protocol and the port, each
      padded to 4 bytes. */
   if (key == NULL || klen != alen + (s->with_port ? 8 : 4))
-    return;
+    return 0;
   memcpy (d.addr, key, alen);
   d.proto = key[alen];
   if (s->with_port)
@@ -684,6 +693,7 @@ add_element (struct denied_list *l, const struct ab_nft_set *s, struct nftnl_set
   nftnl_set_elem_expr_foreach (e, counter_cb, &d.packets);
   l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
   l->v[l->n++] = d;
+  return 0;
 }
 
 static int
@@ -697,8 +707,7 @@ read_set (struct mnl_socket *nl, const struct ab_nft_set *s, struct denied_list 
 {
   char buf[MNL_SOCKET_BUFFER_SIZE];
   struct nftnl_set *set = nftnl_set_alloc ();
-  struct nftnl_set_elems_iter *it;
-  struct nftnl_set_elem *e;
+  struct element_ctx ctx = { l, s };
   struct nlmsghdr *nlh;
   struct ab_nl_reply r;
   int ret;
@@ -715,14 +724,7 @@ read_set (struct mnl_socket *nl, const struct ab_nft_set *s, struct denied_list 
   else if (r.errnum != 0)
     ret = ab_error_set (err, r.errnum, "nftables: dump set %s of table inet " AB_NFT_TABLE, s->name);
   else
-    {
-      it = nftnl_set_elems_iter_create (set);
-      if (it == NULL)
-        abort ();
-      for (e = nftnl_set_elems_iter_cur (it); e != NULL; e = nftnl_set_elems_iter_next (it))
-        add_element (l, s, e);
-      nftnl_set_elems_iter_destroy (it);
-    }
+    nftnl_set_elem_foreach (set, add_element, &ctx);
   nftnl_set_free (set);
   return ret;
 }
