@@ -173,6 +173,16 @@ in_ct nft --debug=netlink list table inet agentbox | strip_handles >"$WORK/got.n
 [ -s "$WORK/want.nl" ] && cmp -s "$WORK/want.nl" "$WORK/got.nl"
 ok $? "the text, loaded by nft itself, gives exactly the installed expressions"
 
+# The same with every shape of entry (unaligned prefixes, /0, no port) and
+# the proxy chain, installed in a scratch user+network namespace.
+P3='10.0.0.0/12,0.0.0.0/0:443/udp,[2001:db8:8000::/33]:53,[::/0]:8443/tcp,198.51.100.0/24/tcp'
+"$DRIVER" text "$P3" --proxy 3128 53 80,443 >"$WORK/want3.nft"
+unshare --user --map-root-user --net sh -c "printf 'proxy 3128 53 80,443\napply %s\nexit\n' '$P3' | '$DRIVER' serve >/dev/null &&
+	nft list table inet agentbox >'$WORK/got3.nft' && nft --debug=netlink list table inet agentbox" | strip_handles >"$WORK/got3.nl"
+unshare --net sh -c "nft -f '$WORK/want3.nft' && nft --debug=netlink list table inet agentbox" | strip_handles >"$WORK/want3.nl"
+cmp -s "$WORK/want3.nft" "$WORK/got3.nft" && [ -s "$WORK/want3.nl" ] && cmp -s "$WORK/want3.nl" "$WORK/got3.nl"
+ok $? "text and expressions agree for unaligned prefixes, /0, portless entries and the proxy redirect"
+
 # ---- one entry allows exactly that ------------------------------------------
 
 is "$(ct tcp 192.0.2.1 8080)" "ok" "allow 192.0.2.1:8080/tcp: that connection succeeds"
