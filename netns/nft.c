@@ -53,8 +53,9 @@
  * ignores the transmit error of its SYN and retries for two minutes), hence
  * the reset: connect() fails at once with ECONNREFUSED.  Both are counted.
  *
- * One batch (NFNL_MSG_BATCH_BEGIN .. END) adds, deletes and re-creates the
- * table, so a previous agentbox table is replaced atomically: all of the new
+ * One batch (NFNL_MSG_BATCH_BEGIN .. END) creates the table exclusively; if
+ * the namespace has one already, a second batch adds, deletes and re-creates
+ * it, so a previous agentbox table is replaced atomically: all of the new
  * ruleset is in force, or nothing changed.  ab_netns_apply runs in the
  * target namespace and ab_netns_read_denied opens its socket there from a
  * helper thread: no socket of this file ever talks to the host's netfilter.
@@ -490,16 +491,22 @@ batch_table (struct batch *b, uint16_t type, uint16_t flags, const char *verb)
   batch_next (b);
 }
 
+/* replace: add, delete and re-create the table, for a namespace that has
+   one already.  Not the default: deleting a table makes the commit wait for
+   an RCU grace period, which is most of the cost of the whole batch. */
 static void
-batch_build (struct batch *b, const struct ab_nft_ruleset *rs)
+batch_build (struct batch *b, const struct ab_nft_ruleset *rs, bool replace)
 {
   size_t n_rules = 0, k = 0;
 
   nftnl_batch_begin (nftnl_batch_buffer (b->b), b->seq++);
   batch_next (b);
   b->first_seq = b->seq;
-  batch_table (b, NFT_MSG_NEWTABLE, NLM_F_CREATE, "add");
-  batch_table (b, NFT_MSG_DELTABLE, 0, "delete");
+  if (replace)
+    {
+      batch_table (b, NFT_MSG_NEWTABLE, NLM_F_CREATE, "add");
+      batch_table (b, NFT_MSG_DELTABLE, 0, "delete");
+    }
   batch_table (b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, "create");
   for (size_t i = 0; i < rs->n_sets; i++)
     {
@@ -570,9 +577,11 @@ batch_send (struct mnl_socket *nl, struct batch *b, ab_error_t *err)
 }
 
 /* Read replies until the ack of the last message, or the error of the
-   batch itself (a failed commit is reported against BATCH_BEGIN). */
+   batch itself (a failed commit is reported against BATCH_BEGIN).  On
+   failure *failed_at is the index of the first message that failed (-1:
+   the commit). */
 static int
-batch_wait (struct mnl_socket *nl, struct batch *b, ab_error_t *err)
+batch_wait (struct mnl_socket *nl, struct batch *b, long *failed_at, ab_error_t *err)
 {
   _cleanup_free_ char *buf = xmalloc (MNL_SOCKET_BUFFER_SIZE * 4);
   uint32_t begin_seq = b->first_seq - 1, last_seq = b->seq - 2;
@@ -601,6 +610,7 @@ batch_wait (struct mnl_socket *nl, struct batch *b, ab_error_t *err)
 
               ab_error_set (err, r.errnum, "nftables: %s%s%s%s", what, ab_nl_extack_sep (&r), r.extack,
                             ab_nl_extack_end (&r));
+              *failed_at = seq == begin_seq ? -1 : (long)(seq - b->first_seq);
               failed = true;
             }
           if (seq == last_seq || seq == begin_seq)
@@ -610,21 +620,37 @@ batch_wait (struct mnl_socket *nl, struct batch *b, ab_error_t *err)
 }
 
 static int
-nft_install (const struct ab_nft_ruleset *rs, ab_error_t *err)
+nft_batch (struct mnl_socket *nl, const struct ab_nft_ruleset *rs, bool replace, long *failed_at,
+           ab_error_t *err)
 {
-  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (-1, NETLINK_NETFILTER, err);
   _cleanup_ (batch_free) struct batch b = { 0 };
 
-  if (nl == NULL)
-    return -1;
   b.b = nftnl_batch_alloc (MNL_SOCKET_BUFFER_SIZE, MNL_SOCKET_BUFFER_SIZE);
   if (b.b == NULL)
     abort ();
   b.seq = (uint32_t)ab_now_monotonic_ns () | 1;
-  batch_build (&b, rs);
+  batch_build (&b, rs, replace);
   if (batch_send (nl, &b, err) < 0)
     return -1;
-  return batch_wait (nl, &b, err);
+  return batch_wait (nl, &b, failed_at, err);
+}
+
+static int
+nft_install (const struct ab_nft_ruleset *rs, ab_error_t *err)
+{
+  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (-1, NETLINK_NETFILTER, err);
+  long failed_at = -2;
+
+  if (nl == NULL)
+    return -1;
+  if (nft_batch (nl, rs, false, &failed_at, err) == 0)
+    return 0;
+  /* The table exists (a joined namespace, a second apply): that batch
+     failed as a whole, so nothing changed; replace the table atomically. */
+  if (failed_at != 0 || err->errnum != EEXIST)
+    return -1;
+  ab_error_clear (err);
+  return nft_batch (nl, rs, true, &failed_at, err);
 }
 
 int

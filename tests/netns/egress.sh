@@ -78,7 +78,11 @@ logged () { # LOG "kind peer local port": the listener saw exactly that
 }
 
 denied () {
-	"$DRIVER" denied "/proc/$CTPID/ns/net"
+	"$DRIVER" denied "/proc/$CTPID/ns/net" 2>>"$DERR"
+}
+
+move () { # HOST NEW: ab_netdev_move from the staging namespace
+	ip netns exec "$ST" "$DRIVER" move "$1" "$2" "/proc/$CTPID/ns/net" 2>>"$DERR"
 }
 
 # ---- test hosts -------------------------------------------------------------
@@ -115,7 +119,11 @@ ok $? "test hosts, links and listeners are set up"
 # setup ran in a subshell: collect the listeners' pids from their files.
 LPIDS="$(cat "$WORK"/h1.ready "$WORK"/h2.ready 2>/dev/null | tr '\n' ' ')"
 
-coproc CT { exec unshare --user --map-root-user --net "$DRIVER" serve 2>&1; }
+# Everything the driver writes to stderr (sanitizer and leak reports
+# included) goes to driver.err, which must stay empty.
+DERR=$WORK/driver.err
+: >"$DERR"
+coproc CT { exec unshare --user --map-root-user --net "$DRIVER" serve 2>>"$DERR"; }
 CTPID=$CT_PID
 
 # ---- no policy: nothing leaves ---------------------------------------------
@@ -128,7 +136,7 @@ ok $? "every IPv4 and IPv6 destination is routed via lo, behind any other route"
 in_ct ip link show lo | grep -q "state UNKNOWN\|,UP"
 ok $? "lo is up"
 
-is "$(ip netns exec "$ST" "$DRIVER" move c1 eth0 "/proc/$CTPID/ns/net")" "ok" "netDevices: c1 moves into the container as eth0"
+is "$(move c1 eth0)" "ok" "netDevices: c1 moves into the container as eth0"
 addrs=$(in_ct ip -o addr show dev eth0 | awk '{print $4}' | sort | tr '\n' ' ')
 case $addrs in *192.0.2.2/24*2001:db8:1::2/64*) r=0 ;; *) r=1 ;; esac
 ok $r "netDevices: eth0 keeps its permanent global addresses 192.0.2.2/24 and 2001:db8:1::2/64"
@@ -136,15 +144,15 @@ in_ct ip link show eth0 | grep -q "state UP"
 ok $? "netDevices: eth0 is up in the container"
 ip -n "$ST" link show c1 >/dev/null 2>&1
 ok $((!$?)) "netDevices: c1 is gone from the namespace it came from"
-is "$(ip netns exec "$ST" "$DRIVER" move c2 'net%d' "/proc/$CTPID/ns/net")" "ok" "netDevices: a net%d template lets the kernel pick the name"
+is "$(move c2 'net%d')" "ok" "netDevices: a net%d template lets the kernel pick the name"
 in_ct ip -o addr show dev net0 | grep -q "169.254.1.2/16"
 ok $? "netDevices: the template gave net0, with its address 169.254.1.2/16"
-is "$(ip netns exec "$ST" "$DRIVER" move c3 eth0 "/proc/$CTPID/ns/net")" \
+is "$(move c3 eth0)" \
 	"error: interface \`c3\`: the container's network namespace has an interface \`eth0\` already: File exists" \
 	"netDevices: a name taken in the container is an error, not a rename"
 ip -n "$ST" link show c3 >/dev/null 2>&1
 ok $? "netDevices: the refused interface stays where it was"
-is "$(ip netns exec "$ST" "$DRIVER" move nosuch0 - "/proc/$CTPID/ns/net")" \
+is "$(move nosuch0 -)" \
 	"error: interface \`nosuch0\` does not exist on the host" "netDevices: an unknown interface is named in the error"
 
 is "$(ct tcp 192.0.2.1 80) $(ct tcp 192.0.2.1 80)" "ECONNREFUSED ECONNREFUSED" \
@@ -163,7 +171,7 @@ is "$(denied | tr '\n' ';')" \
 
 P2='192.0.2.1:8080/tcp,[2001:db8:1::1]:8080/tcp,192.0.2.1:53/udp'
 is "$(ct apply "$P2")" "ok" "a second apply replaces the ruleset"
-"$DRIVER" text "$P2" >"$WORK/want.nft"
+"$DRIVER" text "$P2" >"$WORK/want.nft" 2>>"$DERR"
 in_ct nft list table inet agentbox >"$WORK/got.nft"
 cmp -s "$WORK/want.nft" "$WORK/got.nft"
 ok $? "ab_netns_rules_text is byte for byte what nft lists in the container"
@@ -176,8 +184,8 @@ ok $? "the text, loaded by nft itself, gives exactly the installed expressions"
 # The same with every shape of entry (unaligned prefixes, /0, no port) and
 # the proxy chain, installed in a scratch user+network namespace.
 P3='10.0.0.0/12,0.0.0.0/0:443/udp,[2001:db8:8000::/33]:53,[::/0]:8443/tcp,198.51.100.0/24/tcp'
-"$DRIVER" text "$P3" --proxy 3128 53 80,443 >"$WORK/want3.nft"
-unshare --user --map-root-user --net sh -c "printf 'proxy 3128 53 80,443\napply %s\nexit\n' '$P3' | '$DRIVER' serve >/dev/null &&
+"$DRIVER" text "$P3" --proxy 3128 53 80,443 >"$WORK/want3.nft" 2>>"$DERR"
+unshare --user --map-root-user --net sh -c "printf 'proxy 3128 53 80,443\napply %s\nexit\n' '$P3' | '$DRIVER' serve >/dev/null 2>>'$DERR' &&
 	nft list table inet agentbox >'$WORK/got3.nft' && nft --debug=netlink list table inet agentbox" | strip_handles >"$WORK/got3.nl"
 unshare --net sh -c "nft -f '$WORK/want3.nft' && nft --debug=netlink list table inet agentbox" | strip_handles >"$WORK/want3.nl"
 cmp -s "$WORK/want3.nft" "$WORK/got3.nft" && [ -s "$WORK/want3.nl" ] && cmp -s "$WORK/want3.nl" "$WORK/got3.nl"
@@ -260,13 +268,16 @@ wait_for 10 sh -c "! kill -0 $pid"
 exec {NSFD}<"/proc/$CTPID/ns/net"
 echo exit >&"${CT[1]}"
 wait "$CTPID"
+ok $? "the container exits cleanly"
 CTPID=
-"$DRIVER" denied "/proc/self/fd/$NSFD" | grep -qxF "ipv4 169.254.169.254 6 80 1"
+"$DRIVER" denied "/proc/self/fd/$NSFD" 2>>"$DERR" | grep -qxF "ipv4 169.254.169.254 6 80 1"
 ok $? "the denied record is read after the container exited, through a held netns fd"
 exec {NSFD}<&-
 NSFD=
 wait_for 30 sh -c "! ip -n '$H1' link show h1 && ! ip -n '$H2' link show h2"
 ok $? "once the fd is closed the netns is freed and the moved veths go with it"
+
+is "$(cat "$DERR")" "" "the driver wrote no diagnostics (no sanitizer or leak report)"
 
 cleanup
 trap - EXIT
