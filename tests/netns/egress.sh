@@ -23,7 +23,7 @@ DRIVER=${AB_TOP_BUILDDIR:-.}/tests/netns/netns-driver
 LISTENER=$SRC/tests/netns/listener.py
 PY=${PYTHON3:-python3}
 TAG=ab$$
-ST=$TAG-st H1=$TAG-h1 H2=$TAG-h2
+ST=$TAG-st H1=$TAG-h1 H2=$TAG-h2 J=$TAG-j
 WORK=$(mktemp -d /tmp/ab-netns.XXXXXX)
 CTPID= NSFD= LPIDS=
 
@@ -44,7 +44,7 @@ cleanup () {
 		exec {NSFD}<&-
 		NSFD=
 	fi
-	for ns in "$ST" "$H1" "$H2"; do
+	for ns in "$ST" "$H1" "$H2" "$J"; do
 		ip netns del "$ns" 2>/dev/null
 	done
 	rm -rf "$WORK"
@@ -89,7 +89,7 @@ move () { # HOST NEW: ab_netdev_move from the staging namespace
 
 setup () {
 	set -e
-	for ns in "$ST" "$H1" "$H2"; do
+	for ns in "$ST" "$H1" "$H2" "$J"; do
 		ip netns add "$ns"
 		ip -n "$ns" link set lo up
 	done
@@ -110,6 +110,14 @@ setup () {
 	ip -n "$ST" addr add 2001:db8:1::2/64 dev c1 nodad
 	ip -n "$ST" addr add 169.254.1.2/16 dev c2
 	ip -n "$ST" addr add fd00:ec2::2/64 dev c2 nodad
+	# J stands for a namespace set up by someone else (podman, containerd):
+	# its own address and default route via h1.
+	ip -n "$J" link add j0 type veth peer name jh1 netns "$H1"
+	ip -n "$H1" addr add 198.51.100.1/24 dev jh1
+	ip -n "$H1" link set jh1 up
+	ip -n "$J" addr add 198.51.100.2/24 dev j0
+	ip -n "$J" link set j0 up
+	ip -n "$J" route add default via 198.51.100.1
 	listen h1 ip netns exec "$H1" "$PY" "$LISTENER" --tcp 80,8080,8081 --udp 53,5353,8080 --icmp
 	listen h2 ip netns exec "$H2" "$PY" "$LISTENER" --tcp 80 --udp 53 --icmp
 	set +e
@@ -232,10 +240,37 @@ is "$(denied | tr '\n' ';')" \
 	"ipv4 203.0.113.77 6 443 1;ipv4 203.0.113.77 17 53 1;ipv6 2001:db8:ffff::77 6 443 1;ipv6 2001:db8:ffff::77 17 53 1;" \
 	"the unrouted attempts are counted"
 
+# ---- full record sets: the verdict stays, the record degrades ---------------
+
+is "$(ct apply -)" "ok" "apply the empty policy (a fresh record)"
+is "$(ct udp-range 203.0.113.9 1 4100)" "EPERM 4100" "4100 datagrams to distinct ports all fail with EPERM"
+is "$(ct tcp 203.0.113.9 9)" "ECONNREFUSED" "with the port sets full, TCP is still refused at once"
+rec=$(denied)
+is "$(echo "$rec" | grep -c '^ipv4 203\.0\.113\.9 17 [1-9][0-9]* 1$')" "4096" \
+	"the port set keeps its 4096 destinations (read back over many netlink messages)"
+is "$(echo "$rec" | grep -v ' 17 [1-9][0-9]* 1$' | tr '\n' ';')" "ipv4 203.0.113.9 6 0 1;ipv4 203.0.113.9 17 0 4;" \
+	"past that, destinations are counted per address and protocol, without port"
+is "$("$DRIVER" denied "/run/netns/$ST" 2>>"$DERR")" \
+	"error: nftables: dump set denied4 of table inet agentbox: No such file or directory" \
+	"reading the record of a namespace without the wall says so"
+
+# ---- a joined namespace keeps its own routes ---------------------------------
+
+out=$(printf '%s\n' "apply 198.51.100.1:8080/tcp" "apply 198.51.100.1:8080/tcp" "tcp 198.51.100.1 8080" \
+	"tcp 198.51.100.1 8081" "tcp 203.0.113.77 443" "exit" | ip netns exec "$J" "$DRIVER" serve 2>>"$DERR" | tr '\n' ' ')
+is "$out" "ok ok ok ECONNREFUSED ECONNREFUSED " \
+	"joined namespace: applied twice (the table is replaced), the entry is reached, the rest refused"
+logged h1 "tcp 198.51.100.2 198.51.100.1 8080"
+ok $? "joined namespace: the test host logged the allowed connection"
+is "$(ip -n "$J" route show default | head -1)" "default via 198.51.100.1 dev j0 " \
+	"joined namespace: its own default route still wins over the route of last resort"
+"$DRIVER" denied "/run/netns/$J" 2>>"$DERR" | grep -qxF "ipv4 203.0.113.77 6 443 1"
+ok $? "joined namespace: what its default route would have carried out was judged and recorded"
+
 # ---- the proxy: the only way out for TCP ------------------------------------
 
-listen proxy nsenter --net="/proc/$CTPID/ns/net" "$PY" "$LISTENER" --bind 127.0.0.1 --tcp 3128 --udp 53
-ok $? "a stand-in proxy listens on 127.0.0.1:3128 and :53 inside the container"
+listen proxy nsenter --net="/proc/$CTPID/ns/net" "$PY" "$LISTENER" --bind :: --tcp 3128 --udp 53
+ok $? "a stand-in proxy listens inside the container on port 3128, its DNS stub on 53"
 is "$(ct proxy 3128 53 80,443)" "ok" "configure the proxy"
 is "$(ct apply -)" "ok" "apply the empty policy with the proxy"
 is "$(ct tcp 192.0.2.1 80)" "ok" "proxy: TCP to port 80 of a test host connects"
@@ -248,12 +283,15 @@ ok $? "proxy: the stub received it"
 is "$(ct udp 192.0.2.1 53)" "EPERM" "proxy: UDP to anything but the stub fails with EPERM"
 is "$(ct tcp 169.254.169.254 80)" "ECONNREFUSED" "proxy: metadata on a redirected port is refused, not proxied"
 is "$(grep -c '^tcp' "$WORK/proxy.log")" "1" "proxy: the metadata attempt never reached the proxy"
+is "$(ct tcp 2001:db8:1::1 80)" "ok" "proxy: IPv6 TCP to port 80 connects"
+logged proxy "tcp 2001:db8:1::2 ::1 3128"
+ok $? "proxy: it was redirected to [::1]:3128"
 
 # ---- what never arrived ------------------------------------------------------
 
 # Checked last: every allowed packet above went over the same links after
 # the denied ones, so a denied packet that had slipped out would be here.
-! grep -qE " (192\.0\.2\.1 (80|5353|8081)|192\.0\.2\.3 .*|2001:db8:1::3 .*|2001:db8:1::1 (80|5353))$|^udp .* 8080$|^icmp " "$WORK/h1.log"
+! grep -qE " (192\.0\.2\.1 (80|5353|8081)|192\.0\.2\.3 .*|2001:db8:1::3 .*|2001:db8:1::1 (80|5353)|198\.51\.100\.1 8081)$|^udp .* 8080$|^icmp " "$WORK/h1.log"
 ok $? "h1 logged nothing that the wall denied (ports 80, 5353, 8081, neighbours, UDP 8080, ICMP)"
 ! grep -qE " (169\.254\.169\.254|fd00:ec2::254) " "$WORK/h2.log"
 ok $? "h2 logged nothing addressed to 169.254.169.254 or fd00:ec2::254"

@@ -8,6 +8,7 @@
  *       tcp ADDR PORT               connect, send a marker; "ok" or errno name
  *       udp ADDR PORT               sendto a marker; "ok" or errno name
  *       icmp ADDR                   one echo request on a raw socket
+ *       udp-range ADDR FROM TO      one datagram to each port; "<errno> <count>"
  *       exit
  *   netns-driver move HOST NEW|- NSFILE     ab_netdev_move
  *   netns-driver denied NSFILE [--json]     ab_netns_read_denied
@@ -155,6 +156,41 @@ do_udp (const char *addr, int port)
     printf ("ok\n");
 }
 
+/* One datagram to each port of FROM..TO: the replies of the same kind are
+   counted, e.g. "EPERM 4100". */
+static void
+do_udp_range (const char *addr, int from, int to)
+{
+  static const char marker[] = "agentbox-netns-test udp\n";
+  struct sockaddr_storage ss;
+  socklen_t len;
+  int family = parse_sockaddr (addr, from, &ss, &len);
+  _cleanup_close_ int fd = -1;
+  int first = 0, n = 0;
+
+  if (family < 0 || from > to)
+    {
+      printf ("EINVAL\n");
+      return;
+    }
+  fd = socket (family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  for (int port = from; port <= to; port++)
+    {
+      int e = 0;
+
+      if (family == AF_INET)
+        ((struct sockaddr_in *)&ss)->sin_port = htons ((uint16_t)port);
+      else
+        ((struct sockaddr_in6 *)&ss)->sin6_port = htons ((uint16_t)port);
+      if (sendto (fd, marker, sizeof marker - 1, 0, (struct sockaddr *)&ss, len) < 0)
+        e = errno;
+      if (port == from)
+        first = e;
+      n += e == first;
+    }
+  printf ("%s %d\n", first == 0 ? "ok" : errname (first), n);
+}
+
 static uint16_t
 inet_csum (const void *data, size_t len)
 {
@@ -248,6 +284,8 @@ serve (void)
         }
       else if (sscanf (line, "tcp %255s %255s", a, b) == 2)
         do_tcp (a, atoi (b));
+      else if (sscanf (line, "udp-range %255s %255s %255s", a, b, c) == 3)
+        do_udp_range (a, atoi (b), atoi (c));
       else if (sscanf (line, "udp %255s %255s", a, b) == 2)
         do_udp (a, atoi (b));
       else if (sscanf (line, "icmp %255s", a) == 1)
