@@ -6,4 +6,5 @@ libagentbox_a_SOURCES += \
 	netns/policy.c \
 	netns/nft-rules.h netns/nft-rules.c \
 	netns/nft.c \
+	netns/denied.c \
 	netns/rtnl.c
