@@ -57,8 +57,13 @@
  * the namespace has one already, a second batch adds, deletes and re-creates
  * it, so a previous agentbox table is replaced atomically: all of the new
  * ruleset is in force, or nothing changed.  ab_netns_apply runs in the
- * target namespace and ab_netns_read_denied opens its socket there from a
- * helper thread: no socket of this file ever talks to the host's netfilter.
+ * target namespace (and denied.c opens its socket there from a helper
+ * thread): no socket of the wall ever talks to the host's netfilter.
+ *
+ * The wall holds against processes without CAP_NET_ADMIN over the
+ * namespace; one that has it can delete the table.  Dropping that
+ * capability (and CAP_NET_RAW, which the ICMPv6 guard above only limits) is
+ * the part of the capability setup, not of this file.
  */
 #include "config.h"
 
