@@ -623,17 +623,20 @@ batch_wait (struct mnl_socket *nl, struct batch *b, long *failed_at, ab_error_t 
     }
 }
 
+/* One batch on nl, its messages numbered from *seq on (advanced past them,
+   so that replies to an earlier batch on the same socket are told apart). */
 static int
-nft_batch (struct mnl_socket *nl, const struct ab_nft_ruleset *rs, bool replace, long *failed_at,
-           ab_error_t *err)
+nft_batch (struct mnl_socket *nl, const struct ab_nft_ruleset *rs, bool replace, uint32_t *seq,
+           long *failed_at, ab_error_t *err)
 {
   _cleanup_ (batch_free) struct batch b = { 0 };
 
   b.b = nftnl_batch_alloc (MNL_SOCKET_BUFFER_SIZE, MNL_SOCKET_BUFFER_SIZE);
   if (b.b == NULL)
     abort ();
-  b.seq = (uint32_t)ab_now_monotonic_ns () | 1;
+  b.seq = *seq;
   batch_build (&b, rs, replace);
+  *seq = b.seq;
   if (batch_send (nl, &b, err) < 0)
     return -1;
   return batch_wait (nl, &b, failed_at, err);
@@ -643,18 +646,23 @@ static int
 nft_install (const struct ab_nft_ruleset *rs, ab_error_t *err)
 {
   _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (-1, NETLINK_NETFILTER, err);
+  ab_error_t first = { 0 };
+  uint32_t seq = 1; /* a fresh socket: no replies to anything else */
   long failed_at = -2;
 
   if (nl == NULL)
     return -1;
-  if (nft_batch (nl, rs, false, &failed_at, err) == 0)
+  if (nft_batch (nl, rs, false, &seq, &failed_at, &first) == 0)
     return 0;
   /* The table exists (a joined namespace, a second apply): that batch
      failed as a whole, so nothing changed; replace the table atomically. */
-  if (failed_at != 0 || err->errnum != EEXIST)
-    return -1;
-  ab_error_clear (err);
-  return nft_batch (nl, rs, true, &failed_at, err);
+  if (failed_at != 0 || first.errnum != EEXIST)
+    {
+      if (err != NULL)
+        *err = first;
+      return -1;
+    }
+  return nft_batch (nl, rs, true, &seq, &failed_at, err);
 }
 
 int

@@ -37,7 +37,10 @@ int ab_nl_talk (struct mnl_socket *nl, struct nlmsghdr *req, mnl_cb_t cb, void *
 /* The errno and extended-ack text of an NLMSG_ERROR message. */
 void ab_nl_parse_error (const struct nlmsghdr *nlh, struct ab_nl_reply *reply);
 
-/* ": <extack>" when the kernel explained itself, else "". */
+/* For messages: "<what> (kernel: <extack>)" when the kernel explained
+   itself, "<what>" otherwise:
+       ab_error_set (err, r.errnum, "%s%s%s%s", what, ab_nl_extack_sep (&r), r.extack, ab_nl_extack_end (&r));
+ */
 static inline const char *
 ab_nl_extack_sep (const struct ab_nl_reply *r)
 {
