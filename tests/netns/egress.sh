@@ -199,6 +199,12 @@ unshare --net sh -c "nft -f '$WORK/want3.nft' && nft --debug=netlink list table 
 cmp -s "$WORK/want3.nft" "$WORK/got3.nft" && [ -s "$WORK/want3.nl" ] && cmp -s "$WORK/want3.nl" "$WORK/got3.nl"
 ok $? "text and expressions agree for unaligned prefixes, /0, portless entries and the proxy redirect"
 
+# The largest policy: 256 entries, each a prefix, a port and both protocols.
+PMAX=$("$PY" -c "print(','.join('[2001:db8:%x::/48]:%d' % (i, 1000 + i) for i in range(256)))")
+n=$(unshare --user --map-root-user --net sh -c "printf 'apply %s\nexit\n' '$PMAX' | '$DRIVER' serve >/dev/null 2>>'$DERR' &&
+	nft list chain inet agentbox output" | grep -c ' dport ')
+is "$n" "512" "the largest policy (256 entries, 512 rules, one batch of about 240 KB) installs"
+
 # ---- one entry allows exactly that ------------------------------------------
 
 is "$(ct tcp 192.0.2.1 8080)" "ok" "allow 192.0.2.1:8080/tcp: that connection succeeds"

@@ -265,7 +265,7 @@ do_apply (const char *value)
 static int
 serve (void)
 {
-  char line[4096];
+  static char line[65536];
 
   setvbuf (stdout, NULL, _IOLBF, 0);
   while (fgets (line, sizeof line, stdin) != NULL)
