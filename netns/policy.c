@@ -282,6 +282,14 @@ is_blank (char ch)
   return ch == ' ' || ch == '\t';
 }
 
+static bool
+all_blank (const char *s)
+{
+  while (is_blank (*s))
+    s++;
+  return *s == '\0';
+}
+
 int
 ab_net_policy_parse (const char *value, struct ab_net_policy *out, ab_error_t *err)
 {
@@ -290,13 +298,11 @@ ab_net_policy_parse (const char *value, struct ab_net_policy *out, ab_error_t *e
   const char *p = value;
 
   memset (out, 0, sizeof *out);
-  for (const char *q = value; *q != '\0'; q++)
-    if (!is_blank (*q))
-      goto has_entries;
-  out->present = true;
-  return 0;
-
-has_entries:
+  if (all_blank (value))
+    {
+      out->present = true;
+      return 0;
+    }
   for (;;)
     {
       const char *end = strchr (p, ',');
