@@ -234,6 +234,8 @@ struct ab_egress_ep
   int kind;
   int fd;
   uint32_t events; /* interest currently registered, for cheap updates */
+  bool registered; /* added to the epoll set (and not removed since) */
+  bool removed;    /* taken out for good: updates are ignored */
   void *owner;
 };
 
@@ -262,6 +264,7 @@ struct ab_egress
   /* resolver workers */
   pthread_t workers[2];
   size_t n_workers;
+  bool jobs_lock_ready;
   pthread_mutex_t jobs_lock;
   pthread_cond_t jobs_cond;
   struct ab_egress_job *jobs, *jobs_tail, *done;

@@ -6,4 +6,8 @@ libagentbox_a_SOURCES += \
 	netns/egress-dns.c \
 	netns/egress-tls.c \
 	netns/egress-http.c \
-	netns/egress-record.c
+	netns/egress-record.c \
+	netns/egress-resolve.c \
+	netns/egress-dnsserve.c \
+	netns/egress-proxy.c \
+	netns/egress-loop.c
