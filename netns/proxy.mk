@@ -10,4 +10,5 @@ libagentbox_a_SOURCES += \
 	netns/egress-resolve.c \
 	netns/egress-dnsserve.c \
 	netns/egress-proxy.c \
-	netns/egress-loop.c
+	netns/egress-loop.c \
+	netns/egress-daemon.c
