@@ -107,7 +107,8 @@ ab_egress_addr_refusal (int family, const uint8_t *a)
       const char *r = v4_refusal (a + 12);
       if (r != NULL)
         return r;
-      return memcmp (a, nat64, 12) == 0 ? NULL : "ssrf:reserved";
+      /* IPv4-compatible addresses are deprecated: nothing public uses them. */
+      return memcmp (a, zero, 12) == 0 ? "ssrf:reserved" : NULL;
     }
   if (a[0] == 0x20 && a[1] == 0x02)
     return v4_refusal (a + 2);
