@@ -114,6 +114,7 @@ main (int argc, char **argv)
       return 1;
     }
 
+  int ret = 0;
   if (daemon_mode)
     {
       struct ab_egress_daemon d;
@@ -123,18 +124,22 @@ main (int argc, char **argv)
       if (cgfd < 0 || rfd < 0)
         {
           perror ("open cgroup or record dir");
-          return 1;
+          ret = 1;
         }
-      if (ab_egress_daemon_spawn (&pol, nsfd, cgfd, rfd, basename (rname), &opt, &d, &err) < 0)
-        return die (&err);
-      printf ("{\"pid\":%d,\"http_port\":%u,\"dns_port\":%u}\n", (int) d.pid, d.http_port, d.dns_port);
-      return 0;
+      else if (ab_egress_daemon_spawn (&pol, nsfd, cgfd, rfd, basename (rname), &opt, &d, &err) < 0)
+        ret = die (&err);
+      else
+        printf ("{\"pid\":%d,\"http_port\":%u,\"dns_port\":%u}\n", (int) d.pid, d.http_port, d.dns_port);
+      goto out;
     }
 
   size_t fds_before = count_dir ("/proc/self/fd");
   struct ab_egress *e;
   if (ab_egress_start (&pol, nsfd, &opt, &e, &err) < 0)
-    return die (&err);
+    {
+      ret = die (&err);
+      goto out;
+    }
   uint16_t http, dns;
   ab_egress_ports (e, &http, &dns);
   {
@@ -172,10 +177,11 @@ main (int argc, char **argv)
           count_dir ("/proc/self/fd"), fds_before);
   print_decisions (e);
   ab_egress_free (e);
+out:
   ab_egress_policy_free (&pol);
   ab_egress_policy_free (&base);
   for (size_t k = 0; k < annots.n; k++)
     free (annots.v[k].key), free (annots.v[k].value);
   free (annots.v);
-  return 0;
+  return ret;
 }
