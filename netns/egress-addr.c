@@ -25,16 +25,12 @@ static const struct v4net v4_refused[] = {
   { { 168, 63, 129, 16 }, 32, "ssrf:metadata" },   /* Azure wireserver */
   { { 192, 0, 0, 192 }, 32, "ssrf:metadata" },     /* Oracle Cloud */
   { { 0, 0, 0, 0 }, 8, "ssrf:unspecified" },       /* "this network"; 0.0.0.0 reaches the host itself */
-  { { 127, 0, 0, 0 }, 8, "ssrf:loopback" },
-  { { 10, 0, 0, 0 }, 8, "ssrf:rfc1918" },
-  { { 172, 16, 0, 0 }, 12, "ssrf:rfc1918" },
-  { { 192, 168, 0, 0 }, 16, "ssrf:rfc1918" },
-  { { 100, 64, 0, 0 }, 10, "ssrf:cgnat" },
-  { { 169, 254, 0, 0 }, 16, "ssrf:link-local" },
-  { { 192, 0, 0, 0 }, 24, "ssrf:reserved" },   /* IETF protocol assignments */
-  { { 198, 18, 0, 0 }, 15, "ssrf:reserved" },  /* benchmarking, often lab-internal */
-  { { 255, 255, 255, 255 }, 32, "ssrf:broadcast" },
-  { { 224, 0, 0, 0 }, 4, "ssrf:multicast" },
+  { { 127, 0, 0, 0 }, 8, "ssrf:loopback" },         { { 10, 0, 0, 0 }, 8, "ssrf:rfc1918" },
+  { { 172, 16, 0, 0 }, 12, "ssrf:rfc1918" },        { { 192, 168, 0, 0 }, 16, "ssrf:rfc1918" },
+  { { 100, 64, 0, 0 }, 10, "ssrf:cgnat" },          { { 169, 254, 0, 0 }, 16, "ssrf:link-local" },
+  { { 192, 0, 0, 0 }, 24, "ssrf:reserved" },  /* IETF protocol assignments */
+  { { 198, 18, 0, 0 }, 15, "ssrf:reserved" }, /* benchmarking, often lab-internal */
+  { { 255, 255, 255, 255 }, 32, "ssrf:broadcast" }, { { 224, 0, 0, 0 }, 4, "ssrf:multicast" },
   { { 240, 0, 0, 0 }, 4, "ssrf:reserved" },
 };
 
@@ -48,9 +44,9 @@ struct v6net
 static const struct v6net v6_refused[] = {
   { { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02 }, 128, "ssrf:metadata" }, /* AWS fd00:ec2::254 */
   { { 0xfd, 0x20, 0x00, 0xce, [15] = 0x54, [14] = 0x02 }, 128, "ssrf:metadata" }, /* GCP fd20:ce::254 */
-  { { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 }, 48, "ssrf:reserved" },               /* local-use NAT64 */
-  { { 0x01, 0x00 }, 64, "ssrf:reserved" },                                         /* discard-only */
-  { { 0x20, 0x01, 0x00, 0x00 }, 32, "ssrf:reserved" }, /* Teredo: tunnels to an embedded IPv4 */
+  { { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 }, 48, "ssrf:reserved" },                /* local-use NAT64 */
+  { { 0x01, 0x00 }, 64, "ssrf:reserved" },                                        /* discard-only */
+  { { 0x20, 0x01, 0x00, 0x00 }, 32, "ssrf:reserved" },             /* Teredo: tunnels to an embedded IPv4 */
   { { 0x20, 0x01, 0x00, 0x02, 0x00, 0x00 }, 48, "ssrf:reserved" }, /* benchmarking */
   { { 0xfc }, 7, "ssrf:ula" },
   { { 0xfe, 0x80 }, 10, "ssrf:link-local" },
@@ -67,7 +63,7 @@ prefix_match (const uint8_t *addr, const uint8_t *net, unsigned prefix)
     return false;
   if (rest == 0)
     return true;
-  return ((addr[full] ^ net[full]) & (uint8_t) (0xff << (8 - rest))) == 0;
+  return ((addr[full] ^ net[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
 }
 
 static const char *
@@ -155,7 +151,7 @@ ab_egress_ip_parse (const char *s, size_t len, struct ab_egress_addr *out)
 void
 ab_egress_addr_format (const struct ab_egress_addr *a, char *buf, size_t len)
 {
-  if (inet_ntop (a->family, a->addr, buf, (socklen_t) len) == NULL)
+  if (inet_ntop (a->family, a->addr, buf, (socklen_t)len) == NULL)
     snprintf (buf, len, "?");
 }
 
@@ -185,7 +181,7 @@ ab_egress_addr_to_sockaddr (const struct ab_egress_addr *a, uint16_t port, struc
   memset (ss, 0, sizeof *ss);
   if (a->family == AF_INET)
     {
-      struct sockaddr_in *s4 = (struct sockaddr_in *) ss;
+      struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
       s4->sin_family = AF_INET;
       s4->sin_port = htons (port);
       memcpy (&s4->sin_addr, a->addr, 4);
@@ -193,7 +189,7 @@ ab_egress_addr_to_sockaddr (const struct ab_egress_addr *a, uint16_t port, struc
     }
   else
     {
-      struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) ss;
+      struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
       s6->sin6_family = AF_INET6;
       s6->sin6_port = htons (port);
       memcpy (&s6->sin6_addr, a->addr, 16);
@@ -207,7 +203,7 @@ ab_egress_addr_from_sockaddr (const struct sockaddr *sa, struct ab_egress_addr *
   memset (a, 0, sizeof *a);
   if (sa->sa_family == AF_INET)
     {
-      const struct sockaddr_in *s4 = (const struct sockaddr_in *) sa;
+      const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
       a->family = AF_INET;
       memcpy (a->addr, &s4->sin_addr, 4);
       *port = ntohs (s4->sin_port);
@@ -215,7 +211,7 @@ ab_egress_addr_from_sockaddr (const struct sockaddr *sa, struct ab_egress_addr *
     }
   if (sa->sa_family == AF_INET6)
     {
-      const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *) sa;
+      const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
       a->family = AF_INET6;
       memcpy (a->addr, &s6->sin6_addr, 16);
       *port = ntohs (s6->sin6_port);

@@ -34,11 +34,11 @@ close_all_but (const int *keep, size_t n)
 
   for (size_t i = 0; i < n; i++)
     {
-      if ((unsigned) keep[i] < lo)
+      if ((unsigned)keep[i] < lo)
         continue;
-      if ((unsigned) keep[i] > lo)
-        syscall (__NR_close_range, lo, (unsigned) keep[i] - 1, 0);
-      lo = (unsigned) keep[i] + 1;
+      if ((unsigned)keep[i] > lo)
+        syscall (__NR_close_range, lo, (unsigned)keep[i] - 1, 0);
+      lo = (unsigned)keep[i] + 1;
     }
   syscall (__NR_close_range, lo, ~0U, 0);
 }
@@ -46,7 +46,7 @@ close_all_but (const int *keep, size_t n)
 static int
 cmp_int (const void *a, const void *b)
 {
-  return *(const int *) a - *(const int *) b;
+  return *(const int *)a - *(const int *)b;
 }
 
 static void
@@ -59,7 +59,7 @@ write_record (struct ab_egress *e, int dirfd, const char *name)
 
   ab_egress_decisions_gen (e, g);
   buf = ab_gen_buf (g, &len);
-  (void) ab_write_file_atomic (dirfd, name, buf, len, 0600, &err);
+  (void)ab_write_file_atomic (dirfd, name, buf, len, 0600, &err);
 }
 
 /* Whether the cgroup still holds a process.  v2: "populated 1" in
@@ -139,7 +139,7 @@ daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, i
       snprintf (st.msg, sizeof st.msg, "%s", err.msg);
     }
   st.pid = getpid ();
-  (void) ab_write_all (status_fd, &st, sizeof st);
+  (void)ab_write_all (status_fd, &st, sizeof st);
   close (status_fd);
   if (e == NULL)
     _exit (1);
@@ -207,7 +207,7 @@ ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgro
   while (waitpid (mid, &status, 0) < 0 && errno == EINTR)
     ;
   n = ab_read_all (rd, &st, sizeof st);
-  if (n != (ssize_t) sizeof st)
+  if (n != (ssize_t)sizeof st)
     return ab_error_set (err, 0, "egress daemon: exited before it reported its listeners");
   if (st.errnum != -1)
     return ab_error_set (err, 0, "%s", st.msg);

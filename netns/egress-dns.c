@@ -17,14 +17,14 @@
 static uint16_t
 get16 (const uint8_t *p)
 {
-  return (uint16_t) (p[0] << 8 | p[1]);
+  return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 static void
 put16 (uint8_t *p, uint16_t v)
 {
-  p[0] = (uint8_t) (v >> 8);
-  p[1] = (uint8_t) v;
+  p[0] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)v;
 }
 
 static bool
@@ -41,14 +41,14 @@ static size_t
 display_byte (char *d, size_t n, uint8_t ch)
 {
   if (ldh (ch))
-    d[n++] = (char) ch;
+    d[n++] = (char)ch;
   else if (ch == '.' || ch == '\\')
     {
       d[n++] = '\\';
-      d[n++] = (char) ch;
+      d[n++] = (char)ch;
     }
   else
-    n += (size_t) snprintf (d + n, 5, "\\%03u", ch);
+    n += (size_t)snprintf (d + n, 5, "\\%03u", ch);
   return n;
 }
 
@@ -85,7 +85,7 @@ ab_dns_parse_query (const uint8_t *buf, size_t len, struct ab_dns_query *q)
          refusing every pointer makes pointer loops impossible. */
       if (l & 0xc0)
         return AB_DNS_RCODE_FORMERR;
-      wire += (size_t) l + 1;
+      wire += (size_t)l + 1;
       if (wire > DNS_MAX_WIRE_NAME)
         return AB_DNS_RCODE_FORMERR;
       off++;
@@ -103,7 +103,7 @@ ab_dns_parse_query (const uint8_t *buf, size_t len, struct ab_dns_query *q)
           uint8_t ch = buf[off + i];
           if (!ldh (ch))
             plain = false;
-          text[tn++] = (char) ch;
+          text[tn++] = (char)ch;
           dn = display_byte (q->display, dn, ch);
         }
       off += l;
@@ -123,10 +123,11 @@ ab_dns_parse_query (const uint8_t *buf, size_t len, struct ab_dns_query *q)
 
 size_t
 ab_dns_build_reply (const uint8_t *buf, const struct ab_dns_query *q, int rcode,
-                    const struct ab_egress_addr *addrs, size_t n_addrs, uint32_t ttl, uint8_t *out, size_t cap)
+                    const struct ab_egress_addr *addrs, size_t n_addrs, uint32_t ttl, uint8_t *out,
+                    size_t cap)
 {
   size_t off = DNS_HEADER, qlen = q->question_end > DNS_HEADER ? q->question_end - DNS_HEADER : 0;
-  uint16_t flags = (uint16_t) (DNS_F_QR | DNS_F_RA | (q->flags & DNS_F_RD) | (rcode & 0xf));
+  uint16_t flags = (uint16_t)(DNS_F_QR | DNS_F_RA | (q->flags & DNS_F_RD) | (rcode & 0xf));
   uint16_t ancount = 0;
   int family = q->qtype == AB_DNS_T_A ? AF_INET : q->qtype == AB_DNS_T_AAAA ? AF_INET6 : 0;
   size_t i;
@@ -155,9 +156,9 @@ ab_dns_build_reply (const uint8_t *buf, const struct ab_dns_query *q, int rcode,
       put16 (out + off, 0xc000 | DNS_HEADER); /* owner: the question's name */
       put16 (out + off + 2, q->qtype);
       put16 (out + off + 4, AB_DNS_C_IN);
-      put16 (out + off + 6, (uint16_t) (ttl >> 16));
-      put16 (out + off + 8, (uint16_t) ttl);
-      put16 (out + off + 10, (uint16_t) rdlen);
+      put16 (out + off + 6, (uint16_t)(ttl >> 16));
+      put16 (out + off + 8, (uint16_t)ttl);
+      put16 (out + off + 10, (uint16_t)rdlen);
       memcpy (out + off + 12, addrs[i].addr, rdlen);
       off += 12 + rdlen;
       ancount++;
@@ -175,9 +176,9 @@ ab_dns_type_name (uint16_t qtype, char *buf, size_t len)
     uint16_t t;
     const char *name;
   } names[] = {
-    { 1, "A" },     { 2, "NS" },    { 5, "CNAME" }, { 6, "SOA" },    { 12, "PTR" },  { 15, "MX" },
-    { 16, "TXT" },  { 28, "AAAA" }, { 33, "SRV" },  { 35, "NAPTR" }, { 64, "SVCB" }, { 65, "HTTPS" },
-    { 255, "ANY" }, { 257, "CAA" },
+    { 1, "A" },     { 2, "NS" },     { 5, "CNAME" }, { 6, "SOA" },   { 12, "PTR" },
+    { 15, "MX" },   { 16, "TXT" },   { 28, "AAAA" }, { 33, "SRV" },  { 35, "NAPTR" },
+    { 64, "SVCB" }, { 65, "HTTPS" }, { 255, "ANY" }, { 257, "CAA" },
   };
   size_t i;
 

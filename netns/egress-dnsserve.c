@@ -92,8 +92,8 @@ dns_finish (struct ab_egress *e, const uint8_t *buf, const struct ab_dns_query *
 /* Answer a parsed query now (returns the reply length; 0 drops it), or
    register (kind, ptr) as a waiter for the resolver and return -1. */
 static ssize_t
-dns_answer (struct ab_egress *e, const uint8_t *buf, int rc, const struct ab_dns_query *q, int kind, void *ptr,
-            uint8_t *out, size_t cap)
+dns_answer (struct ab_egress *e, const uint8_t *buf, int rc, const struct ab_dns_query *q, int kind,
+            void *ptr, uint8_t *out, size_t cap)
 {
   char rule[AB_EGRESS_NAME_MAX + 16], protocol[24];
   struct ab_egress_name *n;
@@ -104,32 +104,33 @@ dns_answer (struct ab_egress *e, const uint8_t *buf, int rc, const struct ab_dns
   if (rc != AB_DNS_RCODE_NOERROR)
     {
       ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, "dns", q->display, NULL, 0, false, "malformed");
-      return (ssize_t) ab_dns_build_reply (buf, q, rc, NULL, 0, 0, out, cap);
+      return (ssize_t)ab_dns_build_reply (buf, q, rc, NULL, 0, 0, out, cap);
     }
   if (!q->name_valid)
     {
-      ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, protocol, q->display, NULL, 0, false, "invalid-name");
-      return (ssize_t) ab_dns_build_reply (buf, q, AB_DNS_RCODE_NXDOMAIN, NULL, 0, 0, out, cap);
+      ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, protocol, q->display, NULL, 0, false,
+                            "invalid-name");
+      return (ssize_t)ab_dns_build_reply (buf, q, AB_DNS_RCODE_NXDOMAIN, NULL, 0, 0, out, cap);
     }
   if (q->qclass != AB_DNS_C_IN)
     {
       ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, protocol, q->name, NULL, 0, false, "not-class-in");
-      return (ssize_t) ab_dns_build_reply (buf, q, AB_DNS_RCODE_REFUSED, NULL, 0, 0, out, cap);
+      return (ssize_t)ab_dns_build_reply (buf, q, AB_DNS_RCODE_REFUSED, NULL, 0, 0, out, cap);
     }
   if (!ab_egress_policy_decide (&e->policy, q->name, 0, rule, sizeof rule))
     {
       ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, protocol, q->name, NULL, 0, false, rule);
-      return (ssize_t) ab_dns_build_reply (buf, q, AB_DNS_RCODE_NXDOMAIN, NULL, 0, 0, out, cap);
+      return (ssize_t)ab_dns_build_reply (buf, q, AB_DNS_RCODE_NXDOMAIN, NULL, 0, 0, out, cap);
     }
   if (q->qtype != AB_DNS_T_A && q->qtype != AB_DNS_T_AAAA)
     {
       ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, protocol, q->name, NULL, 0, true, rule);
-      return (ssize_t) ab_dns_build_reply (buf, q, AB_DNS_RCODE_NOERROR, NULL, 0, 0, out, cap);
+      return (ssize_t)ab_dns_build_reply (buf, q, AB_DNS_RCODE_NOERROR, NULL, 0, 0, out, cap);
     }
   n = ab_egress_name_lookup (e, q->name, kind, ptr);
   if (n == NULL)
     return -1;
-  return (ssize_t) dns_finish (e, buf, q, rule, n, out, cap);
+  return (ssize_t)dns_finish (e, buf, q, rule, n, out, cap);
 }
 
 /* ---- UDP -------------------------------------------------------------- */
@@ -140,7 +141,7 @@ udp_send (struct ab_egress *e, const uint8_t *out, size_t len, const struct sock
 {
   /* Best effort: a full socket buffer drops the reply like a lost packet. */
   if (len > 0)
-    (void) sendto (e->dns_udp.fd, out, len, MSG_DONTWAIT, (const struct sockaddr *) peer, peer_len);
+    (void)sendto (e->dns_udp.fd, out, len, MSG_DONTWAIT, (const struct sockaddr *)peer, peer_len);
 }
 
 void
@@ -154,21 +155,22 @@ ab_egress_dns_udp_ready (struct ab_egress *e)
       int rc;
 
       u->peer_len = sizeof u->peer;
-      len = recvfrom (e->dns_udp.fd, u->buf, sizeof u->buf, MSG_DONTWAIT, (struct sockaddr *) &u->peer,
+      len = recvfrom (e->dns_udp.fd, u->buf, sizeof u->buf, MSG_DONTWAIT, (struct sockaddr *)&u->peer,
                       &u->peer_len);
       if (len < 0)
         return; /* EAGAIN, or an ICMP error of an earlier reply */
-      rc = ab_dns_parse_query (u->buf, (size_t) len, &u->q);
+      rc = ab_dns_parse_query (u->buf, (size_t)len, &u->q);
       if (rc == AB_DNS_RCODE_NOERROR && e->n_udpqs >= DNS_MAX_PENDING_UDP)
         {
-          udp_send (e, out, ab_dns_build_reply (u->buf, &u->q, AB_DNS_RCODE_SERVFAIL, NULL, 0, 0, out, sizeof out),
+          udp_send (e, out,
+                    ab_dns_build_reply (u->buf, &u->q, AB_DNS_RCODE_SERVFAIL, NULL, 0, 0, out, sizeof out),
                     &u->peer, u->peer_len);
           continue;
         }
       r = dns_answer (e, u->buf, rc, &u->q, AB_WAIT_UDP, u, out, sizeof out);
       if (r >= 0)
         {
-          udp_send (e, out, (size_t) r, &u->peer, u->peer_len);
+          udp_send (e, out, (size_t)r, &u->peer, u->peer_len);
           continue;
         }
       u->deadline = ab_egress_now_ms () + DNS_RESOLVE_WAIT_MS;
@@ -221,8 +223,8 @@ dnsconn_update (struct ab_egress *e, struct ab_egress_dnsconn *c)
 static void
 dnsconn_reply (struct ab_egress_dnsconn *c, size_t len)
 {
-  c->out[0] = (uint8_t) (len >> 8);
-  c->out[1] = (uint8_t) len;
+  c->out[0] = (uint8_t)(len >> 8);
+  c->out[1] = (uint8_t)len;
   c->out_len = len ? len + 2 : 0;
   c->out_off = 0;
 }
@@ -233,7 +235,7 @@ dnsconn_process (struct ab_egress *e, struct ab_egress_dnsconn *c)
 {
   while (!c->waiting && c->out_off >= c->out_len && c->in_len >= 2)
     {
-      size_t mlen = (size_t) c->in[0] << 8 | c->in[1];
+      size_t mlen = (size_t)c->in[0] << 8 | c->in[1];
       ssize_t r;
       int rc;
 
@@ -252,7 +254,7 @@ dnsconn_process (struct ab_egress *e, struct ab_egress_dnsconn *c)
           c->deadline = ab_egress_now_ms () + DNS_RESOLVE_WAIT_MS;
           break;
         }
-      dnsconn_reply (c, (size_t) r);
+      dnsconn_reply (c, (size_t)r);
       memmove (c->in, c->in + mlen + 2, c->in_len - mlen - 2);
       c->in_len -= mlen + 2;
     }
@@ -307,7 +309,7 @@ ab_egress_dns_tcp_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t 
           return;
         }
       if (w > 0)
-        c->out_off += (size_t) w;
+        c->out_off += (size_t)w;
     }
   if ((events & (EPOLLIN | EPOLLHUP)) && !c->waiting && c->out_off >= c->out_len)
     {
@@ -318,7 +320,7 @@ ab_egress_dns_tcp_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t 
           return;
         }
       if (r > 0)
-        c->in_len += (size_t) r;
+        c->in_len += (size_t)r;
     }
   c->deadline = ab_egress_now_ms () + DNS_TCP_IDLE_MS;
   dnsconn_process (e, c);
@@ -343,7 +345,7 @@ ab_egress_dns_resolved (struct ab_egress *e, int kind, void *ptr, struct ab_egre
       return;
     }
   struct ab_egress_dnsconn *c = ptr;
-  size_t mlen = (size_t) c->in[0] << 8 | c->in[1];
+  size_t mlen = (size_t)c->in[0] << 8 | c->in[1];
 
   ab_egress_policy_decide (&e->policy, c->q.name, 0, rule, sizeof rule);
   dnsconn_reply (c, dns_finish (e, c->in + 2, &c->q, rule, n, c->out + 2, sizeof c->out - 2));

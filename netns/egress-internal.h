@@ -51,8 +51,8 @@ int ab_egress_addr_from_sockaddr (const struct sockaddr *sa, struct ab_egress_ad
 
 /* ---- DNS (egress-dns.c) ---------------------------------------------- */
 
-#define AB_DNS_MAX_UDP 512    /* answers are kept under this without EDNS */
-#define AB_DNS_MAX_MSG 4096   /* largest query read over UDP or TCP */
+#define AB_DNS_MAX_UDP 512      /* answers are kept under this without EDNS */
+#define AB_DNS_MAX_MSG 4096     /* largest query read over UDP or TCP */
 #define AB_DNS_DISPLAY_MAX 1100 /* escaped presentation form of any wire name */
 
 enum
@@ -132,15 +132,15 @@ enum ab_http_form
 struct ab_http_head
 {
   char method[24];
-  int form;           /* enum ab_http_form */
-  bool https_scheme;  /* absolute form with https:// (refused: we do not originate TLS) */
+  int form;                          /* enum ab_http_form */
+  bool https_scheme;                 /* absolute form with https:// (refused: we do not originate TLS) */
   char host[AB_EGRESS_NAME_MAX + 3]; /* URI/authority host: a normalised name, "1.2.3.4" or "[v6]" */
-  uint16_t port;      /* URI/authority port, default from the scheme (80) */
-  size_t path_off;    /* origin-form target inside the buffer (absolute form: after the authority) */
-  size_t path_len;    /* 0 means "/" */
-  int minor;          /* HTTP/1.<minor> */
-  size_t line_end;    /* offset just past the request line's CRLF */
-  size_t head_len;    /* offset just past the blank line */
+  uint16_t port;                     /* URI/authority port, default from the scheme (80) */
+  size_t path_off; /* origin-form target inside the buffer (absolute form: after the authority) */
+  size_t path_len; /* 0 means "/" */
+  int minor;       /* HTTP/1.<minor> */
+  size_t line_end; /* offset just past the request line's CRLF */
+  size_t head_len; /* offset just past the blank line */
   bool has_host;
   char host_hdr[AB_EGRESS_NAME_MAX + 3]; /* Host header's host, normalised like `host` */
   uint16_t host_hdr_port;                /* 0 when the header had no port */

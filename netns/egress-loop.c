@@ -77,7 +77,7 @@ mk_socket (struct mk_listeners *m, int family, int type, uint16_t port, const ch
   if (family == AF_INET6 && setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
     goto fail;
   ab_egress_addr_to_sockaddr (&a, port, &ss, &sl);
-  if (bind (fd, (struct sockaddr *) &ss, sl) < 0)
+  if (bind (fd, (struct sockaddr *)&ss, sl) < 0)
     goto fail;
   if (type == SOCK_STREAM && listen (fd, 512) < 0)
     goto fail;
@@ -99,8 +99,8 @@ local_port (int fd)
   struct ab_egress_addr a;
   uint16_t port = 0;
 
-  if (getsockname (fd, (struct sockaddr *) &ss, &sl) == 0)
-    ab_egress_addr_from_sockaddr ((struct sockaddr *) &ss, &a, &port);
+  if (getsockname (fd, (struct sockaddr *)&ss, &sl) == 0)
+    ab_egress_addr_from_sockaddr ((struct sockaddr *)&ss, &a, &port);
   return port;
 }
 
@@ -177,10 +177,10 @@ make_listeners (struct ab_egress *e, int netns_fd, ab_error_t *err)
   if (r != 0)
     return ab_error_set (err, r, "egress: start the listener thread");
   pthread_join (t, NULL);
-  e->listen_http4 = (struct ab_egress_ep) { .kind = AB_EP_LISTEN_HTTP, .fd = m.http4 };
-  e->listen_http6 = (struct ab_egress_ep) { .kind = AB_EP_LISTEN_HTTP, .fd = m.http6 };
-  e->dns_udp = (struct ab_egress_ep) { .kind = AB_EP_DNS_UDP, .fd = m.dns_udp };
-  e->listen_dns_tcp = (struct ab_egress_ep) { .kind = AB_EP_LISTEN_DNS_TCP, .fd = m.dns_tcp };
+  e->listen_http4 = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_HTTP, .fd = m.http4 };
+  e->listen_http6 = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_HTTP, .fd = m.http6 };
+  e->dns_udp = (struct ab_egress_ep){ .kind = AB_EP_DNS_UDP, .fd = m.dns_udp };
+  e->listen_dns_tcp = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_DNS_TCP, .fd = m.dns_tcp };
   if (m.errnum != 0)
     return ab_error_set (err, m.errnum, "egress: %s", m.what);
   e->http_port = m.http_port;
@@ -340,7 +340,7 @@ ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab
   e->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e->wake_fd < 0)
     return ab_error_set (err, errno, "egress: eventfd");
-  e->wake = (struct ab_egress_ep) { .kind = AB_EP_WAKE, .fd = e->wake_fd };
+  e->wake = (struct ab_egress_ep){ .kind = AB_EP_WAKE, .fd = e->wake_fd };
   if (make_listeners (e, netns_fd, err) < 0)
     return -1;
   eps[0] = &e->wake, eps[1] = &e->listen_http4, eps[2] = &e->listen_http6, eps[3] = &e->dns_udp;

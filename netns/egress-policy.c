@@ -21,7 +21,7 @@ label_all_digits (const char *s, size_t len)
   size_t i;
 
   for (i = 0; i < len; i++)
-    if (!isdigit ((unsigned char) s[i]))
+    if (!isdigit ((unsigned char)s[i]))
       return false;
   return true;
 }
@@ -38,7 +38,7 @@ ab_egress_name_normalize (const char *in, size_t len, char *out)
     return -1;
   for (i = 0; i < len; i++)
     {
-      unsigned char ch = (unsigned char) in[i];
+      unsigned char ch = (unsigned char)in[i];
       if (ch == '.')
         {
           if (label == 0 || in[i - 1] == '-')
@@ -54,7 +54,7 @@ ab_egress_name_normalize (const char *in, size_t len, char *out)
         return -1;
       if (++label > 63)
         return -1;
-      out[i] = (char) tolower (ch);
+      out[i] = (char)tolower (ch);
     }
   if (label == 0 || in[len - 1] == '-')
     return -1;
@@ -184,12 +184,12 @@ parse_entry (const char *annot, const char *s, size_t len, bool is_allow, struct
   if (len > 0 && s[0] == '[')
     {
       const char *close = memchr (s, ']', len);
-      host_len = close ? (size_t) (close - s) + 1 : len;
+      host_len = close ? (size_t)(close - s) + 1 : len;
     }
   else
     {
       colon = memchr (s, ':', len);
-      host_len = colon ? (size_t) (colon - s) : len;
+      host_len = colon ? (size_t)(colon - s) : len;
     }
   if (parse_host (s, host_len, true, r, &why) < 0)
     goto bad;
@@ -219,14 +219,14 @@ parse_entry (const char *annot, const char *s, size_t len, bool is_allow, struct
           why = "invalid port";
           goto bad;
         }
-      if (!rule_has_port (r, (uint16_t) port))
+      if (!rule_has_port (r, (uint16_t)port))
         {
           if (r->n_ports == AB_EGRESS_MAX_RULE_PORTS)
             {
               why = "too many ports";
               goto bad;
             }
-          r->ports[r->n_ports++] = (uint16_t) port;
+          r->ports[r->n_ports++] = (uint16_t)port;
         }
       i = k;
     }
@@ -240,7 +240,7 @@ parse_entry (const char *annot, const char *s, size_t len, bool is_allow, struct
 bad:
   rule_free (r);
   memset (r, 0, sizeof *r);
-  return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": %s", annot, (int) len, s, why);
+  return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": %s", annot, (int)len, s, why);
 }
 
 /* Split on ',' with surrounding blanks trimmed; call fn for each entry.  An
@@ -272,7 +272,7 @@ for_each_entry (const char *annot, const char *value, entry_fn fn, void *data, a
       if (++count > AB_EGRESS_MAX_ENTRIES)
         return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: more than %d entries", annot,
                               AB_EGRESS_MAX_ENTRIES);
-      if (fn (annot, a, (size_t) (b - a), data, err) < 0)
+      if (fn (annot, a, (size_t)(b - a), data, err) < 0)
         return -1;
       if (end == NULL)
         return 0;
@@ -317,18 +317,18 @@ add_pin (const char *annot, const char *s, size_t len, void *data, ab_error_t *e
   const char *ap;
 
   if (eq == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": expected NAME=ADDRESS", annot,
-                          (int) len, s);
-  if (ab_egress_name_normalize (s, (size_t) (eq - s), name) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": invalid name", annot, (int) len,
-                          s);
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": expected NAME=ADDRESS",
+                          annot, (int)len, s);
+  if (ab_egress_name_normalize (s, (size_t)(eq - s), name) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": invalid name", annot,
+                          (int)len, s);
   ap = eq + 1;
-  al = len - (size_t) (ap - s);
+  al = len - (size_t)(ap - s);
   if (al >= 2 && ap[0] == '[' && ap[al - 1] == ']')
     ap++, al -= 2;
   if (ab_egress_ip_parse (ap, al, &a) < 0)
     return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": invalid address", annot,
-                          (int) len, s);
+                          (int)len, s);
   l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
   l->v[l->n].name = xstrdup (name);
   l->v[l->n].family = a.family;
@@ -407,7 +407,8 @@ ab_egress_policy_has_pin (const struct ab_egress_policy *p, const char *name)
    false when they share none.  Exact ∩ wildcard is the exact name when the
    wildcard covers it; wildcard ∩ wildcard is the deeper one. */
 static bool
-host_intersect (const struct ab_egress_rule *a, const struct ab_egress_rule *b, const struct ab_egress_rule **out)
+host_intersect (const struct ab_egress_rule *a, const struct ab_egress_rule *b,
+                const struct ab_egress_rule **out)
 {
   if (a->family != 0 || b->family != 0)
     {
@@ -439,8 +440,8 @@ host_intersect (const struct ab_egress_rule *a, const struct ab_egress_rule *b, 
 }
 
 static void
-narrow_allow (const struct ab_egress_rule *run, size_t n_run, const struct ab_egress_rule *base, size_t n_base,
-              struct ab_egress_policy *out)
+narrow_allow (const struct ab_egress_rule *run, size_t n_run, const struct ab_egress_rule *base,
+              size_t n_base, struct ab_egress_policy *out)
 {
   size_t i, j, k;
 
@@ -695,7 +696,7 @@ ab_egress_policy_decide (const struct ab_egress_policy *p, const char *name, uin
 static int
 cmp_u16 (const void *a, const void *b)
 {
-  return (int) *(const uint16_t *) a - (int) *(const uint16_t *) b;
+  return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
 }
 
 size_t

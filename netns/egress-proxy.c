@@ -49,13 +49,13 @@ struct ab_egress_conn
   int state;
   bool dead;
   bool transparent;
-  bool tls;              /* transparent: the head is a ClientHello */
+  bool tls;                   /* transparent: the head is a ClientHello */
   struct ab_egress_addr odst; /* transparent: the original destination */
   uint16_t oport;
-  struct buf head;       /* client bytes not yet decided on */
+  struct buf head; /* client bytes not yet decided on */
   struct buf c2u, u2c;
-  size_t forward_from;   /* head bytes before this are replaced by `rewritten` */
-  char *rewritten;       /* absolute-URI request rewritten to origin form */
+  size_t forward_from; /* head bytes before this are replaced by `rewritten` */
+  char *rewritten;     /* absolute-URI request rewritten to origin form */
   size_t rewritten_len;
   char name[AB_EGRESS_NAME_MAX + 3];
   uint16_t port;
@@ -120,7 +120,7 @@ buf_read (struct buf *b, int fd, size_t max)
   if (r < 0)
     return errno == EAGAIN || errno == EINTR ? -1 : -2;
   if (r > 0)
-    buf_append (b, tmp, (size_t) r);
+    buf_append (b, tmp, (size_t)r);
   return r;
 }
 
@@ -131,7 +131,7 @@ buf_write (struct buf *b, int fd)
 
   if (w < 0)
     return errno == EAGAIN || errno == EINTR ? 0 : -1;
-  b->off += (size_t) w;
+  b->off += (size_t)w;
   return w;
 }
 
@@ -227,7 +227,7 @@ conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const ch
              const struct ab_egress_addr *addr)
 {
   static const uint8_t tls_alert[] = { 0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31 }; /* fatal access_denied */
-  const char *reason = status == 403 ? "Forbidden"
+  const char *reason = status == 403   ? "Forbidden"
                        : status == 400 ? "Bad Request"
                        : status == 408 ? "Request Timeout"
                        : status == 431 ? "Request Header Fields Too Large"
@@ -255,11 +255,12 @@ conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const ch
   else
     {
       bl = snprintf (body, sizeof body, "agentbox egress: %s %s\n", rule ? rule : reason, c->name);
-      ml = snprintf (msg, sizeof msg,
-                     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n"
-                     "X-Agentbox-Egress: %s\r\n\r\n%s",
-                     status, reason, bl, rule ? rule : reason, body);
-      buf_append (&c->u2c, msg, (size_t) ml);
+      ml = snprintf (
+          msg, sizeof msg,
+          "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n"
+          "X-Agentbox-Egress: %s\r\n\r\n%s",
+          status, reason, bl, rule ? rule : reason, body);
+      buf_append (&c->u2c, msg, (size_t)ml);
     }
   c->state = S_CLOSING;
   c->deadline = ab_egress_now_ms () + CLOSE_LINGER_MS;
@@ -289,7 +290,7 @@ candidate_refusal (const struct ab_egress_addr *a)
   if (fd < 0)
     return NULL;
   ab_egress_addr_to_sockaddr (a, 0, &ss, &sl);
-  r = bind (fd, (struct sockaddr *) &ss, sl) == 0 ? "ssrf:host-local" : NULL;
+  r = bind (fd, (struct sockaddr *)&ss, sl) == 0 ? "ssrf:host-local" : NULL;
   close (fd);
   return r;
 }
@@ -344,7 +345,7 @@ conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
       ab_egress_addr_to_sockaddr (a, c->port, &ss, &sl);
       c->uep.fd = fd;
       c->uep.events = 0;
-      if (connect (fd, (struct sockaddr *) &ss, sl) == 0)
+      if (connect (fd, (struct sockaddr *)&ss, sl) == 0)
         {
           conn_connected (e, c);
           return;
@@ -449,8 +450,8 @@ conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
 static bool
 looks_like_http (const uint8_t *p, size_t n)
 {
-  static const char *const methods[] = { "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "OPTIONS ",
-                                         "PATCH ", "TRACE ", "CONNECT " };
+  static const char *const methods[]
+      = { "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "OPTIONS ", "PATCH ", "TRACE ", "CONNECT " };
   for (size_t i = 0; i < AB_ARRAY_SIZE (methods); i++)
     {
       size_t l = strlen (methods[i]);
@@ -473,7 +474,7 @@ head_explicit (struct ab_egress *e, struct ab_egress_conn *c)
 {
   struct ab_http_head h;
   const char *why;
-  int r = ab_http_parse_head ((const char *) c->head.d, c->head.len, &h, &why);
+  int r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
 
   if (r == AB_HTTP_MORE)
     return conn_update (e, c);
@@ -496,10 +497,9 @@ head_explicit (struct ab_egress *e, struct ab_egress_conn *c)
     return conn_refuse (e, c, 400, "not-a-proxy-request", NULL);
   /* The decision is on the URI's host; a Host header naming another one
      would have a virtual-hosting upstream serve the other site. */
-  if (h.has_host
-      && (strcmp (h.host_hdr, h.host) != 0 || (h.host_hdr_port ? h.host_hdr_port : 80) != h.port))
+  if (h.has_host && (strcmp (h.host_hdr, h.host) != 0 || (h.host_hdr_port ? h.host_hdr_port : 80) != h.port))
     return conn_refuse (e, c, 403, "host-mismatch", NULL);
-  c->rewritten = ab_http_rewrite_origin ((const char *) c->head.d, &h, &c->rewritten_len);
+  c->rewritten = ab_http_rewrite_origin ((const char *)c->head.d, &h, &c->rewritten_len);
   conn_decide (e, c);
 }
 
@@ -530,7 +530,7 @@ head_transparent (struct ab_egress *e, struct ab_egress_conn *c)
   set_protocol (c, AB_EGRESS_P_HTTP_HOST, "http-host");
   if (!looks_like_http (c->head.d, c->head.len))
     return conn_refuse (e, c, 403, "unknown-protocol", &c->odst);
-  r = ab_http_parse_head ((const char *) c->head.d, c->head.len, &h, &why);
+  r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
   if (r == AB_HTTP_MORE)
     return conn_update (e, c);
   if (r != AB_HTTP_OK)
@@ -570,7 +570,7 @@ head_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
     }
   else if (looks_like_http (c->head.d, c->head.len))
     {
-      r = ab_http_parse_head ((const char *) c->head.d, c->head.len, &h, &why);
+      r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
       if (r == AB_HTTP_MORE)
         goto more;
       if (r != AB_HTTP_OK)
@@ -610,7 +610,8 @@ client_readable (struct ab_egress *e, struct ab_egress_conn *c)
     {
     case S_HEAD:
     case S_INSPECT:
-      r = buf_read (&c->head, c->cep.fd, c->transparent || c->state == S_INSPECT ? HEAD_MAX : AB_HTTP_MAX_HEAD);
+      r = buf_read (&c->head, c->cep.fd,
+                    c->transparent || c->state == S_INSPECT ? HEAD_MAX : AB_HTTP_MAX_HEAD);
       if (r == -1 && c->head.len < (c->state == S_HEAD && !c->transparent ? AB_HTTP_MAX_HEAD : HEAD_MAX))
         return;
       if (r == 0 || r == -2)
@@ -756,15 +757,15 @@ original_dst (int fd, const struct ab_egress_ep *listener, struct ab_egress_addr
   if (listener == NULL)
     return false;
   memset (&ss, 0, sizeof ss);
-  if (getsockname (fd, (struct sockaddr *) &local, &ll) < 0)
+  if (getsockname (fd, (struct sockaddr *)&local, &ll) < 0)
     return false;
   if (local.ss_family == AF_INET)
     r = getsockopt (fd, SOL_IP, SO_ORIGINAL_DST, &ss, &sl);
   else
     r = getsockopt (fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &sl);
-  if (r < 0 || ab_egress_addr_from_sockaddr ((struct sockaddr *) &ss, a, port) < 0)
+  if (r < 0 || ab_egress_addr_from_sockaddr ((struct sockaddr *)&ss, a, port) < 0)
     return false; /* no conntrack entry: nothing was redirected */
-  if (ab_egress_addr_from_sockaddr ((struct sockaddr *) &local, &la, &lport) < 0)
+  if (ab_egress_addr_from_sockaddr ((struct sockaddr *)&local, &la, &lport) < 0)
     return false;
   return !(ab_egress_addr_equal (a, &la) && *port == lport);
 }
@@ -785,8 +786,8 @@ ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener)
           continue;
         }
       c = xzalloc (sizeof *c);
-      c->cep = (struct ab_egress_ep) { .kind = AB_EP_CLIENT, .fd = fd, .owner = c };
-      c->uep = (struct ab_egress_ep) { .kind = AB_EP_UPSTREAM, .fd = -1, .owner = c };
+      c->cep = (struct ab_egress_ep){ .kind = AB_EP_CLIENT, .fd = fd, .owner = c };
+      c->uep = (struct ab_egress_ep){ .kind = AB_EP_UPSTREAM, .fd = -1, .owner = c };
       c->transparent = original_dst (fd, listener, &c->odst, &c->oport);
       c->state = S_HEAD;
       c->deadline = ab_egress_now_ms () + e->opt.head_timeout_ms;
@@ -814,8 +815,9 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
       if (!c->dead)
         {
           bool half = c->c_eof || c->u_eof;
-          uint64_t idle = half ? (e->opt.idle_timeout_ms < HALF_OPEN_MS ? e->opt.idle_timeout_ms : HALF_OPEN_MS)
-                               : e->opt.idle_timeout_ms;
+          uint64_t idle
+              = half ? (e->opt.idle_timeout_ms < HALF_OPEN_MS ? e->opt.idle_timeout_ms : HALF_OPEN_MS)
+                     : e->opt.idle_timeout_ms;
           switch (c->state)
             {
             case S_HEAD:

@@ -72,7 +72,7 @@ parse_server_name (struct reader ext, char *sni)
       if (seen)
         return AB_TLS_MALFORMED;
       seen = true;
-      if (name.n == 0 || ab_egress_name_normalize ((const char *) name.p, name.n, sni) < 0)
+      if (name.n == 0 || ab_egress_name_normalize ((const char *)name.p, name.n, sni) < 0)
         return AB_TLS_MALFORMED;
     }
   return AB_TLS_HELLO;
@@ -148,7 +148,7 @@ ab_tls_client_hello_sni (const uint8_t *buf, size_t len, char *sni)
         return AB_TLS_MORE;
       if (buf[off] != TLS_HANDSHAKE || buf[off + 1] != 3)
         return AB_TLS_MALFORMED; /* an alert or CCS before the hello is complete */
-      rl = (size_t) buf[off + 3] << 8 | buf[off + 4];
+      rl = (size_t)buf[off + 3] << 8 | buf[off + 4];
       if (rl == 0 || rl > TLS_MAX_RECORD)
         return AB_TLS_MALFORMED;
       if (len - off - 5 < rl)
@@ -162,7 +162,7 @@ ab_tls_client_hello_sni (const uint8_t *buf, size_t len, char *sni)
         {
           if (hs[0] != HS_CLIENT_HELLO)
             return AB_TLS_MALFORMED;
-          need = 4 + ((size_t) hs[1] << 16 | (size_t) hs[2] << 8 | hs[3]);
+          need = 4 + ((size_t)hs[1] << 16 | (size_t)hs[2] << 8 | hs[3]);
           if (need > AB_TLS_MAX_HELLO || need < 4 + 38)
             return AB_TLS_MALFORMED;
         }

@@ -64,13 +64,14 @@
 /* One allow or deny entry. */
 struct ab_egress_rule
 {
-  char *pattern;   /* normalised host as written: "example.com", "*.example.com", "192.0.2.1", "[2001:db8::1]" */
-  char *name;      /* exact name, or the suffix of a wildcard ("example.com"); NULL for a literal */
-  bool wildcard;   /* pattern is "*." name */
-  int family;      /* 0 for names; AF_INET or AF_INET6 for an IP literal */
+  char
+      *pattern; /* normalised host as written: "example.com", "*.example.com", "192.0.2.1", "[2001:db8::1]" */
+  char *name;   /* exact name, or the suffix of a wildcard ("example.com"); NULL for a literal */
+  bool wildcard; /* pattern is "*." name */
+  int family;    /* 0 for names; AF_INET or AF_INET6 for an IP literal */
   uint8_t addr[16];
   uint16_t ports[AB_EGRESS_MAX_RULE_PORTS];
-  size_t n_ports;  /* allow: never 0 (defaults filled in); deny: 0 = every port */
+  size_t n_ports; /* allow: never 0 (defaults filled in); deny: 0 = every port */
 };
 
 struct ab_egress_pin
@@ -212,8 +213,8 @@ struct ab_egress_daemon
    (stdio goes to /dev/null).  Spawn it once the container's first process is
    in the cgroup: an empty cgroup makes it exit at once.  Returns once the
    listeners exist (or with the daemon's error). */
-int ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int record_dirfd,
-                            const char *record_name, const struct ab_egress_options *opt,
+int ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd,
+                            int record_dirfd, const char *record_name, const struct ab_egress_options *opt,
                             struct ab_egress_daemon *out, ab_error_t *err);
 
 #endif

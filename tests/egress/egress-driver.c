@@ -83,14 +83,14 @@ main (int argc, char **argv)
       else if (strcmp (a, "--record") == 0 && i + 1 < argc)
         record = argv[++i];
       else if (strcmp (a, "--idle-ms") == 0 && i + 1 < argc)
-        opt.idle_timeout_ms = (unsigned) atoi (argv[++i]);
+        opt.idle_timeout_ms = (unsigned)atoi (argv[++i]);
       else if (strcmp (a, "--head-ms") == 0 && i + 1 < argc)
-        opt.head_timeout_ms = (unsigned) atoi (argv[++i]);
+        opt.head_timeout_ms = (unsigned)atoi (argv[++i]);
       else if (strchr (a, '=') != NULL)
         {
           const char *eq = strchr (a, '=');
           annots.v = xreallocarray (annots.v, annots.n + 1, sizeof *annots.v);
-          annots.v[annots.n].key = xstrndup (a, (size_t) (eq - a));
+          annots.v[annots.n].key = xstrndup (a, (size_t)(eq - a));
           annots.v[annots.n].value = xstrdup (eq + 1);
           annots.n++;
         }
@@ -129,7 +129,7 @@ main (int argc, char **argv)
       else if (ab_egress_daemon_spawn (&pol, nsfd, cgfd, rfd, basename (rname), &opt, &d, &err) < 0)
         ret = die (&err);
       else
-        printf ("{\"pid\":%d,\"http_port\":%u,\"dns_port\":%u}\n", (int) d.pid, d.http_port, d.dns_port);
+        printf ("{\"pid\":%d,\"http_port\":%u,\"dns_port\":%u}\n", (int)d.pid, d.http_port, d.dns_port);
       goto out;
     }
 
@@ -149,7 +149,7 @@ main (int argc, char **argv)
     size_t np = ab_egress_policy_ports (&pol, ports, 64);
     ab_egress_env (e, &env);
     printf ("{\"http_port\":%u,\"dns_port\":%u,\"pid\":%d,\"env0\":\"%s\",\"redirect\":[", http, dns,
-            (int) getpid (), env.v[0]);
+            (int)getpid (), env.v[0]);
     for (size_t k = 0; k < np && k < 64; k++)
       printf ("%s%u", k ? "," : "", ports[k]);
     printf ("]}\n");

@@ -91,7 +91,7 @@ main (void)
   is_str (classify ("0x7f.0.0.1"), "unparsable", "a hex part is not a literal");
   is_str (classify ("[::1]"), "ssrf:loopback", "brackets are accepted around IPv6");
   is_str (classify ("fe80::1%eth0"), "unparsable", "a zone index is not a literal");
-  is_str (ab_egress_addr_refusal (AF_UNIX, (const uint8_t *) "xxxxxxxxxxxxxxxx"), "ssrf:family",
+  is_str (ab_egress_addr_refusal (AF_UNIX, (const uint8_t *)"xxxxxxxxxxxxxxxx"), "ssrf:family",
           "an unknown family is refused");
   return tap_done ();
 }

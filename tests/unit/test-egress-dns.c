@@ -16,18 +16,18 @@ query (uint8_t *b, const char *name, uint16_t t, uint16_t qd)
 
   memset (b, 0, 12);
   b[0] = 0xab, b[1] = 0xcd, b[2] = 0x01; /* id, RD */
-  b[5] = (uint8_t) qd;
+  b[5] = (uint8_t)qd;
   while (*p)
     {
       const char *dot = strchr (p, '.');
-      size_t l = dot ? (size_t) (dot - p) : strlen (p);
-      b[n++] = (uint8_t) l;
+      size_t l = dot ? (size_t)(dot - p) : strlen (p);
+      b[n++] = (uint8_t)l;
       memcpy (b + n, p, l);
       n += l;
       p += l + (dot ? 1 : 0);
     }
   b[n++] = 0;
-  b[n++] = (uint8_t) (t >> 8), b[n++] = (uint8_t) t;
+  b[n++] = (uint8_t)(t >> 8), b[n++] = (uint8_t)t;
   b[n++] = 0, b[n++] = 1;
   return n;
 }
@@ -37,7 +37,8 @@ test_good (void)
 {
   uint8_t b[600], out[600];
   struct ab_dns_query q;
-  struct ab_egress_addr a[2] = { { AF_INET, { 192, 0, 2, 1 } }, { AF_INET6, { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 } } };
+  struct ab_egress_addr a[2]
+      = { { AF_INET, { 192, 0, 2, 1 } }, { AF_INET6, { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 } } };
   size_t n = query (b, "WWW.Example.COM", AB_DNS_T_A, 1), r;
 
   is_int (ab_dns_parse_query (b, n, &q), AB_DNS_RCODE_NOERROR, "a plain A query parses");

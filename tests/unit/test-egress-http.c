@@ -17,7 +17,8 @@ test_forms (void)
 {
   struct ab_http_head h;
 
-  is_int (parse ("CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n", &h), AB_HTTP_OK, "CONNECT parses");
+  is_int (parse ("CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n", &h), AB_HTTP_OK,
+          "CONNECT parses");
   ok (h.form == AB_HTTP_AUTHORITY && strcmp (h.host, "pypi.org") == 0 && h.port == 443,
       "CONNECT authority: host and port");
   is_int (parse ("CONNECT pypi.org HTTP/1.1\r\n\r\n", &h), AB_HTTP_BAD, "CONNECT without a port is refused");
@@ -25,9 +26,11 @@ test_forms (void)
   is_str (h.host, "[2001:db8::1]", "IPv6 literal kept bracketed and canonical");
   is_int (parse ("GET HTTP://Files.Example.COM:8080/a/b?c=d HTTP/1.0\r\n\r\n", &h), AB_HTTP_OK,
           "absolute URI parses (scheme case-insensitive)");
-  ok (h.form == AB_HTTP_ABSOLUTE && strcmp (h.host, "files.example.com") == 0 && h.port == 8080 && h.minor == 0,
+  ok (h.form == AB_HTTP_ABSOLUTE && strcmp (h.host, "files.example.com") == 0 && h.port == 8080
+          && h.minor == 0,
       "absolute URI: host normalised, port, version");
-  ok (h.path_len == 8 && memcmp ("GET HTTP://Files.Example.COM:8080/a/b?c=d" + h.path_off, "/a/b?c=d", 8) == 0,
+  ok (h.path_len == 8
+          && memcmp ("GET HTTP://Files.Example.COM:8080/a/b?c=d" + h.path_off, "/a/b?c=d", 8) == 0,
       "absolute URI: the path");
   is_int (parse ("GET http://a.test HTTP/1.1\r\n\r\n", &h), AB_HTTP_OK, "absolute URI without a path");
   ok (h.port == 80 && h.path_len == 0, "default port 80, empty path");
@@ -36,7 +39,8 @@ test_forms (void)
   is_int (parse ("GET /x HTTP/1.1\r\nHost: a.test:8080\r\n\r\n", &h), AB_HTTP_OK, "origin form parses");
   ok (h.form == AB_HTTP_ORIGIN && h.has_host && strcmp (h.host_hdr, "a.test") == 0 && h.host_hdr_port == 8080,
       "the Host header's host and port");
-  is_int (parse ("GET /x HTTP/1.1\r\nHost: a.test\r\n", &h), AB_HTTP_MORE, "an unfinished head asks for more");
+  is_int (parse ("GET /x HTTP/1.1\r\nHost: a.test\r\n", &h), AB_HTTP_MORE,
+          "an unfinished head asks for more");
 }
 
 static void
@@ -73,7 +77,8 @@ test_hostile (void)
 
   for (size_t i = 0; i < AB_ARRAY_SIZE (bad); i++)
     is_int (parse (bad[i].req, &h), AB_HTTP_BAD, "refused: %s", bad[i].what);
-  ok (parse ("GET /x HTTP/1.1\r\nHost: a.test\r\n\0\r\n\r\n", &h) != AB_HTTP_OK, "a NUL in the head is refused");
+  ok (parse ("GET /x HTTP/1.1\r\nHost: a.test\r\n\0\r\n\r\n", &h) != AB_HTTP_OK,
+      "a NUL in the head is refused");
   memset (big, 'a', sizeof big - 1);
   big[sizeof big - 1] = '\0';
   memcpy (big, "GET /", 5);
@@ -121,8 +126,10 @@ test_authority (void)
   ok (ab_http_parse_authority ("[2001:DB8:0::1]:80", 18, host, sizeof host, &port, &given) == 0
           && strcmp (host, "[2001:db8::1]") == 0 && port == 80,
       "IPv6 authority is canonicalised");
-  ok (ab_http_parse_authority ("a.test:", 7, host, sizeof host, &port, &given) < 0, "an empty port is refused");
-  ok (ab_http_parse_authority ("a.test:+80", 10, host, sizeof host, &port, &given) < 0, "a signed port is refused");
+  ok (ab_http_parse_authority ("a.test:", 7, host, sizeof host, &port, &given) < 0,
+      "an empty port is refused");
+  ok (ab_http_parse_authority ("a.test:+80", 10, host, sizeof host, &port, &given) < 0,
+      "a signed port is refused");
   ok (ab_http_parse_authority ("2001:db8::1", 11, host, sizeof host, &port, &given) < 0,
       "an unbracketed IPv6 authority is refused");
 }

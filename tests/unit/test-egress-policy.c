@@ -17,11 +17,11 @@ mk (const char *allow, const char *deny, const char *pins)
   annots.n = 0;
   annots.v = kv;
   if (allow)
-    kv[annots.n++] = (struct ab_kv) { (char *) AB_ANNOT_NET_ALLOW_DOMAINS, (char *) allow };
+    kv[annots.n++] = (struct ab_kv){ (char *)AB_ANNOT_NET_ALLOW_DOMAINS, (char *)allow };
   if (deny)
-    kv[annots.n++] = (struct ab_kv) { (char *) AB_ANNOT_NET_DENY_DOMAINS, (char *) deny };
+    kv[annots.n++] = (struct ab_kv){ (char *)AB_ANNOT_NET_DENY_DOMAINS, (char *)deny };
   if (pins)
-    kv[annots.n++] = (struct ab_kv) { (char *) AB_ANNOT_NET_PINS, (char *) pins };
+    kv[annots.n++] = (struct ab_kv){ (char *)AB_ANNOT_NET_PINS, (char *)pins };
   return &annots;
 }
 
@@ -83,7 +83,8 @@ test_matcher (void)
 
   ok (ab_egress_policy_parse (mk ("*.example.com,exact.test", NULL, NULL), NULL, &p, &err) == 0, "parse %s",
       err.msg);
-  is_str (decide (&p, "a.example.com", 443), "allow allow:*.example.com", "*.example.com matches a.example.com");
+  is_str (decide (&p, "a.example.com", 443), "allow allow:*.example.com",
+          "*.example.com matches a.example.com");
   is_str (decide (&p, "a.b.example.com", 80), "allow allow:*.example.com", "and a.b.example.com");
   is_str (decide (&p, "example.com", 443), "deny default-deny", "but not example.com itself");
   is_str (decide (&p, "badexample.com", 443), "deny default-deny", "nor badexample.com (label boundary)");
@@ -101,12 +102,14 @@ test_grammar (void)
   ab_error_t err = { 0 };
   uint16_t ports[8];
 
-  is_str (parse_err ("*.", NULL, NULL), "annotations.dev.agentbox.net.allow-domains: entry \"*.\": empty name",
+  is_str (parse_err ("*.", NULL, NULL),
+          "annotations.dev.agentbox.net.allow-domains: entry \"*.\": empty name",
           "an empty wildcard names the annotation and the entry");
   is_str (parse_err ("a.test,,b.test", NULL, NULL), "annotations.dev.agentbox.net.allow-domains: empty entry",
           "a stray comma is an error");
   is_str (parse_err ("a.test:0", NULL, NULL),
-          "annotations.dev.agentbox.net.allow-domains: entry \"a.test:0\": invalid port", "port 0 is refused");
+          "annotations.dev.agentbox.net.allow-domains: entry \"a.test:0\": invalid port",
+          "port 0 is refused");
   is_str (parse_err ("a.test:65536", NULL, NULL),
           "annotations.dev.agentbox.net.allow-domains: entry \"a.test:65536\": invalid port",
           "port 65536 is refused");
@@ -160,12 +163,13 @@ test_deny (void)
   struct ab_egress_policy p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (mk ("*.example.com", "bad.example.com,*.evil.example.com,port.example.com:8443",
-                                  NULL),
-                              NULL, &p, &err)
+  ok (ab_egress_policy_parse (
+          mk ("*.example.com", "bad.example.com,*.evil.example.com,port.example.com:8443", NULL), NULL, &p,
+          &err)
           == 0,
       "parse deny list");
-  is_str (decide (&p, "bad.example.com", 443), "deny deny:bad.example.com", "deny wins over an allow wildcard");
+  is_str (decide (&p, "bad.example.com", 443), "deny deny:bad.example.com",
+          "deny wins over an allow wildcard");
   is_str (decide (&p, "bad.example.com", 0), "deny deny:bad.example.com", "a portless deny also stops DNS");
   is_str (decide (&p, "x.evil.example.com", 443), "deny deny:*.evil.example.com", "deny wildcards work");
   is_str (decide (&p, "port.example.com", 0), "allow allow:*.example.com",
@@ -180,18 +184,21 @@ test_narrowing (void)
   struct ab_egress_policy base, p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (mk ("*.github.com,pypi.org:443,files.test", "bad.github.com", "pypi.org=192.0.2.1"),
-                              NULL, &base, &err)
+  ok (ab_egress_policy_parse (
+          mk ("*.github.com,pypi.org:443,files.test", "bad.github.com", "pypi.org=192.0.2.1"), NULL, &base,
+          &err)
           == 0,
       "baseline parses");
-  ok (ab_egress_policy_parse (mk ("api.github.com,*.x.github.com,pypi.org,other.test", "files.test",
-                                  "api.github.com=192.0.2.9"),
-                              &base, &p, &err)
+  ok (ab_egress_policy_parse (
+          mk ("api.github.com,*.x.github.com,pypi.org,other.test", "files.test", "api.github.com=192.0.2.9"),
+          &base, &p, &err)
           == 0,
       "run narrows the baseline: %s", err.msg);
-  is_str (decide (&p, "api.github.com", 443), "allow allow:api.github.com", "exact ∩ wildcard = the exact name");
+  is_str (decide (&p, "api.github.com", 443), "allow allow:api.github.com",
+          "exact ∩ wildcard = the exact name");
   is_str (decide (&p, "www.github.com", 443), "deny default-deny", "names the run did not list are dropped");
-  is_str (decide (&p, "a.x.github.com", 443), "allow allow:*.x.github.com", "wildcard ∩ wildcard = the deeper");
+  is_str (decide (&p, "a.x.github.com", 443), "allow allow:*.x.github.com",
+          "wildcard ∩ wildcard = the deeper");
   is_str (decide (&p, "pypi.org", 443), "allow allow:pypi.org", "pypi.org:443 survives");
   is_str (decide (&p, "pypi.org", 80), "deny port-not-allowed", "ports are intersected too");
   is_str (decide (&p, "other.test", 443), "deny default-deny", "the run cannot add a name");
@@ -202,15 +209,17 @@ test_narrowing (void)
   ab_egress_policy_free (&p);
 
   ok (ab_egress_policy_parse (mk (NULL, NULL, NULL), &base, &p, &err) == 0, "no run annotations");
-  is_str (decide (&p, "www.github.com", 443), "allow allow:*.github.com", "per-run absent: the baseline applies");
+  is_str (decide (&p, "www.github.com", 443), "allow allow:*.github.com",
+          "per-run absent: the baseline applies");
   ab_egress_policy_free (&p);
 
   memset (&err, 0, sizeof err);
   ok (ab_egress_policy_parse (mk ("api.github.com", NULL, "evil.test=192.0.2.66"), &base, &p, &err) < 0,
       "a run cannot pin a name the baseline does not allow");
-  is_str (err.msg,
-          "annotations.dev.agentbox.net.pins: entry \"evil.test\": the admin baseline does not allow this name",
-          "and the error names the annotation and the entry");
+  is_str (
+      err.msg,
+      "annotations.dev.agentbox.net.pins: entry \"evil.test\": the admin baseline does not allow this name",
+      "and the error names the annotation and the entry");
   ab_egress_policy_free (&base);
 }
 
@@ -224,7 +233,7 @@ test_baseline_file (void)
   const char *doc = "{\"dev.agentbox.net.allow-domains\": [\"a.test\", \"*.b.test:443\"],"
                     " \"dev.agentbox.net.pins\": \"a.test=192.0.2.5\"}";
 
-  ok (fd >= 0 && write (fd, doc, strlen (doc)) == (ssize_t) strlen (doc), "write a baseline file");
+  ok (fd >= 0 && write (fd, doc, strlen (doc)) == (ssize_t)strlen (doc), "write a baseline file");
   close (fd);
   ok (ab_egress_baseline_load (AT_FDCWD, path, &p, &err) == 0 && p.enabled && p.n_allow == 2 && p.n_pins == 1,
       "the baseline loads from JSON (array or string values): %s", err.msg);
@@ -232,7 +241,7 @@ test_baseline_file (void)
 
   fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
   doc = "{\"dev.agentbox.net.allow-domains\": \"a.test\", \"dev.agentbox.net.allow\": \"x\"}";
-  ok (write (fd, doc, strlen (doc)) == (ssize_t) strlen (doc), "rewrite");
+  ok (write (fd, doc, strlen (doc)) == (ssize_t)strlen (doc), "rewrite");
   close (fd);
   memset (&err, 0, sizeof err);
   ok (ab_egress_baseline_load (AT_FDCWD, path, &p, &err) < 0 && strstr (err.msg, "dev.agentbox.net.allow")
@@ -241,7 +250,7 @@ test_baseline_file (void)
 
   fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
   doc = "{\"dev.agentbox.net.allow-domains\": [\"a.test,b.test\"]}";
-  ok (write (fd, doc, strlen (doc)) == (ssize_t) strlen (doc), "rewrite");
+  ok (write (fd, doc, strlen (doc)) == (ssize_t)strlen (doc), "rewrite");
   close (fd);
   memset (&err, 0, sizeof err);
   ok (ab_egress_baseline_load (AT_FDCWD, path, &p, &err) < 0 && strstr (err.msg, "allow-domains[0]"),

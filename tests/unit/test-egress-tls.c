@@ -10,29 +10,29 @@ struct hello_opts
   const char *names[3]; /* host_name entries of one server_name extension */
   int n_sni_ext;        /* server_name extensions (default 1 when names[0]) */
   bool no_extensions;
-  int ext_len_delta;    /* corrupt the extensions length */
-  int sid_len;          /* legacy_session_id length byte */
+  int ext_len_delta; /* corrupt the extensions length */
+  int sid_len;       /* legacy_session_id length byte */
 };
 
 static void
 put16 (uint8_t *p, size_t v)
 {
-  p[0] = (uint8_t) (v >> 8);
-  p[1] = (uint8_t) v;
+  p[0] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)v;
 }
 
 /* The handshake message (type 1, 24-bit length, body). */
 static size_t
 hello_msg (uint8_t *m, const struct hello_opts *o)
 {
-  size_t n = 4, ext_start, sni_count = o->n_sni_ext ? (size_t) o->n_sni_ext : (o->names[0] ? 1 : 0);
+  size_t n = 4, ext_start, sni_count = o->n_sni_ext ? (size_t)o->n_sni_ext : (o->names[0] ? 1 : 0);
 
-  m[n++] = 3, m[n++] = 3;     /* legacy_version */
-  memset (m + n, 0x42, 32);   /* random */
+  m[n++] = 3, m[n++] = 3;   /* legacy_version */
+  memset (m + n, 0x42, 32); /* random */
   n += 32;
-  m[n++] = (uint8_t) o->sid_len;
-  memset (m + n, 0, o->sid_len > 32 ? 0 : (size_t) o->sid_len);
-  n += o->sid_len > 32 ? 0 : (size_t) o->sid_len;
+  m[n++] = (uint8_t)o->sid_len;
+  memset (m + n, 0, o->sid_len > 32 ? 0 : (size_t)o->sid_len);
+  n += o->sid_len > 32 ? 0 : (size_t)o->sid_len;
   put16 (m + n, 2), n += 2;
   m[n++] = 0x13, m[n++] = 0x01; /* TLS_AES_128_GCM_SHA256 */
   m[n++] = 1, m[n++] = 0;       /* compression: null */
@@ -60,7 +60,7 @@ hello_msg (uint8_t *m, const struct hello_opts *o)
           put16 (m + list, n - list - 2);
           put16 (m + ext + 2, n - ext - 4);
         }
-      put16 (m + ext_start, (size_t) ((int) (n - ext_start - 2) + o->ext_len_delta));
+      put16 (m + ext_start, (size_t)((int)(n - ext_start - 2) + o->ext_len_delta));
     }
   m[0] = 1;
   m[1] = 0, put16 (m + 2, n - 4);
@@ -99,32 +99,32 @@ main (void)
   size_t n, rn;
   int bad;
 
-  ok (sni_of (&(struct hello_opts) { .names = { "Allowed.Test" } }, 16384, sni) == AB_TLS_HELLO
+  ok (sni_of (&(struct hello_opts){ .names = { "Allowed.Test" } }, 16384, sni) == AB_TLS_HELLO
           && strcmp (sni, "allowed.test") == 0,
       "the SNI of a one-record hello is found and normalised: %s", sni);
-  ok (sni_of (&(struct hello_opts) { .names = { "allowed.test" } }, 7, sni) == AB_TLS_HELLO
+  ok (sni_of (&(struct hello_opts){ .names = { "allowed.test" } }, 7, sni) == AB_TLS_HELLO
           && strcmp (sni, "allowed.test") == 0,
       "a hello split into 7-byte records is reassembled: the name cannot hide in a later record");
-  ok (sni_of (&(struct hello_opts) { 0 }, 16384, sni) == AB_TLS_HELLO && sni[0] == '\0',
+  ok (sni_of (&(struct hello_opts){ 0 }, 16384, sni) == AB_TLS_HELLO && sni[0] == '\0',
       "a hello without server_name has no SNI");
-  ok (sni_of (&(struct hello_opts) { .no_extensions = true }, 16384, sni) == AB_TLS_HELLO && sni[0] == '\0',
+  ok (sni_of (&(struct hello_opts){ .no_extensions = true }, 16384, sni) == AB_TLS_HELLO && sni[0] == '\0',
       "a hello without any extension has no SNI");
-  is_int (sni_of (&(struct hello_opts) { .names = { "a.test", "b.test" } }, 16384, sni), AB_TLS_MALFORMED,
+  is_int (sni_of (&(struct hello_opts){ .names = { "a.test", "b.test" } }, 16384, sni), AB_TLS_MALFORMED,
           "two host names in one server_name extension are refused");
-  is_int (sni_of (&(struct hello_opts) { .names = { "a.test" }, .n_sni_ext = 2 }, 16384, sni), AB_TLS_MALFORMED,
-          "two server_name extensions are refused");
-  is_int (sni_of (&(struct hello_opts) { .names = { "a.test" }, .ext_len_delta = 1 }, 16384, sni),
+  is_int (sni_of (&(struct hello_opts){ .names = { "a.test" }, .n_sni_ext = 2 }, 16384, sni),
+          AB_TLS_MALFORMED, "two server_name extensions are refused");
+  is_int (sni_of (&(struct hello_opts){ .names = { "a.test" }, .ext_len_delta = 1 }, 16384, sni),
           AB_TLS_MALFORMED, "an extensions length past the hello is refused");
-  is_int (sni_of (&(struct hello_opts) { .names = { "a.test" }, .ext_len_delta = -1 }, 16384, sni),
+  is_int (sni_of (&(struct hello_opts){ .names = { "a.test" }, .ext_len_delta = -1 }, 16384, sni),
           AB_TLS_MALFORMED, "an extensions length short of the hello is refused");
-  is_int (sni_of (&(struct hello_opts) { .names = { "a.test" }, .sid_len = 33 }, 16384, sni), AB_TLS_MALFORMED,
+  is_int (sni_of (&(struct hello_opts){ .names = { "a.test" }, .sid_len = 33 }, 16384, sni), AB_TLS_MALFORMED,
           "a session id over 32 bytes is refused");
-  is_int (sni_of (&(struct hello_opts) { .names = { "192.0.2.1" } }, 16384, sni), AB_TLS_MALFORMED,
+  is_int (sni_of (&(struct hello_opts){ .names = { "192.0.2.1" } }, 16384, sni), AB_TLS_MALFORMED,
           "an IP address as SNI is not a name");
-  is_int (sni_of (&(struct hello_opts) { .names = { "a\001b.test" } }, 16384, sni), AB_TLS_MALFORMED,
+  is_int (sni_of (&(struct hello_opts){ .names = { "a\001b.test" } }, 16384, sni), AB_TLS_MALFORMED,
           "control bytes in the SNI are refused");
 
-  n = hello_msg (m, &(struct hello_opts) { .names = { "allowed.test" } });
+  n = hello_msg (m, &(struct hello_opts){ .names = { "allowed.test" } });
   rn = records (r, m, n, 16384);
   bad = 0;
   for (size_t l = 0; l < rn; l++)
@@ -158,7 +158,7 @@ main (void)
       {
         uint8_t c[8192];
         memcpy (c, r, rn);
-        c[i] = (uint8_t) v;
+        c[i] = (uint8_t)v;
         if (ab_tls_client_hello_sni (c, rn, sni) == AB_TLS_HELLO && sni[0] != '\0' && strlen (sni) != 12)
           bad++;
       }
