@@ -62,7 +62,8 @@ dns_finish (struct ab_egress *e, const uint8_t *buf, const struct ab_dns_query *
   protocol_of (q, protocol, sizeof protocol);
   if (n->state != AB_NAME_RESOLVED)
     {
-      ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, protocol, q->name, NULL, 0, false, "resolve-failed");
+      ab_egress_record_add (&e->record, AB_EGRESS_P_DNS, protocol, q->name, NULL, 0, false,
+                            n->refusal ? n->refusal : "resolve-failed");
       return ab_dns_build_reply (buf, q, AB_DNS_RCODE_SERVFAIL, NULL, 0, 0, out, cap);
     }
   /* Addresses the proxy would refuse are never handed out either: a client

@@ -198,6 +198,7 @@ enum ab_egress_name_state
 };
 
 #define AB_EGRESS_MAX_ADDRS 16
+#define AB_EGRESS_MAX_NAMES 4096 /* distinct names looked up per engine */
 
 struct ab_egress_waiter
 {
@@ -213,7 +214,7 @@ struct ab_egress_name
   int state;
   struct ab_egress_addr addrs[AB_EGRESS_MAX_ADDRS];
   size_t n_addrs;
-  const char *refusal; /* when every host answer was refused: the first reason */
+  const char *refusal; /* why a FAILED name failed, when it is not the resolver */
   struct ab_egress_waiter *waiters;
 };
 
@@ -271,7 +272,9 @@ struct ab_egress
   bool jobs_quit;
 
   struct ab_egress_name *names;
-  struct ab_egress_conn *conns; /* doubly linked */
+  size_t n_names;
+  struct ab_egress_name name_overflow; /* handed out once the table is full */
+  struct ab_egress_conn *conns;        /* doubly linked */
   size_t n_conns;
   struct ab_egress_dnsconn *dnsconns;
   size_t n_dnsconns;

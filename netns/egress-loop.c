@@ -328,7 +328,7 @@ ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab
   if (e->opt.idle_timeout_ms == 0)
     e->opt.idle_timeout_ms = 300000;
   if (e->opt.max_connections == 0)
-    e->opt.max_connections = 1024;
+    e->opt.max_connections = 512;
   if (e->opt.max_decisions == 0)
     e->opt.max_decisions = 10000;
   ab_egress_policy_copy (&e->policy, p);

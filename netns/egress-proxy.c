@@ -406,7 +406,7 @@ ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct 
     return;
   c->state = S_HEAD; /* no longer a waiter */
   if (n->state != AB_NAME_RESOLVED)
-    return conn_refuse (e, c, 502, "resolve-failed", NULL);
+    return conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
   ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule);
   conn_have_addrs (e, c, n, rule);
 }
@@ -442,6 +442,8 @@ conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
       return;
     }
   c->state = S_HEAD;
+  if (n->state != AB_NAME_RESOLVED)
+    return conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
   conn_have_addrs (e, c, n, rule);
 }
 

@@ -51,6 +51,16 @@ ab_egress_name_lookup (struct ab_egress *e, const char *name, int kind, void *pt
 
   if (n == NULL)
     {
+      /* Every name below an allowed wildcard can be asked for: without a
+         bound a container could grow the table (and the worker queue)
+         without end. */
+      if (e->n_names >= AB_EGRESS_MAX_NAMES)
+        {
+          e->name_overflow.state = AB_NAME_FAILED;
+          e->name_overflow.refusal = "too-many-names";
+          return &e->name_overflow;
+        }
+      e->n_names++;
       n = xzalloc (sizeof *n);
       n->name = xstrdup (name);
       n->next = e->names;
@@ -273,4 +283,5 @@ ab_egress_names_free (struct ab_egress *e)
       free (n->name);
       free (n);
     }
+  e->n_names = 0;
 }

@@ -134,7 +134,7 @@ struct ab_egress_options
   unsigned head_timeout_ms;    /* request head / ClientHello must arrive within (0: 10 s) */
   unsigned connect_timeout_ms; /* upstream connect, per address (0: 10 s) */
   unsigned idle_timeout_ms;    /* relay without traffic either way (0: 300 s) */
-  unsigned max_connections;    /* proxy connections at once; more are refused (0: 1024) */
+  unsigned max_connections;    /* proxy connections at once; more are reset (0: 512, ~130 KiB each at most) */
   size_t max_decisions;        /* record entries kept; later ones are counted only (0: 10000) */
 };
 

@@ -12,6 +12,8 @@ the proxy).  Each subcommand prints one JSON object on stdout.
   relay-proxy PROXYPORT AUTH SNI   the same as tunnel, through a forwarder inside the container
   relay-direct IP PORT SNI         TLS with SNI through a forwarder to IP:PORT
   parallel PROXYPORT URL...        one absolute-URI GET per URL, all at once
+  halfclose PROXYPORT RAW          send RAW, shut down our write side, read to EOF
+  idle PROXYPORT [AUTHORITY]       connect (and CONNECT), then send nothing: wait for EOF
 """
 import json
 import socket
@@ -227,6 +229,33 @@ def main():
             for t in threads:
                 t.join()
             out(results=results)
+        elif cmd == "halfclose":
+            s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=10)
+            s.sendall(args[1].encode().decode("unicode_escape").encode("latin-1"))
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            out(data=data.decode(errors="replace"))
+        elif cmd == "idle":
+            s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=20)
+            status = None
+            if len(args) > 1:
+                s.sendall(("CONNECT %s HTTP/1.1\r\n\r\n" % args[1]).encode())
+                status, _ = read_status(s)
+            data = b""
+            try:
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                out(eof=True, status=status, data=data.decode(errors="replace"))
+            except socket.timeout:
+                out(timeout=True, status=status)
         else:
             out(error="unknown command " + cmd)
     except (OSError, ssl.SSLError) as e:

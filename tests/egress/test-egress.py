@@ -68,8 +68,8 @@ def outer():
         print("1..0 # SKIP %s not built" % DRIVER)
         return 0
     env = dict(os.environ, AB_EGRESS_INNER="1")
-    return subprocess.run(["unshare", "--net", "--fork", "--kill-child", PY, os.path.abspath(__file__)],
-                          env=env).returncode
+    return subprocess.run(["unshare", "--net", "--mount", "--fork", "--kill-child", PY,
+                           os.path.abspath(__file__)], env=env).returncode
 
 
 class World:
@@ -84,6 +84,11 @@ class World:
     # ---- setup -----------------------------------------------------------
     def start(self):
         run(["ip", "link", "set", "lo", "up"])
+        # The host resolver of this world: /etc/hosts in our private mount
+        # namespace, so names without a pin go through getaddrinfo.
+        self.hosts = os.path.join(self.tmp, "hosts")
+        self.set_hosts("192.0.2.10 hosts-resolved.test\n10.9.9.9 hosts-private.test\n")
+        run(["mount", "--bind", self.hosts, "/etc/hosts"])
         cert, key = os.path.join(self.tmp, "cert.pem"), os.path.join(self.tmp, "key.pem")
         run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
              "-keyout", key, "-out", cert, "-subj", "/CN=upstream.test", "-days", "2"])
@@ -105,6 +110,10 @@ class World:
             run(ns + ["ip", "-6", "addr", "add", a, "dev", "abeg1", "nodad"])
         run(ns + ["ip", "link", "set", "abeg1", "up"])
         self.cpid = self.container()
+
+    def set_hosts(self, extra):
+        with open(self.hosts, "w") as f:  # in place: the bind mount follows the inode
+            f.write("127.0.0.1 localhost\n" + extra)
 
     def container(self):
         p = subprocess.Popen(["unshare", "--user", "--map-root-user", "--net", "--mount", "--", "sleep", "1000"])
@@ -239,7 +248,8 @@ def listening(w, cpid=None):
 POLICY = {
     "dev.agentbox.net.allow-domains": ",".join([
         "allowed.test", "*.wild.test", "other-port.test:8443", "192.0.2.12:80", "evil-private.test",
-        "evil-loop.test", "mapped.test", "meta.test", "hostlocal.test"]),
+        "evil-loop.test", "mapped.test", "meta.test", "hostlocal.test", "hosts-resolved.test",
+        "hosts-private.test"]),
     "dev.agentbox.net.deny-domains": "bad.wild.test",
     "dev.agentbox.net.pins": ",".join([
         "allowed.test=192.0.2.10", "allowed.test=2001:db8::10", "a.wild.test=192.0.2.10",
@@ -426,6 +436,49 @@ def test_transparent(w):
        "a relay inside the container (to the proxy, or direct) cannot reach a non-listed upstream", (r1, r2, evs))
 
 
+def test_host_resolver(w):
+    r = w.client("dns", "hosts-resolved.test", "A")
+    ok(r.get("answers") == ["192.0.2.10"],
+       "a name without a pin is resolved by the host's resolver (a worker's getaddrinfo)", r)
+    w.set_hosts("127.0.0.1 hosts-resolved.test\n10.9.9.9 hosts-private.test\n")
+    m = w.mark()
+    r = w.client("dns", "hosts-resolved.test", "A")
+    t = w.client("tunnel", str(HTTP_PORT), "hosts-resolved.test:443", "hosts-resolved.test")
+    evs = w.wait_event(m, lambda e: e.get("kind") == "sni")
+    ok(r.get("answers") == ["192.0.2.10"] and "upstream 192.0.2.10:443" in t.get("body", "")
+       and any(e.get("name") == "hosts-resolved.test" for e in evs),
+       "the first answer stays pinned: a rebinding to 127.0.0.1 on the host moves nothing", (r, t, evs))
+    r = w.client("dns", "hosts-private.test", "A")
+    t = w.client("http", str(HTTP_PORT), "CONNECT hosts-private.test:443 HTTP/1.1\\r\\n\\r\\n")
+    ok(r.get("rcode") == 3 and "ssrf:rfc1918" in t.get("head", ""),
+       "a host answer in a private range is refused by DNS and by the proxy", (r, t))
+
+
+def test_relay(w):
+    n = 8 * 1024 * 1024
+    r1 = w.inside(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "--max-time", "60",
+                   "-x", "http://127.0.0.1:%d" % HTTP_PORT, "http://allowed.test/big?n=%d" % n])
+    r2 = w.inside(["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "--max-time", "60",
+                   "-x", "http://127.0.0.1:%d" % HTTP_PORT, "https://allowed.test/big?n=%d" % n])
+    ok(r1.stdout == "200 %d" % n and r2.stdout == "200 %d" % n,
+       "8 MiB pass through the bounded relay buffers intact, over HTTP and through a CONNECT tunnel",
+       (r1.stdout, r1.stderr, r2.stdout, r2.stderr))
+    r = w.client("halfclose", str(HTTP_PORT), "GET http://allowed.test/hc HTTP/1.0\\r\\n\\r\\n")
+    ok("upstream 192.0.2.10:80 /hc" in r.get("data", ""),
+       "a client that shuts down its write side after the request still gets the whole response", r)
+
+
+def test_timeouts(w):
+    p, _ = w.driver(POLICY, extra=("--head-ms", "500", "--idle-ms", "1500"))
+    r1 = w.client("idle", str(HTTP_PORT))
+    r2 = w.client("idle", str(HTTP_PORT), "allowed.test:443")
+    p.stdin.write("stop\n")
+    p.stdin.flush()
+    p.communicate()
+    ok(r1.get("eof") and "408" in r1.get("data", ""), "a client that never sends its request head is cut (408)", r1)
+    ok(r2.get("eof") and "200" in (r2.get("status") or ""), "an idle CONNECT tunnel is closed by the proxy", r2)
+
+
 def test_parallel(w):
     m = w.mark()
     urls = ["http://allowed.test/par%d" % i for i in range(50)] + ["http://other.test/par%d" % i for i in range(50)]
@@ -574,10 +627,13 @@ def inner():
         test_dns(w)
         test_proxy(w)
         test_transparent(w)
+        test_host_resolver(w)
+        test_relay(w)
         test_parallel(w)
         test_record(w, p)
         test_stop(w, p)
         test_baseline(w)
+        test_timeouts(w)
         test_daemon(w, "v2")
         test_daemon(w, "v1")
     except Exception as e:  # a harness failure is a failed test, with its reason

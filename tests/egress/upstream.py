@@ -43,6 +43,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if self.path.startswith("/big?n="):
+            n = int(self.path[7:])
+            self.send_response(200)
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            chunk = b"x" * 65536
+            while n > 0:
+                self.wfile.write(chunk[:min(n, len(chunk))])
+                n -= min(n, len(chunk))
+            return
         body = ("upstream %s %s\n" % (local, self.path)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
