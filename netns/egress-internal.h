@@ -321,6 +321,72 @@ void ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32
 void ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_name *n);
 void ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now_ms, bool all);
 
+/* ---- proxy connections (egress-proxy.c, egress-head.c) ----------------- */
+
+#define RELAY_BUF 65536
+#define HEAD_MAX (AB_TLS_MAX_HELLO + 4096) /* a ClientHello split into many records, or an HTTP head */
+#define CLOSE_LINGER_MS 2000
+#define HALF_OPEN_MS 60000
+
+enum ab_egress_conn_state
+{
+  AB_CS_HEAD,       /* reading the request head / the first bytes */
+  AB_CS_RESOLVING,  /* waiting for the name's addresses */
+  AB_CS_CONNECTING, /* upstream connect in progress */
+  AB_CS_INSPECT,    /* CONNECT tunnel open: checking the first client bytes */
+  AB_CS_RELAY,
+  AB_CS_CLOSING, /* flushing a refusal, then draining the client */
+};
+
+struct ab_egress_buf
+{
+  uint8_t *d;
+  size_t len, off, cap;
+};
+
+struct ab_egress_conn
+{
+  struct ab_egress_conn *prev, *next;
+  struct ab_egress_ep cep, uep;
+  int state;
+  bool dead;
+  bool transparent;
+  bool tls;                   /* transparent: the head is a ClientHello */
+  struct ab_egress_addr odst; /* transparent: the original destination */
+  uint16_t oport;
+  struct ab_egress_buf head; /* client bytes not yet decided on */
+  struct ab_egress_buf c2u, u2c;
+  size_t forward_from; /* head bytes before this are replaced by `rewritten` */
+  char *rewritten;     /* absolute-URI request rewritten to origin form */
+  size_t rewritten_len;
+  char name[AB_EGRESS_NAME_MAX + 3];
+  uint16_t port;
+  int proto;
+  char protocol[24];
+  bool literal;
+  struct ab_egress_addr cand[AB_EGRESS_MAX_ADDRS];
+  size_t n_cand, i_cand;
+  bool c_eof, u_eof, u_wshut, c_wshut;
+  uint64_t deadline, last_io;
+};
+
+void ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n);
+void ab_egress_buf_free (struct ab_egress_buf *b);
+void ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text);
+/* Refuse: record the decision (when rule is set), answer what the client
+   understands (HTTP status, TLS alert, or nothing inside a tunnel), close
+   once flushed. */
+void ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
+                            const struct ab_egress_addr *addr);
+/* Decide on (c->name, c->port), then resolve and connect. */
+void ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c);
+/* The first bytes of a connection: to the proxy itself, redirected, or
+   inside a CONNECT tunnel. */
+void ab_egress_head_explicit (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_head_transparent (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c);
+
 uint64_t ab_egress_now_ms (void);
 
 #endif

@@ -21,63 +21,16 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-#define RELAY_BUF 65536
-#define HEAD_MAX (AB_TLS_MAX_HELLO + 4096) /* a ClientHello split into many records, or an HTTP head */
-#define CLOSE_LINGER_MS 2000
-#define HALF_OPEN_MS 60000
-
-enum conn_state
-{
-  S_HEAD,       /* reading the request head / the first bytes */
-  S_RESOLVING,  /* waiting for the name's addresses */
-  S_CONNECTING, /* upstream connect in progress */
-  S_INSPECT,    /* CONNECT tunnel open: checking the first client bytes */
-  S_RELAY,
-  S_CLOSING, /* flushing a refusal, then draining the client */
-};
-
-struct buf
-{
-  uint8_t *d;
-  size_t len, off, cap;
-};
-
-struct ab_egress_conn
-{
-  struct ab_egress_conn *prev, *next;
-  struct ab_egress_ep cep, uep;
-  int state;
-  bool dead;
-  bool transparent;
-  bool tls;                   /* transparent: the head is a ClientHello */
-  struct ab_egress_addr odst; /* transparent: the original destination */
-  uint16_t oport;
-  struct buf head; /* client bytes not yet decided on */
-  struct buf c2u, u2c;
-  size_t forward_from; /* head bytes before this are replaced by `rewritten` */
-  char *rewritten;     /* absolute-URI request rewritten to origin form */
-  size_t rewritten_len;
-  char name[AB_EGRESS_NAME_MAX + 3];
-  uint16_t port;
-  int proto;
-  char protocol[24];
-  bool literal;
-  struct ab_egress_addr cand[AB_EGRESS_MAX_ADDRS];
-  size_t n_cand, i_cand;
-  bool c_eof, u_eof, u_wshut, c_wshut;
-  uint64_t deadline, last_io;
-};
-
 /* ---- buffers ---------------------------------------------------------- */
 
 static size_t
-buf_pending (const struct buf *b)
+buf_pending (const struct ab_egress_buf *b)
 {
   return b->len - b->off;
 }
 
-static void
-buf_append (struct buf *b, const void *p, size_t n)
+void
+ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n)
 {
   if (n == 0)
     return;
@@ -95,8 +48,8 @@ buf_append (struct buf *b, const void *p, size_t n)
   b->len += n;
 }
 
-static void
-buf_free (struct buf *b)
+void
+ab_egress_buf_free (struct ab_egress_buf *b)
 {
   free (b->d);
   memset (b, 0, sizeof *b);
@@ -105,7 +58,7 @@ buf_free (struct buf *b)
 /* Read from fd into b while it has room below max.  Returns bytes read, 0 on
    EOF, -1 on EAGAIN, -2 on error. */
 static ssize_t
-buf_read (struct buf *b, int fd, size_t max)
+buf_read (struct ab_egress_buf *b, int fd, size_t max)
 {
   uint8_t tmp[16384];
   size_t room;
@@ -120,12 +73,12 @@ buf_read (struct buf *b, int fd, size_t max)
   if (r < 0)
     return errno == EAGAIN || errno == EINTR ? -1 : -2;
   if (r > 0)
-    buf_append (b, tmp, (size_t)r);
+    ab_egress_buf_append (b, tmp, (size_t)r);
   return r;
 }
 
 static ssize_t
-buf_write (struct buf *b, int fd)
+buf_write (struct ab_egress_buf *b, int fd)
 {
   ssize_t w = send (fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
 
@@ -143,7 +96,7 @@ conn_close (struct ab_egress *e, struct ab_egress_conn *c)
   if (c->dead)
     return;
   c->dead = true;
-  if (c->state == S_RESOLVING)
+  if (c->state == AB_CS_RESOLVING)
     ab_egress_name_cancel (e, c);
   if (c->cep.fd >= 0)
     {
@@ -169,9 +122,9 @@ conn_free (struct ab_egress *e, struct ab_egress_conn *c)
   if (c->next)
     c->next->prev = c->prev;
   e->n_conns--;
-  buf_free (&c->head);
-  buf_free (&c->c2u);
-  buf_free (&c->u2c);
+  ab_egress_buf_free (&c->head);
+  ab_egress_buf_free (&c->c2u);
+  ab_egress_buf_free (&c->u2c);
   free (c->rewritten);
   free (c);
 }
@@ -179,8 +132,8 @@ conn_free (struct ab_egress *e, struct ab_egress_conn *c)
 /* Recompute both sockets' epoll interest from the state and the buffers
    (level-triggered: a side is read only while its buffer has room, which
    is the backpressure). */
-static void
-conn_update (struct ab_egress *e, struct ab_egress_conn *c)
+void
+ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
 {
   uint32_t cev = 0, uev = 0;
 
@@ -188,20 +141,20 @@ conn_update (struct ab_egress *e, struct ab_egress_conn *c)
     return;
   switch (c->state)
     {
-    case S_HEAD:
+    case AB_CS_HEAD:
       cev = EPOLLIN;
       break;
-    case S_RESOLVING:
+    case AB_CS_RESOLVING:
       break;
-    case S_CONNECTING:
+    case AB_CS_CONNECTING:
       uev = EPOLLOUT;
       break;
-    case S_INSPECT:
+    case AB_CS_INSPECT:
       cev = EPOLLIN;
       if (!c->u_eof && buf_pending (&c->u2c) < RELAY_BUF)
         uev |= EPOLLIN;
       break;
-    case S_RELAY:
+    case AB_CS_RELAY:
       if (!c->c_eof && buf_pending (&c->c2u) < RELAY_BUF)
         cev |= EPOLLIN;
       if (!c->u_eof && buf_pending (&c->u2c) < RELAY_BUF)
@@ -209,7 +162,7 @@ conn_update (struct ab_egress *e, struct ab_egress_conn *c)
       if (buf_pending (&c->c2u) > 0)
         uev |= EPOLLOUT;
       break;
-    case S_CLOSING:
+    case AB_CS_CLOSING:
       cev = buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
       break;
     }
@@ -222,9 +175,9 @@ conn_update (struct ab_egress *e, struct ab_egress_conn *c)
 
 /* Refuse: record the decision (when rule is set), send what the client can
    understand, and close once it is flushed. */
-static void
-conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
-             const struct ab_egress_addr *addr)
+void
+ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
+                       const struct ab_egress_addr *addr)
 {
   static const uint8_t tls_alert[] = { 0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31 }; /* fatal access_denied */
   const char *reason = status == 403   ? "Forbidden"
@@ -239,7 +192,7 @@ conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const ch
 
   if (rule != NULL)
     ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, addr, c->port, false, rule);
-  if (c->state == S_RESOLVING)
+  if (c->state == AB_CS_RESOLVING)
     ab_egress_name_cancel (e, c);
   if (c->uep.fd >= 0)
     {
@@ -247,10 +200,10 @@ conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const ch
       close (c->uep.fd);
       c->uep.fd = -1;
     }
-  buf_free (&c->u2c);
+  ab_egress_buf_free (&c->u2c);
   if (c->tls)
-    buf_append (&c->u2c, tls_alert, sizeof tls_alert);
-  else if (c->state == S_INSPECT)
+    ab_egress_buf_append (&c->u2c, tls_alert, sizeof tls_alert);
+  else if (c->state == AB_CS_INSPECT)
     ; /* inside a tunnel that is not TLS: just close */
   else
     {
@@ -260,11 +213,18 @@ conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const ch
           "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n"
           "X-Agentbox-Egress: %s\r\n\r\n%s",
           status, reason, bl, rule ? rule : reason, body);
-      buf_append (&c->u2c, msg, (size_t)ml);
+      ab_egress_buf_append (&c->u2c, msg, (size_t)ml);
     }
-  c->state = S_CLOSING;
+  c->state = AB_CS_CLOSING;
   c->deadline = ab_egress_now_ms () + CLOSE_LINGER_MS;
-  conn_update (e, c);
+  ab_egress_conn_update (e, c);
+}
+
+void
+ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text)
+{
+  c->proto = proto;
+  snprintf (c->protocol, sizeof c->protocol, "%s", text);
 }
 
 /* ---- upstream --------------------------------------------------------- */
@@ -303,23 +263,23 @@ conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
   c->last_io = ab_egress_now_ms ();
   if (c->proto == AB_EGRESS_P_CONNECT)
     {
-      buf_append (&c->u2c, ok, sizeof ok - 1);
-      c->state = S_INSPECT;
+      ab_egress_buf_append (&c->u2c, ok, sizeof ok - 1);
+      c->state = AB_CS_INSPECT;
       c->deadline = 0;
       /* Bytes the client pipelined after the CONNECT head are the first
          bytes of the tunnel: inspect them like later ones. */
       memmove (c->head.d, c->head.d + c->forward_from, c->head.len - c->forward_from);
       c->head.len -= c->forward_from;
       c->forward_from = 0;
-      conn_update (e, c);
+      ab_egress_conn_update (e, c);
       return;
     }
   if (c->rewritten)
-    buf_append (&c->c2u, c->rewritten, c->rewritten_len);
-  buf_append (&c->c2u, c->head.d + c->forward_from, c->head.len - c->forward_from);
-  buf_free (&c->head);
-  c->state = S_RELAY;
-  conn_update (e, c);
+    ab_egress_buf_append (&c->c2u, c->rewritten, c->rewritten_len);
+  ab_egress_buf_append (&c->c2u, c->head.d + c->forward_from, c->head.len - c->forward_from);
+  ab_egress_buf_free (&c->head);
+  c->state = AB_CS_RELAY;
+  ab_egress_conn_update (e, c);
 }
 
 static void
@@ -352,13 +312,13 @@ conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
         }
       if (errno == EINPROGRESS)
         {
-          c->state = S_CONNECTING;
+          c->state = AB_CS_CONNECTING;
           c->deadline = ab_egress_now_ms () + e->opt.connect_timeout_ms;
-          conn_update (e, c);
+          ab_egress_conn_update (e, c);
           return;
         }
     }
-  conn_refuse (e, c, 502, NULL, NULL);
+  ab_egress_conn_refuse (e, c, 502, NULL, NULL);
 }
 
 /* The name's addresses are known: pick the candidates and connect. */
@@ -376,10 +336,10 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
          one the name is pinned to, or an allowed SNI would carry the bytes
          to any host. */
       if (!c->literal && !ab_egress_name_has_addr (n, &c->odst))
-        return conn_refuse (e, c, 403, "not-pinned", &c->odst);
+        return ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
       refusal = candidate_refusal (&c->odst);
       if (refusal != NULL)
-        return conn_refuse (e, c, 403, refusal, &c->odst);
+        return ab_egress_conn_refuse (e, c, 403, refusal, &c->odst);
       c->cand[c->n_cand++] = c->odst;
     }
   else
@@ -392,7 +352,7 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
           refusal = r, first = &n->addrs[i];
       }
   if (c->n_cand == 0)
-    return conn_refuse (e, c, 403, refusal, first);
+    return ab_egress_conn_refuse (e, c, 403, refusal, first);
   ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, &c->cand[0], c->port, true, rule);
   conn_connect_next (e, c);
 }
@@ -402,25 +362,25 @@ ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct 
 {
   char rule[AB_EGRESS_NAME_MAX + 16];
 
-  if (c->dead || c->state != S_RESOLVING)
+  if (c->dead || c->state != AB_CS_RESOLVING)
     return;
-  c->state = S_HEAD; /* no longer a waiter */
+  c->state = AB_CS_HEAD; /* no longer a waiter */
   if (n->state != AB_NAME_RESOLVED)
-    return conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+    return ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
   ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule);
   conn_have_addrs (e, c, n, rule);
 }
 
 /* Decide on (c->name, c->port) and go on to resolution. */
-static void
-conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
+void
+ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
 {
   char rule[AB_EGRESS_NAME_MAX + 16];
   struct ab_egress_name *n, lit;
 
   c->literal = c->name[0] == '[' || ab_egress_ip_parse (c->name, strlen (c->name), &lit.addrs[0]) == 0;
   if (!ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule))
-    return conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
+    return ab_egress_conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
   if (c->literal)
     {
       /* Only a literal the policy lists gets here: its address is the one
@@ -430,175 +390,21 @@ conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
       ab_egress_ip_parse (c->name, strlen (c->name), &lit.addrs[0]);
       lit.n_addrs = 1;
       if (c->transparent && !ab_egress_addr_equal (&lit.addrs[0], &c->odst))
-        return conn_refuse (e, c, 403, "not-pinned", &c->odst);
+        return ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
       return conn_have_addrs (e, c, &lit, rule);
     }
-  c->state = S_RESOLVING;
+  c->state = AB_CS_RESOLVING;
   c->deadline = ab_egress_now_ms () + e->opt.connect_timeout_ms;
   n = ab_egress_name_lookup (e, c->name, AB_WAIT_CONN, c);
   if (n == NULL)
     {
-      conn_update (e, c);
+      ab_egress_conn_update (e, c);
       return;
     }
-  c->state = S_HEAD;
+  c->state = AB_CS_HEAD;
   if (n->state != AB_NAME_RESOLVED)
-    return conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+    return ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
   conn_have_addrs (e, c, n, rule);
-}
-
-/* ---- heads ------------------------------------------------------------ */
-
-static bool
-looks_like_http (const uint8_t *p, size_t n)
-{
-  static const char *const methods[]
-      = { "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "OPTIONS ", "PATCH ", "TRACE ", "CONNECT " };
-  for (size_t i = 0; i < AB_ARRAY_SIZE (methods); i++)
-    {
-      size_t l = strlen (methods[i]);
-      if (memcmp (p, methods[i], n < l ? n : l) == 0)
-        return true;
-    }
-  return false;
-}
-
-static void
-set_protocol (struct ab_egress_conn *c, int proto, const char *text)
-{
-  c->proto = proto;
-  snprintf (c->protocol, sizeof c->protocol, "%s", text);
-}
-
-/* A request to the proxy itself (HTTP_PROXY clients). */
-static void
-head_explicit (struct ab_egress *e, struct ab_egress_conn *c)
-{
-  struct ab_http_head h;
-  const char *why;
-  int r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
-
-  if (r == AB_HTTP_MORE)
-    return conn_update (e, c);
-  set_protocol (c, AB_EGRESS_P_HTTP, r == AB_HTTP_OK ? h.method : "http");
-  if (r == AB_HTTP_TOO_BIG)
-    return conn_refuse (e, c, 431, "http-too-big", NULL);
-  if (r == AB_HTTP_BAD)
-    return conn_refuse (e, c, 400, "http-malformed", NULL);
-  snprintf (c->name, sizeof c->name, "%s", h.host);
-  c->port = h.port;
-  c->forward_from = h.head_len;
-  if (h.form == AB_HTTP_AUTHORITY)
-    {
-      set_protocol (c, AB_EGRESS_P_CONNECT, "CONNECT");
-      return conn_decide (e, c);
-    }
-  if (h.https_scheme)
-    return conn_refuse (e, c, 400, "https-uri-needs-connect", NULL);
-  if (h.form != AB_HTTP_ABSOLUTE)
-    return conn_refuse (e, c, 400, "not-a-proxy-request", NULL);
-  /* The decision is on the URI's host; a Host header naming another one
-     would have a virtual-hosting upstream serve the other site. */
-  if (h.has_host && (strcmp (h.host_hdr, h.host) != 0 || (h.host_hdr_port ? h.host_hdr_port : 80) != h.port))
-    return conn_refuse (e, c, 403, "host-mismatch", NULL);
-  c->rewritten = ab_http_rewrite_origin ((const char *)c->head.d, &h, &c->rewritten_len);
-  conn_decide (e, c);
-}
-
-/* A redirected connection: the name comes from the ClientHello or Host. */
-static void
-head_transparent (struct ab_egress *e, struct ab_egress_conn *c)
-{
-  char sni[AB_EGRESS_NAME_MAX + 1];
-  struct ab_http_head h;
-  const char *why;
-  int r;
-
-  c->port = c->oport;
-  if (c->head.d[0] == 0x16)
-    {
-      c->tls = true;
-      set_protocol (c, AB_EGRESS_P_TLS_SNI, "tls-sni");
-      r = ab_tls_client_hello_sni (c->head.d, c->head.len, sni);
-      if (r == AB_TLS_MORE && c->head.len < HEAD_MAX)
-        return conn_update (e, c);
-      if (r != AB_TLS_HELLO)
-        return conn_refuse (e, c, 403, "tls-malformed", &c->odst);
-      if (sni[0] == '\0')
-        return conn_refuse (e, c, 403, "no-sni", &c->odst);
-      snprintf (c->name, sizeof c->name, "%s", sni);
-      return conn_decide (e, c);
-    }
-  set_protocol (c, AB_EGRESS_P_HTTP_HOST, "http-host");
-  if (!looks_like_http (c->head.d, c->head.len))
-    return conn_refuse (e, c, 403, "unknown-protocol", &c->odst);
-  r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
-  if (r == AB_HTTP_MORE)
-    return conn_update (e, c);
-  if (r != AB_HTTP_OK)
-    return conn_refuse (e, c, r == AB_HTTP_TOO_BIG ? 431 : 400, "http-malformed", &c->odst);
-  if (!h.has_host)
-    return conn_refuse (e, c, 400, "no-host", &c->odst);
-  if (h.form == AB_HTTP_ABSOLUTE && strcmp (h.host, h.host_hdr) != 0)
-    return conn_refuse (e, c, 403, "host-mismatch", &c->odst);
-  if (h.form == AB_HTTP_AUTHORITY)
-    return conn_refuse (e, c, 400, "http-malformed", &c->odst);
-  snprintf (c->name, sizeof c->name, "%s", h.host_hdr);
-  conn_decide (e, c);
-}
-
-/* Inside a CONNECT tunnel: the first client bytes must not name another
-   host than the CONNECT did (domain fronting, a ClientHello for a listed
-   name smuggled to an unlisted one is handled by the CONNECT decision). */
-static void
-head_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
-{
-  char sni[AB_EGRESS_NAME_MAX + 1], proto[24];
-  struct ab_http_head h;
-  const char *why, *name = NULL, *bad = NULL;
-  int r;
-
-  snprintf (proto, sizeof proto, "%s", c->protocol);
-  if (c->head.d[0] == 0x16)
-    {
-      r = ab_tls_client_hello_sni (c->head.d, c->head.len, sni);
-      if (r == AB_TLS_MORE && c->head.len < HEAD_MAX)
-        goto more;
-      if (r != AB_TLS_HELLO)
-        bad = "tls-malformed";
-      else if (sni[0] != '\0' && !c->literal && strcmp (sni, c->name) != 0)
-        bad = "sni-mismatch", name = sni;
-      snprintf (proto, sizeof proto, "tls-sni");
-    }
-  else if (looks_like_http (c->head.d, c->head.len))
-    {
-      r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
-      if (r == AB_HTTP_MORE)
-        goto more;
-      if (r != AB_HTTP_OK)
-        bad = "http-malformed";
-      else if (h.has_host && !c->literal && strcmp (h.host_hdr, c->name) != 0)
-        bad = "host-mismatch", name = h.host_hdr;
-      snprintf (proto, sizeof proto, "http-host");
-    }
-  if (bad != NULL)
-    {
-      ab_egress_record_add (&e->record, c->proto, proto, name ? name : c->name, &c->cand[c->i_cand - 1],
-                            c->port, false, bad);
-      c->tls = c->head.d[0] == 0x16;
-      return conn_refuse (e, c, 403, NULL, NULL);
-    }
-  buf_append (&c->c2u, c->head.d, c->head.len);
-  buf_free (&c->head);
-  c->state = S_RELAY;
-  c->deadline = 0;
-  conn_update (e, c);
-  return;
-
-more:
-  if (c->deadline == 0)
-    c->deadline = ab_egress_now_ms () + e->opt.head_timeout_ms;
-  conn_update (e, c);
 }
 
 /* ---- events ----------------------------------------------------------- */
@@ -610,20 +416,20 @@ client_readable (struct ab_egress *e, struct ab_egress_conn *c)
 
   switch (c->state)
     {
-    case S_HEAD:
-    case S_INSPECT:
+    case AB_CS_HEAD:
+    case AB_CS_INSPECT:
       r = buf_read (&c->head, c->cep.fd,
-                    c->transparent || c->state == S_INSPECT ? HEAD_MAX : AB_HTTP_MAX_HEAD);
-      if (r == -1 && c->head.len < (c->state == S_HEAD && !c->transparent ? AB_HTTP_MAX_HEAD : HEAD_MAX))
+                    c->transparent || c->state == AB_CS_INSPECT ? HEAD_MAX : AB_HTTP_MAX_HEAD);
+      if (r == -1 && c->head.len < (c->state == AB_CS_HEAD && !c->transparent ? AB_HTTP_MAX_HEAD : HEAD_MAX))
         return;
       if (r == 0 || r == -2)
         return conn_close (e, c);
-      if (c->state == S_INSPECT)
-        return head_tunnel (e, c);
+      if (c->state == AB_CS_INSPECT)
+        return ab_egress_head_tunnel (e, c);
       if (c->transparent)
-        return head_transparent (e, c);
-      return head_explicit (e, c);
-    case S_RELAY:
+        return ab_egress_head_transparent (e, c);
+      return ab_egress_head_explicit (e, c);
+    case AB_CS_RELAY:
       r = buf_read (&c->c2u, c->cep.fd, RELAY_BUF);
       if (r == 0)
         c->c_eof = true;
@@ -631,7 +437,7 @@ client_readable (struct ab_egress *e, struct ab_egress_conn *c)
         return conn_close (e, c);
       c->last_io = ab_egress_now_ms ();
       break;
-    case S_CLOSING:
+    case AB_CS_CLOSING:
       {
         uint8_t sink[4096];
         r = recv (c->cep.fd, sink, sizeof sink, 0);
@@ -648,17 +454,17 @@ conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
 {
   if (c->dead)
     return;
-  if (c->state == S_CLOSING)
+  if (c->state == AB_CS_CLOSING)
     {
       if (buf_pending (&c->u2c) == 0 && !c->c_wshut)
         {
           shutdown (c->cep.fd, SHUT_WR);
           c->c_wshut = true;
         }
-      return conn_update (e, c);
+      return ab_egress_conn_update (e, c);
     }
-  if (c->state != S_RELAY && c->state != S_INSPECT)
-    return conn_update (e, c);
+  if (c->state != AB_CS_RELAY && c->state != AB_CS_INSPECT)
+    return ab_egress_conn_update (e, c);
   if (c->c_eof && buf_pending (&c->c2u) == 0 && !c->u_wshut)
     {
       shutdown (c->uep.fd, SHUT_WR);
@@ -671,9 +477,9 @@ conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
     }
   if (c->c_wshut && c->u_wshut)
     return conn_close (e, c);
-  if (c->state == S_INSPECT && c->u_wshut == false && c->u_eof && buf_pending (&c->u2c) == 0)
+  if (c->state == AB_CS_INSPECT && c->u_wshut == false && c->u_eof && buf_pending (&c->u2c) == 0)
     return conn_close (e, c);
-  conn_update (e, c);
+  ab_egress_conn_update (e, c);
 }
 
 /* A socket that hung up (both directions over, or reset) stays readable
@@ -683,12 +489,12 @@ static void
 side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
 {
   struct ab_egress_ep *ep = client ? &c->cep : &c->uep;
-  struct buf *in = client ? &c->c2u : &c->u2c, *out = client ? &c->u2c : &c->c2u;
+  struct ab_egress_buf *in = client ? &c->c2u : &c->u2c, *out = client ? &c->u2c : &c->c2u;
 
   while (buf_read (in, ep->fd, SIZE_MAX) > 0)
     ;
   ab_egress_ep_remove (e, ep);
-  buf_free (out); /* nobody left to deliver it to */
+  ab_egress_buf_free (out); /* nobody left to deliver it to */
   if (client)
     c->c_eof = c->c_wshut = true;
   else
@@ -700,11 +506,11 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
 {
   struct ab_egress_conn *c = ep->owner;
   bool client = ep == &c->cep;
-  bool relaying = c->state == S_RELAY || c->state == S_INSPECT;
+  bool relaying = c->state == AB_CS_RELAY || c->state == AB_CS_INSPECT;
 
   if (c->dead)
     return;
-  if (!client && c->state == S_CONNECTING)
+  if (!client && c->state == AB_CS_CONNECTING)
     {
       int soerr = 0;
       socklen_t sl = sizeof soerr;
@@ -714,7 +520,7 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
     }
   if (events & EPOLLERR)
     return conn_close (e, c);
-  if ((events & EPOLLHUP) && !(relaying && (client ? c->state == S_RELAY : true)))
+  if ((events & EPOLLHUP) && !(relaying && (client ? c->state == AB_CS_RELAY : true)))
     return conn_close (e, c);
   if (events & EPOLLHUP)
     {
@@ -791,16 +597,16 @@ ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener)
       c->cep = (struct ab_egress_ep){ .kind = AB_EP_CLIENT, .fd = fd, .owner = c };
       c->uep = (struct ab_egress_ep){ .kind = AB_EP_UPSTREAM, .fd = -1, .owner = c };
       c->transparent = original_dst (fd, listener, &c->odst, &c->oport);
-      c->state = S_HEAD;
+      c->state = AB_CS_HEAD;
       c->deadline = ab_egress_now_ms () + e->opt.head_timeout_ms;
       c->last_io = ab_egress_now_ms ();
-      set_protocol (c, c->transparent ? AB_EGRESS_P_HTTP_HOST : AB_EGRESS_P_HTTP, "http");
+      ab_egress_conn_set_protocol (c, c->transparent ? AB_EGRESS_P_HTTP_HOST : AB_EGRESS_P_HTTP, "http");
       c->next = e->conns;
       if (e->conns)
         e->conns->prev = c;
       e->conns = c;
       e->n_conns++;
-      conn_update (e, c);
+      ab_egress_conn_update (e, c);
     }
 }
 
@@ -822,30 +628,30 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
                      : e->opt.idle_timeout_ms;
           switch (c->state)
             {
-            case S_HEAD:
+            case AB_CS_HEAD:
               if (now >= c->deadline)
-                conn_refuse (e, c, 408, NULL, NULL);
+                ab_egress_conn_refuse (e, c, 408, NULL, NULL);
               break;
-            case S_RESOLVING:
-            case S_CONNECTING:
+            case AB_CS_RESOLVING:
+            case AB_CS_CONNECTING:
               if (now < c->deadline)
                 break;
-              if (c->state == S_CONNECTING && c->i_cand < c->n_cand)
+              if (c->state == AB_CS_CONNECTING && c->i_cand < c->n_cand)
                 conn_connect_next (e, c);
               else
-                conn_refuse (e, c, 504, NULL, NULL);
+                ab_egress_conn_refuse (e, c, 504, NULL, NULL);
               break;
-            case S_INSPECT:
+            case AB_CS_INSPECT:
               if (c->deadline != 0 && now >= c->deadline)
                 conn_close (e, c);
               else if (now - c->last_io >= idle)
                 conn_close (e, c);
               break;
-            case S_RELAY:
+            case AB_CS_RELAY:
               if (now - c->last_io >= idle)
                 conn_close (e, c);
               break;
-            case S_CLOSING:
+            case AB_CS_CLOSING:
               if (now >= c->deadline)
                 conn_close (e, c);
               break;

@@ -10,5 +10,6 @@ libagentbox_a_SOURCES += \
 	netns/egress-resolve.c \
 	netns/egress-dnsserve.c \
 	netns/egress-proxy.c \
+	netns/egress-head.c \
 	netns/egress-loop.c \
 	netns/egress-daemon.c
