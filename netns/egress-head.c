@@ -30,28 +30,47 @@ ab_egress_head_explicit (struct ab_egress *e, struct ab_egress_conn *c)
   int r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
 
   if (r == AB_HTTP_MORE)
-    return ab_egress_conn_update (e, c);
+    {
+      ab_egress_conn_update (e, c);
+      return;
+    }
   ab_egress_conn_set_protocol (c, AB_EGRESS_P_HTTP, r == AB_HTTP_OK ? h.method : "http");
   if (r == AB_HTTP_TOO_BIG)
-    return ab_egress_conn_refuse (e, c, 431, "http-too-big", NULL);
+    {
+      ab_egress_conn_refuse (e, c, 431, "http-too-big", NULL);
+      return;
+    }
   if (r == AB_HTTP_BAD)
-    return ab_egress_conn_refuse (e, c, 400, "http-malformed", NULL);
+    {
+      ab_egress_conn_refuse (e, c, 400, "http-malformed", NULL);
+      return;
+    }
   snprintf (c->name, sizeof c->name, "%s", h.host);
   c->port = h.port;
   c->forward_from = h.head_len;
   if (h.form == AB_HTTP_AUTHORITY)
     {
       ab_egress_conn_set_protocol (c, AB_EGRESS_P_CONNECT, "CONNECT");
-      return ab_egress_conn_decide (e, c);
+      ab_egress_conn_decide (e, c);
+      return;
     }
   if (h.https_scheme)
-    return ab_egress_conn_refuse (e, c, 400, "https-uri-needs-connect", NULL);
+    {
+      ab_egress_conn_refuse (e, c, 400, "https-uri-needs-connect", NULL);
+      return;
+    }
   if (h.form != AB_HTTP_ABSOLUTE)
-    return ab_egress_conn_refuse (e, c, 400, "not-a-proxy-request", NULL);
+    {
+      ab_egress_conn_refuse (e, c, 400, "not-a-proxy-request", NULL);
+      return;
+    }
   /* The decision is on the URI's host; a Host header naming another one
      would have a virtual-hosting upstream serve the other site. */
   if (h.has_host && (strcmp (h.host_hdr, h.host) != 0 || (h.host_hdr_port ? h.host_hdr_port : 80) != h.port))
-    return ab_egress_conn_refuse (e, c, 403, "host-mismatch", NULL);
+    {
+      ab_egress_conn_refuse (e, c, 403, "host-mismatch", NULL);
+      return;
+    }
   c->rewritten = ab_http_rewrite_origin ((const char *)c->head.d, &h, &c->rewritten_len);
   ab_egress_conn_decide (e, c);
 }
@@ -72,28 +91,56 @@ ab_egress_head_transparent (struct ab_egress *e, struct ab_egress_conn *c)
       ab_egress_conn_set_protocol (c, AB_EGRESS_P_TLS_SNI, "tls-sni");
       r = ab_tls_client_hello_sni (c->head.d, c->head.len, sni);
       if (r == AB_TLS_MORE && c->head.len < HEAD_MAX)
-        return ab_egress_conn_update (e, c);
+        {
+          ab_egress_conn_update (e, c);
+          return;
+        }
       if (r != AB_TLS_HELLO)
-        return ab_egress_conn_refuse (e, c, 403, "tls-malformed", &c->odst);
+        {
+          ab_egress_conn_refuse (e, c, 403, "tls-malformed", &c->odst);
+          return;
+        }
       if (sni[0] == '\0')
-        return ab_egress_conn_refuse (e, c, 403, "no-sni", &c->odst);
+        {
+          ab_egress_conn_refuse (e, c, 403, "no-sni", &c->odst);
+          return;
+        }
       snprintf (c->name, sizeof c->name, "%s", sni);
-      return ab_egress_conn_decide (e, c);
+      ab_egress_conn_decide (e, c);
+      return;
     }
   ab_egress_conn_set_protocol (c, AB_EGRESS_P_HTTP_HOST, "http-host");
   if (!looks_like_http (c->head.d, c->head.len))
-    return ab_egress_conn_refuse (e, c, 403, "unknown-protocol", &c->odst);
+    {
+      ab_egress_conn_refuse (e, c, 403, "unknown-protocol", &c->odst);
+      return;
+    }
   r = ab_http_parse_head ((const char *)c->head.d, c->head.len, &h, &why);
   if (r == AB_HTTP_MORE)
-    return ab_egress_conn_update (e, c);
+    {
+      ab_egress_conn_update (e, c);
+      return;
+    }
   if (r != AB_HTTP_OK)
-    return ab_egress_conn_refuse (e, c, r == AB_HTTP_TOO_BIG ? 431 : 400, "http-malformed", &c->odst);
+    {
+      ab_egress_conn_refuse (e, c, r == AB_HTTP_TOO_BIG ? 431 : 400, "http-malformed", &c->odst);
+      return;
+    }
   if (!h.has_host)
-    return ab_egress_conn_refuse (e, c, 400, "no-host", &c->odst);
+    {
+      ab_egress_conn_refuse (e, c, 400, "no-host", &c->odst);
+      return;
+    }
   if (h.form == AB_HTTP_ABSOLUTE && strcmp (h.host, h.host_hdr) != 0)
-    return ab_egress_conn_refuse (e, c, 403, "host-mismatch", &c->odst);
+    {
+      ab_egress_conn_refuse (e, c, 403, "host-mismatch", &c->odst);
+      return;
+    }
   if (h.form == AB_HTTP_AUTHORITY)
-    return ab_egress_conn_refuse (e, c, 400, "http-malformed", &c->odst);
+    {
+      ab_egress_conn_refuse (e, c, 400, "http-malformed", &c->odst);
+      return;
+    }
   snprintf (c->name, sizeof c->name, "%s", h.host_hdr);
   ab_egress_conn_decide (e, c);
 }
@@ -137,7 +184,8 @@ ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
       ab_egress_record_add (&e->record, c->proto, proto, name ? name : c->name, &c->cand[c->i_cand - 1],
                             c->port, false, bad);
       c->tls = c->head.d[0] == 0x16;
-      return ab_egress_conn_refuse (e, c, 403, NULL, NULL);
+      ab_egress_conn_refuse (e, c, 403, NULL, NULL);
+      return;
     }
   ab_egress_buf_append (&c->c2u, c->head.d, c->head.len);
   ab_egress_buf_free (&c->head);

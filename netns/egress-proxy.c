@@ -336,10 +336,16 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
          one the name is pinned to, or an allowed SNI would carry the bytes
          to any host. */
       if (!c->literal && !ab_egress_name_has_addr (n, &c->odst))
-        return ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
+        {
+          ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
+          return;
+        }
       refusal = candidate_refusal (&c->odst);
       if (refusal != NULL)
-        return ab_egress_conn_refuse (e, c, 403, refusal, &c->odst);
+        {
+          ab_egress_conn_refuse (e, c, 403, refusal, &c->odst);
+          return;
+        }
       c->cand[c->n_cand++] = c->odst;
     }
   else
@@ -352,7 +358,10 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
           refusal = r, first = &n->addrs[i];
       }
   if (c->n_cand == 0)
-    return ab_egress_conn_refuse (e, c, 403, refusal, first);
+    {
+      ab_egress_conn_refuse (e, c, 403, refusal, first);
+      return;
+    }
   ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, &c->cand[0], c->port, true, rule);
   conn_connect_next (e, c);
 }
@@ -366,7 +375,10 @@ ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct 
     return;
   c->state = AB_CS_HEAD; /* no longer a waiter */
   if (n->state != AB_NAME_RESOLVED)
-    return ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+    {
+      ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+      return;
+    }
   ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule);
   conn_have_addrs (e, c, n, rule);
 }
@@ -380,7 +392,10 @@ ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
 
   c->literal = c->name[0] == '[' || ab_egress_ip_parse (c->name, strlen (c->name), &lit.addrs[0]) == 0;
   if (!ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule))
-    return ab_egress_conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
+    {
+      ab_egress_conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
+      return;
+    }
   if (c->literal)
     {
       /* Only a literal the policy lists gets here: its address is the one
@@ -390,8 +405,12 @@ ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
       ab_egress_ip_parse (c->name, strlen (c->name), &lit.addrs[0]);
       lit.n_addrs = 1;
       if (c->transparent && !ab_egress_addr_equal (&lit.addrs[0], &c->odst))
-        return ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
-      return conn_have_addrs (e, c, &lit, rule);
+        {
+          ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
+          return;
+        }
+      conn_have_addrs (e, c, &lit, rule);
+      return;
     }
   c->state = AB_CS_RESOLVING;
   c->deadline = ab_egress_now_ms () + e->opt.connect_timeout_ms;
@@ -403,7 +422,10 @@ ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
     }
   c->state = AB_CS_HEAD;
   if (n->state != AB_NAME_RESOLVED)
-    return ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+    {
+      ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+      return;
+    }
   conn_have_addrs (e, c, n, rule);
 }
 
@@ -423,18 +445,31 @@ client_readable (struct ab_egress *e, struct ab_egress_conn *c)
       if (r == -1 && c->head.len < (c->state == AB_CS_HEAD && !c->transparent ? AB_HTTP_MAX_HEAD : HEAD_MAX))
         return;
       if (r == 0 || r == -2)
-        return conn_close (e, c);
+        {
+          conn_close (e, c);
+          return;
+        }
       if (c->state == AB_CS_INSPECT)
-        return ab_egress_head_tunnel (e, c);
+        {
+          ab_egress_head_tunnel (e, c);
+          return;
+        }
       if (c->transparent)
-        return ab_egress_head_transparent (e, c);
-      return ab_egress_head_explicit (e, c);
+        {
+          ab_egress_head_transparent (e, c);
+          return;
+        }
+      ab_egress_head_explicit (e, c);
+      return;
     case AB_CS_RELAY:
       r = buf_read (&c->c2u, c->cep.fd, RELAY_BUF);
       if (r == 0)
         c->c_eof = true;
       else if (r == -2)
-        return conn_close (e, c);
+        {
+          conn_close (e, c);
+          return;
+        }
       c->last_io = ab_egress_now_ms ();
       break;
     case AB_CS_CLOSING:
@@ -442,7 +477,10 @@ client_readable (struct ab_egress *e, struct ab_egress_conn *c)
         uint8_t sink[4096];
         r = recv (c->cep.fd, sink, sizeof sink, 0);
         if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-          return conn_close (e, c);
+          {
+            conn_close (e, c);
+            return;
+          }
       }
       break;
     }
@@ -461,10 +499,14 @@ conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
           shutdown (c->cep.fd, SHUT_WR);
           c->c_wshut = true;
         }
-      return ab_egress_conn_update (e, c);
+      ab_egress_conn_update (e, c);
+      return;
     }
   if (c->state != AB_CS_RELAY && c->state != AB_CS_INSPECT)
-    return ab_egress_conn_update (e, c);
+    {
+      ab_egress_conn_update (e, c);
+      return;
+    }
   if (c->c_eof && buf_pending (&c->c2u) == 0 && !c->u_wshut)
     {
       shutdown (c->uep.fd, SHUT_WR);
@@ -476,9 +518,15 @@ conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
       c->c_wshut = true;
     }
   if (c->c_wshut && c->u_wshut)
-    return conn_close (e, c);
+    {
+      conn_close (e, c);
+      return;
+    }
   if (c->state == AB_CS_INSPECT && c->u_wshut == false && c->u_eof && buf_pending (&c->u2c) == 0)
-    return conn_close (e, c);
+    {
+      conn_close (e, c);
+      return;
+    }
   ab_egress_conn_update (e, c);
 }
 
@@ -515,36 +563,56 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
       int soerr = 0;
       socklen_t sl = sizeof soerr;
       if (getsockopt (c->uep.fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr != 0)
-        return conn_connect_next (e, c);
-      return conn_connected (e, c);
+        {
+          conn_connect_next (e, c);
+          return;
+        }
+      conn_connected (e, c);
+      return;
     }
   if (events & EPOLLERR)
-    return conn_close (e, c);
+    {
+      conn_close (e, c);
+      return;
+    }
   if ((events & EPOLLHUP) && !(relaying && (client ? c->state == AB_CS_RELAY : true)))
-    return conn_close (e, c);
+    {
+      conn_close (e, c);
+      return;
+    }
   if (events & EPOLLHUP)
     {
       side_hup (e, c, client);
-      return conn_pump (e, c);
+      conn_pump (e, c);
+      return;
     }
   if (client)
     {
       if ((events & EPOLLOUT) && buf_pending (&c->u2c) > 0 && buf_write (&c->u2c, c->cep.fd) < 0)
-        return conn_close (e, c);
+        {
+          conn_close (e, c);
+          return;
+        }
       if (events & EPOLLIN)
         client_readable (e, c);
     }
   else
     {
       if ((events & EPOLLOUT) && buf_pending (&c->c2u) > 0 && buf_write (&c->c2u, c->uep.fd) < 0)
-        return conn_close (e, c);
+        {
+          conn_close (e, c);
+          return;
+        }
       if ((events & EPOLLIN) && !c->u_eof)
         {
           ssize_t r = buf_read (&c->u2c, c->uep.fd, RELAY_BUF);
           if (r == 0)
             c->u_eof = true;
           else if (r == -2)
-            return conn_close (e, c);
+            {
+              conn_close (e, c);
+              return;
+            }
           c->last_io = ab_egress_now_ms ();
         }
     }
