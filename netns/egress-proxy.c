@@ -232,27 +232,31 @@ ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *te
 static void conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c);
 
 /* The SSRF check, plus one the range table cannot know: an address that is
-   configured on the host itself (its public IP reaches host services). */
+   configured on the host itself (its public IP reaches host services).  A
+   UDP socket "connected" there shows it: the route to a local address is in
+   the local table, whose preferred source is that address.  (A bind() probe
+   would lie under net.ipv4.ip_nonlocal_bind.)  The loop thread is in the
+   host netns, so this asks the host's routing. */
 static const char *
 candidate_refusal (const struct ab_egress_addr *a)
 {
   const char *r = ab_egress_addr_refusal (a->family, a->addr);
-  struct sockaddr_storage ss;
-  socklen_t sl;
-  int fd;
+  struct sockaddr_storage ss, local;
+  socklen_t sl, ll = sizeof local;
+  struct ab_egress_addr la;
+  uint16_t lport;
+  _cleanup_close_ int fd = -1;
 
   if (r != NULL)
     return r;
-  /* bind() succeeds only for a local address (the loop thread is in the
-     host netns; ip_nonlocal_bind would make it succeed for any, which the
-     probe detects with a documentation address nobody configures). */
   fd = socket (a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return NULL;
-  ab_egress_addr_to_sockaddr (a, 0, &ss, &sl);
-  r = bind (fd, (struct sockaddr *)&ss, sl) == 0 ? "ssrf:host-local" : NULL;
-  close (fd);
-  return r;
+  ab_egress_addr_to_sockaddr (a, 9, &ss, &sl);
+  if (connect (fd, (struct sockaddr *)&ss, sl) < 0 || getsockname (fd, (struct sockaddr *)&local, &ll) < 0
+      || ab_egress_addr_from_sockaddr ((struct sockaddr *)&local, &la, &lport) < 0)
+    return NULL; /* no route: the TCP connect will fail on its own */
+  return ab_egress_addr_equal (&la, a) ? "ssrf:host-local" : NULL;
 }
 
 static void
