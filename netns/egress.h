@@ -39,6 +39,27 @@
  * the next server and some tools retry "temporary" failures), and the record
  * says why.  Malformed queries get FORMERR when a header could be read, else
  * they are dropped.
+ *
+ * Integration (what the runtime does when the policy is enabled):
+ *  1. parse: ab_egress_baseline_load (--egress-policy) then
+ *     ab_egress_policy_parse (spec annotations) before any namespace exists;
+ *     an enabled policy requires a NEW network namespace (refuse a
+ *     linux.namespaces net path: our listeners would land in a shared netns).
+ *  2. once the child has unshared its netns and waits on the sync socket:
+ *     open its netns (O_RDONLY|O_CLOEXEC), then ab_egress_start (run, MCP)
+ *     or, for create, ab_egress_daemon_spawn once the child is in its cgroup.
+ *  3. ab_netns_apply in that netns with { enabled, http_port, dns_port,
+ *     ab_egress_policy_ports () }.  The wall must route every destination to
+ *     lo with source 127.0.0.1 (`default dev lo src 127.0.0.1`, and an IPv6
+ *     default via lo), redirect TCP to the ports for ip and ip6, accept
+ *     127.0.0.1:dns_port (udp, tcp), 127.0.0.1:http_port, [::1]:http_port.
+ *  4. bind a file holding ab_egress_resolv_conf () read-only over the
+ *     rootfs's /etc/resolv.conf (through the rootfs fd); optionally add
+ *     ab_egress_env () to process.env.  Then release the child.
+ *  5. after the container's last process: ab_egress_stop, put
+ *     ab_egress_decisions_gen in the result record, ab_egress_free.  The
+ *     daemon writes its record file itself; `delete` sends it SIGTERM if it
+ *     is still alive.
  */
 #ifndef AB_NETNS_EGRESS_H
 #define AB_NETNS_EGRESS_H
@@ -118,10 +139,10 @@ void ab_egress_policy_copy (struct ab_egress_policy *dst, const struct ab_egress
 size_t ab_egress_policy_ports (const struct ab_egress_policy *p, uint16_t *ports, size_t max);
 
 /* Decide for a normalised name (or IP literal text) and port.  Returns true
-   when allowed; *rule gets the deciding rule, e.g. "allow:*.example.com",
-   "deny:bad.example", "default-deny", "port-not-allowed" (static storage or
-   the policy's: valid while the policy lives).  port 0 asks "may this name
-   be resolved at all" (the DNS stub's question). */
+   when allowed; rule[rule_len] gets the deciding rule, e.g.
+   "allow:*.example.com", "deny:bad.example", "default-deny",
+   "port-not-allowed".  port 0 asks "may this name be resolved at all" (the
+   DNS stub's question). */
 bool ab_egress_policy_decide (const struct ab_egress_policy *p, const char *name, uint16_t port, char *rule,
                               size_t rule_len);
 
