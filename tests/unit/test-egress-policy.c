@@ -258,6 +258,32 @@ test_baseline_file (void)
   unlink (path);
 }
 
+static void
+test_record (void)
+{
+  struct ab_egress_record r;
+  struct ab_egress_addr a = { AF_INET, { 192, 0, 2, 10 } };
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  size_t len;
+
+  ab_egress_record_init (&r, 2);
+  ab_egress_record_add (&r, AB_EGRESS_P_CONNECT, "CONNECT", "a.test", &a, 443, true, "allow:a.test");
+  ab_egress_record_add (&r, AB_EGRESS_P_DNS, "dns-A", "\xff\\007\"x", NULL, 0, false, "invalid-name");
+  ab_egress_record_add (&r, AB_EGRESS_P_DNS, "dns-A", "c.test", NULL, 0, false, "default-deny");
+  is_int (r.n, 2, "the record keeps at most max entries");
+  is_int (r.dropped, 1, "and counts the others");
+  ab_egress_decision_array_gen (r.v, r.n, g);
+  const char *json = ab_gen_buf (g, &len);
+  ok (strstr (json, "{\"time\":\"") == json + 1
+          && strstr (json, "\"name\":\"a.test\",\"address\":\"192.0.2.10\",\"port\":443,"
+                           "\"protocol\":\"CONNECT\",\"allowed\":true,\"rule\":\"allow:a.test\"}")
+                 != NULL,
+      "one object per decision, fields in a fixed order: %s", json);
+  ok (strstr (json, "\"name\":\"\xef\xbf\xbd\\\\007\\\"x\"") != NULL,
+      "a hostile name stays valid JSON (invalid UTF-8 becomes U+FFFD, quotes escaped)");
+  ab_egress_record_destroy (&r);
+}
+
 int
 main (void)
 {
@@ -267,5 +293,6 @@ main (void)
   test_deny ();
   test_narrowing ();
   test_baseline_file ();
+  test_record ();
   return tap_done ();
 }
