@@ -240,7 +240,7 @@ parse_entry (const char *annot, const char *s, size_t len, bool is_allow, struct
 bad:
   rule_free (r);
   memset (r, 0, sizeof *r);
-  return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": %s", annot, (int)len, s, why);
+  return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": %s", annot, (int)len, s, why);
 }
 
 /* Split on ',' with surrounding blanks trimmed; call fn for each entry.  An
@@ -268,10 +268,9 @@ for_each_entry (const char *annot, const char *value, entry_fn fn, void *data, a
       while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
         b--;
       if (a == b)
-        return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: empty entry", annot);
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: empty entry", annot);
       if (++count > AB_EGRESS_MAX_ENTRIES)
-        return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: more than %d entries", annot,
-                              AB_EGRESS_MAX_ENTRIES);
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: more than %d entries", annot, AB_EGRESS_MAX_ENTRIES);
       if (fn (annot, a, (size_t)(b - a), data, err) < 0)
         return -1;
       if (end == NULL)
@@ -317,18 +316,16 @@ add_pin (const char *annot, const char *s, size_t len, void *data, ab_error_t *e
   const char *ap;
 
   if (eq == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": expected NAME=ADDRESS",
-                          annot, (int)len, s);
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": expected NAME=ADDRESS", annot, (int)len,
+                          s);
   if (ab_egress_name_normalize (s, (size_t)(eq - s), name) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": invalid name", annot,
-                          (int)len, s);
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": invalid name", annot, (int)len, s);
   ap = eq + 1;
   al = len - (size_t)(ap - s);
   if (al >= 2 && ap[0] == '[' && ap[al - 1] == ']')
     ap++, al -= 2;
   if (ab_egress_ip_parse (ap, al, &a) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "annotations.%s: entry \"%.*s\": invalid address", annot,
-                          (int)len, s);
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": invalid address", annot, (int)len, s);
   l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
   l->v[l->n].name = xstrdup (name);
   l->v[l->n].family = a.family;
@@ -490,20 +487,25 @@ annot_get (const struct ab_kvlist *l, const char *key)
   return NULL;
 }
 
-/* Parse the three values (any may be NULL) into out. */
+/* Parse the three values (any may be NULL) into out.  Errors name each
+   value as where + its key: "annotations.dev.agentbox.net.pins", or the
+   baseline file's "FILE: dev.agentbox.net.pins". */
 static int
-parse_values (const char *allow, const char *deny, const char *pins, struct ab_egress_policy *out,
-              ab_error_t *err)
+parse_values (const char *where, const char *allow, const char *deny, const char *pins,
+              struct ab_egress_policy *out, ab_error_t *err)
 {
   struct rule_list al = { .is_allow = true }, dl = { .is_allow = false };
   struct pin_list pl = { 0 };
+  _cleanup_free_ char *la = xasprintf ("%s%s", where, AB_ANNOT_NET_ALLOW_DOMAINS);
+  _cleanup_free_ char *ld = xasprintf ("%s%s", where, AB_ANNOT_NET_DENY_DOMAINS);
+  _cleanup_free_ char *lp = xasprintf ("%s%s", where, AB_ANNOT_NET_PINS);
 
   memset (out, 0, sizeof *out);
-  if (allow && for_each_entry (AB_ANNOT_NET_ALLOW_DOMAINS, allow, add_rule, &al, err) < 0)
+  if (allow && for_each_entry (la, allow, add_rule, &al, err) < 0)
     goto fail;
-  if (deny && for_each_entry (AB_ANNOT_NET_DENY_DOMAINS, deny, add_rule, &dl, err) < 0)
+  if (deny && for_each_entry (ld, deny, add_rule, &dl, err) < 0)
     goto fail;
-  if (pins && for_each_entry (AB_ANNOT_NET_PINS, pins, add_pin, &pl, err) < 0)
+  if (pins && for_each_entry (lp, pins, add_pin, &pl, err) < 0)
     goto fail;
   out->enabled = allow != NULL;
   out->allow = al.v, out->n_allow = al.n;
@@ -531,7 +533,7 @@ ab_egress_policy_parse (const struct ab_kvlist *annotations, const struct ab_egr
   size_t i;
 
   memset (out, 0, sizeof *out);
-  if (parse_values (allow, deny, pins, &run, err) < 0)
+  if (parse_values ("annotations.", allow, deny, pins, &run, err) < 0)
     return -1;
   if (baseline == NULL || !baseline->enabled)
     {
@@ -647,8 +649,9 @@ ab_egress_baseline_load (int dirfd, const char *path, struct ab_egress_policy *o
   ab_json_collect_unused (j, "", &unused);
   if (unused.n > 0)
     return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: %s: unknown member", path, unused.v[0]);
-  if (parse_values (allow, deny, pins, out, err) < 0)
-    return ab_error_prefix (err, "%s", path);
+  _cleanup_free_ char *where = xasprintf ("%s: ", path);
+  if (parse_values (where, allow, deny, pins, out, err) < 0)
+    return -1;
   /* An admin file that exists is a policy even if it lists no allow entry:
      it then allows nothing. */
   out->enabled = true;

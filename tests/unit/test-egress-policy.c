@@ -255,6 +255,18 @@ test_baseline_file (void)
   memset (&err, 0, sizeof err);
   ok (ab_egress_baseline_load (AT_FDCWD, path, &p, &err) < 0 && strstr (err.msg, "allow-domains[0]"),
       "an array element holding a comma is refused with its JSON path: %s", err.msg);
+
+  fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  doc = "{\"dev.agentbox.net.deny-domains\": \"ok.test, bad..test\"}";
+  ok (write (fd, doc, strlen (doc)) == (ssize_t)strlen (doc), "rewrite");
+  close (fd);
+  memset (&err, 0, sizeof err);
+  {
+    _cleanup_free_ char *want
+        = xasprintf ("%s: dev.agentbox.net.deny-domains: entry \"bad..test\": invalid name", path);
+    ok (ab_egress_baseline_load (AT_FDCWD, path, &p, &err) < 0 && strcmp (err.msg, want) == 0,
+        "an entry error in the baseline names the file, the key and the entry: %s", err.msg);
+  }
   unlink (path);
 }
 
