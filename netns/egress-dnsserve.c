@@ -201,6 +201,7 @@ dnsconn_close (struct ab_egress *e, struct ab_egress_dnsconn *c)
   if (c->dead)
     return;
   c->dead = true;
+  e->reap_pending = true;
   if (c->waiting)
     ab_egress_name_cancel (e, c);
   ab_egress_ep_remove (e, &c->ep);

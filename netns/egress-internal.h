@@ -276,6 +276,7 @@ struct ab_egress
   struct ab_egress_name name_overflow; /* handed out once the table is full */
   struct ab_egress_conn *conns;        /* doubly linked */
   size_t n_conns;
+  bool reap_pending; /* a connection was closed in this batch: free it after the batch */
   struct ab_egress_dnsconn *dnsconns;
   size_t n_dnsconns;
   struct ab_egress_udpq *udpqs; /* UDP queries waiting for a resolution */

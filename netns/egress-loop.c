@@ -238,10 +238,11 @@ loop_main (void *arg)
       /* Connections closed in this batch are freed here, after it: a later
          event of the same batch may still point at them. */
       now = ab_egress_now_ms ();
-      if (now - last_sweep >= SWEEP_MS || n == 0)
+      if (e->reap_pending || now - last_sweep >= SWEEP_MS || n == 0)
         {
           ab_egress_proxy_sweep (e, now, false);
           ab_egress_dns_sweep (e, now, false);
+          e->reap_pending = false; /* the sweeps freed what they closed too */
           last_sweep = now;
         }
     }

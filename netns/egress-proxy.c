@@ -96,6 +96,7 @@ conn_close (struct ab_egress *e, struct ab_egress_conn *c)
   if (c->dead)
     return;
   c->dead = true;
+  e->reap_pending = true;
   if (c->state == AB_CS_RESOLVING)
     ab_egress_name_cancel (e, c);
   if (c->cep.fd >= 0)
