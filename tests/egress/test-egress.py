@@ -49,6 +49,12 @@ def ok(cond, name, diag=None):
             print("#   " + line, flush=True)
 
 
+def skip(why):
+    global count
+    count += 1
+    print("ok %d # SKIP %s" % (count, why), flush=True)
+
+
 def run(cmd, check=True, timeout=60, **kw):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
     if check and r.returncode != 0:
@@ -554,7 +560,7 @@ def test_baseline(w):
        "an admin baseline is only narrowed: the run cannot add other.test and drops *.wild.test", (r1, r2, r3))
 
 
-def cgroup_dir(kind):
+def cgroup_dir(kind, tag=""):
     if kind == "v2":
         root = "/sys/fs/cgroup/unified"
         if not os.path.exists(os.path.join(root, "cgroup.procs")):
@@ -570,7 +576,7 @@ def cgroup_dir(kind):
         for line in f:
             hid, ctrl, path = line.strip().split(":", 2)
             if (kind == "v2" and hid == "0") or (kind == "v1" and "pids" in ctrl.split(",")):
-                d = os.path.join(root + path, "ab-egress-test-%d" % os.getpid())
+                d = os.path.join(root + path, "ab-egress-test-%d%s" % (os.getpid(), tag))
                 os.mkdir(d)
                 return d
     return None
@@ -579,7 +585,7 @@ def cgroup_dir(kind):
 def test_daemon(w, kind):
     cg = cgroup_dir(kind)
     if cg is None:
-        ok(True, "# SKIP no %s cgroup hierarchy for the daemon test" % kind)
+        skip("no %s cgroup hierarchy for the daemon test" % kind)
         return
     w.cgroups.append(cg)
     cpid = w.container()
@@ -616,6 +622,32 @@ def test_daemon(w, kind):
         os.kill(dpid, 9)
 
 
+def test_daemon_term_and_errors(w):
+    cg_term = cgroup_dir("v2", "-term") or cgroup_dir("v1", "-term")
+    if cg_term is None:
+        skip("no cgroup hierarchy for the daemon test")
+        return
+    w.cgroups.append(cg_term)
+    cpid = w.container()
+    with open(os.path.join(cg_term, "cgroup.procs"), "w") as f:
+        f.write(cpid)
+    record = os.path.join(w.tmp, "record-term.json")
+    base = [DRIVER, "daemon", "--cgroup", cg_term, "--record", record, "dev.agentbox.net.allow-domains=a.test"]
+    info = json.loads(run(base[:2] + ["--netns", "/proc/%s/ns/net" % cpid] + base[2:], timeout=20).stdout)
+    os.kill(info["pid"], 15)
+    for _ in range(100):
+        if not os.path.exists("/proc/%d" % info["pid"]):
+            break
+        time.sleep(0.1)
+    ok(not os.path.exists("/proc/%d" % info["pid"]) and listening(w, cpid=cpid) == []
+       and json.load(open(record)) == [],
+       "SIGTERM stops the daemon while the container lives: its sockets close, its record is written",
+       info)
+    r = run(base[:2] + ["--netns", "/proc/self/ns/user"] + base[2:], check=False, timeout=20)
+    ok(r.returncode != 0 and "setns into the container netns" in r.stderr,
+       "a daemon that cannot start reports the reason to its spawner", r.stderr)
+
+
 def inner():
     w = World()
     try:
@@ -636,6 +668,7 @@ def inner():
         test_timeouts(w)
         test_daemon(w, "v2")
         test_daemon(w, "v1")
+        test_daemon_term_and_errors(w)
     except Exception as e:  # a harness failure is a failed test, with its reason
         ok(False, "harness: %s" % e)
     finally:
