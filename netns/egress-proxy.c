@@ -64,8 +64,15 @@ buf_read (struct ab_egress_buf *b, int fd, size_t max)
   size_t room;
   ssize_t r;
 
-  if (b->off > 0 && b->off == b->len)
-    b->off = b->len = 0;
+  /* Slide the unsent bytes to the front when the tail is short: interest
+     is computed from the pending bytes, so a buffer that has room must
+     really take a read (or level-triggered epoll spins). */
+  if (b->off > 0 && (b->off == b->len || b->len + sizeof tmp > max))
+    {
+      memmove (b->d, b->d + b->off, b->len - b->off);
+      b->len -= b->off;
+      b->off = 0;
+    }
   room = max > b->len ? max - b->len : 0;
   if (room == 0)
     return -1;

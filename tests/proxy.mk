@@ -30,4 +30,5 @@ tests_egress_egress_driver_SOURCES = tests/egress/egress-driver.c
 tests_egress_egress_driver_LDADD = libagentbox.a $(AB_LIBS)
 
 TESTS += tests/egress/test-egress.py
-EXTRA_DIST += tests/egress/test-egress.py tests/egress/upstream.py tests/egress/client.py
+EXTRA_DIST += tests/egress/test-egress.py tests/egress/upstream.py tests/egress/client.py \
+	tests/egress/bench-relay.py
