@@ -14,6 +14,7 @@ the proxy).  Each subcommand prints one JSON object on stdout.
   parallel PROXYPORT URL...        one absolute-URI GET per URL, all at once
   halfclose PROXYPORT RAW          send RAW, shut down our write side, read to EOF
   idle PROXYPORT [AUTHORITY]       connect (and CONNECT), then send nothing: wait for EOF
+  stall PROXYPORT URL SECONDS      send an absolute-URI GET, then read nothing for SECONDS
 """
 import json
 import socket
@@ -240,6 +241,14 @@ def main():
                     break
                 data += chunk
             out(data=data.decode(errors="replace"))
+        elif cmd == "stall":
+            s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=30)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(("GET %s HTTP/1.1\r\n\r\n" % args[1]).encode())
+            print(json.dumps({"sent": True}), flush=True)
+            import time
+            time.sleep(float(args[2]))
+            out(done=True)
         elif cmd == "idle":
             s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=20)
             status = None

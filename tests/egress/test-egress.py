@@ -460,6 +460,29 @@ def test_host_resolver(w):
        "a host answer in a private range is refused by DNS and by the proxy", (r, t))
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_backpressure(w, p):
+    before = rss_kib(p.pid)
+    c = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
+                          "stall", str(HTTP_PORT), "http://allowed.test/big?n=%d" % (256 << 20), "4"],
+                         stdout=subprocess.PIPE, text=True)
+    c.stdout.readline()
+    time.sleep(2)  # let the upstream push as fast as it can into the stalled relay
+    during = rss_kib(p.pid)
+    c.kill()
+    c.wait()
+    ok(during - before < 16 * 1024,
+       "a client that stops reading a 256 MiB response holds the relay at its bounded buffers",
+       "RSS before %d KiB, during %d KiB" % (before, during))
+
+
 def test_relay(w):
     n = 8 * 1024 * 1024
     r1 = w.inside(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "--max-time", "60",
@@ -661,6 +684,7 @@ def inner():
         test_transparent(w)
         test_host_resolver(w)
         test_relay(w)
+        test_backpressure(w, p)
         test_parallel(w)
         test_record(w, p)
         test_stop(w, p)
