@@ -20,10 +20,6 @@ int ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err);
 /* Record c->cg in the state file. */
 int ab_container_save_cgroup (struct ab_container *c, ab_error_t *err);
 
-/* Configure the container's network namespace from the parent (lo, routes,
-   egress rules, netDevices) and keep it for the denied-destination record. */
-int ab_container_setup_network (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err);
-
 /* Kill what is left in the cgroup, remove the cgroups and the netns bind
    mount: everything create made except the state directory.  Idempotent. */
 int ab_container_release_resources (struct ab_container *c, ab_error_t *err);

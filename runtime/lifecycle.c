@@ -15,6 +15,7 @@
 #include "runtime/container.h"
 #include "runtime/lifecycle-internal.h"
 #include "runtime/log.h"
+#include "runtime/network.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "spec/gen.h"
@@ -35,6 +36,7 @@ ab_container_free (struct ab_container *c)
   if (c->rootfd >= 0)
     close (c->rootfd);
   ab_cgroup_free (c->cg);
+  ab_net_free (c->net);
   ab_bundle_free (c->bundle);
   ab_state_free (c->state);
   free (c->id);
@@ -72,6 +74,20 @@ int
 ab_container_release_resources (struct ab_container *c, ab_error_t *err)
 {
   int r = 0;
+
+  /* The per-container egress daemon exits by itself when the cgroup
+     empties; if it is still there (a delete racing it), end it. */
+  if (c->state && c->state->helper_pid > 0)
+    {
+      struct ab_state h = { .pid = c->state->helper_pid, .pid_start = c->state->helper_start };
+      int fd = ab_state_pidfd (&h);
+      if (fd >= 0)
+        {
+          syscall (SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0);
+          close (fd);
+        }
+      c->state->helper_pid = 0;
+    }
 
   if (c->cg)
     {

@@ -19,6 +19,7 @@
 #include "runtime/cgroup.h"
 #include "runtime/exec.h"
 #include "runtime/log.h"
+#include "runtime/network.h"
 #include "runtime/supervise.h"
 #include "runtime/util.h"
 
@@ -54,6 +55,7 @@ ab_outcome_free (struct ab_outcome *o)
   free (o->err.data);
   ab_strv_free (&o->degraded);
   free (o->violations_json);
+  free (o->egress_json);
   free (o->id);
   memset (o, 0, sizeof *o);
 }
@@ -456,6 +458,8 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   ab_trace ("exited");
   out->duration_ns = ab_now_monotonic_ns () - t0;
   outcome_stats (out, c->cg, NULL);
+  out->violations_json = ab_net_violations_json (c);
+  out->egress_json = ab_net_decisions_json (c);
   if (!so->keep)
     {
       ab_error_t e = { 0 };

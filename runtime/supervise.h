@@ -73,6 +73,7 @@ struct ab_outcome
   char *violations_json;  /* a JSON array value, or NULL */
   char *id;
   bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
+  char *egress_json;      /* every decision of the egress proxy (a JSON array value), or NULL */
 };
 void ab_outcome_free (struct ab_outcome *o);
 
