@@ -28,6 +28,9 @@ ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o
     case AB_OPT_NO_NEW_KEYRING:
       o->no_new_keyring = true;
       return 1;
+    case AB_OPT_EGRESS_POLICY:
+      o->egress_policy = arg;
+      return 1;
     case AB_OPT_NO_PIVOT:
       return ab_cmd_usage_error (cmd, "--no-pivot is not supported: agentbox always uses pivot_root");
     default:

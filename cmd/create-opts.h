@@ -20,6 +20,7 @@ enum
   AB_OPT_NO_NEW_KEYRING,
   AB_OPT_NO_PIVOT,
   AB_OPT_HELP,
+  AB_OPT_EGRESS_POLICY,
   AB_OPT__CREATE_LAST,
 };
 
@@ -28,14 +29,16 @@ enum
       { "console-socket", required_argument, NULL, AB_OPT_CONSOLE_SOCKET },                                        \
       { "preserve-fds", required_argument, NULL, AB_OPT_PRESERVE_FDS },                                            \
       { "no-new-keyring", no_argument, NULL, AB_OPT_NO_NEW_KEYRING },                                              \
-      { "no-pivot", no_argument, NULL, AB_OPT_NO_PIVOT }, { "help", no_argument, NULL, AB_OPT_HELP }
+      { "no-pivot", no_argument, NULL, AB_OPT_NO_PIVOT }, { "help", no_argument, NULL, AB_OPT_HELP },         \
+      { "egress-policy", required_argument, NULL, AB_OPT_EGRESS_POLICY }
 
 #define AB_CREATE_HELP                                                                                             \
   "  -b, --bundle DIR         bundle directory (default: the current directory)\n"                                 \
   "      --pid-file FILE      write the container process's pid to FILE (bare digits)\n"                           \
   "      --console-socket S   send the pty master to the Unix socket S (process.terminal)\n"                       \
   "      --preserve-fds N     pass fds 3..3+N-1 to the container\n"                                                \
-  "      --no-new-keyring     keep the caller's session keyring\n"
+  "      --no-new-keyring     keep the caller's session keyring\n"                                                \
+  "      --egress-policy FILE the admin baseline of the egress proxy (annotations can only narrow it)\n"
 
 /* Handle one of the shared options: 1 handled, 0 not a shared option,
    or an exit status (> 1) for a usage error. */

@@ -7,6 +7,7 @@ agentbox_SOURCES += \
 	cmd/create.c \
 	cmd/start.c \
 	cmd/run.c \
+	cmd/exec.c \
 	cmd/kill.c \
 	cmd/delete.c \
 	cmd/state.c \

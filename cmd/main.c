@@ -18,6 +18,7 @@ static const struct ab_cmd commands[] = {
   { "create", ab_cmd_create, "create a container (its process waits for start)", true },
   { "start", ab_cmd_start, "run the user program of a created container", false },
   { "run", ab_cmd_run, "create and start a container; in the foreground, wait for it", true },
+  { "exec", ab_cmd_exec, "run a new process inside a running container", true },
   { "kill", ab_cmd_kill, "send a signal to a container", false },
   { "delete", ab_cmd_delete, "delete a container and everything it used", false },
   { "state", ab_cmd_state, "print the OCI state of a container", false },

@@ -1,1 +1,1 @@
-# (no sources yet)
+dist_man_MANS += man/agentbox.8

@@ -80,4 +80,13 @@ void ab_net_denied_gen (const struct ab_net_denied *d, size_t n, struct ab_gen *
    kernel pick), keep its permanent global addresses, set it up. */
 int ab_netdev_move (const char *host_name, const char *new_name, int netns_fd, ab_error_t *err);
 
+/* A socket living in the network namespace behind netns_fd: a short-lived
+   helper thread enters the namespace (setns moves only the calling thread)
+   and creates it there; a socket keeps the namespace of its creation for its
+   whole life, so the caller's own namespace is never touched.  For netlink
+   sockets that configure the container's netns and for listeners inside it.
+   SOCK_CLOEXEC is always added.  Needs CAP_SYS_ADMIN over the user
+   namespace that owns the target.  Returns the fd. */
+int ab_netns_socket (int netns_fd, int domain, int type, int protocol, ab_error_t *err);
+
 #endif

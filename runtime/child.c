@@ -224,7 +224,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
       for (k = 0; k < s->n_mounts; k++)
         {
           fds[k] = -1;
-          if (ab_mount_is_idmapped (&s->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
+          if (ab_mount_from_parent (&s->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
             return -1;
         }
       mc.idmap_fds = fds;

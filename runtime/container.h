@@ -14,6 +14,7 @@
 #include "spec/spec.h"
 
 struct ab_cgroup;
+struct ab_net;
 struct ab_seccomp_prog;
 
 struct ab_create_opts
@@ -29,6 +30,7 @@ struct ab_create_opts
   bool foreground;            /* the caller stays and supervises (run without --detach) */
   int stdio[3];               /* fds that become the container's 0,1,2; -1 = ours */
   int rootless;               /* -1 auto, 0, 1 */
+  const char *egress_policy;  /* --egress-policy FILE: the admin baseline, or NULL */
 };
 
 struct ab_container
@@ -45,6 +47,7 @@ struct ab_container
   int sync_fd; /* parent end of the setup socket (foreground) */
   int netns_fd; /* the container's netns, held for the denied record; -1 */
   bool started;
+  struct ab_net *net; /* network policies and the proxy (runtime/network.h) */
 };
 
 void ab_create_opts_init (struct ab_create_opts *o);

@@ -37,6 +37,7 @@
 #include "runtime/log.h"
 #include "runtime/idmap.h"
 #include "runtime/lsm.h"
+#include "runtime/network.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
@@ -219,7 +220,7 @@ send_idmapped_mounts (struct ab_container *c, pid_t pid, bool userns, ab_error_t
   size_t i;
 
   for (i = 0; i < s->n_mounts; i++)
-    n += ab_mount_is_idmapped (&s->mounts[i]);
+    n += ab_mount_from_parent (&s->mounts[i]);
   if (n == 0)
     return ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err);
   ab_set_step ("idmap");
@@ -323,6 +324,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       || ab_state_write (c->dirfd, c->state, err) < 0)
     goto fail;
 
+  ab_set_step ("network");
+  if (ab_net_prepare (c, o->egress_policy, o->foreground, err) < 0)
+    goto fail;
   if (l->seccomp)
     {
       ab_set_step ("seccomp");
@@ -400,7 +404,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ab_set_step ("cgroups");
   if (ab_cgroup_enter (c->cg, pid, ab_cgroup_clone_fd (c->cg) >= 0, err) < 0)
     goto fail;
-  if (ab_container_setup_network (c, &plan, err) < 0)
+  if (ab_net_setup (c, &plan, err) < 0)
     goto fail;
   if (ab_sync_send (c->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0)
     goto fail;

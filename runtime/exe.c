@@ -55,6 +55,18 @@ ab_exe_ensure_sealed (char **argv, ab_error_t *err)
     }
   if (fcntl (mfd, F_ADD_SEALS, SEALS) < 0)
     return ab_error_set (err, errno, "seal the memfd copy of agentbox");
+  {
+    /* Where the binary came from, for finding agentbox-init beside it in a
+       build tree (the copy has no path).  Never passed to containers: their
+       environment comes from config.json only. */
+    char path[4096];
+    ssize_t n = readlink ("/proc/self/exe", path, sizeof path - 1);
+    if (n > 0)
+      {
+        path[n] = '\0';
+        setenv ("AGENTBOX_EXE", path, 1);
+      }
+  }
   syscall (SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
   return ab_error_set (err, errno, "execute the sealed copy of agentbox");
 }

@@ -81,8 +81,16 @@ ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool
       struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
       int ns, tree;
 
-      if (!ab_mount_is_idmapped (m))
+      if (!ab_mount_from_parent (m))
         continue;
+      if (!ab_mount_is_idmapped (m))
+        {
+          src = xstrdup (m->source);
+          fds[i] = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+          if (fds[i] < 0)
+            return ab_error_set (err, errno, "mounts[%zu]: open `%s`", i, src);
+          continue;
+        }
       if (!m->bind)
         return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "mounts[%zu]: id mapping is supported on bind mounts only",
                               i);

@@ -17,7 +17,16 @@ ab_mount_is_idmapped (const struct ab_mount *m)
   return m->idmap || m->uid_mappings.n > 0 || m->gid_mappings.n > 0;
 }
 
-/* fds[i] for every mounts[i] that is id-mapped (else -1).  The mapping is
+/* Mounts whose source the parent opens: id-mapped ones, and those the
+   runtime added from its own state directory (which the container's user
+   cannot traverse), e.g. the generated /etc/resolv.conf. */
+static inline bool
+ab_mount_from_parent (const struct ab_mount *m)
+{
+  return ab_mount_is_idmapped (m) || m->from_parent;
+}
+
+/* fds[i] for every mounts[i] that ab_mount_from_parent (else -1).  The mapping is
    the mount's own uid/gidMappings (a user namespace made for it) or the
    container's user namespace (/proc/<child>/ns/user). */
 int ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool child_userns, int *fds,

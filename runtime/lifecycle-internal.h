@@ -20,12 +20,16 @@ int ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err);
 /* Record c->cg in the state file. */
 int ab_container_save_cgroup (struct ab_container *c, ab_error_t *err);
 
-/* Configure the container's network namespace from the parent (lo, routes,
-   egress rules, netDevices) and keep it for the denied-destination record. */
-int ab_container_setup_network (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err);
-
 /* Kill what is left in the cgroup, remove the cgroups and the netns bind
    mount: everything create made except the state directory.  Idempotent. */
 int ab_container_release_resources (struct ab_container *c, ab_error_t *err);
+
+/* Load a container by id (state, cgroup), locked shared or exclusive. */
+int ab_container_load (const char *root, const char *id, bool exclusive, struct ab_container **out,
+                       ab_error_t *err);
+/* Parse the config.json snapshot of a loaded container. */
+struct ab_spec *ab_container_load_spec (struct ab_container *c, ab_error_t *err);
+/* After a start/exec request: STARTED, then EOF (executed) or an error. */
+int ab_await_exec (int fd, ab_error_t *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include "runtime/container.h"
 #include "runtime/lifecycle-internal.h"
 #include "runtime/log.h"
+#include "runtime/network.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "spec/gen.h"
@@ -35,6 +36,7 @@ ab_container_free (struct ab_container *c)
   if (c->rootfd >= 0)
     close (c->rootfd);
   ab_cgroup_free (c->cg);
+  ab_net_free (c->net);
   ab_bundle_free (c->bundle);
   ab_state_free (c->state);
   free (c->id);
@@ -73,6 +75,20 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
 {
   int r = 0;
 
+  /* The per-container egress daemon exits by itself when the cgroup
+     empties; if it is still there (a delete racing it), end it. */
+  if (c->state && c->state->helper_pid > 0)
+    {
+      struct ab_state h = { .pid = c->state->helper_pid, .pid_start = c->state->helper_start };
+      int fd = ab_state_pidfd (&h);
+      if (fd >= 0)
+        {
+          syscall (SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0);
+          close (fd);
+        }
+      c->state->helper_pid = 0;
+    }
+
   if (c->cg)
     {
       ab_error_t e = { 0 };
@@ -97,8 +113,8 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
 /* After `start`: the child reports STARTED (startContainer hooks ran), then
    either an error (execve failed) or EOF (execve succeeded: the socket was
    close-on-exec). */
-static int
-await_exec (int fd, ab_error_t *err)
+int
+ab_await_exec (int fd, ab_error_t *err)
 {
   struct ab_sync_msg m;
 
@@ -143,7 +159,7 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   ab_set_step ("start");
   if (ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err) < 0)
     return -1;
-  if (await_exec (c->sync_fd, err) < 0)
+  if (ab_await_exec (c->sync_fd, err) < 0)
     return -1;
   close (c->sync_fd);
   c->sync_fd = -1;
@@ -198,8 +214,8 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
 }
 
 /* Load a container by id: state, snapshot of config.json, cgroup. */
-static int
-load (const char *root, const char *id, bool exclusive, struct ab_container **out, ab_error_t *err)
+int
+ab_container_load (const char *root, const char *id, bool exclusive, struct ab_container **out, ab_error_t *err)
 {
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
 
@@ -229,8 +245,8 @@ load (const char *root, const char *id, bool exclusive, struct ab_container **ou
 
 /* The config snapshot, parsed without checking the bundle (which may be
    gone by the time of delete). */
-static struct ab_spec *
-load_spec (struct ab_container *c, ab_error_t *err)
+struct ab_spec *
+ab_container_load_spec (struct ab_container *c, ab_error_t *err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
@@ -245,7 +261,7 @@ ab_container_state (const char *root, const char *id, struct ab_state **out, int
 {
   _cleanup_container_ struct ab_container *c = NULL;
 
-  if (load (root, id, false, &c, err) < 0)
+  if (ab_container_load (root, id, false, &c, err) < 0)
     return -1;
   *status = ab_state_status (c->dirfd, c->state);
   *out = ab_steal_ptr (&c->state);
@@ -262,7 +278,7 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   int status, r;
 
   ab_set_step ("start");
-  if (load (root, id, true, &c, err) < 0)
+  if (ab_container_load (root, id, true, &c, err) < 0)
     return -1;
   status = ab_state_status (c->dirfd, c->state);
   if (status != AB_STATUS_CREATED)
@@ -284,13 +300,13 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   unlinkat (c->dirfd, AB_START_SOCK, 0);
   if (ab_sync_send (fd, AB_SYNC_START, 0, err) < 0)
     return -1;
-  r = await_exec (fd, err);
+  r = ab_await_exec (fd, err);
   c->state->status = r < 0 ? AB_STATUS_STOPPED : AB_STATUS_RUNNING;
   if (ab_state_write (c->dirfd, c->state, r < 0 ? NULL : err) < 0 && r == 0)
     return -1;
   if (r < 0)
     return -1;
-  spec = load_spec (c, err);
+  spec = ab_container_load_spec (c, err);
   if (spec == NULL)
     return -1;
   r = run_poststart (c, spec, err);
@@ -306,7 +322,7 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
   int status;
 
   ab_set_step ("kill");
-  if (load (root, id, false, &c, err) < 0)
+  if (ab_container_load (root, id, false, &c, err) < 0)
     return -1;
   status = ab_state_status (c->dirfd, c->state);
   if (status != AB_STATUS_CREATED && status != AB_STATUS_RUNNING && status != AB_STATUS_PAUSED)
@@ -330,7 +346,7 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
   int status, r;
 
   ab_set_step ("delete");
-  if (load (root, id, true, &c, err) < 0)
+  if (ab_container_load (root, id, true, &c, err) < 0)
     {
       /* delete --force of a container that does not exist succeeds. */
       if (force && err->cls == AB_EC_NOTFOUND)
@@ -350,7 +366,7 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
       if (pidfd >= 0)
         syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
     }
-  spec = load_spec (c, NULL);
+  spec = ab_container_load_spec (c, NULL);
   r = ab_container_release_resources (c, err);
   run_poststop (c, spec);
   ab_spec_free (spec);

@@ -15,12 +15,20 @@ libagentbox_a_SOURCES += \
 	runtime/console.h runtime/console.c \
 	runtime/child.h runtime/child.c \
 	runtime/container.h runtime/lifecycle-internal.h \
-	runtime/create.c runtime/lifecycle.c runtime/network.c \
+	runtime/create.c runtime/lifecycle.c \
+	runtime/network.h runtime/network.c \
 	runtime/supervise.h runtime/supervise.c \
 	runtime/sandbox.h runtime/sandbox.c \
 	runtime/idmap.h runtime/idmap.c \
+	runtime/exec.h runtime/exec.c \
 	runtime/exe.h runtime/exe.c \
 	runtime/caps.h runtime/seccomp.h runtime/cgroup.h
 include runtime/seccomp.mk
 include runtime/cgroup.mk
 include runtime/mcp.mk
+
+# PID 1 of persistent sandboxes: static, so it runs in any rootfs.
+pkglibexec_PROGRAMS = agentbox-init
+agentbox_init_SOURCES = runtime/agentbox-init.c
+agentbox_init_CFLAGS = -std=gnu17 $(WARN_CFLAGS)
+agentbox_init_LDFLAGS = -static

@@ -318,6 +318,23 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
       ann = obj_child (doc, "annotations", AB_J_OBJECT);
       for (i = 0; i < o->annotations.n; i++)
         ab_json_set (ann, o->annotations.v[i].key, ab_json_new_str (o->annotations.v[i].value));
+      if (o->allow_domains.n)
+        {
+          /* --allow-domain: the domain allowlist of the egress proxy */
+          size_t total = 1, k;
+          char *joined;
+          for (k = 0; k < o->allow_domains.n; k++)
+            total += strlen (o->allow_domains.v[k]) + 1;
+          joined = xzalloc (total);
+          for (k = 0; k < o->allow_domains.n; k++)
+            {
+              if (k)
+                strcat (joined, ",");
+              strcat (joined, o->allow_domains.v[k]);
+            }
+          ab_json_set (ann, "dev.agentbox.net.allow-domains", ab_json_new_str (joined));
+          free (joined);
+        }
     }
 
   g = ab_gen_new (true);

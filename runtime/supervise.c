@@ -1,3 +1,11 @@
+/* The foreground supervisor (run and exec).
+ *
+ * One event loop watches the process (pidfd), our signals (signalfd), the
+ * captured output (pipes), the stdin we feed, and the deadline.  The end is
+ * decoded with waitid: an exit code, or a signal and the core flag, never
+ * `status & 0xff`.  On the deadline or a cancel the whole unit is killed —
+ * the container's cgroup (cgroup.kill), or the exec's own sub-cgroup — so a
+ * setsid'd, double-forked grandchild does not survive. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -9,7 +17,9 @@
 #include <sys/wait.h>
 
 #include "runtime/cgroup.h"
+#include "runtime/exec.h"
 #include "runtime/log.h"
+#include "runtime/network.h"
 #include "runtime/supervise.h"
 #include "runtime/util.h"
 
@@ -45,6 +55,7 @@ ab_outcome_free (struct ab_outcome *o)
   free (o->err.data);
   ab_strv_free (&o->degraded);
   free (o->violations_json);
+  free (o->egress_json);
   free (o->id);
   memset (o, 0, sizeof *o);
 }
@@ -52,26 +63,85 @@ ab_outcome_free (struct ab_outcome *o)
 static void
 stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int passthrough_fd, unsigned *limits)
 {
+  size_t take = n;
+
   s->total += n;
   if (passthrough_fd >= 0)
     ab_write_all (passthrough_fd, buf, n);
-  if (max == 0 || s->len < max)
+  if (max != 0)
+    take = s->len >= max ? 0 : (size_t) (max - s->len < n ? max - s->len : n);
+  if (take)
     {
-      size_t take = max == 0 ? n : (size_t) (max - s->len < n ? max - s->len : n);
       s->data = xrealloc (s->data, s->len + take + 1);
       memcpy (s->data + s->len, buf, take);
       s->len += take;
       s->data[s->len] = '\0';
-      if (take < n)
-        {
-          s->truncated = true;
-          *limits |= AB_LIMIT_OUTPUT;
-        }
     }
-  else
+  if (take < n)
     {
       s->truncated = true;
       *limits |= AB_LIMIT_OUTPUT;
+    }
+}
+
+/* Pipes between the program and us. */
+struct io
+{
+  int out[2], err[2], in[2];
+  size_t in_off;
+};
+
+static void
+io_init (struct io *io)
+{
+  io->out[0] = io->out[1] = io->err[0] = io->err[1] = io->in[0] = io->in[1] = -1;
+  io->in_off = 0;
+}
+
+static int
+io_open (struct io *io, const struct ab_supervise_opts *so, int stdio[3], ab_error_t *err)
+{
+  if (!so->capture)
+    return 0;
+  if (pipe2 (io->out, O_CLOEXEC) < 0 || pipe2 (io->err, O_CLOEXEC) < 0)
+    return ab_error_set (err, errno, "pipe");
+  stdio[1] = io->out[1];
+  stdio[2] = io->err[1];
+  if (so->stdin_data)
+    {
+      if (pipe2 (io->in, O_CLOEXEC) < 0)
+        return ab_error_set (err, errno, "pipe");
+      stdio[0] = io->in[0];
+    }
+  return 0;
+}
+
+static void
+closep2 (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+}
+
+/* The program's ends, once it has them. */
+static void
+io_close_child_ends (struct io *io)
+{
+  closep2 (&io->out[1]);
+  closep2 (&io->err[1]);
+  closep2 (&io->in[0]);
+}
+
+static void
+io_close (struct io *io)
+{
+  int i;
+  for (i = 0; i < 2; i++)
+    {
+      closep2 (&io->out[i]);
+      closep2 (&io->err[i]);
+      closep2 (&io->in[i]);
     }
 }
 
@@ -97,88 +167,42 @@ drain (int fd, struct ab_stream *s, uint64_t max, int passthrough_fd, unsigned *
     }
 }
 
-static void
-kill_all (struct ab_container *c)
+struct unit
 {
-  ab_error_t ignored = { 0 };
-
-  /* The whole container: a setsid'd, double-forked grandchild is still in
-     the cgroup even though it left every process group. */
-  if (c->cg)
-    ab_cgroup_kill (c->cg, SIGKILL, &ignored);
-  syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
-}
+  pid_t pid;
+  int pidfd;
+  void (*kill_all) (void *);
+  void *arg;
+};
 
 static void
-reap_orphans (pid_t container_pid)
+reap_orphans (pid_t keep)
 {
-  /* As subreaper we inherit the container's orphans when it has no pid
-     namespace of its own; never reap the container process here. */
+  /* As subreaper we inherit orphans of a container without a pid namespace
+     of its own; never reap the supervised process here. */
   for (;;)
     {
       siginfo_t info;
       memset (&info, 0, sizeof info);
-      if (waitid (P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) < 0 || info.si_pid == 0)
-        return;
-      if (info.si_pid == container_pid)
+      if (waitid (P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) < 0 || info.si_pid == 0 || info.si_pid == keep)
         return;
       waitpid (info.si_pid, NULL, WNOHANG);
     }
 }
 
-int
-ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
-                  ab_error_t *err)
+struct sigs
 {
-  struct ab_create_opts co = *co_in;
-  struct ab_container *c = NULL;
-  int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, inp[2] = { -1, -1 };
-  int devnull = -1, sfd = -1;
-  sigset_t mask, oldmask;
-  uint64_t t0 = ab_now_monotonic_ns (), deadline = 0;
-  size_t stdin_off = 0;
-  bool exited = false, out_open = false, err_open = false;
-  siginfo_t info;
-  int r = -1;
+  int fd;
+  sigset_t old;
+};
 
-  memset (out, 0, sizeof *out);
-  out->id = xstrdup (co.id);
-  if (so->capture)
-    {
-      if (pipe2 (outp, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
-        {
-          ab_error_set (err, errno, "pipe");
-          goto setup_failed;
-        }
-      co.stdio[1] = outp[1];
-      co.stdio[2] = errp[1];
-      out_open = err_open = true;
-      if (so->stdin_data)
-        {
-          if (pipe2 (inp, O_CLOEXEC) < 0)
-            {
-              ab_error_set (err, errno, "pipe");
-              goto setup_failed;
-            }
-          co.stdio[0] = inp[0];
-        }
+/* Signals for the program, taken synchronously from now on.  The program
+   itself was cloned with our original mask (and resets it before exec). */
+static void
+sigs_block (struct sigs *s)
+{
+  sigset_t mask;
 
-    }
-  prctl (PR_SET_CHILD_SUBREAPER, 1);
-
-  if (ab_container_create (&co, &c, err) < 0)
-    goto setup_failed;
-  if (outp[1] >= 0)
-    close (outp[1]), outp[1] = -1;
-  if (errp[1] >= 0)
-    close (errp[1]), errp[1] = -1;
-  if (inp[0] >= 0)
-    close (inp[0]), inp[0] = -1;
-  if (devnull >= 0)
-    close (devnull), devnull = -1;
-
-  /* Signals for the container, taken synchronously from now on (the
-     container process was cloned with our original mask). */
   sigemptyset (&mask);
   sigaddset (&mask, SIGINT);
   sigaddset (&mask, SIGTERM);
@@ -186,41 +210,35 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   sigaddset (&mask, SIGQUIT);
   sigaddset (&mask, SIGUSR1);
   sigaddset (&mask, SIGCHLD);
-  sigprocmask (SIG_BLOCK, &mask, &oldmask);
-  sfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  sigprocmask (SIG_BLOCK, &mask, &s->old);
+  s->fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
 
-  ab_trace ("created");
-  if (ab_container_start_local (c, err) < 0)
+static void
+sigs_restore (struct sigs *s)
+{
+  if (s->fd >= 0)
     {
-      if (err->cls == AB_EC_EXEC)
-        {
-          /* The program could not be executed: a result the caller can act
-             on (like a shell's 127), not a broken sandbox. */
-          out->reason = AB_REASON_EXITED;
-          out->exited = true;
-          out->exit_code = out->exit_status
-              = (err->errnum == ENOENT || err->errnum == ENOTDIR) ? 127 : 126;
-          {
-            char *line = xasprintf ("agentbox: %s\n", err->msg);
-            stream_add (&out->err, line, strlen (line), so->max_output, so->capture && so->passthrough ? 2 : -1,
-                        &out->limits_hit);
-            if (!so->capture)
-              ab_write_all (2, line, strlen (line));
-            free (line);
-          }
-          ab_container_wait (c, &info, NULL);
-          ab_error_clear (err);
-          goto finish;
-        }
-      goto setup_failed_container;
+      close (s->fd);
+      sigprocmask (SIG_SETMASK, &s->old, NULL);
     }
-  ab_trace ("started (exec observed)");
-  if (so->timeout_ms)
-    deadline = ab_now_monotonic_ns () + so->timeout_ms * 1000000ull;
-  if (outp[0] >= 0)
-    ab_set_nonblock (outp[0], true), ab_set_nonblock (errp[0], true);
-  if (inp[1] >= 0)
-    ab_set_nonblock (inp[1], true);
+  s->fd = -1;
+}
+
+/* Watch until the process is gone and its output drained. */
+static int
+watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct sigs *sg, struct ab_outcome *out,
+       siginfo_t *info, ab_error_t *err)
+{
+  uint64_t deadline = so->timeout_ms ? ab_now_monotonic_ns () + so->timeout_ms * 1000000ull : 0;
+  bool exited = false, out_open = io->out[0] >= 0, err_open = io->err[0] >= 0;
+
+  if (out_open)
+    ab_set_nonblock (io->out[0], true);
+  if (err_open)
+    ab_set_nonblock (io->err[0], true);
+  if (io->in[1] >= 0)
+    ab_set_nonblock (io->in[1], true);
 
   while (!exited || out_open || err_open)
     {
@@ -229,27 +247,27 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
       if (!exited)
         {
           ipid = n;
-          p[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+          p[n++] = (struct pollfd){ .fd = u->pidfd, .events = POLLIN };
         }
-      if (sfd >= 0)
+      if (sg->fd >= 0)
         {
           isig = n;
-          p[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+          p[n++] = (struct pollfd){ .fd = sg->fd, .events = POLLIN };
         }
       if (out_open)
         {
           iout = n;
-          p[n++] = (struct pollfd){ .fd = outp[0], .events = POLLIN };
+          p[n++] = (struct pollfd){ .fd = io->out[0], .events = POLLIN };
         }
       if (err_open)
         {
           ierr = n;
-          p[n++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
+          p[n++] = (struct pollfd){ .fd = io->err[0], .events = POLLIN };
         }
-      if (inp[1] >= 0)
+      if (io->in[1] >= 0)
         {
           iin = n;
-          p[n++] = (struct pollfd){ .fd = inp[1], .events = POLLOUT };
+          p[n++] = (struct pollfd){ .fd = io->in[1], .events = POLLOUT };
         }
       if (deadline && !exited)
         {
@@ -258,7 +276,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
             {
               out->limits_hit |= AB_LIMIT_TIMEOUT;
               out->reason = AB_REASON_TIMEOUT;
-              kill_all (c);
+              u->kill_all (u->arg);
               deadline = 0;
               continue;
             }
@@ -268,91 +286,180 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
         {
           if (errno == EINTR)
             continue;
-          ab_error_set (err, errno, "poll");
-          kill_all (c);
-          break;
+          u->kill_all (u->arg);
+          return ab_error_set (err, errno, "poll");
         }
       if (isig >= 0 && (p[isig].revents & POLLIN))
         {
           struct signalfd_siginfo si;
-          while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
+          while (read (sg->fd, &si, sizeof si) == (ssize_t) sizeof si)
             {
               if (si.ssi_signo == SIGCHLD)
-                reap_orphans (c->pid);
+                reap_orphans (u->pid);
               else if (si.ssi_signo == SIGUSR1)
                 {
                   out->canceled = true;
-                  kill_all (c);
+                  u->kill_all (u->arg);
                 }
               else if (!exited)
-                syscall (SYS_pidfd_send_signal, c->pidfd, (int) si.ssi_signo, NULL, 0);
+                syscall (SYS_pidfd_send_signal, u->pidfd, (int) si.ssi_signo, NULL, 0);
             }
         }
       if (iin >= 0 && p[iin].revents)
         {
-          ssize_t w = write (inp[1], so->stdin_data + stdin_off, so->stdin_len - stdin_off);
+          ssize_t w = write (io->in[1], so->stdin_data + io->in_off, so->stdin_len - io->in_off);
           if (w > 0)
-            stdin_off += (size_t) w;
-          if ((w < 0 && errno != EAGAIN) || stdin_off >= so->stdin_len)
-            close (inp[1]), inp[1] = -1;
+            io->in_off += (size_t) w;
+          if ((w < 0 && errno != EAGAIN) || io->in_off >= so->stdin_len)
+            closep2 (&io->in[1]);
         }
       if (iout >= 0 && p[iout].revents)
-        out_open = drain (outp[0], &out->out, so->max_output, so->passthrough ? 1 : -1, &out->limits_hit);
+        out_open = drain (io->out[0], &out->out, so->max_output, so->passthrough ? 1 : -1, &out->limits_hit);
       if (ierr >= 0 && p[ierr].revents)
-        err_open = drain (errp[0], &out->err, so->max_output, so->passthrough ? 2 : -1, &out->limits_hit);
+        err_open = drain (io->err[0], &out->err, so->max_output, so->passthrough ? 2 : -1, &out->limits_hit);
       if (ipid >= 0 && (p[ipid].revents & POLLIN))
         {
-          if (ab_container_wait (c, &info, err) < 0)
-            break;
+          memset (info, 0, sizeof *info);
+          while (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED) < 0)
+            if (errno != EINTR)
+              return ab_error_set (err, errno, "wait for the process");
           exited = true;
-          /* Whatever is left in the container (without a pid namespace, its
-             orphans) goes with its init; they would also hold our pipes. */
-          kill_all (c);
+          /* What it left behind goes with it (and would hold our pipes). */
+          u->kill_all (u->arg);
         }
     }
-  if (!exited)
-    goto setup_failed_container;
+  return 0;
+}
 
-  out->exited = info.si_code == CLD_EXITED;
+static void
+outcome_from_siginfo (struct ab_outcome *out, const siginfo_t *info)
+{
+  out->exited = info->si_code == CLD_EXITED;
   if (out->exited)
-    out->exit_code = info.si_status;
+    {
+      out->exit_code = info->si_status;
+      if (out->reason != AB_REASON_TIMEOUT)
+        out->reason = AB_REASON_EXITED;
+    }
   else
     {
-      out->signal = info.si_status;
-      out->core_dumped = info.si_code == CLD_DUMPED;
+      out->signal = info->si_status;
+      out->core_dumped = info->si_code == CLD_DUMPED;
       if (out->reason != AB_REASON_TIMEOUT)
         out->reason = AB_REASON_SIGNALED;
+      if (out->signal == SIGXCPU)
+        out->limits_hit |= AB_LIMIT_CPU;
     }
-  out->exit_status = ab_exit_status_from_siginfo (&info);
-  if (out->exited && out->reason != AB_REASON_TIMEOUT)
-    out->reason = AB_REASON_EXITED;
-  if (!out->exited && out->signal == SIGXCPU)
-    out->limits_hit |= AB_LIMIT_CPU;
+  out->exit_status = ab_exit_status_from_siginfo (info);
+}
 
-finish:
+/* The program could not be executed: a result the caller can act on (like
+   a shell's 127), not a broken sandbox. */
+static void
+outcome_exec_failed (struct ab_outcome *out, const struct ab_supervise_opts *so, ab_error_t *err)
+{
+  char *line = xasprintf ("agentbox: %s\n", err->msg);
+
+  out->reason = AB_REASON_EXITED;
+  out->exited = true;
+  out->exit_code = out->exit_status = (err->errnum == ENOENT || err->errnum == ENOTDIR) ? 127 : 126;
+  stream_add (&out->err, line, strlen (line), so->max_output, -1, &out->limits_hit);
+  ab_write_all (2, line, strlen (line));
+  free (line);
+  ab_error_clear (err);
+}
+
+static void
+outcome_stats (struct ab_outcome *out, struct ab_cgroup *cg, const struct ab_cgroup_stats *before)
+{
+  struct ab_cgroup_stats st;
+
+  if (cg == NULL || ab_cgroup_stats (cg, &st, NULL) < 0)
+    return;
+  out->stats_known = true;
+  out->memory_peak = st.memory_peak;
+  out->cpu_user_usec = st.cpu_user_usec - (before ? before->cpu_user_usec : 0);
+  out->cpu_system_usec = st.cpu_system_usec - (before ? before->cpu_system_usec : 0);
+  if (st.oom_kills > (before ? before->oom_kills : 0))
+    {
+      out->limits_hit |= AB_LIMIT_MEMORY;
+      /* Killed by the OOM killer: report it as such, not as a bare SIGKILL. */
+      if (!out->exited && out->signal == SIGKILL && out->reason != AB_REASON_TIMEOUT)
+        out->reason = AB_REASON_OOM;
+    }
+  if (st.pids_max_events > (before ? before->pids_max_events : 0))
+    out->limits_hit |= AB_LIMIT_PIDS;
+}
+
+static void
+setup_failed (struct ab_outcome *out, const ab_error_t *err, uint64_t t0)
+{
+  out->reason = AB_REASON_SETUP_FAILED;
+  out->exit_status = 125;
+  out->setup_error = *err;
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+}
+
+/* ---- run ----------------------------------------------------------------- */
+
+static void
+container_kill_all (void *arg)
+{
+  struct ab_container *c = arg;
+  ab_error_t ignored = { 0 };
+
+  if (c->cg)
+    ab_cgroup_kill (c->cg, SIGKILL, &ignored);
+  syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+}
+
+int
+ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
+                  ab_error_t *err)
+{
+  struct ab_create_opts co = *co_in;
+  struct ab_container *c = NULL;
+  struct sigs sg = { .fd = -1 };
+  struct io io;
+  uint64_t t0 = ab_now_monotonic_ns ();
+  struct unit u;
+  siginfo_t info;
+  int r = -1;
+
+  memset (out, 0, sizeof *out);
+  out->id = xstrdup (co.id);
+  io_init (&io);
+  if (io_open (&io, so, co.stdio, err) < 0)
+    {
+      ab_bundle_free (co.prebuilt);
+      goto failed;
+    }
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+  if (ab_container_create (&co, &c, err) < 0)
+    goto failed;
+  io_close_child_ends (&io);
+  sigs_block (&sg);
+  ab_trace ("created");
+  if (ab_container_start_local (c, err) < 0)
+    {
+      if (err->cls != AB_EC_EXEC)
+        goto failed_container;
+      outcome_exec_failed (out, so, err);
+      ab_container_wait (c, &info, NULL);
+    }
+  else
+    {
+      ab_trace ("started (exec observed)");
+      u = (struct unit){ .pid = c->pid, .pidfd = c->pidfd, .kill_all = container_kill_all, .arg = c };
+      if (watch (&u, so, &io, &sg, out, &info, err) < 0)
+        goto failed_container;
+      outcome_from_siginfo (out, &info);
+    }
   ab_trace ("exited");
   out->duration_ns = ab_now_monotonic_ns () - t0;
-  if (c->cg)
-    {
-      struct ab_cgroup_stats st;
-      ab_error_t e = { 0 };
-      if (ab_cgroup_stats (c->cg, &st, &e) == 0)
-        {
-          out->stats_known = true;
-          out->memory_peak = st.memory_peak;
-          out->cpu_user_usec = st.cpu_user_usec;
-          out->cpu_system_usec = st.cpu_system_usec;
-          if (st.oom_killed)
-            {
-              out->limits_hit |= AB_LIMIT_MEMORY;
-              /* Killed by the OOM killer: report it as such, not as a bare SIGKILL. */
-              if (!out->exited && out->signal == SIGKILL && out->reason != AB_REASON_TIMEOUT)
-                out->reason = AB_REASON_OOM;
-            }
-          if (st.pids_max_hit)
-            out->limits_hit |= AB_LIMIT_PIDS;
-        }
-    }
+  outcome_stats (out, c->cg, NULL);
+  out->violations_json = ab_net_violations_json (c);
+  out->egress_json = ab_net_decisions_json (c);
   if (!so->keep)
     {
       ab_error_t e = { 0 };
@@ -363,37 +470,76 @@ finish:
   r = 0;
   goto cleanup;
 
-setup_failed_container:
+failed_container:
   {
     ab_error_t e = { 0 };
-    kill_all (c);
+    container_kill_all (c);
     ab_container_wait (c, &info, NULL);
     ab_container_destroy (c, &e);
   }
-setup_failed:
-  out->reason = AB_REASON_SETUP_FAILED;
-  out->exit_status = 125;
-  out->setup_error = *err;
-  out->duration_ns = ab_now_monotonic_ns () - t0;
-  r = -1;
-
+failed:
+  setup_failed (out, err, t0);
 cleanup:
-  if (sfd >= 0)
-    {
-      close (sfd);
-      sigprocmask (SIG_SETMASK, &oldmask, NULL);
-    }
+  sigs_restore (&sg);
   ab_container_free (c);
-  for (int i = 0; i < 2; i++)
+  io_close (&io);
+  return r;
+}
+
+/* ---- exec ---------------------------------------------------------------- */
+
+static void
+exec_kill_all (void *arg)
+{
+  ab_exec_kill_all (arg);
+}
+
+int
+ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
+                   ab_error_t *err)
+{
+  struct ab_exec_opts eo = *eo_in;
+  struct ab_exec *x = NULL;
+  struct sigs sg = { .fd = -1 };
+  struct io io;
+  uint64_t t0 = ab_now_monotonic_ns ();
+  struct unit u;
+  siginfo_t info;
+  int r = -1;
+
+  memset (out, 0, sizeof *out);
+  out->id = xstrdup (eo.id);
+  io_init (&io);
+  if (io_open (&io, so, eo.stdio, err) < 0)
+    goto failed;
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+  sigs_block (&sg);
+  if (ab_exec_start (&eo, &x, err) < 0)
     {
-      if (outp[i] >= 0)
-        close (outp[i]);
-      if (errp[i] >= 0)
-        close (errp[i]);
-      if (inp[i] >= 0)
-        close (inp[i]);
+      if (err->cls != AB_EC_EXEC)
+        goto failed;
+      outcome_exec_failed (out, so, err);
+      out->exit_status = 255;
     }
-  if (devnull >= 0)
-    close (devnull);
+  else
+    {
+      io_close_child_ends (&io);
+      u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .arg = x };
+      if (watch (&u, so, &io, &sg, out, &info, err) < 0)
+        goto failed;
+      outcome_from_siginfo (out, &info);
+      outcome_stats (out, x->cg, x->before);
+    }
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+  r = 0;
+  goto cleanup;
+
+failed:
+  setup_failed (out, err, t0);
+  out->exit_status = 255;
+cleanup:
+  sigs_restore (&sg);
+  ab_exec_free (x);
+  io_close (&io);
   return r;
 }

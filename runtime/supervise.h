@@ -13,6 +13,7 @@
 
 #include "runtime/container.h"
 #include "runtime/error.h"
+#include "runtime/exec.h"
 
 struct ab_supervise_opts
 {
@@ -72,6 +73,7 @@ struct ab_outcome
   char *violations_json;  /* a JSON array value, or NULL */
   char *id;
   bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
+  char *egress_json;      /* every decision of the egress proxy (a JSON array value), or NULL */
 };
 void ab_outcome_free (struct ab_outcome *o);
 
@@ -80,5 +82,11 @@ void ab_outcome_free (struct ab_outcome *o);
    (*err, and *out describes the setup failure). */
 int ab_supervise_run (const struct ab_create_opts *co, const struct ab_supervise_opts *so, struct ab_outcome *out,
                       ab_error_t *err);
+
+/* The same for a process exec'd into a running container; the stats are
+   the container's, as deltas over the exec's lifetime.  exit_status 255
+   when agentbox could not run the process (runc's convention). */
+int ab_supervise_exec (const struct ab_exec_opts *eo, const struct ab_supervise_opts *so, struct ab_outcome *out,
+                       ab_error_t *err);
 
 #endif

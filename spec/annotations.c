@@ -1,6 +1,8 @@
 #include "config.h"
 
 #include "runtime/util.h"
+#include "netns/egress.h"
+#include "netns/netns.h"
 #include "spec/annotations.h"
 
 int
@@ -48,10 +50,63 @@ validate_timeout (const char *value, ab_error_t *err)
   return 0;
 }
 
+static int
+validate_net_allow (const char *value, ab_error_t *err)
+{
+  struct ab_net_policy p = { 0 };
+  int r = ab_net_policy_parse (value, &p, err);
+  ab_net_policy_free (&p);
+  return r;
+}
+
+/* The domain policy is parsed as a whole by the egress module; here each
+   key alone, for a message that names it. */
+static int
+validate_egress (const char *key, const char *value, ab_error_t *err)
+{
+  struct ab_kv kv = { .key = (char *) key, .value = (char *) value };
+  struct ab_kvlist l = { .v = &kv, .n = 1 };
+  struct ab_egress_policy p = { 0 };
+  int r = ab_egress_policy_parse (&l, NULL, &p, err);
+  ab_egress_policy_free (&p);
+  return r;
+}
+
+static int
+validate_allow_domains (const char *value, ab_error_t *err)
+{
+  return validate_egress (AB_ANNOT_NET_ALLOW_DOMAINS, value, err);
+}
+
+static int
+validate_deny_domains (const char *value, ab_error_t *err)
+{
+  return validate_egress (AB_ANNOT_NET_DENY_DOMAINS, value, err);
+}
+
+static int
+validate_pins (const char *value, ab_error_t *err)
+{
+  return validate_egress (AB_ANNOT_NET_PINS, value, err);
+}
+
 static const struct ab_annotation_info known[] = {
   { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of this and "
                       "--timeout applies",
     validate_timeout },
+  { AB_ANNOT_NET_ALLOW,
+    "egress allowed by address: comma-separated ADDR[/PREFIX][:PORT][/tcp|/udp], IPv6 in brackets; absent: no "
+    "egress at all (a network namespace agentbox creates gets the default-deny nftables wall; a joined one only "
+    "when this is set)",
+    validate_net_allow },
+  { AB_ANNOT_NET_ALLOW_DOMAINS,
+    "egress allowed by name through the proxy and DNS stub: comma-separated NAME or *.SUFFIX, optional :PORT list "
+    "(default 80 and 443); narrows the --egress-policy baseline",
+    validate_allow_domains },
+  { AB_ANNOT_NET_DENY_DOMAINS, "names refused even if allowed (deny wins): same grammar, no port = every port",
+    validate_deny_domains },
+  { AB_ANNOT_NET_PINS, "static name=address pins used instead of DNS (for tests and air-gapped hosts)",
+    validate_pins },
   { NULL, NULL, NULL },
 };
 
@@ -79,7 +134,12 @@ ab_annotations_validate (const struct ab_spec *s, ab_error_t *err)
         return ab_error_setc (err, AB_EC_CONFIG, 0,
                               "config.json: annotations.%s: unknown agentbox annotation (see `agentbox features`)", k);
       if (a->validate && a->validate (s->annotations.v[i].value, err) < 0)
-        return ab_error_prefix (err, "config.json: annotations.%s", k);
+        {
+          /* the network parsers name the annotation themselves */
+          if (!ab_str_has_prefix (err->msg, "annotations."))
+            return ab_error_prefix (err, "config.json: annotations.%s", k);
+          return ab_error_prefix (err, "config.json");
+        }
     }
   return 0;
 }

@@ -199,6 +199,7 @@ struct ab_mount
   bool idmap_recursive;      /* ridmap */
   bool tmpcopyup;
   char *data;                /* filesystem-specific options, comma-joined, or NULL */
+  bool from_parent;          /* added by the runtime: the parent opens the source (not the child) */
 };
 
 /* ---- hooks ------------------------------------------------------------ */

@@ -23,6 +23,7 @@
 
 #include "spec/json.h"
 #include "spec/model.h"
+#include "spec/annotations.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
 
@@ -857,5 +858,6 @@ ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
   if (check_user_namespace (&c, s) < 0 || check_mounts (&c, s) < 0 || check_process (&c, s) < 0
       || check_uts (&c, s) < 0 || check_hooks (&c, s) < 0 || check_linux (&c, s) < 0)
     return -1;
-  return 0;
+  /* agentbox's own annotations (dev.agentbox.*): what `features` lists. */
+  return ab_annotations_validate (s, err);
 }

@@ -1,1 +1,22 @@
-# (no sources yet)
+# Integration tests: TAP shell scripts that drive a runc-compatible runtime
+# ($RUNTIME, default the agentbox just built) against bundles whose minimal
+# rootfs holds tests/helper/abtest and busybox.  They need root; without it,
+# or while the runtime lacks a command a file needs, the file is skipped.
+# By hand, from the build directory:
+#   RUNTIME=/usr/sbin/runc $(srcdir)/tests/integration/t-lifecycle.sh
+AB_INTEGRATION_TESTS = \
+	tests/integration/t-harness.sh \
+	tests/integration/t-abtest.sh \
+	tests/integration/t-lifecycle.sh \
+	tests/integration/t-run.sh \
+	tests/integration/t-cli.sh \
+	tests/integration/t-stdio.sh \
+	tests/integration/t-exec.sh \
+	tests/integration/t-kill.sh \
+	tests/integration/t-namespaces.sh \
+	tests/integration/t-state.sh
+TESTS += $(AB_INTEGRATION_TESTS)
+EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
+	tests/integration/lib.sh \
+	tests/integration/cfg.py \
+	tests/integration/leftovers.py

@@ -1,0 +1,229 @@
+/* agentbox exec [OPTIONS] ID [--] PROGRAM [ARGS...]
+ *   --process FILE  a process object (config.md) instead of PROGRAM and the flags
+ * Foreground: waits and exits with the process's status; 255 when the exec
+ * itself failed.  Output capture and --record as with run. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cmd/cmd.h"
+#include "cmd/create-opts.h"
+#include "runtime/exec.h"
+#include "runtime/log.h"
+#include "runtime/record.h"
+#include "runtime/supervise.h"
+#include "runtime/util.h"
+#include "spec/annotations.h"
+
+enum
+{
+  OPT_PROCESS = 256,
+  OPT_CONSOLE_SOCKET,
+  OPT_PID_FILE,
+  OPT_CWD,
+  OPT_ENV,
+  OPT_USER,
+  OPT_CAP,
+  OPT_PRESERVE_FDS,
+  OPT_NO_NEW_PRIVS,
+  OPT_TIMEOUT,
+  OPT_MAX_OUTPUT,
+  OPT_RECORD,
+  OPT_RECORD_FD,
+  OPT_RECORD_ID,
+  OPT_NO_STREAM,
+  OPT_HELP,
+};
+
+static void
+help (void)
+{
+  printf ("Usage: agentbox exec [OPTIONS] ID [--] PROGRAM [ARGS...]\n\n"
+          "      --process FILE       the process (a config.md process object) instead of PROGRAM\n"
+          "  -d, --detach             do not wait for the process\n"
+          "  -t, --tty                allocate a pty (needs --console-socket)\n"
+          "      --console-socket S   send the pty master to the Unix socket S\n"
+          "      --pid-file FILE      write the process's pid to FILE\n"
+          "      --cwd DIR            working directory inside the container\n"
+          "  -e, --env NAME=VALUE     add to the environment (repeatable)\n"
+          "  -u, --user UID[:GID]     run as this user of the container\n"
+          "      --cap CAP            add a capability (repeatable)\n"
+          "      --preserve-fds N     pass fds 3..3+N-1\n"
+          "      --no-new-privs       set no_new_privs even if the config does not\n"
+          "      --timeout DUR        wall-clock limit; the process and what it started are killed\n"
+          "      --max-output BYTES   capture at most BYTES per stream\n"
+          "      --record FILE | --record-fd N [--record-id JSON] [--no-stream]\n");
+}
+
+int
+ab_cmd_exec (struct ab_global *g, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "process", required_argument, NULL, OPT_PROCESS },
+    { "detach", no_argument, NULL, 'd' },
+    { "tty", no_argument, NULL, 't' },
+    { "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
+    { "pid-file", required_argument, NULL, OPT_PID_FILE },
+    { "cwd", required_argument, NULL, OPT_CWD },
+    { "env", required_argument, NULL, 'e' },
+    { "user", required_argument, NULL, 'u' },
+    { "cap", required_argument, NULL, OPT_CAP },
+    { "preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS },
+    { "no-new-privs", no_argument, NULL, OPT_NO_NEW_PRIVS },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+    { "record", required_argument, NULL, OPT_RECORD },
+    { "record-fd", required_argument, NULL, OPT_RECORD_FD },
+    { "record-id", required_argument, NULL, OPT_RECORD_ID },
+    { "no-stream", no_argument, NULL, OPT_NO_STREAM },
+    { "help", no_argument, NULL, OPT_HELP },
+    { NULL, 0, NULL, 0 },
+  };
+  struct ab_exec_opts o;
+  struct ab_supervise_opts so;
+  struct ab_outcome out;
+  const char *record_id = "null";
+  int record_fd = -1, c, n, status;
+  ab_error_t err = { 0 };
+  uint64_t u;
+
+  ab_exec_opts_init (&o);
+  ab_supervise_opts_init (&so);
+  o.root = g->root;
+  /* '+': the program's options are its own. */
+  while ((c = getopt_long (argc, argv, "+dte:u:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case OPT_PROCESS:
+        o.process_file = optarg;
+        break;
+      case 'd':
+        o.detach = true;
+        break;
+      case 't':
+        o.tty = true;
+        break;
+      case OPT_CONSOLE_SOCKET:
+        o.console_socket = optarg;
+        break;
+      case OPT_PID_FILE:
+        o.pid_file = optarg;
+        break;
+      case OPT_CWD:
+        if (optarg[0] != '/')
+          return ab_cmd_usage_error ("exec", "--cwd: expected an absolute path, got `%s`", optarg);
+        o.cwd = optarg;
+        break;
+      case 'e':
+        if (strchr (optarg, '=') == NULL || optarg[0] == '=')
+          return ab_cmd_usage_error ("exec", "--env: expected NAME=VALUE, got `%s`", optarg);
+        ab_strv_push (&o.env, optarg);
+        break;
+      case 'u':
+        {
+          char *colon = strchr (optarg, ':');
+          uint64_t id;
+          if (colon)
+            *colon = '\0';
+          if (ab_parse_u64 (optarg, &id) < 0 || id >= UINT32_MAX)
+            return ab_cmd_usage_error ("exec", "--user: expected UID[:GID] (numbers), got `%s`", optarg);
+          o.uid = (uid_t) id;
+          o.user_set = true;
+          if (colon)
+            {
+              if (ab_parse_u64 (colon + 1, &id) < 0 || id >= UINT32_MAX)
+                return ab_cmd_usage_error ("exec", "--user: expected UID[:GID] (numbers), got `%s`", colon + 1);
+              o.gid = (gid_t) id;
+              o.gid_set = true;
+            }
+          break;
+        }
+      case OPT_CAP:
+        ab_strv_push (&o.add_caps, optarg);
+        break;
+      case OPT_PRESERVE_FDS:
+        if (ab_parse_int (optarg, &o.preserve_fds) < 0 || o.preserve_fds < 0)
+          return ab_cmd_usage_error ("exec", "--preserve-fds: expected a number, got `%s`", optarg);
+        break;
+      case OPT_NO_NEW_PRIVS:
+        o.no_new_privs = true;
+        break;
+      case OPT_TIMEOUT:
+        if (ab_parse_duration_ms (optarg, &so.timeout_ms) < 0 || so.timeout_ms == 0)
+          return ab_cmd_usage_error ("exec", "--timeout: expected a duration like 30s, got `%s`", optarg);
+        break;
+      case OPT_MAX_OUTPUT:
+        if (ab_parse_size (optarg, &u) < 0)
+          return ab_cmd_usage_error ("exec", "--max-output: expected a size, got `%s`", optarg);
+        so.max_output = u;
+        so.capture = true;
+        break;
+      case OPT_RECORD:
+        record_fd = open (optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+        if (record_fd < 0)
+          return ab_cmd_usage_error ("exec", "--record: cannot open `%s`: %s", optarg, strerror (errno));
+        so.capture = true;
+        break;
+      case OPT_RECORD_FD:
+        if (ab_parse_int (optarg, &n) < 0 || n < 0 || fcntl (n, F_GETFD) < 0)
+          return ab_cmd_usage_error ("exec", "--record-fd: `%s` is not an open file descriptor", optarg);
+        ab_set_cloexec (n, true);
+        record_fd = n;
+        so.capture = true;
+        break;
+      case OPT_RECORD_ID:
+        record_id = optarg;
+        break;
+      case OPT_NO_STREAM:
+        so.passthrough = false;
+        break;
+      case 'h':
+      case OPT_HELP:
+        help ();
+        return AB_EXIT_OK;
+      default:
+        return ab_cmd_usage_error ("exec", "unknown option `%s`", argv[optind - 1]);
+      }
+  if (optind >= argc)
+    return ab_cmd_usage_error ("exec", "missing container ID");
+  o.id = argv[optind++];
+  if (optind < argc && strcmp (argv[optind], "--") == 0)
+    optind++;
+  for (; optind < argc; optind++)
+    ab_strv_push (&o.args, argv[optind]);
+  if (o.process_file == NULL && o.args.n == 0)
+    return ab_cmd_usage_error ("exec", "missing the program to run (or --process FILE)");
+  if (o.process_file && o.args.n)
+    return ab_cmd_usage_error ("exec", "give either --process FILE or a program, not both");
+  if (g->systemd_cgroup)
+    return ab_cmd_usage_error ("exec", "--systemd-cgroup: the systemd cgroup driver is not supported");
+
+  if (o.detach)
+    {
+      struct ab_exec *x = NULL;
+      if (ab_exec_start (&o, &x, &err) < 0)
+        {
+          ab_log_error (&err);
+          return AB_EXIT_EXEC_FAILED;
+        }
+      ab_exec_free (x);
+      return AB_EXIT_OK;
+    }
+  if (ab_supervise_exec (&o, &so, &out, &err) < 0)
+    ab_log_error (&err);
+  status = out.canceled ? 128 + SIGUSR1 : out.exit_status;
+  if (!out.canceled && record_fd >= 0 && ab_record_write (record_fd, &out, record_id, &err) < 0)
+    {
+      ab_log_error (&err);
+      status = AB_EXIT_EXEC_FAILED;
+    }
+  ab_outcome_free (&out);
+  ab_strv_free (&o.env);
+  ab_strv_free (&o.args);
+  ab_strv_free (&o.add_caps);
+  if (record_fd > 2)
+    close (record_fd);
+  return status;
+}

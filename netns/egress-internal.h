@@ -1,0 +1,393 @@
+/* Internals of the egress engine shared by netns/egress-*.c and the unit
+ * tests: the pure parsers for hostile input (DNS, TLS ClientHello, HTTP
+ * request heads), the name matcher, the address classifier, and the engine
+ * state.  Nothing here is part of the runtime's API (that is egress.h). */
+#ifndef AB_NETNS_EGRESS_INTERNAL_H
+#define AB_NETNS_EGRESS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "netns/egress.h"
+
+/* ---- names (egress-policy.c) ----------------------------------------- */
+
+/* Normalise a host name: lower-case, one trailing dot dropped, LDH/'_'
+   labels of 1..63 bytes, at most 253 bytes, last label not all digits, and
+   not a form inet_aton would read as an address ("0x7f.1", "2130706433").
+   Returns 0 and writes out[AB_EGRESS_NAME_MAX + 1], or -1. */
+int ab_egress_name_normalize (const char *in, size_t len, char *out);
+/* Whether a rule's host part covers the normalised name (or literal text). */
+bool ab_egress_rule_matches (const struct ab_egress_rule *r, const char *name);
+/* Whether the policy's pins mention the name. */
+bool ab_egress_policy_has_pin (const struct ab_egress_policy *p, const char *name);
+
+/* ---- addresses (egress-addr.c) --------------------------------------- */
+
+struct ab_egress_addr
+{
+  int family; /* AF_INET or AF_INET6 */
+  uint8_t addr[16];
+};
+
+/* Why the proxy must never connect there ("ssrf:loopback", "ssrf:rfc1918",
+   "ssrf:metadata", ...), or NULL when the address is public.  Embedded IPv4
+   (mapped, compatible, NAT64, 6to4) is classified as the IPv4 it carries. */
+const char *ab_egress_addr_refusal (int family, const uint8_t *addr);
+/* Strict literals only: dotted quad with four decimal parts, or IPv6 with or
+   without brackets.  Returns 0 or -1. */
+int ab_egress_ip_parse (const char *s, size_t len, struct ab_egress_addr *out);
+/* "192.0.2.1" or "2001:db8::1" (no brackets). */
+void ab_egress_addr_format (const struct ab_egress_addr *a, char *buf, size_t len);
+/* The literal as a rule pattern / decision name: "192.0.2.1", "[2001:db8::1]". */
+void ab_egress_addr_pattern (const struct ab_egress_addr *a, char *buf, size_t len);
+bool ab_egress_addr_equal (const struct ab_egress_addr *a, const struct ab_egress_addr *b);
+void ab_egress_addr_to_sockaddr (const struct ab_egress_addr *a, uint16_t port, struct sockaddr_storage *ss,
+                                 socklen_t *len);
+int ab_egress_addr_from_sockaddr (const struct sockaddr *sa, struct ab_egress_addr *a, uint16_t *port);
+
+/* ---- DNS (egress-dns.c) ---------------------------------------------- */
+
+#define AB_DNS_MAX_UDP 512      /* answers are kept under this without EDNS */
+#define AB_DNS_MAX_MSG 4096     /* largest query read over UDP or TCP */
+#define AB_DNS_DISPLAY_MAX 1100 /* escaped presentation form of any wire name */
+
+enum
+{
+  AB_DNS_RCODE_NOERROR = 0,
+  AB_DNS_RCODE_FORMERR = 1,
+  AB_DNS_RCODE_SERVFAIL = 2,
+  AB_DNS_RCODE_NXDOMAIN = 3,
+  AB_DNS_RCODE_NOTIMP = 4,
+  AB_DNS_RCODE_REFUSED = 5,
+};
+
+enum
+{
+  AB_DNS_T_A = 1,
+  AB_DNS_T_AAAA = 28,
+  AB_DNS_C_IN = 1,
+};
+
+struct ab_dns_query
+{
+  uint16_t id;
+  uint16_t flags; /* as received */
+  uint16_t qtype;
+  uint16_t qclass;
+  size_t question_end; /* offset just past the question */
+  bool name_valid;     /* `name` holds a normalised host name */
+  char name[AB_EGRESS_NAME_MAX + 1];
+  char display[AB_DNS_DISPLAY_MAX]; /* for the record, always set when parse returned >= 0 */
+};
+
+/* Parse one query.  Returns AB_DNS_RCODE_NOERROR when the question can be
+   answered, AB_DNS_RCODE_FORMERR / AB_DNS_RCODE_NOTIMP when the reply must be
+   that error (q->id and q->flags are valid), -1 when the packet must be
+   dropped (too short for a header, or a response: never answer answers). */
+int ab_dns_parse_query (const uint8_t *buf, size_t len, struct ab_dns_query *q);
+/* Build the reply to a parsed query: header, the question copied from buf,
+   and one A/AAAA record per address of the query's type (compressed owner
+   name, ttl seconds).  Answers that do not fit in cap set TC.  For an error
+   rcode with q->question_end == 0 only the header is sent.  Returns the
+   length. */
+size_t ab_dns_build_reply (const uint8_t *buf, const struct ab_dns_query *q, int rcode,
+                           const struct ab_egress_addr *addrs, size_t n_addrs, uint32_t ttl, uint8_t *out,
+                           size_t cap);
+/* "A", "AAAA", "MX", ... or "TYPE<n>". */
+void ab_dns_type_name (uint16_t qtype, char *buf, size_t len);
+
+/* ---- TLS (egress-tls.c) ---------------------------------------------- */
+
+enum
+{
+  AB_TLS_MORE = 0,       /* a ClientHello so far: read more */
+  AB_TLS_HELLO = 1,      /* a complete ClientHello; sni is set ("" when it has none) */
+  AB_TLS_NOT_TLS = -1,   /* the first byte is not a TLS handshake record */
+  AB_TLS_MALFORMED = -2, /* TLS, but not a well-formed ClientHello */
+};
+
+#define AB_TLS_MAX_HELLO 65536 /* reassembled ClientHello bytes we accept */
+
+/* Find the server_name of a ClientHello split over any number of handshake
+   records.  sni needs AB_EGRESS_NAME_MAX + 1 bytes; it gets the normalised
+   name, and a ClientHello whose host_name is not a valid name is MALFORMED. */
+int ab_tls_client_hello_sni (const uint8_t *buf, size_t len, char *sni);
+
+/* ---- HTTP (egress-http.c) -------------------------------------------- */
+
+#define AB_HTTP_MAX_HEAD 16384
+
+enum ab_http_form
+{
+  AB_HTTP_ORIGIN,    /* GET /path */
+  AB_HTTP_ABSOLUTE,  /* GET http://host/path */
+  AB_HTTP_AUTHORITY, /* CONNECT host:port */
+  AB_HTTP_ASTERISK,  /* OPTIONS * */
+};
+
+struct ab_http_head
+{
+  char method[24];
+  int form;                          /* enum ab_http_form */
+  bool https_scheme;                 /* absolute form with https:// (refused: we do not originate TLS) */
+  char host[AB_EGRESS_NAME_MAX + 3]; /* URI/authority host: a normalised name, "1.2.3.4" or "[v6]" */
+  uint16_t port;                     /* URI/authority port, default from the scheme (80) */
+  size_t path_off; /* origin-form target inside the buffer (absolute form: after the authority) */
+  size_t path_len; /* 0 means "/" */
+  int minor;       /* HTTP/1.<minor> */
+  size_t line_end; /* offset just past the request line's CRLF */
+  size_t head_len; /* offset just past the blank line */
+  bool has_host;
+  char host_hdr[AB_EGRESS_NAME_MAX + 3]; /* Host header's host, normalised like `host` */
+  uint16_t host_hdr_port;                /* 0 when the header had no port */
+};
+
+enum
+{
+  AB_HTTP_MORE = 0,
+  AB_HTTP_OK = 1,
+  AB_HTTP_BAD = -1,     /* malformed: 400 */
+  AB_HTTP_TOO_BIG = -2, /* head over AB_HTTP_MAX_HEAD: 431 */
+};
+
+/* Parse a request head.  *why gets a short reason on AB_HTTP_BAD. */
+int ab_http_parse_head (const char *buf, size_t len, struct ab_http_head *h, const char **why);
+/* Parse "host[:port]" / "[v6][:port]"; the host normalised (names) or
+   canonical (literals) into host.  Returns 0 or -1. */
+int ab_http_parse_authority (const char *s, size_t len, char *host, size_t host_len, uint16_t *port,
+                             bool *port_given);
+/* The head to send upstream for an absolute-form request: origin-form
+   request line, the client's headers minus Proxy-* and Connection/Keep-Alive,
+   Host added when the client sent none, and "Connection: close" (one request
+   per connection: a second request on the same connection could name another
+   host).  Returns a new buffer. */
+char *ab_http_rewrite_origin (const char *buf, const struct ab_http_head *h, size_t *out_len);
+
+/* ---- the record (egress-record.c) ------------------------------------ */
+
+struct ab_egress_record
+{
+  pthread_mutex_t lock;
+  struct ab_egress_decision *v;
+  size_t n, cap, max;
+  uint64_t dropped;
+};
+
+void ab_egress_record_init (struct ab_egress_record *r, size_t max);
+void ab_egress_record_destroy (struct ab_egress_record *r);
+void ab_egress_record_add (struct ab_egress_record *r, int proto, const char *protocol, const char *name,
+                           const struct ab_egress_addr *addr, uint16_t port, bool allowed, const char *rule);
+
+/* ---- the engine (egress-loop.c, egress-proxy.c, egress-resolve.c) ------ */
+
+struct ab_egress_conn;
+struct ab_egress_name;
+
+/* A name's pinned addresses: static pins, or the host resolver's first
+   answer (filtered), kept for the engine's life so that a later answer can
+   never move a name (DNS rebinding). */
+enum ab_egress_name_state
+{
+  AB_NAME_PENDING,  /* a worker is resolving it */
+  AB_NAME_RESOLVED, /* addrs is final */
+  AB_NAME_FAILED,   /* the resolver failed: retried on the next query */
+};
+
+#define AB_EGRESS_MAX_ADDRS 16
+#define AB_EGRESS_MAX_NAMES 4096 /* distinct names looked up per engine */
+
+struct ab_egress_waiter
+{
+  struct ab_egress_waiter *next;
+  int kind; /* AB_WAIT_UDP, AB_WAIT_TCPDNS, AB_WAIT_CONN */
+  void *ptr;
+};
+
+struct ab_egress_name
+{
+  struct ab_egress_name *next;
+  char *name;
+  int state;
+  struct ab_egress_addr addrs[AB_EGRESS_MAX_ADDRS];
+  size_t n_addrs;
+  const char *refusal; /* why a FAILED name failed, when it is not the resolver */
+  struct ab_egress_waiter *waiters;
+};
+
+enum
+{
+  AB_EP_LISTEN_HTTP = 1,
+  AB_EP_LISTEN_DNS_TCP,
+  AB_EP_DNS_UDP,
+  AB_EP_WAKE,
+  AB_EP_CLIENT,
+  AB_EP_UPSTREAM,
+  AB_EP_DNS_TCP,
+};
+
+/* What epoll_event.data.ptr points at. */
+struct ab_egress_ep
+{
+  int kind;
+  int fd;
+  uint32_t events; /* interest currently registered, for cheap updates */
+  bool registered; /* added to the epoll set (and not removed since) */
+  bool removed;    /* taken out for good: updates are ignored */
+  void *owner;
+};
+
+struct ab_egress_job
+{
+  struct ab_egress_job *next;
+  char *name;
+  int gai_error;
+  struct ab_egress_addr addrs[AB_EGRESS_MAX_ADDRS];
+  size_t n_addrs;
+};
+
+struct ab_egress
+{
+  struct ab_egress_policy policy;
+  struct ab_egress_options opt;
+  uint16_t http_port, dns_port;
+  int epfd;
+  int wake_fd; /* eventfd: stop requests and resolver completions */
+  struct ab_egress_ep listen_http4, listen_http6, listen_dns_tcp, dns_udp, wake;
+  pthread_t loop_thread;
+  bool loop_started;
+  bool stopping; /* set by the loop thread when it sees the stop request */
+  volatile int stop_requested;
+
+  /* resolver workers */
+  pthread_t workers[2];
+  size_t n_workers;
+  bool jobs_lock_ready;
+  pthread_mutex_t jobs_lock;
+  pthread_cond_t jobs_cond;
+  struct ab_egress_job *jobs, *jobs_tail, *done;
+  bool jobs_quit;
+
+  struct ab_egress_name *names;
+  size_t n_names;
+  struct ab_egress_name name_overflow; /* handed out once the table is full */
+  struct ab_egress_conn *conns;        /* doubly linked */
+  size_t n_conns;
+  bool reap_pending; /* a connection was closed in this batch: free it after the batch */
+  struct ab_egress_dnsconn *dnsconns;
+  size_t n_dnsconns;
+  struct ab_egress_udpq *udpqs; /* UDP queries waiting for a resolution */
+  size_t n_udpqs;
+
+  struct ab_egress_record record;
+};
+
+enum
+{
+  AB_WAIT_UDP = 1,
+  AB_WAIT_TCPDNS,
+  AB_WAIT_CONN,
+};
+
+/* egress-loop.c */
+int ab_egress_ep_update (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
+void ab_egress_ep_remove (struct ab_egress *e, struct ab_egress_ep *ep);
+
+/* egress-resolve.c: look a name up in the pin table; when it is resolved
+   (or pinned) return it, else register the waiter, start a resolution if
+   none runs, and return NULL. */
+struct ab_egress_name *ab_egress_name_lookup (struct ab_egress *e, const char *name, int kind, void *ptr);
+void ab_egress_name_cancel (struct ab_egress *e, void *ptr);
+int ab_egress_resolver_start (struct ab_egress *e, ab_error_t *err);
+void ab_egress_resolver_stop (struct ab_egress *e);
+/* Move finished jobs into the pin table and wake their waiters. */
+void ab_egress_resolver_collect (struct ab_egress *e);
+void ab_egress_names_free (struct ab_egress *e);
+/* Whether addr is one of the name's pinned addresses. */
+bool ab_egress_name_has_addr (const struct ab_egress_name *n, const struct ab_egress_addr *addr);
+
+/* egress-dnsserve.c */
+void ab_egress_dns_udp_ready (struct ab_egress *e);
+void ab_egress_dns_tcp_accept (struct ab_egress *e);
+void ab_egress_dns_tcp_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
+void ab_egress_dns_resolved (struct ab_egress *e, int kind, void *ptr, struct ab_egress_name *n);
+void ab_egress_dns_sweep (struct ab_egress *e, uint64_t now_ms, bool all);
+
+/* egress-proxy.c */
+void ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener);
+void ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
+void ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_name *n);
+void ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now_ms, bool all);
+
+/* ---- proxy connections (egress-proxy.c, egress-head.c) ----------------- */
+
+#define RELAY_BUF 65536
+#define HEAD_MAX (AB_TLS_MAX_HELLO + 4096) /* a ClientHello split into many records, or an HTTP head */
+#define CLOSE_LINGER_MS 2000
+#define HALF_OPEN_MS 60000
+
+enum ab_egress_conn_state
+{
+  AB_CS_HEAD,       /* reading the request head / the first bytes */
+  AB_CS_RESOLVING,  /* waiting for the name's addresses */
+  AB_CS_CONNECTING, /* upstream connect in progress */
+  AB_CS_INSPECT,    /* CONNECT tunnel open: checking the first client bytes */
+  AB_CS_RELAY,
+  AB_CS_CLOSING, /* flushing a refusal, then draining the client */
+};
+
+struct ab_egress_buf
+{
+  uint8_t *d;
+  size_t len, off, cap;
+};
+
+struct ab_egress_conn
+{
+  struct ab_egress_conn *prev, *next;
+  struct ab_egress_ep cep, uep;
+  int state;
+  bool dead;
+  bool transparent;
+  bool tls;                   /* transparent: the head is a ClientHello */
+  struct ab_egress_addr odst; /* transparent: the original destination */
+  uint16_t oport;
+  struct ab_egress_buf head; /* client bytes not yet decided on */
+  struct ab_egress_buf c2u, u2c;
+  size_t forward_from; /* head bytes before this are replaced by `rewritten` */
+  char *rewritten;     /* absolute-URI request rewritten to origin form */
+  size_t rewritten_len;
+  char name[AB_EGRESS_NAME_MAX + 3];
+  uint16_t port;
+  int proto;
+  char protocol[24];
+  bool literal;
+  struct ab_egress_addr cand[AB_EGRESS_MAX_ADDRS];
+  size_t n_cand, i_cand;
+  bool c_eof, u_eof, u_wshut, c_wshut;
+  uint64_t deadline, last_io;
+};
+
+void ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n);
+void ab_egress_buf_free (struct ab_egress_buf *b);
+void ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text);
+/* Refuse: record the decision (when rule is set), answer what the client
+   understands (HTTP status, TLS alert, or nothing inside a tunnel), close
+   once flushed. */
+void ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
+                            const struct ab_egress_addr *addr);
+/* Decide on (c->name, c->port), then resolve and connect. */
+void ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c);
+/* The first bytes of a connection: to the proxy itself, redirected, or
+   inside a CONNECT tunnel. */
+void ab_egress_head_explicit (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_head_transparent (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c);
+
+uint64_t ab_egress_now_ms (void);
+
+#endif

@@ -1,0 +1,59 @@
+/* Netlink plumbing shared by rtnl.c and nft.c (internal to netns/). */
+#ifndef AB_NETNS_NL_H
+#define AB_NETNS_NL_H
+
+#include <libmnl/libmnl.h>
+#include <stddef.h>
+
+#include "runtime/error.h"
+
+static inline void
+ab_mnl_closep (struct mnl_socket **nl)
+{
+  if (*nl != NULL)
+    mnl_socket_close (*nl);
+  *nl = NULL;
+}
+#define _cleanup_mnl_ __attribute__ ((cleanup (ab_mnl_closep)))
+
+/* A bound netlink socket of `bus` in the network namespace behind netns_fd
+   (-1: the caller's), with capped, extended acks.  NULL and *err on error. */
+struct mnl_socket *ab_nl_open (int netns_fd, int bus, ab_error_t *err);
+
+/* Extended-ack text of an NLMSG_ERROR ("" if the kernel gave none). */
+struct ab_nl_reply
+{
+  int errnum; /* positive errno from the kernel, 0 on success */
+  char extack[256];
+};
+
+/* Send one request (NLM_F_ACK is added) and read the replies until its ack
+   or NLMSG_DONE, handing data messages to cb (may be NULL).  Returns 0 when
+   the exchange completed (the kernel's verdict is in reply->errnum), -1
+   with errno when the socket failed or cb returned MNL_CB_ERROR. */
+int ab_nl_talk (struct mnl_socket *nl, struct nlmsghdr *req, mnl_cb_t cb, void *data,
+                struct ab_nl_reply *reply);
+
+/* The errno and extended-ack text of an NLMSG_ERROR message. */
+void ab_nl_parse_error (const struct nlmsghdr *nlh, struct ab_nl_reply *reply);
+
+/* For messages: "<what> (kernel: <extack>)" when the kernel explained
+   itself, "<what>" otherwise:
+       ab_error_set (err, r.errnum, "%s%s%s%s", what, ab_nl_extack_sep (&r), r.extack, ab_nl_extack_end (&r));
+ */
+static inline const char *
+ab_nl_extack_sep (const struct ab_nl_reply *r)
+{
+  return r->extack[0] != '\0' ? " (kernel: " : "";
+}
+static inline const char *
+ab_nl_extack_end (const struct ab_nl_reply *r)
+{
+  return r->extack[0] != '\0' ? ")" : "";
+}
+
+/* rtnl.c: in the caller's namespace, bring lo up and add the routes of
+   last resort via lo (see nft.c). */
+int ab_netns_setup_routes (ab_error_t *err);
+
+#endif

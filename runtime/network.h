@@ -1,0 +1,36 @@
+/* The container's network, from the parent: the nftables egress wall of
+ * netns/netns.h in the container's network namespace, linux.netDevices, and
+ * the domain-allowlist proxy of netns/egress.h (in the supervisor for a
+ * foreground run, in a per-container daemon for a detached one). */
+#ifndef AB_RUNTIME_NETWORK_H
+#define AB_RUNTIME_NETWORK_H
+
+#include <stdbool.h>
+
+#include "runtime/error.h"
+#include "spec/gen.h"
+
+struct ab_container;
+struct ab_ns_plan;
+struct ab_net;
+
+/* Before clone: parse the policies (dev.agentbox.net.allow, the domain
+   annotations and the --egress-policy baseline), check they fit the
+   namespaces, and with a proxy add the read-only /etc/resolv.conf mount and
+   the proxy variables to the process (in memory: the snapshot is the
+   user's config).  egress_baseline may be NULL. */
+int ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foreground, ab_error_t *err);
+
+/* After clone, while the child mounts: move netDevices, install the wall,
+   start the proxy, keep the netns for the denied record. */
+int ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err);
+
+/* After the container's last process: stop the proxy and describe what was
+   refused, as one JSON array value (NULL when there is no wall). */
+char *ab_net_violations_json (struct ab_container *c);
+/* Every decision of the proxy as one JSON array value, or NULL. */
+char *ab_net_decisions_json (struct ab_container *c);
+
+void ab_net_free (struct ab_net *n);
+
+#endif

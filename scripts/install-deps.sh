@@ -1,0 +1,27 @@
+#!/bin/sh
+# Install what agentbox needs to build and test on Debian 12 (run as root).
+#   scripts/install-deps.sh            install everything
+#   scripts/install-deps.sh --if-needed  only when something is missing
+set -eu
+
+PKGS="build-essential autoconf automake pkg-config clang libclang-rt-14-dev
+libseccomp-dev libcap-dev libyajl-dev libmnl-dev libnftnl-dev
+python3 python3-jsonschema busybox-static iproute2 nftables runc curl"
+
+if [ "${1:-}" = "--if-needed" ]; then
+  missing=""
+  for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+  done
+  [ -z "$missing" ] && exit 0
+  echo "install-deps: missing:$missing" >&2
+fi
+
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: run as root (apt-get)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $PKGS >/dev/null

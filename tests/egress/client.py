@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Clients the egress tests run INSIDE the container (only lo, the DNS stub,
+the proxy).  Each subcommand prints one JSON object on stdout.
+
+  dns NAME TYPE [tcp]              query the stub (127.0.0.1:53)
+  dnsraw HEX [tcp]                 send raw bytes to the stub
+  connect HOST PORT [DATA]         plain TCP, optional bytes to send
+  udp HOST PORT                    one datagram, wait for any reply
+  tls HOST PORT SNI                TLS handshake (no verification) + GET /
+  tunnel PROXYPORT AUTHORITY SNI   CONNECT through the proxy, then TLS with SNI
+  http PROXYPORT RAW               send RAW (\\r\\n escapes) to the proxy, print the status line
+  relay-proxy PROXYPORT AUTH SNI   the same as tunnel, through a forwarder inside the container
+  relay-direct IP PORT SNI         TLS with SNI through a forwarder to IP:PORT
+  parallel PROXYPORT URL...        one absolute-URI GET per URL, all at once
+  halfclose PROXYPORT RAW          send RAW, shut down our write side, read to EOF
+  idle PROXYPORT [AUTHORITY]       connect (and CONNECT), then send nothing: wait for EOF
+  stall PROXYPORT URL SECONDS      send an absolute-URI GET, then read nothing for SECONDS
+"""
+import json
+import socket
+import ssl
+import struct
+import sys
+import threading
+
+TYPES = {"A": 1, "AAAA": 28, "MX": 15, "TXT": 16, "ANY": 255}
+
+
+def out(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def dns_query(name, qtype, tcp=False, raw=None):
+    if raw is None:
+        q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+        for label in name.rstrip(".").split("."):
+            q += bytes([len(label)]) + label.encode()
+        q += b"\0" + struct.pack(">HH", TYPES[qtype], 1)
+    else:
+        q = raw
+    try:
+        if tcp:
+            s = socket.create_connection(("127.0.0.1", 53), timeout=3)
+            s.sendall(struct.pack(">H", len(q)) + q)
+            hdr = s.recv(2)
+            if len(hdr) < 2:
+                return {"closed": True}
+            n = struct.unpack(">H", hdr)[0]
+            r = b""
+            while len(r) < n:
+                chunk = s.recv(n - len(r))
+                if not chunk:
+                    break
+                r += chunk
+        else:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(2)
+            s.sendto(q, ("127.0.0.1", 53))
+            r, _ = s.recvfrom(4096)
+    except socket.timeout:
+        return {"timeout": True}
+    except OSError as e:
+        return {"error": str(e)}
+    return parse_reply(r)
+
+
+def parse_reply(r):
+    if len(r) < 12:
+        return {"short": len(r)}
+    rid, flags, qd, an, ns, ar = struct.unpack(">HHHHHH", r[:12])
+    off = 12
+    for _ in range(qd):
+        while r[off] != 0:
+            off += r[off] + 1
+        off += 5
+    answers = []
+    for _ in range(an):
+        if r[off] & 0xC0 == 0xC0:
+            off += 2
+        else:
+            while r[off] != 0:
+                off += r[off] + 1
+            off += 1
+        t, c, ttl, rdlen = struct.unpack(">HHIH", r[off:off + 10])
+        off += 10
+        rd = r[off:off + rdlen]
+        off += rdlen
+        if t == 1:
+            answers.append(socket.inet_ntop(socket.AF_INET, rd))
+        elif t == 28:
+            answers.append(socket.inet_ntop(socket.AF_INET6, rd))
+    return {"id": rid, "rcode": flags & 0xF, "tc": bool(flags & 0x200), "answers": answers}
+
+
+def tls_get(sock, sni):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    t = ctx.wrap_socket(sock, server_hostname=sni)
+    t.sendall(("GET /tls HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % sni).encode())
+    data = b""
+    while True:
+        chunk = t.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace")
+
+
+def read_status(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    line = data.split(b"\r\n", 1)[0].decode(errors="replace")
+    return line, data
+
+
+def tunnel(port, authority, sni, host="127.0.0.1"):
+    s = socket.create_connection((host, port), timeout=5)
+    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (authority, authority)).encode())
+    line, _ = read_status(s)
+    if " 200 " not in line + " ":
+        return {"status": line}
+    try:
+        return {"status": line, "body": tls_get(s, sni)}
+    except (OSError, ssl.SSLError) as e:
+        return {"status": line, "error": str(e)}
+
+
+def forwarder(target):
+    """A TCP relay inside the container: 127.0.0.1:<port> -> target."""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 9001))
+    ls.listen(4)
+
+    def pipe(a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        finally:
+            try:
+                b.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def run():
+        c, _ = ls.accept()
+        try:
+            u = socket.create_connection(target, timeout=5)
+        except OSError:
+            c.close()
+            return
+        threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+        pipe(u, c)
+
+    threading.Thread(target=run, daemon=True).start()
+    return 9001
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    try:
+        if cmd == "dns":
+            out(**dns_query(args[0], args[1], tcp=len(args) > 2))
+        elif cmd == "dnsraw":
+            out(**dns_query(None, None, tcp=len(args) > 1, raw=bytes.fromhex(args[0])))
+        elif cmd == "connect":
+            s = socket.create_connection((args[0], int(args[1])), timeout=3)
+            if len(args) > 2:
+                s.sendall(args[2].encode().decode("unicode_escape").encode("latin-1"))
+            data = s.recv(4096)
+            out(ok=True, data=data.decode(errors="replace"))
+        elif cmd == "udp":
+            s = socket.socket(socket.AF_INET6 if ":" in args[0] else socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(1)
+            s.sendto(b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03foo\x04test\x00\x00\x01\x00\x01",
+                     (args[0], int(args[1])))
+            data, _ = s.recvfrom(4096)
+            out(ok=True, size=len(data))
+        elif cmd == "tls":
+            s = socket.create_connection((args[0], int(args[1])), timeout=5)
+            out(ok=True, body=tls_get(s, args[2]))
+        elif cmd == "tunnel":
+            out(**tunnel(int(args[0]), args[1], args[2]))
+        elif cmd == "http":
+            s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=5)
+            s.sendall(args[1].encode().decode("unicode_escape").encode("latin-1"))
+            line, data = read_status(s)
+            rest = b""
+            try:
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    rest += chunk
+            except OSError:
+                pass
+            out(status=line, head=data.decode(errors="replace"), body=rest.decode(errors="replace"))
+        elif cmd == "relay-proxy":
+            port = forwarder(("127.0.0.1", int(args[0])))
+            out(**tunnel(port, args[1], args[2]))
+        elif cmd == "relay-direct":
+            port = forwarder((args[0], int(args[1])))
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            out(ok=True, body=tls_get(s, args[2]))
+        elif cmd == "parallel":
+            port = int(args[0])
+            results = [None] * len(args[1:])
+
+            def fetch(i, url):
+                try:
+                    s = socket.create_connection(("127.0.0.1", port), timeout=20)
+                    s.sendall(("GET %s HTTP/1.1\r\nConnection: close\r\n\r\n" % url).encode())
+                    line, _ = read_status(s)
+                    results[i] = line.split(" ")[1] if " " in line else "none"
+                except OSError as e:
+                    results[i] = "error:" + str(e)
+
+            threads = [threading.Thread(target=fetch, args=(i, u)) for i, u in enumerate(args[1:])]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            out(results=results)
+        elif cmd == "halfclose":
+            s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=10)
+            s.sendall(args[1].encode().decode("unicode_escape").encode("latin-1"))
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            out(data=data.decode(errors="replace"))
+        elif cmd == "stall":
+            s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=30)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(("GET %s HTTP/1.1\r\n\r\n" % args[1]).encode())
+            print(json.dumps({"sent": True}), flush=True)
+            import time
+            time.sleep(float(args[2]))
+            out(done=True)
+        elif cmd == "idle":
+            s = socket.create_connection(("127.0.0.1", int(args[0])), timeout=20)
+            status = None
+            if len(args) > 1:
+                s.sendall(("CONNECT %s HTTP/1.1\r\n\r\n" % args[1]).encode())
+                status, _ = read_status(s)
+            data = b""
+            try:
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                out(eof=True, status=status, data=data.decode(errors="replace"))
+            except socket.timeout:
+                out(timeout=True, status=status)
+        else:
+            out(error="unknown command " + cmd)
+    except (OSError, ssl.SSLError) as e:
+        out(error=str(e) or type(e).__name__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+""""The internet" for the egress tests: runs in a netns of its own, behind a
+veth, with several documentation addresses, and logs everything it
+receives (one JSON object per line) so that tests can prove from this side
+what reached it and what did not.
+
+    upstream.py LOG CERT KEY
+
+Listens on every address: HTTP on 80 and 8080, TLS (real, self-signed; the
+SNI is logged) on 443 and 8443, a bare TCP logger on 22, a UDP logger on 53.
+Prints "ready" once every socket is bound.
+"""
+import http.server
+import json
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+
+LOG_LOCK = threading.Lock()
+
+
+def log(**ev):
+    with LOG_LOCK:
+        with open(sys.argv[1], "a") as f:
+            f.write(json.dumps(ev) + "\n")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def handle_one(self):
+        local = "%s:%d" % self.connection.getsockname()[:2]
+        log(kind="http", local=local, method=self.command, path=self.path,
+            host=self.headers.get("Host"), tls=isinstance(self.connection, ssl.SSLSocket))
+        if self.path.startswith("/redirect"):
+            self.send_response(302)
+            self.send_header("Location", "http://other.test/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path.startswith("/big?n="):
+            n = int(self.path[7:])
+            self.send_response(200)
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            chunk = b"x" * 65536
+            while n > 0:
+                self.wfile.write(chunk[:min(n, len(chunk))])
+                n -= min(n, len(chunk))
+            return
+        body = ("upstream %s %s\n" % (local, self.path)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = do_POST = do_HEAD = do_PUT = handle_one
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+    tls_ctx = None
+
+    def __init__(self, family, port, tls_ctx=None):
+        self.address_family = family
+        self.tls_ctx = tls_ctx
+        super().__init__(("::" if family == socket.AF_INET6 else "0.0.0.0", port), Handler)
+
+    def server_bind(self):
+        if self.address_family == socket.AF_INET6:
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        socketserver.TCPServer.server_bind(self)
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        log(kind="accept", local="%s:%d" % sock.getsockname()[:2], peer="%s:%d" % addr[:2])
+        return sock, addr
+
+    def finish_request(self, request, client_address):
+        if self.tls_ctx is not None:
+            try:
+                request = self.tls_ctx.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError) as e:
+                log(kind="tls-error", error=str(e))
+                return
+        self.RequestHandlerClass(request, client_address, self)
+
+
+def tls_context(cert, key):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+
+    def sni(sslobj, name, _ctx):
+        log(kind="sni", local="%s:%d" % sslobj.getsockname()[:2] if hasattr(sslobj, "getsockname") else "",
+            name=name)
+
+    ctx.sni_callback = sni
+    return ctx
+
+
+def tcp_logger(family, port):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", port))
+    s.listen(64)
+
+    def run():
+        while True:
+            c, addr = s.accept()
+            log(kind="accept", local="%s:%d" % c.getsockname()[:2], peer="%s:%d" % addr[:2])
+            c.close()
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def udp_logger(family, port):
+    s = socket.socket(family, socket.SOCK_DGRAM)
+    if family == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", port))
+
+    def run():
+        while True:
+            data, addr = s.recvfrom(4096)
+            log(kind="udp", port=port, peer="%s:%d" % addr[:2], size=len(data))
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def main():
+    ctx = tls_context(sys.argv[2], sys.argv[3])
+    servers = []
+    for fam in (socket.AF_INET, socket.AF_INET6):
+        servers += [Server(fam, 80), Server(fam, 8080), Server(fam, 443, ctx), Server(fam, 8443, ctx)]
+        tcp_logger(fam, 22)
+        udp_logger(fam, 53)
+    for s in servers:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    print("ready", flush=True)
+    sys.stdin.read()  # until the harness closes our stdin
+
+
+if __name__ == "__main__":
+    main()

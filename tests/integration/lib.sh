@@ -1,0 +1,541 @@
+# tests/integration/lib.sh: sourced by every integration test (bash).
+#
+#   #!/bin/bash
+#   . "$(dirname "$0")/lib.sh"
+#   require_runtime_commands create start state delete
+#   make_bundle "$T/b" 'process.args=["/bin/abtest","exit","42"]'
+#   id=$(new_id)
+#   rt run --bundle "$T/b" "$id" </dev/null >/dev/null 2>&1
+#   is $? 42 "run exits with the process's exit code"
+#   done_testing
+#
+# The runtime under test is $RUNTIME (default $AGENTBOX, which `make check`
+# sets); any runc-compatible runtime works: RUNTIME=/usr/sbin/runc t-x.sh.
+# Tests that check agentbox-only behaviour call `agentbox_only` first.
+#
+# Sourcing this file creates the test directory $T (removed at the end), the
+# runtime state root $AB_STATE inside it, takes a snapshot of the host and
+# installs an exit trap; done_testing deletes every container the file
+# created, checks that nothing was left behind (each leftover is a failed
+# test naming it) and prints the plan.
+#
+# TAP goes to fd 7 (a dup of the original stdout); the file's stdout is sent
+# to stderr, so a command whose output a test forgets to capture lands in
+# the log instead of corrupting the TAP stream.  Runtime invocations get fd 7
+# closed, so no container can hold the harness's pipe open.
+
+set -u
+
+AB_TOP_SRCDIR=${AB_TOP_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+AB_LIBDIR=$AB_TOP_SRCDIR/tests/integration
+PYTHON3=${PYTHON3:-/usr/bin/python3}
+AB_RT_TIMEOUT=${AB_RT_TIMEOUT:-60}
+
+exec 7>&1 1>&2
+
+# ---- TAP --------------------------------------------------------------------
+
+_ab_n=0
+_ab_failed=0
+_ab_done=0
+
+_ab_tap () { printf '%s\n' "$*" >&7; }
+
+diag ()
+{
+  local line
+  while IFS= read -r line; do _ab_tap "# $line"; done <<<"$*"
+}
+
+# Plan printed at the end by done_testing (the number of tests depends on
+# the leftover check).  Kept as a call for the reader.
+plan_later () { :; }
+
+# ok STATUS NAME: passes when STATUS is 0 (use `cmd; ok $? "name"`).
+ok ()
+{
+  local st=$1
+  shift
+  _ab_n=$((_ab_n + 1))
+  if [ "$st" = 0 ]; then
+    _ab_tap "ok $_ab_n - $*"
+    return 0
+  fi
+  _ab_tap "not ok $_ab_n - $*"
+  _ab_failed=$((_ab_failed + 1))
+  [ "$st" = 1 ] || diag "  status: $st"
+  return 1
+}
+
+# is GOT WANT NAME: string equality.
+is ()
+{
+  if [ "$1" = "$2" ]; then
+    ok 0 "$3"
+    return 0
+  fi
+  ok 1 "$3"
+  diag "  got:      $(printf '%s' "$1" | sed '2,$s/^/            /')"
+  diag "  expected: $(printf '%s' "$2" | sed '2,$s/^/            /')"
+  return 1
+}
+
+# isnt GOT UNWANTED NAME
+isnt ()
+{
+  if [ "$1" != "$2" ]; then
+    ok 0 "$3"
+    return 0
+  fi
+  ok 1 "$3"
+  diag "  got $1, which it must not be"
+  return 1
+}
+
+# like GOT ERE NAME: some line of GOT matches the extended regex.
+like ()
+{
+  if printf '%s\n' "$1" | grep -Eq -- "$2"; then
+    ok 0 "$3"
+    return 0
+  fi
+  ok 1 "$3"
+  diag "  got:  $(printf '%s' "$1" | head -20 | sed '2,$s/^/        /')"
+  diag "  want: /$2/"
+  return 1
+}
+
+# unlike GOT ERE NAME: no line of GOT matches.
+unlike ()
+{
+  if ! printf '%s\n' "$1" | grep -Eq -- "$2"; then
+    ok 0 "$3"
+    return 0
+  fi
+  ok 1 "$3"
+  diag "  matching: $(printf '%s\n' "$1" | grep -E -- "$2" | head -5)"
+  return 1
+}
+
+# skip REASON [COUNT]: COUNT tests (default 1) that do not apply here.
+skip ()
+{
+  local i
+  for ((i = 0; i < ${2:-1}; i++)); do
+    _ab_n=$((_ab_n + 1))
+    _ab_tap "ok $_ab_n # SKIP $1"
+  done
+}
+
+# skip_all REASON: the whole file does not apply (only before any test).
+skip_all ()
+{
+  _ab_tap "1..0 # SKIP $1"
+  _ab_done=1
+  _ab_cleanup_dir
+  exit 0
+}
+
+bail_out ()
+{
+  _ab_tap "Bail out! $*"
+  _ab_done=1
+  exit 1
+}
+
+done_testing ()
+{
+  _ab_finish
+  _ab_done=1
+  _ab_tap "1..$_ab_n"
+  [ "$_ab_failed" = 0 ] && exit 0
+  exit 1
+}
+
+_ab_on_exit ()
+{
+  [ "$_ab_done" = 1 ] && return
+  _ab_done=1
+  ok 1 "test file ran to done_testing (it stopped after test $_ab_n)"
+  _ab_finish
+  _ab_tap "1..$_ab_n"
+  exit 1
+}
+
+# ---- the runtime ------------------------------------------------------------
+
+# AB_NO_RUNTIME=1 before sourcing: a file that tests the harness itself.
+RUNTIME=${RUNTIME:-${AGENTBOX:-}}
+AB_RUNTIME_KIND=none
+if [ "${AB_NO_RUNTIME:-0}" != 1 ]; then
+  [ -n "$RUNTIME" ] || { _ab_tap "1..0 # SKIP no runtime: set RUNTIME or AGENTBOX"; exit 0; }
+  _ab_rt_path=$(command -v "$RUNTIME") || { _ab_tap "1..0 # SKIP runtime $RUNTIME not found"; exit 0; }
+  RUNTIME=$(readlink -f "$_ab_rt_path")
+  unset _ab_rt_path
+  # runc, crun, agentbox, ...: the first word of `--version`.
+  AB_RUNTIME_KIND=$("$RUNTIME" --version 2>/dev/null </dev/null | awk 'NR == 1 { print $1 }')
+  AB_RUNTIME_KIND=${AB_RUNTIME_KIND:-unknown}
+fi
+
+is_agentbox () { [ "$AB_RUNTIME_KIND" = agentbox ]; }
+
+# agentbox_only [COUNT]: returns 1 (and skips COUNT tests) under another runtime:
+#   if agentbox_only 2; then ...two agentbox-specific tests...; fi
+agentbox_only ()
+{
+  is_agentbox && return 0
+  skip "agentbox-specific; $AB_RUNTIME_KIND does not promise it" "${1:-1}"
+  return 1
+}
+
+# require_runtime_commands CMD...: skip the file if the runtime lacks one
+# (agentbox grows its subcommands one by one; `CMD --help` exits 0 in runc).
+require_runtime_commands ()
+{
+  local c
+  for c in "$@"; do
+    "$RUNTIME" "$c" --help </dev/null >/dev/null 2>&1 7>&- ||
+      skip_all "$AB_RUNTIME_KIND has no \`$c\` command yet"
+  done
+}
+
+# ---- cgroup discipline ------------------------------------------------------
+#
+# The shell running the tests lives in a cgroup of the machine (see
+# /proc/self/cgroup; here memory:/process_api/<hash>) that nothing it starts
+# may leave.  runc, and agentbox with an absolute linux.cgroupsPath, create
+# the container's cgroup at that path below the *root* of each hierarchy, so
+# they are run in a private view where "/" is our own cgroup:
+#
+#   1. unshare --cgroup --mount --propagation private: a new cgroup namespace
+#      rooted at our current cgroup in every hierarchy, and a private mount
+#      namespace so the remounts below never propagate to the host;
+#   2. for every cgroup (v1) and cgroup2 line of /proc/self/mountinfo
+#      (on this hybrid host: cpu, cpuacct, cpuset, memory, devices, freezer,
+#      blkio, pids, name=systemd under /sys/fs/cgroup/<name>, and the cgroup2
+#      hierarchy at /sys/fs/cgroup/unified), umount it and mount the same
+#      hierarchy again at the same place with the same super options
+#      (`mount -t cgroup -o rw,memory cgroup /sys/fs/cgroup/memory`,
+#      `mount -t cgroup2 -o rw cgroup2 /sys/fs/cgroup/unified`).  A cgroup
+#      filesystem mounted inside a cgroup namespace has the namespace's root
+#      as its root, so /sys/fs/cgroup/memory now *is* our own memory cgroup,
+#      and /proc/self/cgroup reads "/" for every hierarchy: runc's absolute
+#      paths (memory:/<id>) land below our cgroup on the host
+#      (memory:/process_api/<hash>/<id>).  Unmounting first, rather than
+#      mounting on top, leaves one mountinfo line per hierarchy, so a
+#      runtime scanning mountinfo cannot pick the stale host-rooted mount;
+#   3. exec the command.  The helper shell uses absolute paths and sets no
+#      variable, but dash exports PWD: rt_noenv therefore puts `env -i`
+#      between the wrapper and the runtime.
+#
+# Every invocation sees the same view (our cgroup does not change), so the
+# paths a runtime stores in its state at `create` resolve to the same
+# cgroups at `delete`.  AB_CGROUP_WRAP=1 (the default except for agentbox,
+# which puts containers under its own cgroup) runs every `rt` call so.
+
+# The helper shell of steps 2 and 3; "$@" is the command (the mountinfo
+# parsing runs in a subshell, so its `set --` does not clobber it).
+_AB_CGROOT_SH='
+cgmounts=$(while read -r _id _parent _devno _root mnt rest; do
+  set -- ${rest#* - }
+  case $1 in cgroup | cgroup2) echo "$1 $mnt $3" ;; esac
+done </proc/self/mountinfo)
+echo "$cgmounts" | while read -r fstype mnt opts; do
+  [ -n "$fstype" ] || continue
+  /usr/bin/umount "$mnt" && /usr/bin/mount -t "$fstype" -o "$opts" "$fstype" "$mnt" || exit 1
+done || { echo "with_own_cgroup_root: cannot remount the cgroup hierarchies" >&2; exit 125; }
+exec "$@"'
+
+# with_own_cgroup_root CMD...: run CMD in the private cgroup view above.
+with_own_cgroup_root ()
+{
+  /usr/bin/unshare --cgroup --mount --propagation private -- /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root "$@"
+}
+
+if [ -z "${AB_CGROUP_WRAP:-}" ]; then
+  if is_agentbox; then AB_CGROUP_WRAP=0; else AB_CGROUP_WRAP=1; fi
+fi
+
+_ab_wrap ()
+{
+  if [ "$AB_CGROUP_WRAP" = 1 ]; then
+    timeout -k 5 "$AB_RT_TIMEOUT" /usr/bin/unshare --cgroup --mount --propagation private -- \
+      /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root "$@" 7>&-
+  else
+    timeout -k 5 "$AB_RT_TIMEOUT" "$@" 7>&-
+  fi
+}
+
+# rt ARGS...: the runtime with this file's private state root, so tests
+# never see each other's containers.  Global flags may follow: rt --debug state ID.
+rt () { _ab_wrap "$RUNTIME" --root "$AB_STATE" "$@"; }
+
+# rt_log FILE ARGS...: the same with --log FILE --log-format json.
+rt_log ()
+{
+  local log=$1
+  shift
+  _ab_wrap "$RUNTIME" --root "$AB_STATE" --log "$log" --log-format json "$@"
+}
+
+# rt_noenv ARGS...: the runtime with an empty environment (no PATH, no HOME).
+rt_noenv () { _ab_wrap /usr/bin/env -i "$RUNTIME" --root "$AB_STATE" "$@"; }
+
+# ---- ids, state -------------------------------------------------------------
+
+# new_id: a fresh container id, ab-<shell pid>-<n>, remembered for cleanup.
+new_id ()
+{
+  local n
+  n=$(($(wc -l <"$T/ids") + 1))
+  echo "ab-$$-$n" >>"$T/ids"
+  echo "ab-$$-$n"
+}
+
+# json_get KEY <JSON: a top-level (or dotted) field; strings bare, others as
+# JSON with sorted keys.
+json_get ()
+{
+  "$PYTHON3" -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$1"
+}
+
+# state_of ID: the status field of `state`, or nothing if state fails.
+state_of ()
+{
+  local out
+  out=$(rt state "$1" 2>/dev/null) || return 1
+  printf '%s' "$out" | json_get status
+}
+
+# pid_of ID: the pid field of `state`.
+pid_of ()
+{
+  local out
+  out=$(rt state "$1" 2>/dev/null) || return 1
+  printf '%s' "$out" | json_get pid
+}
+
+# wait_for_status ID STATUS [SECS]: poll until the container reaches STATUS.
+# A bounded wait, not a timing assertion.
+wait_for_status ()
+{
+  local i
+  for ((i = 0; i < ${3:-20} * 10; i++)); do
+    [ "$(state_of "$1")" = "$2" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# wait_for FILE [SECS]: until FILE exists and is not empty.
+wait_for_file ()
+{
+  local i
+  for ((i = 0; i < ${2:-20} * 10; i++)); do
+    [ -s "$1" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# alive PID: the process exists and is not a zombie (kill -0 succeeds on
+# zombies, and a killed container init may wait a while for its reaper).
+alive ()
+{
+  local st
+  kill -0 "$1" 2>/dev/null || return 1
+  st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# wait_gone PID [SECS]: until PID is no longer alive.
+wait_gone ()
+{
+  local i
+  for ((i = 0; i < ${2:-20} * 10; i++)); do
+    alive "$1" || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# host_pid_of CONTAINER_PID NSPID: the host pid of the process that is NSPID in
+# the pid namespace of host process CONTAINER_PID (e.g. the pid that
+# `abtest setsid-sleeper` printed inside the container).
+host_pid_of ()
+{
+  local ns p nspid
+  ns=$(readlink "/proc/$1/ns/pid") || return 1
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
+    nspid=$(awk '$1 == "NSpid:" { print $NF }' "$p/status" 2>/dev/null)
+    if [ "$nspid" = "$2" ]; then
+      echo "${p#/proc/}"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# ---- rootfs and bundles -----------------------------------------------------
+
+ABTEST=${ABTEST:-}
+if [ -z "$ABTEST" ]; then
+  for _ab_c in "${AB_TOP_BUILDDIR:-}/tests/helper/abtest" "$PWD/tests/helper/abtest" \
+    "$AB_TOP_SRCDIR/tests/helper/abtest"; do
+    [ -x "$_ab_c" ] && { ABTEST=$(readlink -f "$_ab_c"); break; }
+  done
+  unset _ab_c
+fi
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+AB_BUSYBOX_APPLETS="sh ash cat cp echo env false grep head hostname id kill ln ls mkdir mount mv ps pwd
+  readlink rm rmdir sed sleep stat tail test touch true umount uname wc"
+
+# make_rootfs DIR: a minimal rootfs: /bin/abtest, a static busybox with its
+# common applets, empty /proc /sys /dev /tmp /root, /etc/passwd and
+# /etc/group with root and nobody; directories 0755, everything root's.
+make_rootfs ()
+{
+  local d=$1 a
+  [ -x "$ABTEST" ] || bail_out "abtest helper not built (set ABTEST or build tests/helper/abtest)"
+  [ -x "$BUSYBOX" ] || bail_out "$BUSYBOX missing: install the Debian package busybox-static"
+  mkdir -p "$d"/{bin,proc,sys,dev,tmp,etc,root} || return 1
+  install -m 0755 "$ABTEST" "$d/bin/abtest" || return 1
+  install -m 0755 "$BUSYBOX" "$d/bin/busybox" || return 1
+  for a in $AB_BUSYBOX_APPLETS; do ln -sf busybox "$d/bin/$a" || return 1; done
+  printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
+    >"$d/etc/passwd"
+  printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"$d/etc/group"
+  chmod 0755 "$d" "$d"/{bin,proc,sys,dev,tmp,etc,root}
+  chmod 0644 "$d/etc/passwd" "$d/etc/group"
+  chown -R 0:0 "$d"
+}
+
+# The config every bundle starts from: the runtime's own `spec` output when
+# it has that command, else cfg.py's runc-like default (AB_BASE_CONFIG=builtin
+# forces the latter).
+_ab_base_config ()
+{
+  [ -s "$T/base-config.json" ] && return 0
+  mkdir -p "$T/specgen"
+  if [ "${AB_BASE_CONFIG:-runtime}" = runtime ] &&
+    (cd "$T/specgen" && "$RUNTIME" spec --bundle "$T/specgen" </dev/null >/dev/null 2>&1 7>&-) &&
+    [ -s "$T/specgen/config.json" ]; then
+    mv "$T/specgen/config.json" "$T/base-config.json"
+  else
+    "$PYTHON3" "$AB_LIBDIR/cfg.py" --default "$T/base-config.json"
+  fi
+  rmdir "$T/specgen"
+}
+
+# cfg FILE EDIT...: edit a config.json (see cfg.py for the edit syntax).
+cfg () { "$PYTHON3" "$AB_LIBDIR/cfg.py" "$@"; }
+
+# make_bundle [--out] DIR [EDIT...]: DIR/config.json from the base config with
+# stdio passed through (terminal false), `abtest true` as the process, then
+# EDITs; DIR/rootfs a copy of the file's base rootfs.  With --out, the host
+# directory DIR/out is bind-mounted read-write at /out in the container,
+# for effects the test checks from outside.
+make_bundle ()
+{
+  local out=0 d
+  [ "$1" = --out ] && { out=1; shift; }
+  d=$1
+  shift
+  [ -e "$d/rootfs" ] && bail_out "make_bundle $d: the bundle exists"
+  [ -d "$T/base-rootfs" ] || make_rootfs "$T/base-rootfs" || bail_out "cannot build the base rootfs"
+  _ab_base_config
+  mkdir -p "$d" && cp -a "$T/base-rootfs" "$d/rootfs" || bail_out "cannot copy the rootfs to $d"
+  echo "$d/rootfs" >>"$T/rootfs-list"
+  cp "$T/base-config.json" "$d/config.json"
+  if [ $out = 1 ]; then
+    mkdir -p "$d/out" "$d/rootfs/out"
+    set -- "mounts+={\"destination\":\"/out\",\"type\":\"bind\",\"source\":\"$d/out\",\"options\":[\"rbind\",\"rw\"]}" "$@"
+  fi
+  cfg "$d/config.json" process.terminal=false 'process.args=["/bin/abtest","true"]' "$@" ||
+    bail_out "make_bundle $d: a config edit failed"
+}
+
+# ---- leftovers ----------------------------------------------------------------
+
+snapshot_host () { "$PYTHON3" "$AB_LIBDIR/leftovers.py" snapshot "$T/snapshot.json"; }
+
+_ab_leftovers ()
+{
+  "$PYTHON3" "$AB_LIBDIR/leftovers.py" check "$T/snapshot.json" --shell-pid $$ --dir "$T" \
+    --state "$AB_STATE" --id-prefix "ab-$$-" --rootfs-list "$T/rootfs-list"
+}
+
+# check_leftovers: one failed test per thing the file left on the host, or
+# one passing test.  Processes get a few seconds to finish dying first.
+# Leftovers are then removed (processes killed, cgroups and mounts under $T
+# removed) so that a failing runtime does not leave the machine dirty.
+check_leftovers ()
+{
+  local out i line bad=0 pid
+  for ((i = 0; i < 50; i++)); do
+    out=$(_ab_leftovers) || { ok 1 "leftover check ran"; return 1; }
+    grep -qv -e '^note:' -e '^$' <<<"$out" || break
+    sleep 0.1
+  done
+  while IFS= read -r line; do
+    case $line in
+      '') ;;
+      note:*) diag "${line#note: }" ;;
+      *) ok 1 "nothing left behind: $line"; bad=1 ;;
+    esac
+  done <<<"$out"
+  [ $bad = 0 ] && ok 0 "nothing left behind (processes, mounts, cgroups, state, netns, links)"
+  [ $bad = 0 ] && return 0
+  # clean up what was reported
+  for pid in $(sed -n 's/^process: pid \([0-9]*\) .*/\1/p' <<<"$out"); do kill -KILL "$pid" 2>/dev/null; done
+  for pid in $(sed -n 's/^process: pid \([0-9]*\) .*/\1/p' <<<"$out"); do wait_gone "$pid" 5; done
+  sed -n 's/^cgroup: \(.*\) still exists$/\1/p' <<<"$out" | sort -r | while read -r line; do rmdir "$line"; done
+  sed -n 's/^mount: \([^ ]*\) .*/\1/p' <<<"$out" | grep "^$T/" | sort -r | while read -r line; do
+    umount -l "$line"
+  done
+  _AB_KEEP_T=$(grep -q '^mount:' <<<"$out" && echo 1)
+  return 1
+}
+
+_ab_finish ()
+{
+  local id
+  if [ -s "$T/ids" ]; then
+    while read -r id; do rt delete --force "$id" </dev/null >/dev/null 2>&1; done <"$T/ids"
+  fi
+  check_leftovers
+  _ab_cleanup_dir
+}
+
+_ab_cleanup_dir ()
+{
+  if [ -n "${_AB_KEEP_T:-}" ]; then
+    diag "kept $T: a mount was left in it"
+  elif [ -d "$T" ]; then
+    rm -rf --one-file-system "$T"
+  fi
+}
+
+# ---- set-up -----------------------------------------------------------------
+
+[ "$(id -u)" = 0 ] || { _ab_tap "1..0 # SKIP integration tests run as root"; exit 0; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/abtest.XXXXXX") || bail_out "mktemp failed"
+# Traversable (not listable) by the unprivileged host uids a user namespace maps to.
+chmod 0711 "$T"
+AB_STATE=$T/state
+: >"$T/ids"
+: >"$T/rootfs-list"
+trap _ab_on_exit EXIT
+trap 'exit 130' INT TERM HUP
+snapshot_host || bail_out "cannot take the host snapshot"
+if [ "${AB_NO_RUNTIME:-0}" = 1 ]; then
+  diag "no runtime needed; test dir $T"
+else
+  diag "runtime: $RUNTIME ($AB_RUNTIME_KIND), test dir $T, cgroup wrapper $AB_CGROUP_WRAP"
+fi

@@ -1,0 +1,106 @@
+#!/bin/bash
+# `exec`: another process in a running container, in its namespaces, with
+# the exit status of that process.
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start run state delete exec
+plan_later
+
+make_bundle "$T/b" 'process.args=["/bin/abtest","sleep-forever"]' 'process.env=["PATH=/bin","BASE=1"]'
+id=$(new_id)
+rt run --detach --bundle "$T/b" "$id" </dev/null >/dev/null 2>&1
+ok $? "a running container to exec into"
+pid=$(pid_of "$id")
+
+# xc ARGS...: exec in the container with stdin from /dev/null; sets $out and $rc.
+xc ()
+{
+  out=$(rt exec "$@" </dev/null 2>"$T/exec.err")
+  rc=$?
+}
+
+xc "$id" /bin/abtest true
+is "$rc" 0 "exec exits 0 when the process exits 0"
+xc "$id" /bin/abtest exit 7
+is "$rc" 7 "exec exits 7 when the process exits 7"
+xc "$id" /bin/abtest kill-self SEGV
+is "$rc" 139 "exec exits 128+11 when the process dies of SIGSEGV"
+xc "$id" /bin/abtest echo hello
+is "$out" "hello" "exec's stdout is the caller's"
+
+# runc: exit 255, msg="exec failed: unable to start container process: exec:
+# \"/bin/nonexistent\": stat /bin/nonexistent: no such file or directory"
+xc "$id" /bin/nonexistent
+is "$rc" 255 "exec of a missing program exits 255 (the runtime could not run it)"
+like "$(cat "$T/exec.err")" '/bin/nonexistent' "the error names the missing program"
+xc "$id" /etc/passwd
+is "$rc" 255 "exec of a non-executable file exits 255"
+is "$(state_of "$id")" running "failed execs leave the container running"
+
+# ---- the exec'd process is inside the container ---------------------------------------
+
+xc "$id" /bin/abtest ns
+for ns in ipc mnt net pid uts; do
+  like "$out" "^$ns=$(stat -L -c %i "/proc/$pid/ns/$ns")\$" "the exec'd process is in the container's $ns namespace"
+done
+xc "$id" /bin/abtest pidns
+unlike "$out" '^pid=1$' "the exec'd process is not pid 1 (the container's init is)"
+xc "$id" /bin/abtest hostname
+is "$out" "$(cfg "$T/b/config.json" --get hostname)" "the exec'd process sees the container's hostname"
+
+# ---- flags ------------------------------------------------------------------------------
+
+xc "$id" /bin/abtest env
+is "$(grep -v '^HOME=' <<<"$out")" "$(printf 'PATH=/bin\nBASE=1')" "exec inherits process.env of the config"
+xc --env FOO=bar --env BASE=2 "$id" /bin/abtest env
+like "$out" '^FOO=bar$' "exec --env adds a variable"
+like "$out" '^BASE=2$' "exec --env overrides a variable of the config"
+xc --cwd /tmp "$id" /bin/abtest cwd
+like "$out" '^cwd=/tmp$' "exec --cwd sets the working directory"
+xc --user 65534:65534 "$id" /bin/abtest getuid
+like "$out" '^uid=65534$' "exec --user sets the uid"
+like "$out" '^gid=65534$' "exec --user sets the gid"
+xc --user 65534:65534 "$id" /bin/abtest status
+like "$out" '^CapEff=0000000000000000$' "a process exec'd as a non-root user has no effective capabilities"
+
+cat >"$T/process.json" <<'EOF'
+{
+  "args": ["/bin/abtest", "getuid"],
+  "env": ["PATH=/bin", "FROM=process-file"],
+  "cwd": "/tmp",
+  "user": { "uid": 65534, "gid": 65534 }
+}
+EOF
+xc --process "$T/process.json" "$id"
+is "$rc" 0 "exec --process runs the process described by the file"
+like "$out" '^uid=65534$' "... as its user"
+cfg "$T/process.json" 'args=["/bin/abtest","env"]'
+xc --process "$T/process.json" "$id"
+like "$out" '^FROM=process-file$' "... with its env"
+cfg "$T/process.json" 'args=["/bin/abtest","cwd"]'
+xc --process "$T/process.json" "$id"
+like "$out" '^cwd=/tmp$' "... in its cwd"
+
+# ---- exec --detach -------------------------------------------------------------------------
+
+rt exec --detach --pid-file "$T/exec.pid" "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1
+ok $? "exec --detach returns at once"
+epid=$(cat "$T/exec.pid")
+alive "$epid"
+ok $? "the detached exec'd process is alive on the host (pid $epid)"
+is "$(readlink "/proc/$epid/ns/pid")" "$(readlink "/proc/$pid/ns/pid")" "... in the container's pid namespace"
+rt delete --force "$id"
+wait_gone "$epid"
+ok $? "delete --force also ends the exec'd process"
+
+# ---- exec into containers that are not running ----------------------------------------------
+
+xc "$id" /bin/abtest true
+isnt "$rc" 0 "exec into a deleted container fails"
+make_bundle "$T/quick" 'process.args=["/bin/abtest","true"]'
+id=$(new_id)
+rt create --bundle "$T/quick" "$id" </dev/null >/dev/null 2>&1 && rt start "$id" && wait_for_status "$id" stopped
+xc "$id" /bin/abtest true
+isnt "$rc" 0 "exec into a stopped container fails"
+rt delete "$id"
+
+done_testing

@@ -1,0 +1,141 @@
+#!/bin/bash
+# The container lifecycle: create -> created -> start -> running -> stopped
+# -> delete, as runc does it (OCI runtime.md "Lifecycle" and "Operations").
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start state kill delete list
+plan_later
+
+# create_bg ID BUNDLE [FLAGS...]: create with the container's stdio on files in
+# the bundle (a created container holds its stdio open: never a pipe here).
+create_bg ()
+{
+  local id=$1 b=$2
+  shift 2
+  rt create --bundle "$b" "$@" "$id" </dev/null >"$b/stdout" 2>"$b/stderr"
+}
+
+make_bundle "$T/sleeper" 'process.args=["/bin/abtest","sleep-forever"]'
+make_bundle "$T/exit3" 'process.args=["/bin/abtest","exit","3"]'
+
+# ---- create, start, stop, delete -------------------------------------------------
+
+id=$(new_id)
+create_bg "$id" "$T/sleeper" --pid-file "$T/pidfile"
+ok $? "create succeeds"
+st=$(rt state "$id")
+is "$(json_get status <<<"$st")" created "after create the status is created"
+is "$(json_get id <<<"$st")" "$id" "state names the container id"
+is "$(json_get bundle <<<"$st")" "$T/sleeper" "state gives the absolute bundle path"
+pid=$(json_get pid <<<"$st")
+[[ $pid =~ ^[0-9]+$ ]] && [ "$pid" -gt 0 ]
+ok $? "a created container has a pid > 0 ($pid)"
+alive "$pid"
+ok $? "the created container's pid is alive on the host (/proc/$pid/status, not a zombie)"
+# The pid file is written for the orchestrator to read: bare digits, no newline.
+is "$(od -An -c "$T/pidfile" | tr -d ' \n')" "$pid" "--pid-file holds the pid as bare digits without a newline"
+unlike "$(tr '\0' ' ' <"/proc/$pid/cmdline")" '^/bin/abtest sleep-forever' "before start the user process has not been executed"
+
+rt start "$id"
+ok $? "start succeeds"
+is "$(state_of "$id")" running "after start the status is running"
+is "$(pid_of "$id")" "$pid" "start runs the process in the pid that create reported"
+is "$(tr '\0' ' ' <"/proc/$pid/cmdline")" "/bin/abtest sleep-forever " "the pid now runs process.args"
+
+# runc: exit 1, "cannot start an already running container"
+err=$(rt start "$id" 2>&1)
+isnt $? 0 "a second start fails"
+like "$err" 'running' "the refusal says the container is running"
+is "$(state_of "$id")" running "the failed second start leaves the container running"
+
+err=$(rt delete "$id" 2>&1)
+isnt $? 0 "delete of a running container without --force fails"
+like "$err" 'not stopped|running' "the refusal says the container is not stopped"
+alive "$pid"
+ok $? "the refused delete leaves the process alive"
+
+rt kill "$id" KILL
+ok $? "kill KILL succeeds"
+wait_for_status "$id" stopped
+ok $? "once its process is dead the status is stopped"
+wait_gone "$pid"
+ok $? "the process is gone from the host"
+# runc reports pid 0 for a stopped container; the OCI schema only requires
+# pid while created or running.
+err=$(rt start "$id" 2>&1)
+isnt $? 0 "start of a stopped container fails"
+
+rt delete "$id"
+ok $? "delete of a stopped container succeeds"
+err=$(rt state "$id" 2>&1)
+isnt $? 0 "state of a deleted container fails"
+# runc: exit 1, msg="container does not exist"
+like "$err" 'does not exist' "the error says the container does not exist"
+unlike "$(rt list -q)" "^$id\$" "list no longer shows the deleted container"
+err=$(rt delete "$id" 2>&1)
+isnt $? 0 "delete of a deleted container fails"
+like "$err" 'does not exist' "... saying it does not exist"
+rt delete --force "$id"
+is $? 0 "delete --force of a non-existent container exits 0"
+
+# ---- a process that exits by itself ------------------------------------------------
+
+id=$(new_id)
+create_bg "$id" "$T/exit3" && rt start "$id"
+ok $? "create and start a process that exits with 3"
+wait_for_status "$id" stopped
+ok $? "a process that exits by itself leaves the container stopped"
+rt delete "$id"
+ok $? "delete removes the stopped container"
+
+# ---- delete --force, delete of a created container ---------------------------------
+
+id=$(new_id)
+create_bg "$id" "$T/sleeper" && rt start "$id"
+pid=$(pid_of "$id")
+rt delete --force "$id"
+ok $? "delete --force of a running container succeeds"
+wait_gone "$pid"
+ok $? "delete --force killed the running process"
+rt state "$id" >/dev/null 2>&1
+isnt $? 0 "delete --force removed the container"
+
+id=$(new_id)
+create_bg "$id" "$T/sleeper"
+pid=$(pid_of "$id")
+# runc kills the init of a created container on plain delete
+rt delete "$id"
+ok $? "delete of a created, never started container succeeds"
+wait_gone "$pid"
+ok $? "... and its waiting init process is gone"
+
+# ---- ids --------------------------------------------------------------------------
+
+id=$(new_id)
+create_bg "$id" "$T/sleeper"
+ok $? "create with a fresh id"
+rt delete --force "$id"
+create_bg "$id" "$T/sleeper"
+ok $? "an id is reusable right after delete"
+pid=$(pid_of "$id")
+err=$(rt create --bundle "$T/sleeper" "$id" </dev/null 2>&1 >/dev/null)
+isnt $? 0 "create with an id that exists fails"
+# runc: "container with given ID already exists"
+like "$err" 'exists' "the error says the id exists"
+is "$(state_of "$id"):$(pid_of "$id")" "created:$pid" "the failed duplicate create leaves the first container alone"
+rt delete --force "$id"
+
+# runc accepts ^[\w+-.]+$ except "." and ".."; agentbox may be stricter, never looser.
+for bad in 'a/b' '..' '.' '../escape' 'a b' 'a:b' "a\$b" 'tab	x' ''; do
+  err=$(rt create --bundle "$T/sleeper" "$bad" </dev/null 2>&1 >/dev/null)
+  rc=$?
+  [ -n "$bad" ] && rt delete --force "$bad" >/dev/null 2>&1
+  isnt $rc 0 "create refuses the invalid id '$bad'"
+done
+[ ! -e "$T/escape" ] && [ ! -e "$AB_STATE/a" ]
+ok $? "no invalid id created anything outside or inside the state directory"
+is "$(rt list -q)" "" "no container exists after the refused creates"
+err=$(rt create --bundle "$T/nonexistent" "$(new_id)" </dev/null 2>&1 >/dev/null)
+isnt $? 0 "create with a missing bundle fails"
+like "$err" "$T/nonexistent" "the error names the missing bundle"
+
+done_testing

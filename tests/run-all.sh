@@ -1,0 +1,70 @@
+#!/bin/sh
+# The whole test suite, as CI runs it (as root on Debian 12):
+#   1. build and `make check` (unit, integration, netns, egress, MCP suites)
+#   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. `make distcheck` (tarball builds and passes its checks)
+#   4. the libFuzzer target for $FUZZ_SECONDS (default 60)
+# Prints one line "N passed, M failed" last; exits non-zero on any failure.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+"$top/scripts/install-deps.sh" --if-needed || exit 1
+
+passed=0
+failed=0
+log() { printf '%s\n' "$*" >&2; }
+
+# Count the TAP results of a build directory's test-suite.log files.
+tally() {
+  for f in $(find "$1" -name test-suite.log -newer "$2" 2>/dev/null); do
+    p=$(sed -n 's/^# PASS: *//p' "$f" | head -1)
+    x=$(sed -n 's/^# XFAIL: *//p' "$f" | head -1)
+    s=$(sed -n 's/^# SKIP: *//p' "$f" | head -1)
+    fl=$(sed -n 's/^# FAIL: *//p' "$f" | head -1)
+    e=$(sed -n 's/^# ERROR: *//p' "$f" | head -1)
+    xp=$(sed -n 's/^# XPASS: *//p' "$f" | head -1)
+    passed=$((passed + ${p:-0} + ${x:-0} + ${s:-0}))
+    failed=$((failed + ${fl:-0} + ${e:-0} + ${xp:-0}))
+  done
+}
+
+step() { # name, command...: one pass/fail for steps that are not TAP suites
+  name=$1; shift
+  log "== $name"
+  if "$@"; then passed=$((passed + 1)); else log "FAILED: $name"; failed=$((failed + 1)); fi
+}
+
+[ -x configure ] || ./autogen.sh >/dev/null 2>&1 || { echo "0 passed, 1 failed"; exit 1; }
+stamp=$(mktemp)
+
+check_in() { # build dir, configure flags
+  dir=$1; shift
+  mkdir -p "$dir"
+  (cd "$dir" && { [ -f Makefile ] || "$top/configure" -q "$@"; } && make -s -j"$(nproc)" >/dev/null \
+     && make -s -j"$(nproc)" check >/dev/null 2>&1)
+  r=$?
+  if [ ! -f "$dir/test-suite.log" ]; then
+    log "FAILED: build in $dir"; failed=$((failed + 1))
+  fi
+  return $r
+}
+
+log "== make check"
+check_in "$top/_build"
+log "== make check with sanitizers"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  check_in "$top/_build-san" --enable-sanitizers
+tally "$top/_build" "$stamp"
+tally "$top/_build-san" "$stamp"
+# failures of individual tests are counted above; print the names
+for f in $(find "$top/_build" "$top/_build-san" -name '*.log' -newer "$stamp" 2>/dev/null); do
+  grep -H '^\(not ok\|FAIL:\|ERROR:\)' "$f" 2>/dev/null | head -20 >&2
+done
+
+step "make distcheck" sh -c "cd '$top/_build' && make -s distcheck AB_DISTCHECK=1 >/dev/null 2>&1"
+step "fuzz the config parser for ${FUZZ_SECONDS:-60} s" \
+  sh -c "cd '$top/_build' && make -s fuzz-run FUZZ_SECONDS=${FUZZ_SECONDS:-60} >'$top/_build/fuzz.log' 2>&1"
+
+rm -f "$stamp"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

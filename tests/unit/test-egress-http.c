@@ -1,0 +1,145 @@
+/* HTTP request heads (request line, target forms, Host) and the origin-form
+   rewrite, against the smuggling and confusion classics. */
+#include "config.h"
+
+#include "netns/egress-internal.h"
+#include "tests/unit/tap.h"
+
+static int
+parse (const char *s, struct ab_http_head *h)
+{
+  const char *why;
+  return ab_http_parse_head (s, strlen (s), h, &why);
+}
+
+static void
+test_forms (void)
+{
+  struct ab_http_head h;
+
+  is_int (parse ("CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n", &h), AB_HTTP_OK,
+          "CONNECT parses");
+  ok (h.form == AB_HTTP_AUTHORITY && strcmp (h.host, "pypi.org") == 0 && h.port == 443,
+      "CONNECT authority: host and port");
+  is_int (parse ("CONNECT pypi.org HTTP/1.1\r\n\r\n", &h), AB_HTTP_BAD, "CONNECT without a port is refused");
+  is_int (parse ("CONNECT [2001:db8::1]:443 HTTP/1.1\r\n\r\n", &h), AB_HTTP_OK, "CONNECT to an IPv6 literal");
+  is_str (h.host, "[2001:db8::1]", "IPv6 literal kept bracketed and canonical");
+  is_int (parse ("GET HTTP://Files.Example.COM:8080/a/b?c=d HTTP/1.0\r\n\r\n", &h), AB_HTTP_OK,
+          "absolute URI parses (scheme case-insensitive)");
+  ok (h.form == AB_HTTP_ABSOLUTE && strcmp (h.host, "files.example.com") == 0 && h.port == 8080
+          && h.minor == 0,
+      "absolute URI: host normalised, port, version");
+  ok (h.path_len == 8
+          && memcmp ("GET HTTP://Files.Example.COM:8080/a/b?c=d" + h.path_off, "/a/b?c=d", 8) == 0,
+      "absolute URI: the path");
+  is_int (parse ("GET http://a.test HTTP/1.1\r\n\r\n", &h), AB_HTTP_OK, "absolute URI without a path");
+  ok (h.port == 80 && h.path_len == 0, "default port 80, empty path");
+  is_int (parse ("GET https://a.test/ HTTP/1.1\r\n\r\n", &h), AB_HTTP_OK, "https:// parses ...");
+  ok (h.https_scheme && h.port == 443, "... and is flagged (the proxy refuses it: no TLS origination)");
+  is_int (parse ("GET /x HTTP/1.1\r\nHost: a.test:8080\r\n\r\n", &h), AB_HTTP_OK, "origin form parses");
+  ok (h.form == AB_HTTP_ORIGIN && h.has_host && strcmp (h.host_hdr, "a.test") == 0 && h.host_hdr_port == 8080,
+      "the Host header's host and port");
+  is_int (parse ("GET /x HTTP/1.1\r\nHost: a.test\r\n", &h), AB_HTTP_MORE,
+          "an unfinished head asks for more");
+}
+
+static void
+test_hostile (void)
+{
+  static const struct
+  {
+    const char *req, *what;
+  } bad[] = {
+    { "GET http://allowed.test@evil.test/ HTTP/1.1\r\n\r\n", "userinfo in the authority" },
+    { "GET http://evil.test#@allowed.test/ HTTP/1.1\r\n\r\n", "a fragment in the target" },
+    { "GET /x HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", "two Host headers" },
+    { "GET /x HTTP/1.1\r\nHost : a.test\r\n\r\n", "whitespace before the colon" },
+    { "GET /x HTTP/1.1\r\nX: a\r\n b\r\n\r\n", "obsolete line folding" },
+    { "GET /x HTTP/1.1\nHost: a.test\r\n\r\n", "a bare LF" },
+    { "GET /x HTTP/1.1\r\nHost: a.test\rX: y\r\n\r\n", "a bare CR" },
+    { "GET /x HTTP/1.1\r\nHost: a.test\r\nX: \x01\r\n\r\n", "a control byte in a value" },
+    { "GET  /x HTTP/1.1\r\n\r\n", "two spaces in the request line" },
+    { "GET /x HTTP/2.0\r\n\r\n", "HTTP/2.0 in the request line" },
+    { "GET /x\r\n\r\n", "HTTP/0.9" },
+    { "G@T /x HTTP/1.1\r\n\r\n", "a method that is not a token" },
+    { "GET ftp://a.test/ HTTP/1.1\r\n\r\n", "another scheme" },
+    { "GET http://2130706433/ HTTP/1.1\r\n\r\n", "a decimal IPv4 in disguise" },
+    { "GET http://0x7f.1/ HTTP/1.1\r\n\r\n", "a hex IPv4 in disguise" },
+    { "GET http://a.test:99999/ HTTP/1.1\r\n\r\n", "a port out of range" },
+    { "GET http://a.test:0/ HTTP/1.1\r\n\r\n", "port 0" },
+    { "GET http://[::1/ HTTP/1.1\r\n\r\n", "an unclosed IPv6 literal" },
+    { "GET http://[fe80::1%25eth0]/ HTTP/1.1\r\n\r\n", "an IPv6 zone" },
+    { "GET /x HTTP/1.1\r\nHost: \r\n\r\n", "an empty Host" },
+    { "GET /x HTTP/1.1\r\nHost: a.test, b.test\r\n\r\n", "a Host list" },
+  };
+  struct ab_http_head h;
+  char big[AB_HTTP_MAX_HEAD + 64];
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (bad); i++)
+    is_int (parse (bad[i].req, &h), AB_HTTP_BAD, "refused: %s", bad[i].what);
+  ok (parse ("GET /x HTTP/1.1\r\nHost: a.test\r\n\0\r\n\r\n", &h) != AB_HTTP_OK,
+      "a NUL in the head is refused");
+  memset (big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  memcpy (big, "GET /", 5);
+  is_int (parse (big, &h), AB_HTTP_TOO_BIG, "a head over 16 KiB is refused as too big");
+}
+
+static void
+test_rewrite (void)
+{
+  const char *req = "GET http://a.test/p?q=1 HTTP/1.1\r\nUser-Agent: t\r\nProxy-Connection: keep-alive\r\n"
+                    "Proxy-Authorization: Basic eA==\r\nConnection: keep-alive\r\nAccept: */*\r\n\r\nBODY";
+  struct ab_http_head h;
+  size_t n;
+  char *out;
+
+  ok (parse (req, &h) == AB_HTTP_OK && !h.has_host, "parse a proxy request without Host");
+  out = ab_http_rewrite_origin (req, &h, &n);
+  is_str (out,
+          "GET /p?q=1 HTTP/1.1\r\nUser-Agent: t\r\nAccept: */*\r\nHost: a.test\r\nConnection: close\r\n\r\n",
+          "rewritten to origin form; Proxy-* and Connection dropped; Host added; one request per connection");
+  is_int (n, strlen (out), "length matches");
+  free (out);
+
+  req = "POST http://a.test:8080?x HTTP/1.0\r\nHost: a.test:8080\r\n\r\n";
+  ok (parse (req, &h) == AB_HTTP_OK, "parse a query-only target");
+  out = ab_http_rewrite_origin (req, &h, &n);
+  is_str (out, "POST /?x HTTP/1.0\r\nHost: a.test:8080\r\nConnection: close\r\n\r\n",
+          "a query-only target gets its '/' and the client's Host is kept");
+  free (out);
+}
+
+static void
+test_authority (void)
+{
+  char host[300];
+  uint16_t port;
+  bool given;
+
+  ok (ab_http_parse_authority ("A.Test:8443", 11, host, sizeof host, &port, &given) == 0
+          && strcmp (host, "a.test") == 0 && port == 8443 && given,
+      "authority with a port");
+  ok (ab_http_parse_authority ("192.0.2.1", 9, host, sizeof host, &port, &given) == 0
+          && strcmp (host, "192.0.2.1") == 0 && !given,
+      "IPv4 authority without a port");
+  ok (ab_http_parse_authority ("[2001:DB8:0::1]:80", 18, host, sizeof host, &port, &given) == 0
+          && strcmp (host, "[2001:db8::1]") == 0 && port == 80,
+      "IPv6 authority is canonicalised");
+  ok (ab_http_parse_authority ("a.test:", 7, host, sizeof host, &port, &given) < 0,
+      "an empty port is refused");
+  ok (ab_http_parse_authority ("a.test:+80", 10, host, sizeof host, &port, &given) < 0,
+      "a signed port is refused");
+  ok (ab_http_parse_authority ("2001:db8::1", 11, host, sizeof host, &port, &given) < 0,
+      "an unbracketed IPv6 authority is refused");
+}
+
+int
+main (void)
+{
+  test_forms ();
+  test_hostile ();
+  test_rewrite ();
+  test_authority ();
+  return tap_done ();
+}
