@@ -12,3 +12,4 @@ EXTRA_DIST += docs/result-record.md docs/result-schema.json tests/mcp/check_reco
 TESTS += \
 	tests/mcp/test-protocol.py
 EXTRA_DIST += tests/mcp/mcplib.py
+TESTS += tests/mcp/test-sandbox.py

@@ -67,6 +67,8 @@ class Server:
 
     def __init__(self, args=(), root=None):
         self.tmp = tempfile.mkdtemp(prefix="ab-mcp-test-")
+        # the sandboxes' user namespaces traverse the state root's parents
+        os.chmod(self.tmp, 0o711)
         self.root = root or os.path.join(self.tmp, "root")
         self.err_path = os.path.join(self.tmp, "stderr")
         self.errf = open(self.err_path, "wb")
@@ -259,6 +261,7 @@ def containers_work():
     if os.geteuid() != 0:
         return "needs root"
     tmp = tempfile.mkdtemp(prefix="ab-mcp-probe-")
+    os.chmod(tmp, 0o711)
     try:
         p = subprocess.run([AGENTBOX, "--root", tmp, "run", "--default", "probe", "--", "true"],
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=WAIT)

@@ -1,0 +1,278 @@
+#!/usr/bin/python3
+"""`agentbox mcp` running real sandboxes: records checked against
+docs/result-schema.json, concurrency, cancellation and EOF cleanup checked
+from the host (no process, no cgroup directory, no state directory left),
+progress notifications, persistent sandboxes and their handles, and host
+workspaces.  Needs root and a working `agentbox run --default`."""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcplib import (Server, Tap, cgroup_dirs, containers_work, processes_with, record_problems,  # noqa: E402
+                    tool_error, wait_until)
+
+t = Tap()
+why = containers_work()
+if why:
+    t.skip("sandbox_run, sandbox_create/exec/destroy against real containers", why)
+    sys.exit(t.done())
+
+
+def sc(frame):
+    return frame["result"]["structuredContent"] if frame and "result" in frame else {}
+
+
+def valid_record(raw, name):
+    p = record_problems(raw) if raw else ["no response"]
+    t.ok(not p, name + ": the frame matches docs/result-schema.json", p)
+
+
+def containers_in(server):
+    try:
+        return sorted(e for e in os.listdir(server.state_root) if not e.startswith("."))
+    except OSError:
+        return []
+
+
+def gone(server, cid, marker=None):
+    """Problems if anything of container cid is left on the host."""
+    left = []
+    if marker and processes_with(marker):
+        left.append("processes %s" % processes_with(marker))
+    if cgroup_dirs(cid):
+        left.append("cgroups %s" % cgroup_dirs(cid))
+    if os.path.exists(os.path.join(server.state_root, cid)):
+        left.append("state directory")
+    return left
+
+
+s = Server()
+
+# ------------------------------------------------------------------ records
+
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "echo hello; echo oops >&2"]})
+r = sc(f)
+t.ok(r.get("exitCode") == 0 and r.get("reason") == "exited" and r.get("stdout") == "hello\n"
+     and r.get("stderr") == "oops\n" and f["result"]["isError"] is False and r.get("error") is None,
+     "sandbox_run: exit 0 with its stdout and stderr, isError false", f)
+valid_record(raw, "exit 0")
+m = f["result"].get("_meta", {}) if f else {}
+t.ok(m.get("io.modelcontextprotocol/serverInfo", {}).get("name") == "agentbox"
+     and str(m.get("dev.agentbox/containerId", "")).startswith("mcp-%d-" % s.proc.pid),
+     "the record's _meta has the server's identity and the container id", m)
+
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "exit 42"]})
+t.ok(sc(f).get("exitCode") == 42 and f["result"]["isError"] is True
+     and sc(f)["error"]["code"] == "exit_nonzero", "exit 42: isError with error.code exit_nonzero", f)
+valid_record(raw, "exit 42")
+
+f, raw = s.tool("sandbox_run", {"argv": ["cat"], "stdin": "line one\nline two\n"})
+t.ok(sc(f).get("stdout") == "line one\nline two\n", "the stdin argument reaches the program, then EOF", f)
+
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "echo \"$GREETING\"; pwd"], "env": {"GREETING": "hi there"},
+                                "cwd": "/tmp"})
+t.ok(sc(f).get("stdout") == "hi there\n/tmp\n", "env and cwd are applied", f)
+
+f, raw = s.tool("sandbox_run", {"argv": ["sleep", "30"], "timeout_ms": 300})
+t.ok(sc(f).get("reason") == "timeout" and "timeout" in sc(f).get("limitsHit", []) and sc(f).get("exitCode") is None
+     and sc(f)["error"]["suggested_action"] == "increase_timeout_ms",
+     "timeout_ms: the command is killed, reason timeout, limitsHit has timeout", f)
+valid_record(raw, "timeout")
+
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' a"],
+                                "max_output_bytes": 100})
+r = sc(f)
+t.ok(r.get("stdoutTruncated") is True and r.get("stdoutBytes") == 100000 and len(r.get("stdout", "")) == 100
+     and "output" in r.get("limitsHit", []), "max_output_bytes: 100 bytes kept, 100000 counted, limit output", f)
+valid_record(raw, "truncated output")
+
+f, raw = s.tool("sandbox_run", {"argv": ["printf", "\\377\\376ok\\001"]})
+r = sc(f)
+t.ok(r.get("stdoutBinary") is True and len(f["result"]["content"]) == 2
+     and f["result"]["content"][1]["resource"]["blob"] == "//5vawE=",
+     "output that is not UTF-8: U+FFFD in stdout, the exact bytes as a base64 resource", f)
+valid_record(raw, "binary output")
+
+f, raw = s.tool("sandbox_run", {"argv": ["/no/such/program"]})
+t.ok(sc(f).get("exitCode") == 127 and f["result"]["isError"] is True,
+     "a program that does not exist: exit 127 with isError, not a protocol error", f)
+
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "kill -SEGV $$; sleep 1"], "pids_limit": 64})
+t.ok(sc(f).get("signal") in ("SIGSEGV", None) and raw is not None, "a signal-killed shell gives a valid record", f)
+valid_record(raw, "signal")
+
+# ------------------------------------------------------------------ concurrency
+
+marker = "ab-long-" + uuid.uuid4().hex
+long_id = s.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["sh", "-c", "sleep 600; : " + marker]}})
+t.ok(wait_until(lambda: processes_with(marker)), "a long sandbox_run is running (seen from the host)")
+shorts = [s.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["echo", str(i)]}}) for i in range(3)]
+order = []
+for rid in shorts:
+    f, raw = s.response(rid)
+    order.append(sc(f).get("stdout"))
+t.ok(order == ["0\n", "1\n", "2\n"], "three more calls complete while the long one is still in flight", order)
+dup = s.call("ping", id=long_id)
+t.ok(dup and dup.get("error", {}).get("code") == -32600 and dup.get("id") == long_id,
+     "a request reusing the id of one in flight is -32600 (and leaves the original alone)", dup)
+t.ok(processes_with(marker), "... the original is still running")
+
+# ------------------------------------------------------------------ cancellation
+
+running = containers_in(s)
+long_cid = running[0] if len(running) == 1 else None  # the shorts are done and deleted
+s.notify("notifications/cancelled", {"requestId": long_id, "reason": "test"})
+t.ok(wait_until(lambda: not processes_with(marker)), "notifications/cancelled kills the container's processes")
+t.ok(long_cid is not None and wait_until(lambda: not gone(s, long_cid)),
+     "... and its cgroup and state directory are removed", long_cid and gone(s, long_cid))
+f = s.call("ping")
+extra = s.response(long_id, timeout=2)[0]
+t.ok(f is not None and extra is None, "a cancelled request gets no response", extra)
+
+# ------------------------------------------------------------------ progress
+
+keep = []
+rid = s.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["sleep", "2.5"]},
+                               "_meta": {"progressToken": "tok-1"}})
+f, raw = s.response(rid, keep=keep)
+s.pending = []  # what came before the response is in keep
+prog = [x["params"] for x in keep if x.get("method") == "notifications/progress"]
+values = [p["progress"] for p in prog]
+t.ok(len(prog) >= 2 and all(p["progressToken"] == "tok-1" for p in prog),
+     "progressToken: notifications/progress arrive while the call runs", keep)
+t.ok(values == sorted(set(values)) and all(isinstance(v, (int, float)) for v in values),
+     "progress values increase strictly", values)
+late = s.next_frame(timeout=2)
+t.ok(late is None, "no progress notification after the response", late and late[0])
+
+# ------------------------------------------------------------------ legacy era
+
+legacy = Server()
+legacy.initialize()
+f, raw = legacy.tool("sandbox_run", {"argv": ["echo", "legacy"]}, modern=False)
+t.ok(sc(f).get("stdout") == "legacy\n" and "io.modelcontextprotocol/serverInfo" not in f["result"]["_meta"],
+     "a 2025-11-25 session runs sandbox_run too (the record without the modern serverInfo)", f)
+valid_record(raw, "legacy")
+legacy.cleanup()
+
+# ------------------------------------------------------------------ persistent sandboxes
+
+f, raw = s.tool("sandbox_create", {"memory_bytes": 256 << 20, "pids_limit": 128})
+handle = sc(f).get("handle", "")
+t.ok(handle.startswith("sbx_") and len(handle) == 36 and f["result"]["isError"] is False,
+     "sandbox_create returns a 128-bit handle", f)
+f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["sh", "-c", "echo kept > /workspace/note; echo done"]})
+t.ok(sc(f).get("stdout") == "done\n", "sandbox_exec runs in it", f)
+valid_record(raw, "sandbox_exec")
+f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["cat", "/workspace/note"]})
+t.ok(sc(f).get("stdout") == "kept\n", "files persist between sandbox_exec calls", f)
+f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["sleep", "30"], "timeout_ms": 300})
+t.ok(sc(f).get("reason") == "timeout", "sandbox_exec honours timeout_ms", f)
+emarker = "ab-exec-" + uuid.uuid4().hex
+rid = s.request("tools/call", {"name": "sandbox_exec", "arguments": {"handle": handle,
+                                                                      "argv": ["sh", "-c", "sleep 600; : " + emarker]}})
+t.ok(wait_until(lambda: processes_with(emarker)), "a long sandbox_exec runs")
+s.notify("notifications/cancelled", {"requestId": rid})
+t.ok(wait_until(lambda: not processes_with(emarker)), "cancelling a sandbox_exec kills its processes")
+f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["echo", "still here"]})
+t.ok(sc(f).get("stdout") == "still here\n", "... and the sandbox lives on", f)
+
+other = Server()
+f, raw = other.tool("sandbox_exec", {"handle": handle, "argv": ["true"]})
+e = tool_error(f)
+t.ok(f["result"]["isError"] is True and e and e["code"] == "unknown_handle",
+     "a handle of another server process is refused", f)
+other.cleanup()
+f, raw = s.tool("sandbox_exec", {"handle": "sbx_" + "0" * 32, "argv": ["true"]})
+t.ok(tool_error(f) and tool_error(f)["code"] == "unknown_handle", "a guessed handle is refused", f)
+sandbox_cids = set(containers_in(s))
+f, raw = s.tool("sandbox_destroy", {"handle": handle})
+t.ok(sc(f).get("destroyed") is True, "sandbox_destroy destroys it", f)
+t.ok(all(not gone(s, c) for c in sandbox_cids) and not containers_in(s),
+     "... leaving no process, cgroup or state directory", [gone(s, c) for c in sandbox_cids])
+f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["true"]})
+t.ok(tool_error(f) and tool_error(f)["code"] == "unknown_handle", "a destroyed handle is refused", f)
+f, raw = s.tool("sandbox_destroy", {"handle": handle})
+t.ok(tool_error(f) and tool_error(f)["code"] == "unknown_handle", "destroying twice is an isError, not a crash", f)
+
+t.ok(not s.bad_lines, "every stdout line so far is one JSON object", s.bad_lines)
+t.ok(s.close() == 0 and not os.path.exists(s.state_root), "EOF: exit 0, state root removed")
+s.cleanup()
+
+# ------------------------------------------------------------------ queueing
+
+q = Server(["--max-concurrency", "1"])
+qmarker = "ab-queue-" + uuid.uuid4().hex
+a = q.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["sh", "-c", "sleep 600; : " + qmarker]}})
+t.ok(wait_until(lambda: processes_with(qmarker)), "--max-concurrency 1: the first call runs")
+b = q.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["echo", "b"]}})
+c = q.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["echo", "c"]}})
+q.notify("notifications/cancelled", {"requestId": b})
+early = q.response(c, timeout=2)[0]
+t.ok(early is None, "... the next ones wait in the queue", early)
+q.notify("notifications/cancelled", {"requestId": a})
+f, raw = q.response(c)
+t.ok(sc(f).get("stdout") == "c\n", "when the slot frees, the queued call runs", f)
+t.ok(q.response(b, timeout=1)[0] is None and q.response(a, timeout=1)[0] is None,
+     "a call cancelled in the queue and one cancelled while running get no response")
+q.cleanup()
+
+# ------------------------------------------------------------------ EOF cleanup
+
+e = Server()
+f, raw = e.tool("sandbox_create", {})
+h = sc(f).get("handle")
+emark = "ab-eof-" + uuid.uuid4().hex
+run_id = e.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["sh", "-c", "sleep 600; : " + emark]}})
+exec_id = e.request("tools/call", {"name": "sandbox_exec",
+                                   "arguments": {"handle": h, "argv": ["sh", "-c", "sleep 600; : " + emark + "x"]}})
+t.ok(wait_until(lambda: len(processes_with(emark)) >= 2), "before EOF: a run and an exec are running, a sandbox exists")
+ids = containers_in(e)
+rc = e.close()
+left = [(c, gone(e, c)) for c in ids if gone(e, c)]
+t.ok(rc == 0, "EOF with calls in flight: the server exits 0", e.stderr()[-2000:])
+t.ok(not processes_with(emark) and not left and not os.path.exists(e.state_root) and len(ids) == 2,
+     "EOF: no container process, cgroup or state directory is left, the state root is gone", (ids, left))
+answered = []
+while True:
+    got = e.next_frame(timeout=0.2)
+    if got is None:
+        break
+    if got[0].get("id") in (run_id, exec_id):
+        answered.append(got[0])
+t.ok(not answered, "EOF: the killed calls got no response", answered)
+e.cleanup()
+
+# ------------------------------------------------------------------ workspaces
+
+ws_root = tempfile.mkdtemp(prefix="ab-mcp-ws-")
+os.chmod(ws_root, 0o755)
+inside = os.path.join(ws_root, "project")
+os.mkdir(inside)
+os.symlink("/etc", os.path.join(ws_root, "escape"))
+w = Server(["--workspace-root", ws_root])
+f, raw = w.tool("sandbox_run", {"argv": ["sh", "-c", "echo from-sandbox > /workspace/out.txt"], "workspace": inside})
+t.ok(f and "result" in f and sc(f).get("exitCode") == 0, "workspace: the call succeeds", f)
+try:
+    with open(os.path.join(inside, "out.txt")) as fh:
+        content = fh.read()
+except OSError as ex:
+    content = str(ex)
+t.ok(content == "from-sandbox\n", "workspace: the file it wrote is on the host (checked from outside)", content)
+f, raw = w.tool("sandbox_run", {"argv": ["true"], "workspace": os.path.join(ws_root, "escape")})
+t.ok(tool_error(f) and tool_error(f)["path"] == "workspace",
+     "workspace: a symlink inside the root that points outside it is refused", f)
+f, raw = w.tool("sandbox_run", {"argv": ["true"], "workspace": "/tmp"})
+t.ok(tool_error(f) and tool_error(f)["path"] == "workspace", "workspace: a directory outside every root is refused", f)
+f, raw = w.tool("sandbox_run", {"argv": ["true"], "workspace": inside + "/../../"})
+t.ok(tool_error(f) and tool_error(f)["path"] == "workspace", "workspace: .. out of the root is refused", f)
+w.cleanup()
+shutil.rmtree(ws_root, ignore_errors=True)
+
+sys.exit(t.done())
