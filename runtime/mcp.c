@@ -71,18 +71,22 @@ sweep_stale (struct ab_mcp_server *s, int rootfd)
   closedir (d);
   for (size_t i = 0; i < ids.n; i++)
     {
-      char *argv[] = { (char *)"--root", (char *)s->o->state_root,
-                       (char *)"delete", (char *)"--force",
-                       ids.v[i],         NULL };
-      pid_t pid = fork ();
+      char *argv[] = { (char *)"agentbox",
+                       (char *)"--root",
+                       (char *)s->o->state_root,
+                       (char *)"delete",
+                       (char *)"--force",
+                       ids.v[i],
+                       NULL };
+      pid_t pid;
+
       ab_warn ("mcp: removing container `%s` left by a previous server", ids.v[i]);
+      /* Still single-threaded: the worker pool starts after the sweep. */
+      pid = fork ();
       if (pid == 0)
         {
-          /* single-threaded still: the pool starts after the sweep */
-          dup2 (2, 1);
-          char *full[8] = { (char *)"agentbox" };
-          memcpy (full + 1, argv, sizeof argv);
-          execv (s->o->exe, full);
+          dup2 (2, 1); /* never the protocol stream */
+          execv (s->o->exe, argv);
           _exit (127);
         }
       if (pid > 0)

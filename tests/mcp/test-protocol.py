@@ -262,4 +262,16 @@ t.ok(not s.bad_lines and len(s.raw_lines) > 0, "every one of the %d stdout lines
      s.bad_lines)
 s.cleanup()
 
+# SIGTERM ends the server the way EOF does.
+s = fresh()
+r = s.call("ping")
+s.proc.terminate()
+try:
+    rc = s.proc.wait(timeout=60)
+except Exception:
+    rc = None
+t.ok(r is not None and rc == 0 and not os.path.exists(s.state_root),
+     "SIGTERM: the server cleans up and exits 0", s.stderr())
+s.cleanup()
+
 sys.exit(t.done())
