@@ -298,9 +298,12 @@ json_get ()
 {
   "$PYTHON3" -c '
 import json, sys
-v = json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    v = v[int(k)] if isinstance(v, list) else v[k]
+try:
+    v = json.load(sys.stdin)
+    for k in sys.argv[1].split("."):
+        v = v[int(k)] if isinstance(v, list) else v[k]
+except (ValueError, KeyError, IndexError, TypeError):
+    sys.exit(1)  # not JSON, or no such field: print nothing
 print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$1"
 }
 
@@ -348,15 +351,18 @@ wait_for_file ()
 alive ()
 {
   local st
+  [[ $1 =~ ^[0-9]+$ ]] || return 2
   kill -0 "$1" 2>/dev/null || return 1
   st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
   [ "$st" != Z ] && [ "$st" != X ]
 }
 
-# wait_gone PID [SECS]: until PID is no longer alive.
+# wait_gone PID [SECS]: until PID is no longer alive (fails for a non-pid,
+# so that a test never passes on an empty pid).
 wait_gone ()
 {
   local i
+  [[ $1 =~ ^[0-9]+$ ]] || return 2
   for ((i = 0; i < ${2:-20} * 10; i++)); do
     alive "$1" || return 0
     sleep 0.1
