@@ -75,7 +75,7 @@ ok $? "--log-format=json: every log line is a JSON object with level, msg and ti
 like "$(last_msg "$T/j1.log")" 'does not exist' "the last error line says the container does not exist"
 like "$err" 'does not exist' "the error also reaches stderr"
 
-rt_raw --root "$AB_STATE" --log "$T/j2.log" --log-format json create --bundle "$T/missing" "$(new_id)" \
+rt_log "$T/j2.log" create --bundle "$T/missing" "$(new_id)" \
   </dev/null >/dev/null 2>&1
 isnt $? 0 "create with a missing bundle fails"
 log_lines_ok "$T/j2.log"
