@@ -19,8 +19,10 @@
 
 #include <fcntl.h>
 #include <linux/ioprio.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -207,6 +209,25 @@ host_is_rootless (int opt)
   if (opt >= 0)
     return opt == 1;
   return geteuid () != 0;
+}
+
+/* A step of ours failed because the child had already failed: what the
+   child said is the real error. */
+static void
+prefer_child_error (struct ab_container *c, ab_error_t *err)
+{
+  struct ab_sync_msg m;
+  struct pollfd p = { .fd = c->sync_fd, .events = POLLIN };
+
+  if (c->sync_fd < 0 || err == NULL || err->cls == AB_EC_CONFIG || err->cls == AB_EC_USAGE)
+    return;
+  /* give a dying child a moment to have its message queued */
+  if (poll (&p, 1, 100) > 0 && recv (c->sync_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t) sizeof m
+      && m.type == AB_SYNC_ERROR)
+    {
+      m.err.msg[sizeof m.err.msg - 1] = '\0';
+      *err = m.err;
+    }
 }
 
 /* IDS_DONE carries the number of id-mapped mount trees that follow, one
@@ -451,11 +472,15 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       close (c->sync_fd);
       c->sync_fd = -1;
     }
+  /* Created: other commands (state, kill, exec) may look at it now, also
+     while a foreground run supervises it. */
+  flock (c->dirfd, LOCK_UN);
   ab_set_step (NULL);
   *out = ab_steal_ptr (&c);
   return 0;
 
 fail:
+  prefer_child_error (c, err);
   if (sp[0] >= 0)
     close (sp[0]);
   if (sp[1] >= 0)

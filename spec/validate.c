@@ -449,14 +449,14 @@ check_process (struct ab_jctx *c, const struct ab_spec *s)
 static int
 check_uts (struct ab_jctx *c, const struct ab_spec *s)
 {
-  /* A joined UTS namespace belongs to someone else (or is the host's):
-     renaming it would change the name every other member sees. */
-  if (s->hostname != NULL && s->hostname[0] != '\0' && !ns_new (s, AB_NS_UTS))
-    return fail (c, "hostname",
-                 "requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)");
-  if (s->domainname != NULL && s->domainname[0] != '\0' && !ns_new (s, AB_NS_UTS))
-    return fail (c, "domainname",
-                 "requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)");
+  /* Never the host's: without a UTS namespace of the container the name
+     would change for the whole machine.  A joined one is the pod's (podman
+     and containerd give every member of a pod the pod's hostname), as runc
+     allows. */
+  if (s->hostname != NULL && s->hostname[0] != '\0' && !ns_present (s, AB_NS_UTS))
+    return fail (c, "hostname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
+  if (s->domainname != NULL && s->domainname[0] != '\0' && !ns_present (s, AB_NS_UTS))
+    return fail (c, "domainname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
   return 0;
 }
 

@@ -259,11 +259,13 @@ static const struct vcase process[] = {
 
 static const struct vcase namespaced[] = {
   { DOC ("'hostname':'box'"),
-    "config.json: hostname: requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)",
+    "config.json: hostname: requires a UTS namespace (a \"uts\" entry in linux.namespaces)",
     "hostname without a UTS namespace is refused" },
-  { DOC ("'domainname':'example.org'," LINUX_NS ("{'type':'uts','path':'/proc/1/ns/uts'}")),
-    "config.json: domainname: requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)",
-    "domainname for a joined UTS namespace is refused" },
+  { DOC ("'domainname':'example.org'"),
+    "config.json: domainname: requires a UTS namespace (a \"uts\" entry in linux.namespaces)",
+    "domainname without a UTS namespace is refused" },
+  { DOC ("'domainname':'example.org'," LINUX_NS ("{'type':'uts','path':'/proc/1/ns/uts'}")), NULL,
+    "domainname for a joined UTS namespace (a pod's) is accepted, as runc does" },
   { DOC ("'hostname':''"), NULL,
     "an empty hostname needs no UTS namespace" },
   { DOC ("'linux':{'timeOffsets':{'monotonic':{'secs':10}}}"),
