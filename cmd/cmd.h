@@ -69,5 +69,6 @@ int ab_cmd_run (struct ab_global *g, int argc, char **argv);
 int ab_cmd_kill (struct ab_global *g, int argc, char **argv);
 int ab_cmd_delete (struct ab_global *g, int argc, char **argv);
 int ab_cmd_exec (struct ab_global *g, int argc, char **argv);
+int ab_cmd_mcp (struct ab_global *g, int argc, char **argv);
 
 #endif

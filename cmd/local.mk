@@ -14,4 +14,5 @@ agentbox_SOURCES += \
 	cmd/list.c \
 	cmd/spec.c \
 	cmd/features.c \
-	cmd/validate.c
+	cmd/validate.c \
+	cmd/mcp.c
