@@ -604,7 +604,7 @@ int
 ab_parse_flag_names (struct ab_jctx *c, struct ab_json *o, const char *key, const char *what,
                      int64_t (*lookup) (const char *), uint64_t *bits)
 {
-  struct ab_strv names = { 0 };
+  _cleanup_strv_ struct ab_strv names = { 0 };
   size_t mark, i;
   int r = ab_jget_strv (c, o, key, AB_OPTIONAL, &names);
 
@@ -619,13 +619,10 @@ ab_parse_flag_names (struct ab_jctx *c, struct ab_json *o, const char *key, cons
       if (bit < 0)
         {
           ab_jpush_index (c, i);
-          ab_jerr (c, "unknown %s %s", what, ab_parse_quote (q, names.v[i]));
-          ab_strv_free (&names);
-          return -1;
+          return ab_jerr (c, "unknown %s %s", what, ab_parse_quote (q, names.v[i]));
         }
-      *bits |= (uint64_t)bit;
+      *bits |= (uint64_t) bit;
     }
-  ab_strv_free (&names);
   ab_jpop (c, mark);
   return 1;
 }
