@@ -18,3 +18,13 @@ check_PROGRAMS += tests/unit/test-parse-hostile
 tests_unit_test_parse_hostile_SOURCES = tests/unit/test-parse-hostile.c
 tests_unit_test_parse_hostile_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-parse-hostile
+
+check_PROGRAMS += tests/unit/test-parse-tables
+tests_unit_test_parse_tables_SOURCES = tests/unit/test-parse-tables.c
+tests_unit_test_parse_tables_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-parse-tables
+
+check_PROGRAMS += tests/unit/test-parse-bundle
+tests_unit_test_parse_bundle_SOURCES = tests/unit/test-parse-bundle.c
+tests_unit_test_parse_bundle_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-parse-bundle
