@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <linux/ioprio.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -261,6 +262,23 @@ out:
   return n == 0 ? 0 : -1;
 }
 
+struct net_job
+{
+  struct ab_container *c;
+  const struct ab_ns_plan *plan;
+  ab_error_t err;
+  int r;
+};
+
+static void *
+net_job_run (void *p)
+{
+  struct net_job *j = p;
+  j->r = ab_net_setup (j->c, j->plan, &j->err);
+  ab_trace ("network set up");
+  return NULL;
+}
+
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
 static void
 create_abort (struct ab_container *c)
@@ -419,17 +437,36 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   ab_trace ("id maps written");
 
-  /* While the child mounts its root filesystem. */
-  if (apply_process_attrs (pid, s->process, err) < 0)
-    goto fail;
-  ab_set_step ("cgroups");
-  if (ab_cgroup_enter (c->cg, pid, ab_cgroup_clone_fd (c->cg) >= 0, err) < 0)
-    goto fail;
-  if (ab_net_setup (c, &plan, err) < 0)
-    goto fail;
+  /* While the child mounts its root filesystem: the network in a thread of
+     its own, the cgroups (whose first v1 write waits for an RCU grace
+     period) and the process attributes here. */
+  {
+    struct net_job job = { .c = c, .plan = &plan, .r = -1 };
+    pthread_t t;
+    int e = pthread_create (&t, NULL, net_job_run, &job);
+    int r = 0;
+
+    if (e != 0)
+      net_job_run (&job);
+    if (apply_process_attrs (pid, s->process, err) < 0)
+      r = -1;
+    ab_set_step ("cgroups");
+    if (r == 0 && ab_cgroup_enter (c->cg, pid, ab_cgroup_clone_fd (c->cg) >= 0, err) < 0)
+      r = -1;
+    ab_trace ("cgroups joined");
+    if (e == 0)
+      pthread_join (t, NULL);
+    if (r == 0 && job.r < 0)
+      {
+        *err = job.err;
+        r = -1;
+      }
+    if (r < 0)
+      goto fail;
+  }
   if (ab_sync_send (c->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0)
     goto fail;
-  ab_trace ("cgroups joined, network set up");
+  ab_trace ("cgroups joined and network set up");
 
   if (ab_sync_expect (c->sync_fd, AB_SYNC_MOUNTS_DONE, NULL, err) < 0)
     goto fail;
