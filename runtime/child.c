@@ -190,6 +190,73 @@ close_inherited_fds (struct ab_child_ctx *c)
   syscall (SYS_close_range, (unsigned) first, ~0U, 0);
 }
 
+static bool
+has_creation_hooks (const struct ab_spec *s)
+{
+  return s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n || s->hooks[AB_HOOK_CREATE_CONTAINER].n;
+}
+
+/* Wait until the parent has put us in every cgroup and configured the
+   network (and run the runtime-namespace hooks); then root the cgroup
+   namespace at our own cgroup. */
+static int
+join_after_parent (struct ab_child_ctx *c, bool cgroupns_early, ab_error_t *err)
+{
+  if (!cgroupns_early)
+    {
+      ab_set_step ("cgroups");
+      if (ab_sync_expect (c->sync_fd, AB_SYNC_CGROUPS_DONE, NULL, err) < 0)
+        return -1;
+      if (c->plan->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
+        return ab_error_set (err, errno, "unshare the cgroup namespace");
+    }
+  ab_set_step ("hooks");
+  return ab_sync_expect (c->sync_fd, AB_SYNC_HOOKS_DONE, NULL, err);
+}
+
+/* pivot_root and everything done in the final root before `created`. */
+static int
+finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
+{
+  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_linux *l = s->linux_;
+
+  if (ab_pivot_root (mc, err) < 0)
+    return -1;
+  close (mc->rootfd);
+  mc->rootfd = -1;
+  if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
+      || (l && ab_paths_readonly (&l->readonly_paths, err) < 0) || (l && ab_paths_mask (&l->masked_paths, err) < 0)
+      || ab_root_finalize (mc, err) < 0)
+    return -1;
+  if (s->process->terminal && c->console_fd >= 0)
+    {
+      if (ab_console_setup (c->console_fd, s->process, err) < 0)
+        return -1;
+      close (c->console_fd);
+      c->console_fd = -1;
+    }
+  if (l && l->personality_set)
+    {
+      ab_set_step ("personality");
+      if (personality (l->personality_domain == AB_PERSONA_LINUX32 ? PER_LINUX32 : PER_LINUX) < 0)
+        return ab_error_set (err, errno, "linux.personality");
+    }
+  if (l && l->memory_policy && apply_memory_policy (l->memory_policy, err) < 0)
+    return -1;
+  if (!c->no_new_keyring)
+    {
+      ab_set_step ("keyring");
+      /* A fresh session keyring: the host's keys are not the container's.
+         Refused (EPERM/ENOSYS) when keyrings are unavailable: not fatal, as
+         with runc. */
+      if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id) < 0 && errno != ENOSYS && errno != EPERM
+          && errno != EACCES && errno != EDQUOT)
+        return ab_error_set (err, errno, "join a new session keyring");
+    }
+  return 0;
+}
+
 static int
 child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
 {
@@ -254,58 +321,29 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   ab_set_step ("hooks");
   if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
     return -1;
-  if (!cgroupns_early)
+  if (has_creation_hooks (s))
     {
-      if (ab_sync_expect (c->sync_fd, AB_SYNC_CGROUPS_DONE, NULL, err) < 0)
+      /* The hooks see the environment complete: cgroups joined, and the
+         createContainer hooks run before pivot_root (config.md). */
+      if (join_after_parent (c, cgroupns_early, err) < 0)
         return -1;
-      /* After joining every cgroup: the namespace is rooted at our own. */
-      if (c->plan->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
-        return ab_error_set (err, errno, "unshare the cgroup namespace");
-    }
-  if (ab_sync_expect (c->sync_fd, AB_SYNC_HOOKS_DONE, NULL, err) < 0)
-    return -1;
-  if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
-    {
-      size_t len;
-      _cleanup_free_ char *st = container_state_json (c, &len);
-      ab_set_step ("hooks");
-      if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
+      if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
+        {
+          size_t len;
+          _cleanup_free_ char *st = container_state_json (c, &len);
+          if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
+            return -1;
+        }
+      if (finish_rootfs (c, &mc, err) < 0)
         return -1;
     }
-
-  if (ab_pivot_root (&mc, err) < 0)
-    return -1;
-  close (mc.rootfd);
-  mc.rootfd = -1;
-  if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
-      || (l && ab_paths_readonly (&l->readonly_paths, err) < 0) || (l && ab_paths_mask (&l->masked_paths, err) < 0)
-      || ab_root_finalize (&mc, err) < 0)
-    return -1;
-
-  if (s->process->terminal && c->console_fd >= 0)
+  else
     {
-      if (ab_console_setup (c->console_fd, s->process, err) < 0)
+      /* No hook to wait for: finish the root filesystem while the parent
+         joins the v1 cgroups (an RCU grace period) and sets up the network;
+         nothing of the user's runs before both are done. */
+      if (finish_rootfs (c, &mc, err) < 0 || join_after_parent (c, cgroupns_early, err) < 0)
         return -1;
-      close (c->console_fd);
-      c->console_fd = -1;
-    }
-  if (l && l->personality_set)
-    {
-      ab_set_step ("personality");
-      if (personality (l->personality_domain == AB_PERSONA_LINUX32 ? PER_LINUX32 : PER_LINUX) < 0)
-        return ab_error_set (err, errno, "linux.personality");
-    }
-  if (l && l->memory_policy && apply_memory_policy (l->memory_policy, err) < 0)
-    return -1;
-  if (!c->no_new_keyring)
-    {
-      ab_set_step ("keyring");
-      /* A fresh session keyring: the host's keys are not the container's.
-         Refused (EPERM/ENOSYS) when keyrings are unavailable: not fatal, as
-         with runc. */
-      if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id) < 0 && errno != ENOSYS && errno != EPERM
-          && errno != EACCES && errno != EDQUOT)
-        return ab_error_set (err, errno, "join a new session keyring");
     }
 
   ab_set_step ("created");

@@ -19,8 +19,11 @@
 
 #include <fcntl.h>
 #include <linux/ioprio.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -209,6 +212,25 @@ host_is_rootless (int opt)
   return geteuid () != 0;
 }
 
+/* A step of ours failed because the child had already failed: what the
+   child said is the real error. */
+static void
+prefer_child_error (struct ab_container *c, ab_error_t *err)
+{
+  struct ab_sync_msg m;
+  struct pollfd p = { .fd = c->sync_fd, .events = POLLIN };
+
+  if (c->sync_fd < 0 || err == NULL || err->cls == AB_EC_CONFIG || err->cls == AB_EC_USAGE)
+    return;
+  /* give a dying child a moment to have its message queued */
+  if (poll (&p, 1, 100) > 0 && recv (c->sync_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t) sizeof m
+      && m.type == AB_SYNC_ERROR)
+    {
+      m.err.msg[sizeof m.err.msg - 1] = '\0';
+      *err = m.err;
+    }
+}
+
 /* IDS_DONE carries the number of id-mapped mount trees that follow, one
    SCM_RIGHTS message each, in mounts[] order. */
 static int
@@ -238,6 +260,23 @@ out:
     if (fds[i] >= 0)
       close (fds[i]);
   return n == 0 ? 0 : -1;
+}
+
+struct net_job
+{
+  struct ab_container *c;
+  const struct ab_ns_plan *plan;
+  ab_error_t err;
+  int r;
+};
+
+static void *
+net_job_run (void *p)
+{
+  struct net_job *j = p;
+  j->r = ab_net_setup (j->c, j->plan, &j->err);
+  ab_trace ("network set up");
+  return NULL;
 }
 
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
@@ -330,7 +369,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (l->seccomp)
     {
       ab_set_step ("seccomp");
-      if (ab_seccomp_compile (l->seccomp, &prog, err) < 0)
+      if (ab_seccomp_compile_cached (o->root, l->seccomp, &prog, err) < 0)
         goto fail;
       have_prog = true;
       for (size_t i = 0; i < prog.skipped.n; i++)
@@ -398,17 +437,36 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   ab_trace ("id maps written");
 
-  /* While the child mounts its root filesystem. */
-  if (apply_process_attrs (pid, s->process, err) < 0)
-    goto fail;
-  ab_set_step ("cgroups");
-  if (ab_cgroup_enter (c->cg, pid, ab_cgroup_clone_fd (c->cg) >= 0, err) < 0)
-    goto fail;
-  if (ab_net_setup (c, &plan, err) < 0)
-    goto fail;
+  /* While the child mounts its root filesystem: the network in a thread of
+     its own, the cgroups (whose first v1 write waits for an RCU grace
+     period) and the process attributes here. */
+  {
+    struct net_job job = { .c = c, .plan = &plan, .r = -1 };
+    pthread_t t;
+    int e = pthread_create (&t, NULL, net_job_run, &job);
+    int r = 0;
+
+    if (e != 0)
+      net_job_run (&job);
+    if (apply_process_attrs (pid, s->process, err) < 0)
+      r = -1;
+    ab_set_step ("cgroups");
+    if (r == 0 && ab_cgroup_enter (c->cg, pid, ab_cgroup_clone_fd (c->cg) >= 0, err) < 0)
+      r = -1;
+    ab_trace ("cgroups joined");
+    if (e == 0)
+      pthread_join (t, NULL);
+    if (r == 0 && job.r < 0)
+      {
+        *err = job.err;
+        r = -1;
+      }
+    if (r < 0)
+      goto fail;
+  }
   if (ab_sync_send (c->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0)
     goto fail;
-  ab_trace ("cgroups joined, network set up");
+  ab_trace ("cgroups joined and network set up");
 
   if (ab_sync_expect (c->sync_fd, AB_SYNC_MOUNTS_DONE, NULL, err) < 0)
     goto fail;
@@ -451,11 +509,15 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       close (c->sync_fd);
       c->sync_fd = -1;
     }
+  /* Created: other commands (state, kill, exec) may look at it now, also
+     while a foreground run supervises it. */
+  flock (c->dirfd, LOCK_UN);
   ab_set_step (NULL);
   *out = ab_steal_ptr (&c);
   return 0;
 
 fail:
+  prefer_child_error (c, err);
   if (sp[0] >= 0)
     close (sp[0]);
   if (sp[1] >= 0)

@@ -372,7 +372,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   struct ab_exec *x = xzalloc (sizeof *x);
   struct exec_child xc;
   struct clone_args args;
-  int sp[2] = { -1, -1 }, console_fd = -1, init_pidfd = -1, status;
+  int sp[2] = { -1, -1 }, console_fd = -1, init_pidfd = -1, own_pidns = -1, status;
   cpu_set_t saved;
   bool affinity_changed = false;
   pid_t pid;
@@ -403,7 +403,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     }
   if (spec->linux_ && spec->linux_->seccomp)
     {
-      if (ab_seccomp_compile (spec->linux_->seccomp, &prog, err) < 0)
+      if (ab_seccomp_compile_cached (o->root, spec->linux_->seccomp, &prog, err) < 0)
         goto fail;
       have_prog = true;
     }
@@ -442,11 +442,17 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
       goto fail;
     }
   xc.sync_fd = sp[1];
-  /* Children of ours are born in the container's pid namespace. */
-  if (pid_differs && setns (init_pidfd, CLONE_NEWPID) < 0)
+  /* Children of ours are born in the container's pid namespace: only this
+     one.  Keep our own to switch back right after the clone (anything we
+     fork later, or a sanitizer's tracer thread, must stay in ours). */
+  if (pid_differs)
     {
-      ab_error_set (err, errno, "join the container's pid namespace");
-      goto fail;
+      own_pidns = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+      if (own_pidns < 0 || setns (init_pidfd, CLONE_NEWPID) < 0)
+        {
+          ab_error_set (err, errno, "join the container's pid namespace");
+          goto fail;
+        }
     }
   if (spec->process->exec_cpu_affinity_initial && *spec->process->exec_cpu_affinity_initial)
     {
@@ -499,6 +505,12 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     }
   if (affinity_changed)
     sched_setaffinity (0, sizeof saved, &saved);
+  if (own_pidns >= 0)
+    {
+      setns (own_pidns, CLONE_NEWPID);
+      close (own_pidns);
+      own_pidns = -1;
+    }
   close (sp[1]);
   sp[1] = -1;
   x->sync_fd = sp[0];
@@ -533,6 +545,11 @@ fail_child:
       ;
   }
 fail:
+  if (own_pidns >= 0)
+    {
+      setns (own_pidns, CLONE_NEWPID);
+      close (own_pidns);
+    }
   if (sp[0] >= 0)
     close (sp[0]);
   if (sp[1] >= 0)

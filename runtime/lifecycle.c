@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -201,6 +202,8 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
   int r;
 
   ab_set_step ("delete");
+  if (c->dirfd >= 0)
+    flock (c->dirfd, LOCK_EX);
   r = ab_container_release_resources (c, err);
   run_poststop (c, c->bundle ? c->bundle->spec : NULL);
   if (c->dirfd >= 0)

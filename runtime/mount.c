@@ -453,6 +453,72 @@ do_remount (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what
   return set_propagation (target, m, what, err);
 }
 
+/* Our own cgroup in the host's cgroup2 mount, e.g.
+   /sys/fs/cgroup/unified/agentbox-x: from /proc/self/cgroup ("0::/path")
+   and the cgroup2 line of /proc/self/mountinfo (mount point, mount root). */
+static char *
+own_cgroup2_dir (void)
+{
+  _cleanup_fclose_ FILE *f = fopen ("/proc/self/cgroup", "re");
+  _cleanup_fclose_ FILE *mi = NULL;
+  char line[4096], own[4096] = "";
+  char *res = NULL;
+
+  if (f == NULL)
+    return NULL;
+  while (fgets (line, sizeof line, f))
+    if (strncmp (line, "0::", 3) == 0)
+      {
+        snprintf (own, sizeof own, "%s", line + 3);
+        own[strcspn (own, "\n")] = '\0';
+      }
+  if (own[0] != '/')
+    return NULL;
+  mi = fopen ("/proc/self/mountinfo", "re");
+  if (mi == NULL)
+    return NULL;
+  while (res == NULL && fgets (line, sizeof line, mi))
+    {
+      char *sep = strstr (line, " - cgroup2 ");
+      char root[4096], mp[4096];
+      size_t rl;
+      if (sep == NULL || sscanf (line, "%*d %*d %*s %4095s %4095s", root, mp) != 2)
+        continue;
+      rl = strlen (root);
+      if (strcmp (root, "/") == 0)
+        res = xasprintf ("%s%s", mp, own);
+      else if (strncmp (own, root, rl) == 0 && (own[rl] == '/' || own[rl] == '\0'))
+        res = xasprintf ("%s%s", mp, own + rl);
+    }
+  return res;
+}
+
+/* A cgroup filesystem can be mounted only by the owner of the cgroup
+   namespace.  In a user namespace without a cgroup namespace of its own
+   (runc's default config plus a user namespace), bind the container's own
+   cgroup directory read-only instead, as runc does: the container sees its
+   cgroup, not the host's tree. */
+static int
+do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+{
+  _cleanup_free_ char *dir = own_cgroup2_dir ();
+  _cleanup_close_ int tree = -1;
+  _cleanup_close_ int target = -1;
+  struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+
+  if (dir == NULL)
+    return ab_error_setc (err, AB_EC_SETUP, ENOENT, "%s: no cgroup2 hierarchy to show the container", what);
+  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
+  if (target < 0)
+    return ab_error_prefix (err, "%s", what);
+  tree = open_tree (AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0)
+    return ab_error_set (err, errno, "%s: open `%s`", what, dir);
+  if (mount_setattr (tree, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
+    return ab_error_set (err, errno, "%s: make `%s` read-only", what, dir);
+  return ab_move_mount_fd (tree, target, m->destination, err) < 0 ? ab_error_prefix (err, "%s", what) : 0;
+}
+
 int
 ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
 {
@@ -483,6 +549,11 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
           copy.type = (char *) "cgroup2";
           copy.data = NULL;
           r = do_fs (ctx, &copy, what, err);
+          if (r < 0 && ctx->userns && err && err->errnum == EPERM)
+            {
+              ab_error_clear (err);
+              r = do_cgroup_bind (ctx, m, what, err);
+            }
         }
       else
         r = do_fs (ctx, m, what, err);

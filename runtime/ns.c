@@ -113,7 +113,9 @@ do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
 
   memset (&args, 0, sizeof args);
   args.flags = flags;
-  args.exit_signal = SIGCHLD;
+  /* With CLONE_PARENT the kernel takes the exit signal from the caller (the
+     joiner, itself created with SIGCHLD) and refuses one here. */
+  args.exit_signal = (flags & CLONE_PARENT) ? 0 : SIGCHLD;
   if (pidfd)
     args.pidfd = (uint64_t) (uintptr_t) pidfd;
   if (cgroup_fd >= 0)

@@ -7,6 +7,7 @@ libagentbox_a_SOURCES += \
 	spec/tables.h
 libagentbox_a_SOURCES += \
 	spec/tables.c \
-	spec/parse-internal.h spec/parse.c spec/parse-linux.c \
+	spec/parse-internal.h spec/parse-util.c spec/parse.c \
+	spec/parse-linux.c spec/parse-resources.c \
 	spec/bundle.c
 include spec/defaults.mk

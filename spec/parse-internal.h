@@ -1,6 +1,7 @@
-/* Helpers shared by the two halves of the config.json parser: parse.c (the
- * document, process, root, mounts, hooks, annotations) and parse-linux.c
- * (the `linux` object).  Not part of any public interface.
+/* Helpers shared by the files of the config.json parser: parse.c (the
+ * document, process, root, mounts, hooks, annotations), parse-linux.c (the
+ * `linux` object), parse-resources.c (linux.resources) and parse-util.c
+ * (these helpers).  Not part of any public interface.
  *
  * Every helper follows the accessor convention of spec/json.h: it returns
  * 1 when the member was present, 0 when it was absent (or null, for an
@@ -11,6 +12,12 @@
 
 #include "spec/json.h"
 #include "spec/model.h"
+
+/* Device numbers as the kernel encodes them in dev_t (12-bit major,
+   20-bit minor): mknod(2) and the device cgroups cannot express more, and
+   a larger number would be truncated into another device's. */
+#define AB_DEV_MAJOR_MAX 4095
+#define AB_DEV_MINOR_MAX 1048575
 
 /* Room for one quoted value in a message (see ab_parse_quote). */
 #define AB_QUOTE_SIZE 200
@@ -52,6 +59,16 @@ int ab_parse_check_cpu_list (struct ab_jctx *c, const char *list);
 int ab_parse_flag_names (struct ab_jctx *c, struct ab_json *o, const char *key, const char *what,
                          int64_t (*lookup) (const char *), uint64_t *bits);
 
+/* Member `key` is an optional CPU or node list (ab_parse_check_cpu_list). */
+int ab_parse_get_cpu_list (struct ab_jctx *c, struct ab_json *o, const char *key, char **out);
+/* Members "major" and "minor" of o: device numbers the kernel's dev_t can
+   hold (12-bit major, 20-bit minor). */
+int ab_parse_dev_numbers (struct ab_jctx *c, struct ab_json *o, int required, int64_t *major, int64_t *minor);
+/* The value at the current path is a network interface name the kernel
+   accepts (dev_valid_name): 1 to 15 bytes, not "." or "..", no '/', ':'
+   or white space. */
+int ab_parse_check_ifname (struct ab_jctx *c, const char *name);
+
 /* An array of LinuxIDMapping (user namespace or idmapped mount). */
 int ab_parse_idmaps (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_idmaps *out);
 
@@ -62,8 +79,10 @@ int ab_parse_string_map (struct ab_jctx *c, struct ab_json *o, const char *key, 
                          int (*check_key) (struct ab_jctx *c, const char *key));
 void ab_kvlist_free (struct ab_kvlist *l);
 
-/* The `linux` object (parse-linux.c). */
+/* The `linux` object (parse-linux.c) and its `resources` (parse-resources.c). */
 int ab_parse_linux (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s);
 void ab_linux_free (struct ab_linux *l);
+int ab_parse_resources (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l);
+void ab_resources_free (struct ab_resources *r);
 
 #endif

@@ -3,7 +3,7 @@
  * Same conventions as parse.c: schema types are enforced, enumerations
  * must be known names, and values the kernel would refuse or silently
  * truncate are refused here with their JSON path.  Strings that the runtime
- * turns into file names (sysctl and unified keys, intelRdt.closID) are
+ * turns into file names (sysctl keys, intelRdt.closID) are
  * checked so that they cannot name a file outside the directory they are
  * meant for. */
 #include "config.h"
@@ -11,40 +11,9 @@
 #include "spec/parse-internal.h"
 #include "spec/tables.h"
 
-/* Device numbers as the kernel encodes them in dev_t (12-bit major,
-   20-bit minor): mknod(2) and the device cgroups cannot express more. */
-#define DEV_MAJOR_MAX 4095
-#define DEV_MINOR_MAX 1048575
-
-#define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
-
 #define NSEC_PER_SEC 1000000000u
 #define ERRNO_MAX 4095      /* MAX_ERRNO: the kernel caps SCMP_ACT_ERRNO data here */
 #define TRACE_MSG_MAX 65535 /* SCMP_ACT_TRACE carries 16 bits */
-
-static int
-check_dev_numbers (struct ab_jctx *c, struct ab_json *o, int required, int64_t *major, int64_t *minor)
-{
-  if (ab_jget_i64 (c, o, "major", required, 0, DEV_MAJOR_MAX, major) < 0
-      || ab_jget_i64 (c, o, "minor", required, 0, DEV_MINOR_MAX, minor) < 0)
-    return -1;
-  return 0;
-}
-
-/* dev_valid_name() of the kernel: 1 to 15 bytes, not "." or "..", no '/',
-   ':' or white space.  template allows the "%d" of netDevices names. */
-static int
-check_ifname (struct ab_jctx *c, const char *name)
-{
-  char q[AB_QUOTE_SIZE];
-  size_t n = strlen (name);
-
-  if (n == 0 || n > IFNAME_MAX || strcmp (name, ".") == 0 || strcmp (name, "..") == 0
-      || strpbrk (name, "/: \t\n\v\f\r") != NULL)
-    return ab_jerr (c, "invalid network interface name %s (1 to %d bytes, no '/', ':' or white space)",
-                    ab_parse_quote (q, name), IFNAME_MAX);
-  return 0;
-}
 
 /* ---- namespaces, id mappings, time offsets ---------------------------- */
 
@@ -155,7 +124,7 @@ parse_devices (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       d->type = type[0];
       /* major and minor are REQUIRED unless the device is a FIFO. */
       if (ab_parse_get_path (c, e, "path", AB_REQUIRED, &d->path) < 0
-          || check_dev_numbers (c, e, d->type != 'p', &d->major, &d->minor) < 0)
+          || ab_parse_dev_numbers (c, e, d->type != 'p', &d->major, &d->minor) < 0)
         return -1;
       if ((r = ab_parse_get_u32 (c, e, "fileMode", AB_OPTIONAL, &d->file_mode)) < 0)
         return -1;
@@ -190,7 +159,7 @@ parse_net_devices (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
 
       m->used = true;
       km = ab_parse_push_user_key (c, m->key);
-      if (check_ifname (c, m->key) < 0)
+      if (ab_parse_check_ifname (c, m->key) < 0)
         return -1;
       if (m->val->type != AB_J_OBJECT)
         return ab_jerr (c, "must be an object, not %s", ab_jtype_name (m->val->type));
@@ -200,402 +169,11 @@ parse_net_devices (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       if (r < 0)
         return -1;
       nm = ab_jpush_key (c, "name");
-      if (r > 0 && check_ifname (c, d->name) < 0)
+      if (r > 0 && ab_parse_check_ifname (c, d->name) < 0)
         return -1;
       ab_jpop (c, nm);
       ab_jpop (c, km);
     }
-  ab_jpop (c, mark);
-  return 1;
-}
-
-/* ---- resources -------------------------------------------------------- */
-
-static int
-parse_device_rules (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
-{
-  struct ab_json *a;
-  size_t mark, i;
-  int r = ab_jenter (c, ro, "devices", AB_J_ARRAY, AB_OPTIONAL, &a, &mark);
-
-  if (r <= 0)
-    return r;
-  res->devices = xcalloc (a->u.arr.n, sizeof *res->devices);
-  res->n_devices = a->u.arr.n;
-  for (i = 0; i < a->u.arr.n; i++)
-    {
-      char q[AB_QUOTE_SIZE];
-      _cleanup_free_ char *type = NULL, *access = NULL;
-      struct ab_device_rule *d = &res->devices[i];
-      struct ab_json *e;
-      size_t im, k;
-
-      if (ab_parse_enter_item (c, a, i, &e, &im) < 0
-          || ab_jget_bool (c, e, "allow", AB_REQUIRED, &d->allow) < 0)
-        return -1;
-      r = ab_jget_str (c, e, "type", AB_OPTIONAL, &type);
-      if (r < 0)
-        return -1;
-      d->type = r > 0 ? type[0] : 'a';
-      if (r > 0 && (strlen (type) != 1 || strchr ("acb", type[0]) == NULL))
-        {
-          ab_jpush_key (c, "type");
-          return ab_jerr (c, "unknown device type %s (a, c or b)", ab_parse_quote (q, type));
-        }
-      /* An unset number means "all" ('*'); -1 is accepted as the same,
-         since runc writes its wildcard that way. */
-      if (ab_parse_get_opt_i64 (c, e, "major", -1, DEV_MAJOR_MAX, &d->major) < 0
-          || ab_parse_get_opt_i64 (c, e, "minor", -1, DEV_MINOR_MAX, &d->minor) < 0)
-        return -1;
-      d->major.set = d->major.set && d->major.v >= 0;
-      d->minor.set = d->minor.set && d->minor.v >= 0;
-      r = ab_jget_str (c, e, "access", AB_OPTIONAL, &access);
-      if (r < 0)
-        return -1;
-      for (k = 0; r > 0 && access[k]; k++)
-        if (k >= 3 || strchr ("rwm", access[k]) == NULL || strchr (access + k + 1, access[k]) != NULL)
-          {
-            ab_jpush_key (c, "access");
-            return ab_jerr (c, "invalid access %s (a combination of r, w and m)", ab_parse_quote (q, access));
-          }
-      if (r > 0)
-        memcpy (d->access, access, k + 1);
-      ab_jpop (c, im);
-    }
-  ab_jpop (c, mark);
-  return 1;
-}
-
-static int
-parse_memory (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
-{
-  struct ab_memory *m = &res->memory;
-  struct ab_json *o;
-  size_t mark;
-  int r = ab_jenter (c, ro, "memory", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
-
-  if (r <= 0)
-    return r;
-  res->memory_set = true;
-  /* Limits are bytes, or -1 for unlimited. */
-  if (ab_parse_get_opt_i64 (c, o, "limit", -1, INT64_MAX, &m->limit) < 0
-      || ab_parse_get_opt_i64 (c, o, "reservation", -1, INT64_MAX, &m->reservation) < 0
-      || ab_parse_get_opt_i64 (c, o, "swap", -1, INT64_MAX, &m->swap) < 0
-      || ab_parse_get_opt_i64 (c, o, "kernel", -1, INT64_MAX, &m->kernel) < 0
-      || ab_parse_get_opt_i64 (c, o, "kernelTCP", -1, INT64_MAX, &m->kernel_tcp) < 0
-      || ab_parse_get_opt_u64 (c, o, "swappiness", 100, &m->swappiness) < 0
-      || ab_parse_get_opt_bool (c, o, "disableOOMKiller", &m->disable_oom_killer) < 0
-      || ab_parse_get_opt_bool (c, o, "useHierarchy", &m->use_hierarchy) < 0
-      || ab_parse_get_opt_bool (c, o, "checkBeforeUpdate", &m->check_before_update) < 0)
-    return -1;
-  ab_jpop (c, mark);
-  return 1;
-}
-
-static int
-get_cpu_list (struct ab_jctx *c, struct ab_json *o, const char *key, char **out)
-{
-  size_t mark;
-  int r = ab_jget_str (c, o, key, AB_OPTIONAL, out);
-
-  if (r <= 0)
-    return r;
-  mark = ab_jpush_key (c, key);
-  if (ab_parse_check_cpu_list (c, *out) < 0)
-    return -1;
-  ab_jpop (c, mark);
-  return 1;
-}
-
-static int
-parse_cpu (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
-{
-  struct ab_cpu *cpu = &res->cpu;
-  struct ab_json *o;
-  size_t mark;
-  int r = ab_jenter (c, ro, "cpu", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
-
-  if (r <= 0)
-    return r;
-  res->cpu_set = true;
-  /* quota and realtimeRuntime: microseconds, or -1 for unlimited;
-     idle: 0 (default) or 1 (SCHED_IDLE), as cpu.idle takes. */
-  if (ab_parse_get_opt_u64 (c, o, "shares", UINT64_MAX, &cpu->shares) < 0
-      || ab_parse_get_opt_i64 (c, o, "quota", -1, INT64_MAX, &cpu->quota) < 0
-      || ab_parse_get_opt_u64 (c, o, "burst", UINT64_MAX, &cpu->burst) < 0
-      || ab_parse_get_opt_u64 (c, o, "period", UINT64_MAX, &cpu->period) < 0
-      || ab_parse_get_opt_i64 (c, o, "realtimeRuntime", -1, INT64_MAX, &cpu->realtime_runtime) < 0
-      || ab_parse_get_opt_u64 (c, o, "realtimePeriod", UINT64_MAX, &cpu->realtime_period) < 0
-      || get_cpu_list (c, o, "cpus", &cpu->cpus) < 0 || get_cpu_list (c, o, "mems", &cpu->mems) < 0
-      || ab_parse_get_opt_i64 (c, o, "idle", 0, 1, &cpu->idle) < 0)
-    return -1;
-  ab_jpop (c, mark);
-  return 1;
-}
-
-static int
-parse_weight_devices (struct ab_jctx *c, struct ab_json *bo, struct ab_blkio *b)
-{
-  struct ab_json *a;
-  size_t mark, i;
-  int r = ab_jenter (c, bo, "weightDevice", AB_J_ARRAY, AB_OPTIONAL, &a, &mark);
-
-  if (r <= 0)
-    return r;
-  b->weight_device = xcalloc (a->u.arr.n, sizeof *b->weight_device);
-  b->n_weight_device = a->u.arr.n;
-  for (i = 0; i < a->u.arr.n; i++)
-    {
-      struct ab_blkio_weight_device *w = &b->weight_device[i];
-      struct ab_json *e;
-      size_t im;
-
-      if (ab_parse_enter_item (c, a, i, &e, &im) < 0
-          || check_dev_numbers (c, e, AB_REQUIRED, &w->major, &w->minor) < 0
-          || ab_parse_get_opt_u64 (c, e, "weight", UINT16_MAX, &w->weight) < 0
-          || ab_parse_get_opt_u64 (c, e, "leafWeight", UINT16_MAX, &w->leaf_weight) < 0)
-        return -1;
-      if (!w->weight.set && !w->leaf_weight.set)
-        return ab_jerr (c, "at least one of weight and leafWeight is required");
-      ab_jpop (c, im);
-    }
-  ab_jpop (c, mark);
-  return 1;
-}
-
-static int
-parse_throttles (struct ab_jctx *c, struct ab_json *bo, struct ab_blkio *b)
-{
-  static const char *const keys[AB_THROTTLE__KINDS] = {
-    [AB_THROTTLE_READ_BPS] = "throttleReadBpsDevice",
-    [AB_THROTTLE_WRITE_BPS] = "throttleWriteBpsDevice",
-    [AB_THROTTLE_READ_IOPS] = "throttleReadIOPSDevice",
-    [AB_THROTTLE_WRITE_IOPS] = "throttleWriteIOPSDevice",
-  };
-  int k;
-
-  for (k = 0; k < AB_THROTTLE__KINDS; k++)
-    {
-      struct ab_json *a;
-      size_t mark, i;
-      int r = ab_jenter (c, bo, keys[k], AB_J_ARRAY, AB_OPTIONAL, &a, &mark);
-
-      if (r < 0)
-        return -1;
-      if (r == 0)
-        continue;
-      b->throttle[k] = xcalloc (a->u.arr.n, sizeof *b->throttle[k]);
-      b->n_throttle[k] = a->u.arr.n;
-      for (i = 0; i < a->u.arr.n; i++)
-        {
-          struct ab_blkio_throttle *t = &b->throttle[k][i];
-          struct ab_json *e;
-          size_t im;
-
-          if (ab_parse_enter_item (c, a, i, &e, &im) < 0
-              || check_dev_numbers (c, e, AB_REQUIRED, &t->major, &t->minor) < 0
-              || ab_jget_u64 (c, e, "rate", AB_REQUIRED, UINT64_MAX, &t->rate) < 0)
-            return -1;
-          ab_jpop (c, im);
-        }
-      ab_jpop (c, mark);
-    }
-  return 0;
-}
-
-static int
-parse_block_io (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
-{
-  struct ab_json *o;
-  size_t mark;
-  int r = ab_jenter (c, ro, "blockIO", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
-
-  if (r <= 0)
-    return r;
-  res->blkio_set = true;
-  if (ab_parse_get_opt_u64 (c, o, "weight", UINT16_MAX, &res->blkio.weight) < 0
-      || ab_parse_get_opt_u64 (c, o, "leafWeight", UINT16_MAX, &res->blkio.leaf_weight) < 0
-      || parse_weight_devices (c, o, &res->blkio) < 0 || parse_throttles (c, o, &res->blkio) < 0)
-    return -1;
-  ab_jpop (c, mark);
-  return 1;
-}
-
-/* "<size><K|M|G>B" with no leading zero, as the schema's pattern
-   "^[1-9][0-9]*[KMG]B$": the runtime builds hugetlb.<pageSize>.* file
-   names from it. */
-static bool
-valid_page_size (const char *s)
-{
-  size_t digits = strspn (s, "0123456789");
-
-  return digits > 0 && s[0] != '0' && s[digits] != '\0' && strchr ("KMG", s[digits]) != NULL
-         && strcmp (s + digits + 1, "B") == 0;
-}
-
-static int
-parse_hugepages (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
-{
-  struct ab_json *a;
-  size_t mark, i;
-  int r = ab_jenter (c, ro, "hugepageLimits", AB_J_ARRAY, AB_OPTIONAL, &a, &mark);
-
-  if (r <= 0)
-    return r;
-  res->hugepages = xcalloc (a->u.arr.n, sizeof *res->hugepages);
-  res->n_hugepages = a->u.arr.n;
-  for (i = 0; i < a->u.arr.n; i++)
-    {
-      char q[AB_QUOTE_SIZE];
-      struct ab_hugepage_limit *h = &res->hugepages[i];
-      struct ab_json *e;
-      size_t im;
-
-      if (ab_parse_enter_item (c, a, i, &e, &im) < 0
-          || ab_jget_str (c, e, "pageSize", AB_REQUIRED, &h->page_size) < 0)
-        return -1;
-      if (!valid_page_size (h->page_size))
-        {
-          ab_jpush_key (c, "pageSize");
-          return ab_jerr (c, "invalid page size %s (like \"2MB\" or \"1GB\")",
-                          ab_parse_quote (q, h->page_size));
-        }
-      if (ab_jget_u64 (c, e, "limit", AB_REQUIRED, UINT64_MAX, &h->limit) < 0)
-        return -1;
-      ab_jpop (c, im);
-    }
-  ab_jpop (c, mark);
-  return 1;
-}
-
-static int
-parse_network (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
-{
-  struct ab_json *o, *a;
-  size_t mark, pm, i;
-  int r = ab_jenter (c, ro, "network", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
-
-  if (r <= 0)
-    return r;
-  res->network_set = true;
-  if (ab_parse_get_opt_u64 (c, o, "classID", UINT32_MAX, &res->net_class_id) < 0)
-    return -1;
-  r = ab_jenter (c, o, "priorities", AB_J_ARRAY, AB_OPTIONAL, &a, &pm);
-  if (r < 0)
-    return -1;
-  if (r > 0)
-    {
-      res->net_priorities = xcalloc (a->u.arr.n, sizeof *res->net_priorities);
-      res->n_net_priorities = a->u.arr.n;
-      for (i = 0; i < a->u.arr.n; i++)
-        {
-          struct ab_net_priority *p = &res->net_priorities[i];
-          struct ab_json *e;
-          size_t im, nm;
-
-          if (ab_parse_enter_item (c, a, i, &e, &im) < 0
-              || ab_jget_str (c, e, "name", AB_REQUIRED, &p->name) < 0)
-            return -1;
-          /* Written as "<name> <priority>" lines to net_prio.ifpriomap. */
-          nm = ab_jpush_key (c, "name");
-          if (check_ifname (c, p->name) < 0)
-            return -1;
-          ab_jpop (c, nm);
-          if (ab_parse_get_u32 (c, e, "priority", AB_REQUIRED, &p->priority) < 0)
-            return -1;
-          ab_jpop (c, im);
-        }
-      ab_jpop (c, pm);
-    }
-  ab_jpop (c, mark);
-  return 1;
-}
-
-static int
-parse_rdma (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
-{
-  struct ab_json *o;
-  size_t mark, i;
-  int r = ab_jenter (c, ro, "rdma", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
-
-  if (r <= 0)
-    return r;
-  res->rdma = xcalloc (o->u.obj.n, sizeof *res->rdma);
-  for (i = 0; i < o->u.obj.n; i++)
-    {
-      char q[AB_QUOTE_SIZE];
-      struct ab_json_member *m = &o->u.obj.m[i];
-      struct ab_rdma *d = &res->rdma[res->n_rdma];
-      size_t km;
-
-      m->used = true;
-      if (m->key[0] == '\0')
-        return ab_jerr (c, "keys must not be empty");
-      km = ab_parse_push_user_key (c, m->key);
-      /* Written as "<device> hca_handle=..." lines to rdma.max. */
-      if (strpbrk (m->key, " \t\n\v\f\r") != NULL)
-        return ab_jerr (c, "invalid RDMA device name %s", ab_parse_quote (q, m->key));
-      if (m->val->type != AB_J_OBJECT)
-        return ab_jerr (c, "must be an object, not %s", ab_jtype_name (m->val->type));
-      d->device = xstrdup (m->key);
-      res->n_rdma++;
-      if (ab_parse_get_opt_u64 (c, m->val, "hcaHandles", UINT32_MAX, &d->hca_handles) < 0
-          || ab_parse_get_opt_u64 (c, m->val, "hcaObjects", UINT32_MAX, &d->hca_objects) < 0)
-        return -1;
-      if (!d->hca_handles.set && !d->hca_objects.set)
-        return ab_jerr (c, "at least one of hcaHandles and hcaObjects is required");
-      ab_jpop (c, km);
-    }
-  ab_jpop (c, mark);
-  return 1;
-}
-
-/* A unified key names a file in the container's cgroup directory: a "/"
-   or a ".." would let config.json write to a parent's or a sibling's
-   limits. */
-static int
-check_unified_key (struct ab_jctx *c, const char *key)
-{
-  char q[AB_QUOTE_SIZE];
-
-  if (strchr (key, '/') != NULL || strcmp (key, ".") == 0 || strcmp (key, "..") == 0)
-    return ab_jerr (c, "invalid cgroup file name %s", ab_parse_quote (q, key));
-  return 0;
-}
-
-static int
-parse_resources (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
-{
-  struct ab_resources *res;
-  struct ab_json *o, *pids;
-  size_t mark, pm;
-  int r = ab_jenter (c, lo, "resources", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
-
-  if (r <= 0)
-    return r;
-  res = l->resources = xzalloc (sizeof *res);
-  if (parse_device_rules (c, o, res) < 0 || parse_memory (c, o, res) < 0 || parse_cpu (c, o, res) < 0)
-    return -1;
-  r = ab_jenter (c, o, "pids", AB_J_OBJECT, AB_OPTIONAL, &pids, &pm);
-  if (r < 0)
-    return -1;
-  if (r > 0)
-    {
-      /* -1 is "max"; 0 is a valid limit (config-linux.md). */
-      if (ab_parse_get_opt_i64 (c, pids, "limit", -1, INT64_MAX, &res->pids_limit) < 0)
-        return -1;
-      if (!res->pids_limit.set)
-        {
-          ab_jpush_key (c, "limit");
-          return ab_jerr (c, "required");
-        }
-      res->pids_set = true;
-      ab_jpop (c, pm);
-    }
-  if (parse_block_io (c, o, res) < 0 || parse_hugepages (c, o, res) < 0 || parse_network (c, o, res) < 0
-      || parse_rdma (c, o, res) < 0
-      || ab_parse_string_map (c, o, "unified", &res->unified, check_unified_key) < 0)
-    return -1;
   ab_jpop (c, mark);
   return 1;
 }
@@ -921,7 +499,7 @@ parse_memory_policy (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       ab_jpush_key (c, "mode");
       return ab_jerr (c, "unknown memory policy mode %s", ab_parse_quote (q, mode));
     }
-  if (get_cpu_list (c, o, "nodes", &mp->nodes) < 0
+  if (ab_parse_get_cpu_list (c, o, "nodes", &mp->nodes) < 0
       || ab_parse_flag_names (c, o, "flags", "memory policy flag", mpol_flag_bit, &flags) < 0)
     return -1;
   mp->flags = (unsigned)flags;
@@ -987,7 +565,7 @@ ab_parse_linux (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
   if (parse_namespaces (c, o, l) < 0 || ab_parse_idmaps (c, o, "uidMappings", &l->uid_mappings) < 0
       || ab_parse_idmaps (c, o, "gidMappings", &l->gid_mappings) < 0 || parse_time_offsets (c, o, l) < 0
       || parse_devices (c, o, l) < 0 || parse_net_devices (c, o, l) < 0 || get_cgroups_path (c, o, l) < 0
-      || parse_resources (c, o, l) < 0 || parse_intel_rdt (c, o, l) < 0
+      || ab_parse_resources (c, o, l) < 0 || parse_intel_rdt (c, o, l) < 0
       || ab_parse_string_map (c, o, "sysctl", &l->sysctl, check_sysctl_key) < 0 || parse_seccomp (c, o, l) < 0
       || parse_rootfs_propagation (c, o, l) < 0
       || ab_parse_get_paths (c, o, "maskedPaths", &l->masked_paths) < 0
@@ -1000,33 +578,6 @@ ab_parse_linux (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
 }
 
 /* ---- freeing ---------------------------------------------------------- */
-
-static void
-resources_free (struct ab_resources *r)
-{
-  size_t i;
-  int k;
-
-  if (r == NULL)
-    return;
-  free (r->devices);
-  free (r->cpu.cpus);
-  free (r->cpu.mems);
-  free (r->blkio.weight_device);
-  for (k = 0; k < AB_THROTTLE__KINDS; k++)
-    free (r->blkio.throttle[k]);
-  for (i = 0; i < r->n_hugepages; i++)
-    free (r->hugepages[i].page_size);
-  free (r->hugepages);
-  for (i = 0; i < r->n_net_priorities; i++)
-    free (r->net_priorities[i].name);
-  free (r->net_priorities);
-  for (i = 0; i < r->n_rdma; i++)
-    free (r->rdma[i].device);
-  free (r->rdma);
-  ab_kvlist_free (&r->unified);
-  free (r);
-}
 
 static void
 seccomp_free (struct ab_seccomp *sc)
@@ -1069,7 +620,7 @@ ab_linux_free (struct ab_linux *l)
     }
   free (l->net_devices);
   free (l->cgroups_path);
-  resources_free (l->resources);
+  ab_resources_free (l->resources);
   if (l->intel_rdt)
     {
       free (l->intel_rdt->clos_id);

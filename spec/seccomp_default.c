@@ -56,8 +56,10 @@
  *                                     leak); only debuggers use it
  *   memfd_secret                      unmaps pages from the kernel's direct map; no
  *                                     ordinary program needs it
- *   mseal statmount listmount lsm_*   not known to libseccomp 2.5 (Debian 12), so they
- *                                     could not be compiled; they fail with EPERM
+ *   mseal statmount listmount lsm_* setxattrat getxattrat listxattrat removexattrat
+ *   open_tree_attr file_getattr file_setattr uretprobe
+ *                                     newer than libseccomp 2.5 (Debian 12), which could
+ *                                     not compile them; they get the default EPERM
  *
  * Not filtered, on purpose:
  *   ioctl(TIOCSTI, TIOCLINUX) types input into a terminal.  The command is an

@@ -127,26 +127,33 @@ fail (struct ab_jctx *c, const char *key, const char *fmt, ...)
 /* Push a map key taken from the document (sysctl, netDevices, rdma, ...):
    raw when plain ASCII, quoted and escaped otherwise, so the path stays one
    honest line (as the parser pushes them). */
-static size_t
-push_name (struct ab_jctx *c, const char *key)
+static const char *
+key_name (char buf[static QUOTE_SIZE], const char *key)
 {
   for (const unsigned char *p = (const unsigned char *)key; *p; p++)
     if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
-      return ab_jpush_key (c, Q (key));
-  return ab_jpush_key (c, key);
+      return q (buf, key);
+  return key;
+}
+
+static size_t
+push_name (struct ab_jctx *c, const char *key)
+{
+  char buf[QUOTE_SIZE];
+
+  return ab_jpush_key (c, key_name (buf, key));
 }
 
 /* ---- small syntax checks ------------------------------------------------ */
 
-/* A decimal number without sign or leading zero, at most INT32_MAX;
-   advances *p past it. */
+/* A decimal number without sign, at most INT32_MAX; advances *p past it. */
 static bool
 parse_num (const char **p, uint32_t *out)
 {
   const char *s = *p;
   uint64_t v = 0;
 
-  if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+  if (*s < '0' || *s > '9')
     return false;
   for (; *s >= '0' && *s <= '9'; s++)
     {
@@ -218,6 +225,52 @@ check_env (struct ab_jctx *c, const char *key, const struct ab_strv *env)
     }
   ab_jpop (c, mark);
   return 0;
+}
+
+/* The key of an array entry, to find duplicates. */
+struct dkey
+{
+  uint64_t num;
+  const char *str; /* NULL: the entry takes no part */
+  size_t idx;
+};
+
+static int
+dkey_cmp (const void *a, const void *b)
+{
+  const struct dkey *x = a, *y = b;
+  int r = (x->num > y->num) - (x->num < y->num);
+
+  if (r == 0)
+    r = strcmp (x->str, y->str);
+  return r != 0 ? r : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The earliest entry, in document order, whose key repeats an earlier
+   one's: its index in *dup and the first entry with that key in *orig;
+   *dup is SIZE_MAX when all keys differ.  Sorting keeps this O(n log n):
+   a hostile document may list 65536 entries.  Reorders k. */
+static void
+find_duplicate (struct dkey *k, size_t n, size_t *dup, size_t *orig)
+{
+  size_t m = 0, start = 0;
+
+  for (size_t i = 0; i < n; i++)
+    if (k[i].str != NULL)
+      k[m++] = k[i];
+  qsort (k, m, sizeof *k, dkey_cmp);
+  *dup = SIZE_MAX;
+  *orig = 0;
+  for (size_t i = 1; i < m; i++)
+    {
+      if (k[i].num != k[i - 1].num || strcmp (k[i].str, k[i - 1].str) != 0)
+        start = i;
+      else if (i == start + 1 && k[i].idx < *dup)
+        {
+          *dup = k[i].idx;
+          *orig = k[start].idx;
+        }
+    }
 }
 
 /* ---- namespaces and ID mappings ----------------------------------------- */
@@ -449,14 +502,14 @@ check_process (struct ab_jctx *c, const struct ab_spec *s)
 static int
 check_uts (struct ab_jctx *c, const struct ab_spec *s)
 {
-  /* A joined UTS namespace belongs to someone else (or is the host's):
-     renaming it would change the name every other member sees. */
-  if (s->hostname != NULL && s->hostname[0] != '\0' && !ns_new (s, AB_NS_UTS))
-    return fail (c, "hostname",
-                 "requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)");
-  if (s->domainname != NULL && s->domainname[0] != '\0' && !ns_new (s, AB_NS_UTS))
-    return fail (c, "domainname",
-                 "requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)");
+  /* Never the host's: without a UTS namespace of the container the name
+     would change for the whole machine.  A joined one is the pod's (podman
+     and containerd give every member of a pod the pod's hostname), as runc
+     allows. */
+  if (s->hostname != NULL && s->hostname[0] != '\0' && !ns_present (s, AB_NS_UTS))
+    return fail (c, "hostname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
+  if (s->domainname != NULL && s->domainname[0] != '\0' && !ns_present (s, AB_NS_UTS))
+    return fail (c, "domainname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
   return 0;
 }
 
@@ -512,8 +565,12 @@ static int
 check_devices (struct ab_jctx *c, const struct ab_spec *s)
 {
   const struct ab_linux *l = s->linux_;
-  size_t mark = ab_jpush_key (c, "devices");
+  _cleanup_free_ struct dkey *keys = xcalloc (l->n_devices ? l->n_devices : 1, sizeof *keys);
+  size_t mark = ab_jpush_key (c, "devices"), dup, orig;
 
+  for (size_t i = 0; i < l->n_devices; i++)
+    keys[i] = (struct dkey){ 0, l->devices[i].path, i };
+  find_duplicate (keys, l->n_devices, &dup, &orig);
   for (size_t i = 0; i < l->n_devices; i++)
     {
       const struct ab_device *d = &l->devices[i];
@@ -524,9 +581,8 @@ check_devices (struct ab_jctx *c, const struct ab_spec *s)
       if (d->file_mode_set && d->file_mode > 0777)
         return fail (c, "fileMode", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", d->file_mode,
                      d->file_mode);
-      for (size_t j = 0; j < i; j++)
-        if (strcmp (l->devices[j].path, d->path) == 0)
-          return fail (c, "path", "%s is already created by linux.devices[%zu]", Q (d->path), j);
+      if (i == dup)
+        return fail (c, "path", "%s is already created by linux.devices[%zu]", Q (d->path), orig);
       if ((d->uid_set && check_mapped (c, "uid", d->uid, s, false) < 0)
           || (d->gid_set && check_mapped (c, "gid", d->gid, s, true) < 0))
         return -1;
@@ -550,12 +606,21 @@ static int
 check_net_devices (struct ab_jctx *c, const struct ab_spec *s)
 {
   const struct ab_linux *l = s->linux_;
-  size_t mark = ab_jpush_key (c, "netDevices");
+  _cleanup_free_ struct dkey *keys = xcalloc (l->n_net_devices ? l->n_net_devices : 1, sizeof *keys);
+  size_t mark = ab_jpush_key (c, "netDevices"), dup, orig;
 
   /* Without a network namespace of its own the device would "move" into
      the host's, where it already is. */
   if (l->n_net_devices > 0 && !ns_present (s, AB_NS_NET))
     return fail (c, NULL, "requires a network namespace in linux.namespaces");
+  /* Two devices may not end up with the same name inside, unless the
+     kernel picks it (a %d template). */
+  for (size_t i = 0; i < l->n_net_devices; i++)
+    {
+      const char *final = l->net_devices[i].name ? l->net_devices[i].name : l->net_devices[i].host_name;
+      keys[i] = (struct dkey){ 0, strchr (final, '%') == NULL ? final : NULL, i };
+    }
+  find_duplicate (keys, l->n_net_devices, &dup, &orig);
   for (size_t i = 0; i < l->n_net_devices; i++)
     {
       const struct ab_net_device *d = &l->net_devices[i];
@@ -569,15 +634,10 @@ check_net_devices (struct ab_jctx *c, const struct ab_spec *s)
         return fail (c, NULL, "the loopback device cannot move to another network namespace");
       if (d->name != NULL && !template_valid (d->name))
         return fail (c, "name", "%s may hold one %%d template and no other '%%'", Q (d->name));
-      if (strchr (final, '%') == NULL)
-        for (size_t j = 0; j < i; j++)
-          {
-            const struct ab_net_device *o = &l->net_devices[j];
-            if (strcmp (o->name ? o->name : o->host_name, final) == 0)
-              return fail (c, d->name ? "name" : NULL,
-                           "%s is also the name of linux.netDevices.%s in the container", Q (final),
-                           o->host_name);
-          }
+      if (i == dup)
+        return fail (c, d->name ? "name" : NULL,
+                     "%s is also the name of linux.netDevices.%s in the container", Q (final),
+                     key_name ((char[QUOTE_SIZE]){ 0 }, l->net_devices[orig].host_name));
       ab_jpop (c, im);
     }
   ab_jpop (c, mark);
@@ -723,8 +783,12 @@ page_bytes (const char *s)
 static int
 check_hugepages (struct ab_jctx *c, const struct ab_resources *r)
 {
-  size_t mark = ab_jpush_key (c, "hugepageLimits");
+  _cleanup_free_ struct dkey *keys = xcalloc (r->n_hugepages ? r->n_hugepages : 1, sizeof *keys);
+  size_t mark = ab_jpush_key (c, "hugepageLimits"), dup, orig;
 
+  for (size_t i = 0; i < r->n_hugepages; i++)
+    keys[i] = (struct dkey){ page_bytes (r->hugepages[i].page_size), "", i };
+  find_duplicate (keys, r->n_hugepages, &dup, &orig);
   for (size_t i = 0; i < r->n_hugepages; i++)
     {
       uint64_t bytes = page_bytes (r->hugepages[i].page_size);
@@ -734,10 +798,9 @@ check_hugepages (struct ab_jctx *c, const struct ab_resources *r)
          else names a hugetlb.* file that cannot exist. */
       if (bytes == 0 || (bytes & (bytes - 1)) != 0)
         return fail (c, "pageSize", "%s is not a power-of-two size", Q (r->hugepages[i].page_size));
-      for (size_t j = 0; j < i; j++)
-        if (page_bytes (r->hugepages[j].page_size) == bytes)
-          return fail (c, "pageSize", "%s is already limited by hugepageLimits[%zu]",
-                       Q (r->hugepages[i].page_size), j);
+      if (i == dup)
+        return fail (c, "pageSize", "%s is already limited by hugepageLimits[%zu]",
+                     Q (r->hugepages[i].page_size), orig);
       ab_jpop (c, im);
     }
   ab_jpop (c, mark);

@@ -23,6 +23,12 @@
 # to stderr, so a command whose output a test forgets to capture lands in
 # the log instead of corrupting the TAP stream.  Runtime invocations get fd 7
 # closed, so no container can hold the harness's pipe open.
+#
+# Knobs (environment): RUNTIME, ABTEST (the helper binary; found in the build
+# tree by default), BUSYBOX (/bin/busybox), PYTHON3, AB_RT_TIMEOUT (seconds
+# before a hung runtime call is killed: status 124; default 60),
+# AB_CGROUP_WRAP (0/1, see "cgroup discipline"), AB_BASE_CONFIG=builtin (start
+# bundles from cfg.py's default instead of the runtime's `spec`).
 
 set -u
 
@@ -39,7 +45,8 @@ _ab_n=0
 _ab_failed=0
 _ab_done=0
 
-_ab_tap () { printf '%s\n' "$*" >&7; }
+# (A reader that went away must not stop the clean-up: write errors are ignored.)
+_ab_tap () { printf '%s\n' "$*" >&7 2>/dev/null || :; }
 
 diag ()
 {
@@ -140,6 +147,7 @@ bail_out ()
 {
   _ab_tap "Bail out! $*"
   _ab_done=1
+  [ -n "${T:-}" ] && _ab_finish # TAP readers stop at "Bail out!"; the host is cleaned all the same
   exit 1
 }
 
@@ -298,9 +306,12 @@ json_get ()
 {
   "$PYTHON3" -c '
 import json, sys
-v = json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    v = v[int(k)] if isinstance(v, list) else v[k]
+try:
+    v = json.load(sys.stdin)
+    for k in sys.argv[1].split("."):
+        v = v[int(k)] if isinstance(v, list) else v[k]
+except (ValueError, KeyError, IndexError, TypeError):
+    sys.exit(1)  # not JSON, or no such field: print nothing
 print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$1"
 }
 
@@ -348,15 +359,18 @@ wait_for_file ()
 alive ()
 {
   local st
+  [[ $1 =~ ^[0-9]+$ ]] || return 2
   kill -0 "$1" 2>/dev/null || return 1
   st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
   [ "$st" != Z ] && [ "$st" != X ]
 }
 
-# wait_gone PID [SECS]: until PID is no longer alive.
+# wait_gone PID [SECS]: until PID is no longer alive (fails for a non-pid,
+# so that a test never passes on an empty pid).
 wait_gone ()
 {
   local i
+  [[ $1 =~ ^[0-9]+$ ]] || return 2
   for ((i = 0; i < ${2:-20} * 10; i++)); do
     alive "$1" || return 0
     sleep 0.1
@@ -423,7 +437,10 @@ _ab_base_config ()
 {
   [ -s "$T/base-config.json" ] && return 0
   mkdir -p "$T/specgen"
-  if [ "${AB_BASE_CONFIG:-runtime}" = runtime ] &&
+  # The runtime-agnostic suites start from the same runc-like config for every
+  # runtime (cfg.py --default); AB_BASE_CONFIG=runtime uses `$RUNTIME spec`
+  # instead (agentbox's is the hardened profile, tested on its own).
+  if [ "${AB_BASE_CONFIG:-generic}" = runtime ] &&
     (cd "$T/specgen" && "$RUNTIME" spec --bundle "$T/specgen" </dev/null >/dev/null 2>&1 7>&-) &&
     [ -s "$T/specgen/config.json" ]; then
     mv "$T/specgen/config.json" "$T/base-config.json"
@@ -533,6 +550,15 @@ AB_STATE=$T/state
 : >"$T/rootfs-list"
 trap _ab_on_exit EXIT
 trap 'exit 130' INT TERM HUP
+# A handler, not SIG_IGN: an ignored SIGPIPE would be inherited by the
+# runtime and the container; a handler is reset at exec.
+# TAP then goes nowhere, so the clean-up can still run and write.
+_ab_sigpipe ()
+{
+  exec 7>/dev/null 1>/dev/null
+  exit 141
+}
+trap _ab_sigpipe PIPE
 snapshot_host || bail_out "cannot take the host snapshot"
 if [ "${AB_NO_RUNTIME:-0}" = 1 ]; then
   diag "no runtime needed; test dir $T"

@@ -14,7 +14,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-exec.sh \
 	tests/integration/t-kill.sh \
 	tests/integration/t-namespaces.sh \
-	tests/integration/t-state.sh
+	tests/integration/t-state.sh \
+	tests/integration/t-schemas.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \

@@ -71,7 +71,9 @@ like "$status" "^CapBnd=$(awk '$1 == "CapBnd:" { print $2 }' /proc/self/status)$
 is "$(setpriv --no-new-privs "$A" status | sed -n 's/^NoNewPrivs=//p')" "1" "status: NoNewPrivs shows no_new_privs"
 ns=$("$A" ns)
 like "$ns" "^net=$(stat -L -c %i /proc/self/ns/net)$" "ns: net matches the host's net namespace inode"
-unlike "$(unshare --net --uts "$A" ns)" "^(net=$(stat -L -c %i /proc/self/ns/net)|uts=$(stat -L -c %i /proc/self/ns/uts))$" \
+ns2=$(unshare --net --uts "$A" ns)
+like "$ns2" '^net=[0-9]+$' "ns: prints the net inode in a new namespace too"
+unlike "$ns2" "^(net=$(stat -L -c %i /proc/self/ns/net)|uts=$(stat -L -c %i /proc/self/ns/uts))$" \
   "ns: unshare --net --uts shows new net and uts inodes"
 is "$(cd "$T/d" && "$A" cwd | head -1)" "cwd=$T/d" "cwd prints getcwd"
 like "$(cd "$T/d" && "$A" cwd)" "^ino=$(stat -c %i "$T/d")$" "cwd prints the inode of ."

@@ -29,7 +29,7 @@ def ok(cond, name, detail=()):
     if not cond:
         failed += 1
     print("%sok %d - %s" % ("" if cond else "not ", count, name))
-    for line in detail:
+    for line in detail if not cond else ():
         print("#   %s" % line)
     sys.stdout.flush()
 
@@ -61,6 +61,17 @@ with tempfile.TemporaryDirectory(prefix="agentbox-schema-") as tmp:
     doc["process"]["rlimits"][0]["soft"] = -1
     problems = check.errors("config", doc)
     ok(len(problems) == 2, "the schema check refuses a broken profile (unknown namespace, negative rlimit)", problems)
+
+# The other two kinds the checker knows.
+state = {"ociVersion": "1.3.0", "id": "c1", "status": "running", "pid": 42, "bundle": "/b"}
+ok(not check.errors("state", state), "a running container's state validates against state-schema.json")
+state["status"] = "paused"
+ok(check.errors("state", state) == ["status: 'paused' is not one of ['creating', 'created', 'running', 'stopped']"],
+   "a state with an unknown status is refused")
+features = {"ociVersionMin": "1.0.0", "ociVersionMax": "1.3.0", "linux": {"namespaces": ["pid", "user"]}}
+ok(not check.errors("features", features), "a features document validates against features-schema.json")
+features["linux"]["namespaces"].append("nett")
+ok(len(check.errors("features", features)) == 1, "a features document with an unknown namespace is refused")
 
 print("1..%d" % count)
 sys.exit(1 if failed else 0)

@@ -259,11 +259,13 @@ static const struct vcase process[] = {
 
 static const struct vcase namespaced[] = {
   { DOC ("'hostname':'box'"),
-    "config.json: hostname: requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)",
+    "config.json: hostname: requires a UTS namespace (a \"uts\" entry in linux.namespaces)",
     "hostname without a UTS namespace is refused" },
-  { DOC ("'domainname':'example.org'," LINUX_NS ("{'type':'uts','path':'/proc/1/ns/uts'}")),
-    "config.json: domainname: requires a new UTS namespace (a \"uts\" entry without path in linux.namespaces)",
-    "domainname for a joined UTS namespace is refused" },
+  { DOC ("'domainname':'example.org'"),
+    "config.json: domainname: requires a UTS namespace (a \"uts\" entry in linux.namespaces)",
+    "domainname without a UTS namespace is refused" },
+  { DOC ("'domainname':'example.org'," LINUX_NS ("{'type':'uts','path':'/proc/1/ns/uts'}")), NULL,
+    "domainname for a joined UTS namespace (a pod's) is accepted, as runc does" },
   { DOC ("'hostname':''"), NULL,
     "an empty hostname needs no UTS namespace" },
   { DOC ("'linux':{'timeOffsets':{'monotonic':{'secs':10}}}"),
@@ -583,6 +585,24 @@ test_mapping_limit (void)
           "341 mapping entries are refused");
 }
 
+/* 65536 FIFOs (the parser's item limit), the last one repeating the path
+   of the first: found in O(n log n), and named with both indexes. */
+static void
+test_many_devices (void)
+{
+  size_t n = 65536, cap = 128 + n * 48, o;
+  _cleanup_free_ char *buf = xmalloc (cap);
+
+  o = (size_t)snprintf (buf, cap, "{'ociVersion':'1.3.0','root':{'path':'rootfs'},'linux':{'devices':[");
+  for (size_t i = 0; i < n; i++)
+    o += (size_t)snprintf (buf + o, cap - o, "%s{'path':'/dev/f%zu','type':'p'}", i ? "," : "",
+                           i + 1 < n ? i : 7);
+  snprintf (buf + o, cap - o, "]}}");
+  is_str (load (buf),
+          "config.json: linux.devices[65535].path: \"/dev/f7\" is already created by linux.devices[7]",
+          "a duplicate among 65536 devices is found and named");
+}
+
 static void
 test_valid (void)
 {
@@ -606,6 +626,7 @@ main (void)
 {
   RUN (user_namespace);
   test_mapping_limit ();
+  test_many_devices ();
   RUN (mapped_ids);
   RUN (mounts);
   RUN (process);

@@ -8,7 +8,7 @@ tests_unit_test_defaults_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-validate tests/unit/test-defaults tests/schema/test-default-schema.py
 
 EXTRA_DIST += tests/schema/check.py tests/schema/test-default-schema.py \
-	tests/schema/oci/LICENSE \
+	tests/schema/oci/LICENSE tests/schema/oci/README \
 	tests/schema/oci/config-schema.json tests/schema/oci/config-linux.json \
 	tests/schema/oci/config-freebsd.json tests/schema/oci/config-solaris.json \
 	tests/schema/oci/config-vm.json tests/schema/oci/config-windows.json \

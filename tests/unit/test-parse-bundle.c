@@ -1,0 +1,255 @@
+/* Loading a bundle: canonical directory, a bounded read of a regular
+   config.json only (a FIFO or device neither blocks nor is read), parse,
+   validate, and root.path resolved to a directory. */
+#include "config.h"
+
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "tests/unit/test-parse-util.h"
+
+static char base[4096];
+
+static char *
+at (const char *rel)
+{
+  return xasprintf ("%s/%s", base, rel);
+}
+
+static void
+write_file (const char *rel, const char *data)
+{
+  _cleanup_free_ char *p = at (rel);
+  ab_error_t err = { 0 };
+  int fd = open (p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+  if (fd < 0 || ab_write_all (fd, data, strlen (data)) < 0)
+    {
+      printf ("Bail out! cannot write %s: %s\n", p, strerror (errno));
+      exit (1);
+    }
+  close (fd);
+  (void)err;
+}
+
+static void
+make_dir (const char *rel)
+{
+  _cleanup_free_ char *p = at (rel);
+  if (mkdir (p, 0755) < 0)
+    {
+      printf ("Bail out! mkdir %s: %s\n", p, strerror (errno));
+      exit (1);
+    }
+}
+
+/* Load bundle `rel` and return the error message, or NULL on success. */
+static const char *
+load_err (const char *rel)
+{
+  static ab_error_t err;
+  _cleanup_free_ char *p = at (rel);
+  struct ab_bundle *b = NULL;
+
+  memset (&err, 0, sizeof err);
+  if (ab_bundle_load (p, &b, &err) == 0)
+    {
+      ab_bundle_free (b);
+      return NULL;
+    }
+  return err.msg;
+}
+
+static const char *config_ok = "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},"
+                               "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]}}";
+
+static void
+test_load (void)
+{
+  _cleanup_free_ char *odd = xasprintf ("%s//ok/./", base);
+  _cleanup_free_ char *dir = at ("ok"), *rootfs = at ("ok/rootfs");
+  ab_error_t err = { 0 };
+  struct ab_bundle *b = NULL;
+
+  make_dir ("ok");
+  make_dir ("ok/rootfs");
+  write_file ("ok/config.json", config_ok);
+  ok (ab_bundle_load (odd, &b, &err) == 0, "a bundle loads: %s", err.msg);
+  if (b == NULL)
+    return;
+  is_str (b->dir, dir, "the bundle directory is made canonical");
+  is_str (b->rootfs, rootfs, "root.path is resolved against the bundle");
+  ok (b->config_len == strlen (config_ok) && memcmp (b->config, config_ok, b->config_len) == 0
+          && b->config[b->config_len] == '\0',
+      "the bytes of config.json are kept as read, NUL-terminated");
+  ok (b->spec && b->spec->process && strcmp (b->spec->process->args.v[0], "sh") == 0, "the spec is parsed");
+  ab_bundle_free (b);
+}
+
+static void
+test_rootfs (void)
+{
+  _cleanup_free_ char *msg = NULL, *abs = NULL, *real = at ("ok/rootfs");
+  ab_error_t err = { 0 };
+  struct ab_bundle *b = NULL;
+
+  make_dir ("norootfs");
+  write_file ("norootfs/config.json", config_ok);
+  msg = xasprintf (
+      "config.json: root.path: `%s/norootfs/rootfs` is not a directory: No such file or directory", base);
+  is_str (load_err ("norootfs"), msg, "a missing root filesystem is named with the resolved path");
+
+  make_dir ("filerootfs");
+  write_file ("filerootfs/config.json", config_ok);
+  write_file ("filerootfs/rootfs", "not a directory");
+  free (msg);
+  msg = xasprintf ("config.json: root.path: `%s/filerootfs/rootfs` is not a directory", base);
+  is_str (load_err ("filerootfs"), msg, "a root filesystem that is a file is refused");
+
+  make_dir ("abs");
+  abs = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"%s\"}}", real);
+  write_file ("abs/config.json", abs);
+  {
+    _cleanup_free_ char *p = at ("abs");
+    ok (ab_bundle_load (p, &b, &err) == 0 && strcmp (b->rootfs, real) == 0,
+        "an absolute root.path is used as is");
+    ab_bundle_free (b);
+    b = NULL;
+  }
+
+  make_dir ("link");
+  write_file ("link/config.json", config_ok);
+  {
+    _cleanup_free_ char *p = at ("link"), *l = at ("link/rootfs");
+    if (symlink (real, l) < 0)
+      printf ("# symlink: %s\n", strerror (errno));
+    ok (ab_bundle_load (p, &b, &err) == 0 && strcmp (b->rootfs, real) == 0,
+        "a symlinked root filesystem is recorded as the directory it names");
+    ab_bundle_free (b);
+  }
+}
+
+static void
+test_config_file (void)
+{
+  _cleanup_free_ char *msg = NULL, *fifo = NULL, *zero = NULL, *big = NULL;
+  int fd;
+
+  make_dir ("empty");
+  msg = xasprintf ("bundle `%s/empty`: open config.json: No such file or directory", base);
+  is_str (load_err ("empty"), msg, "a missing config.json is named with the bundle");
+  free (msg);
+  msg = xasprintf ("bundle `%s/absent`: No such file or directory", base);
+  is_str (load_err ("absent"), msg, "a missing bundle directory is named");
+  free (msg);
+  write_file ("plainfile", "x");
+  msg = xasprintf ("bundle `%s/plainfile`: Not a directory", base);
+  is_str (load_err ("plainfile"), msg, "a bundle that is a file is refused");
+
+  make_dir ("fifo");
+  fifo = at ("fifo/config.json");
+  mkfifo (fifo, 0644);
+  free (msg);
+  msg = xasprintf ("bundle `%s/fifo`: config.json is not a regular file", base);
+  alarm (20); /* a blocking open would hang the test: fail it instead */
+  is_str (load_err ("fifo"), msg, "a FIFO as config.json neither blocks nor is read");
+  alarm (0);
+
+  make_dir ("dev");
+  zero = at ("dev/config.json");
+  if (symlink ("/dev/zero", zero) < 0)
+    printf ("# symlink: %s\n", strerror (errno));
+  free (msg);
+  msg = xasprintf ("bundle `%s/dev`: config.json is not a regular file", base);
+  is_str (load_err ("dev"), msg, "a device as config.json is not read (/dev/zero would never end)");
+
+  make_dir ("dir");
+  make_dir ("dir/config.json");
+  free (msg);
+  msg = xasprintf ("bundle `%s/dir`: config.json is not a regular file", base);
+  is_str (load_err ("dir"), msg, "a directory as config.json is refused");
+
+  make_dir ("big");
+  make_dir ("big/rootfs");
+  big = at ("big/config.json");
+  fd = open (big, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 || ftruncate (fd, (off_t)AB_CONFIG_MAX_BYTES + 1) < 0)
+    printf ("# big file: %s\n", strerror (errno));
+  if (fd >= 0)
+    close (fd);
+  free (msg);
+  msg = xasprintf ("bundle `%s/big`: config.json: larger than 4194304 bytes: File too large", base);
+  is_str (load_err ("big"), msg, "an oversize config.json is refused before it is read");
+
+  make_dir ("bad");
+  make_dir ("bad/rootfs");
+  write_file ("bad/config.json", "{\"root\":{\"path\":\"rootfs\"}}");
+  is_str (load_err ("bad"), "config.json: ociVersion: required",
+          "a parse error is reported as the parser words it");
+}
+
+static void
+test_validate_and_bytes (void)
+{
+  _cleanup_free_ char *dir = at ("ok");
+  /* hostname without a UTS namespace: valid JSON, invalid container. */
+  static const char invalid[] = "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},\"hostname\":\"h\","
+                                "\"linux\":{\"namespaces\":[{\"type\":\"pid\"}]}}";
+  ab_error_t err = { 0 }, verr = { 0 };
+  struct ab_bundle *b = NULL;
+  struct ab_spec *s;
+  char *copy;
+
+  s = ab_spec_parse (invalid, strlen (invalid), &err);
+  ok (s != NULL && ab_spec_validate (s, &verr) < 0, "(the fixture parses and fails validation: %s)",
+      verr.msg);
+  ab_spec_free (s);
+  ok (ab_bundle_from_bytes (dir, invalid, strlen (invalid), &b, &err) < 0 && strcmp (err.msg, verr.msg) == 0,
+      "loading validates: the validator's error is returned");
+  copy = xstrdup (config_ok);
+  memset (&err, 0, sizeof err);
+  ok (ab_bundle_from_bytes (dir, copy, strlen (copy), &b, &err) == 0, "a bundle loads from bytes: %s",
+      err.msg);
+  memset (copy, 'x', strlen (copy));
+  free (copy);
+  ok (b && memcmp (b->config, config_ok, strlen (config_ok)) == 0 && b->spec->process != NULL,
+      "from_bytes keeps its own copy of the bytes");
+  ab_bundle_free (b);
+  b = NULL;
+  ok (ab_bundle_from_bytes ("", config_ok, strlen (config_ok), &b, &err) < 0 && err.cls == AB_EC_USAGE,
+      "an empty bundle path is a usage error");
+}
+
+static int
+rm_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove (path) < 0 ? -1 : 0;
+}
+
+int
+main (void)
+{
+  const char *tmp = getenv ("TMPDIR");
+  char real[PATH_MAX];
+
+  snprintf (base, sizeof base, "%s/ab-test-bundle-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (mkdtemp (base) == NULL || realpath (base, real) == NULL)
+    {
+      printf ("Bail out! mkdtemp: %s\n", strerror (errno));
+      return 1;
+    }
+  snprintf (base, sizeof base, "%s", real);
+  test_load ();
+  test_rootfs ();
+  test_config_file ();
+  test_validate_and_bytes ();
+  /* FTW_PHYS: remove the symlinks the tests made, never what they name. */
+  if (nftw (base, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+    printf ("# cleanup of %s failed: %s\n", base, strerror (errno));
+  return tap_done ();
+}
