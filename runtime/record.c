@@ -56,6 +56,10 @@ ab_record_error_action (const ab_error_t *e)
 {
   if (errno_transient (e->errnum))
     return "retry_later";
+  /* A working directory that does not exist in the sandbox: the call
+     named it, the host is fine. */
+  if (strcmp (e->step, "cwd") == 0)
+    return "fix_arguments";
   switch (e->cls)
     {
     case AB_EC_USAGE:
@@ -266,6 +270,34 @@ judge (const struct ab_outcome *o, struct verdict *v)
                 o->core_dumped ? " (core dumped)" : "");
       v->action = "fix_command";
     }
+  else if (o->limits_hit & AB_LIMIT_PIDS)
+    {
+      /* Whatever the exit status, a failed fork is the likely cause. */
+      v->code = "limit_exceeded";
+      snprintf (v->message, sizeof v->message,
+                "the command exited with status %d after hitting the process limit: some forks failed "
+                "(pids_limit)",
+                o->exit_code);
+      v->retryable = true;
+      v->action = "increase_pids_limit";
+    }
+  else if (o->limits_hit & AB_LIMIT_MEMORY)
+    {
+      v->code = "limit_exceeded";
+      snprintf (v->message, sizeof v->message,
+                "the command exited with status %d after hitting the memory limit: some allocations failed "
+                "(memory_bytes)",
+                o->exit_code);
+      v->retryable = true;
+      v->action = "increase_memory_bytes";
+    }
+  else if (o->limits_hit & AB_LIMIT_CPU)
+    {
+      v->code = "limit_exceeded";
+      snprintf (v->message, sizeof v->message,
+                "the command exited with status %d after hitting its CPU time limit", o->exit_code);
+      v->action = "reduce_work";
+    }
   else if (o->exit_code != 0)
     {
       v->code = "exit_nonzero";
@@ -274,28 +306,6 @@ judge (const struct ab_outcome *o, struct verdict *v)
                 : o->exit_code == 126 ? " (the program could not be executed)"
                                       : "; see stderr");
       v->action = "fix_command";
-    }
-  else if (o->limits_hit & AB_LIMIT_PIDS)
-    {
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message,
-                "the command exited 0 but hit the process limit: some forks failed (pids_limit)");
-      v->retryable = true;
-      v->action = "increase_pids_limit";
-    }
-  else if (o->limits_hit & AB_LIMIT_MEMORY)
-    {
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message,
-                "the command exited 0 but hit the memory limit: some allocations failed (memory_bytes)");
-      v->retryable = true;
-      v->action = "increase_memory_bytes";
-    }
-  else if (o->limits_hit & AB_LIMIT_CPU)
-    {
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message, "the command exited 0 but hit its CPU time limit");
-      v->action = "reduce_work";
     }
   else if (o->limits_hit & AB_LIMIT_OUTPUT)
     {

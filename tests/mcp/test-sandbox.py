@@ -103,6 +103,19 @@ f, raw = s.tool("sandbox_run", {"argv": ["/no/such/program"]})
 t.ok(sc(f).get("exitCode") == 127 and f["result"]["isError"] is True,
      "a program that does not exist: exit 127 with isError, not a protocol error", f)
 
+f, raw = s.tool("sandbox_run", {"argv": ["true"], "cwd": "/no/such/dir"})
+err = f.get("error", {}) if f else {}
+t.ok(err.get("code") == -31007 and err.get("data", {}).get("step") == "cwd"
+     and err["data"].get("errnoName") == "ENOENT" and err["data"].get("suggested_action") == "fix_arguments",
+     "a sandbox that cannot be set up (no such cwd) is a JSON-RPC error with step, errno and what to do", f)
+valid_record(raw, "setup failure")
+
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; wait"],
+                                "pids_limit": 3})
+t.ok("pids" in sc(f).get("limitsHit", []) and sc(f)["error"]["suggested_action"] == "increase_pids_limit",
+     "pids_limit: forks fail, limitsHit has pids, the suggestion is increase_pids_limit", f)
+valid_record(raw, "pids limit")
+
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "kill -SEGV $$; sleep 1"], "pids_limit": 64})
 t.ok(sc(f).get("signal") in ("SIGSEGV", None) and raw is not None, "a signal-killed shell gives a valid record", f)
 valid_record(raw, "signal")

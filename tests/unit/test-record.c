@@ -319,6 +319,16 @@ test_pids (void)
           && null_at (j, "result.structuredContent.memoryPeakBytes"),
       "pids: unknown statistics are null");
   ab_json_free (j);
+
+  o.exit_code = o.exit_status = 2;
+  j = frame_of ("pids-exit2", &o, "16");
+  is_str (str_at (j, "result.structuredContent.error.code"), "limit_exceeded",
+          "pids with exit 2: the limit, not the exit status, is named as the cause");
+  is_str (str_at (j, "result.structuredContent.error.suggested_action"), "increase_pids_limit",
+          "pids with exit 2: suggests increase_pids_limit");
+  ok (strstr (str_at (j, "result.structuredContent.error.message") ?: "", "status 2") != NULL,
+      "pids with exit 2: the message still gives the status");
+  ab_json_free (j);
   ab_outcome_free (&o);
 }
 
@@ -421,6 +431,14 @@ test_setup_failure (void)
   j = frame_of ("setup-eagain", &o, "11");
   is_str (num_at (j, "error.code"), "-31010", "resource failure: code -31010");
   ok (bool_at (j, "error.data.retryable") == 1, "EAGAIN is retryable");
+  ab_json_free (j);
+
+  o.setup_error.cls = AB_EC_SETUP;
+  o.setup_error.errnum = ENOENT;
+  snprintf (o.setup_error.step, sizeof o.setup_error.step, "cwd");
+  j = frame_of ("setup-cwd", &o, "17");
+  is_str (str_at (j, "error.data.suggested_action"), "fix_arguments",
+          "a missing working directory: fix the arguments");
   ab_json_free (j);
 
   o.setup_error.errnum = 0;
