@@ -2,11 +2,13 @@
  *   mcp-frame.c      framing (bounded lines in, one write per frame out) and dispatch
  *   mcp-lifecycle.c  the two protocol eras and their version negotiation
  *   mcp-tools.c      the tools, their schemas, and argument checking
- *   mcp-worker.c     jobs, the worker pool, workers, handles, cleanup */
+ *   mcp-jobs.c       jobs, the pool, sandbox handles, responses, cleanup
+ *   mcp-worker.c     the worker processes: spawn, supervise, progress */
 #ifndef AB_RUNTIME_MCP_INTERNAL_H
 #define AB_RUNTIME_MCP_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,8 +28,10 @@
 /* A protocol line: longer ones are answered with a parse error and skipped
    without being buffered. */
 #define AB_MCP_MAX_LINE (4u << 20)
-/* Tool calls waiting for a worker slot; beyond that a call is refused. */
+/* Tool calls waiting for a worker slot, and the stdin they hold; beyond
+   that a call is refused (-31100) rather than buffered without bound. */
 #define AB_MCP_MAX_QUEUED 256
+#define AB_MCP_MAX_QUEUED_BYTES (64u << 20)
 
 /* JSON-RPC and MCP error codes. */
 enum
@@ -90,7 +94,7 @@ struct ab_mcp_server
   pthread_mutex_t lock; /* everything below */
   pthread_cond_t cond;
   struct ab_mcp_job *queue, *queue_tail;
-  size_t queued;
+  size_t queued, queued_bytes;
   struct ab_mcp_job *active; /* queued and running */
   bool stopping;
   uint64_t next_container, next_seq;
@@ -148,6 +152,45 @@ void ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool 
 void ab_mcp_job_free (struct ab_mcp_job *j);
 
 /* mcp-worker.c */
+struct ab_mcp_worker
+{
+  pid_t pid;
+  int pidfd;
+  int in_w, log_r, rec_r; /* -1 when absent */
+};
+
+/* The worker's output lines, the last "agentbox: " error line kept. */
+struct ab_mcp_logbuf
+{
+  char buf[4096];
+  size_t len;
+  char last_error[AB_ERR_MSG_MAX];
+};
+
+struct ab_mcp_outcome
+{
+  siginfo_t info; /* waitid */
+  char *rec;      /* the record, NUL-terminated, or NULL */
+  size_t rec_len;
+  bool overflow; /* more than the job's max_record */
+  struct ab_mcp_logbuf log;
+};
+
+/* Spawn `exe args...` with the pipes described in runtime/mcp-worker.c. */
+int ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool with_record,
+                  struct ab_mcp_worker *w, ab_error_t *err);
+/* Run a spawned worker to its end (feed stdin, forward logs, collect the
+   record, send progress, honour cancellation); closes w's fds.  j may be
+   NULL for helpers. */
+void ab_mcp_supervise (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_worker *w,
+                       const char *tag, struct ab_mcp_outcome *out);
+int ab_mcp_exit_status (const siginfo_t *info);
+/* `agentbox --root ROOT CMD [EXTRA] ID`, waited for; its exit status, or -1. */
+int ab_mcp_run_helper (struct ab_mcp_server *s, const char *cmd, const char *id, const char *extra,
+                       struct ab_mcp_outcome *out);
+void ab_mcp_delete_container (struct ab_mcp_server *s, const char *id);
+
+/* mcp-jobs.c */
 int ab_mcp_workers_start (struct ab_mcp_server *s, ab_error_t *err);
 /* Queue a job (takes it); answers with an error when the queue is full or
    the id is in flight. */
