@@ -257,6 +257,22 @@ bad_args("sandbox_exec", {"argv": ["ls"]}, "handle", "sandbox_exec without a han
 bad_args("sandbox_destroy", {"handle": 7}, "handle", "a handle that is not a string")
 bad_args("sandbox_create", {"argv": ["ls"]}, "argv", "sandbox_create given argv")
 
+import random  # noqa: E402
+rng = random.Random(20261202)
+for _ in range(300):
+    n = rng.randint(1, 400)
+    line = bytes(rng.choice(b'{}[]":,0123456789.-eE tfnrul\\abc\x00\xff\xc3') for _ in range(n))
+    s.send_raw(line.replace(b"\n", b" ") + b"\n")
+s.send({"jsonrpc": "2.0", "id": "after-fuzz", "method": "ping", "params": {"_meta": meta()}})
+before = []
+f = s.response("after-fuzz", keep=before)[0]
+s.pending = []
+t.ok(f is not None and "result" in f and len(before) <= 300
+     and all(x.get("id") is None and x.get("error", {}).get("code") in (-32700, -32600) for x in before),
+     "300 lines of random JSON-ish bytes: at most one parse/invalid-request error each, then ping is answered",
+     [x for x in before if x.get("error", {}).get("code") not in (-32700, -32600)][:5])
+t.ok(s.proc.poll() is None, "... and it is still running")
+
 t.ok(s.close() == 0, "after all that the server still ends cleanly on EOF")
 t.ok(not s.bad_lines and len(s.raw_lines) > 0, "every one of the %d stdout lines is one JSON object" % len(s.raw_lines),
      s.bad_lines)

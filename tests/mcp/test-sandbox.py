@@ -99,6 +99,12 @@ t.ok(r.get("stdoutBinary") is True and len(f["result"]["content"]) == 2
      "output that is not UTF-8: U+FFFD in stdout, the exact bytes as a base64 resource", f)
 valid_record(raw, "binary output")
 
+f, raw = s.tool("sandbox_run", {"argv": ["head", "-c", "3000000", "/dev/urandom"], "max_output_bytes": 4 << 20})
+r = sc(f)
+t.ok(r.get("stdoutBytes") == 3000000 and r.get("stdoutBinary") is True and raw is not None and len(raw) > 4000000,
+     "3 MB of random bytes arrive as one frame of %d bytes" % (len(raw) if raw else 0), r.get("error"))
+valid_record(raw, "3 MB binary output")
+
 f, raw = s.tool("sandbox_run", {"argv": ["/no/such/program"]})
 t.ok(sc(f).get("exitCode") == 127 and f["result"]["isError"] is True,
      "a program that does not exist: exit 127 with isError, not a protocol error", f)
