@@ -254,6 +254,21 @@ set_propagation (int target_fd, const struct ab_mount *m, const char *what, ab_e
   return 0;
 }
 
+/* Propagation applies to the mount now attached at the destination, which
+   only exists after move_mount: open it anew, inside the root. */
+static int
+set_propagation_at (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+{
+  _cleanup_close_ int now = -1;
+
+  if (m->propagation == AB_PROP_NONE)
+    return 0;
+  now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
+  if (now < 0)
+    return ab_error_prefix (err, "%s", what);
+  return set_propagation (now, m, what, err);
+}
+
 static int
 do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
@@ -291,14 +306,7 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
     return -1;
   if (ab_move_mount_fd (tree, target, m->destination, err) < 0)
     return ab_error_prefix (err, "%s", what);
-  if (m->propagation != AB_PROP_NONE)
-    {
-      _cleanup_close_ int now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
-      if (now < 0)
-        return ab_error_prefix (err, "%s", what);
-      return set_propagation (now, m, what, err);
-    }
-  return 0;
+  return set_propagation_at (ctx, m, what, err);
 }
 
 /* tmpcopyup: the new tmpfs starts with a copy of what the rootfs had there. */
@@ -431,14 +439,7 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
     return -1;
   if (ab_move_mount_fd (mfd, target, m->destination, err) < 0)
     return ab_error_prefix (err, "%s", what);
-  if (m->propagation != AB_PROP_NONE)
-    {
-      _cleanup_close_ int now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
-      if (now < 0)
-        return ab_error_prefix (err, "%s", what);
-      return set_propagation (now, m, what, err);
-    }
-  return 0;
+  return set_propagation_at (ctx, m, what, err);
 }
 
 static int
