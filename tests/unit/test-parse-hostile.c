@@ -202,7 +202,8 @@ test_utf8_and_nul (void)
   is_str (perr (doc ("'hostname':'a\xff'")),
           "config.json: invalid JSON near byte 61: lexical error: invalid bytes in UTF8 string.",
           "an invalid UTF-8 byte is refused (by yajl's own check)");
-  is_str (perr (doc ("'mounts':[{'destination':'/a\xc0\xaf..\xc0\xaf" "etc'}]")),
+  is_str (perr (doc ("'mounts':[{'destination':'/a\xc0\xaf..\xc0\xaf"
+                     "etc'}]")),
           "config.json: mounts[0].destination: string is not valid UTF-8",
           "an overlong '/' (the classic traversal trick) is refused");
   is_str (perr (doc ("'hostname':'\xed\xa0\x80'")), "config.json: hostname: string is not valid UTF-8",
@@ -263,7 +264,8 @@ test_terminal_injection (void)
   e = perr (lnx ("'namespaces':[{'type':'\\u202enet'}]"));
   is_str (e, "config.json: linux.namespaces[0].type: unknown namespace \"\\u202enet\"",
           "a right-to-left override in a value is escaped (Trojan Source)");
-  e = perr (lnx ("'namespaces':[{'type':'\xc2\x9b" "31m'}]"));
+  e = perr (lnx ("'namespaces':[{'type':'\xc2\x9b"
+                 "31m'}]"));
   is_str (e, "config.json: linux.namespaces[0].type: unknown namespace \"\\u009b31m\"",
           "a C1 control (8-bit CSI) is escaped");
   s = parse_ok (doc ("'x\\u001b[31m':1,'process':{'cwd':'/','args':['sh'],'y\\r':2}"));
