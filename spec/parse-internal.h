@@ -27,6 +27,11 @@
    values cut, so that a hostile config.json cannot forge or hide lines on
    the terminal or in the log that shows the error. */
 const char *ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s);
+/* Escape, in place, what ab_parse_quote escapes (without quoting): for a
+   message or a path built from the document elsewhere. */
+void ab_parse_sanitize (char *s, size_t size);
+/* Whether s holds nothing ab_parse_sanitize would change. */
+bool ab_parse_is_safe (const char *s);
 /* Push an object key that came from the document (a map key) on the path,
    quoted when it holds characters that must not reach a terminal. */
 size_t ab_parse_push_user_key (struct ab_jctx *c, const char *key);

@@ -38,8 +38,9 @@ parse_device_rules (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *
           ab_jpush_key (c, "type");
           return ab_jerr (c, "unknown device type %s (a, c or b)", ab_parse_quote (q, type));
         }
-      /* An unset number means "all" ('*'); -1 is accepted as the same,
-         since runc writes its wildcard that way. */
+      /* An unset number means "all" ('*').  -1, the wildcard runtimes use
+         internally, is accepted as the same so that a config written from
+         that representation keeps its meaning. */
       if (ab_parse_get_opt_i64 (c, e, "major", -1, AB_DEV_MAJOR_MAX, &d->major) < 0
           || ab_parse_get_opt_i64 (c, e, "minor", -1, AB_DEV_MINOR_MAX, &d->minor) < 0)
         return -1;

@@ -44,13 +44,18 @@ utf8_decode (const unsigned char *s, uint32_t *cp)
   return n;
 }
 
-const char *
-ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s)
+/* Copy s into buf[size] with what must_escape() names escaped, cutting it
+   with "..." when it does not fit.  quote: wrap it in double quotes and
+   escape '"' and '\\' too, as JSON would. */
+static void
+escape (char *buf, size_t size, const char *s, bool quote)
 {
   const unsigned char *p = (const unsigned char *)s;
-  size_t o = 0;
+  const char *close = quote ? "\"" : "";
+  size_t o = 0, lc = strlen (close);
 
-  buf[o++] = '"';
+  if (quote)
+    buf[o++] = '"';
   while (*p)
     {
       uint32_t cp;
@@ -60,7 +65,7 @@ ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s)
 
       if (n == 0)
         elen = (size_t)snprintf (esc, sizeof esc, "\\x%02x", *p), n = 1;
-      else if (cp == '"' || cp == '\\')
+      else if (quote && (cp == '"' || cp == '\\'))
         esc[0] = '\\', esc[1] = (char)cp, elen = 2;
       else if (cp == '\n')
         memcpy (esc, "\\n", 2), elen = 2;
@@ -69,18 +74,49 @@ ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s)
       else
         memcpy (esc, p, n), elen = n;
       /* Keep room for the closing quote, "..." and the NUL. */
-      if (o + elen + 5 > AB_QUOTE_SIZE)
+      if (o + elen + lc + 4 > size)
         {
-          memcpy (buf + o, "\"...", 5);
-          return buf;
+          memcpy (buf + o, close, lc);
+          memcpy (buf + o + lc, "...", 4);
+          return;
         }
       memcpy (buf + o, esc, elen);
       o += elen;
       p += n;
     }
-  buf[o++] = '"';
-  buf[o] = '\0';
+  memcpy (buf + o, close, lc + 1);
+}
+
+const char *
+ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s)
+{
+  escape (buf, AB_QUOTE_SIZE, s, true);
   return buf;
+}
+
+void
+ab_parse_sanitize (char *s, size_t size)
+{
+  _cleanup_free_ char *tmp = xmalloc (size);
+
+  escape (tmp, size, s, false);
+  memcpy (s, tmp, strlen (tmp) + 1);
+}
+
+bool
+ab_parse_is_safe (const char *s)
+{
+  const unsigned char *p = (const unsigned char *)s;
+
+  while (*p)
+    {
+      uint32_t cp;
+      size_t n = utf8_decode (p, &cp);
+      if (n == 0 || must_escape (cp))
+        return false;
+      p += n;
+    }
+  return true;
 }
 
 size_t

@@ -730,10 +730,17 @@ ab_spec_parse (const char *buf, size_t len, ab_error_t *err)
   _cleanup_json_ struct ab_json *root = NULL;
   _cleanup_ (spec_freep) struct ab_spec *s = NULL;
   struct ab_jctx c;
+  size_t i;
 
   root = ab_json_parse (buf, len, &ab_json_config_limits, "config.json", err);
   if (root == NULL)
-    return NULL;
+    {
+      /* The reader's messages carry keys of the document verbatim: keep
+         their escape sequences and newlines off the user's terminal. */
+      if (err != NULL)
+        ab_parse_sanitize (err->msg, sizeof err->msg);
+      return NULL;
+    }
   ab_jctx_init (&c, "config.json", err);
   if (root->type != AB_J_OBJECT)
     {
@@ -746,6 +753,16 @@ ab_spec_parse (const char *buf, size_t len, ab_error_t *err)
   /* config.md "Extensibility": unknown properties MUST be ignored; we keep
      their paths for `agentbox audit`. */
   ab_json_collect_unused (root, NULL, &s->unknown);
+  /* Their paths hold keys of the document verbatim: quote the ones that
+     could carry escape sequences to whoever lists them. */
+  for (i = 0; i < s->unknown.n; i++)
+    if (!ab_parse_is_safe (s->unknown.v[i]))
+      {
+        char q[AB_QUOTE_SIZE];
+        char *safe = xstrdup (ab_parse_quote (q, s->unknown.v[i]));
+        free (s->unknown.v[i]);
+        s->unknown.v[i] = safe;
+      }
   return ab_steal_ptr (&s);
 }
 

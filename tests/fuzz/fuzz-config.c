@@ -2,7 +2,8 @@
  *
  * Parses, validates what parsed, frees.  Beyond the sanitizers' checks it
  * asserts the parser's contract, so a wrong answer is a finding too:
- * every failure is a config error worded "config.json: ...", and every
+ * every failure is a config error worded "config.json: ...", on one line
+ * with no terminal control in it, and every
  * success has the invariants the runtime relies on (root present, paths
  * absolute, enumerations in range).
  *
@@ -15,16 +16,26 @@
 
 #include "spec/spec.h"
 
-#define CHECK(cond)                                                                                                \
-  do                                                                                                               \
-    {                                                                                                              \
-      if (!(cond))                                                                                                 \
-        {                                                                                                          \
-          fprintf (stderr, "fuzz-config: invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);             \
-          abort ();                                                                                                \
-        }                                                                                                          \
-    }                                                                                                              \
+#define CHECK(cond)                                                                                          \
+  do                                                                                                         \
+    {                                                                                                        \
+      if (!(cond))                                                                                           \
+        {                                                                                                    \
+          fprintf (stderr, "fuzz-config: invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);        \
+          abort ();                                                                                          \
+        }                                                                                                    \
+    }                                                                                                        \
   while (0)
+
+/* Messages and listed paths are one line without terminal controls. */
+static bool
+no_control_bytes (const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return false;
+  return true;
+}
 
 static void
 check_spec (const struct ab_spec *s)
@@ -32,6 +43,10 @@ check_spec (const struct ab_spec *s)
   size_t i;
   int k;
 
+  for (i = 0; i < s->unknown.n; i++)
+    CHECK (no_control_bytes (s->unknown.v[i]));
+  for (i = 0; i < s->warnings.n; i++)
+    CHECK (no_control_bytes (s->warnings.v[i]));
   CHECK (s->oci_version != NULL && s->root_set && s->root.path != NULL && s->root.path[0] != '\0');
   for (i = 0; i < s->n_mounts; i++)
     CHECK (s->mounts[i].destination[0] == '/' && !ab_path_has_dotdot (s->mounts[i].destination));
@@ -61,11 +76,12 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   ab_error_t err = { 0 };
-  struct ab_spec *s = ab_spec_parse ((const char *) data, size, &err);
+  struct ab_spec *s = ab_spec_parse ((const char *)data, size, &err);
 
   if (s == NULL)
     {
       CHECK (err.cls == AB_EC_CONFIG && strncmp (err.msg, "config.json: ", 13) == 0);
+      CHECK (no_control_bytes (err.msg));
       return 0;
     }
   check_spec (s);

@@ -202,7 +202,8 @@ test_utf8_and_nul (void)
   is_str (perr (doc ("'hostname':'a\xff'")),
           "config.json: invalid JSON near byte 61: lexical error: invalid bytes in UTF8 string.",
           "an invalid UTF-8 byte is refused (by yajl's own check)");
-  is_str (perr (doc ("'mounts':[{'destination':'/a\xc0\xaf..\xc0\xaf' 'etc'}]")),
+  is_str (perr (doc ("'mounts':[{'destination':'/a\xc0\xaf..\xc0\xaf"
+                     "etc'}]")),
           "config.json: mounts[0].destination: string is not valid UTF-8",
           "an overlong '/' (the classic traversal trick) is refused");
   is_str (perr (doc ("'hostname':'\xed\xa0\x80'")), "config.json: hostname: string is not valid UTF-8",
@@ -246,6 +247,40 @@ test_utf8_and_nul (void)
         "a second document after a NUL is refused, not ignored: %s", e ? e : "(accepted)");
   }
   ok (perr (dq ("")) != NULL, "an empty file is refused");
+}
+
+static void
+test_terminal_injection (void)
+{
+  struct ab_spec *s;
+  const char *e;
+
+  e = perr (dq ("{'ociVersion':'1.3.0','root':{'path':'r'},'x\\u001b[2J\\n':1,'x\\u001b[2J\\n':2}"));
+  is_str (e, "config.json: duplicate key \"x\\u001b[2J\\n\"",
+          "a duplicate key's escape sequence and newline are escaped in the reader's message");
+  e = perr (proc ("'x\\u001b]0;owned\\u0007':{'a':'\\u0000'}"));
+  is_str (e, "config.json: process.x\\u001b]0;owned\\u0007.a: string contains a NUL byte",
+          "a key on the reader's path is escaped too (no terminal title change)");
+  e = perr (lnx ("'namespaces':[{'type':'\\u202enet'}]"));
+  is_str (e, "config.json: linux.namespaces[0].type: unknown namespace \"\\u202enet\"",
+          "a right-to-left override in a value is escaped (Trojan Source)");
+  e = perr (lnx ("'namespaces':[{'type':'\xc2\x9b"
+                 "31m'}]"));
+  is_str (e, "config.json: linux.namespaces[0].type: unknown namespace \"\\u009b31m\"",
+          "a C1 control (8-bit CSI) is escaped");
+  s = parse_ok (doc ("'x\\u001b[31m':1,'process':{'cwd':'/','args':['sh'],'y\\r':2}"));
+  ok (s && s->unknown.n == 2 && strcmp (s->unknown.v[0], "\"x\\u001b[31m\"") == 0
+          && strcmp (s->unknown.v[1], "\"process.y\\u000d\"") == 0,
+      "unknown properties with control characters are listed quoted and escaped");
+  ab_spec_free (s);
+  e = perr (lnx ("'namespaces':[{'type':'"
+                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                 "aaaaaaaaaaaaaa"
+                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                 "aaaaaaaaaaaaaa"
+                 "'}]"));
+  ok (e && ab_str_has_suffix (e, "aaa\"...") && strlen (e) < 300, "a long value is cut in the message: %s",
+      e ? e : "(accepted)");
 }
 
 static void
@@ -552,6 +587,7 @@ main (void)
   test_huge_collections ();
   test_duplicate_keys ();
   test_utf8_and_nul ();
+  test_terminal_injection ();
   test_numbers ();
   test_paths ();
   test_wrong_types_everywhere ();
