@@ -57,6 +57,10 @@ int ab_cmd_exit_for (const ab_error_t *err);
 int ab_parse_signal (const char *s);
 const char *ab_signal_name (int sig);
 
+/* --die-with-parent PID: end (cancel, SIGUSR1) when the parent that
+   spawned us dies; fails if it is already gone. */
+int ab_die_with_parent (const char *cmd, const char *pid);
+
 /* Subcommands (cmd/<name>.c). */
 int ab_cmd_spec (struct ab_global *g, int argc, char **argv);
 int ab_cmd_features (struct ab_global *g, int argc, char **argv);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <strings.h>
@@ -88,4 +89,20 @@ ab_signal_name (int sig)
   else
     snprintf (buf, sizeof buf, "SIG%d", sig);
   return buf;
+}
+
+int
+ab_die_with_parent (const char *cmd, const char *arg)
+{
+  int pid;
+
+  if (ab_parse_int (arg, &pid) < 0 || pid <= 0)
+    return ab_cmd_usage_error (cmd, "--die-with-parent: expected a pid, got `%s`", arg);
+  /* SIGUSR1 is the supervisor's cancel: the whole container goes with us.
+     The check after the prctl closes the race with a parent that died
+     before it. */
+  prctl (PR_SET_PDEATHSIG, SIGUSR1);
+  if (getppid () != pid)
+    return ab_cmd_usage_error (cmd, "--die-with-parent: %d is not our parent (any more)", pid);
+  return 0;
 }

@@ -134,6 +134,7 @@ enum
   OPT_RECORD_FD,
   OPT_RECORD_ID,
   OPT_NO_STREAM,
+  OPT_DIE_WITH_PARENT,
 };
 
 static void
@@ -149,6 +150,7 @@ run_help (void)
           "      --record-fd N        ... to file descriptor N\n"
           "      --record-id JSON     the JSON-RPC id to put in the frame (default null)\n"
           "      --no-stream          do not copy the program's output to ours (with --record)\n"
+          "      --die-with-parent PID  cancel (the whole container) when process PID, our parent, dies\n"
           "  The built-in sandbox (--default): a read-only view of the host's /usr and /etc, the\n"
           "  hardened profile of `agentbox spec`, a tmpfs /workspace unless --workspace is given:\n"
           "      --default            run PROGRAM in the built-in sandbox\n"
@@ -180,6 +182,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "record-fd", required_argument, NULL, OPT_RECORD_FD },
     { "record-id", required_argument, NULL, OPT_RECORD_ID },
     { "no-stream", no_argument, NULL, OPT_NO_STREAM },
+    { "die-with-parent", required_argument, NULL, OPT_DIE_WITH_PARENT },
     { NULL, 0, NULL, 0 },
   };
   int c, r, n;
@@ -269,6 +272,10 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           break;
         case OPT_NO_STREAM:
           cli->so.passthrough = false;
+          break;
+        case OPT_DIE_WITH_PARENT:
+          if ((r = ab_die_with_parent (cmd, optarg)) != 0)
+            return r;
           break;
         default:
           return ab_cmd_usage_error (cmd, "unknown option `%s`", argv[optind - 1]);

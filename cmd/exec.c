@@ -34,6 +34,7 @@ enum
   OPT_RECORD_FD,
   OPT_RECORD_ID,
   OPT_NO_STREAM,
+  OPT_DIE_WITH_PARENT,
   OPT_HELP,
 };
 
@@ -54,7 +55,8 @@ help (void)
           "      --no-new-privs       set no_new_privs even if the config does not\n"
           "      --timeout DUR        wall-clock limit; the process and what it started are killed\n"
           "      --max-output BYTES   capture at most BYTES per stream\n"
-          "      --record FILE | --record-fd N [--record-id JSON] [--no-stream]\n");
+          "      --record FILE | --record-fd N [--record-id JSON] [--no-stream]\n"
+          "      --die-with-parent PID  kill the process (and what it started) when PID, our parent, dies\n");
 }
 
 int
@@ -78,6 +80,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
     { "record-fd", required_argument, NULL, OPT_RECORD_FD },
     { "record-id", required_argument, NULL, OPT_RECORD_ID },
     { "no-stream", no_argument, NULL, OPT_NO_STREAM },
+    { "die-with-parent", required_argument, NULL, OPT_DIE_WITH_PARENT },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
   };
@@ -178,6 +181,10 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
         break;
       case OPT_NO_STREAM:
         so.passthrough = false;
+        break;
+      case OPT_DIE_WITH_PARENT:
+        if ((n = ab_die_with_parent ("exec", optarg)) != 0)
+          return n;
         break;
       case 'h':
       case OPT_HELP:

@@ -30,24 +30,38 @@ ab_run_exit_for (const ab_error_t *err)
   return AB_EXIT_SETUP;
 }
 
+/* A record of a detached run exists only for its failure (the sandbox could
+   not be set up): the caller learns the class, step and errno. */
 static int
-run_detached (struct ab_global *g, struct ab_create_opts *o)
+detached_failed (const struct ab_run_cli *cli, const ab_error_t *err)
+{
+  ab_log_error (err);
+  if (cli->record_fd >= 0)
+    {
+      struct ab_outcome out;
+      memset (&out, 0, sizeof out);
+      out.reason = AB_REASON_SETUP_FAILED;
+      out.setup_error = *err;
+      out.exit_status = ab_run_exit_for (err);
+      ab_record_write (cli->record_fd, &out, cli->record_id, NULL);
+    }
+  return ab_run_exit_for (err);
+}
+
+static int
+run_detached (struct ab_global *g, struct ab_run_cli *cli)
 {
   struct ab_container *c = NULL;
   ab_error_t err = { 0 };
 
-  if (ab_container_create (o, &c, &err) < 0)
-    {
-      ab_log_error (&err);
-      return ab_run_exit_for (&err);
-    }
+  if (ab_container_create (&cli->co, &c, &err) < 0)
+    return detached_failed (cli, &err);
   ab_container_free (c);
-  if (ab_container_start (g->root, o->id, &err) < 0)
+  if (ab_container_start (g->root, cli->co.id, &err) < 0)
     {
       ab_error_t ignored = { 0 };
-      ab_log_error (&err);
-      ab_container_delete (g->root, o->id, true, &ignored);
-      return ab_run_exit_for (&err);
+      ab_container_delete (g->root, cli->co.id, true, &ignored);
+      return detached_failed (cli, &err);
     }
   return AB_EXIT_OK;
 }
@@ -97,7 +111,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
 
   if (cli.detach)
     {
-      status = run_detached (g, &cli.co);
+      status = run_detached (g, &cli);
       ab_run_cli_free (&cli);
       return status;
     }

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -64,6 +65,35 @@ userns_with (const struct ab_idmaps *uids, const struct ab_idmaps *gids, ab_erro
   return r < 0 ? -1 : fd;
 }
 
+/* A detached clone of the source.  With source_nofollow (a workspace the
+   caller resolved), the path is walked refusing every symlink, so nothing
+   swapped in after the resolution can redirect the bind. */
+static int
+open_source (const char *src, const struct ab_mount *m, ab_error_t *err)
+{
+  unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0);
+  int fd, tree;
+
+  if (!m->source_nofollow)
+    {
+      tree = open_tree (AT_FDCWD, src, flags);
+      if (tree < 0)
+        return ab_error_set (err, errno, "open bind source `%s`", src);
+      return tree;
+    }
+  {
+    struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+    fd = (int) syscall (SYS_openat2, AT_FDCWD, src, &how, sizeof how);
+  }
+  if (fd < 0)
+    return ab_error_set (err, errno, "open bind source `%s` (no symlink allowed on the path)", src);
+  tree = open_tree (fd, "", flags | AT_EMPTY_PATH);
+  close (fd);
+  if (tree < 0)
+    return ab_error_set (err, errno, "clone bind source `%s`", src);
+  return tree;
+}
+
 int
 ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool child_userns, int *fds,
                   ab_error_t *err)
@@ -86,9 +116,9 @@ ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool
       if (!ab_mount_is_idmapped (m))
         {
           src = xstrdup (m->source);
-          fds[i] = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+          fds[i] = open_source (src, m, err);
           if (fds[i] < 0)
-            return ab_error_set (err, errno, "mounts[%zu]: open `%s`", i, src);
+            return ab_error_prefix (err, "mounts[%zu]", i);
           continue;
         }
       if (!m->bind)
@@ -117,9 +147,9 @@ ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool
           ns = container_ns;
         }
       src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", bundle, m->source);
-      tree = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
+      tree = open_source (src, m, err);
       if (tree < 0)
-        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s`", i, src);
+        return ab_error_prefix (err, "mounts[%zu]", i);
       a.userns_fd = (uint64_t) ns;
       if (mount_setattr (tree, "", AT_EMPTY_PATH | (m->idmap_recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
         {

@@ -23,7 +23,7 @@ ab_mount_is_idmapped (const struct ab_mount *m)
 static inline bool
 ab_mount_from_parent (const struct ab_mount *m)
 {
-  return ab_mount_is_idmapped (m) || m->from_parent;
+  return ab_mount_is_idmapped (m) || m->from_parent || m->source_nofollow;
 }
 
 /* fds[i] for every mounts[i] that ab_mount_from_parent (else -1).  The mapping is

@@ -288,7 +288,7 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
         ab_strv_push (&args, j->prog.v[k]);
     }
   tag = j->container_id;
-  if (ab_mcp_spawn (s, args.v, j->stdin_data != NULL, j->tool != AB_TOOL_CREATE, &w, &err) < 0)
+  if (ab_mcp_spawn (s, args.v, j->stdin_data != NULL, true, &w, &err) < 0)
     {
       ab_strv_free (&args);
       if (claim_response (s, j))
@@ -329,7 +329,11 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
       if (out.info.si_code != CLD_EXITED || out.info.si_status != 0)
         {
           ab_mcp_delete_container (s, j->container_id);
-          send_worker_error (s, j, &out, "the sandbox could not be created");
+          if (out.rec != NULL)
+            forward_record (s, j, &out); /* the setup error, as the worker saw it */
+          else
+            send_worker_error (s, j, &out, "the sandbox could not be created");
+          free (out.rec);
         }
       else if (mint_handle (handle, &err) < 0)
         {

@@ -595,11 +595,34 @@ worker_prefix (struct ab_mcp_server *s, struct ab_strv *v, const char *cmd)
   ab_strv_push (v, cmd);
 }
 
+/* A worker that outlives the server would keep its container: with the
+   server's death it cancels (SIGUSR1), killing the whole container. */
+static void
+die_with_us (struct ab_strv *v)
+{
+  char pid[24];
+
+  snprintf (pid, sizeof pid, "%ld", (long) getpid ());
+  ab_strv_push (v, "--die-with-parent");
+  ab_strv_push (v, pid);
+}
+
+static void
+record_opts (struct ab_strv *v, uint64_t seq)
+{
+  ab_strv_push (v, "--record-fd");
+  ab_strv_push (v, "3");
+  /* The worker's record carries our sequence number; the server puts the
+     client's id back when it forwards the frame. */
+  push_num (v, "--record-id", seq, "");
+}
+
 static void
 command_opts (struct ab_strv *v, const struct call_args *a, uint64_t seq)
 {
   size_t i;
 
+  die_with_us (v);
   push_num (v, "--timeout", a->timeout_ms, "ms");
   push_num (v, "--max-output", a->max_output, "");
   if (a->cwd)
@@ -612,11 +635,7 @@ command_opts (struct ab_strv *v, const struct call_args *a, uint64_t seq)
       ab_strv_push (v, "--env");
       ab_strv_push (v, a->env.v[i]);
     }
-  ab_strv_push (v, "--record-fd");
-  ab_strv_push (v, "3");
-  /* The worker's record carries our sequence number; the server puts the
-     client's id back when it forwards the frame. */
-  push_num (v, "--record-id", seq, "");
+  record_opts (v, seq);
   ab_strv_push (v, "--no-stream");
 }
 
@@ -681,6 +700,8 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
       ab_strv_push (&j->args, "--default");
       ab_strv_push (&j->args, "--detach");
       sandbox_opts (&j->args, a);
+      /* a record only if it fails: the class, step and errno of the failure */
+      record_opts (&j->args, j->seq);
       ab_strv_push (&j->args, j->container_id);
       break;
     case AB_TOOL_EXEC:

@@ -340,5 +340,16 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   g = ab_gen_new (true);
   ab_gen_json (g, doc);
   buf = ab_gen_buf (g, &len);
-  return ab_bundle_from_bytes (o->root, buf, len, out, err);
+  if (ab_bundle_from_bytes (o->root, buf, len, out, err) < 0)
+    return -1;
+  if (o->workspace)
+    {
+      /* The workspace was resolved above (realpath): open it refusing any
+         symlink, so one swapped in since cannot redirect the bind. */
+      struct ab_spec *spec = (*out)->spec;
+      for (i = 0; i < spec->n_mounts; i++)
+        if (strcmp (spec->mounts[i].destination, "/workspace") == 0 && spec->mounts[i].bind)
+          spec->mounts[i].source_nofollow = true;
+    }
+  return 0;
 }

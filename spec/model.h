@@ -200,6 +200,7 @@ struct ab_mount
   bool tmpcopyup;
   char *data;                /* filesystem-specific options, comma-joined, or NULL */
   bool from_parent;          /* added by the runtime: the parent opens the source (not the child) */
+  bool source_nofollow;      /* the parent opens the source refusing every symlink on the path */
 };
 
 /* ---- hooks ------------------------------------------------------------ */

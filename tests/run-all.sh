@@ -34,6 +34,12 @@ step() { # name, command...: one pass/fail for steps that are not TAP suites
   if "$@"; then passed=$((passed + 1)); else log "FAILED: $name"; failed=$((failed + 1)); fi
 }
 
+# The MCP interop test drives the official TypeScript SDK (package-lock.json).
+if command -v npm >/dev/null 2>&1 && [ ! -d tests/mcp/node_modules ]; then
+  (cd tests/mcp && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null 2>&1) ||
+    log "npm ci in tests/mcp failed: the SDK interop test will skip"
+fi
+
 [ -x configure ] || ./autogen.sh >/dev/null 2>&1 || { echo "0 passed, 1 failed"; exit 1; }
 stamp=$(mktemp)
 
