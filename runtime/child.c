@@ -85,28 +85,11 @@ apply_memory_policy (const struct ab_memory_policy *mp, ab_error_t *err)
 
   if (mp->nodes && *mp->nodes)
     {
-      const char *p = mp->nodes;
-      while (*p)
-        {
-          char *end;
-          unsigned long a = strtoul (p, &end, 10), b = a, k;
-          if (end == p)
-            return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "linux.memoryPolicy.nodes: `%s`", mp->nodes);
-          if (*end == '-')
-            {
-              p = end + 1;
-              b = strtoul (p, &end, 10);
-            }
-          if (b >= sizeof mask * 8 || b < a)
-            return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "linux.memoryPolicy.nodes: `%s` out of range",
-                                  mp->nodes);
-          for (k = a; k <= b; k++)
-            mask[k / (8 * sizeof (unsigned long))] |= 1ul << (k % (8 * sizeof (unsigned long)));
-          if (b + 1 > maxnode)
-            maxnode = b + 1;
-          p = *end == ',' ? end + 1 : end;
-        }
-      maxnode += 1;
+      int top = ab_parse_id_list (mp->nodes, mask, sizeof mask * 8);
+      if (top < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "linux.memoryPolicy.nodes: `%s`", mp->nodes);
+      /* set_mempolicy's maxnode counts one past the highest node */
+      maxnode = (unsigned long) top + 1;
     }
   if (syscall (SYS_set_mempolicy, mp->mode | (int) mp->flags, maxnode ? mask : NULL, maxnode) < 0)
     return ab_error_set (err, errno, "linux.memoryPolicy: set_mempolicy");

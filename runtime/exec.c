@@ -123,20 +123,9 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
   if (x->p->exec_cpu_affinity_final && *x->p->exec_cpu_affinity_final)
     {
       cpu_set_t set;
-      const char *s = x->p->exec_cpu_affinity_final;
-      CPU_ZERO (&set);
-      while (*s)
-        {
-          char *end;
-          unsigned long a = strtoul (s, &end, 10), b = a, k;
-          if (*end == '-')
-            b = strtoul (end + 1, &end, 10);
-          for (k = a; k <= b && k < CPU_SETSIZE; k++)
-            CPU_SET (k, &set);
-          s = *end == ',' ? end + 1 : end;
-          if (end == s && *s)
-            break;
-        }
+      if (ab_parse_id_list (x->p->exec_cpu_affinity_final, set.__bits, CPU_SETSIZE) < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "process.execCPUAffinity.final: `%s`",
+                              x->p->exec_cpu_affinity_final);
       if (sched_setaffinity (0, sizeof set, &set) < 0)
         return ab_error_set (err, errno, "process.execCPUAffinity.final");
     }
@@ -457,20 +446,12 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   if (spec->process->exec_cpu_affinity_initial && *spec->process->exec_cpu_affinity_initial)
     {
       cpu_set_t set;
-      const char *s = spec->process->exec_cpu_affinity_initial;
-      CPU_ZERO (&set);
       sched_getaffinity (0, sizeof saved, &saved);
-      while (*s)
+      if (ab_parse_id_list (spec->process->exec_cpu_affinity_initial, set.__bits, CPU_SETSIZE) < 0)
         {
-          char *end;
-          unsigned long a = strtoul (s, &end, 10), b = a, k;
-          if (*end == '-')
-            b = strtoul (end + 1, &end, 10);
-          for (k = a; k <= b && k < CPU_SETSIZE; k++)
-            CPU_SET (k, &set);
-          if (end == s)
-            break;
-          s = *end == ',' ? end + 1 : end;
+          ab_error_setc (err, AB_EC_CONFIG, EINVAL, "process.execCPUAffinity.initial: `%s`",
+                         spec->process->exec_cpu_affinity_initial);
+          goto fail;
         }
       if (sched_setaffinity (0, sizeof set, &set) < 0)
         {

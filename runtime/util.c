@@ -310,6 +310,41 @@ ab_parse_int (const char *s, int *out)
   return 0;
 }
 
+int
+ab_parse_id_list (const char *s, unsigned long *mask, size_t nbits)
+{
+  const size_t per = 8 * sizeof (unsigned long);
+  int top = 0;
+
+  memset (mask, 0, (nbits + per - 1) / per * sizeof (unsigned long));
+  while (*s)
+    {
+      char *end;
+      unsigned long a, b, k;
+      if (*s < '0' || *s > '9')
+        return -1;
+      a = b = strtoul (s, &end, 10);
+      if (*end == '-')
+        {
+          if (end[1] < '0' || end[1] > '9')
+            return -1;
+          b = strtoul (end + 1, &end, 10);
+        }
+      if (b < a || b >= nbits)
+        return -1;
+      for (k = a; k <= b; k++)
+        mask[k / per] |= 1ul << (k % per);
+      if ((int) b + 1 > top)
+        top = (int) b + 1;
+      if (*end == ',')
+        end++;
+      else if (*end != '\0')
+        return -1;
+      s = end;
+    }
+  return top;
+}
+
 bool
 ab_str_has_prefix (const char *s, const char *prefix)
 {

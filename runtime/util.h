@@ -115,6 +115,10 @@ int ab_parse_u64 (const char *s, uint64_t *out);
 int ab_parse_i64 (const char *s, int64_t *out);
 int ab_parse_int (const char *s, int *out);
 
+/* A CPU or memory-node list ("0-3,7") into a bit mask of nbits bits;
+   returns the highest bit set + 1, or -1 for bad syntax or a bit >= nbits. */
+int ab_parse_id_list (const char *s, unsigned long *mask, size_t nbits);
+
 bool ab_str_has_prefix (const char *s, const char *prefix);
 bool ab_str_has_suffix (const char *s, const char *suffix);
 

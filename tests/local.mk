@@ -15,6 +15,11 @@ tests_unit_test_json_SOURCES = tests/unit/test-json.c
 tests_unit_test_json_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-json
 
+check_PROGRAMS += tests/unit/test-util
+tests_unit_test_util_SOURCES = tests/unit/test-util.c
+tests_unit_test_util_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-util
+
 include tests/unit/spec.mk
 include tests/unit/validate.mk
 include tests/unit/seccomp.mk

@@ -1,0 +1,40 @@
+/* runtime/util.c helpers that parse user input. */
+#include "config.h"
+
+#include "runtime/util.h"
+#include "tests/unit/tap.h"
+
+int
+main (void)
+{
+  unsigned long m[2];
+  uint64_t u;
+  int64_t i;
+
+  is_int (ab_parse_id_list ("0-3,7", m, 128), 8, "0-3,7: highest bit + 1");
+  ok (m[0] == 0x8f && m[1] == 0, "0-3,7 sets bits 0,1,2,3,7");
+  is_int (ab_parse_id_list ("", m, 128), 0, "an empty list is no bit");
+  is_int (ab_parse_id_list ("127", m, 128), 128, "the last bit fits");
+  ok (m[1] == 1ul << 63 && m[0] == 0, "bit 127 lands in the second word");
+  is_int (ab_parse_id_list ("128", m, 128), -1, "a bit past the mask is refused");
+  is_int (ab_parse_id_list ("3-1", m, 128), -1, "a reversed range is refused");
+  is_int (ab_parse_id_list ("1,,2", m, 128), -1, "an empty element is refused");
+  is_int (ab_parse_id_list ("1-", m, 128), -1, "an open range is refused");
+  is_int (ab_parse_id_list ("a", m, 128), -1, "a letter is refused");
+  is_int (ab_parse_id_list ("1 ", m, 128), -1, "trailing garbage is refused");
+
+  ok (ab_parse_u64 ("18446744073709551615", &u) == 0 && u == UINT64_MAX, "u64 maximum parses");
+  ok (ab_parse_u64 ("18446744073709551616", &u) < 0, "u64 overflow is refused");
+  ok (ab_parse_u64 ("-1", &u) < 0 && ab_parse_u64 ("", &u) < 0 && ab_parse_u64 ("1x", &u) < 0,
+      "u64: sign, empty and garbage are refused");
+  ok (ab_parse_i64 ("-9223372036854775808", &i) == 0 && i == INT64_MIN, "i64 minimum parses");
+  ok (ab_parse_i64 ("9223372036854775808", &i) < 0, "i64 overflow is refused");
+
+  ok (ab_path_is_clean_absolute ("/a/b") && ab_path_is_clean_absolute ("//a//b/"), "clean absolute paths");
+  ok (!ab_path_is_clean_absolute ("a/b") && !ab_path_is_clean_absolute ("/a/../b")
+          && !ab_path_is_clean_absolute ("/a/./b") && !ab_path_is_clean_absolute (""),
+      "relative, .. and . components are not clean");
+  ok (ab_path_has_dotdot ("a/../b") && ab_path_has_dotdot ("..") && !ab_path_has_dotdot ("a/..b"),
+      ".. is a whole component only");
+  return tap_done ();
+}
