@@ -84,7 +84,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
   };
-  struct ab_exec_opts o;
+  struct ab_exec_opts o __attribute__ ((cleanup (ab_exec_opts_clear)));
   struct ab_supervise_opts so;
   struct ab_outcome out;
   const char *record_id = "null";
@@ -227,9 +227,6 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
       status = AB_EXIT_EXEC_FAILED;
     }
   ab_outcome_free (&out);
-  ab_strv_free (&o.env);
-  ab_strv_free (&o.args);
-  ab_strv_free (&o.add_caps);
   if (record_fd > 2)
     close (record_fd);
   return status;

@@ -32,6 +32,14 @@ ab_exec_opts_init (struct ab_exec_opts *o)
   o->stdio[0] = o->stdio[1] = o->stdio[2] = -1;
 }
 
+void
+ab_exec_opts_clear (struct ab_exec_opts *o)
+{
+  ab_strv_free (&o->args);
+  ab_strv_free (&o->env);
+  ab_strv_free (&o->add_caps);
+}
+
 struct exec_child
 {
   const struct ab_process *p;

@@ -36,6 +36,8 @@ struct ab_exec_opts
   int stdio[3];
 };
 void ab_exec_opts_init (struct ab_exec_opts *o);
+/* Free the vectors of o (for __attribute__ ((cleanup))). */
+void ab_exec_opts_clear (struct ab_exec_opts *o);
 
 struct ab_exec
 {
