@@ -204,6 +204,23 @@ hold_netns (struct ab_container *c, ab_error_t *err)
   return 0;
 }
 
+/* --debug: the installed rules, one log entry per line (an entry is cut at
+   2 KiB, and the table of even an empty policy is longer). */
+static void
+debug_rules (const char *id, const char *text)
+{
+  const char *p = text, *nl;
+
+  ab_debug ("nftables rules of `%s`:", id);
+  for (; *p; p = nl + 1)
+    {
+      nl = strchrnul (p, '\n');
+      ab_debug ("%.*s", (int) (nl - p), p);
+      if (*nl == '\0')
+        break;
+    }
+}
+
 int
 ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err)
 {
@@ -264,7 +281,7 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t 
       free (c->state->rules_text);
       c->state->rules_text = ab_netns_rules_text (&n->policy, &a.proxy);
       if (ab_log_debug_enabled ())
-        ab_debug ("nftables rules of `%s`:\n%s", c->id, c->state->rules_text);
+        debug_rules (c->id, c->state->rules_text);
     }
   if (!n->foreground && n->own_ns && hold_netns (c, err) < 0)
     return -1;
