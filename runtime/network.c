@@ -215,7 +215,7 @@ debug_rules (const char *id, const char *text)
   for (; *p; p = nl + 1)
     {
       nl = strchrnul (p, '\n');
-      ab_debug ("%.*s", (int) (nl - p), p);
+      ab_debug ("%.*s", (int)(nl - p), p);
       if (*nl == '\0')
         break;
     }
@@ -315,8 +315,11 @@ gen_denied (struct ab_gen *g, const struct ab_net_denied *d, size_t nd)
   for (i = 0; i < nd; i++)
     {
       char addr[64];
-      const char *proto = d[i].proto == 6 ? "tcp" : d[i].proto == 17 ? "udp"
-                          : d[i].proto == 1 ? "icmp" : d[i].proto == 58 ? "icmpv6" : "other";
+      const char *proto = d[i].proto == 6    ? "tcp"
+                          : d[i].proto == 17 ? "udp"
+                          : d[i].proto == 1  ? "icmp"
+                          : d[i].proto == 58 ? "icmpv6"
+                                             : "other";
       if (!violations_room (g, start, listed))
         {
           omitted_packets += d[i].packets;
