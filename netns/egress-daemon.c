@@ -49,17 +49,33 @@ cmp_int (const void *a, const void *b)
   return *(const int *)a - *(const int *)b;
 }
 
+/* Rewrite the record in place, through the fd opened at spawn time: the
+   daemon never makes a directory entry of its own.  A `delete` removes the
+   state directory without waiting for the daemon (it only signals it), so
+   a temporary file and rename landing after delete's unlink pass would
+   leave the directory behind.  Decisions only accrue, so each rewrite
+   extends the previous one; a reader racing it may see a torn record while
+   the daemon runs, a complete one after it exits. */
 static void
-write_record (struct ab_egress *e, int dirfd, const char *name)
+write_record (struct ab_egress *e, int record_fd)
 {
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
-  ab_error_t err;
   const char *buf;
-  size_t len;
+  size_t len, off = 0;
+  ssize_t n;
 
   ab_egress_decisions_gen (e, g);
   buf = ab_gen_buf (g, &len);
-  (void)ab_write_file_atomic (dirfd, name, buf, len, 0600, &err);
+  while (off < len)
+    {
+      n = pwrite (record_fd, buf + off, len - off, (off_t)off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return;
+      off += (size_t)n;
+    }
+  (void)ftruncate (record_fd, (off_t)len);
 }
 
 /* Whether the cgroup still holds a process.  v2: "populated 1" in
@@ -92,13 +108,13 @@ cgroup_populated (int cgroup_dirfd, int events_fd)
 }
 
 static void __attribute__ ((noreturn))
-daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int record_dirfd,
-             const char *record_name, const struct ab_egress_options *opt, int status_fd)
+daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int record_fd,
+             const struct ab_egress_options *opt, int status_fd)
 {
   struct daemon_status st = { .errnum = -1 };
   struct ab_egress *e = NULL;
   ab_error_t err = { 0 };
-  int keep[] = { netns_fd, cgroup_dirfd, record_dirfd, status_fd };
+  int keep[] = { netns_fd, cgroup_dirfd, record_fd, status_fd };
   int devnull, watch_fd, sfd;
   size_t last_n = 0;
   sigset_t mask;
@@ -138,6 +154,8 @@ daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, i
       st.errnum = err.errnum;
       snprintf (st.msg, sizeof st.msg, "%s", err.msg);
     }
+  else
+    write_record (e, record_fd); /* "[]": the record is valid JSON from the start */
   st.pid = getpid ();
   (void)ab_write_all (status_fd, &st, sizeof st);
   close (status_fd);
@@ -161,12 +179,12 @@ daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, i
       ab_egress_decisions_free (d, n);
       if (n != last_n)
         {
-          write_record (e, record_dirfd, record_name);
+          write_record (e, record_fd);
           last_n = n;
         }
     }
   ab_egress_stop (e);
-  write_record (e, record_dirfd, record_name);
+  write_record (e, record_fd);
   ab_egress_free (e);
   _exit (0);
 }
@@ -177,12 +195,15 @@ ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgro
                         struct ab_egress_daemon *out, ab_error_t *err)
 {
   struct daemon_status st;
-  _cleanup_close_ int rd = -1;
+  _cleanup_close_ int rd = -1, record_fd = -1;
   int pipefd[2], status;
   pid_t mid;
   ssize_t n;
 
   memset (out, 0, sizeof *out);
+  record_fd = openat (record_dirfd, record_name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (record_fd < 0)
+    return ab_error_set (err, errno, "egress daemon: create the record `%s`", record_name);
   if (pipe2 (pipefd, O_CLOEXEC) < 0)
     return ab_error_set (err, errno, "egress daemon: pipe2");
   rd = pipefd[0];
@@ -201,16 +222,19 @@ ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgro
       pid_t d = fork ();
       if (d != 0)
         _exit (d < 0 ? 1 : 0);
-      daemon_main (p, netns_fd, cgroup_dirfd, record_dirfd, record_name, opt, pipefd[1]);
+      daemon_main (p, netns_fd, cgroup_dirfd, record_fd, opt, pipefd[1]);
     }
   close (pipefd[1]);
   while (waitpid (mid, &status, 0) < 0 && errno == EINTR)
     ;
   n = ab_read_all (rd, &st, sizeof st);
-  if (n != (ssize_t)sizeof st)
-    return ab_error_set (err, 0, "egress daemon: exited before it reported its listeners");
-  if (st.errnum != -1)
-    return ab_error_set (err, 0, "%s", st.msg);
+  if (n != (ssize_t)sizeof st || st.errnum != -1)
+    {
+      unlinkat (record_dirfd, record_name, 0);
+      if (n != (ssize_t)sizeof st)
+        return ab_error_set (err, 0, "egress daemon: exited before it reported its listeners");
+      return ab_error_set (err, 0, "%s", st.msg);
+    }
   out->pid = st.pid;
   out->http_port = st.http_port;
   out->dns_port = st.dns_port;

@@ -229,11 +229,14 @@ struct ab_egress_daemon
    directory fd of the container's cgroup: v2 `cgroup.events` when it has one,
    else v1 `cgroup.procs`).  The daemon exits when that cgroup has no process
    left (or on SIGTERM), after writing the decision record (a JSON array) to
-   record_dirfd/record_name, which it also rewrites as decisions accrue.  It
-   keeps none of the caller's fds but netns_fd, cgroup_dirfd and record_dirfd
-   (stdio goes to /dev/null).  Spawn it once the container's first process is
-   in the cgroup: an empty cgroup makes it exit at once.  Returns once the
-   listeners exist (or with the daemon's error). */
+   record_dirfd/record_name, which the spawn creates (an empty array first)
+   and the daemon rewrites in place as decisions accrue: it never makes a
+   directory entry itself, so a delete removing the directory under it
+   leaves nothing behind.  It keeps none of the caller's fds but netns_fd,
+   cgroup_dirfd and the record's (stdio goes to /dev/null).  Spawn it once
+   the container's first process is in the cgroup: an empty cgroup makes it
+   exit at once.  Returns once the listeners exist (or with the daemon's
+   error). */
 int ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd,
                             int record_dirfd, const char *record_name, const struct ab_egress_options *opt,
                             struct ab_egress_daemon *out, ab_error_t *err);

@@ -204,6 +204,23 @@ hold_netns (struct ab_container *c, ab_error_t *err)
   return 0;
 }
 
+/* --debug: the installed rules, one log entry per line (an entry is cut at
+   2 KiB, and the table of even an empty policy is longer). */
+static void
+debug_rules (const char *id, const char *text)
+{
+  const char *p = text, *nl;
+
+  ab_debug ("nftables rules of `%s`:", id);
+  for (; *p; p = nl + 1)
+    {
+      nl = strchrnul (p, '\n');
+      ab_debug ("%.*s", (int)(nl - p), p);
+      if (*nl == '\0')
+        break;
+    }
+}
+
 int
 ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err)
 {
@@ -264,11 +281,109 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t 
       free (c->state->rules_text);
       c->state->rules_text = ab_netns_rules_text (&n->policy, &a.proxy);
       if (ab_log_debug_enabled ())
-        ab_debug ("nftables rules of `%s`:\n%s", c->id, c->state->rules_text);
+        debug_rules (c->id, c->state->rules_text);
     }
   if (!n->foreground && n->own_ns && hold_netns (c, err) < 0)
     return -1;
   return ab_state_write (c->dirfd, c->state, err);
+}
+
+/* The record re-emits the violations only within its bounds (runtime/record.c:
+   4096 entries, 1 MiB) and drops every one of them past those, so a program
+   that floods the wall or the proxy with refusals could empty the list and
+   hide what it really tried.  Each source lists at most this much; the rest
+   is counted in one closing entry per source. */
+#define VIOLATIONS_MAX_PER_SOURCE 2000
+#define VIOLATIONS_MAX_BYTES_PER_SOURCE (400u << 10)
+
+static bool
+violations_room (struct ab_gen *g, size_t start, size_t listed)
+{
+  size_t len;
+
+  ab_gen_buf (g, &len);
+  return listed < VIOLATIONS_MAX_PER_SOURCE && len - start < VIOLATIONS_MAX_BYTES_PER_SOURCE;
+}
+
+static void
+gen_denied (struct ab_gen *g, const struct ab_net_denied *d, size_t nd)
+{
+  size_t start, listed = 0, i;
+  uint64_t omitted_packets = 0;
+
+  ab_gen_buf (g, &start);
+  for (i = 0; i < nd; i++)
+    {
+      char addr[64];
+      const char *proto = d[i].proto == 6    ? "tcp"
+                          : d[i].proto == 17 ? "udp"
+                          : d[i].proto == 1  ? "icmp"
+                          : d[i].proto == 58 ? "icmpv6"
+                                             : "other";
+      if (!violations_room (g, start, listed))
+        {
+          omitted_packets += d[i].packets;
+          continue;
+        }
+      listed++;
+      inet_ntop (d[i].family, d[i].addr, addr, sizeof addr);
+      ab_gen_obj_open (g);
+      ab_gen_kv_str (g, "type", "egress-denied");
+      ab_gen_kv_str (g, "address", addr);
+      ab_gen_kv_i64 (g, "port", d[i].port);
+      ab_gen_kv_str (g, "protocol", proto);
+      ab_gen_kv_u64 (g, "count", d[i].packets);
+      ab_gen_kv_str (g, "by", "nftables");
+      ab_gen_obj_close (g);
+    }
+  if (listed == nd)
+    return;
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "type", "egress-denied-omitted");
+  ab_gen_kv_u64 (g, "entries", nd - listed);
+  ab_gen_kv_u64 (g, "count", omitted_packets);
+  ab_gen_kv_str (g, "by", "nftables");
+  ab_gen_obj_close (g);
+}
+
+/* dropped: decisions the engine counted but did not keep (max_decisions). */
+static void
+gen_refused (struct ab_gen *g, const struct ab_egress_decision *dec, size_t ndec, uint64_t dropped)
+{
+  size_t start, listed = 0, omitted = 0, i;
+
+  ab_gen_buf (g, &start);
+  for (i = 0; i < ndec; i++)
+    {
+      char ts[64];
+      if (dec[i].allowed)
+        continue;
+      if (!violations_room (g, start, listed))
+        {
+          omitted++;
+          continue;
+        }
+      listed++;
+      ab_format_time_rfc3339 (dec[i].time_ns, ts, sizeof ts);
+      ab_gen_obj_open (g);
+      ab_gen_kv_str (g, "type", "egress-refused");
+      ab_gen_kv_str (g, "name", dec[i].name);
+      ab_gen_kv_str (g, "address", dec[i].address);
+      ab_gen_kv_i64 (g, "port", dec[i].port);
+      ab_gen_kv_str (g, "protocol", dec[i].protocol);
+      ab_gen_kv_str (g, "rule", dec[i].rule);
+      ab_gen_kv_str (g, "time", ts);
+      ab_gen_kv_str (g, "by", "proxy");
+      ab_gen_obj_close (g);
+    }
+  if (omitted == 0 && dropped == 0)
+    return;
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "type", "egress-refused-omitted");
+  ab_gen_kv_u64 (g, "entries", omitted);
+  ab_gen_kv_u64 (g, "notRecorded", dropped);
+  ab_gen_kv_str (g, "by", "proxy");
+  ab_gen_obj_close (g);
 }
 
 char *
@@ -278,7 +393,7 @@ ab_net_violations_json (struct ab_container *c)
   struct ab_net_denied *d = NULL;
   struct ab_egress_decision *dec = NULL;
   uint64_t dropped = 0;
-  size_t nd = 0, ndec = 0, i;
+  size_t nd = 0, ndec = 0;
   ab_error_t e = { 0 };
 
   if (c->net == NULL || (!c->net->wall && c->net->engine == NULL))
@@ -292,38 +407,8 @@ ab_net_violations_json (struct ab_container *c)
     ab_warn ("container `%s`: %s", c->id, e.msg);
   g = ab_gen_new (false);
   ab_gen_arr_open (g);
-  for (i = 0; i < nd; i++)
-    {
-      char addr[64];
-      const char *proto = d[i].proto == 6 ? "tcp" : d[i].proto == 17 ? "udp"
-                          : d[i].proto == 1 ? "icmp" : d[i].proto == 58 ? "icmpv6" : "other";
-      inet_ntop (d[i].family, d[i].addr, addr, sizeof addr);
-      ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "type", "egress-denied");
-      ab_gen_kv_str (g, "address", addr);
-      ab_gen_kv_i64 (g, "port", d[i].port);
-      ab_gen_kv_str (g, "protocol", proto);
-      ab_gen_kv_u64 (g, "count", d[i].packets);
-      ab_gen_kv_str (g, "by", "nftables");
-      ab_gen_obj_close (g);
-    }
-  for (i = 0; i < ndec; i++)
-    {
-      char ts[64];
-      if (dec[i].allowed)
-        continue;
-      ab_format_time_rfc3339 (dec[i].time_ns, ts, sizeof ts);
-      ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "type", "egress-refused");
-      ab_gen_kv_str (g, "name", dec[i].name);
-      ab_gen_kv_str (g, "address", dec[i].address);
-      ab_gen_kv_i64 (g, "port", dec[i].port);
-      ab_gen_kv_str (g, "protocol", dec[i].protocol);
-      ab_gen_kv_str (g, "rule", dec[i].rule);
-      ab_gen_kv_str (g, "time", ts);
-      ab_gen_kv_str (g, "by", "proxy");
-      ab_gen_obj_close (g);
-    }
+  gen_denied (g, d, nd);
+  gen_refused (g, dec, ndec, dropped);
   ab_gen_arr_close (g);
   free (d);
   ab_egress_decisions_free (dec, ndec);

@@ -206,6 +206,40 @@ gen_violations (struct ab_gen *g, const char *violations_json, bool *bad)
   ab_json_free (j);
 }
 
+/* _meta "dev.agentbox/egress": every decision of the egress proxy, allowed
+   or refused, when the run had one.  Like the violations, re-emitted only
+   when it is a JSON array of objects; the bounds fit the engine's own cap
+   on the record (max_decisions, 10000 by default). */
+static void
+gen_egress (struct ab_gen *g, const char *egress_json)
+{
+  static const struct ab_json_limits lim = {
+    .max_bytes = 16u << 20,
+    .max_depth = 2,
+    .max_string = 64u << 10,
+    .max_items = 1u << 16,
+    .max_nodes = 1u << 20,
+  };
+  ab_error_t err = { 0 };
+  struct ab_json *j;
+  size_t i;
+
+  if (egress_json == NULL)
+    return;
+  j = ab_json_parse (egress_json, strlen (egress_json), &lim, "egress decisions", &err);
+  if (j == NULL)
+    return;
+  for (i = 0; j->type == AB_J_ARRAY && i < j->u.arr.n; i++)
+    if (j->u.arr.items[i]->type != AB_J_OBJECT)
+      break;
+  if (j->type == AB_J_ARRAY && i == j->u.arr.n)
+    {
+      ab_gen_key (g, "dev.agentbox/egress");
+      ab_gen_json (g, j);
+    }
+  ab_json_free (j);
+}
+
 static bool
 has_violations (const struct ab_outcome *o)
 {
@@ -542,6 +576,7 @@ ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
   else
     ab_gen_null (g);
   ab_gen_kv_i64 (g, "dev.agentbox/exitStatus", o->exit_status);
+  gen_egress (g, o->egress_json);
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);

@@ -15,9 +15,18 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-kill.sh \
 	tests/integration/t-namespaces.sh \
 	tests/integration/t-state.sh \
-	tests/integration/t-schemas.sh
+	tests/integration/t-schemas.sh \
+	tests/integration/t-netns.sh \
+	tests/integration/t-egress.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
 	tests/integration/cfg.py \
-	tests/integration/leftovers.py
+	tests/integration/leftovers.py \
+	tests/integration/net/net.sh \
+	tests/integration/net/record.py \
+	tests/integration/net/events.py \
+	tests/integration/net/upstream.py \
+	tests/integration/net/probes.sh \
+	tests/integration/net/relay.py \
+	tests/bench/netns-run.sh
