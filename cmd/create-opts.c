@@ -130,6 +130,7 @@ enum
   OPT_CWD,
   OPT_ENV,
   OPT_ALLOW_DOMAIN,
+  OPT_ANNOTATION,
   OPT_RECORD,
   OPT_RECORD_FD,
   OPT_RECORD_ID,
@@ -159,7 +160,8 @@ run_help (void)
           "      --env NAME=VALUE     add to the environment (repeatable)\n"
           "      --memory BYTES       memory limit (e.g. 512M)\n"
           "      --pids N             limit on processes and threads\n"
-          "      --allow-domain NAME  let the program reach NAME through the egress proxy (repeatable)\n");
+          "      --allow-domain NAME  let the program reach NAME through the egress proxy (repeatable)\n"
+          "      --annotation K=V     an annotation of the sandbox's config, e.g. dev.agentbox.net.pins\n");
 }
 
 int
@@ -178,6 +180,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "cwd", required_argument, NULL, OPT_CWD },
     { "env", required_argument, NULL, OPT_ENV },
     { "allow-domain", required_argument, NULL, OPT_ALLOW_DOMAIN },
+    { "annotation", required_argument, NULL, OPT_ANNOTATION },
     { "record", required_argument, NULL, OPT_RECORD },
     { "record-fd", required_argument, NULL, OPT_RECORD_FD },
     { "record-id", required_argument, NULL, OPT_RECORD_ID },
@@ -249,6 +252,18 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
             return ab_cmd_usage_error (cmd, "--env: expected NAME=VALUE, got `%s`", optarg);
           ab_strv_push (&cli->sb.env, optarg);
           break;
+        case OPT_ANNOTATION:
+          {
+            const char *eq = strchr (optarg, '=');
+            struct ab_kvlist *l = &cli->sb.annotations;
+            if (eq == NULL || eq == optarg)
+              return ab_cmd_usage_error (cmd, "--annotation: expected KEY=VALUE, got `%s`", optarg);
+            l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
+            l->v[l->n].key = xstrndup (optarg, (size_t) (eq - optarg));
+            l->v[l->n].value = xstrdup (eq + 1);
+            l->n++;
+            break;
+          }
         case OPT_ALLOW_DOMAIN:
           ab_strv_push (&cli->sb.allow_domains, optarg);
           break;
@@ -324,6 +339,15 @@ ab_run_cli_timeout (struct ab_run_cli *cli, const struct ab_spec *s, ab_error_t 
 void
 ab_run_cli_free (struct ab_run_cli *cli)
 {
+  size_t i;
+
+  for (i = 0; i < cli->sb.annotations.n; i++)
+    {
+      free (cli->sb.annotations.v[i].key);
+      free (cli->sb.annotations.v[i].value);
+    }
+  free (cli->sb.annotations.v);
+  memset (&cli->sb.annotations, 0, sizeof cli->sb.annotations);
   ab_strv_free (&cli->sb.env);
   ab_strv_free (&cli->sb.allow_domains);
   if (cli->record_fd > 2)

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
@@ -84,7 +85,15 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
       int fd = ab_state_pidfd (&h);
       if (fd >= 0)
         {
+          /* Let it write its record and go before the state directory
+             does; a helper that does not, within a second, is killed. */
+          struct pollfd p = { .fd = fd, .events = POLLIN };
           syscall (SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0);
+          if (poll (&p, 1, 1000) <= 0)
+            {
+              syscall (SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+              poll (&p, 1, 1000);
+            }
           close (fd);
         }
       c->state->helper_pid = 0;

