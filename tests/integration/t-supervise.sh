@@ -1,0 +1,263 @@
+#!/bin/bash
+# The foreground supervisor, seen from the host: agentbox stays the parent
+# and the subreaper of the container, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT
+# at any time (also while the container is being created, and with the
+# egress proxy's threads running inside it), survives a reader of its
+# stdout that goes away, kills the whole container on the deadline (the
+# smaller of --timeout and dev.agentbox.timeout), and caps what it captures
+# while the stream still flows in full.  Every pid checked here is a host
+# pid; every "gone" is checked with kill -0 and /proc from the host.
+. "$(dirname "$0")/lib.sh"
+is_agentbox || skip_all "agentbox's supervisor (run --record, --timeout, --max-output)"
+require_runtime_commands run exec state delete
+plan_later
+
+ppid_of () { awk '$1 == "PPid:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+# agentbox_proc SUBCMD ID: the agentbox process (not its `timeout` wrapper)
+# running `agentbox --root $AB_STATE SUBCMD ... ID`, found in /proc by its
+# argv, so that a test can signal it directly.  Waits for it a while.
+agentbox_proc ()
+{
+  local i p argv
+  for ((i = 0; i < 100; i++)); do
+    for p in /proc/[0-9]*; do
+      argv=$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null) || continue
+      [ "$(head -n 1 <<<"$argv")" = "$RUNTIME" ] || continue
+      grep -qxF -- "$AB_STATE" <<<"$argv" && grep -qxF -- "$1" <<<"$argv" && grep -qxF -- "$2" <<<"$argv" ||
+        continue
+      echo "${p#/proc/}"
+      return 0
+    done
+    sleep 0.1
+  done
+  return 1
+}
+
+# rec FILE KEY: a member of the record's structuredContent (json_get form).
+rec () { json_get "result.structuredContent.$2" <"$1"; }
+
+# rec_check FILE PYEXPR [ARG...]: PYEXPR holds for the frame in FILE; it sees
+# f (the frame), sc (structuredContent), blob(name) (the decoded resource
+# of a stream, or None) and the ARGs in a.
+rec_check ()
+{
+  "$PYTHON3" - "$@" <<'EOF'
+import base64, json, sys
+f = json.loads(open(sys.argv[1], "rb").read())
+sc = f["result"]["structuredContent"]
+a = sys.argv[3:]
+def blob(name):
+    for b in f["result"]["content"][1:]:
+        if b["resource"]["uri"].endswith("/" + name):
+            return base64.b64decode(b["resource"]["blob"])
+    return None
+sys.exit(0 if eval(sys.argv[2]) else 1)
+EOF
+}
+
+# cgroups_of ID: the cgroup directories of container ID on the host, if any.
+cgroups_of () { find /sys/fs/cgroup -type d -name "*$1" 2>/dev/null; }
+
+# The daemonizing workload: a setsid'd, double-forked worker (its pid in
+# /out/pid), then the program itself sleeps.
+DAEMONIZE='["/bin/sh","-c","/bin/abtest setsid-sleeper >/out/pid && exec /bin/abtest sleep-forever"]'
+
+# ---- parent and subreaper --------------------------------------------------------
+# Without a pid namespace the orphan is reparented on the host, where the
+# nearest subreaper among its ancestors must be agentbox.
+
+make_bundle --out "$T/reap" "process.args=$DAEMONIZE" 'linux.namespaces-=pid'
+id=$(new_id)
+rt run --bundle "$T/reap" --record "$T/reap/rec" "$id" </dev/null >/dev/null 2>&1 &
+bg=$!
+wait_for_file "$T/reap/out/pid"
+init=$(pid_of "$id")
+sup=$(agentbox_proc run "$id")
+orphan=$(sed -n 's/^pid=//p' "$T/reap/out/pid")
+[ -n "$sup" ] && [ "$(ppid_of "$init")" = "$sup" ]
+ok $? "a foreground run: the container's init (host pid ${init:-none}) is a child of agentbox (${sup:-not found})"
+[ -n "$sup" ] && [ "$(ppid_of "$orphan")" = "$sup" ]
+ok $? "agentbox is the subreaper: the setsid'd double-forked orphan is reparented to it, not to the host's init"
+kill -TERM "$sup"
+wait "$bg"
+is $? 143 "SIGTERM to agentbox ends a program that does not handle it: run exits 128+15"
+is "$(rec "$T/reap/rec" signal)" SIGTERM "... and the record says SIGTERM"
+[ -n "$orphan" ] && ! alive "$orphan"
+ok $? "... and the orphan does not outlive the run (host pid ${orphan:-none} gone once run returned)"
+
+# ---- signals sent to agentbox reach the container --------------------------------
+
+make_bundle "$T/wait" 'process.args=["/bin/abtest","wait-signal","INT","TERM","HUP","QUIT"]'
+for sig in INT TERM HUP QUIT; do
+  id=$(new_id)
+  rm -f "$T/wait/out"
+  rt run --bundle "$T/wait" "$id" </dev/null >"$T/wait/out" 2>/dev/null &
+  bg=$!
+  wait_for_file "$T/wait/out" # "ready": the signals are blocked and awaited
+  kill -"$sig" "$(agentbox_proc run "$id")"
+  wait "$bg"
+  rc=$?
+  like "$(cat "$T/wait/out")" "^signal=SIG$sig\$" "SIG$sig sent to agentbox reaches the container's process"
+  is "$rc" 0 "... and agentbox stays in charge: it exits with the program's status, 0"
+done
+
+# The egress proxy of a foreground run lives in the supervisor as threads:
+# they must not take (and die of) a signal meant for the container.
+mkdir -p "$T/ws"
+install -m 0755 "$ABTEST" "$T/ws/abtest"
+id=$(new_id)
+rt run --default --workspace "$T/ws" --allow-domain example.invalid --record "$T/egress.rec" "$id" \
+  -- /workspace/abtest wait-signal TERM </dev/null >"$T/egress.out" 2>/dev/null &
+bg=$!
+wait_for_file "$T/egress.out"
+kill -TERM "$(agentbox_proc run "$id")"
+wait "$bg"
+rc=$?
+like "$(cat "$T/egress.out")" '^signal=SIGTERM$' "with the egress proxy running in the supervisor, SIGTERM still reaches the container"
+is "$rc" 0 "... and does not kill agentbox itself (it exits with the program's status, 0)"
+is "$(rec "$T/egress.rec" exitCode)" 0 "... which writes the record"
+
+# A signal while the container is being created (here: during a slow
+# createRuntime hook) is not lost, and does not kill agentbox half-way,
+# which would leave the container's state and cgroups behind: it reaches
+# the program once it runs.
+make_bundle "$T/slow" 'process.args=["/bin/abtest","sleep-forever"]' 'linux.namespaces-=pid' \
+  "hooks={\"createRuntime\":[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"echo \$PPID >$T/slow/hook.ppid; sleep 2\"]}]}"
+id=$(new_id)
+rt run --bundle "$T/slow" --record "$T/slow/rec" "$id" </dev/null >/dev/null 2>&1 &
+bg=$!
+wait_for_file "$T/slow/hook.ppid"
+sup=$(cat "$T/slow/hook.ppid")
+[ -n "$sup" ] && [ "$sup" = "$(agentbox_proc run "$id")" ]
+ok $? "the createRuntime hook runs as a child of agentbox (pid ${sup:-none})"
+kill -TERM "$sup"
+wait "$bg"
+is $? 143 "SIGTERM to agentbox during create is forwarded once the program runs: run exits 128+15"
+is "$(rec "$T/slow/rec" signal)" SIGTERM "... agentbox survived to write the record, which says SIGTERM"
+rt state "$id" >/dev/null 2>&1
+isnt $? 0 "... and deleted the container"
+is "$(cgroups_of "$id")" "" "... and its cgroups"
+
+# ---- the deadline kills the whole container --------------------------------------
+
+# timeout_run BUNDLE ARGS...: run the daemonizing bundle with ARGS; sets rc,
+# orphan (host pid of the worker) and init; the record is BUNDLE/rec.
+timeout_run ()
+{
+  local b=$1
+  shift
+  id=$(new_id)
+  rm -f "$b/out/pid" "$b/rec"
+  rt run "$@" --bundle "$b" --record "$b/rec" "$id" </dev/null >/dev/null 2>&1 &
+  bg=$!
+  wait_for_file "$b/out/pid"
+  init=$(pid_of "$id")
+  orphan=$(host_pid_of "$init" "$(sed -n 's/^pid=//p' "$b/out/pid")")
+  wait "$bg"
+  rc=$?
+}
+
+make_bundle --out "$T/to" "process.args=$DAEMONIZE"
+timeout_run "$T/to" --timeout 2s
+is "$rc" 137 "--timeout 2s: run exits 137"
+is "$(rec "$T/to/rec" reason)" timeout "... the record's reason is timeout"
+is "$(rec "$T/to/rec" limitsHit)" '["timeout"]' "... limitsHit is [\"timeout\"]"
+is "$(rec "$T/to/rec" signal)" SIGKILL "... the program died of SIGKILL"
+[ -n "$orphan" ] && ! alive "$orphan" && ! alive "$init"
+ok $? "... and the whole container is gone: the init and the setsid'd grandchild (host pid ${orphan:-none})"
+
+# The smaller of the two limits applies: the other one is an hour, and the
+# harness would end a run that waited for it (status 124).
+make_bundle --out "$T/to-ann" "process.args=$DAEMONIZE" 'annotations={"dev.agentbox.timeout":"2s"}'
+timeout_run "$T/to-ann" --timeout 1h
+is "$rc" 137 "dev.agentbox.timeout 2s with --timeout 1h: the annotation's deadline kills the run (137)"
+is "$(rec "$T/to-ann/rec" reason)" timeout "... the record's reason is timeout"
+[ -n "$orphan" ] && ! alive "$orphan"
+ok $? "... and the setsid'd grandchild is gone (host pid ${orphan:-none})"
+make_bundle --out "$T/to-long" "process.args=$DAEMONIZE" 'annotations={"dev.agentbox.timeout":"1h"}'
+timeout_run "$T/to-long" --timeout 2s
+is "$rc" 137 "--timeout 2s with dev.agentbox.timeout 1h: --timeout's deadline kills the run (137)"
+is "$(rec "$T/to-long/rec" limitsHit)" '["timeout"]' "... limitsHit is [\"timeout\"]"
+
+# ---- output: captured up to --max-output, streamed in full -------------------------
+
+make_bundle "$T/big" 'process.args=["/bin/sh","-c","/bin/abtest write-bytes 100000 && /bin/abtest stderr-bytes 50000 binary"]'
+"$ABTEST" write-bytes 100000 >"$T/big/want.out"
+"$ABTEST" stderr-bytes 50000 binary 2>"$T/big/want.err"
+id=$(new_id)
+rt run --max-output 1000 --bundle "$T/big" --record "$T/big/rec" "$id" </dev/null >"$T/big/got.out" 2>"$T/big/got.err"
+is $? 0 "run --max-output 1000 exits with the program's status"
+cmp -s "$T/big/got.out" "$T/big/want.out"
+ok $? "the program's stdout reaches agentbox's stdout in full (100000 bytes, identical)"
+cmp -s "$T/big/got.err" "$T/big/want.err"
+ok $? "... and its stderr reaches agentbox's stderr in full (50000 binary bytes, identical)"
+rec_check "$T/big/rec" 'sc["stdout"].encode() == open(a[0], "rb").read()[:1000] and sc["stdoutTruncated"]' "$T/big/want.out"
+ok $? "the record holds the first 1000 bytes of stdout, stdoutTruncated true"
+is "$(rec "$T/big/rec" stdoutBytes)" 100000 "... stdoutBytes is what the program wrote (100000)"
+rec_check "$T/big/rec" 'blob("stderr") == open(a[0], "rb").read()[:1000] and sc["stderrTruncated"]' "$T/big/want.err"
+ok $? "the record holds the first 1000 bytes of stderr, byte-exact, stderrTruncated true"
+is "$(rec "$T/big/rec" stderrBytes)" 50000 "... stderrBytes is what the program wrote (50000)"
+like "$(rec "$T/big/rec" limitsHit)" '"output"' "... and limitsHit says output"
+
+# A reader of agentbox's stdout that goes away (`| head`) must not kill the
+# supervisor with SIGPIPE: that would abandon the container.
+make_bundle "$T/flood" 'process.args=["/bin/abtest","write-bytes","10000000"]'
+id=$(new_id)
+rt run --max-output 1000 --bundle "$T/flood" --record "$T/flood/rec" "$id" </dev/null 2>/dev/null | head -c 10 >/dev/null
+is "${PIPESTATUS[0]}" 0 "a reader of agentbox's stdout that goes away does not kill it (exit status the program's, not 141)"
+is "$(rec "$T/flood/rec" stdoutBytes)" 10000000 "... the program's output is still drained and counted (stdoutBytes 10000000)"
+rt state "$id" >/dev/null 2>&1
+isnt $? 0 "... and the container is deleted"
+
+# ---- cancel: SIGUSR1 kills everything and writes no record ---------------------------
+
+make_bundle --out "$T/cancel" "process.args=$DAEMONIZE"
+id=$(new_id)
+rt run --bundle "$T/cancel" --record "$T/cancel/rec" "$id" </dev/null >/dev/null 2>&1 &
+bg=$!
+wait_for_file "$T/cancel/out/pid"
+orphan=$(host_pid_of "$(pid_of "$id")" "$(sed -n 's/^pid=//p' "$T/cancel/out/pid")")
+kill -USR1 "$(agentbox_proc run "$id")"
+wait "$bg"
+is $? 138 "SIGUSR1 cancels the run: agentbox exits 128+10"
+[ -e "$T/cancel/rec" ] && [ ! -s "$T/cancel/rec" ]
+ok $? "... and writes no record"
+[ -n "$orphan" ] && ! alive "$orphan"
+ok $? "... and the setsid'd grandchild is gone (host pid ${orphan:-none})"
+
+# ---- exec: the same supervisor for a process in a running container --------------------
+
+id=$(new_id)
+rt run --default --detach --workspace "$T/ws" "$id" </dev/null >/dev/null 2>&1
+ok $? "a detached default sandbox to exec into"
+init=$(pid_of "$id")
+rm -f "$T/ws/gpid"
+rt exec --timeout 2s --record "$T/exec.rec" "$id" \
+  /bin/sh -c '/workspace/abtest setsid-sleeper >/workspace/gpid && exec /workspace/abtest sleep-forever' \
+  </dev/null >/dev/null 2>&1 &
+bg=$!
+wait_for_file "$T/ws/gpid"
+orphan=$(host_pid_of "$init" "$(sed -n 's/^pid=//p' "$T/ws/gpid")")
+wait "$bg"
+is $? 137 "exec --timeout 2s exits 137"
+is "$(rec "$T/exec.rec" reason)" timeout "... the record's reason is timeout"
+[ -n "$orphan" ] && ! alive "$orphan"
+ok $? "... and the exec'd process's setsid'd grandchild is gone (host pid ${orphan:-none})"
+[ "$(state_of "$id")" = running ] && alive "$init"
+ok $? "... while the container itself keeps running"
+
+rm -f "$T/ws/ready"
+rt exec "$id" /workspace/abtest wait-signal TERM </dev/null >"$T/ws/ready" 2>/dev/null &
+bg=$!
+wait_for_file "$T/ws/ready"
+kill -TERM "$(agentbox_proc exec "$id")"
+wait "$bg"
+rc=$?
+like "$(cat "$T/ws/ready")" '^signal=SIGTERM$' "SIGTERM sent to agentbox exec reaches the exec'd process"
+is "$rc" 0 "... and exec exits with its status, 0"
+rt delete --force "$id"
+
+# The default sandbox's rootfs skeleton is kept in the state root by design.
+rm -rf --one-file-system "$AB_STATE/.sandbox-rootfs"
+done_testing
