@@ -18,7 +18,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-schemas.sh \
 	tests/integration/t-netns.sh \
 	tests/integration/t-egress.sh \
-	tests/integration/t-supervise.sh
+	tests/integration/t-supervise.sh \
+	tests/integration/t-records.py
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
