@@ -196,8 +196,13 @@ struct sigs
   sigset_t old;
 };
 
-/* Signals for the program, taken synchronously from now on.  The program
-   itself was cloned with our original mask (and resets it before exec). */
+/* Signals for the program, taken synchronously from before the container
+   is created: one that arrives during setup waits, and is forwarded once the
+   program runs, instead of killing us half-way and abandoning the container
+   (its state, cgroups and processes).  Threads started during create (the
+   egress proxy's) inherit the mask, so none of them can take a signal meant
+   for the container and die of it.  The container's process and the hooks
+   reset mask and dispositions before they exec. */
 static void
 sigs_block (struct sigs *s)
 {
@@ -219,6 +224,10 @@ sigs_restore (struct sigs *s)
 {
   if (s->fd >= 0)
     {
+      struct signalfd_siginfo si;
+      /* What is still pending was meant for a program that is gone now. */
+      while (read (s->fd, &si, sizeof si) == (ssize_t) sizeof si)
+        ;
       close (s->fd);
       sigprocmask (SIG_SETMASK, &s->old, NULL);
     }
@@ -435,10 +444,10 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
       goto failed;
     }
   prctl (PR_SET_CHILD_SUBREAPER, 1);
+  sigs_block (&sg);
   if (ab_container_create (&co, &c, err) < 0)
     goto failed;
   io_close_child_ends (&io);
-  sigs_block (&sg);
   ab_trace ("created");
   if (ab_container_start_local (c, err) < 0)
     {
