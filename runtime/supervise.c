@@ -60,14 +60,17 @@ ab_outcome_free (struct ab_outcome *o)
   memset (o, 0, sizeof *o);
 }
 
+/* Capture up to max bytes of the stream and copy all of it to *tee (-1:
+   none).  A copy that fails (the reader of our stdout went away) stops,
+   the capture goes on. */
 static void
-stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int passthrough_fd, unsigned *limits)
+stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int *tee, unsigned *limits)
 {
   size_t take = n;
 
   s->total += n;
-  if (passthrough_fd >= 0)
-    ab_write_all (passthrough_fd, buf, n);
+  if (*tee >= 0 && ab_write_all (*tee, buf, n) < 0)
+    *tee = -1;
   if (max != 0)
     take = s->len >= max ? 0 : (size_t) (max - s->len < n ? max - s->len : n);
   if (take)
@@ -89,6 +92,7 @@ struct io
 {
   int out[2], err[2], in[2];
   size_t in_off;
+  int tee_out, tee_err; /* where the captured streams are copied to, or -1 */
 };
 
 static void
@@ -96,6 +100,7 @@ io_init (struct io *io)
 {
   io->out[0] = io->out[1] = io->err[0] = io->err[1] = io->in[0] = io->in[1] = -1;
   io->in_off = 0;
+  io->tee_out = io->tee_err = -1;
 }
 
 static int
@@ -107,6 +112,11 @@ io_open (struct io *io, const struct ab_supervise_opts *so, int stdio[3], ab_err
     return ab_error_set (err, errno, "pipe");
   stdio[1] = io->out[1];
   stdio[2] = io->err[1];
+  if (so->passthrough)
+    {
+      io->tee_out = 1;
+      io->tee_err = 2;
+    }
   if (so->stdin_data)
     {
       if (pipe2 (io->in, O_CLOEXEC) < 0)
@@ -147,7 +157,7 @@ io_close (struct io *io)
 
 /* Drain a pipe without blocking; returns false at EOF. */
 static bool
-drain (int fd, struct ab_stream *s, uint64_t max, int passthrough_fd, unsigned *limits)
+drain (int fd, struct ab_stream *s, uint64_t max, int *tee, unsigned *limits)
 {
   char buf[65536];
 
@@ -156,7 +166,7 @@ drain (int fd, struct ab_stream *s, uint64_t max, int passthrough_fd, unsigned *
       ssize_t n = read (fd, buf, sizeof buf);
       if (n > 0)
         {
-          stream_add (s, buf, (size_t) n, max, passthrough_fd, limits);
+          stream_add (s, buf, (size_t) n, max, tee, limits);
           continue;
         }
       if (n == 0)
@@ -215,6 +225,10 @@ sigs_block (struct sigs *s)
   sigaddset (&mask, SIGQUIT);
   sigaddset (&mask, SIGUSR1);
   sigaddset (&mask, SIGCHLD);
+  /* A reader of our stdout that goes away must not kill us (and abandon the
+     container): the copy fails with EPIPE instead, and the signal is read
+     and dropped. */
+  sigaddset (&mask, SIGPIPE);
   sigprocmask (SIG_BLOCK, &mask, &s->old);
   s->fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
@@ -305,6 +319,8 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
             {
               if (si.ssi_signo == SIGCHLD)
                 reap_orphans (u->pid);
+              else if (si.ssi_signo == SIGPIPE)
+                continue; /* ours, not the program's */
               else if (si.ssi_signo == SIGUSR1)
                 {
                   out->canceled = true;
@@ -323,9 +339,9 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
             closep2 (&io->in[1]);
         }
       if (iout >= 0 && p[iout].revents)
-        out_open = drain (io->out[0], &out->out, so->max_output, so->passthrough ? 1 : -1, &out->limits_hit);
+        out_open = drain (io->out[0], &out->out, so->max_output, &io->tee_out, &out->limits_hit);
       if (ierr >= 0 && p[ierr].revents)
-        err_open = drain (io->err[0], &out->err, so->max_output, so->passthrough ? 2 : -1, &out->limits_hit);
+        err_open = drain (io->err[0], &out->err, so->max_output, &io->tee_err, &out->limits_hit);
       if (ipid >= 0 && (p[ipid].revents & POLLIN))
         {
           memset (info, 0, sizeof *info);
@@ -368,11 +384,12 @@ static void
 outcome_exec_failed (struct ab_outcome *out, const struct ab_supervise_opts *so, ab_error_t *err)
 {
   char *line = xasprintf ("agentbox: %s\n", err->msg);
+  int no_tee = -1;
 
   out->reason = AB_REASON_EXITED;
   out->exited = true;
   out->exit_code = out->exit_status = (err->errnum == ENOENT || err->errnum == ENOTDIR) ? 127 : 126;
-  stream_add (&out->err, line, strlen (line), so->max_output, -1, &out->limits_hit);
+  stream_add (&out->err, line, strlen (line), so->max_output, &no_tee, &out->limits_hit);
   ab_write_all (2, line, strlen (line));
   free (line);
   ab_error_clear (err);
