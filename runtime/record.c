@@ -112,11 +112,12 @@ ab_base64 (const void *data, size_t len, size_t *out_len)
   return out;
 }
 
-/* The id to emit: id_json when it is a JSON integer or string, else null.
-   The text is inserted raw into the frame, so it is parsed first: a
-   malformed --record-id must not make the frame invalid JSON. */
-static const char *
-checked_id (const char *id_json)
+/* The frame's "id": id_json when it is a JSON integer or string, else
+   null.  It is parsed and generated again rather than copied: a malformed
+   --record-id must not make the frame invalid JSON, and whitespace around a
+   valid one (" 7\n") must not split the frame's single line. */
+static void
+gen_id (struct ab_gen *g, const char *id_json)
 {
   static const struct ab_json_limits lim = {
     .max_bytes = 64u << 10,
@@ -129,12 +130,14 @@ checked_id (const char *id_json)
   struct ab_json *j;
   bool ok;
 
-  if (id_json == NULL)
-    return "null";
-  j = ab_json_parse (id_json, strlen (id_json), &lim, "id", &err);
+  ab_gen_key (g, "id");
+  j = id_json ? ab_json_parse (id_json, strlen (id_json), &lim, "id", &err) : NULL;
   ok = j != NULL && (j->type == AB_J_STRING || (j->type == AB_J_NUMBER && strpbrk (j->u.num, ".eE") == NULL));
+  if (ok)
+    ab_gen_json (g, j);
+  else
+    ab_gen_null (g);
   ab_json_free (j);
-  return ok ? id_json : "null";
 }
 
 static void
@@ -519,8 +522,7 @@ ab_record_error_frame (const char *id_json, const ab_error_t *e, size_t *len)
 
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "jsonrpc", "2.0");
-  ab_gen_key (g, "id");
-  ab_gen_raw_number (g, checked_id (id_json));
+  gen_id (g, id_json);
   gen_error_object (g, e);
   ab_gen_obj_close (g);
   return ab_gen_steal (g, true, len);
@@ -548,8 +550,7 @@ ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
   g = ab_gen_new (false);
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "jsonrpc", "2.0");
-  ab_gen_key (g, "id");
-  ab_gen_raw_number (g, checked_id (id_json));
+  gen_id (g, id_json);
   ab_gen_key (g, "result");
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "resultType", "complete");
