@@ -18,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "netns/netns.h"
 #include "runtime/cgroup.h"
@@ -206,6 +207,36 @@ reap_orphans (pid_t keep)
     }
 }
 
+/* Whether the process pid, exited but not yet reaped, was killed by the
+   kernel at its RLIMIT_CPU hard limit.  The kernel sends SIGXCPU at the
+   soft limit, but not to the init of a pid namespace without a handler for
+   it (the program of a sandbox), which runs on until the SIGKILL at the
+   hard limit: that one must read as the CPU limit, not as a bare kill.
+   The kernel compares the process's PROF clock (user + system as ticks
+   sampled it; the adjusted times of /proc and the cgroup lag it, by a fifth
+   under load) with the hard limit, and both are still there while the
+   zombie waits for us; its pid cannot be reused before we reap it. */
+static bool
+killed_at_cpu_limit (pid_t pid)
+{
+  /* The CPUCLOCK_PROF clock of process pid, in the kernel's encoding (as
+     glibc's clock_getcpuclockid builds the CPUCLOCK_SCHED one). */
+  clockid_t prof = (clockid_t) (~(unsigned int) pid << 3);
+  _cleanup_free_ char *limits = NULL;
+  char path[64], soft[32], hard[32];
+  const char *line;
+  struct timespec ts;
+  uint64_t limit;
+
+  snprintf (path, sizeof path, "/proc/%d/limits", (int) pid);
+  if (ab_read_file_at (AT_FDCWD, path, 1u << 16, &limits, NULL, NULL) < 0
+      || (line = strstr (limits, "\nMax cpu time ")) == NULL
+      || sscanf (line + strlen ("\nMax cpu time "), "%31s %31s", soft, hard) != 2
+      || ab_parse_u64 (hard, &limit) < 0)
+    return false; /* no limit ("unlimited") */
+  return clock_gettime (prof, &ts) == 0 && (uint64_t) ts.tv_sec >= limit;
+}
+
 struct sigs
 {
   int fd;
@@ -351,6 +382,10 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
       if (ipid >= 0 && (p[ipid].revents & POLLIN))
         {
           memset (info, 0, sizeof *info);
+          if (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED | WNOWAIT) == 0 && info->si_code == CLD_KILLED
+              && info->si_status == SIGKILL && out->reason != AB_REASON_TIMEOUT && !out->canceled
+              && killed_at_cpu_limit (u->pid))
+            out->limits_hit |= AB_LIMIT_CPU;
           while (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED) < 0)
             if (errno != EINTR)
               return ab_error_set (err, errno, "wait for the process");
