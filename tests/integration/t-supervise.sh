@@ -180,6 +180,14 @@ timeout_run "$T/to-long" --timeout 2s
 is "$rc" 137 "--timeout 2s with dev.agentbox.timeout 1h: --timeout's deadline kills the run (137)"
 is "$(rec "$T/to-long/rec" limitsHit)" '["timeout"]' "... limitsHit is [\"timeout\"]"
 
+# A deadline centuries away is no deadline: 18446744073710 ms in ns is just
+# above 2^64, and must not wrap around to "now".
+make_bundle "$T/far" 'process.args=["/bin/abtest","sleep","1"]'
+id=$(new_id)
+rt run --timeout 18446744073710ms --bundle "$T/far" --record "$T/far/rec" "$id" </dev/null >/dev/null 2>&1
+is $? 0 "--timeout 18446744073710ms (584542 years) does not kill a program that sleeps 1 s"
+is "$(rec "$T/far/rec" reason)" exited "... the record's reason is exited"
+
 # ---- output: captured up to --max-output, streamed in full -------------------------
 
 make_bundle "$T/big" 'process.args=["/bin/sh","-c","/bin/abtest write-bytes 100000 && /bin/abtest stderr-bytes 50000 binary"]'
@@ -209,6 +217,24 @@ is "${PIPESTATUS[0]}" 0 "a reader of agentbox's stdout that goes away does not k
 is "$(rec "$T/flood/rec" stdoutBytes)" 10000000 "... the program's output is still drained and counted (stdoutBytes 10000000)"
 rt state "$id" >/dev/null 2>&1
 isnt $? 0 "... and the container is deleted"
+
+# Without a pid namespace the program's background child outlives it and
+# holds the output pipes open: the run ends with the program all the same.
+make_bundle "$T/holder" 'process.args=["/bin/sh","-c","/bin/abtest sleep-forever & echo started"]' \
+  'linux.namespaces-=pid'
+id=$(new_id)
+rt run --record "$T/holder/rec" --bundle "$T/holder" "$id" </dev/null >/dev/null 2>&1
+is $? 0 "a background child holding the output pipes does not keep the run from ending (0, not the harness's 124)"
+is "$(rec "$T/holder/rec" stdout)" started "... and the record has the program's output"
+
+# --no-stream keeps the output for the record only; --keep keeps the state.
+make_bundle "$T/quiet" 'process.args=["/bin/abtest","echo","quiet"]'
+id=$(new_id)
+out=$(rt run --no-stream --keep --bundle "$T/quiet" --record "$T/quiet/rec" "$id" </dev/null 2>/dev/null)
+is "$out" "" "--no-stream: none of the program's output on agentbox's stdout"
+is "$(rec "$T/quiet/rec" stdout)" quiet "... all of it in the record"
+is "$(state_of "$id")" stopped "--keep: the container's state outlives the run (status stopped)"
+rt delete "$id"
 
 # ---- cancel: SIGUSR1 kills everything and writes no record ---------------------------
 
