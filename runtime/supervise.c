@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -290,9 +291,13 @@ static int
 watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct sigs *sg, struct ab_outcome *out,
        siginfo_t *info, ab_error_t *err)
 {
-  uint64_t deadline = so->timeout_ms ? ab_now_monotonic_ns () + so->timeout_ms * 1000000ull : 0;
+  uint64_t t0 = ab_now_monotonic_ns (), deadline = 0;
   bool exited = false, out_open = io->out[0] >= 0, err_open = io->err[0] >= 0;
 
+  /* Saturated: a limit of centuries (any u64 of ms parses) must not wrap
+     around to a deadline in the past. */
+  if (so->timeout_ms)
+    deadline = so->timeout_ms > (UINT64_MAX - t0) / 1000000ull ? UINT64_MAX : t0 + so->timeout_ms * 1000000ull;
   if (out_open)
     ab_set_nonblock (io->out[0], true);
   if (err_open)
@@ -340,7 +345,8 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
               deadline = 0;
               continue;
             }
-          timeout = (int) ((deadline - now) / 1000000ull) + 1;
+          /* poll takes an int: past 24 days, wake up and look again */
+          timeout = (deadline - now) / 1000000ull >= INT_MAX ? INT_MAX : (int) ((deadline - now) / 1000000ull) + 1;
         }
       if (poll (p, (nfds_t) n, timeout) < 0)
         {
