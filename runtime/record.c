@@ -305,7 +305,8 @@ judge (const struct ab_outcome *o, struct verdict *v)
       bool cpu = o->limits_hit & AB_LIMIT_CPU;
       v->code = "signaled";
       snprintf (v->message, sizeof v->message, "the command was killed by signal SIG%s%s%s", sig ? sig : "?",
-                o->core_dumped ? " (core dumped)" : "", cpu ? " on reaching its CPU time limit (RLIMIT_CPU)" : "");
+                o->core_dumped ? " (core dumped)" : "",
+                cpu ? " on reaching its CPU time limit (RLIMIT_CPU)" : "");
       v->action = cpu ? "reduce_work" : "fix_command";
     }
   else if (o->limits_hit & AB_LIMIT_PIDS)

@@ -174,7 +174,7 @@ drain (int fd, struct ab_stream *s, uint64_t max, int *tee, unsigned *limits)
       ssize_t n = read (fd, buf, sizeof buf);
       if (n > 0)
         {
-          stream_add (s, buf, (size_t) n, max, tee, limits);
+          stream_add (s, buf, (size_t)n, max, tee, limits);
           continue;
         }
       if (n == 0)
@@ -222,20 +222,20 @@ killed_at_cpu_limit (pid_t pid)
 {
   /* The CPUCLOCK_PROF clock of process pid, in the kernel's encoding (as
      glibc's clock_getcpuclockid builds the CPUCLOCK_SCHED one). */
-  clockid_t prof = (clockid_t) (~(unsigned int) pid << 3);
+  clockid_t prof = (clockid_t)(~(unsigned int)pid << 3);
   _cleanup_free_ char *limits = NULL;
   char path[64], soft[32], hard[32];
   const char *line;
   struct timespec ts;
   uint64_t limit;
 
-  snprintf (path, sizeof path, "/proc/%d/limits", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/limits", (int)pid);
   if (ab_read_file_at (AT_FDCWD, path, 1u << 16, &limits, NULL, NULL) < 0
       || (line = strstr (limits, "\nMax cpu time ")) == NULL
       || sscanf (line + strlen ("\nMax cpu time "), "%31s %31s", soft, hard) != 2
       || ab_parse_u64 (hard, &limit) < 0)
     return false; /* no limit ("unlimited") */
-  return clock_gettime (prof, &ts) == 0 && (uint64_t) ts.tv_sec >= limit;
+  return clock_gettime (prof, &ts) == 0 && (uint64_t)ts.tv_sec >= limit;
 }
 
 struct sigs
@@ -278,7 +278,7 @@ sigs_restore (struct sigs *s)
     {
       struct signalfd_siginfo si;
       /* What is still pending was meant for a program that is gone now. */
-      while (read (s->fd, &si, sizeof si) == (ssize_t) sizeof si)
+      while (read (s->fd, &si, sizeof si) == (ssize_t)sizeof si)
         ;
       close (s->fd);
       sigprocmask (SIG_SETMASK, &s->old, NULL);
@@ -297,7 +297,8 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
   /* Saturated: a limit of centuries (any u64 of ms parses) must not wrap
      around to a deadline in the past. */
   if (so->timeout_ms)
-    deadline = so->timeout_ms > (UINT64_MAX - t0) / 1000000ull ? UINT64_MAX : t0 + so->timeout_ms * 1000000ull;
+    deadline
+        = so->timeout_ms > (UINT64_MAX - t0) / 1000000ull ? UINT64_MAX : t0 + so->timeout_ms * 1000000ull;
   if (out_open)
     ab_set_nonblock (io->out[0], true);
   if (err_open)
@@ -346,7 +347,8 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
               continue;
             }
           /* poll takes an int: past 24 days, wake up and look again */
-          timeout = (deadline - now) / 1000000ull >= INT_MAX ? INT_MAX : (int) ((deadline - now) / 1000000ull) + 1;
+          timeout
+              = (deadline - now) / 1000000ull >= INT_MAX ? INT_MAX : (int)((deadline - now) / 1000000ull) + 1;
         }
       if (poll (p, (nfds_t) n, timeout) < 0)
         {
@@ -388,7 +390,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
       if (ipid >= 0 && (p[ipid].revents & POLLIN))
         {
           memset (info, 0, sizeof *info);
-          if (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED | WNOWAIT) == 0 && info->si_code == CLD_KILLED
+          if (waitid (P_PIDFD, (id_t)u->pidfd, info, WEXITED | WNOWAIT) == 0 && info->si_code == CLD_KILLED
               && info->si_status == SIGKILL && out->reason != AB_REASON_TIMEOUT && !out->canceled
               && killed_at_cpu_limit (u->pid))
             out->limits_hit |= AB_LIMIT_CPU;
@@ -586,7 +588,8 @@ exec_wall_netns (const char *root, const char *id)
   _cleanup_container_ struct ab_container *c = NULL;
   ab_error_t ignored = { 0 };
 
-  if (ab_container_load (root, id, false, &c, &ignored) < 0 || !c->state->netns_held || c->state->rules_text == NULL)
+  if (ab_container_load (root, id, false, &c, &ignored) < 0 || !c->state->netns_held
+      || c->state->rules_text == NULL)
     return -1;
   return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 }
