@@ -206,6 +206,17 @@ class Host:
         self.frames.append(r)
         return r
 
+    def record_fd(self, sub, *args):
+        """agentbox SUB --record-fd N ARGS, N the write end of a pipe read
+        once agentbox is done: the Run."""
+        rfd, wfd = os.pipe()
+        rc, out, err = self.agentbox(sub, "--record-fd", str(wfd), *args, pass_fds=(wfd,))
+        os.close(wfd)
+        with os.fdopen(rfd, "rb") as f:
+            r = Run(rc, out, err, f.read())
+        self.frames.append(r)
+        return r
+
     def run(self, bundle, *opts):
         return self.record("run", *opts, "--bundle", bundle, self.new_id())
 
@@ -496,14 +507,7 @@ def test_setup_errors(t, h):
 def test_ids(t, h):
     b = h.bundle("ids", 'process.args=["/bin/abtest","echo","hi"]')
     for given, want in (("7", 7), ('"call-7"', "call-7"), (" 8\n", 8), ('\t"s"\n', "s"), ('{"x":1}', None), ("1.5", None)):
-        rfd, wfd = os.pipe()
-        rc, out, err = h.agentbox("run", "--record-fd", str(wfd), "--record-id", given, "--bundle", b, h.new_id(),
-                                  pass_fds=(wfd,))
-        os.close(wfd)
-        with os.fdopen(rfd, "rb") as f:
-            raw = f.read()
-        r = Run(rc, out, err, raw)
-        h.frames.append(r)
+        r = h.record_fd("run", "--record-id", given, "--bundle", b, h.new_id())
         p = problems(r)
         t.ok(not p and r.rc == 0 and r.frame["id"] == want and r.sc.get("stdout") == "hi\n",
              "--record-fd with --record-id %s: one valid frame on the fd, id %s" % (json.dumps(given), json.dumps(want)),
@@ -539,10 +543,10 @@ def test_exec(t, h):
     t.ok(r.rc == 42 and r.sc.get("exitCode") == 42 and r.result.get("isError") is True and r.frame.get("id") == 11
          and r.result.get("_meta", {}).get("dev.agentbox/containerId") == cid,
          "exec exit 42: exitCode 42, isError, the id, the container's id in _meta; exec exits 42", r)
-    r = h.record("exec", cid, "/workspace/abtest", "echo", "hi")
-    t.ok(not problems(r) and r.rc == 0 and r.sc.get("stdout") == "hi\n" and r.result.get("isError") is False
-         and isinstance(r.sc.get("cpuUserUs"), int),
-         "exec echo: stdout captured, isError false, stats present", r)
+    r = h.record_fd("exec", "--record-id", '"exec-1"', cid, "/workspace/abtest", "echo", "hi")
+    t.ok(not problems(r) and r.rc == 0 and r.frame.get("id") == "exec-1" and r.sc.get("stdout") == "hi\n"
+         and r.result.get("isError") is False and isinstance(r.sc.get("cpuUserUs"), int),
+         "exec --record-fd echo: the frame on the fd, its string id, stdout captured, isError false, stats present", r)
     r = h.record("exec", cid, "/workspace/abtest", "kill-self", "SEGV")
     t.ok(not problems(r) and r.rc == 139 and r.sc.get("signal") == "SIGSEGV" and r.result.get("isError") is True,
          "exec SIGSEGV: signal SIGSEGV, isError; exec exits 139", r)
