@@ -686,13 +686,13 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
   sigs_block (&sg);
   wall_fd = exec_wall_netns (eo.root, eo.id);
   if (wall_fd >= 0)
-    {
-      denied_read (wall_fd, &before);
-      /* ab_exec_start leaves our children's pid namespace at the
-         container's, and then no thread can be created: the counts are
-         read again from a thread (ab_netns_socket), so take ours back. */
-      own_pidns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
-    }
+    denied_read (wall_fd, &before);
+  /* ab_exec_start leaves our children's pid namespace at the container's:
+     then no thread can be created (the wall's counts are read again from
+     one, in ab_netns_socket), and anything we fork would be born in there
+     (LeakSanitizer's tracer at exit, under --enable-sanitizers).  Take
+     ours back right after the spawn. */
+  own_pidns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
   started = ab_exec_start (&eo, &x, err);
   if (own_pidns >= 0)
     setns (own_pidns, CLONE_NEWPID);
