@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
@@ -57,6 +58,29 @@ help (void)
           "      --max-output BYTES   capture at most BYTES per stream\n"
           "      --record FILE | --record-fd N [--record-id JSON] [--no-stream]\n"
           "      --die-with-parent PID  kill the process (and what it started) when PID, our parent, dies\n");
+}
+
+/* --detach: start the process and leave it to the container. */
+static int
+exec_detached (const struct ab_exec_opts *o)
+{
+  /* ab_exec_start leaves our children's pid namespace at the container's:
+     take ours back, so that nothing we fork from now on (LeakSanitizer's
+     tracer at exit) is born in there. */
+  _cleanup_close_ int own_pidns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+  struct ab_exec *x = NULL;
+  ab_error_t err = { 0 };
+  int r = ab_exec_start (o, &x, &err);
+
+  if (own_pidns >= 0)
+    setns (own_pidns, CLONE_NEWPID);
+  if (r < 0)
+    {
+      ab_log_error (&err);
+      return AB_EXIT_EXEC_FAILED;
+    }
+  ab_exec_free (x);
+  return AB_EXIT_OK;
 }
 
 int
@@ -208,16 +232,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
     return ab_cmd_usage_error ("exec", "--systemd-cgroup: the systemd cgroup driver is not supported");
 
   if (o.detach)
-    {
-      struct ab_exec *x = NULL;
-      if (ab_exec_start (&o, &x, &err) < 0)
-        {
-          ab_log_error (&err);
-          return AB_EXIT_EXEC_FAILED;
-        }
-      ab_exec_free (x);
-      return AB_EXIT_OK;
-    }
+    return exec_detached (&o);
   if (ab_supervise_exec (&o, &so, &out, &err) < 0)
     ab_log_error (&err);
   status = out.canceled ? 128 + SIGUSR1 : out.exit_status;
