@@ -253,8 +253,10 @@ class Host:
     def finish(self):
         for i in self.ids:
             self.agentbox("delete", "--force", i)
-        # the default sandbox's rootfs skeleton is kept in the state root by design
-        shutil.rmtree(os.path.join(self.state, ".sandbox-rootfs"), ignore_errors=True)
+        # kept in the state root by design: the default sandbox's rootfs
+        # skeleton and the cache of compiled seccomp programs
+        for kept in (".sandbox-rootfs", ".cache"):
+            shutil.rmtree(os.path.join(self.state, kept), ignore_errors=True)
         p = subprocess.run([sys.executable, os.path.join(LIBDIR, "leftovers.py"), "check", self.snapshot,
                             "--shell-pid", str(os.getpid()), "--dir", self.T, "--state", self.state,
                             "--id-prefix", "ab-%d-" % os.getpid(), "--rootfs-list", self.rootfs_list],
