@@ -415,6 +415,66 @@ ab_net_violations_json (struct ab_container *c)
   return ab_gen_steal (g, false, NULL);
 }
 
+int
+ab_net_held_netns (const char *root, const char *id)
+{
+  _cleanup_container_ struct ab_container *c = NULL;
+  ab_error_t ignored = { 0 };
+
+  if (ab_container_load (root, id, false, &c, &ignored) < 0 || !c->state->netns_held
+      || c->state->rules_text == NULL)
+    return -1;
+  return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+void
+ab_net_counts_read (int netns_fd, struct ab_net_counts *out)
+{
+  ab_error_t e = { 0 };
+
+  out->v = NULL;
+  out->n = 0;
+  if (ab_netns_read_denied (netns_fd, &out->v, &out->n, &e) < 0)
+    ab_warn ("%s", e.msg);
+}
+
+void
+ab_net_counts_free (struct ab_net_counts *c)
+{
+  free (c->v);
+  c->v = NULL;
+  c->n = 0;
+}
+
+char *
+ab_net_violations_since (const struct ab_net_counts *before, const struct ab_net_counts *after)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  _cleanup_free_ struct ab_net_denied *gained = xcalloc (after->n + 1, sizeof *gained);
+  size_t i, k, n = 0;
+
+  for (i = 0; i < after->n; i++)
+    {
+      const struct ab_net_denied *d = &after->v[i];
+      uint64_t count = d->packets;
+      for (k = 0; k < before->n; k++)
+        {
+          const struct ab_net_denied *b = &before->v[k];
+          if (b->family == d->family && b->port == d->port && b->proto == d->proto
+              && memcmp (b->addr, d->addr, sizeof b->addr) == 0)
+            count = d->packets > b->packets ? d->packets - b->packets : 0;
+        }
+      if (count == 0)
+        continue;
+      gained[n] = *d;
+      gained[n++].packets = count;
+    }
+  ab_gen_arr_open (g);
+  gen_denied (g, gained, n);
+  ab_gen_arr_close (g);
+  return ab_gen_steal (g, false, NULL);
+}
+
 char *
 ab_net_decisions_json (struct ab_container *c)
 {

@@ -6,6 +6,7 @@
 #define AB_RUNTIME_NETWORK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "runtime/error.h"
 #include "spec/gen.h"
@@ -32,5 +33,21 @@ char *ab_net_violations_json (struct ab_container *c);
 char *ab_net_decisions_json (struct ab_container *c);
 
 void ab_net_free (struct ab_net *n);
+
+/* Readings of a network namespace's denied-destination counts, for the
+   share of one exec in a long-lived container. */
+struct ab_net_denied;
+struct ab_net_counts
+{
+  struct ab_net_denied *v;
+  size_t n;
+};
+/* The held network namespace of a container with a wall (<root>/<id>/netns), or -1. */
+int ab_net_held_netns (const char *root, const char *id);
+void ab_net_counts_read (int netns_fd, struct ab_net_counts *out);
+void ab_net_counts_free (struct ab_net_counts *c);
+/* What the counts gained from before to after, in the shape of
+   ab_net_violations_json. */
+char *ab_net_violations_since (const struct ab_net_counts *before, const struct ab_net_counts *after);
 
 #endif

@@ -569,99 +569,6 @@ exec_kill_all (void *arg)
   ab_exec_kill_all (arg);
 }
 
-/* Egress the wall denied during an exec.  The nftables wall counts denied
-   destinations per network namespace over the container's whole life, and
-   a detached container holds its namespace at <root>/<id>/netns; the
-   exec's violations are what the counts gained while it ran, in the shape
-   of ab_net_violations_json.  (Refusals of a detached container's proxy
-   are in its daemon's record, not here.) */
-struct denied
-{
-  struct ab_net_denied *v;
-  size_t n;
-};
-
-/* The held namespace of a container with a wall, or -1. */
-static int
-exec_wall_netns (const char *root, const char *id)
-{
-  _cleanup_container_ struct ab_container *c = NULL;
-  ab_error_t ignored = { 0 };
-
-  if (ab_container_load (root, id, false, &c, &ignored) < 0 || !c->state->netns_held
-      || c->state->rules_text == NULL)
-    return -1;
-  return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-static void
-denied_read (int netns_fd, struct denied *d)
-{
-  ab_error_t e = { 0 };
-
-  d->v = NULL;
-  d->n = 0;
-  if (ab_netns_read_denied (netns_fd, &d->v, &d->n, &e) < 0)
-    ab_warn ("exec: %s", e.msg);
-}
-
-static bool
-denied_same (const struct ab_net_denied *a, const struct ab_net_denied *b)
-{
-  return a->family == b->family && a->port == b->port && a->proto == b->proto
-         && memcmp (a->addr, b->addr, sizeof a->addr) == 0;
-}
-
-static const char *
-denied_proto (int proto)
-{
-  switch (proto)
-    {
-    case IPPROTO_TCP:
-      return "tcp";
-    case IPPROTO_UDP:
-      return "udp";
-    case IPPROTO_ICMP:
-      return "icmp";
-    case IPPROTO_ICMPV6:
-      return "icmpv6";
-    default:
-      return "other";
-    }
-}
-
-static char *
-denied_gained_json (const struct denied *before, const struct denied *after)
-{
-  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
-  size_t i, k;
-
-  ab_gen_arr_open (g);
-  for (i = 0; i < after->n; i++)
-    {
-      const struct ab_net_denied *d = &after->v[i];
-      uint64_t count = d->packets;
-      char addr[INET6_ADDRSTRLEN];
-
-      for (k = 0; k < before->n; k++)
-        if (denied_same (d, &before->v[k]))
-          count = d->packets > before->v[k].packets ? d->packets - before->v[k].packets : 0;
-      if (count == 0)
-        continue;
-      inet_ntop (d->family, d->addr, addr, sizeof addr);
-      ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "type", "egress-denied");
-      ab_gen_kv_str (g, "address", addr);
-      ab_gen_kv_i64 (g, "port", d->port);
-      ab_gen_kv_str (g, "protocol", denied_proto (d->proto));
-      ab_gen_kv_u64 (g, "count", count);
-      ab_gen_kv_str (g, "by", "nftables");
-      ab_gen_obj_close (g);
-    }
-  ab_gen_arr_close (g);
-  return ab_gen_steal (g, false, NULL);
-}
-
 int
 ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
                    ab_error_t *err)
@@ -673,8 +580,8 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
   uint64_t t0 = ab_now_monotonic_ns ();
   struct unit u;
   siginfo_t info;
-  _cleanup_close_ int wall_fd = -1, own_pidns = -1;
-  struct denied before = { 0 }, after = { 0 };
+  _cleanup_close_ int wall_fd = -1;
+  struct ab_net_counts before = { 0 }, after = { 0 };
   int r = -1, started;
 
   memset (out, 0, sizeof *out);
@@ -684,18 +591,12 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
     goto failed;
   prctl (PR_SET_CHILD_SUBREAPER, 1);
   sigs_block (&sg);
-  wall_fd = exec_wall_netns (eo.root, eo.id);
+  /* The wall counts a container's denied egress over its whole life: the
+     exec's violations are what the counts gained while it ran. */
+  wall_fd = ab_net_held_netns (eo.root, eo.id);
   if (wall_fd >= 0)
-    denied_read (wall_fd, &before);
-  /* ab_exec_start leaves our children's pid namespace at the container's:
-     then no thread can be created (the wall's counts are read again from
-     one, in ab_netns_socket), and anything we fork would be born in there
-     (LeakSanitizer's tracer at exit, under --enable-sanitizers).  Take
-     ours back right after the spawn. */
-  own_pidns = open ("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+    ab_net_counts_read (wall_fd, &before);
   started = ab_exec_start (&eo, &x, err);
-  if (own_pidns >= 0)
-    setns (own_pidns, CLONE_NEWPID);
   if (started < 0)
     {
       if (err->cls != AB_EC_EXEC)
@@ -713,8 +614,8 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
       outcome_stats (out, x->cg, x->before);
       if (wall_fd >= 0)
         {
-          denied_read (wall_fd, &after);
-          out->violations_json = denied_gained_json (&before, &after);
+          ab_net_counts_read (wall_fd, &after);
+          out->violations_json = ab_net_violations_since (&before, &after);
         }
     }
   out->duration_ns = ab_now_monotonic_ns () - t0;
@@ -728,7 +629,7 @@ cleanup:
   sigs_restore (&sg);
   ab_exec_free (x);
   io_close (&io);
-  free (before.v);
-  free (after.v);
+  ab_net_counts_free (&before);
+  ab_net_counts_free (&after);
   return r;
 }
