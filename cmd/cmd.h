@@ -29,6 +29,7 @@ struct ab_global
   bool systemd_cgroup;    /* --systemd-cgroup: accepted, refused when used */
   int rootless;           /* --rootless: -1 auto, 0 false, 1 true */
   const char *argv0;
+  char **argv_all; /* the whole command line, for a re-exec from the sealed copy */
 };
 
 struct ab_cmd
@@ -60,6 +61,11 @@ const char *ab_signal_name (int sig);
 /* --die-with-parent PID: end (cancel, SIGUSR1) when the parent that
    spawned us dies; fails if it is already gone. */
 int ab_die_with_parent (const char *cmd, const char *pid);
+
+/* The uid/gid maps of the user namespace a config creates, or NULLs. */
+struct ab_spec;
+struct ab_idmaps;
+void ab_new_userns_maps (const struct ab_spec *s, const struct ab_idmaps **uids, const struct ab_idmaps **gids);
 
 /* Subcommands (cmd/<name>.c). */
 int ab_cmd_spec (struct ab_global *g, int argc, char **argv);

@@ -278,7 +278,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
         case OPT_RECORD_FD:
           if (ab_parse_int (optarg, &n) < 0 || n < 0 || fcntl (n, F_GETFD) < 0)
             return ab_cmd_usage_error (cmd, "--record-fd: `%s` is not an open file descriptor", optarg);
-          ab_set_cloexec (n, true);
+          /* close-on-exec only after the re-exec from the sealed copy (run.c) */
           cli->record_fd = n;
           cli->so.capture = true;
           break;

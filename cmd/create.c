@@ -8,13 +8,27 @@
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
 #include "runtime/container.h"
+#include "runtime/exe.h"
 #include "runtime/util.h"
+
+/* The maps of the user namespace a config creates, or NULL. */
+void
+ab_new_userns_maps (const struct ab_spec *s, const struct ab_idmaps **uids, const struct ab_idmaps **gids)
+{
+  *uids = *gids = NULL;
+  if (s->linux_ && s->linux_->ns[AB_NS_USER].present && s->linux_->ns[AB_NS_USER].path == NULL)
+    {
+      *uids = &s->linux_->uid_mappings;
+      *gids = &s->linux_->gid_mappings;
+    }
+}
 
 int
 ab_cmd_create (struct ab_global *g, int argc, char **argv)
 {
   struct ab_create_opts o;
   struct ab_container *c = NULL;
+  const struct ab_idmaps *uids, *gids;
   ab_error_t err = { 0 };
   int r;
 
@@ -22,6 +36,16 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
   r = ab_parse_create_opts ("create", g, argc, argv, &o);
   if (r != 0)
     return r < 0 ? AB_EXIT_OK : r;
+  if (ab_bundle_load (o.bundle, &o.prebuilt, &err) < 0)
+    return ab_cmd_fail (&err);
+  /* Before anything is made: from a sealed copy of ourselves unless the
+     container's user namespace cannot write our binary anyway. */
+  ab_new_userns_maps (o.prebuilt->spec, &uids, &gids);
+  if (ab_exe_seal_unless_safe (g->argv_all, uids, gids, &err) < 0)
+    {
+      ab_bundle_free (o.prebuilt);
+      return ab_cmd_fail (&err);
+    }
   if (ab_container_create (&o, &c, &err) < 0)
     return ab_cmd_fail (&err);
   ab_container_free (c);

@@ -11,6 +11,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
+#include "runtime/exe.h"
 #include "runtime/exec.h"
 #include "runtime/log.h"
 #include "runtime/record.h"
@@ -196,8 +197,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
       case OPT_RECORD_FD:
         if (ab_parse_int (optarg, &n) < 0 || n < 0 || fcntl (n, F_GETFD) < 0)
           return ab_cmd_usage_error ("exec", "--record-fd: `%s` is not an open file descriptor", optarg);
-        ab_set_cloexec (n, true);
-        record_fd = n;
+        record_fd = n; /* close-on-exec after the sealed re-exec, below */
         so.capture = true;
         break;
       case OPT_RECORD_ID:
@@ -231,6 +231,20 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
   if (g->systemd_cgroup)
     return ab_cmd_usage_error ("exec", "--systemd-cgroup: the systemd cgroup driver is not supported");
 
+  {
+    /* From a sealed copy of ourselves unless the container's own user
+       namespace cannot write our binary anyway. */
+    struct ab_idmaps uids = { 0 }, gids = { 0 };
+    bool own = ab_exec_container_maps (g->root, o.id, &uids, &gids) == 0;
+    int r = ab_exe_seal_unless_safe (g->argv_all, own ? &uids : NULL, own ? &gids : NULL, &err);
+    free (uids.v);
+    free (gids.v);
+    if (r < 0)
+      return ab_cmd_fail (&err);
+  }
+  /* Our record fd stays ours: the container never sees it. */
+  if (record_fd > 2)
+    ab_set_cloexec (record_fd, true);
   if (o.detach)
     return exec_detached (&o);
   if (ab_supervise_exec (&o, &so, &out, &err) < 0)

@@ -15,10 +15,10 @@
 #include "spec/model.h"
 
 static const struct ab_cmd commands[] = {
-  { "create", ab_cmd_create, "create a container (its process waits for start)", true },
+  { "create", ab_cmd_create, "create a container (its process waits for start)", false },
   { "start", ab_cmd_start, "run the user program of a created container", false },
-  { "run", ab_cmd_run, "create and start a container; in the foreground, wait for it", true },
-  { "exec", ab_cmd_exec, "run a new process inside a running container", true },
+  { "run", ab_cmd_run, "create and start a container; in the foreground, wait for it", false },
+  { "exec", ab_cmd_exec, "run a new process inside a running container", false },
   { "kill", ab_cmd_kill, "send a signal to a container", false },
   { "delete", ab_cmd_delete, "delete a container and everything it used", false },
   { "state", ab_cmd_state, "print the OCI state of a container", false },
@@ -117,7 +117,7 @@ main (int argc, char **argv)
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
   };
-  struct ab_global g = { .root = AB_DEFAULT_ROOT, .rootless = -1, .argv0 = argv[0] };
+  struct ab_global g = { .root = AB_DEFAULT_ROOT, .rootless = -1, .argv0 = argv[0], .argv_all = argv };
   ab_error_t err = { 0 };
   const char *cmd;
   size_t i;

@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
 #include "runtime/container.h"
+#include "runtime/exe.h"
 #include "runtime/log.h"
 #include "runtime/record.h"
 #include "runtime/sandbox.h"
@@ -101,6 +102,19 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       ab_run_cli_free (&cli);
       return status;
     }
+  {
+    const struct ab_idmaps *uids, *gids;
+    ab_new_userns_maps (bundle->spec, &uids, &gids);
+    if (ab_exe_seal_unless_safe (g->argv_all, uids, gids, &err) < 0)
+      {
+        ab_bundle_free (bundle);
+        ab_run_cli_free (&cli);
+        return ab_cmd_fail (&err);
+      }
+  }
+  /* Our record fd stays ours: the container never sees it. */
+  if (cli.record_fd > 2)
+    ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
   if (ab_run_cli_timeout (&cli, bundle->spec, &err) < 0)
     {

@@ -313,6 +313,49 @@ make_subcgroup (struct ab_exec *x)
   return 0;
 }
 
+static int
+read_map (pid_t pid, const char *file, struct ab_idmaps *m)
+{
+  char path[64];
+  _cleanup_fclose_ FILE *f = NULL;
+  unsigned long a, b, n;
+
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
+  f = fopen (path, "re");
+  if (f == NULL)
+    return -1;
+  while (fscanf (f, "%lu %lu %lu", &a, &b, &n) == 3)
+    {
+      m->v = xreallocarray (m->v, m->n + 1, sizeof *m->v);
+      m->v[m->n].container_id = (uint32_t) a;
+      m->v[m->n].host_id = (uint32_t) b;
+      m->v[m->n].size = (uint32_t) n;
+      m->n++;
+    }
+  return 0;
+}
+
+int
+ab_exec_container_maps (const char *root, const char *id, struct ab_idmaps *uids, struct ab_idmaps *gids)
+{
+  _cleanup_container_ struct ab_container *c = NULL;
+  ab_error_t ignored = { 0 };
+  char a[64];
+  struct stat sa, sb;
+
+  if (ab_container_load (root, id, false, &c, &ignored) < 0 || c->pid <= 0)
+    {
+      ab_error_clear (&ignored);
+      return -1;
+    }
+  snprintf (a, sizeof a, "/proc/%d/ns/user", (int) c->pid);
+  if (stat (a, &sa) < 0 || stat ("/proc/self/ns/user", &sb) < 0 || sa.st_ino == sb.st_ino)
+    return -1; /* the host's user namespace: no argument for skipping the seal */
+  if (read_map (c->pid, "uid_map", uids) < 0 || read_map (c->pid, "gid_map", gids) < 0)
+    return -1;
+  return 0;
+}
+
 void
 ab_exec_kill_all (struct ab_exec *x)
 {

@@ -52,6 +52,10 @@ struct ab_exec
   struct ab_cgroup_stats *before;
 };
 
+/* The uid/gid maps of a running container's user namespace when it has
+   its own (from /proc/<init>/uid_map); -1 otherwise. */
+int ab_exec_container_maps (const char *root, const char *id, struct ab_idmaps *uids, struct ab_idmaps *gids);
+
 /* Spawn the process and wait until it executed the program (or failed to:
    class AB_EC_EXEC). */
 int ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *err);

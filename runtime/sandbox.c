@@ -30,6 +30,7 @@ const char *
 ab_sandbox_init_path (void)
 {
   static char buf[4096];
+  char self[4096];
   const char *env = getenv ("AGENTBOX_INIT");
   const char *exe;
   struct stat st;
@@ -39,9 +40,16 @@ ab_sandbox_init_path (void)
   snprintf (buf, sizeof buf, "%s/agentbox/agentbox-init", AB_LIBEXECDIR);
   if (stat (buf, &st) == 0)
     return buf;
-  /* the build tree: next to the binary that was started */
+  /* the build tree: next to the binary that was started (before any
+     re-exec from a sealed copy, which has no path) */
   exe = getenv ("AGENTBOX_EXE");
-  if (exe && *exe)
+  if (exe == NULL || *exe == '\0')
+    {
+      ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+      self[n > 0 ? n : 0] = '\0';
+      exe = self;
+    }
+  if (*exe)
     {
       const char *slash = strrchr (exe, '/');
       if (slash)

@@ -13,7 +13,8 @@ echo "== agentbox run --default (workspace $ws)" >&2
 set +e
 "$agentbox" run --default --workspace "$ws" --timeout 30s --record /dev/stdout quickstart -- \
   sh -c 'python3 hello.py; id; echo "shadow: $(cat /etc/shadow | wc -c) bytes"; touch /usr/x 2>&1;
-         (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | head -1; date > made-in-sandbox.txt'
+         python3 -c "import socket; socket.create_connection((\"192.0.2.1\", 80), timeout=3)" 2>&1 | tail -1;
+         date > made-in-sandbox.txt'
 rc=$?
 set -e
 echo "== exit status $rc; files now in the workspace:" >&2
