@@ -17,7 +17,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-state.sh \
 	tests/integration/t-schemas.sh \
 	tests/integration/t-netns.sh \
-	tests/integration/t-egress.sh
+	tests/integration/t-egress.sh \
+	tests/integration/t-isolation.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
