@@ -361,10 +361,11 @@ ab_child_main (struct ab_child_ctx *c)
 
   /* Die with the creator until it has recorded us (detached) or for good
      (foreground).  If it died before the prctl, our first read of the setup
-     socket sees EOF and we stop there (getppid is 0 in a new pid namespace,
-     so it cannot tell). */
+     socket sees EOF and we stop there (getppid is 0 in a new or joined pid
+     namespace, so it cannot tell). */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (!(c->plan->clone_flags & CLONE_NEWPID) && getppid () != c->parent_pid)
+  if (!(c->plan->clone_flags & CLONE_NEWPID) && c->plan->join_fd[AB_NS_PID] < 0
+      && getppid () != c->parent_pid)
     _exit (AB_CHILD_EXIT_SETUP);
   child_setup (c, &report, &err);
   if (err.cls == AB_EC_EXEC)
