@@ -1167,12 +1167,12 @@ cmd_write_exe (int argc, char **argv)
   return rc;
 }
 
-/* exe-attack MS: for MS milliseconds, watch every process of the pid
-   namespace and try to overwrite the executable of each one that came from
-   outside the container (an `exec` of the runtime joining us), as the
-   CVE-2019-5736 exploit does: grab /proc/PID/exe as an O_PATH fd and keep
-   reopening it for writing.  Prints counters; exit 0 only if a write got
-   through. */
+/* exe-attack MS [STOPFILE]: for MS milliseconds (or until STOPFILE
+   exists), watch every process of the pid namespace and try to overwrite
+   the executable of each one that came from outside the container (an
+   `exec` of the runtime joining us), as the CVE-2019-5736 exploit does: grab
+   /proc/PID/exe as an O_PATH fd and keep reopening it for writing.  Prints
+   counters; exit 0 only if a write got through. */
 static int
 cmd_exe_attack (int argc, char **argv)
 {
@@ -1227,7 +1227,8 @@ cmd_exe_attack (int argc, char **argv)
       scans++;
       clock_gettime (CLOCK_MONOTONIC, &now);
     }
-  while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+  while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms
+         && (argc < 3 || access (argv[2], F_OK) < 0));
   printf ("scans=%ld\nseen=%ld\noutside=%ld\nopened_wr=%ld\nwritten=%ld\n", scans, seen, outside, opened_wr,
           written);
   return written ? 0 : EXIT_REFUSED;
@@ -1268,7 +1269,7 @@ static const struct
   { "try-sethostname", 0, cmd_path_op, "[NAME]" },          { "open-dev", 1, cmd_path_op, "PATH" },
   { "syscall", 1, cmd_syscall, "NAME..." },
   { "try-exec", 1, cmd_try_exec, "PATH [ARGS...]" },        { "fill", 1, cmd_fill, "PATH" },
-  { "write-exe", 1, cmd_write_exe, "PID" },                 { "exe-attack", 1, cmd_exe_attack, "MS" },
+  { "write-exe", 1, cmd_write_exe, "PID" },                 { "exe-attack", 1, cmd_exe_attack, "MS [STOPFILE]" },
   /* clang-format on */
 };
 

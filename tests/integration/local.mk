@@ -18,7 +18,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-schemas.sh \
 	tests/integration/t-netns.sh \
 	tests/integration/t-egress.sh \
-	tests/integration/t-isolation.sh
+	tests/integration/t-isolation.sh \
+	tests/integration/t-security.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
