@@ -19,7 +19,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-netns.sh \
 	tests/integration/t-egress.sh \
 	tests/integration/t-isolation.sh \
-	tests/integration/t-security.sh
+	tests/integration/t-security.sh \
+	tests/integration/t-hooks.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
