@@ -20,7 +20,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-egress.sh \
 	tests/integration/t-isolation.sh \
 	tests/integration/t-security.sh \
-	tests/integration/t-hooks.sh
+	tests/integration/t-hooks.sh \
+	tests/integration/t-cgroups.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
