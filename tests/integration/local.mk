@@ -21,7 +21,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-isolation.sh \
 	tests/integration/t-security.sh \
 	tests/integration/t-hooks.sh \
-	tests/integration/t-cgroups.sh
+	tests/integration/t-cgroups.sh \
+	tests/integration/t-sandbox.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
