@@ -199,20 +199,19 @@ for i in $(seq 1 25); do
   rtc exec "$id" /bin/abtest true </dev/null >/dev/null 2>&1 && execs=$((execs + 1))
 done
 is "$execs" 25 "25 execs into the attacked container succeed"
-# the foreground `exec` itself: its exe on the host is a sealed memfd too
+# the foreground `exec` itself: its exe on the host is the sealed memfd too
 rtc exec "$id" /bin/abtest sleep 30 </dev/null >/dev/null 2>&1 &
 bgexec=$!
-xpid=""
-for ((i = 0; i < 100; i++)); do
-  for p in /proc/[0-9]*; do
-    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" || continue
-    [ "$(readlink "$p/exe")" = "$(readlink -f "$T/runtime-copy")" ] && continue
-    xpid=${p#/proc/}
-  done
-  [ -n "$xpid" ] && break
-  sleep 0.1
-done
 if agentbox_only; then
+  xpid=""
+  for ((i = 0; i < 100; i++)); do
+    for p in /proc/[0-9]*; do
+      { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" || continue
+      [[ $(readlink "$p/exe") == /memfd:* ]] && xpid=${p#/proc/}
+    done
+    [ -n "$xpid" ] && break
+    sleep 0.1
+  done
   like "$(readlink "/proc/$xpid/exe" 2>&1)" '^/memfd:agentbox' "a running \`agentbox exec\` runs from the sealed memfd (host pid ${xpid:-none})"
 fi
 touch "$T/exe/out/stop"
