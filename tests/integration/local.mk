@@ -19,7 +19,12 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-netns.sh \
 	tests/integration/t-egress.sh \
 	tests/integration/t-supervise.sh \
-	tests/integration/t-records.py
+	tests/integration/t-records.py \
+	tests/integration/t-isolation.sh \
+	tests/integration/t-security.sh \
+	tests/integration/t-hooks.sh \
+	tests/integration/t-cgroups.sh \
+	tests/integration/t-sandbox.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \

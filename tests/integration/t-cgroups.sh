@@ -1,0 +1,261 @@
+#!/bin/bash
+# Cgroups, read from the host's cgroup filesystems while the container runs:
+# limits land in the container's own cgroup files, the container's cgroup is
+# below the test's own cgroup (relative or missing cgroupsPath, or an
+# absolute one inside with_own_cgroup_root), memory and pids limits hold
+# (OOM kill inside, a fork bomb stops at pids.max while the host still
+# forks), and after delete no cgroup directory and no process is left, not
+# even a setsid'd double-forked grandchild.
+#
+# The cgroup of a process is found from /proc/PID/cgroup (as the host's
+# cgroup namespace sees it) and the mount point of each hierarchy in our
+# /proc/self/mountinfo, so the checks hold on v1, hybrid and v2 hosts.
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start run state kill delete
+plan_later
+
+start_bg ()
+{
+  local id=$1 b=$2
+  shift 2
+  rt create --bundle "$b" "$@" "$id" </dev/null >"$b/stdout" 2>"$b/stderr" && rt start "$id"
+}
+
+# cg_mount CONTROLLER: the mount point of the v1 hierarchy holding
+# CONTROLLER, or of the cgroup2 mount if CONTROLLER is "unified"/on v2.
+cg_mount ()
+{
+  awk -v c="$1" '{
+    split($0, parts, " - "); split(parts[2], f, " "); n = split(f[3], o, ",")
+    if (f[1] == "cgroup") { for (i = 1; i <= n; i++) if (o[i] == c) { print $5; exit } }
+    else if (f[1] == "cgroup2" && c == "unified") { print $5; exit }
+  }' /proc/self/mountinfo
+}
+
+# cg_path PID CONTROLLER: the cgroup of PID in that hierarchy ("0::" for unified).
+cg_path ()
+{
+  local want=$2
+  [ "$want" = unified ] && want=""
+  awk -F: -v c="$want" '{ n = split($2, l, ","); if (c == "" && $1 == "0") { print $3; exit }
+    for (i = 1; i <= n; i++) if (l[i] == c) { print $3; exit } }' "/proc/$1/cgroup" 2>/dev/null
+}
+
+# cg_dir PID CONTROLLER: the host directory of PID's cgroup (the hierarchies
+# here are mounted at their root).
+cg_dir ()
+{
+  local m p
+  m=$(cg_mount "$2") && p=$(cg_path "$1" "$2") && [ -n "$m" ] && [ -n "$p" ] || return 1
+  echo "$m$p"
+}
+
+# cg_read PID CONTROLLER V1FILE V2FILE: a limit file of PID's cgroup, from
+# the v1 hierarchy of CONTROLLER or the unified one.
+cg_read ()
+{
+  local d
+  if [ -n "$(cg_mount "$2")" ] && d=$(cg_dir "$1" "$2") && [ -e "$d/$3" ]; then
+    cat "$d/$3"
+  elif d=$(cg_dir "$1" unified) && [ -e "$d/$4" ]; then
+    cat "$d/$4"
+  else
+    echo "no $3 / $4"
+  fi
+}
+
+# cg_left ID: cgroup directories anywhere whose name contains ID.
+cg_left () { find /sys/fs/cgroup -type d -name "*$1*" 2>/dev/null; }
+
+# Every hierarchy PID is in, with its path: "controllers:path" lines.
+cg_lines () { cut -d: -f2- "/proc/$1/cgroup" 2>/dev/null; }
+
+sleeper='process.args=["/bin/abtest","sleep-forever"]'
+
+# ---- limits land in the container's cgroup files --------------------------------------------------
+
+make_bundle "$T/limits" "$sleeper" \
+  'linux.resources.memory={"limit":134217728,"reservation":67108864}' \
+  'linux.resources.cpu={"shares":512,"quota":50000,"period":100000,"cpus":"0"}' \
+  'linux.resources.pids={"limit":77}'
+id=$(new_id)
+start_bg "$id" "$T/limits"
+ok $? "a container with memory, cpu and pids limits starts"
+pid=$(pid_of "$id")
+is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 134217728 "memory.limit 128 MiB is in the container's memory cgroup"
+is "$(cg_read "$pid" memory memory.soft_limit_in_bytes memory.low)" 67108864 "memory.reservation 64 MiB is its soft limit"
+is "$(cg_read "$pid" pids pids.max pids.max)" 77 "pids.limit 77 is pids.max"
+if [ -n "$(cg_mount cpu)" ]; then
+  is "$(cg_read "$pid" cpu cpu.shares cpu.weight)" 512 "cpu.shares 512 is in the container's cpu cgroup"
+  is "$(cg_read "$pid" cpu cpu.cfs_quota_us cpu.max):$(cg_read "$pid" cpu cpu.cfs_period_us cpu.max)" 50000:100000 \
+    "cpu quota 50000 per period 100000 are cfs_quota_us and cfs_period_us"
+else
+  is "$(cg_read "$pid" cpu cpu.max cpu.max)" "50000 100000" "cpu quota 50000 per period 100000 are cpu.max"
+  skip "cpu.shares has no exact v2 file"
+fi
+is "$(cg_read "$pid" cpuset cpuset.cpus cpuset.cpus)" 0 "cpus \"0\" is cpuset.cpus"
+
+# ---- where the cgroup is ------------------------------------------------------------------------------
+
+# under_own PID: every hierarchy's path of PID is ours or below it (a
+# named hierarchy without controllers, name=systemd, may keep the
+# container in our own cgroup), and those of memory and pids (and the
+# unified one, if any) are strictly below.  Prints the first offender.
+under_own ()
+{
+  local ctl path own
+  while IFS=: read -r ctl path; do
+    own=$(awk -F: -v c="$ctl" '{ x = $2 } x == c { print $3; exit }' /proc/self/cgroup)
+    [ -n "$own" ] || { echo "$ctl: not ours"; return 1; }
+    [ "$own" = / ] && own=""
+    case $ctl:$path in
+      *:"$own"/?*) ;;
+      name=*:"${own:-/}") ;;
+      *) echo "$ctl:$path (ours: ${own:-/})"; return 1 ;;
+    esac
+  done < <(cg_lines "$1")
+}
+out=$(under_own "$pid")
+ok $? "without cgroupsPath the container's cgroup is below the test's own in every hierarchy ${out:+($out)}"
+like "$(cg_path "$pid" memory)" "^$(cg_path $$ memory)/.*$id" "... e.g. memory: below $(cg_path $$ memory), named after the container"
+rt delete --force "$id"
+wait_gone "$pid"
+is "$(cg_left "$id")" "" "after delete no cgroup directory of the container is left in any hierarchy"
+
+make_bundle "$T/rel" "$sleeper" "linux.cgroupsPath:=abtest-rel/$$"
+id=$(new_id)
+start_bg "$id" "$T/rel"
+pid=$(pid_of "$id")
+out=$(under_own "$pid")
+ok $? "a relative cgroupsPath is below the test's own cgroup in every hierarchy ${out:+($out)}"
+like "$(cg_path "$pid" pids)" "/abtest-rel/$$\$" "... at the relative path (pids: $(cg_path "$pid" pids))"
+rt delete --force "$id"
+wait_gone "$pid"
+is "$(find /sys/fs/cgroup -type d -path "*abtest-rel/$$" 2>/dev/null)" "" "after delete the relative cgroup is gone"
+
+# An absolute cgroupsPath is taken from each hierarchy's root: inside
+# with_own_cgroup_root that root is our own cgroup, so it lands below it.
+make_bundle "$T/abs" "$sleeper" "linux.cgroupsPath:=/abtest-abs-$$"
+id=$(new_id)
+AB_CGROUP_WRAP=1 start_bg "$id" "$T/abs"
+ok $? "with its own cgroup root, a container with an absolute cgroupsPath starts"
+pid=$(AB_CGROUP_WRAP=1 pid_of "$id")
+out=$(under_own "$pid")
+ok $? "the absolute cgroupsPath lands below the test's own cgroup in every hierarchy ${out:+($out)}"
+like "$(cg_path "$pid" memory)" "^$(cg_path $$ memory)/abtest-abs-$$\$" "... memory: $(cg_path "$pid" memory)"
+AB_CGROUP_WRAP=1 rt delete --force "$id"
+ok $? "delete --force in the same view succeeds"
+wait_gone "$pid"
+is "$(find /sys/fs/cgroup -type d -name "abtest-abs-$$" 2>/dev/null)" "" "after delete the absolute cgroup is gone everywhere"
+
+# ---- memory: OOM kill inside ---------------------------------------------------------------------------
+
+make_bundle "$T/oom" 'process.args=["/bin/abtest","memhog","256"]' \
+  'linux.resources.memory={"limit":33554432,"swap":33554432}'
+id=$(new_id)
+if is_agentbox; then
+  rt run --record "$T/oom/record.json" --bundle "$T/oom" "$id" </dev/null >/dev/null 2>&1
+else
+  rt run --bundle "$T/oom" "$id" </dev/null >/dev/null 2>&1
+fi
+is $? 137 "a process that touches 256 MiB under a 32 MiB limit is OOM-killed: run exits 137"
+if agentbox_only 2; then
+  is "$(json_get result.structuredContent.reason <"$T/oom/record.json")" oom_killed "the record's reason is oom_killed"
+  like "$(json_get result.structuredContent.limitsHit <"$T/oom/record.json")" '"memory"' "... and memory is among the limits hit"
+fi
+is "$(cg_left "$id")" "" "the OOM-killed container's cgroups are gone after run"
+
+# ---- pids: a fork bomb --------------------------------------------------------------------------------
+
+make_bundle --out "$T/bomb" 'linux.resources.pids={"limit":32}' \
+  'process.args=["/bin/sh","-c","/bin/abtest forkbomb >/out/bomb.tmp; mv /out/bomb.tmp /out/bomb; exec /bin/abtest sleep-forever"]'
+id=$(new_id)
+start_bg "$id" "$T/bomb"
+wait_for_file "$T/bomb/out/bomb" 30
+pid=$(pid_of "$id")
+bomb=$(cat "$T/bomb/out/bomb" 2>/dev/null)
+like "$bomb" '^errno=EAGAIN$' "the fork bomb's fork fails with EAGAIN"
+# 32 tasks when the fork failed: the shell, the bomb and its 30 children
+is "$(sed -n 's/^forks=//p' <<<"$bomb")" 30 "... after exactly 30 forks: with the shell and the bomb, 32 tasks, the limit"
+current=$(cg_read "$pid" pids pids.current pids.current)
+[[ $current =~ ^[0-9]+$ ]] && [ "$current" -le 32 ] && [ "$current" -ge 31 ]
+ok $? "the host sees pids.current $current, within the limit of 32 (the bomb itself has exited)"
+like "$(cg_read "$pid" pids pids.events pids.events)" '^max [1-9]' "pids.events counts the refused forks"
+forked=0
+for i in $(seq 1 50); do
+  /bin/true &
+  wait $! && forked=$((forked + 1))
+done
+is "$forked" 50 "the host still forks and runs 50 processes while the bomb sits at its limit"
+procs=$(cat "$(cg_dir "$pid" pids)/cgroup.procs" 2>/dev/null | wc -l)
+rt delete --force "$id"
+wait_gone "$pid"
+ok $? "delete --force ends the bomb's init"
+left=0
+rootid=$(stat -c %d:%i "$T/bomb/rootfs")
+for p in /proc/[0-9]*; do
+  [ "$(stat -L -c %d:%i "$p/root" 2>/dev/null)" = "$rootid" ] && left=$((left + 1))
+done
+[ "$procs" -ge 31 ] && [ $left = 0 ]
+ok $? "... and all of its $procs processes (none has its root in the rootfs now)"
+is "$(cg_left "$id")" "" "and its cgroups are gone"
+
+# ---- daemonized grandchildren, hardened profile ----------------------------------------------------------
+# Under the user-namespaced profile with a cgroup namespace, the setsid'd
+# double-forked grandchild of the init must still be found and ended, with
+# and without a pid namespace of its own.
+
+if agentbox_only 12; then
+  AB_BASE_CONFIG=runtime
+  rm -f "$T/base-config.json"
+  daemon_args='process.args=["/bin/sh","-c","/bin/abtest setsid-sleeper >/out/pid && exec /bin/abtest sleep-forever"]'
+  make_bundle --out "$T/daemon" "$daemon_args"
+  # Without a pid namespace of its own the container's user namespace does
+  # not own the pid namespace, so no /proc can be mounted (nor masked).
+  make_bundle --out "$T/daemon-hostpid" "$daemon_args" 'linux.namespaces-=pid' '!mounts[destination=/proc]' \
+    'linux.maskedPaths=[]' 'linux.readonlyPaths=[]'
+  chmod 0777 "$T/daemon/out" "$T/daemon-hostpid/out"
+
+  start_daemon ()
+  {
+    rm -f "$2/out/pid"
+    start_bg "$1" "$2"
+    wait_for_file "$2/out/pid"
+    init=$(pid_of "$1")
+    grandchild=$(sed -n 's/^pid=//p' "$2/out/pid")
+    if [ "$(readlink "/proc/$init/ns/pid")" != "$(readlink /proc/self/ns/pid)" ]; then
+      grandchild=$(host_pid_of "$init" "$grandchild")
+    fi
+  }
+
+  for variant in daemon daemon-hostpid; do
+    case $variant in
+      daemon) where="hardened, own pid namespace" ;;
+      *) where="hardened, host pid namespace" ;;
+    esac
+    id=$(new_id)
+    start_daemon "$id" "$T/$variant"
+    alive "$grandchild" && [ "$(cg_path "$grandchild" pids)" = "$(cg_path "$init" pids)" ]
+    ok $? "$where: the setsid'd grandchild (host pid ${grandchild:-none}) runs in the container's cgroup"
+    [ "$(ps -o sid= -p "$grandchild" | tr -d ' ')" != "$(ps -o sid= -p "$init" | tr -d ' ')" ]
+    ok $? "$where: ... in a session of its own"
+    rt delete --force "$id"
+    wait_gone "$init" && wait_gone "$grandchild"
+    ok $? "$where: delete --force ends the init and the grandchild"
+    is "$(cg_left "$id")" "" "$where: ... and removes the container's cgroups"
+
+    id=$(new_id)
+    start_daemon "$id" "$T/$variant"
+    rt kill --all "$id" KILL
+    wait_gone "$init" && wait_gone "$grandchild"
+    ok $? "$where: kill --all KILL ends the init and the grandchild (host pid ${grandchild:-none})"
+    rt delete "$id"
+    is "$(cg_left "$id")" "" "$where: delete after kill --all leaves no cgroup"
+  done
+fi
+
+# The runtime's cache of compiled seccomp programs lives in the state root
+# and outlives containers by design: not a leftover of this file's.
+rm -rf "$AB_STATE/.cache"
+
+done_testing

@@ -1,0 +1,202 @@
+#!/bin/bash
+# OCI hooks (config.md "POSIX-platform Hooks", runtime.md "Lifecycle"): all
+# six kinds, in order, each with the state on stdin, its own args and env,
+# in the namespace the spec gives it; failures and timeouts of create-time
+# hooks undo the create; a failing poststop hook is only a warning.
+#
+# One recording hook script serves every kind: it saves its stdin, argv
+# (/proc/$$/cmdline), environment (/proc/$$/environ: exactly what execve
+# got), mount namespace, mount table and root, and appends its kind to a
+# shared order file.  The host-side hooks run it from the host, the
+# startContainer hook from inside the container (the same script, copied
+# into the rootfs), all writing to the bundle's out directory (/out inside).
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start state kill delete
+plan_later
+
+cat >"$T/hook.sh" <<'EOF'
+#!/bin/sh
+# hook.sh KIND OUTDIR [EXTRA...]: record what this hook sees.  The files of
+# /proc/self are opened by the shell's forked child before it execs cat:
+# same argv, environment and namespaces as the hook itself.  (Not
+# /proc/$$: before pivot_root a createContainer hook sees the host's /proc,
+# where its pid in the container's pid namespace is someone else's.)
+kind=$1
+out=$2
+/bin/cat >"$out/$kind.state"
+/bin/cat </proc/self/cmdline >"$out/$kind.cmdline"
+/bin/cat </proc/self/environ >"$out/$kind.environ"
+/bin/readlink /proc/self/ns/mnt >"$out/$kind.mntns"
+/bin/cat </proc/self/mountinfo >"$out/$kind.mountinfo"
+/bin/stat -L -c %d:%i / >"$out/$kind.root"
+echo "$kind" >>"$out/order"
+EOF
+chmod 0755 "$T/hook.sh"
+
+# hook_json KIND DIR: the hook entry that runs hook.sh for KIND, writing to DIR.
+hook_json ()
+{
+  local script=$T/hook.sh
+  [ "$1" = startContainer ] && script=/hook.sh
+  printf '[{"path":"/bin/sh","args":["sh","%s","%s","%s","two words"],"env":["HOOKVAR=%s-value"],"timeout":20}]' \
+    "$script" "$1" "$2" "$1"
+}
+
+make_bundle --out "$T/b" 'process.args=["/bin/abtest","sleep-forever"]'
+cp "$T/hook.sh" "$T/b/rootfs/hook.sh"
+o=$T/b/out
+cfg "$T/b/config.json" \
+  "hooks.prestart=$(hook_json prestart "$o")" \
+  "hooks.createRuntime=$(hook_json createRuntime "$o")" \
+  "hooks.createContainer=$(hook_json createContainer "$o")" \
+  "hooks.startContainer=$(hook_json startContainer /out)" \
+  "hooks.poststart=$(hook_json poststart "$o")" \
+  "hooks.poststop=$(hook_json poststop "$o")"
+
+id=$(new_id)
+rt create --bundle "$T/b" "$id" </dev/null >"$T/b/stdout" 2>"$T/b/stderr"
+ok $? "create with all six kinds of hooks succeeds"
+pid=$(pid_of "$id")
+is "$(cat "$o/order" 2>/dev/null | tr '\n' ' ')" "prestart createRuntime createContainer " \
+  "create runs prestart, createRuntime and createContainer, in that order"
+rt start "$id"
+ok $? "start succeeds"
+wait_for_file "$o/poststart.state" 10
+is "$(cat "$o/order" 2>/dev/null | tr '\n' ' ')" "prestart createRuntime createContainer startContainer poststart " \
+  "start runs startContainer, then poststart"
+cmask=$(readlink "/proc/$pid/ns/mnt")
+rt kill "$id" KILL && wait_for_status "$id" stopped
+rt delete "$id"
+ok $? "delete of the stopped container succeeds"
+is "$(cat "$o/order" 2>/dev/null | tr '\n' ' ')" \
+  "prestart createRuntime createContainer startContainer poststart poststop " "delete runs poststop last"
+
+# ---- the state on stdin --------------------------------------------------------------------
+
+state_field () { json_get "$2" <"$o/$1.state" 2>/dev/null; }
+for kind in prestart createRuntime createContainer startContainer poststart poststop; do
+  is "$(state_field $kind id)" "$id" "the $kind hook gets the OCI state on stdin (id $id)"
+done
+is "$(state_field prestart status)" creating "prestart sees status creating"
+is "$(state_field createRuntime status)" creating "createRuntime sees status creating"
+is "$(state_field createContainer status)" creating "createContainer sees status creating"
+is "$(state_field startContainer status)" created "startContainer sees status created (start was called, the program not yet run)"
+is "$(state_field poststart status)" running "poststart sees status running"
+is "$(state_field poststop status)" stopped "poststop sees status stopped"
+is "$(state_field prestart bundle)" "$T/b" "the state names the bundle"
+for kind in prestart createRuntime poststart; do
+  is "$(state_field $kind pid)" "$pid" "$kind (runtime namespace) gets the pid as the host sees it ($pid)"
+done
+for kind in createContainer startContainer; do
+  is "$(state_field $kind pid)" 1 "$kind (container namespace) gets the pid as the container sees it (1)"
+done
+
+# ---- args and env ------------------------------------------------------------------------------
+
+for kind in createRuntime createContainer startContainer poststop; do
+  dir=$o
+  [ $kind = startContainer ] && dir=/out
+  script=$T/hook.sh
+  [ $kind = startContainer ] && script=/hook.sh
+  is "$(tr '\0' '|' <"$o/$kind.cmdline" 2>/dev/null)" "sh|$script|$kind|$dir|two words|" \
+    "the $kind hook runs with exactly its configured args"
+  is "$(tr '\0' '|' <"$o/$kind.environ" 2>/dev/null)" "HOOKVAR=$kind-value|" \
+    "the $kind hook gets exactly its configured env (nothing of the runtime's)"
+done
+
+# ---- namespaces ----------------------------------------------------------------------------------
+
+hostmnt=$(readlink /proc/self/ns/mnt)
+for kind in prestart createRuntime poststart poststop; do
+  if [ "$AB_CGROUP_WRAP" = 1 ]; then
+    skip "the runtime runs in the cgroup wrapper's private mount namespace, not the host's"
+    continue
+  fi
+  is "$(cat "$o/$kind.mntns" 2>/dev/null)" "$hostmnt" "the $kind hook runs in the host's mount namespace"
+done
+[ -n "$cmask" ] && [ "$cmask" != "$hostmnt" ]
+ok $? "the container had a mount namespace of its own ($cmask)"
+is "$(cat "$o/createContainer.mntns" 2>/dev/null)" "$cmask" "the createContainer hook runs in the container's mount namespace"
+like "$(cat "$o/createContainer.mountinfo" 2>/dev/null)" "^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ $T/b/rootfs/proc " \
+  "... before pivot_root: it sees the container's /proc mounted at $T/b/rootfs/proc"
+is "$(cat "$o/startContainer.mntns" 2>/dev/null)" "$cmask" "the startContainer hook runs in the container's mount namespace"
+is "$(cat "$o/startContainer.root" 2>/dev/null)" "$(stat -c %d:%i "$T/b/rootfs")" \
+  "... inside the container's root: its / is the bundle's rootfs"
+mpoints=$(awk '{ print $5 }' "$o/startContainer.mountinfo" 2>/dev/null)
+like "$mpoints" '^/$' "... after pivot_root: its mount table has the root at /"
+unlike "$mpoints" "^$T" "... and no mount point under the host's $T"
+is "$(cat "$o/createRuntime.root" 2>/dev/null)" "$(stat -c %d:%i /)" "the createRuntime hook's / is the host's"
+
+# ---- failing and hanging create-time hooks ----------------------------------------------------------
+
+# nothing_of ID BUNDLE: no state, no cgroup, no process in the bundle's rootfs.
+nothing_of ()
+{
+  local p
+  rt state "$1" >/dev/null 2>&1 && return 1
+  [ -n "$(find /sys/fs/cgroup -name "*$1*" -print -quit 2>/dev/null)" ] && return 1
+  for p in /proc/[0-9]*; do
+    [ "$(stat -L -c %d:%i "$p/root" 2>/dev/null)" = "$(stat -c %d:%i "$2/rootfs")" ] && return 1
+  done
+  return 0
+}
+
+make_bundle "$T/fail" 'process.args=["/bin/abtest","sleep-forever"]' \
+  'hooks.createRuntime=[{"path":"/bin/sh","args":["sh","-c","echo hook refuses on purpose >&2; exit 3"]}]'
+id=$(new_id)
+err=$(rt create --bundle "$T/fail" "$id" </dev/null 2>&1 >/dev/null)
+isnt $? 0 "a failing createRuntime hook fails create"
+if agentbox_only 3; then
+  like "$err" 'createRuntime' "the error names the createRuntime hook"
+  like "$err" 'hooks\.createRuntime\[0\].*status 3' "... by index, with its exit status"
+  like "$err" 'hook refuses on purpose' "... and the last line of its stderr"
+fi
+nothing_of "$id" "$T/fail"
+ok $? "the failed create leaves no state, cgroup or process behind"
+
+mkdir -p "$T/hang"
+make_bundle "$T/hang" 'process.args=["/bin/abtest","sleep-forever"]' \
+  "hooks.createRuntime=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"sleep 1000 & echo \$! >$T/hang/child.pid; exec sleep 1000\"],\"timeout\":1}]"
+id=$(new_id)
+err=$(rt create --bundle "$T/hang" "$id" </dev/null 2>&1 >/dev/null)
+isnt $? 0 "a createRuntime hook that hangs past its 1 s timeout fails create"
+like "$err" 'timed out|timeout' "the error says the hook timed out"
+if agentbox_only; then
+  like "$err" 'hooks\.createRuntime\[0\].*timed out after 1 s' "... naming the hook and its timeout"
+fi
+child=$(cat "$T/hang/child.pid" 2>/dev/null)
+wait_gone "$child" 10
+ok $? "the hook's own child process (host pid ${child:-none}) is killed too"
+nothing_of "$id" "$T/hang"
+ok $? "the timed-out create leaves no state, cgroup or process behind"
+
+# A createContainer hook runs inside the container's setup: failing there too undoes everything.
+make_bundle "$T/failcc" 'process.args=["/bin/abtest","sleep-forever"]' \
+  'hooks.createContainer=[{"path":"/bin/false"}]'
+id=$(new_id)
+err=$(rt create --bundle "$T/failcc" "$id" </dev/null 2>&1 >/dev/null)
+isnt $? 0 "a failing createContainer hook fails create"
+if agentbox_only; then
+  like "$err" 'hooks\.createContainer\[0\]' "... and the error names it"
+fi
+nothing_of "$id" "$T/failcc"
+ok $? "... leaving nothing behind"
+
+# ---- a failing poststop hook ---------------------------------------------------------------------------
+
+make_bundle "$T/pstop" 'process.args=["/bin/abtest","sleep-forever"]' \
+  'hooks.poststop=[{"path":"/bin/sh","args":["sh","-c","echo poststop complains >&2; exit 1"]}]'
+id=$(new_id)
+rt create --bundle "$T/pstop" "$id" </dev/null >/dev/null 2>&1 && rt start "$id"
+rt kill "$id" KILL && wait_for_status "$id" stopped
+err=$(rt delete "$id" 2>&1)
+is $? 0 "a failing poststop hook does not fail delete"
+like "$err" 'poststop' "... it is reported as a warning naming the hook"
+rt state "$id" >/dev/null 2>&1
+isnt $? 0 "... and the container is gone"
+
+# The runtime's cache of compiled seccomp programs lives in the state root
+# and outlives containers by design: not a leftover of this file's.
+rm -rf "$AB_STATE/.cache"
+
+done_testing

@@ -1,0 +1,185 @@
+#!/bin/bash
+# The built-in sandbox (`run --default`): the host's /usr and /etc read-only
+# with /etc's secrets masked, a tmpfs /workspace or an id-mapped bind of a
+# host directory, no network, limits in the cgroup, a timeout that ends the
+# whole tree, and a persistent sandbox that leaves nothing behind.  Checked
+# from the host: inodes and hashes of host files, owners of written files,
+# the container's mountinfo and cgroup files, host pids.
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands run exec state delete
+plan_later
+is_agentbox || skip_all "run --default is agentbox's built-in sandbox"
+
+# box [RUN OPTIONS] -- CMD...: a foreground sandbox run; stdout is the
+# program's, stderr goes to $T/box.err.
+box () { rt run --default "$@" </dev/null 2>"$T/box.err"; }
+
+# cg_left ID: cgroup directories anywhere whose name contains ID.
+cg_left () { find /sys/fs/cgroup -type d -name "*$1*" 2>/dev/null; }
+# cg_file PID CONTROLLER FILE: a file of PID's v1 cgroup of CONTROLLER.
+cg_file ()
+{
+  local m p
+  m=$(awk -v c="$2" '{ split($0, parts, " - "); split(parts[2], f, " "); n = split(f[3], o, ",")
+    if (f[1] == "cgroup") for (i = 1; i <= n; i++) if (o[i] == c) { print $5; exit } }' /proc/self/mountinfo)
+  p=$(awk -F: -v c="$2" '{ n = split($2, l, ","); for (i = 1; i <= n; i++) if (l[i] == c) { print $3; exit } }' \
+    "/proc/$1/cgroup" 2>/dev/null)
+  [ -n "$m" ] && [ -n "$p" ] && cat "$m$p/$3"
+}
+
+# ---- the host's /usr and /etc ----------------------------------------------------------------
+
+out=$(box "$(new_id)" -- /usr/bin/stat -c %d:%i /usr/bin/env /etc/os-release)
+is "$out" "$(stat -c %d:%i /usr/bin/env /etc/os-release)" "the sandbox sees the host's own /usr/bin/env and /etc/os-release (same inodes)"
+out=$(box "$(new_id)" -- /bin/sh -c 'sha256sum </etc/os-release')
+is "$out" "$(sha256sum </etc/os-release)" "... with the same content"
+probe=agentbox-probe-$$
+out=$(box "$(new_id)" -- /bin/sh -c "touch /usr/$probe; echo usr=\$?; touch /etc/$probe; echo etc=\$?")
+is "$out" "usr=1
+etc=1" "writes to /usr and /etc fail in the sandbox"
+like "$(cat "$T/box.err")" 'Read-only file system' "... with EROFS"
+[ ! -e "/usr/$probe" ] && [ ! -e "/etc/$probe" ]
+ok $? "nothing appeared in the host's /usr or /etc"
+[ -s /etc/shadow ]
+ok $? "the host's /etc/shadow is not empty (so the next test can fail)"
+out=$(box "$(new_id)" -- /bin/sh -c 'wc -c </etc/shadow; ls -A /etc/ssh 2>/dev/null | wc -l')
+is "$out" "0
+0" "/etc/shadow reads empty and /etc/ssh is an empty directory in the sandbox"
+
+# ---- /workspace ------------------------------------------------------------------------------------
+
+id=$(new_id)
+rt run --default --detach "$id" -- /bin/sleep 1000 </dev/null >/dev/null 2>"$T/box.err"
+ok $? "a detached sandbox runs a program"
+pid=$(pid_of "$id")
+like "$(cat "/proc/$pid/mountinfo" 2>/dev/null)" '^[0-9]+ [0-9]+ [0-9:]+ / /workspace rw,nosuid,nodev.* - tmpfs ' \
+  "without --workspace, /workspace is a tmpfs (the container's mountinfo, read from the host)"
+like "$(cat "/proc/$pid/mountinfo" 2>/dev/null)" '^[0-9]+ [0-9]+ [0-9:]+ /usr /usr ro,nosuid,nodev' \
+  "/usr is a read-only nosuid,nodev bind of the host's"
+rt delete --force "$id"
+
+mkdir -p "$T/ws-root" "$T/ws-user"
+chown 1234:1234 "$T/ws-user"
+out=$(box --workspace "$T/ws-root" "$(new_id)" -- /bin/sh -c 'echo hello >/workspace/by-root && echo written')
+is "$out" written "the sandbox writes to a --workspace owned by root"
+is "$(stat -c %u:%g "$T/ws-root/by-root" 2>&1)" 0:0 "... and the file is owned by root, the directory's owner, on the host (not 100000)"
+out=$(box --workspace "$T/ws-user" "$(new_id)" -- /bin/sh -c 'echo hello >/workspace/by-user && echo written')
+is "$out" written "the sandbox writes to a --workspace owned by uid 1234"
+diag "$(cat "$T/box.err")"
+is "$(stat -c %u:%g "$T/ws-user/by-user" 2>&1)" 1234:1234 "... and the file is owned by 1234:1234, the directory's owner, on the host"
+out=$(box --workspace "$T/ws-user" "$(new_id)" -- /usr/bin/stat -c %u /workspace)
+is "$out" 0 "the sandbox sees its workspace as its own (owned by its root)"
+
+# ---- --timeout --------------------------------------------------------------------------------------
+
+mkdir -p "$T/ws-t"
+cp "$ABTEST" "$T/ws-t/abtest"
+id=$(new_id)
+rt run --default --workspace "$T/ws-t" --timeout 5s --record "$T/timeout.json" "$id" -- \
+  /bin/sh -c '/workspace/abtest setsid-sleeper >/workspace/pid; exec /workspace/abtest sleep-forever' \
+  </dev/null >/dev/null 2>&1 &
+runpid=$!
+wait_for_file "$T/ws-t/pid" 20
+init=$(pid_of "$id")
+gc=$(host_pid_of "$init" "$(sed -n 's/^pid=//p' "$T/ws-t/pid")")
+alive "$gc"
+ok $? "the sandboxed program started a setsid'd grandchild (host pid ${gc:-none})"
+wait $runpid
+is $? 137 "--timeout ends the run with 137 (killed)"
+is "$(json_get result.structuredContent.reason <"$T/timeout.json" 2>&1)" timeout "the record's reason is timeout"
+wait_gone "$gc" 10
+ok $? "the setsid'd grandchild is gone too"
+is "$(cg_left "$id")" "" "the timed-out sandbox's cgroups are gone"
+
+# ---- no network --------------------------------------------------------------------------------------
+
+cp "$ABTEST" "$T/ws-root/abtest"
+"$PYTHON3" -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+s.settimeout(0.5); n = 0; end = time.time() + 60
+while time.time() < end:
+    try:
+        c, _ = s.accept(); n += 1; c.close()
+        open(sys.argv[1], "w").write("%d\n" % n)
+    except socket.timeout:
+        pass
+    try:
+        open(sys.argv[2]).close(); break
+    except OSError:
+        pass
+' "$T/accepted" "$T/listener-stop" >"$T/port" &
+lpid=$!
+wait_for_file "$T/port" 10
+port=$(cat "$T/port")
+"$ABTEST" connect tcp 127.0.0.1 "$port" >/dev/null
+ok $? "control: the host connects to its listener on 127.0.0.1:$port"
+wait_for_file "$T/accepted" 10
+out=$(box --workspace "$T/ws-root" "$(new_id)" -- /workspace/abtest connect tcp 127.0.0.1 "$port")
+is "$out" ECONNREFUSED "the sandbox's 127.0.0.1:$port is its own loopback: connection refused"
+out=$(box --workspace "$T/ws-root" "$(new_id)" -- /workspace/abtest connect tcp 192.0.2.1 80)
+like "$out" '^(ECONNREFUSED|ENETUNREACH)$' "an outside address is refused at once: no route out of the sandbox ($out)"
+touch "$T/listener-stop"
+wait $lpid
+is "$(cat "$T/accepted")" 1 "the host's listener accepted only the host's own connection"
+
+# ---- --memory, --pids -----------------------------------------------------------------------------------
+
+id=$(new_id)
+rt run --default --detach --memory 64M --pids 20 "$id" -- /bin/sleep 1000 </dev/null >/dev/null 2>"$T/box.err"
+pid=$(pid_of "$id")
+is "$(cg_file "$pid" memory memory.limit_in_bytes)" 67108864 "--memory 64M is the sandbox's memory limit in its cgroup"
+is "$(cg_file "$pid" pids pids.max)" 20 "--pids 20 is its pids.max"
+rt delete --force "$id"
+is "$(cg_left "$id")" "" "... and the cgroups are gone after delete"
+
+# ---- a persistent sandbox ----------------------------------------------------------------------------------
+
+id=$(new_id)
+rt run --default --detach "$id" </dev/null >/dev/null 2>"$T/box.err"
+ok $? "run --default --detach ID without a program starts a persistent sandbox"
+init=$(pid_of "$id")
+alive "$init"
+ok $? "... whose init (host pid ${init:-none}) keeps running"
+out=$(rt exec "$id" -- /bin/sh -c 'echo kept >/workspace/note' </dev/null 2>&1 && rt exec "$id" -- /bin/cat /workspace/note </dev/null 2>&1)
+is "$out" kept "exec runs commands in it, and the workspace keeps their files between execs"
+rt exec -d "$id" -- /bin/sh -c 'setsid sleep 1000 & exec sleep 1000' </dev/null >/dev/null 2>&1
+in_sandbox ()
+{
+  local p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$(readlink "/proc/$init/ns/pid")" ] && echo "${p#/proc/}"
+  done
+}
+for ((i = 0; i < 50; i++)); do
+  kids=$(in_sandbox)
+  [ "$(wc -w <<<"$kids")" -ge 3 ] && break
+  sleep 0.1
+done
+[ "$(wc -w <<<"$kids")" -ge 3 ]
+ok $? "a detached exec left processes in the sandbox ($(wc -w <<<"$kids") in its pid namespace)"
+rt delete --force "$id"
+ok $? "delete --force of the persistent sandbox succeeds"
+gone=0
+for p in $kids; do wait_gone "$p" 10 && gone=$((gone + 1)); done
+is "$gone" "$(wc -w <<<"$kids")" "... and every one of its processes is gone"
+is "$(cg_left "$id")" "" "... its cgroups are gone"
+[ ! -e "$AB_STATE/$id" ] && ! grep -q "$id" /proc/self/mountinfo
+ok $? "... and so are its state directory and any mount naming it"
+
+# ---- the shared skeleton ---------------------------------------------------------------------------------------
+
+# The sandbox's root is a skeleton of empty mount points made once per state
+# root; nothing a sandbox did may have been written into it.
+sk=$AB_STATE/.sandbox-rootfs
+is "$(find "$sk" -type f -size +0 2>&1)" "" "the shared skeleton holds no file with content"
+is "$(find "$sk/workspace" "$sk/tmp" "$sk/root" "$sk/run" -mindepth 1 2>&1 | wc -l)" 0 \
+  "... and its mount points (/workspace, /tmp, /root, /run) are empty"
+rm -rf "$sk"
+
+# The runtime's cache of compiled seccomp programs lives in the state root
+# and outlives containers by design: not a leftover of this file's.
+rm -rf "$AB_STATE/.cache"
+
+done_testing
