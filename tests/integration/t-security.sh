@@ -224,6 +224,56 @@ wait "$bgexec" 2>/dev/null
 rtc delete --force "$id"
 is "$(sha256sum <"$T/runtime-copy")" "$sum_before" "the runtime binary's hash is unchanged after all the attempts"
 
+# ---- a user namespace that cannot write the runtime ------------------------------------------
+# When the container's user namespace maps neither the runtime file's owner
+# nor a group that may write it (and others may not), the kernel refuses
+# every write open from inside whatever path reaches the inode, so agentbox
+# runs from the file itself and saves the copy.  Shown here from both sides:
+# the init's exe is the file, and the container's root, given the very
+# file through a read-write bind, cannot open it for writing.
+if agentbox_only 6; then
+  chmod 0755 "$T/runtime-copy"
+  userns=('linux.namespaces+=user' 'linux.uidMappings=[{"containerID":0,"hostID":100000,"size":65536}]'
+    'linux.gidMappings=[{"containerID":0,"hostID":100000,"size":65536}]')
+  make_bundle "$T/exeu" "$sleeper" "${userns[@]}" \
+    "mounts+={\"destination\":\"/rt\",\"type\":\"bind\",\"source\":\"$T/runtime-copy\",\"options\":[\"bind\",\"rw\"]}"
+  touch "$T/exeu/rootfs/rt"
+  id=$(new_id)
+  rtc create --bundle "$T/exeu" "$id" </dev/null >/dev/null 2>"$T/exeu/stderr"
+  ipid=$(pid_of "$id")
+  is "$(readlink "/proc/$ipid/exe" 2>&1)" "$T/runtime-copy" \
+    "with the runtime's owner unmapped, the created init runs from the runtime's file (no copy)"
+  rtc start "$id"
+  out=$(rtc exec "$id" /bin/abtest write /rt x 2>&1)
+  isnt $? 0 "... and the container's root cannot open that file for writing, even through a rw bind"
+  diag "$(tr '\n' ' ' <<<"$out")"
+  rtc delete --force "$id"
+
+  # the owner's group mapped and group-writable, or others may write: sealed
+  for mode in 0775 0757; do
+    chmod "$mode" "$T/runtime-copy"
+    make_bundle "$T/exeu-$mode" "$sleeper" 'linux.namespaces+=user' \
+      'linux.uidMappings=[{"containerID":0,"hostID":100000,"size":65536}]' \
+      'linux.gidMappings=[{"containerID":0,"hostID":0,"size":1},{"containerID":1,"hostID":100001,"size":65535}]'
+    id=$(new_id)
+    rtc create --bundle "$T/exeu-$mode" "$id" </dev/null >/dev/null 2>"$T/exeu-$mode/stderr"
+    like "$(readlink "/proc/$(pid_of "$id")/exe" 2>&1)" '^/memfd:agentbox' \
+      "a runtime file of mode $mode with its group mapped: the init runs from the sealed copy"
+    rtc delete --force "$id"
+  done
+  chmod 0755 "$T/runtime-copy"
+  # host root mapped into the container's user namespace: sealed
+  make_bundle "$T/exeu-root" "$sleeper" 'linux.namespaces+=user' \
+    'linux.uidMappings=[{"containerID":0,"hostID":0,"size":65536}]' \
+    'linux.gidMappings=[{"containerID":0,"hostID":0,"size":65536}]'
+  id=$(new_id)
+  rtc create --bundle "$T/exeu-root" "$id" </dev/null >/dev/null 2>"$T/exeu-root/stderr"
+  like "$(readlink "/proc/$(pid_of "$id")/exe" 2>&1)" '^/memfd:agentbox' \
+    "host root mapped into the user namespace: the init runs from the sealed copy"
+  rtc delete --force "$id"
+  is "$(sha256sum <"$T/runtime-copy")" "$sum_before" "the runtime binary's hash is still unchanged"
+fi
+
 # ---- masked paths and a hostile /dev/null ------------------------------------------------------
 
 # No /dev mount: the rootfs's own /dev/null is a symlink to a host file.  A
