@@ -62,6 +62,11 @@ const char *ab_signal_name (int sig);
    spawned us dies; fails if it is already gone. */
 int ab_die_with_parent (const char *cmd, const char *pid);
 
+/* The fd of --record PATH: `-`, /dev/stdout, /dev/stderr and /dev/fd/N
+   are the fds we already have; anything else is created or truncated.
+   -1 with errno on failure. */
+int ab_open_record (const char *path);
+
 /* The uid/gid maps of the user namespace a config creates, or NULLs. */
 struct ab_spec;
 struct ab_idmaps;

@@ -4,8 +4,11 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "runtime/util.h"
@@ -105,4 +108,22 @@ ab_die_with_parent (const char *cmd, const char *arg)
   if (getppid () != pid)
     return ab_cmd_usage_error (cmd, "--die-with-parent: %d is not our parent (any more)", pid);
   return 0;
+}
+
+int
+ab_open_record (const char *path)
+{
+  int fd;
+
+  /* Our own stdout or stderr: the same open file, never a second one at
+     offset 0 with O_TRUNC (which, on a redirected stdout, would truncate
+     the caller's file and overwrite the program's streamed output). */
+  if (strcmp (path, "-") == 0 || strcmp (path, "/dev/stdout") == 0)
+    return STDOUT_FILENO;
+  if (strcmp (path, "/dev/stderr") == 0)
+    return STDERR_FILENO;
+  if (strncmp (path, "/dev/fd/", 8) == 0 && ab_parse_int (path + 8, &fd) == 0 && fd >= 0
+      && fcntl (fd, F_GETFD) >= 0)
+    return fd;
+  return open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 }

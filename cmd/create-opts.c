@@ -268,9 +268,9 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           ab_strv_push (&cli->sb.allow_domains, optarg);
           break;
         case OPT_RECORD:
-          if (cli->record_fd >= 0)
+          if (cli->record_fd > 2)
             close (cli->record_fd);
-          cli->record_fd = open (optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+          cli->record_fd = ab_open_record (optarg);
           if (cli->record_fd < 0)
             return ab_cmd_usage_error (cmd, "--record: cannot open `%s`: %s", optarg, strerror (errno));
           cli->so.capture = true;

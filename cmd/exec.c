@@ -189,7 +189,9 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
         so.capture = true;
         break;
       case OPT_RECORD:
-        record_fd = open (optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+        if (record_fd > 2)
+          close (record_fd);
+        record_fd = ab_open_record (optarg);
         if (record_fd < 0)
           return ab_cmd_usage_error ("exec", "--record: cannot open `%s`: %s", optarg, strerror (errno));
         so.capture = true;

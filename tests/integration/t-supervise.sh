@@ -208,6 +208,29 @@ ok $? "the record holds the first 1000 bytes of stderr, byte-exact, stderrTrunca
 is "$(rec "$T/big/rec" stderrBytes)" 50000 "... stderrBytes is what the program wrote (50000)"
 like "$(rec "$T/big/rec" limitsHit)" '"output"' "... and limitsHit says output"
 
+# --record /dev/stdout (or -) with stdout redirected to a file: the record
+# goes after the streamed output in the same open file, which is not
+# truncated first (a second open of /dev/stdout would write at offset 0).
+make_bundle "$T/same" 'process.args=["/bin/abtest","write-bytes","5000"]'
+echo "first line of the caller" >"$T/same/out"
+for path in /dev/stdout -; do
+  id=$(new_id)
+  rt run --bundle "$T/same" --record "$path" "$id" </dev/null >>"$T/same/out" 2>/dev/null
+done
+"$PYTHON3" -c '
+import json, sys
+data = open(sys.argv[1], "rb").read()
+head, want = b"first line of the caller\n", open(sys.argv[2], "rb").read()
+assert data.startswith(head), data[:40]
+rest = data[len(head):]
+for _ in range(2):
+    assert rest.startswith(want), rest[:40]
+    rest = rest[len(want):]
+    line, _, rest = rest.partition(b"\n")
+    assert json.loads(line)["result"]["structuredContent"]["stdoutBytes"] == 5000
+assert rest == b"", rest[:40]' "$T/same/out" <("$ABTEST" write-bytes 5000)
+ok $? "--record /dev/stdout and --record - append the record after the streamed output to a redirected stdout"
+
 # A reader of agentbox's stdout that goes away (`| head`) must not kill the
 # supervisor with SIGPIPE: that would abandon the container.
 make_bundle "$T/flood" 'process.args=["/bin/abtest","write-bytes","10000000"]'
