@@ -31,21 +31,6 @@ struct target
   bool v2;
 };
 
-static bool
-word_in (const char *words, const char *w)
-{
-  size_t n = strlen (w);
-  const char *p = words;
-
-  while ((p = strstr (p, w)) != NULL)
-    {
-      if ((p == words || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
-        return true;
-      p += n;
-    }
-  return false;
-}
-
 /* The hierarchy of controller v1name (v2name in the v2 tree); an error
    naming what asked for it and the files it would have written. */
 static int
@@ -56,7 +41,7 @@ find (struct res *r, const char *v1name, const char *v2name, const char *what, c
   t->v2 = false;
   if (t->h)
     return 0;
-  if (v2name && r->cg->v2 && word_in (r->v2avail, v2name))
+  if (v2name && r->cg->v2 && ab_word_in (r->v2avail, v2name))
     {
       t->h = r->cg->v2;
       t->v2 = true;
@@ -709,7 +694,7 @@ apply_unified (struct res *r, const struct ab_kvlist *u)
                 r->err, AB_EC_RESOURCE, 0,
                 "%s: the %s controller is a cgroup v1 controller on this host, not in the v2 tree", what,
                 ctrl);
-          if (!word_in (r->v2avail, ctrl))
+          if (!ab_word_in (r->v2avail, ctrl))
             return ab_error_setc (
                 r->err, AB_EC_RESOURCE, 0,
                 "%s: the %s controller is not enabled for `%s` (its cgroup.controllers: `%s`)", what, ctrl,

@@ -317,21 +317,6 @@ hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
 
 /* ---- v2 controller delegation -------------------------------------------------- */
 
-static bool
-word_in (const char *words, const char *w)
-{
-  size_t n = strlen (w);
-  const char *p = words;
-
-  while ((p = strstr (p, w)) != NULL)
-    {
-      if ((p == words || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
-        return true;
-      p += n;
-    }
-  return false;
-}
-
 /* Enable each controller in cgroup.subtree_control from the first existing
    ancestor down to the leaf's parent. */
 static int
@@ -365,9 +350,9 @@ v2_enable (struct ab_cg_hier *h, const struct ab_strv *ctrls, const struct ab_st
       for (i = 0; i < ctrls->n; i++)
         {
           _cleanup_free_ char *plus = NULL;
-          if (word_in (enabled, ctrls->v[i]))
+          if (ab_word_in (enabled, ctrls->v[i]))
             continue;
-          if (!word_in (avail, ctrls->v[i]))
+          if (!ab_word_in (avail, ctrls->v[i]))
             return ab_error_setc (err, AB_EC_RESOURCE, 0,
                                   "%s: the `%s` controller is not available in `%s/cgroup.controllers`",
                                   why->v[i], ctrls->v[i], dir);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "runtime/seccomp.h"
+#include "spec/tables.h"
 #include "runtime/util.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -36,18 +37,6 @@ static const char notify_unsupported[] = "seccomp notification is not supported 
 #define AB_SECCOMP_MAX_INSNS 4096
 /* The largest errno the kernel returns as is; larger values are clamped. */
 #define AB_MAX_ERRNO 4095
-
-static const char *const action_names[AB_SCMP_ACT__COUNT] = {
-  [AB_SCMP_ACT_KILL] = "SCMP_ACT_KILL",
-  [AB_SCMP_ACT_KILL_PROCESS] = "SCMP_ACT_KILL_PROCESS",
-  [AB_SCMP_ACT_KILL_THREAD] = "SCMP_ACT_KILL_THREAD",
-  [AB_SCMP_ACT_TRAP] = "SCMP_ACT_TRAP",
-  [AB_SCMP_ACT_ERRNO] = "SCMP_ACT_ERRNO",
-  [AB_SCMP_ACT_TRACE] = "SCMP_ACT_TRACE",
-  [AB_SCMP_ACT_ALLOW] = "SCMP_ACT_ALLOW",
-  [AB_SCMP_ACT_LOG] = "SCMP_ACT_LOG",
-  [AB_SCMP_ACT_NOTIFY] = "SCMP_ACT_NOTIFY",
-};
 
 static const enum scmp_compare op_tokens[AB_SCMP_CMP__COUNT] = {
   [AB_SCMP_CMP_NE] = SCMP_CMP_NE,
@@ -142,9 +131,8 @@ prog_freep (struct ab_seccomp_prog *p)
 static const char *
 action_name (int action)
 {
-  if (action < 0 || action >= AB_SCMP_ACT__COUNT)
-    return "(invalid action)";
-  return action_names[action];
+  const char *name = ab_seccomp_action_name (action);
+  return name ? name : "(invalid action)";
 }
 
 /* Map one action of the model to libseccomp's encoding.  `path` names the

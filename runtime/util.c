@@ -448,3 +448,18 @@ ab_path_is_clean_absolute (const char *path)
     }
   return true;
 }
+
+bool
+ab_word_in (const char *words, const char *w)
+{
+  size_t n = strlen (w);
+  const char *p = words;
+
+  while ((p = strstr (p, w)) != NULL)
+    {
+      if ((p == words || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+        return true;
+      p += n;
+    }
+  return false;
+}

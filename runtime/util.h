@@ -138,4 +138,8 @@ bool ab_path_is_clean_absolute (const char *path);
 /* Whether any component of path is "..". */
 bool ab_path_has_dotdot (const char *path);
 
+/* Whether w is one of the space-separated words of a line like
+   cgroup.controllers ("cpu io memory\n"). */
+bool ab_word_in (const char *words, const char *w);
+
 #endif
