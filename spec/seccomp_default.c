@@ -2,8 +2,8 @@
  *
  * Policy: defaultAction SCMP_ACT_ERRNO with EPERM, so an unlisted syscall
  * fails the way a missing capability does and programs take their usual
- * error path.  Three syscalls get argument filters (clone, personality,
- * socket) and one a different errno (clone3).
+ * error path.  clone, personality, socket and the calls that set a file's
+ * mode get argument filters; clone3 and openat2 a different errno.
  *
  * Denied by omission, one reason each:
  *   mount umount2 pivot_root chroot   the mount table belongs to the runtime; a
@@ -90,14 +90,15 @@ const char ab_seccomp_default_arch[] = "SCMP_ARCH_AARCH64";
    entry points come last. */
 
 /* clang-format off */
-/* File descriptors, files and directories.  mknodat: without CAP_MKNOD only
-   FIFOs and sockets (mkfifo). */
+/* File descriptors, files and directories.  The calls that set a mode
+   (open, chmod, mknod: without CAP_MKNOD only FIFOs, sockets and regular
+   files) come with the set-id filter, below. */
 static const char *const files[] = {
   "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
-  "openat", "openat2", "close", "close_range", "lseek", "dup", "dup3", "fcntl", "flock", "ioctl",
+  "close", "close_range", "lseek", "dup", "dup3", "fcntl", "flock", "ioctl",
   "newfstatat", "fstat", "statx", "statfs", "fstatfs", "faccessat", "faccessat2", "getdents64", "getcwd",
-  "chdir", "fchdir", "mkdirat", "mknodat", "unlinkat", "renameat", "renameat2", "linkat", "symlinkat",
-  "readlinkat", "fchmod", "fchmodat", "fchmodat2", "fchown", "fchownat", "utimensat", "truncate",
+  "chdir", "fchdir", "mkdirat", "unlinkat", "renameat", "renameat2", "linkat", "symlinkat",
+  "readlinkat", "fchown", "fchownat", "utimensat", "truncate",
   "ftruncate", "fallocate", "fadvise64", "readahead", "fsync", "fdatasync", "sync", "syncfs",
   "sync_file_range", "copy_file_range", "sendfile", "splice", "tee", "vmsplice", "umask", "getxattr",
   "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr", "lsetxattr", "fsetxattr",
@@ -162,8 +163,8 @@ static const char *const ipc[] = {
 /* The legacy x86_64 entry points that aarch64 never had: static binaries and
    older libcs still call them. */
 static const char *const legacy[] = {
-  "open", "creat", "stat", "lstat", "access", "getdents", "mkdir", "rmdir", "rename", "link", "unlink",
-  "symlink", "readlink", "chmod", "chown", "lchown", "utime", "utimes", "futimesat", "mknod", "pipe", "dup2",
+  "stat", "lstat", "access", "getdents", "mkdir", "rmdir", "rename", "link", "unlink",
+  "symlink", "readlink", "chown", "lchown", "utime", "utimes", "futimesat", "pipe", "dup2",
   "poll", "select", "epoll_create", "epoll_wait", "eventfd", "signalfd", "inotify_init", "fork", "vfork",
   "pause", "alarm", "time", "getpgrp", "arch_prctl",
 };
@@ -217,6 +218,31 @@ static const uint64_t families[] = {
   16, /* AF_NETLINK: the container's own routes and addresses (getifaddrs) */
 };
 
+/* Set-user-ID and set-group-ID bits.  The owner of a file may set them
+   without any capability, and through an id-mapped --workspace the
+   container's root owns files as the directory's owner on the host: a
+   set-uid binary written there runs as that user (root, often) for anyone
+   on the host who can reach it.  So every call that gives a file a mode is
+   allowed only without these bits (EPERM otherwise); open and openat also
+   when they create nothing, whatever their mode argument holds.  openat2
+   passes its mode in memory, out of seccomp's reach: ENOSYS, and libcs and
+   runtimes fall back to openat. */
+#define SETID_BITS 06000ull                     /* S_ISUID | S_ISGID */
+#define CREATING_FLAGS (0100ull | 020000000ull) /* O_CREAT | __O_TMPFILE */
+
+static const struct
+{
+  const char *name;
+  int mode_arg;  /* the index of the mode argument */
+  int flags_arg; /* of the open flags, or -1: the call always sets the mode */
+} mode_setters[] = {
+  { "openat", 3, 2 },   { "fchmod", 1, -1 }, { "fchmodat", 2, -1 }, { "fchmodat2", 2, -1 },
+  { "mknodat", 2, -1 },
+#if defined(__x86_64__)
+  { "open", 2, 1 },     { "creat", 1, -1 },  { "chmod", 1, -1 },    { "mknod", 1, -1 },
+#endif
+};
+
 static void
 gen_rule_open (struct ab_gen *g, const char *const *names, size_t n, const char *action)
 {
@@ -244,6 +270,7 @@ ab_seccomp_default_gen (struct ab_gen *g)
 {
   static const char *const clone[] = { "clone" };
   static const char *const clone3[] = { "clone3" };
+  static const char *const openat2[] = { "openat2" };
   static const char *const personality[] = { "personality" };
   static const char *const socket[] = { "socket" };
   static const char *const arches[] = { ab_seccomp_default_arch };
@@ -275,6 +302,22 @@ ab_seccomp_default_gen (struct ab_gen *g)
      makes glibc (pthread_create, posix_spawn) fall back to the filtered
      clone, where EPERM would be a hard failure. */
   gen_rule_open (g, clone3, 1, "SCMP_ACT_ERRNO");
+  ab_gen_kv_u64 (g, "errnoRet", 38); /* ENOSYS */
+  ab_gen_obj_close (g);
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (mode_setters); i++)
+    {
+      const char *name[] = { mode_setters[i].name };
+      gen_rule_open (g, name, 1, "SCMP_ACT_ALLOW");
+      gen_one_arg (g, (unsigned) mode_setters[i].mode_arg, SETID_BITS, 0, "SCMP_CMP_MASKED_EQ");
+      ab_gen_obj_close (g);
+      if (mode_setters[i].flags_arg < 0)
+        continue;
+      gen_rule_open (g, name, 1, "SCMP_ACT_ALLOW");
+      gen_one_arg (g, (unsigned) mode_setters[i].flags_arg, CREATING_FLAGS, 0, "SCMP_CMP_MASKED_EQ");
+      ab_gen_obj_close (g);
+    }
+  gen_rule_open (g, openat2, 1, "SCMP_ACT_ERRNO");
   ab_gen_kv_u64 (g, "errnoRet", 38); /* ENOSYS */
   ab_gen_obj_close (g);
 

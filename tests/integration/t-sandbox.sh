@@ -70,6 +70,19 @@ is "$(stat -c %u:%g "$T/ws-user/by-user" 2>&1)" 1234:1234 "... and the file is o
 out=$(box --workspace "$T/ws-user" "$(new_id)" -- /usr/bin/stat -c %u /workspace)
 is "$out" 0 "the sandbox sees its workspace as its own (owned by its root)"
 
+# A set-uid file the container's root made in a root-owned workspace would
+# be a set-uid-root binary on the host: the profile refuses every way of
+# setting the bits (chmod, creating with them), and plain modes still work.
+cp "$ABTEST" "$T/ws-root/tool"
+out=$(box --workspace "$T/ws-root" "$(new_id)" -- /bin/sh -c '
+  chmod 4755 tool 2>/dev/null && echo chmod-suid
+  chmod 2755 tool 2>/dev/null && echo chmod-sgid
+  python3 -c "import os; os.open(\"made\", os.O_WRONLY | os.O_CREAT, 0o4755)" 2>/dev/null && echo open-suid
+  install -m 6755 tool installed 2>/dev/null && echo install-suid
+  chmod 700 tool && echo plain')
+is "$out" plain "in the sandbox, chmod 4755/2755, open(O_CREAT, 04755) and install -m 6755 all fail; chmod 700 works"
+is "$(find "$T/ws-root" -perm /6000 2>&1)" "" "... and the host's workspace holds no set-uid or set-gid file"
+
 # ---- --timeout --------------------------------------------------------------------------------------
 
 mkdir -p "$T/ws-t"

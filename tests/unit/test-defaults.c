@@ -21,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -429,6 +430,83 @@ PROBE (socket_vsock, socket (40 /* AF_VSOCK */, SOCK_STREAM, 0))
 PROBE (socket_alg, socket (38 /* AF_ALG */, SOCK_SEQPACKET, 0))
 PROBE (socket_inet_high_bits, syscall (SYS_socket, (1L << 32) | AF_INET, (long)SOCK_DGRAM, 0L))
 
+/* The set-id probes work on files in setid_dir (made by test_seccomp_behaviour):
+   each call would succeed without the filter (root owns the files). */
+static char setid_dir[] = "/tmp/agentbox-test-setid-XXXXXX";
+
+static const char *
+setid_path (const char *name)
+{
+  static char path[sizeof setid_dir + 32];
+  snprintf (path, sizeof path, "%s/%s", setid_dir, name);
+  return path;
+}
+
+static long
+fresh_fd (const char *name)
+{
+  unlink (setid_path (name));
+  return open (setid_path (name), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+}
+
+PROBE (fchmod_suid, fchmod ((int)fresh_fd ("a"), 04755))
+PROBE (fchmodat_sgid, (close ((int)fresh_fd ("b")), fchmodat (AT_FDCWD, setid_path ("b"), 02755, 0)))
+PROBE (openat_create_suid, (unlink (setid_path ("c")), openat (AT_FDCWD, setid_path ("c"), O_WRONLY | O_CREAT, 04755)))
+PROBE (openat_tmpfile_sgid, openat (AT_FDCWD, setid_dir, O_WRONLY | O_TMPFILE, 02755))
+PROBE (mknodat_suid, (unlink (setid_path ("d")), mknodat (AT_FDCWD, setid_path ("d"), S_IFREG | 04755, 0)))
+#if defined(__x86_64__)
+PROBE (chmod_suid, (close ((int)fresh_fd ("e")), syscall (SYS_chmod, setid_path ("e"), 04755L)))
+PROBE (open_create_sgid, (unlink (setid_path ("f")), syscall (SYS_open, setid_path ("f"), (long)(O_WRONLY | O_CREAT), 06755L)))
+PROBE (creat_suid, (unlink (setid_path ("g")), syscall (SYS_creat, setid_path ("g"), 04700L)))
+#endif
+
+/* How many of the probes' files carry a set-id bit; with remove, they are
+   all removed. */
+static int
+setid_files (bool remove)
+{
+  struct stat sb;
+  int n = 0;
+
+  for (const char *c = "abcdefgpq"; *c; c++)
+    {
+      char name[2] = { *c, 0 };
+      if (lstat (setid_path (name), &sb) == 0 && (sb.st_mode & (S_ISUID | S_ISGID)))
+        n++;
+      if (remove)
+        unlink (setid_path (name));
+    }
+  return n;
+}
+
+/* What must keep working: plain modes, and opens that create nothing
+   whatever garbage their mode argument holds. */
+static long
+probe_plain_modes (void *arg AB_UNUSED)
+{
+  int fd = (int)fresh_fd ("p");
+  if (fd < 0 || fchmod (fd, 0755) < 0 || fchmodat (AT_FDCWD, setid_path ("p"), 01777, 0) < 0)
+    return -1;
+  close (fd);
+  fd = (int)syscall (SYS_openat, (long)AT_FDCWD, setid_path ("p"), (long)O_RDONLY, 06777L);
+  if (fd < 0)
+    return -1;
+  close (fd);
+  unlink (setid_path ("q"));
+  fd = openat (AT_FDCWD, setid_path ("q"), O_WRONLY | O_CREAT | O_EXCL, 0700);
+  return fd < 0 ? -1 : close (fd);
+}
+
+static long
+probe_openat2 (void *arg AB_UNUSED)
+{
+  struct
+  {
+    uint64_t flags, mode, resolve;
+  } how = { O_RDONLY, 0, 0 };
+  return syscall (SYS_openat2, (long)AT_FDCWD, "/", &how, sizeof how);
+}
+
 /* bare: also run without the filter, to show the probe tells the filter's
    EPERM from the kernel's answer.  Not for socket families that would
    autoload a protocol module on the host. */
@@ -457,6 +535,16 @@ static const struct
   { "init_module", probe_init_module, true },
   { "chroot", probe_chroot, true },
   { "personality(ADDR_NO_RANDOMIZE)", probe_personality_norandom, true },
+  { "fchmod(04755)", probe_fchmod_suid, true },
+  { "fchmodat(02755)", probe_fchmodat_sgid, true },
+  { "openat(O_CREAT, 04755)", probe_openat_create_suid, true },
+  { "openat(O_TMPFILE, 02755)", probe_openat_tmpfile_sgid, true },
+  { "mknodat(S_IFREG | 04755)", probe_mknodat_suid, true },
+#if defined(__x86_64__)
+  { "chmod(04755)", probe_chmod_suid, true },
+  { "open(O_CREAT, 06755)", probe_open_create_sgid, true },
+  { "creat(04700)", probe_creat_suid, true },
+#endif
   { "socket(AF_VSOCK)", probe_socket_vsock, false },
   { "socket(AF_ALG)", probe_socket_alg, false },
   { "socket(AF_INET) with high bits set", probe_socket_inet_high_bits, true },
@@ -509,15 +597,20 @@ static void
 test_seccomp_behaviour (const struct ab_seccomp *sc)
 {
   scmp_filter_ctx ctx = build_filter (sc);
-  int st;
+  int st, setid = 0;
 
   ok (ctx != NULL, "libseccomp compiles the profile");
   if (ctx == NULL)
     return;
+  if (mkdtemp (setid_dir) == NULL)
+    abort ();
   for (size_t i = 0; i < AB_ARRAY_SIZE (refused_probes); i++)
     {
-      int filtered = in_child (ctx, refused_probes[i].fn, NULL);
-      int bare = refused_probes[i].bare ? in_child (NULL, refused_probes[i].fn, NULL) : 0;
+      int filtered = in_child (ctx, refused_probes[i].fn, NULL), bare;
+
+      setid += setid_files (true);
+      bare = refused_probes[i].bare ? in_child (NULL, refused_probes[i].fn, NULL) : 0;
+      setid_files (true);
 
       if (refused_probes[i].bare && WIFEXITED (bare) && WEXITSTATUS (bare) == EPERM)
         {
@@ -532,6 +625,17 @@ test_seccomp_behaviour (const struct ab_seccomp *sc)
     }
   st = in_child (ctx, probe_clone3, NULL);
   ok (WIFEXITED (st) && WEXITSTATUS (st) == ENOSYS, "clone3 fails with ENOSYS, so libc falls back to clone");
+  st = in_child (ctx, probe_openat2, NULL);
+  ok (WIFEXITED (st) && WEXITSTATUS (st) == ENOSYS,
+      "openat2 (its mode out of seccomp's reach) fails with ENOSYS, so callers fall back to openat");
+  st = in_child (ctx, probe_plain_modes, NULL);
+  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0,
+      "modes without set-id bits, sticky included, and opens that create nothing (mode argument 06777) work");
+  if (!WIFEXITED (st) || WEXITSTATUS (st) != 0)
+    printf ("#   wait status %d (errno %d)\n", st, WIFEXITED (st) ? WEXITSTATUS (st) : -1);
+  ok (setid == 0, "no file the filtered probes touched got a set-id bit (%d did)", setid);
+  setid_files (true);
+  rmdir (setid_dir);
   st = in_child (ctx, probe_allowed_basics, NULL);
   ok (WIFEXITED (st) && WEXITSTATUS (st) == 0,
       "fork, pipes, the four socket families and the persona query work");
