@@ -189,10 +189,17 @@ child_double_fork (void *arg)
   (void)arg;
   if (p == 0)
     {
+      pid_t parent;
       setsid ();
+      parent = getpid ();
       if (fork () == 0)
         {
           pid_t me = getpid ();
+          /* Report only once reparented to the test (its subreaper):
+             killed while its parent still lived, it would be that
+             parent's to reap, and the test's waitpid would race it. */
+          while (getppid () == parent)
+            usleep (1000);
           if (write (report_fd, &me, sizeof me) != sizeof me)
             _exit (1);
           for (;;)
