@@ -52,6 +52,10 @@ int ab_parse_tristate (const char *s, int *out);
 /* Require between min and max positional arguments after option parsing
    (argv[optind..]); prints a usage error naming the command otherwise. */
 int ab_cmd_positionals (const char *cmd, int argc, char **argv, int min, int max, const char *what);
+/* A subcommand whose only argument is the container id (start, pause,
+   resume): parse it, run op, map its error to the exit status. */
+int ab_cmd_on_id (struct ab_global *g, int argc, char **argv, const char *cmd, const char *help,
+                  int (*op) (const char *root, const char *id, ab_error_t *err));
 /* Map an error of a lifecycle operation to an exit status (1, or 2 for usage). */
 int ab_cmd_exit_for (const ab_error_t *err);
 /* Parse a signal: a number, or a name with or without the SIG prefix. */
@@ -84,6 +88,10 @@ int ab_cmd_run (struct ab_global *g, int argc, char **argv);
 int ab_cmd_kill (struct ab_global *g, int argc, char **argv);
 int ab_cmd_delete (struct ab_global *g, int argc, char **argv);
 int ab_cmd_exec (struct ab_global *g, int argc, char **argv);
+int ab_cmd_pause (struct ab_global *g, int argc, char **argv);
+int ab_cmd_resume (struct ab_global *g, int argc, char **argv);
+int ab_cmd_ps (struct ab_global *g, int argc, char **argv);
+int ab_cmd_update (struct ab_global *g, int argc, char **argv);
 int ab_cmd_mcp (struct ab_global *g, int argc, char **argv);
 
 #endif

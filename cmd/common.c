@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <ctype.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -25,6 +26,30 @@ ab_cmd_positionals (const char *cmd, int argc, char **argv, int min, int max, co
   if (max >= 0 && n > max)
     return ab_cmd_usage_error (cmd, "unexpected argument `%s`", argv[optind + max]);
   return 0;
+}
+
+int
+ab_cmd_on_id (struct ab_global *g, int argc, char **argv, const char *cmd, const char *help,
+              int (*op) (const char *root, const char *id, ab_error_t *err))
+{
+  static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+  ab_error_t err = { 0 };
+  int c;
+
+  while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1)
+    {
+      if (c == 'h')
+        {
+          printf ("Usage: agentbox %s ID\n\n%s\n", cmd, help);
+          return AB_EXIT_OK;
+        }
+      return ab_cmd_usage_error (cmd, "unknown option `%s`", argv[optind - 1]);
+    }
+  if ((c = ab_cmd_positionals (cmd, argc, argv, 1, 1, "container ID")) != 0)
+    return c;
+  if (op (g->root, argv[optind], &err) < 0)
+    return ab_cmd_fail (&err);
+  return AB_EXIT_OK;
 }
 
 int

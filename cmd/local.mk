@@ -10,6 +10,10 @@ agentbox_SOURCES += \
 	cmd/exec.c \
 	cmd/kill.c \
 	cmd/delete.c \
+	cmd/pause.c \
+	cmd/resume.c \
+	cmd/ps.c \
+	cmd/update.c \
 	cmd/state.c \
 	cmd/list.c \
 	cmd/spec.c \

@@ -141,12 +141,6 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
   return conn;
 }
 
-static int
-cmp_int (const void *a, const void *b)
-{
-  return *(const int *) a - *(const int *) b;
-}
-
 /* Close every inherited fd above the preserved ones except those the setup
    needs.  The parent's fds are close-on-exec anyway, but we do not keep the
    state directory (and its lock), the cgroup directories or anything else
@@ -164,7 +158,7 @@ close_inherited_fds (struct ab_child_ctx *c)
   for (i = 0; i < 3; i++)
     if (c->stdio[i] >= first)
       keep[n++] = c->stdio[i];
-  qsort (keep, (size_t) n, sizeof *keep, cmp_int);
+  qsort (keep, (size_t) n, sizeof *keep, ab_cmp_int);
   for (i = 0; i < n; i++)
     {
       if (keep[i] > first)

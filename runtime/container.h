@@ -74,6 +74,15 @@ void ab_container_free (struct ab_container *c);
 int ab_container_start (const char *root, const char *id, ab_error_t *err);
 int ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error_t *err);
 int ab_container_delete (const char *root, const char *id, bool force, ab_error_t *err);
+/* runc's pause, resume, ps and update (runtime/control.c): the cgroup
+   freezer (status `paused` while frozen), the pids of every process in the
+   container's cgroup (host pid namespace; free *pids), new limits. */
+int ab_container_pause (const char *root, const char *id, ab_error_t *err);
+int ab_container_resume (const char *root, const char *id, ab_error_t *err);
+int ab_container_pids (const char *root, const char *id, pid_t **pids, size_t *n, ab_error_t *err);
+struct ab_resources;
+int ab_container_update (const char *root, const char *id, const struct ab_resources *resources,
+                         ab_error_t *err);
 /* The state and its live status. */
 int ab_container_state (const char *root, const char *id, struct ab_state **out, int *status, ab_error_t *err);
 

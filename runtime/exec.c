@@ -56,18 +56,12 @@ struct exec_child
   bool own_pgrp; /* no sub-cgroup to kill it by: its own process group instead */
 };
 
-static int
-cmp_int (const void *a, const void *b)
-{
-  return *(const int *) a - *(const int *) b;
-}
-
 static void
 close_all_but (int first, int *keep, int n)
 {
   int i;
 
-  qsort (keep, (size_t) n, sizeof *keep, cmp_int);
+  qsort (keep, (size_t) n, sizeof *keep, ab_cmp_int);
   for (i = 0; i < n; i++)
     {
       if (keep[i] < first)
@@ -422,6 +416,11 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   if (ab_container_load (o->root, o->id, false, &c, err) < 0)
     goto fail;
   status = ab_state_status (c->dirfd, c->state);
+  if (status == AB_STATUS_PAUSED)
+    {
+      ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: it is paused", o->id);
+      goto fail;
+    }
   if (status != AB_STATUS_RUNNING && status != AB_STATUS_CREATED)
     {
       ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: container not running", o->id);

@@ -15,7 +15,7 @@ libagentbox_a_SOURCES += \
 	runtime/console.h runtime/console.c \
 	runtime/child.h runtime/child.c \
 	runtime/container.h runtime/lifecycle-internal.h \
-	runtime/create.c runtime/lifecycle.c \
+	runtime/create.c runtime/lifecycle.c runtime/control.c \
 	runtime/network.h runtime/network.c \
 	runtime/supervise.h runtime/supervise.c \
 	runtime/sandbox.h runtime/sandbox.c \

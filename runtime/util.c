@@ -463,3 +463,11 @@ ab_word_in (const char *words, const char *w)
     }
   return false;
 }
+
+int
+ab_cmp_int (const void *a, const void *b)
+{
+  int x = *(const int *) a, y = *(const int *) b;
+
+  return (x > y) - (x < y);
+}

@@ -142,4 +142,7 @@ bool ab_path_has_dotdot (const char *path);
    cgroup.controllers ("cpu io memory\n"). */
 bool ab_word_in (const char *words, const char *w);
 
+/* qsort comparator for int (and pid_t) arrays. */
+int ab_cmp_int (const void *a, const void *b);
+
 #endif

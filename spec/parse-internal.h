@@ -88,6 +88,7 @@ void ab_kvlist_free (struct ab_kvlist *l);
 int ab_parse_linux (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s);
 void ab_linux_free (struct ab_linux *l);
 int ab_parse_resources (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l);
-void ab_resources_free (struct ab_resources *r);
+/* The static rules of a LinuxResources value (validate.c); its path is pushed. */
+int ab_resources_check (struct ab_jctx *c, const struct ab_resources *r);
 
 #endif

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "spec/parse-internal.h"
+#include "spec/spec.h"
 #include "spec/tables.h"
 
 #define NSEC_PER_SEC 1000000000u

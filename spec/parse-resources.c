@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "spec/parse-internal.h"
+#include "spec/spec.h"
 
 static int
 parse_device_rules (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
@@ -346,17 +347,14 @@ check_unified_key (struct ab_jctx *c, const char *key)
   return 0;
 }
 
-int
-ab_parse_resources (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
+/* The members of a LinuxResources object o, whose path is pushed. */
+static int
+parse_resources_object (struct ab_jctx *c, struct ab_json *o, struct ab_resources *res)
 {
-  struct ab_resources *res;
-  struct ab_json *o, *pids;
-  size_t mark, pm;
-  int r = ab_jenter (c, lo, "resources", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
+  struct ab_json *pids;
+  size_t pm;
+  int r;
 
-  if (r <= 0)
-    return r;
-  res = l->resources = xzalloc (sizeof *res);
   if (parse_device_rules (c, o, res) < 0 || parse_memory (c, o, res) < 0 || parse_cpu (c, o, res) < 0)
     return -1;
   r = ab_jenter (c, o, "pids", AB_J_OBJECT, AB_OPTIONAL, &pids, &pm);
@@ -379,8 +377,52 @@ ab_parse_resources (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       || parse_rdma (c, o, res) < 0
       || ab_parse_string_map (c, o, "unified", &res->unified, check_unified_key) < 0)
     return -1;
+  return 0;
+}
+
+int
+ab_parse_resources (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
+{
+  struct ab_json *o;
+  size_t mark;
+  int r = ab_jenter (c, lo, "resources", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
+
+  if (r <= 0)
+    return r;
+  l->resources = xzalloc (sizeof *l->resources);
+  if (parse_resources_object (c, o, l->resources) < 0)
+    return -1;
   ab_jpop (c, mark);
   return 1;
+}
+
+struct ab_resources *
+ab_resources_parse (const char *buf, size_t len, const char *file, ab_error_t *err)
+{
+  _cleanup_json_ struct ab_json *root = NULL;
+  struct ab_resources *res;
+  struct ab_jctx c;
+
+  root = ab_json_parse (buf, len, &ab_json_config_limits, file, err);
+  if (root == NULL)
+    {
+      if (err != NULL)
+        ab_parse_sanitize (err->msg, sizeof err->msg);
+      return NULL;
+    }
+  ab_jctx_init (&c, file, err);
+  if (root->type != AB_J_OBJECT)
+    {
+      ab_jerr (&c, "must be a JSON object (LinuxResources), not %s", ab_jtype_name (root->type));
+      return NULL;
+    }
+  res = xzalloc (sizeof *res);
+  if (parse_resources_object (&c, root, res) < 0 || ab_resources_check (&c, res) < 0)
+    {
+      ab_resources_free (res);
+      return NULL;
+    }
+  return res;
 }
 
 /* ---- freeing ---------------------------------------------------------- */

@@ -18,6 +18,12 @@ int ab_spec_validate (const struct ab_spec *s, ab_error_t *err);
 
 void ab_spec_free (struct ab_spec *s);
 
+/* A LinuxResources object on its own (`update --resources FILE`), parsed
+   and checked by the rules of linux.resources; errors read
+   "<file>: <json path>: <reason>". */
+struct ab_resources *ab_resources_parse (const char *buf, size_t len, const char *file, ab_error_t *err);
+void ab_resources_free (struct ab_resources *r);
+
 struct ab_bundle
 {
   char *dir;         /* absolute, canonical path of the bundle directory */

@@ -24,6 +24,7 @@
 #include "spec/json.h"
 #include "spec/model.h"
 #include "spec/annotations.h"
+#include "spec/parse-internal.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
 
@@ -807,11 +808,11 @@ check_hugepages (struct ab_jctx *c, const struct ab_resources *r)
   return 0;
 }
 
-static int
-check_resources (struct ab_jctx *c, const struct ab_resources *r)
+/* linux.resources, or a LinuxResources document of its own (`update`):
+   the caller has pushed its path. */
+int
+ab_resources_check (struct ab_jctx *c, const struct ab_resources *r)
 {
-  size_t mark = ab_jpush_key (c, "resources");
-
   if ((r->memory_set && check_memory (c, &r->memory) < 0) || (r->cpu_set && check_cpu (c, &r->cpu) < 0)
       || (r->blkio_set && check_blkio (c, &r->blkio) < 0) || check_hugepages (c, r) < 0)
     return -1;
@@ -827,7 +828,6 @@ check_resources (struct ab_jctx *c, const struct ab_resources *r)
           return fail (c, NULL, "not a cgroup file name like \"memory.max\" (<controller>.<file>)");
         }
     }
-  ab_jpop (c, mark);
   return 0;
 }
 
@@ -900,8 +900,13 @@ check_linux (struct ab_jctx *c, const struct ab_spec *s)
   mark = ab_jpush_key (c, "linux");
   if (check_time_offsets (c, s) < 0 || check_devices (c, s) < 0 || check_net_devices (c, s) < 0)
     return -1;
-  if (l->resources != NULL && check_resources (c, l->resources) < 0)
-    return -1;
+  if (l->resources != NULL)
+    {
+      size_t rm = ab_jpush_key (c, "resources");
+      if (ab_resources_check (c, l->resources) < 0)
+        return -1;
+      ab_jpop (c, rm);
+    }
   if (check_sysctl (c, s) < 0)
     return -1;
   if (l->seccomp != NULL && check_seccomp (c, l->seccomp) < 0)

@@ -396,6 +396,55 @@ host_pid_of ()
   return 1
 }
 
+# ---- cgroups seen from the host ---------------------------------------------
+#
+# The cgroup of a process is found from /proc/PID/cgroup (as the host's
+# cgroup namespace sees it) and the mount point of each hierarchy in our
+# /proc/self/mountinfo, so the checks hold on v1, hybrid and v2 hosts.
+
+# cg_mount CONTROLLER: the mount point of the v1 hierarchy holding
+# CONTROLLER, or of the cgroup2 mount if CONTROLLER is "unified"/on v2.
+cg_mount ()
+{
+  awk -v c="$1" '{
+    split($0, parts, " - "); split(parts[2], f, " "); n = split(f[3], o, ",")
+    if (f[1] == "cgroup") { for (i = 1; i <= n; i++) if (o[i] == c) { print $5; exit } }
+    else if (f[1] == "cgroup2" && c == "unified") { print $5; exit }
+  }' /proc/self/mountinfo
+}
+
+# cg_path PID CONTROLLER: the cgroup of PID in that hierarchy ("0::" for unified).
+cg_path ()
+{
+  local want=$2
+  [ "$want" = unified ] && want=""
+  awk -F: -v c="$want" '{ n = split($2, l, ","); if (c == "" && $1 == "0") { print $3; exit }
+    for (i = 1; i <= n; i++) if (l[i] == c) { print $3; exit } }' "/proc/$1/cgroup" 2>/dev/null
+}
+
+# cg_dir PID CONTROLLER: the host directory of PID's cgroup (the hierarchies
+# here are mounted at their root).
+cg_dir ()
+{
+  local m p
+  m=$(cg_mount "$2") && p=$(cg_path "$1" "$2") && [ -n "$m" ] && [ -n "$p" ] || return 1
+  echo "$m$p"
+}
+
+# cg_read PID CONTROLLER V1FILE V2FILE: a limit file of PID's cgroup, from
+# the v1 hierarchy of CONTROLLER or the unified one.
+cg_read ()
+{
+  local d
+  if [ -n "$(cg_mount "$2")" ] && d=$(cg_dir "$1" "$2") && [ -e "$d/$3" ]; then
+    cat "$d/$3"
+  elif d=$(cg_dir "$1" unified) && [ -e "$d/$4" ]; then
+    cat "$d/$4"
+  else
+    echo "no $3 / $4"
+  fi
+}
+
 # ---- rootfs and bundles -----------------------------------------------------
 
 ABTEST=${ABTEST:-}

@@ -493,6 +493,53 @@ static const struct rule_case cases[] = {
     "listenerMetadata requires listenerPath" },
 };
 
+/* `update --resources FILE`: a LinuxResources document of its own goes
+   through the same parser and checks, with paths relative to it. */
+static const struct
+{
+  const char *json, *want, *name;
+} resource_docs[] = {
+  { "[]", "res.json: must be a JSON object (LinuxResources), not an array", "the document must be an object" },
+  { "{'memory':{'limit':'lots'}}", "res.json: memory.limit: must be an integer, not a string",
+    "a mistyped member is named by its path in the document" },
+  { "{'memory':{'limit':2000,'swap':1000}}",
+    "res.json: memory.swap: 1000 is lower than limit 2000 (swap limits memory+swap)",
+    "the cross-field checks of linux.resources apply" },
+  { "{'pids':{}}", "res.json: pids.limit: required", "pids needs a limit" },
+  { "{'unified':{'../memory.max':'1'}}", "res.json: unified.../memory.max: invalid cgroup file name \"../memory.max\"",
+    "a unified key cannot name another directory" },
+  { "{'pids':{'limit':1},'pids':{'limit':2}}", "res.json: duplicate key \"pids\"",
+    "duplicate keys are refused" },
+  { "{'pids':", "res.json: ", "truncated JSON is refused" },
+};
+
+static void
+test_resources_document (void)
+{
+  for (size_t i = 0; i < AB_ARRAY_SIZE (resource_docs); i++)
+    {
+      _cleanup_free_ char *text = dq (resource_docs[i].json);
+      ab_error_t err = { 0 };
+      struct ab_resources *r = ab_resources_parse (text, strlen (text), "res.json", &err);
+      bool prefix_only = strcmp (resource_docs[i].want, "res.json: ") == 0;
+
+      if (prefix_only)
+        ok (r == NULL && err.cls == AB_EC_CONFIG && strncmp (err.msg, "res.json: ", 10) == 0, "%s (%s)",
+            resource_docs[i].name, err.msg);
+      else
+        is_str (r == NULL ? err.msg : NULL, resource_docs[i].want, "%s", resource_docs[i].name);
+      ab_resources_free (r);
+    }
+
+  _cleanup_free_ char *good = dq ("{'memory':{'limit':67108864},'pids':{'limit':-1},'cpu':{'cpus':'0-1'}}");
+  ab_error_t err = { 0 };
+  struct ab_resources *r = ab_resources_parse (good, strlen (good), "res.json", &err);
+  ok (r != NULL && r->memory_set && r->memory.limit.set && r->memory.limit.v == 67108864 && r->pids_set
+          && r->pids_limit.v == -1 && r->cpu_set && strcmp (r->cpu.cpus, "0-1") == 0,
+      "a valid document is parsed into the model (%s)", r ? "ok" : err.msg);
+  ab_resources_free (r);
+}
+
 int
 main (void)
 {
@@ -520,5 +567,6 @@ main (void)
         }
       is_str (perr (text), t->want, "%s", t->name);
     }
+  test_resources_document ();
   return tap_done ();
 }

@@ -1,0 +1,205 @@
+#!/bin/bash
+# pause, resume, ps and update, checked from the host: a paused container's
+# ticker stops writing to a host file and starts again on resume; `ps`
+# lists exactly the processes the host sees in the container's pid
+# namespace (also a setsid'd, double-forked one); `update` changes the
+# limit files of the container's cgroup and the kernel enforces the new
+# pids limit; refused operations change nothing and name what was wrong.
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start state kill delete pause resume ps update
+plan_later
+
+start_bg ()
+{
+  rt create --bundle "$2" "$1" </dev/null >"$2/stdout" 2>"$2/stderr" && rt start "$1"
+}
+
+# tick BUNDLE: the ticker's last count (host side), or "none".
+tick () { cat "$1/out/tick" 2>/dev/null || echo none; }
+
+# wait_tick_after BUNDLE N [SECS]: until the count differs from N.
+wait_tick_after ()
+{
+  local i
+  for ((i = 0; i < ${3:-10} * 10; i++)); do
+    [ "$(tick "$1")" != "$2" ] && [ "$(tick "$1")" != none ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+make_bundle --out "$T/ticker" \
+  'process.args=["/bin/sh","-c","i=0; while :; do i=$((i+1)); echo $i >/out/tick.new; mv /out/tick.new /out/tick; sleep 0.05; done"]'
+
+# ---- pause and resume ---------------------------------------------------------------
+
+id=$(new_id)
+start_bg "$id" "$T/ticker"
+pid=$(pid_of "$id")
+wait_tick_after "$T/ticker" none
+ok $? "the ticker runs (its count appears on the host)"
+
+rt pause "$id"
+ok $? "pause succeeds"
+is "$(state_of "$id")" paused "state says paused"
+before=$(tick "$T/ticker")
+sleep 0.5
+is "$(tick "$T/ticker")" "$before" "while paused the count does not move (the processes are frozen)"
+ok "$(alive "$pid"; echo $?)" "the paused init still exists"
+
+err=$(rt exec "$id" /bin/abtest true 2>&1 </dev/null)
+isnt $? 0 "exec into a paused container fails"
+like "$err" paused "the error says it is paused"
+rt pause "$id" >/dev/null 2>&1
+isnt $? 0 "a second pause fails"
+
+out=$(rt ps --format json "$id")
+ok $? "ps works on a paused container"
+like "$out" "\\b$pid\\b" "and lists its init"
+
+rt resume "$id"
+ok $? "resume succeeds"
+is "$(state_of "$id")" running "state says running again"
+wait_tick_after "$T/ticker" "$before"
+ok $? "after resume the count moves again"
+rt resume "$id" >/dev/null 2>&1
+isnt $? 0 "resume of a running container fails"
+
+rt pause "$id" && rt kill "$id" KILL
+ok $? "a paused container can be sent SIGKILL"
+wait_for_status "$id" stopped && wait_gone "$pid"
+ok $? "SIGKILL ends a paused container (state stopped, process gone on the host)"
+err=$(rt pause "$id" 2>&1)
+isnt $? 0 "pause of a stopped container fails"
+like "$err" 'not running' "the error says the container is not running"
+err=$(rt resume "$id" 2>&1)
+isnt $? 0 "resume of a stopped container fails"
+rt delete "$id"
+
+id=$(new_id)
+rm -f "$T/ticker/out/tick"
+start_bg "$id" "$T/ticker"
+pid=$(pid_of "$id")
+wait_tick_after "$T/ticker" none
+rt pause "$id"
+rt delete --force "$id"
+ok $? "delete --force of a paused container succeeds"
+wait_gone "$pid"
+ok $? "its processes are gone on the host"
+rt state "$id" >/dev/null 2>&1
+isnt $? 0 "and it no longer exists"
+
+err=$(rt pause "ab-$$-nosuch" 2>&1)
+is $? 1 "pause of a container that does not exist exits 1"
+like "$err" 'does not exist|not exist' "the error says it does not exist"
+
+# ---- ps ------------------------------------------------------------------------------
+
+make_bundle --out "$T/daemon" \
+  'process.args=["/bin/sh","-c","/bin/abtest setsid-sleeper >/out/pid && exec /bin/abtest sleep-forever"]'
+id=$(new_id)
+start_bg "$id" "$T/daemon"
+pid=$(pid_of "$id")
+wait_for_file "$T/daemon/out/pid"
+daemon=$(host_pid_of "$pid" "$(sed -n 's/^pid=//p' "$T/daemon/out/pid")")
+ok $? "the daemonized grandchild is found on the host (pid ${daemon:-none})"
+
+json=$(rt ps --format json "$id")
+ok $? "ps --format json succeeds"
+got=$(printf '%s' "$json" | "$PYTHON3" -c 'import json, sys; print(" ".join(str(p) for p in sorted(json.load(sys.stdin))))')
+ok $? "its output is a JSON array of pids"
+ns=$(readlink "/proc/$pid/ns/pid")
+want=$(for p in /proc/[0-9]*; do
+  [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
+done | sort -n | tr '\n' ' ' | sed 's/ $//')
+is "$got" "$want" "ps lists exactly the processes the host sees in the container's pid namespace"
+like " $got " " $daemon " "including the setsid'd, double-forked grandchild"
+
+table=$(rt ps "$id")
+ok $? "ps (table) succeeds"
+like "$(head -1 <<<"$table")" 'PID' "the table has a header"
+like "$table" "^ *(root +)?$pid " "and a row for the init"
+
+if agentbox_only 2; then
+  err=$(rt ps "$id" -ef 2>&1)
+  is $? 2 "ps with ps(1) options is a usage error (exit 2)"
+  like "$err" 'not supported' "the error says they are not supported"
+fi
+rt ps --format yaml "$id" >/dev/null 2>&1
+isnt $? 0 "ps with an unknown format fails"
+
+rt kill "$id" KILL && wait_for_status "$id" stopped
+err=$(rt ps --format json "$id" 2>&1)
+st=$?
+if is_agentbox; then
+  isnt $st 0 "ps of a stopped container fails"
+  like "$err" 'not running' "the error says the container is not running"
+else
+  skip "runc lists the (empty) cgroup of a stopped container" 2
+fi
+rt delete --force "$id"
+
+# ---- update --------------------------------------------------------------------------
+
+make_bundle "$T/limited" 'process.args=["/bin/abtest","sleep-forever"]' \
+  'linux.resources={"memory":{"limit":268435456},"pids":{"limit":100}}'
+id=$(new_id)
+start_bg "$id" "$T/limited"
+pid=$(pid_of "$id")
+is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 268435456 "the memory limit of config.json is in place"
+is "$(cg_read "$pid" pids pids.max pids.max)" 100 "the pids limit of config.json is in place"
+
+rt update --memory 64M "$id"
+ok $? "update --memory 64M succeeds"
+is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 67108864 "the cgroup's memory limit is now 64 MiB"
+
+rt update --pids-limit 7 "$id"
+ok $? "update --pids-limit 7 succeeds"
+is "$(cg_read "$pid" pids pids.max pids.max)" 7 "pids.max is now 7"
+# The container has one process; exec adds one; the fork bomb gets the rest.
+out=$(rt exec "$id" /bin/abtest forkbomb 50 </dev/null 2>&1)
+like "$out" '^forks=[1-5]$' "the kernel holds a fork bomb at the new limit (${out%%$'\n'*})"
+like "$out" '^errno=EAGAIN$' "fork fails with EAGAIN"
+
+printf '{"pids":{"limit":12},"memory":{"limit":100663296}}' | rt update --resources - "$id"
+ok $? "update --resources - (a LinuxResources document on stdin) succeeds"
+is "$(cg_read "$pid" pids pids.max pids.max)" 12 "pids.max is 12"
+is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 100663296 "the memory limit is 96 MiB"
+
+printf '{"pids":{"limit":20}}' >"$T/res.json"
+rt update -r "$T/res.json" "$id"
+ok $? "update -r FILE succeeds"
+is "$(cg_read "$pid" pids pids.max pids.max)" 20 "pids.max is 20"
+
+err=$(printf '{"memory":{"limit":"lots"}}' | rt update --resources - "$id" 2>&1)
+is $? 1 "a malformed document fails with exit 1"
+if is_agentbox; then
+  like "$err" 'memory\.limit' "the error names the field (memory.limit)"
+  [ "$(wc -l <<<"$err")" = 1 ]
+  ok $? "in one line"
+  err=$(printf '{"pids":' | rt update --resources - "$id" 2>&1)
+  is $? 1 "truncated JSON fails with exit 1"
+  err=$(rt update --memory lots "$id" 2>&1)
+  is $? 2 "update --memory with a non-size is a usage error (exit 2)"
+  like "$err" '--memory' "the error names the option"
+  rt update "$id" >/dev/null 2>&1
+  is $? 2 "update with nothing to change is a usage error"
+  rt update --resources "$T/res.json" --memory 1G "$id" >/dev/null 2>&1
+  is $? 2 "--resources together with a limit option is a usage error"
+  err=$(rt update --kernel-memory 1G "$id" 2>&1)
+  is $? 2 "--kernel-memory is refused as a usage error"
+  like "$err" 'kernel-memory' "naming the option"
+else
+  skip "agentbox's messages" 9
+fi
+is "$(cg_read "$pid" pids pids.max pids.max)" 20 "refused updates leave pids.max as it was"
+is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 100663296 "and the memory limit"
+
+rt kill "$id" KILL && wait_for_status "$id" stopped
+err=$(rt update --pids-limit 30 "$id" 2>&1)
+isnt $? 0 "update of a stopped container fails"
+rt delete "$id"
+rt update --pids-limit 30 "ab-$$-nosuch" >/dev/null 2>&1
+isnt $? 0 "update of a container that does not exist fails"
+
+done_testing
