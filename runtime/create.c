@@ -41,6 +41,7 @@
 #include "runtime/idmap.h"
 #include "runtime/lsm.h"
 #include "runtime/network.h"
+#include "runtime/process.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
@@ -79,6 +80,8 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
     }
   if (ab_lsm_check (s, err) < 0)
     return ab_error_prefix (err, "config.json");
+  if (ab_rlimits_check (s->process, l->ns[AB_NS_USER].present, err) < 0)
+    return -1;
   if (s->process->terminal && o->console_socket == NULL)
     return ab_error_setc (err, AB_EC_USAGE, 0, "process.terminal is true: --console-socket is required");
   if (!s->process->terminal && o->console_socket != NULL)

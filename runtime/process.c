@@ -7,6 +7,7 @@
 #include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/capability.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -15,6 +16,51 @@
 #include "runtime/process.h"
 #include "runtime/resolve.h"
 #include "runtime/util.h"
+
+static int
+rlimit_too_high (size_t i, const struct ab_rlimit *r, rlim_t host_hard, ab_error_t *err)
+{
+  return ab_error_setc (err, AB_EC_RESOURCE, EPERM,
+                        "process.rlimits[%zu]: %s hard limit %llu exceeds the host's hard limit %llu "
+                        "(raising it needs CAP_SYS_RESOURCE on the host)",
+                        i, r->type, (unsigned long long) r->hard, (unsigned long long) host_hard);
+}
+
+static bool
+have_cap_sys_resource (void)
+{
+  cap_flag_value_t v = CAP_CLEAR;
+  cap_t c = cap_get_proc ();
+
+  if (c != NULL)
+    {
+      cap_get_flag (c, CAP_SYS_RESOURCE, CAP_EFFECTIVE, &v);
+      cap_free (c);
+    }
+  return v == CAP_SET;
+}
+
+int
+ab_rlimits_check (const struct ab_process *p, bool userns, ab_error_t *err)
+{
+  const char *step = ab_current_step;
+  bool privileged = !userns && have_cap_sys_resource ();
+  size_t i;
+  int r = 0;
+
+  ab_set_step ("rlimits");
+  for (i = 0; i < p->n_rlimits && !privileged && r == 0; i++)
+    {
+      const struct ab_rlimit *rl = &p->rlimits[i];
+      struct rlimit cur;
+
+      if (getrlimit ((__rlimit_resource_t) rl->resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY
+          && (rlim_t) rl->hard > cur.rlim_max)
+        r = rlimit_too_high (i, rl, cur.rlim_max, err);
+    }
+  ab_set_step (step);
+  return r;
+}
 
 int
 ab_rlimits_apply (const struct ab_process *p, ab_error_t *err)
@@ -31,10 +77,7 @@ ab_rlimits_apply (const struct ab_process *p, ab_error_t *err)
           int e = errno;
           struct rlimit cur;
           if (e == EPERM && getrlimit ((__rlimit_resource_t) r->resource, &cur) == 0 && rl.rlim_max > cur.rlim_max)
-            return ab_error_setc (err, AB_EC_RESOURCE, e,
-                                  "process.rlimits[%zu]: %s hard limit %llu exceeds the host's hard limit %llu "
-                                  "(raising it needs CAP_SYS_RESOURCE on the host)",
-                                  i, r->type, (unsigned long long) r->hard, (unsigned long long) cur.rlim_max);
+            return rlimit_too_high (i, r, cur.rlim_max, err);
           return ab_error_setc (err, AB_EC_RESOURCE, e, "process.rlimits[%zu]: setrlimit %s", i, r->type);
         }
     }

@@ -13,6 +13,11 @@
 #include "spec/model.h"
 
 int ab_rlimits_apply (const struct ab_process *p, ab_error_t *err);
+/* Before anything is set up: fail as ab_rlimits_apply would for a hard
+   limit above ours that the container's process cannot raise (it lacks
+   CAP_SYS_RESOURCE in the initial user namespace: we do, or it is in a
+   user namespace), so `create` reports it rather than `start`. */
+int ab_rlimits_check (const struct ab_process *p, bool userns, ab_error_t *err);
 
 /* setgroups/setresgid/setresuid with PR_SET_KEEPCAPS, so the configured
    capabilities survive leaving uid 0. */

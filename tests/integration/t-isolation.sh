@@ -88,6 +88,13 @@ make_bundle "$T/rlim" "process.rlimits[0]={\"type\":\"RLIMIT_NOFILE\",\"hard\":$
 err=$(rt run --bundle "$T/rlim" "$(new_id)" </dev/null 2>&1 >/dev/null)
 isnt $? 0 "raising RLIMIT_NOFILE above the host's hard limit ($host_hard) fails"
 like "$err" 'process\.rlimits\[0\].*RLIMIT_NOFILE' "... with an error naming process.rlimits[0] and RLIMIT_NOFILE"
+# runc refuses it at create (its init sets rlimits before waiting for
+# start); podman and containerd then report create's error, not start's.
+id=$(new_id)
+rt create --bundle "$T/rlim" "$id" </dev/null >/dev/null 2>&1
+isnt $? 0 "... and it is create that fails"
+rt state "$id" >/dev/null 2>&1
+isnt $? 0 "... leaving no container behind"
 
 make_bundle "$T/rlim2" "process.rlimits[0]={\"type\":\"RLIMIT_NOFILE\",\"hard\":512,\"soft\":256}" \
   'process.rlimits+={"type":"RLIMIT_NPROC","hard":300,"soft":200}'
