@@ -14,6 +14,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-exec.sh \
 	tests/integration/t-kill.sh \
 	tests/integration/t-control.sh \
+	tests/integration/t-podman.sh \
 	tests/integration/t-namespaces.sh \
 	tests/integration/t-state.sh \
 	tests/integration/t-schemas.sh \
