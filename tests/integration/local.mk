@@ -15,6 +15,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-kill.sh \
 	tests/integration/t-control.sh \
 	tests/integration/t-podman.sh \
+	tests/integration/t-containerd.sh \
 	tests/integration/t-namespaces.sh \
 	tests/integration/t-state.sh \
 	tests/integration/t-schemas.sh \
@@ -32,6 +33,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
 	tests/integration/cfg.py \
 	tests/integration/leftovers.py \
+	tests/integration/oci-image.py \
 	tests/integration/net/net.sh \
 	tests/integration/net/record.py \
 	tests/integration/net/events.py \
