@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -58,20 +58,76 @@ tail_last_line (struct tail *t, char *out, size_t len)
   snprintf (out, len, "%.*s", (int) (end - start), t->buf + start);
 }
 
+/* Start a hook: stdin and stderr on the given pipe ends, its own process
+   group (a timeout kills what it forked too), default signal dispositions
+   and an empty mask whatever ours are, and SIGKILL when the runtime dies --
+   a create or delete killed with -9 must not leave its hook running.
+   Returns 0 or the errno of the failed fork or execve. */
+static int
+spawn_hook (const char *path, char *const *argv, char *const *envp, int in_fd, int err_fd, pid_t *out)
+{
+  pid_t parent = getpid (), pid;
+  int ep[2], e = 0;
+
+  if (pipe2 (ep, O_CLOEXEC) < 0)
+    return errno;
+  pid = fork ();
+  if (pid < 0)
+    {
+      e = errno;
+      close (ep[0]);
+      close (ep[1]);
+      return e;
+    }
+  if (pid == 0)
+    {
+      /* Only async-signal-safe calls: other threads may hold locks. */
+      struct sigaction dfl = { .sa_handler = SIG_DFL };
+      sigset_t none;
+
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
+        _exit (127);
+      for (int sig = 1; sig < NSIG; sig++)
+        sigaction (sig, &dfl, NULL); /* EINVAL for KILL, STOP and glibc's own: fine */
+      sigemptyset (&none);
+      /* Above 2 first, so that dup2 cannot clobber one with the other. */
+      in_fd = fcntl (in_fd, F_DUPFD_CLOEXEC, 3);
+      err_fd = fcntl (err_fd, F_DUPFD_CLOEXEC, 3);
+      if (in_fd >= 0 && err_fd >= 0 && setpgid (0, 0) == 0 && dup2 (in_fd, 0) == 0 && dup2 (err_fd, 2) == 2
+          && sigprocmask (SIG_SETMASK, &none, NULL) == 0)
+        execve (path, argv, envp);
+      e = errno;
+      if (write (ep[1], &e, sizeof e) < 0)
+        _exit (126);
+      _exit (127);
+    }
+  close (ep[1]);
+  /* EOF: execve succeeded (the pipe is close-on-exec); else its errno. */
+  while (read (ep[0], &e, sizeof e) < 0 && errno == EINTR)
+    ;
+  close (ep[0]);
+  if (e != 0)
+    {
+      while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      return e;
+    }
+  *out = pid;
+  return 0;
+}
+
 static int
 run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len, ab_error_t *err)
 {
   static char *const empty_env[] = { NULL };
   char *default_argv[] = { h->path, NULL };
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
   int in[2] = { -1, -1 }, errp[2] = { -1, -1 };
   _cleanup_close_ int pidfd = -1;
   size_t written = 0;
   int timeout_ms = (h->timeout_set ? h->timeout : AB_HOOK_DEFAULT_TIMEOUT) * 1000;
   uint64_t deadline;
   struct tail tail = { .len = 0 };
-  pid_t pid;
+  pid_t pid = -1;
   int r, status;
   siginfo_t info;
   char what[96];
@@ -81,24 +137,8 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
   snprintf (what, sizeof what, "hooks.%s[%zu]", ab_hook_kind_name (kind), idx);
   if (pipe2 (in, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
     return ab_error_setc (err, AB_EC_HOOK, errno, "%s: pipe", what);
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_adddup2 (&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2 (&fa, errp[1], 2);
-  posix_spawnattr_init (&attr);
-  /* Its own process group, so a timeout kills what it forked too; default
-     signal dispositions and an empty mask, whatever ours are. */
-  posix_spawnattr_setpgroup (&attr, 0);
-  {
-    sigset_t all, none;
-    sigfillset (&all);
-    sigemptyset (&none);
-    posix_spawnattr_setsigdefault (&attr, &all);
-    posix_spawnattr_setsigmask (&attr, &none);
-  }
-  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  r = posix_spawn (&pid, h->path, &fa, &attr, h->args.n ? h->args.v : default_argv, h->env.n ? h->env.v : empty_env);
-  posix_spawn_file_actions_destroy (&fa);
-  posix_spawnattr_destroy (&attr);
+  r = spawn_hook (h->path, h->args.n ? h->args.v : default_argv, h->env.n ? h->env.v : empty_env, in[0],
+                  errp[1], &pid);
   close (in[0]);
   close (errp[1]);
   if (r != 0)

@@ -170,6 +170,39 @@ ok $? "the hook's own child process (host pid ${child:-none}) is killed too"
 nothing_of "$id" "$T/hang"
 ok $? "the timed-out create leaves no state, cgroup or process behind"
 
+make_bundle "$T/nohook" 'process.args=["/bin/abtest","sleep-forever"]' \
+  'hooks.prestart=[{"path":"/nonexistent/hook"}]'
+id=$(new_id)
+err=$(rt create --bundle "$T/nohook" "$id" </dev/null 2>&1 >/dev/null)
+isnt $? 0 "a prestart hook that does not exist fails create"
+if agentbox_only; then
+  like "$err" 'hooks\.prestart\[0\].*/nonexistent/hook.*No such file' "... naming the hook, its path and ENOENT"
+fi
+nothing_of "$id" "$T/nohook"
+ok $? "... leaving nothing behind"
+
+# create killed with SIGKILL while its createRuntime hook runs: the hook
+# must not outlive it, and delete --force removes what create had made.
+mkdir -p "$T/killed"
+make_bundle "$T/killed" 'process.args=["/bin/abtest","sleep-forever"]' \
+  "hooks.createRuntime=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"echo \$\$ >$T/killed/hook.pid; exec sleep 1000\"]}]"
+id=$(new_id)
+rt create --bundle "$T/killed" "$id" </dev/null >/dev/null 2>&1 &
+wait_for_file "$T/killed/hook.pid"
+hook=$(cat "$T/killed/hook.pid" 2>/dev/null)
+runtime_pid=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$hook/stat" 2>/dev/null)
+ok "$([ -n "$runtime_pid" ] && kill -KILL "$runtime_pid"; echo $?)" "create is killed with SIGKILL during its hook (runtime pid ${runtime_pid:-none})"
+wait
+if agentbox_only; then
+  wait_gone "$hook" 10
+  ok $? "the hook (host pid ${hook:-none}) dies with it"
+fi
+rt delete --force "$id"
+is $? 0 "delete --force of the half-created container succeeds"
+nothing_of "$id" "$T/killed"
+ok $? "... leaving no state, cgroup or process behind"
+[ -n "$hook" ] && kill -KILL "$hook" 2>/dev/null
+
 # A createContainer hook runs inside the container's setup: failing there too undoes everything.
 make_bundle "$T/failcc" 'process.args=["/bin/abtest","sleep-forever"]' \
   'hooks.createContainer=[{"path":"/bin/false"}]'
