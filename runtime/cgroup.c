@@ -541,9 +541,54 @@ rollback (struct ab_cgroup *cg)
     hier_rmdir (&cg->h[i], &ignored);
 }
 
+/* How many trailing components of h's path do not exist yet. */
+static size_t
+missing_levels (struct ab_cg_hier *h)
+{
+  size_t depth = ab_cg_path_depth (h), n = depth;
+
+  for (; n > 0; n--)
+    {
+      int fd = open_level (h, n);
+      if (fd >= 0)
+        {
+          close (fd);
+          break;
+        }
+    }
+  return depth - n;
+}
+
+/* Let the caller persist the plan before any mkdir, with each hierarchy's
+   `created` set to the levels it is about to make: a runtime killed in the
+   middle leaves a record from which delete removes them (hier_rmdir takes
+   levels that were never made as removed). */
+static int
+record_intent (struct ab_cgroup *cg, int (*record) (struct ab_cgroup *, void *, ab_error_t *), void *arg,
+               ab_error_t *err)
+{
+  size_t i;
+  int r;
+
+  for (i = 0; i < cg->n; i++)
+    cg->h[i].created = missing_levels (&cg->h[i]);
+  r = record (cg, arg, err);
+  for (i = 0; i < cg->n; i++)
+    cg->h[i].created = 0;
+  return r;
+}
+
 int
 ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *resources,
                   struct ab_cgroup **out, ab_error_t *err)
+{
+  return ab_cgroup_create_recorded (cgroups_path, id, resources, NULL, NULL, out, err);
+}
+
+int
+ab_cgroup_create_recorded (const char *cgroups_path, const char *id, const struct ab_resources *resources,
+                           int (*record) (struct ab_cgroup *cg, void *arg, ab_error_t *err), void *arg,
+                           struct ab_cgroup **out, ab_error_t *err)
 {
   _cleanup_ (ab_cg_freep) struct ab_cgroup *cg = xzalloc (sizeof *cg);
   struct ab_cg_host host = { 0 };
@@ -562,7 +607,7 @@ ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_reso
     }
   r = plan (cg, &host, cgroups_path, id, err);
   ab_cg_host_free (&host);
-  if (r < 0)
+  if (r < 0 || (record && record_intent (cg, record, arg, err) < 0))
     return -1;
 
   for (i = 0; i < cg->n; i++)

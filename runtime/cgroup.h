@@ -42,6 +42,14 @@ int ab_cgroup_host_mode (void);
 int ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *resources,
                       struct ab_cgroup **out, ab_error_t *err);
 
+/* The same, calling record(cg, arg) after planning and before the first
+   mkdir, with ab_cgroup_gen describing the directories about to be made,
+   so that a process killed halfway leaves a state delete can clean up
+   from.  A failing record fails the create. */
+int ab_cgroup_create_recorded (const char *cgroups_path, const char *id, const struct ab_resources *resources,
+                               int (*record) (struct ab_cgroup *cg, void *arg, ab_error_t *err), void *arg,
+                               struct ab_cgroup **out, ab_error_t *err);
+
 /* O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int ab_cgroup_clone_fd (struct ab_cgroup *cg);
 

@@ -283,6 +283,20 @@ net_job_run (void *p)
 }
 
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
+/* The cgroup plan goes into the state before any directory is made (see
+   ab_cgroup_create_recorded); c does not own cg here. */
+static int
+record_cgroup_intent (struct ab_cgroup *cg, void *arg, ab_error_t *err)
+{
+  struct ab_container *c = arg;
+  int r;
+
+  c->cg = cg;
+  r = ab_container_save_cgroup (c, err);
+  c->cg = NULL;
+  return r;
+}
+
 static void
 create_abort (struct ab_container *c)
 {
@@ -387,7 +401,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
 
   ab_set_step ("cgroups");
-  if (ab_cgroup_create (l->cgroups_path, c->id, l->resources, &c->cg, err) < 0)
+  if (ab_cgroup_create_recorded (l->cgroups_path, c->id, l->resources, record_cgroup_intent, c, &c->cg, err) < 0)
     goto fail;
   if (ab_container_save_cgroup (c, err) < 0)
     goto fail;

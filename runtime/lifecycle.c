@@ -109,13 +109,16 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
       if (ab_cgroup_destroy (c->cg, err) < 0)
         r = -1;
     }
-  if (c->state && c->state->netns_held && c->dirfd >= 0)
+  /* Whether or not the state got to record it: a create killed right after
+     the bind mount leaves one all the same, and it is ours to remove. */
+  if (c->dirfd >= 0)
     {
       char path[64];
       snprintf (path, sizeof path, "/proc/self/fd/%d/" AB_NETNS_FILE, c->dirfd);
       if (umount2 (path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
         r = ab_error_set (err, errno, "unmount the network namespace of `%s`", c->id);
-      c->state->netns_held = false;
+      if (c->state)
+        c->state->netns_held = false;
     }
   return r;
 }
@@ -360,9 +363,13 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
   ab_set_step ("delete");
   if (ab_container_load (root, id, true, &c, err) < 0)
     {
-      /* delete --force of a container that does not exist succeeds. */
+      /* delete --force of a container that does not exist succeeds; what a
+         create killed before writing any state left goes with it. */
       if (force && err->cls == AB_EC_NOTFOUND)
         {
+          _cleanup_close_ int rootfd = ab_state_root_open (root, false, NULL);
+          if (rootfd >= 0 && ab_state_dir_remove_orphan (rootfd, id) > 0)
+            ab_debug ("delete: removed the state directory of an interrupted create of `%s`", id);
           ab_error_clear (err);
           return 0;
         }

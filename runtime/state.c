@@ -126,26 +126,66 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
 int
 ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
 {
+  char tmp[NAME_MAX + 2];
   int fd;
 
   if (ab_id_validate (id, err) < 0)
     return -1;
-  if (mkdirat (rootfd, id, 0700) < 0)
-    {
-      if (errno == EEXIST)
-        return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists", id);
-      return ab_error_set (err, errno, "create state directory for `%s`", id);
-    }
-  fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  /* Made under a hidden name, locked, then renamed into place: the
+     directory never appears under its id unlocked, so `delete --force`
+     taking the lock knows that its creator is gone (ids start with an
+     alphanumeric, so ".<id>" is nobody's id). */
+  if (snprintf (tmp, sizeof tmp, ".%s", id) >= (int) sizeof tmp)
+    return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "container id `%.32s...` is too long for a directory name",
+                          id);
+  if (mkdirat (rootfd, tmp, 0700) < 0 && errno != EEXIST)
+    return ab_error_set (err, errno, "create state directory for `%s`", id);
+  fd = openat (rootfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return ab_error_set (err, errno, "open state directory for `%s`", id);
-  if (flock (fd, LOCK_EX) < 0)
+  /* A leftover of a create killed right here is reused; a locked one is a
+     create of the same id in progress. */
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
     {
       int e = errno;
       close (fd);
+      if (e == EWOULDBLOCK)
+        return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists (being created)", id);
       return ab_error_set (err, e, "lock state of `%s`", id);
     }
+  if (renameat2 (rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0)
+    {
+      int e = errno;
+      unlinkat (rootfd, tmp, AT_REMOVEDIR);
+      close (fd);
+      if (e == EEXIST)
+        return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists", id);
+      return ab_error_set (err, e, "create state directory for `%s`", id);
+    }
   return fd;
+}
+
+int
+ab_state_dir_remove_orphan (int rootfd, const char *id)
+{
+  char tmp[NAME_MAX + 2];
+  const char *names[2] = { id, tmp };
+  int removed = 0;
+
+  snprintf (tmp, sizeof tmp, ".%s", id);
+  for (size_t i = 0; i < 2; i++)
+    {
+      _cleanup_close_ int fd = openat (rootfd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      struct stat st;
+
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+        continue; /* absent, or its creator still runs */
+      if (fstatat (fd, AB_STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        continue; /* a real container: not an orphan */
+      if (ab_state_dir_remove (rootfd, names[i], NULL) == 0)
+        removed++;
+    }
+  return removed;
 }
 
 int

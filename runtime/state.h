@@ -65,6 +65,10 @@ int ab_state_dir_create (int rootfd, const char *id, ab_error_t *err);
 /* Open an existing container directory (class AB_EC_NOTFOUND with
    "container `id` does not exist"), locked shared or exclusive. */
 int ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *err);
+/* The leftovers of a create killed before its first state write (a
+   directory without state.json, or the hidden one it is made under), if
+   no live process holds their lock: removed; returns how many. */
+int ab_state_dir_remove_orphan (int rootfd, const char *id);
 /* Remove the container directory and its contents. */
 int ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err);
 

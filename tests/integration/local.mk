@@ -16,6 +16,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-control.sh \
 	tests/integration/t-podman.sh \
 	tests/integration/t-containerd.sh \
+	tests/integration/t-faults.sh \
 	tests/integration/t-namespaces.sh \
 	tests/integration/t-state.sh \
 	tests/integration/t-schemas.sh \
