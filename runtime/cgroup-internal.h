@@ -100,12 +100,14 @@ struct ab_cgroup
   struct ab_cg_hier *h;
   size_t n;
   struct ab_cg_hier *v2; /* the cgroup2 hierarchy (v2 or hybrid), or NULL */
+  /* Planned, not made yet (ab_cgroup_plan): `created` counts the levels
+     about to be made; no process of the container was ever in it. */
+  bool planned;
 };
 
 /* Bookkeeping shared by cgroup.c and cgroup-state.c. */
 struct ab_cg_hier *ab_cg_hier_add (struct ab_cgroup *cg); /* a zeroed entry, dfd -1 */
 void ab_cg_fix_v2 (struct ab_cgroup *cg);                 /* point cg->v2 at the v2 entry */
-void ab_cg_freep (struct ab_cgroup **cg);
 /* Components of h->path below the mount root. */
 size_t ab_cg_path_depth (const struct ab_cg_hier *h);
 

@@ -101,7 +101,7 @@ ab_cgroup_pids (struct ab_cgroup *cg, pid_t **pids, size_t *n, ab_error_t *err)
 
   *pids = NULL;
   *n = 0;
-  if (h->dfd < 0)
+  if (h->dfd < 0 || cg->planned)
     return 0;
   if (collect (h->dfd, h->dir, 0, &v, err) < 0)
     {
@@ -121,7 +121,7 @@ ab_cgroup_populated (struct ab_cgroup *cg, ab_error_t *err)
   uint64_t populated;
   size_t n;
 
-  if (h->dfd < 0)
+  if (h->dfd < 0 || cg->planned)
     return 0;
   /* v2 counts the whole subtree for us. */
   if (h->v2 && ab_cg_read_key (h, "cgroup.events", "populated", &populated) == 0)
@@ -262,6 +262,9 @@ ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
 {
   struct ab_cg_hier *fz = freezer (cg);
   int round;
+
+  if (cg->planned)
+    return 0;
 
   /* cgroup.kill kills the whole subtree at once, and the kernel stops
      forks racing with it from escaping. */

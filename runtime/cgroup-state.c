@@ -83,6 +83,8 @@ ab_cgroup_gen (struct ab_cgroup *cg, struct ab_gen *g)
 
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "mode", mode_names[cg->mode]);
+  if (cg->planned)
+    ab_gen_kv_bool (g, "planned", true);
   ab_gen_key (g, "hierarchies");
   ab_gen_arr_open (g);
   for (i = 0; i < cg->n; i++)
@@ -136,7 +138,7 @@ load_hier (struct ab_jctx *c, struct ab_json *o, struct ab_cg_hier *h)
 int
 ab_cgroup_load (struct ab_json *obj, struct ab_cgroup **out, ab_error_t *err)
 {
-  _cleanup_ (ab_cg_freep) struct ab_cgroup *cg = xzalloc (sizeof *cg);
+  _cleanup_ (ab_cgroup_freep) struct ab_cgroup *cg = xzalloc (sizeof *cg);
   _cleanup_free_ char *mode = NULL;
   struct ab_jctx c;
   struct ab_json *arr;
@@ -154,6 +156,8 @@ ab_cgroup_load (struct ab_json *obj, struct ab_cgroup **out, ab_error_t *err)
   if (k == AB_ARRAY_SIZE (mode_names) || k == AB_CGROUP_NONE)
     return ab_jerr (&c, "mode: unknown `%s`", mode);
   cg->mode = (int)k;
+  if (ab_jget_bool (&c, obj, "planned", AB_OPTIONAL, &cg->planned) < 0)
+    return -1;
   if (ab_jenter (&c, obj, "hierarchies", AB_J_ARRAY, AB_REQUIRED, &arr, &mark) < 0)
     return -1;
   for (i = 0; i < arr->u.arr.n; i++)

@@ -395,12 +395,6 @@ ab_cgroup_free (struct ab_cgroup *cg)
   free (cg);
 }
 
-void
-ab_cg_freep (struct ab_cgroup **cg)
-{
-  ab_cgroup_free (*cg);
-}
-
 struct ab_cg_hier *
 ab_cg_hier_add (struct ab_cgroup *cg)
 {
@@ -541,56 +535,34 @@ rollback (struct ab_cgroup *cg)
     hier_rmdir (&cg->h[i], &ignored);
 }
 
-/* How many trailing components of h's path do not exist yet. */
+/* How many trailing components of h's path do not exist yet (a count for
+   the record only: the directories are made by hier_mkdir's O_NOFOLLOW
+   walk, and cgroupfs holds no symlinks). */
 static size_t
-missing_levels (struct ab_cg_hier *h)
+missing_levels (const struct ab_cg_hier *h)
 {
-  size_t depth = ab_cg_path_depth (h), n = depth;
+  size_t depth = ab_cg_path_depth (h), n;
+  _cleanup_free_ char *dir = xstrdup (h->dir);
+  struct stat st;
 
-  for (; n > 0; n--)
+  for (n = 0; n < depth; n++)
     {
-      int fd = open_level (h, n);
-      if (fd >= 0)
-        {
-          close (fd);
-          break;
-        }
+      char *slash;
+      if (fstatat (AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        break;
+      slash = strrchr (dir, '/');
+      if (slash == NULL || slash == dir)
+        break;
+      *slash = '\0';
     }
-  return depth - n;
-}
-
-/* Let the caller persist the plan before any mkdir, with each hierarchy's
-   `created` set to the levels it is about to make: a runtime killed in the
-   middle leaves a record from which delete removes them (hier_rmdir takes
-   levels that were never made as removed). */
-static int
-record_intent (struct ab_cgroup *cg, int (*record) (struct ab_cgroup *, void *, ab_error_t *), void *arg,
-               ab_error_t *err)
-{
-  size_t i;
-  int r;
-
-  for (i = 0; i < cg->n; i++)
-    cg->h[i].created = missing_levels (&cg->h[i]);
-  r = record (cg, arg, err);
-  for (i = 0; i < cg->n; i++)
-    cg->h[i].created = 0;
-  return r;
+  return n;
 }
 
 int
-ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *resources,
-                  struct ab_cgroup **out, ab_error_t *err)
+ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resources *resources,
+                struct ab_cgroup **out, ab_error_t *err)
 {
-  return ab_cgroup_create_recorded (cgroups_path, id, resources, NULL, NULL, out, err);
-}
-
-int
-ab_cgroup_create_recorded (const char *cgroups_path, const char *id, const struct ab_resources *resources,
-                           int (*record) (struct ab_cgroup *cg, void *arg, ab_error_t *err), void *arg,
-                           struct ab_cgroup **out, ab_error_t *err)
-{
-  _cleanup_ (ab_cg_freep) struct ab_cgroup *cg = xzalloc (sizeof *cg);
+  _cleanup_ (ab_cgroup_freep) struct ab_cgroup *cg = xzalloc (sizeof *cg);
   struct ab_cg_host host = { 0 };
   size_t i;
   int r;
@@ -607,9 +579,23 @@ ab_cgroup_create_recorded (const char *cgroups_path, const char *id, const struc
     }
   r = plan (cg, &host, cgroups_path, id, err);
   ab_cg_host_free (&host);
-  if (r < 0 || (record && record_intent (cg, record, arg, err) < 0))
+  if (r < 0)
     return -1;
+  for (i = 0; i < cg->n; i++)
+    cg->h[i].created = missing_levels (&cg->h[i]);
+  cg->planned = true;
+  *out = ab_steal_ptr (&cg);
+  return 0;
+}
 
+int
+ab_cgroup_realize (struct ab_cgroup *cg, const struct ab_resources *resources, ab_error_t *err)
+{
+  size_t i;
+
+  for (i = 0; i < cg->n; i++)
+    cg->h[i].created = 0;
+  cg->planned = false;
   for (i = 0; i < cg->n; i++)
     if (hier_mkdir (&cg->h[i], err) < 0)
       {
@@ -639,7 +625,23 @@ ab_cgroup_create_recorded (const char *cgroups_path, const char *id, const struc
       rollback (cg);
       return -1;
     }
-  *out = ab_steal_ptr (&cg);
+  return 0;
+}
+
+int
+ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *resources,
+                  struct ab_cgroup **out, ab_error_t *err)
+{
+  struct ab_cgroup *cg;
+
+  if (ab_cgroup_plan (cgroups_path, id, resources, &cg, err) < 0)
+    return -1;
+  if (ab_cgroup_realize (cg, resources, err) < 0)
+    {
+      ab_cgroup_free (cg);
+      return -1;
+    }
+  *out = cg;
   return 0;
 }
 

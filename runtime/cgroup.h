@@ -42,13 +42,15 @@ int ab_cgroup_host_mode (void);
 int ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *resources,
                       struct ab_cgroup **out, ab_error_t *err);
 
-/* The same, calling record(cg, arg) after planning and before the first
-   mkdir, with ab_cgroup_gen describing the directories about to be made,
-   so that a process killed halfway leaves a state delete can clean up
-   from.  A failing record fails the create. */
-int ab_cgroup_create_recorded (const char *cgroups_path, const char *id, const struct ab_resources *resources,
-                               int (*record) (struct ab_cgroup *cg, void *arg, ab_error_t *err), void *arg,
-                               struct ab_cgroup **out, ab_error_t *err);
+/* ab_cgroup_create in two steps, so the plan can be recorded before any
+   directory exists (a runtime killed in between leaves a state from which
+   delete removes what was made): plan works out the directories, with
+   those still missing counted as to be made; realize makes them and applies
+   `resources`, removing what it made on failure.  Killing, listing or
+   freezing a planned cgroup does nothing: no process was ever in it. */
+int ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resources *resources,
+                    struct ab_cgroup **out, ab_error_t *err);
+int ab_cgroup_realize (struct ab_cgroup *cg, const struct ab_resources *resources, ab_error_t *err);
 
 /* O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int ab_cgroup_clone_fd (struct ab_cgroup *cg);
@@ -95,6 +97,11 @@ int ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_
 int ab_cgroup_destroy (struct ab_cgroup *cg, ab_error_t *err);
 
 void ab_cgroup_free (struct ab_cgroup *cg);
+static inline void
+ab_cgroup_freep (struct ab_cgroup **cg)
+{
+  ab_cgroup_free (*cg);
+}
 
 /* Persist in the state file and load back (for start/kill/delete run by
    other processes).  ab_cgroup_gen writes one JSON object value. */

@@ -283,20 +283,6 @@ net_job_run (void *p)
 }
 
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
-/* The cgroup plan goes into the state before any directory is made (see
-   ab_cgroup_create_recorded); c does not own cg here. */
-static int
-record_cgroup_intent (struct ab_cgroup *cg, void *arg, ab_error_t *err)
-{
-  struct ab_container *c = arg;
-  int r;
-
-  c->cg = cg;
-  r = ab_container_save_cgroup (c, err);
-  c->cg = NULL;
-  return r;
-}
-
 static void
 create_abort (struct ab_container *c)
 {
@@ -322,6 +308,7 @@ int
 ab_container_create (const struct ab_create_opts *o, struct ab_container **out, ab_error_t *err)
 {
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
+  _cleanup_ (ab_cgroup_freep) struct ab_cgroup *cg = NULL; /* planned, until realized */
   struct ab_seccomp_prog prog = { 0 };
   struct ab_ns_plan plan;
   struct ab_child_ctx ctx;
@@ -376,6 +363,13 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       c->state->annotations.v[i].value = xstrdup (s->annotations.v[i].value);
       c->state->annotations.n = i + 1;
     }
+  /* The cgroups are planned now and made later; the plan is in the first
+     state written, so a create killed at any point leaves what delete
+     --force needs to remove them. */
+  ab_set_step ("cgroups");
+  if (ab_cgroup_plan (l->cgroups_path, c->id, l->resources, &cg, err) < 0
+      || ab_container_set_cgroup (c, cg, err) < 0)
+    goto fail;
   if (ab_write_file_atomic (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0
       || ab_state_write (c->dirfd, c->state, err) < 0)
     goto fail;
@@ -401,8 +395,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
 
   ab_set_step ("cgroups");
-  if (ab_cgroup_create_recorded (l->cgroups_path, c->id, l->resources, record_cgroup_intent, c, &c->cg, err) < 0)
+  if (ab_cgroup_realize (cg, l->resources, err) < 0)
     goto fail;
+  c->cg = ab_steal_ptr (&cg);
   if (ab_container_save_cgroup (c, err) < 0)
     goto fail;
   ab_trace ("cgroups created");

@@ -17,6 +17,8 @@ ab_container_freep (struct ab_container **c)
 char *ab_runtime_state_json (struct ab_container *c, int status, size_t *len);
 int ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err);
 
+/* Put cg into c->state (not written). */
+int ab_container_set_cgroup (struct ab_container *c, struct ab_cgroup *cg, ab_error_t *err);
 /* Record c->cg in the state file. */
 int ab_container_save_cgroup (struct ab_container *c, ab_error_t *err);
 

@@ -55,19 +55,25 @@ ab_exit_status_from_siginfo (const siginfo_t *info)
 }
 
 int
-ab_container_save_cgroup (struct ab_container *c, ab_error_t *err)
+ab_container_set_cgroup (struct ab_container *c, struct ab_cgroup *cg, ab_error_t *err)
 {
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
   const char *buf;
   size_t len;
 
-  if (c->cg == NULL)
-    return 0;
-  ab_cgroup_gen (c->cg, g);
+  ab_cgroup_gen (cg, g);
   buf = ab_gen_buf (g, &len);
   ab_json_free (c->state->cgroup);
   c->state->cgroup = ab_json_parse (buf, len, &ab_json_config_limits, "cgroup state", err);
-  if (c->state->cgroup == NULL)
+  return c->state->cgroup == NULL ? -1 : 0;
+}
+
+int
+ab_container_save_cgroup (struct ab_container *c, ab_error_t *err)
+{
+  if (c->cg == NULL)
+    return 0;
+  if (ab_container_set_cgroup (c, c->cg, err) < 0)
     return -1;
   return ab_state_write (c->dirfd, c->state, err);
 }

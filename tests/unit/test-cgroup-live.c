@@ -485,6 +485,55 @@ test_state_and_stats (void)
   ab_cgroup_free (cg);
 }
 
+/* A runtime killed between recording the plan and making the directories
+   (or halfway through making them) leaves the planned state: loaded back,
+   it kills and lists nothing, and destroy removes exactly what was made --
+   with a nested cgroupsPath, every level of it. */
+static void
+test_planned_state (void)
+{
+  _cleanup_free_ char *before = t_snapshot (), *after = NULL, *path = NULL;
+  struct ab_cgroup *plan = NULL, *back = NULL, *made = NULL;
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  _cleanup_json_ struct ab_json *j = NULL;
+  ab_error_t err = { 0 };
+  const char *text;
+  pid_t *pids = NULL;
+  size_t len, n = 1;
+
+  path = xasprintf ("%s-planned/%s", t_prefix, "leaf");
+  if (ab_cgroup_plan (path, t_id (), NULL, &plan, &err) < 0)
+    {
+      ok (0, "plan: %s", err.msg);
+      return;
+    }
+  after = t_snapshot ();
+  is_str (after, before, "planning makes no directory");
+  free (after);
+  ab_cgroup_gen (plan, g);
+  text = ab_gen_buf (g, &len);
+  ok (strstr (text, "\"planned\":true") && strstr (text, "\"created\":2"),
+      "the recorded plan says planned, with both levels of the path to be made");
+  j = ab_json_parse (text, len, &ab_json_config_limits, "state.json", &err);
+  ok (j && ab_cgroup_load (j, &back, &err) == 0, "the plan loads back");
+  /* The same plan, made now: as if the runtime got that far and died. */
+  ok (ab_cgroup_realize (plan, NULL, &err) == 0, "realizing the plan makes the cgroups (%s)", err.msg);
+  made = plan;
+  if (back)
+    {
+      ok (ab_cgroup_kill (back, SIGKILL, &err) == 0 && ab_cgroup_pids (back, &pids, &n, &err) == 0 && n == 0,
+          "a planned cgroup from the state is neither killed nor listed");
+      free (pids);
+      ok (ab_cgroup_destroy (back, &err) == 0, "destroy through the recorded plan succeeds (%s)", err.msg);
+      after = t_snapshot ();
+      is_str (after, before, "and removes every level the realize made");
+      ok (ab_cgroup_destroy (back, &err) == 0, "a second destroy is harmless");
+      ab_cgroup_free (back);
+    }
+  ab_cgroup_destroy (made, &err);
+  ab_cgroup_free (made);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -504,6 +553,7 @@ main (int argc, char **argv)
   test_freeze ();
   test_devices ();
   test_state_and_stats ();
+  test_planned_state ();
   {
     _cleanup_free_ char *left = t_snapshot ();
     is_str (left, "", "no test cgroup is left behind");
