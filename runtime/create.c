@@ -231,7 +231,9 @@ prefer_child_error (struct ab_container *c, ab_error_t *err)
     {
       m.err.msg[sizeof m.err.msg - 1] = '\0';
       *err = m.err;
+      return;
     }
+  ab_explain_dead_child (c->pidfd, err);
 }
 
 /* IDS_DONE carries the number of id-mapped mount trees that follow, one

@@ -31,6 +31,10 @@ int ab_container_load (const char *root, const char *id, bool exclusive, struct 
                        ab_error_t *err);
 /* Parse the config.json snapshot of a loaded container. */
 struct ab_spec *ab_container_load_spec (struct ab_container *c, ab_error_t *err);
+/* err came from a broken sync socket: if the container process was killed
+   by a signal (from outside: a kill of the container during its setup),
+   say that instead. */
+void ab_explain_dead_child (int pidfd, ab_error_t *err);
 /* After a start/exec request: STARTED, then EOF (executed) or an error. */
 int ab_await_exec (int fd, ab_error_t *err);
 

@@ -172,14 +172,33 @@ run_poststart (struct ab_container *c, const struct ab_spec *s, ab_error_t *err)
   return 0;
 }
 
+void
+ab_explain_dead_child (int pidfd, ab_error_t *err)
+{
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  siginfo_t info = { 0 };
+
+  if (pidfd < 0 || err == NULL || err->cls == AB_EC_CONFIG || err->cls == AB_EC_USAGE)
+    return;
+  /* A broken sync socket: give the process a moment to be seen dead, and
+     leave it to be reaped by whoever waits for it (WNOWAIT). */
+  if (poll (&p, 1, 100) <= 0 || waitid (P_PIDFD, (id_t) pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+    return;
+  if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED)
+    ab_error_setc (err, AB_EC_SETUP, 0, "the container process was killed by SIG%s before the program ran",
+                   sigabbrev_np (info.si_status) ? sigabbrev_np (info.si_status) : "?");
+}
+
 int
 ab_container_start_local (struct ab_container *c, ab_error_t *err)
 {
   ab_set_step ("start");
-  if (ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err) < 0)
-    return -1;
-  if (ab_await_exec (c->sync_fd, err) < 0)
-    return -1;
+  if (ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err) < 0 || ab_await_exec (c->sync_fd, err) < 0)
+    {
+      if (err->cls != AB_EC_EXEC)
+        ab_explain_dead_child (c->pidfd, err);
+      return -1;
+    }
   close (c->sync_fd);
   c->sync_fd = -1;
   c->started = true;
@@ -322,6 +341,8 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   if (ab_sync_send (fd, AB_SYNC_START, 0, err) < 0)
     return -1;
   r = ab_await_exec (fd, err);
+  if (r < 0 && err->cls != AB_EC_EXEC)
+    ab_explain_dead_child (c->pidfd, err);
   c->state->status = r < 0 ? AB_STATUS_STOPPED : AB_STATUS_RUNNING;
   if (ab_state_write (c->dirfd, c->state, r < 0 ? NULL : err) < 0 && r == 0)
     return -1;

@@ -203,6 +203,27 @@ nothing_of "$id" "$T/killed"
 ok $? "... leaving no state, cgroup or process behind"
 [ -n "$hook" ] && kill -KILL "$hook" 2>/dev/null
 
+# The container process killed from outside while its createContainer hook
+# runs: run fails as a setup failure that says so, not a socket error.
+if agentbox_only 3; then
+  # (before pivot_root: the hook sees the host's paths in the new mount namespace)
+  mkdir -p "$T/killcc"
+  make_bundle "$T/killcc" 'process.args=["/bin/abtest","sleep-forever"]' \
+    "hooks.createContainer=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"echo x >$T/killcc/hook; exec sleep 1$$\"]}]"
+  id=$(new_id)
+  rt run --bundle "$T/killcc" "$id" </dev/null >/dev/null 2>"$T/killcc/err" &
+  runner=$!
+  wait_for_file "$T/killcc/hook"
+  # state waits for create's lock: the container process is the hook's parent.
+  hookpid=$(pgrep -x -f "sleep 1$$")
+  kill -KILL "$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$hookpid/stat")"
+  wait "$runner"
+  is $? 125 "run exits 125 (setup failed) when the container is killed during its setup"
+  like "$(cat "$T/killcc/err")" 'killed by SIGKILL before the program ran' "... and says the container process was killed"
+  nothing_of "$id" "$T/killcc"
+  ok $? "... leaving nothing behind"
+fi
+
 # A createContainer hook runs inside the container's setup: failing there too undoes everything.
 make_bundle "$T/failcc" 'process.args=["/bin/abtest","sleep-forever"]' \
   'hooks.createContainer=[{"path":"/bin/false"}]'

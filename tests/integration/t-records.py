@@ -228,7 +228,9 @@ class Host:
 
     def killed_from_host(self, bundle):
         """run --record BUNDLE in the background, SIGKILL its container's
-        init from the host once it runs, and return the Run."""
+        init from the host once it runs the program (its command line is the
+        bundle's, not the runtime's: killed earlier, it is a setup failure),
+        and return the Run."""
         cid = self.new_id()
         path = os.path.join(self.T, "rec-%d" % len(self.frames))
         p = subprocess.Popen([RUNTIME, "--root", self.state, "run", "--record", path, "--bundle", bundle, cid],
@@ -236,7 +238,12 @@ class Host:
         for _ in range(200):  # a bounded wait for the container to run, not a timing assertion
             rc, out, _err = self.agentbox("state", cid)
             pid = json.loads(out).get("pid") if rc == 0 else 0
-            if pid:
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    execed = pid and b"/bin/abtest" in f.read()
+            except OSError:
+                execed = False
+            if execed:
                 os.kill(pid, signal.SIGKILL)
                 break
             time.sleep(0.1)
