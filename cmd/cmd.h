@@ -56,6 +56,9 @@ int ab_cmd_positionals (const char *cmd, int argc, char **argv, int min, int max
    resume): parse it, run op, map its error to the exit status. */
 int ab_cmd_on_id (struct ab_global *g, int argc, char **argv, const char *cmd, const char *help,
                   int (*op) (const char *root, const char *id, ab_error_t *err));
+/* --format of list and ps: "table" or "json" (sets *json); otherwise a
+   usage error naming the command, whose exit status is returned. */
+int ab_cmd_parse_format (const char *cmd, const char *arg, bool *json);
 /* Map an error of a lifecycle operation to an exit status (1, or 2 for usage). */
 int ab_cmd_exit_for (const ab_error_t *err);
 /* Parse a signal: a number, or a name with or without the SIG prefix. */

@@ -53,6 +53,17 @@ ab_cmd_on_id (struct ab_global *g, int argc, char **argv, const char *cmd, const
 }
 
 int
+ab_cmd_parse_format (const char *cmd, const char *arg, bool *json)
+{
+  if (strcmp (arg, "json") == 0 || strcmp (arg, "table") == 0)
+    {
+      *json = arg[0] == 'j';
+      return 0;
+    }
+  return ab_cmd_usage_error (cmd, "--format: expected table or json, got `%s`", arg);
+}
+
+int
 ab_cmd_exit_for (const ab_error_t *err)
 {
   return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;

@@ -29,10 +29,8 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
     switch (c)
       {
       case 'f':
-        if (strcmp (optarg, "json") == 0)
-          json = true;
-        else if (strcmp (optarg, "table") != 0)
-          return ab_cmd_usage_error ("list", "--format: expected table or json, got `%s`", optarg);
+        if ((c = ab_cmd_parse_format ("list", optarg, &json)) != 0)
+          return c;
         break;
       case 'q':
         quiet = true;

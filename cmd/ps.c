@@ -21,20 +21,33 @@
 
 _Static_assert (sizeof (pid_t) == sizeof (int), "pids sort as ints");
 
+/* Up to size bytes of /proc/<pid>/<name> (truncated, not refused: a
+   command line may be longer than we show); -1 if the process is gone. */
+static ssize_t
+read_proc (pid_t pid, const char *name, char *buf, size_t size)
+{
+  char path[64];
+  ssize_t n;
+  int fd;
+
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read (fd, buf, size);
+  close (fd);
+  return n;
+}
+
 static void
 print_row (pid_t pid)
 {
-  char path[64], stat[512], cmd[CMDLINE_MAX + 1], state = '?';
+  char stat[512], cmd[CMDLINE_MAX + 1], state = '?';
   long ppid = 0;
   ssize_t n;
   char *end;
-  int fd;
 
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  n = fd < 0 ? -1 : read (fd, stat, sizeof stat - 1);
-  if (fd >= 0)
-    close (fd);
+  n = read_proc (pid, "stat", stat, sizeof stat - 1);
   if (n <= 0)
     return; /* exited since the list was read */
   stat[n] = '\0';
@@ -43,11 +56,7 @@ print_row (pid_t pid)
   if (end == NULL || sscanf (end + 1, " %c %ld", &state, &ppid) != 2)
     return;
 
-  snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  n = fd < 0 ? -1 : read (fd, cmd, CMDLINE_MAX);
-  if (fd >= 0)
-    close (fd);
+  n = read_proc (pid, "cmdline", cmd, CMDLINE_MAX);
   if (n < 0)
     n = 0;
   while (n > 0 && cmd[n - 1] == '\0')
@@ -81,10 +90,8 @@ ab_cmd_ps (struct ab_global *g, int argc, char **argv)
     switch (c)
       {
       case 'f':
-        if (strcmp (optarg, "json") == 0)
-          json = true;
-        else if (strcmp (optarg, "table") != 0)
-          return ab_cmd_usage_error ("ps", "--format: expected table or json, got `%s`", optarg);
+        if ((c = ab_cmd_parse_format ("ps", optarg, &json)) != 0)
+          return c;
         break;
       case 'h':
         printf ("Usage: agentbox ps [--format table|json] ID\n\n"

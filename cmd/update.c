@@ -81,7 +81,8 @@ static const char usage[] =
   "      --blkio-weight N       10..1000\n"
   "--resources and the other options are exclusive.\n";
 
-/* The value of one flag as JSON: *v is a number or a string. */
+/* The value of one flag, as the JSON number or string its member takes;
+   a malformed value is a usage error naming the option. */
 static int
 emit_value (struct ab_gen *g, const struct flag *f, const char *opt, const char *arg)
 {

@@ -123,6 +123,15 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
   return fd;
 }
 
+/* The name a container directory is made under before it is renamed to
+   its id (ids start with an alphanumeric, so ".<id>" is nobody's id);
+   false when that does not fit a file name. */
+static bool
+hidden_name (char buf[NAME_MAX + 2], const char *id)
+{
+  return snprintf (buf, NAME_MAX + 2, ".%s", id) < NAME_MAX + 2;
+}
+
 int
 ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
 {
@@ -133,9 +142,8 @@ ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
     return -1;
   /* Made under a hidden name, locked, then renamed into place: the
      directory never appears under its id unlocked, so `delete --force`
-     taking the lock knows that its creator is gone (ids start with an
-     alphanumeric, so ".<id>" is nobody's id). */
-  if (snprintf (tmp, sizeof tmp, ".%s", id) >= (int) sizeof tmp)
+     taking the lock knows that its creator is gone. */
+  if (!hidden_name (tmp, id))
     return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "container id `%.32s...` is too long for a directory name",
                           id);
   if (mkdirat (rootfd, tmp, 0700) < 0 && errno != EEXIST)
@@ -172,8 +180,7 @@ ab_state_dir_remove_orphan (int rootfd, const char *id)
   const char *names[2] = { id, tmp };
   int removed = 0;
 
-  snprintf (tmp, sizeof tmp, ".%s", id);
-  for (size_t i = 0; i < 2; i++)
+  for (size_t i = 0; i < (hidden_name (tmp, id) ? 2 : 1); i++)
     {
       _cleanup_close_ int fd = openat (rootfd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
       struct stat st;
