@@ -378,6 +378,9 @@ wait_gone ()
   return 1
 }
 
+# ppid_of PID: the parent pid of host process PID.
+ppid_of () { awk '$1 == "PPid:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
 # host_pid_of CONTAINER_PID NSPID: the host pid of the process that is NSPID in
 # the pid namespace of host process CONTAINER_PID (e.g. the pid that
 # `abtest setsid-sleeper` printed inside the container).
@@ -443,6 +446,22 @@ cg_read ()
   else
     echo "no $3 / $4"
   fi
+}
+
+# cg_frozen PID: "<v2 cgroup.freeze> <v1 freezer.state>" of PID's cgroup
+# (either may be the one in use on a hybrid host: agentbox uses v2, runc v1).
+cg_frozen ()
+{
+  echo "$(cat "$(cg_dir "$1" unified)/cgroup.freeze" 2>/dev/null) $(cat "$(cg_dir "$1" freezer)/freezer.state" 2>/dev/null)"
+}
+
+# start_bg ID BUNDLE [CREATE-OPTION...]: create + start, the container's
+# stdio on BUNDLE/stdout and BUNDLE/stderr.
+start_bg ()
+{
+  local id=$1 b=$2
+  shift 2
+  rt create --bundle "$b" "$@" "$id" </dev/null >"$b/stdout" 2>"$b/stderr" && rt start "$id"
 }
 
 # ---- rootfs and bundles -----------------------------------------------------

@@ -13,13 +13,6 @@
 require_runtime_commands create start run state kill delete
 plan_later
 
-start_bg ()
-{
-  local id=$1 b=$2
-  shift 2
-  rt create --bundle "$b" "$@" "$id" </dev/null >"$b/stdout" 2>"$b/stderr" && rt start "$id"
-}
-
 # cg_left ID: cgroup directories anywhere whose name contains ID.
 cg_left () { find /sys/fs/cgroup -type d -name "*$1*" 2>/dev/null; }
 

@@ -89,7 +89,7 @@ like "$(c task ps "$id")" "^$pid( |\$)" "ctr task ps lists the task's process"
 c task pause "$id"
 ok $? "ctr task pause succeeds"
 is "$(c task ls | awk -v id="$id" '$1 == id { print $3 }')" PAUSED "ctr reports it PAUSED"
-frozen="$(cat "$(cg_dir "$pid" unified)/cgroup.freeze" 2>/dev/null) $(cat "$(cg_dir "$pid" freezer)/freezer.state" 2>/dev/null)"
+frozen=$(cg_frozen "$pid")
 like "$frozen" '^1 |FROZEN$' "the task's cgroup is frozen on the host ($frozen)"
 c task resume "$id"
 ok $? "ctr task resume succeeds"

@@ -9,11 +9,6 @@
 require_runtime_commands create start state kill delete pause resume ps update
 plan_later
 
-start_bg ()
-{
-  rt create --bundle "$2" "$1" </dev/null >"$2/stdout" 2>"$2/stderr" && rt start "$1"
-}
-
 # tick BUNDLE: the ticker's last count (host side), or "none".
 tick () { cat "$1/out/tick" 2>/dev/null || echo none; }
 

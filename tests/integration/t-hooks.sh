@@ -190,7 +190,7 @@ id=$(new_id)
 rt create --bundle "$T/killed" "$id" </dev/null >/dev/null 2>&1 &
 wait_for_file "$T/killed/hook.pid"
 hook=$(cat "$T/killed/hook.pid" 2>/dev/null)
-runtime_pid=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$hook/stat" 2>/dev/null)
+runtime_pid=$(ppid_of "$hook")
 ok "$([ -n "$runtime_pid" ] && kill -KILL "$runtime_pid"; echo $?)" "create is killed with SIGKILL during its hook (runtime pid ${runtime_pid:-none})"
 wait
 if agentbox_only; then
@@ -216,7 +216,7 @@ if agentbox_only 3; then
   wait_for_file "$T/killcc/hook"
   # state waits for create's lock: the container process is the hook's parent.
   hookpid=$(pgrep -x -f "sleep 1$$")
-  kill -KILL "$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$hookpid/stat")"
+  kill -KILL "$(ppid_of "$hookpid")"
   wait "$runner"
   is $? 125 "run exits 125 (setup failed) when the container is killed during its setup"
   like "$(cat "$T/killcc/err")" 'killed by SIGKILL before the program ran' "... and says the container process was killed"

@@ -13,14 +13,6 @@ plan_later
 is_agentbox || skip_all "the hardened profile is agentbox's own \`spec\`; $AB_RUNTIME_KIND has another"
 AB_BASE_CONFIG=runtime
 
-# start_bg ID BUNDLE [FLAGS...]: create + start, stdio on files in the bundle.
-start_bg ()
-{
-  local id=$1 b=$2
-  shift 2
-  rt create --bundle "$b" "$@" "$id" </dev/null >"$b/stdout" 2>"$b/stderr" && rt start "$id"
-}
-
 # in_box BUNDLE CMD...: run CMD to completion in a fresh container of BUNDLE
 # (process.args replaced for this run only); prints its stdout, returns its
 # exit status.

@@ -6,12 +6,6 @@
 require_runtime_commands create start state kill delete
 plan_later
 
-# start_bg ID BUNDLE: create + start with stdio on files in the bundle.
-start_bg ()
-{
-  rt create --bundle "$2" "$1" </dev/null >"$2/stdout" 2>"$2/stderr" && rt start "$1"
-}
-
 make_bundle "$T/sleeper" 'process.args=["/bin/abtest","sleep-forever"]'
 
 # ---- kill by name and number ---------------------------------------------------------

@@ -24,12 +24,6 @@ ns_ino () { [[ $1 =~ ^[0-9]+$ ]] && stat -L -c %i "/proc/$1/ns/$2" 2>/dev/null; 
 same_ns () { local a b; a=$(ns_ino "$1" "$3") && b=$(ns_ino "$2" "$3") && [ "$a" = "$b" ]; }
 other_ns () { local a b; a=$(ns_ino "$1" "$3") && b=$(ns_ino "$2" "$3") && [ "$a" != "$b" ]; }
 
-# start_bg ID BUNDLE: create + start with stdio on files in the bundle.
-start_bg ()
-{
-  rt create --bundle "$2" "$1" </dev/null >"$2/stdout" 2>"$2/stderr" && rt start "$1"
-}
-
 sleeper='process.args=["/bin/abtest","sleep-forever"]'
 
 # ---- every listed namespace is new -------------------------------------------------------

@@ -91,8 +91,7 @@ like "$out" 'sleep-forever' "podman top lists the container's process"
 pm pause "ab-$$-c1" >/dev/null
 ok $? "podman pause succeeds"
 is "$(pm inspect -f '{{.State.Status}}' "ab-$$-c1")" paused "podman sees it paused"
-# Either freezer may be the one in use on a hybrid host (agentbox: v2; runc: v1).
-frozen="$(cat "$(cg_dir "$pid" unified)/cgroup.freeze" 2>/dev/null) $(cat "$(cg_dir "$pid" freezer)/freezer.state" 2>/dev/null)"
+frozen=$(cg_frozen "$pid")
 like "$frozen" '^1 |FROZEN$' "the container's cgroup is frozen on the host ($frozen)"
 pm unpause "ab-$$-c1" >/dev/null
 ok $? "podman unpause succeeds"

@@ -19,13 +19,6 @@
 require_runtime_commands create start run exec state delete
 plan_later
 
-start_bg ()
-{
-  local id=$1 b=$2
-  shift 2
-  rt create --bundle "$b" "$@" "$id" </dev/null >"$b/stdout" 2>"$b/stderr" && rt start "$id"
-}
-
 # mounts_of PID: the container's mount table as the host reads it.
 mounts_of () { cat "/proc/$1/mountinfo" 2>/dev/null; }
 # the host's mount table that an escaped mount could hit: in the test

@@ -12,8 +12,6 @@ is_agentbox || skip_all "agentbox's supervisor (run --record, --timeout, --max-o
 require_runtime_commands run exec state delete
 plan_later
 
-ppid_of () { awk '$1 == "PPid:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
-
 # agentbox_proc SUBCMD ID: the agentbox process (not its `timeout` wrapper)
 # running `agentbox --root $AB_STATE SUBCMD ... ID`, found in /proc by its
 # argv, so that a test can signal it directly.  Waits for it a while.
