@@ -4,8 +4,8 @@
  *   createRuntime hooks in the parent) -> createContainer hooks ->
  *   pivot_root -> hostname, sysctl -> read-only and masked paths ->
  *   read-only root -> console -> created; wait for start -> startContainer
- *   hooks -> close fds -> user -> rlimits -> capabilities -> no_new_privs ->
- *   seccomp -> execve
+ *   hooks -> close fds -> the process steps of runtime/process.h (cwd,
+ *   rlimits, user, capabilities, no_new_privs, seccomp) -> execve
  *
  * Every failure is sent to the parent as a typed message naming the step;
  * nothing is printed here. */

@@ -151,10 +151,10 @@ ab_fds_prepare (int first, ab_error_t *err)
 }
 
 int
-ab_cwd_apply (const char *cwd, ab_error_t *err)
+ab_cwd_open (const char *cwd, ab_error_t *err)
 {
   _cleanup_close_ int rootfd = -1;
-  _cleanup_close_ int fd = -1;
+  int fd;
 
   ab_set_step ("cwd");
   rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -163,9 +163,7 @@ ab_cwd_apply (const char *cwd, ab_error_t *err)
   fd = ab_open_in_root (rootfd, cwd, O_PATH | O_DIRECTORY, 0, err);
   if (fd < 0)
     return ab_error_prefix (err, "process.cwd");
-  if (fchdir (fd) < 0)
-    return ab_error_set (err, errno, "process.cwd: chdir `%s`", cwd);
-  return 0;
+  return fd;
 }
 
 static const char *
@@ -225,8 +223,23 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
                  ab_error_t *err)
 {
   bool early_seccomp = seccomp && !p->no_new_privileges;
+  _cleanup_close_ int cwdfd = -1;
+  bool in_cwd;
   sigset_t none;
   int sig;
+
+  /* The cwd is resolved first, while every syscall is still ours to make:
+     a config's seccomp profile installed before the privilege drop (no
+     no_new_privs) governs all that follows, and it need not allow openat2
+     (Docker's and runtime-tools' profiles do not), and rlimits may forbid
+     a new fd.  From here to execve only capset, prctl, fchdir, write (for
+     an error report) and execve are used, as in runc. */
+  cwdfd = ab_cwd_open (p->cwd, err);
+  if (cwdfd < 0)
+    return -1;
+  /* Entered as root too, like runc, for a cwd only root can search (root
+     squashing filesystems aside, where the retry after setuid works). */
+  in_cwd = fchdir (cwdfd) == 0;
 
   /* The program starts with default dispositions and nothing blocked,
      whatever agentbox inherited (an ignored SIGPIPE, a blocked SIGCHLD). */
@@ -243,19 +256,22 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   if (ab_lsm_apply_exec (p, err) < 0)
     return -1;
   ab_set_step ("capabilities");
-  if (ab_caps_drop_bounding (&p->caps, err) < 0)
-    return -1;
-  if (ab_user_apply (p, allow_setgroups, err) < 0)
-    return -1;
-  /* Without no_new_privs, installing a filter needs CAP_SYS_ADMIN: do it
-     while we still hold it (the filter then also governs the remaining
-     steps, as with runc). */
+  /* Without no_new_privs, installing a filter needs CAP_SYS_ADMIN in the
+     effective set: do it while we still hold it, before the bounding set
+     shrinks and before setresuid to a non-root uid clears the effective
+     set.  The filter then governs the remaining steps, as with runc: the
+     profile must allow prctl, setgroups, setresgid, setresuid, capset,
+     fchdir and execve. */
   if (early_seccomp)
     {
       ab_set_step ("seccomp");
       if (ab_seccomp_install (seccomp, err) < 0)
         return -1;
     }
+  if (ab_caps_drop_bounding (&p->caps, err) < 0)
+    return -1;
+  if (ab_user_apply (p, allow_setgroups, err) < 0)
+    return -1;
   ab_set_step ("capabilities");
   if (ab_caps_apply (&p->caps, err) < 0)
     return -1;
@@ -265,8 +281,11 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
       if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return ab_error_set (err, errno, "prctl PR_SET_NO_NEW_PRIVS");
     }
-  if (ab_cwd_apply (p->cwd, err) < 0)
-    return -1;
+  ab_set_step ("cwd");
+  if (!in_cwd && fchdir (cwdfd) < 0)
+    return ab_error_set (err, errno, "process.cwd: chdir `%s`", p->cwd);
+  close (cwdfd);
+  cwdfd = -1;
   if (seccomp && !early_seccomp)
     {
       ab_set_step ("seccomp");

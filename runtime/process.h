@@ -1,6 +1,7 @@
 /* The last steps of every container process (init or exec'd), in order:
- *   close fds -> user and groups -> rlimits -> capabilities -> no_new_privs
- *   -> seccomp -> cwd -> execve
+ *   cwd resolved -> rlimits -> (seccomp without no_new_privs) -> bounding
+ *   set -> user and groups -> capabilities -> no_new_privs -> chdir ->
+ *   seccomp -> execve
  * Everything that can fail happens before execve and is reported over the
  * sync socket; the program is looked up in the *container's* PATH. */
 #ifndef AB_RUNTIME_PROCESS_H
@@ -28,10 +29,10 @@ int ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t 
    fds 3..first-1. */
 int ab_fds_prepare (int first, ab_error_t *err);
 
-/* Resolve process.cwd inside the container and chdir there.  openat2 with
-   RESOLVE_NO_MAGICLINKS: a /proc/self/fd/N cwd can never land on a leaked
-   host directory. */
-int ab_cwd_apply (const char *cwd, ab_error_t *err);
+/* Resolve process.cwd inside the container: an O_PATH fd of it, for
+   fchdir.  openat2 with RESOLVE_NO_MAGICLINKS: a /proc/self/fd/N cwd can
+   never land on a leaked host directory. */
+int ab_cwd_open (const char *cwd, ab_error_t *err);
 
 /* Privilege drop and exec.  `seccomp` may be NULL.  Does not return on
    success; on failure *err is set (class AB_EC_EXEC for a program that

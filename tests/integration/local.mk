@@ -28,7 +28,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-security.sh \
 	tests/integration/t-hooks.sh \
 	tests/integration/t-cgroups.sh \
-	tests/integration/t-sandbox.sh
+	tests/integration/t-sandbox.sh \
+	tests/integration/t-oci-configs.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \

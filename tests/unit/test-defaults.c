@@ -640,8 +640,18 @@ test_seccomp_behaviour (const struct ab_seccomp *sc)
   ok (WIFEXITED (st) && WEXITSTATUS (st) == 0,
       "fork, pipes, the four socket families and the persona query work");
 #if defined(__x86_64__)
-  st = in_child (ctx, probe_int80, NULL);
-  ok (WIFSIGNALED (st) && WTERMSIG (st) == SIGSYS, "a syscall through int 0x80 (i386 ABI) kills the process");
+  /* A kernel without IA32 emulation (CONFIG_IA32_EMULATION off, or
+     ia32_emulation=0) answers int 0x80 with SIGSEGV before seccomp sees
+     it: there is no i386 syscall table to reach at all. */
+  st = in_child (NULL, probe_int80, NULL);
+  if (WIFSIGNALED (st) && WTERMSIG (st) == SIGSEGV)
+    printf ("ok %d - # SKIP int 0x80: this kernel has no i386 syscall ABI (SIGSEGV without a filter)\n",
+            ++tap_count);
+  else
+    {
+      st = in_child (ctx, probe_int80, NULL);
+      ok (WIFSIGNALED (st) && WTERMSIG (st) == SIGSYS, "a syscall through int 0x80 (i386 ABI) kills the process");
+    }
   st = in_child (ctx, probe_x32, NULL);
   ok (WIFSIGNALED (st) && WTERMSIG (st) == SIGSYS, "a syscall through the x32 ABI kills the process");
 #endif

@@ -1,0 +1,125 @@
+#!/bin/bash
+# Configs as the OCI conformance suite (opencontainers/runtime-tools
+# validation) and Docker-style generators write them: no user namespace,
+# runc's default capabilities raised in every set (ambient too), no
+# no_new_privs and a seccomp allowlist that predates openat2, so the filter
+# is installed before the privilege drop and governs every syscall the
+# runtime makes after it.  Each test checks its effect from the host: a file
+# the process created relative to its cwd in a host directory, its exit
+# status.  Runs against any runtime: RUNTIME=/usr/sbin/runc t-oci-configs.sh.
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start run delete
+plan_later
+
+caps='["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_NET_RAW","CAP_SETGID","CAP_SETUID","CAP_SETFCAP","CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_KILL","CAP_AUDIT_WRITE"]'
+cap_edits=()
+for set in bounding effective inheritable permitted ambient; do cap_edits+=("process.capabilities.$set=$caps"); done
+
+# A Docker-style allowlist: every syscall a program needs, none of the new
+# ones (openat2, open_tree, mount_setattr, clone3, close_range, pidfd_*),
+# default action ERRNO (EPERM).  Built from the names the abtest helper and
+# busybox use, so it is the same for every runtime under test.
+"$PYTHON3" - "$T/seccomp.json" <<'EOF'
+import json, sys
+names = """accept accept4 access alarm arch_prctl bind brk capget capset chdir chmod chown
+clock_getres clock_gettime clock_nanosleep close connect dup dup2 dup3 epoll_create epoll_create1
+epoll_ctl epoll_pwait epoll_wait eventfd2 execve execveat exit exit_group faccessat faccessat2
+fadvise64 fallocate fchdir fchmod fchmodat fchown fchownat fcntl fdatasync flock fork fstat
+fstatfs fsync ftruncate futex getcwd getdents64 getegid geteuid getgid getgroups getitimer
+getpeername getpgid getpgrp getpid getppid getpriority getrandom getresgid getresuid getrlimit
+get_robust_list getrusage getsid getsockname getsockopt gettid gettimeofday getuid getxattr ioctl
+kill lchown lgetxattr link linkat listen lseek lstat madvise mkdir mkdirat mknod mknodat mmap
+mprotect mremap munmap nanosleep newfstatat open openat pause pipe pipe2 poll ppoll prctl pread64
+prlimit64 pselect6 pwrite64 read readlink readlinkat readv recvfrom recvmsg rename renameat
+renameat2 restart_syscall rmdir rt_sigaction rt_sigpending rt_sigprocmask rt_sigqueueinfo
+rt_sigreturn rt_sigsuspend rt_sigtimedwait rseq sched_getaffinity sched_yield select sendmsg
+sendto set_robust_list set_tid_address setgid setgroups setitimer setpgid setregid setresgid
+setresuid setreuid setsid setsockopt setuid shutdown sigaltstack socket socketpair stat statfs
+statx symlink symlinkat sysinfo tgkill time timer_create timer_delete timer_settime times tkill
+truncate umask uname unlink unlinkat utimensat vfork wait4 waitid write writev""".split()
+json.dump({"defaultAction": "SCMP_ACT_ERRNO",
+           "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+           "syscalls": [{"names": names, "action": "SCMP_ACT_ALLOW"}]}, open(sys.argv[1], "w"))
+EOF
+profile="linux.seccomp=$(cat "$T/seccomp.json")"
+
+# run_in BUNDLE: `run` it to completion; prints the exit status.
+run_in ()
+{
+  local id st
+  id=$(new_id)
+  rt run --bundle "$1" "$id" </dev/null >"$1/stdout" 2>"$1/stderr"
+  st=$?
+  [ -s "$1/stderr" ] && diag "$(head -3 "$1/stderr")"
+  rt delete --force "$id" >/dev/null 2>&1
+  echo $st
+}
+
+# ---- the runtime-tools default: early seccomp, no no_new_privs ---------------
+
+make_bundle --out "$T/early" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","touch","marker"]' process.cwd:=/out/sub
+mkdir -p "$T/early/out/sub"
+is "$(run_in "$T/early")" 0 "a filter installed before the privilege drop (no no_new_privs) that lacks openat2 still lets the process start"
+ok "$([ -f "$T/early/out/sub/marker" ]; echo $?)" \
+  "... in its cwd: the file it made relative to process.cwd appears in that directory on the host"
+
+make_bundle --out "$T/late" "${cap_edits[@]}" "$profile" process.noNewPrivileges=true \
+  'process.args=["/bin/abtest","touch","marker"]' process.cwd:=/out/sub
+mkdir -p "$T/late/out/sub"
+is "$(run_in "$T/late")" 0 "the same profile installed last (no_new_privs) runs the process"
+ok "$([ -f "$T/late/out/sub/marker" ]; echo $?)" "... in its cwd, seen from the host"
+
+# The cwd itself is a symlink inside the rootfs: resolved in the container.
+make_bundle --out "$T/link" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","touch","marker"]' process.cwd:=/work
+mkdir -p "$T/link/out/sub"
+ln -s /out/sub "$T/link/rootfs/work"
+is "$(run_in "$T/link")" 0 "a cwd that is a symlink in the rootfs is followed inside it under that filter"
+ok "$([ -f "$T/link/out/sub/marker" ]; echo $?)" "... the file lands at the link's target inside the container"
+
+# ---- a cwd only root may search, for a non-root process ----------------------
+
+make_bundle --out "$T/priv" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","cwd"]' process.cwd:=/root/inner 'process.user={"uid":65534,"gid":65534}'
+mkdir -p "$T/priv/rootfs/root/inner"
+chmod 0700 "$T/priv/rootfs/root"
+is "$(run_in "$T/priv")" 0 "a non-root process starts in a cwd below a directory only root may search (as with runc)"
+is "$(head -1 "$T/priv/stdout")" cwd=/root/inner "... and its cwd is that directory"
+
+# ---- rlimits that leave no room for another fd -------------------------------
+
+# (runc 1.1 fails here: it lists /proc/self/fd to close fds after the limit.)
+if is_agentbox; then
+make_bundle --out "$T/nofile" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","touch","marker"]' process.cwd:=/out \
+  'process.rlimits=[{"type":"RLIMIT_NOFILE","hard":4,"soft":4}]'
+is "$(run_in "$T/nofile")" 0 "RLIMIT_NOFILE 4 (one fd above stdio, for the process) does not keep the runtime from entering the cwd"
+ok "$([ -f "$T/nofile/out/marker" ]; echo $?)" "... the process ran in it"
+fi
+
+# ---- exec into such a container ---------------------------------------------
+
+make_bundle --out "$T/ex" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","sleep-forever"]'
+mkdir -p "$T/ex/out/sub"
+id=$(new_id)
+start_bg "$id" "$T/ex"
+rt exec --cwd /out/sub "$id" /bin/abtest touch exec-marker </dev/null >"$T/ex/exec.out" 2>&1
+is $? 0 "exec under the same profile (inherited from the config) runs"
+ok "$([ -f "$T/ex/out/sub/exec-marker" ]; echo $?)" "... in the --cwd it was given, seen from the host"
+rt delete --force "$id" >/dev/null 2>&1
+
+# ---- a missing cwd is a clear error, and nothing starts ----------------------
+# (runc creates a missing cwd; agentbox reports it: the rootfs is the
+# image's, and a cwd it lacks is a config mistake worth one line.)
+
+if is_agentbox; then
+  make_bundle --out "$T/missing" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
+    'process.args=["/bin/abtest","touch","/out/ran"]' process.cwd:=/no/such/dir
+  isnt "$(run_in "$T/missing")" 0 "a cwd that does not exist in the rootfs fails the run"
+  ok "$([ ! -e "$T/missing/out/ran" ]; echo $?)" "... before the process ran"
+  like "$(cat "$T/missing/stderr")" 'process.cwd.*/no/such/dir.*No such file' "... and the error names process.cwd, the path and the cause"
+fi
+
+done_testing
