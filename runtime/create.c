@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 
 #include "hooks/hooks.h"
+#include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/child.h"
 #include "runtime/console.h"
@@ -89,16 +90,39 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
   return 0;
 }
 
-/* config.md: capabilities that cannot be granted are warnings. */
+/* config.md: a capability that cannot be mapped to a kernel interface is
+   logged as a warning and the runtime should not fail.  The parser refused
+   every name capabilities(7) does not define; what is left here is a real
+   capability this kernel is too old for (above cap_last_cap): it cannot be
+   granted, so it is dropped, and the result record says so. */
 static void
-warn_unsupported (const struct ab_spec *s)
+warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
 {
+  static const char *const set_names[AB_CAP__SETS] = {
+    [AB_CAP_BOUNDING] = "bounding",   [AB_CAP_EFFECTIVE] = "effective", [AB_CAP_INHERITABLE] = "inheritable",
+    [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
+  };
   const struct ab_capabilities *caps = &s->process->caps;
   uint64_t lost = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
+  int last = ab_caps_last_cap ();
   size_t i;
 
   for (i = 0; i < s->warnings.n; i++)
     ab_warn ("%s", s->warnings.v[i]);
+  for (int k = 0; k < AB_CAP__SETS; k++)
+    {
+      char **v = NULL;
+      size_t n = ab_caps_beyond_kernel (caps->mask[k], last, &v);
+      for (i = 0; i < n; i++)
+        {
+          char *msg = xasprintf ("process.capabilities.%s: %s is newer than this kernel (cap_last_cap %d): dropped",
+                                 set_names[k], v[i], last);
+          ab_warn ("%s", msg);
+          ab_strv_push_owned (degraded, msg);
+          free (v[i]);
+        }
+      free (v);
+    }
   for (i = 0; i <= AB_CAP_LAST; i++)
     if (lost & (1ull << i))
       ab_log (AB_LOG_INFO, "process.capabilities.ambient: %s is not both permitted and inheritable; the kernel cannot raise "
@@ -341,7 +365,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ab_trace ("bundle loaded");
   if (check_supported (o, s, err) < 0)
     return -1;
-  warn_unsupported (s);
+  warn_unsupported (s, &c->degraded);
   rootless = host_is_rootless (o->rootless);
 
   c->rootfd = ab_state_root_open (o->root, true, err);

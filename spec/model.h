@@ -85,7 +85,6 @@ struct ab_capabilities
 {
   bool set[AB_CAP__SETS];    /* the set was present in config.json */
   uint64_t mask[AB_CAP__SETS];
-  struct ab_strv unknown;    /* names we could not map (warned, not fatal) */
 };
 
 struct ab_user
