@@ -406,7 +406,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (l->seccomp)
     {
       ab_set_step ("seccomp");
-      if (ab_seccomp_compile_cached (o->root, l->seccomp, &prog, err) < 0)
+      if (ab_seccomp_compile_cached (l->seccomp, &prog, err) < 0)
         goto fail;
       have_prog = true;
       for (size_t i = 0; i < prog.skipped.n; i++)

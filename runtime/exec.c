@@ -442,7 +442,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     }
   if (spec->linux_ && spec->linux_->seccomp)
     {
-      if (ab_seccomp_compile_cached (o->root, spec->linux_->seccomp, &prog, err) < 0)
+      if (ab_seccomp_compile_cached (spec->linux_->seccomp, &prog, err) < 0)
         goto fail;
       have_prog = true;
     }

@@ -32,4 +32,108 @@ if agentbox_only 5; then
     "create refuses a near miss in another set, naming its index"
 fi
 
+# ---- 3. the state root is left as create found it ---------------------------
+
+# Every cache of this file in a directory of its own.
+export AGENTBOX_CACHE_DIR=$T/cache
+listing () { find "$1" -printf '%P %y %m %u\n' | sort; }
+
+if agentbox_only 9; then
+  R=$T/root3
+  mkdir -m 0711 "$R"
+  before=$(listing "$R")
+  b=$T/b3
+  make_bundle "$b" 'process.args=["/bin/abtest","true"]' \
+    'linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mount"],"action":"SCMP_ACT_ERRNO"}]}'
+  id=$(new_id)
+  "$RUNTIME" --root "$R" run --bundle "$b" "$id" </dev/null >/dev/null 2>"$T/err" 7>&-
+  is "$?" 0 "run of a bundle with a seccomp profile works"
+  is "$(listing "$R")" "$before" "after run the state root holds exactly what it held before (no .cache)"
+  [ -n "$(find "$T/cache/seccomp" -type f 2>/dev/null)" ]
+  ok $? "the compiled seccomp program went to the cache directory instead"
+
+  id=$(new_id)
+  "$RUNTIME" --root "$R" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 7>&- &&
+    "$RUNTIME" --root "$R" start "$id" 7>&- && sleep 0.2 &&
+    "$RUNTIME" --root "$R" delete "$id" 7>&-
+  is "$?" 0 "create, start, delete"
+  is "$(listing "$R")" "$before" "after create/start/delete the state root is as before"
+
+  # create killed while a createRuntime hook runs: everything of the
+  # container exists by then (state, cgroups, the child); then delete --force.
+  cp "$b/config.json" "$b/config.plain.json"
+  cfg "$b/config.json" 'hooks.createRuntime=[{"path":"/bin/sh","args":["sh","-c","touch '"$T"'/hook-ran; exec sleep 30"]}]'
+  id=$(new_id)
+  rm -f "$T/hook-ran"
+  "$RUNTIME" --root "$R" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 7>&- &
+  pid=$!
+  for ((i = 0; i < 100; i++)); do [ -e "$T/hook-ran" ] && break; sleep 0.05; done
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null
+  "$RUNTIME" --root "$R" delete --force "$id" 7>&-
+  is "$?" 0 "delete --force of a create killed during its hook"
+  is "$(listing "$R")" "$before" "after delete --force of a killed create the state root is as before"
+  cp "$b/config.plain.json" "$b/config.json"
+
+  id=$(new_id)
+  "$RUNTIME" --root "$R" run --default "$id" -- /bin/true </dev/null >/dev/null 2>"$T/err" 7>&-
+  is "$?" 0 "run --default works"
+  is "$(listing "$R")" "$before" "after run --default the state root is as before (no sandbox skeleton, no cache)"
+fi
+
+# ---- 3b. the cache is safe against a hostile or broken writer ---------------
+
+if agentbox_only 12; then
+  denyA='linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["getpid"],"action":"SCMP_ACT_ERRNO"}]}'
+  denyB='linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mount"],"action":"SCMP_ACT_ERRNO"}]}'
+  make_bundle "$T/ca" 'process.args=["/bin/abtest","syscall","getpid"]' "$denyA"
+  make_bundle "$T/cb" 'process.args=["/bin/abtest","syscall","getpid"]' "$denyB"
+  runc_out () { # BUNDLE CACHE: the program's stdout, agentbox's stderr in $T/err
+    AGENTBOX_CACHE_DIR=$2 "$RUNTIME" --root "$AB_STATE" run --bundle "$1" "$(new_id)" </dev/null 2>"$T/err" 7>&-
+  }
+  C=$T/c3
+  is "$(runc_out "$T/ca" "$C/a")" "getpid=EPERM" "profile A denies getpid"
+  is "$(runc_out "$T/cb" "$C/b")" "getpid=ok" "profile B allows it"
+  ea=$(find "$C/a/seccomp" -type f) eb=$(find "$C/b/seccomp" -type f)
+  is "$(stat -c '%a %U' "$C/a" "$C/a/seccomp" "$ea" | tr '\n' ' ')" "711 root 700 root 600 root " \
+    "the cache directory is root's 0711, its seccomp directory 0700, the entry 0600"
+
+  # A's program under B's name (what a hash collision or a confused writer
+  # would leave): the stored key differs, so B compiles its own.
+  cp "$ea" "$eb"
+  is "$(runc_out "$T/cb" "$C/b")" "getpid=ok" "an entry of another profile under B's name is a miss, never A's filter"
+  cmp -s "$ea" "$eb"
+  isnt "$?" 0 "and B's own entry replaced it"
+
+  # Flipped bytes in the program, then a truncated entry: a miss that says why.
+  python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[-3]^=0xff; open(p,"wb").write(b)' "$ea"
+  is "$(runc_out "$T/ca" "$C/a")" "getpid=EPERM" "a tampered entry is not used: A still denies getpid"
+  like "$(cat "$T/err")" 'seccomp cache: entry [0-9a-f]{16}: checksum mismatch: compiling anew' "the log says why"
+  truncate -s 100 "$ea"
+  is "$(runc_out "$T/ca" "$C/a")" "getpid=EPERM" "a truncated entry is a miss"
+  like "$(cat "$T/err")" "entry [0-9a-f]{16}: 100 bytes, not what its header says" "the log says so"
+
+  # A directory others may write, and an entry that is a symlink: ignored.
+  chmod 0777 "$C/a/seccomp"
+  out=$(runc_out "$T/ca" "$C/a")
+  like "$out $(cat "$T/err")" "^getpid=EPERM .*seccomp cache not used: .*seccomp. has mode 0777 \(at most 0700\)" \
+    "a cache directory writable by others is not used, and the run works"
+  chmod 0700 "$C/a/seccomp"
+  echo junk >"$T/elsewhere"
+  chmod 0600 "$T/elsewhere"
+  rm -f "$ea" && ln -s "$T/elsewhere" "$ea"
+  is "$(runc_out "$T/ca" "$C/a") $(cat "$T/elsewhere")" "getpid=EPERM junk" \
+    "an entry that is a symlink is neither followed nor written through"
+
+  # Bounded: 100 stale entries, the oldest go.
+  for ((i = 0; i < 100; i++)); do
+    f=$C/b/seccomp/$(printf '%016x' $i)
+    echo stale >"$f" && chmod 0600 "$f" && touch -d '2020-01-01' "$f"
+  done
+  runc_out "$T/ca" "$C/b" >/dev/null
+  n=$(find "$C/b/seccomp" -type f | wc -l)
+  ok "$([ "$n" -le 64 ] && [ -n "$(find "$C/b/seccomp" -type f -newer "$T/elsewhere")" ] && echo 0 || echo 1)" \
+    "at most 64 entries are kept, the oldest evicted, the new one kept (now $n)"
+fi
+
 done_testing
