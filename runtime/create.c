@@ -47,6 +47,7 @@
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
+#include "spec/annotations.h"
 #include "spec/gen.h"
 #include "spec/tables.h"
 
@@ -260,25 +261,30 @@ prefer_child_error (struct ab_container *c, ab_error_t *err)
   ab_explain_dead_child (c->pidfd, err);
 }
 
-/* IDS_DONE carries the number of id-mapped mount trees that follow, one
-   SCM_RIGHTS message each, in mounts[] order. */
+/* IDS_DONE carries the number of detached mount trees that follow, one
+   SCM_RIGHTS message each: the root filesystem first, then every mount the
+   parent opens (ab_mount_from_parent), in mounts[] order.  The child never
+   resolves root.path or a bind source itself. */
 static int
-send_idmapped_mounts (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
+send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
 {
   const struct ab_spec *s = c->bundle->spec;
   _cleanup_free_ int *fds = NULL;
-  int n = 0;
+  _cleanup_close_ int root = -1;
+  int n = 1;
   size_t i;
 
+  ab_set_step ("rootfs");
+  root = ab_rootfs_tree (c->bundle, pid, ab_annot_rootfs_idmap (s), err);
+  if (root < 0)
+    return -1;
+  ab_set_step ("idmap");
+  fds = xcalloc (s->n_mounts + 1, sizeof *fds);
   for (i = 0; i < s->n_mounts; i++)
     n += ab_mount_from_parent (&s->mounts[i]);
-  if (n == 0)
-    return ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err);
-  ab_set_step ("idmap");
-  fds = xcalloc (s->n_mounts, sizeof *fds);
-  if (ab_idmap_prepare (s, c->bundle->dir, pid, userns, fds, err) < 0)
-    return -1;
-  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0)
+  if (ab_idmap_prepare (c->bundle, pid, userns, fds, err) < 0)
+    goto out;
+  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0 || ab_send_fds (c->sync_fd, &root, 1, err) < 0)
     goto out;
   for (i = 0; i < s->n_mounts; i++)
     if (fds[i] >= 0 && ab_send_fds (c->sync_fd, &fds[i], 1, err) < 0)
@@ -471,7 +477,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 
   if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
     goto fail;
-  if (send_idmapped_mounts (c, pid, plan.new_user, err) < 0)
+  if (send_mount_trees (c, pid, plan.new_user, err) < 0)
     goto fail;
   ab_trace ("id maps written");
 

@@ -283,6 +283,13 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
 
   if (ensure_skeleton (&skeleton, err) < 0)
     return -1;
+  /* The state root is the sandbox's bundle directory. */
+  {
+    int rfd = ab_state_root_open (o->root, true, err);
+    if (rfd < 0)
+      return -1;
+    close (rfd);
+  }
   d.rootless = geteuid () != 0;
   d.uid = getuid ();
   d.gid = getgid ();

@@ -202,6 +202,13 @@ struct ab_mount
   bool source_nofollow;      /* the parent opens the source refusing every symlink on the path */
 };
 
+/* A bind mount (bind/rbind option or type "bind"), not a remount of one. */
+static inline bool
+ab_mount_is_bind (const struct ab_mount *m)
+{
+  return (m->bind || (m->type != NULL && strcmp (m->type, "bind") == 0)) && !(m->flags & 0x20 /* MS_REMOUNT */);
+}
+
 /* ---- hooks ------------------------------------------------------------ */
 
 enum ab_hook_kind

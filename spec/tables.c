@@ -596,3 +596,4 @@ ab_mpol_flag_name_at (size_t i)
 {
   return i < AB_ARRAY_SIZE (mpol_flags) ? mpol_flags[i].name : NULL;
 }
+_Static_assert (MS_REMOUNT == 0x20, "ab_mount_is_bind (spec/model.h) spells MS_REMOUNT");

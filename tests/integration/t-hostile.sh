@@ -8,6 +8,75 @@
 . "$(dirname "$0")/lib.sh"
 require_runtime_commands create start delete validate
 
+# ---- 1. bind sources through a symlink of the image ------------------------
+
+secret="HOST-SECRET-$$-$RANDOM"
+mkdir -p "$T/hostdir" && echo "$secret" >"$T/hostdir/secret"
+if agentbox_only 13; then
+  b=$T/links
+  make_bundle "$b" 'process.args=["/bin/abtest","cat","/mnt/secret"]'
+  mkdir -p "$b/rootfs/mnt"
+  ln -s "$T/hostdir" "$b/rootfs/srcvol"
+  cp "$b/config.json" "$b/config.base.json"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$b/rootfs/srcvol\",\"options\":[\"rbind\",\"ro\"]}"
+  n=$(($(cfg "$b/config.json" --get mounts | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') - 1))
+  out=$(rt validate --bundle "$b" 2>&1)
+  like "$? $out" "^1 agentbox: config.json: mounts\[$n\] \(/mnt\): source \`$b/rootfs/srcvol\` passes through the symlink \`$b/rootfs/srcvol\` -> \`$T/hostdir\` inside \`$b\`, which leads out of it" \
+    "validate refuses a bind source through an image symlink that leaves the bundle, naming mounts[$n] and the link"
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "the host secret never reaches the container's output"
+  like "$st $(cat "$T/err")" "^125 .*mounts\[$n\] \(/mnt\): source .* passes through the symlink" "run refuses it (exit 125)"
+
+  # The same source relative to the bundle, and a relative link climbing out.
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" 'mounts+={"destination":"/mnt","type":"bind","source":"rootfs/srcvol","options":["rbind"]}'
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  like "$? $(cat "$T/out" "$T/err")" "^125 .*source \`rootfs/srcvol\` passes through the symlink \`$b/rootfs/srcvol\`" \
+    "a relative source is relative to the bundle, and refused the same way"
+  rm "$b/rootfs/srcvol" && ln -s "../../../../../../../../../../..$T/hostdir" "$b/rootfs/srcvol"
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "a relative link climbing out with .. does not reach the host either"
+  like "$st $(cat "$T/err")" "^125 .*passes through the symlink .*srcvol\` -> \`\.\./\.\./" "... and is refused naming it"
+
+  # A directory of the path is the link (rootfs/srcvol/secret), and an idmapped bind.
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/mnt/secret\",\"type\":\"bind\",\"source\":\"$b/rootfs/srcvol/secret\",\"options\":[\"bind\"]}"
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "a link in the middle of the source path is caught too"
+  is "$st" 125 "... and refused"
+
+  # Links that stay inside the bundle keep working (an image's lib -> usr/lib).
+  mkdir -p "$b/rootfs/data/real" && echo inside >"$b/rootfs/data/real/secret"
+  ln -s real "$b/rootfs/data/link"
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" 'mounts+={"destination":"/mnt","type":"bind","source":"rootfs/data/link","options":["rbind"]}'
+  is "$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)" "inside" "a link that stays inside the bundle is followed"
+  rt validate --bundle "$b"
+  is "$?" 0 "... and validates"
+
+  # A source outside the bundle is the author's: resolved as given.
+  ln -s "$T/hostdir" "$T/author-link"
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$T/author-link\",\"options\":[\"rbind\"]}"
+  is "$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)" "$secret" "a symlink outside the bundle (the config author's) is followed"
+
+  # root.path through a link of the bundle, to a host directory that would
+  # make a working root (a copy of the rootfs holding the secret).
+  cp -a "$T/base-rootfs" "$T/hostfs" && cp "$T/hostdir/secret" "$T/hostfs/secret"
+  cp "$b/config.base.json" "$b/config.json"
+  ln -s "$T/hostfs" "$b/rootfs/hostroot"
+  cfg "$b/config.json" 'root.path:=rootfs/hostroot' 'process.args=["/bin/cat","/secret"]'
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "root.path through an image symlink never makes a host directory the root"
+  like "$st $(cat "$T/err")" "root\.path \`rootfs/hostroot\` passes through the symlink \`$b/rootfs/hostroot\` -> \`$T/hostfs\`" \
+    "... refused naming the link"
+  cp "$b/config.base.json" "$b/config.json"
+fi
+
 # ---- 2. unknown capability names ------------------------------------------
 
 if agentbox_only 5; then
@@ -34,8 +103,7 @@ fi
 
 # ---- 3. the state root is left as create found it ---------------------------
 
-# Every cache of this file in a directory of its own.
-export AGENTBOX_CACHE_DIR=$T/cache
+# (lib.sh points AGENTBOX_CACHE_DIR at $T/cache.)
 listing () { find "$1" -printf '%P %y %m %u\n' | sort; }
 
 if agentbox_only 9; then
