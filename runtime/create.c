@@ -43,11 +43,13 @@
 #include "runtime/lsm.h"
 #include "runtime/network.h"
 #include "runtime/process.h"
+#include "runtime/resolve.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "spec/annotations.h"
+#include "spec/bundle-links.h"
 #include "spec/gen.h"
 #include "spec/tables.h"
 
@@ -138,7 +140,7 @@ ab_runtime_state_json (struct ab_container *c, int status, size_t *len)
 }
 
 int
-ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err)
+ab_write_pid_file (const char *path, const struct ab_bundle *b, pid_t pid, ab_error_t *err)
 {
   _cleanup_free_ char *dir = xstrdup (path);
   _cleanup_close_ int dfd = -1;
@@ -151,12 +153,18 @@ ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err)
     {
       *slash = '\0';
       name = slash + 1;
-      dfd = open (*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      /* containerd and podman keep the pid file in the bundle directory:
+         there, its directory resolves beneath the bundle, so a symlink of
+         the image cannot make us create a file in a host directory. */
+      if (b && dir[0] == '/')
+        dfd = ab_bundle_open_file (b->dir, b->rootfs, dir, O_PATH | O_DIRECTORY, "--pid-file: directory", err);
+      else
+        dfd = open (*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
   else
     dfd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
-    return ab_error_set (err, errno, "--pid-file `%s`: open directory", path);
+    return b && slash && dir[0] == '/' ? -1 : ab_error_set (err, errno, "--pid-file `%s`: open directory", path);
   /* Bare digits, no newline: what containerd and podman parse. */
   n = snprintf (buf, sizeof buf, "%d", (int) pid);
   if (ab_write_file_atomic (dfd, name, buf, (size_t) n, 0644, err) < 0)
@@ -314,6 +322,48 @@ net_job_run (void *p)
   return NULL;
 }
 
+/* The container's root could not create a mount point in a directory of
+   the rootfs: when that directory belongs, on the host, to an id outside
+   the user namespace's mapping (a rootfs extracted as host root under
+   `agentbox spec`'s mapping), say so, and what to do, on the same line. */
+static void
+explain_unmapped_owner (const struct ab_container *c, ab_error_t *err)
+{
+  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_linux *l = s->linux_;
+  _cleanup_close_ int root = -1, dir = -1;
+  char map[160] = "", host[AB_ERR_WHERE_MAX + 1024];
+  size_t len, i, off = 0;
+  struct stat st;
+
+  if (err == NULL || err->where[0] == '\0' || (err->errnum != EACCES && err->errnum != EPERM) || l == NULL
+      || !l->ns[AB_NS_USER].present || ab_annot_rootfs_idmap (s))
+    return;
+  root = open (c->bundle->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0 || (dir = ab_open_in_root (root, err->where, O_PATH, 0, NULL)) < 0 || fstat (dir, &st) < 0)
+    return;
+  for (i = 0; i < l->uid_mappings.n; i++)
+    {
+      const struct ab_idmap *m = &l->uid_mappings.v[i];
+      if (st.st_uid >= m->host_id && st.st_uid - m->host_id < m->size)
+        return; /* a mapped owner: the mode is to blame, not the mapping */
+      if (off < sizeof map)
+        off += (size_t) snprintf (map + off, sizeof map - off, "%scontainer %u-%u = host %u-%u", i ? ", " : "",
+                                  m->container_id, m->container_id + m->size - 1, m->host_id,
+                                  m->host_id + m->size - 1);
+    }
+  snprintf (host, sizeof host, "%s%s", c->bundle->rootfs, strcmp (err->where, "/") ? err->where : "");
+  if ((len = strlen (host)) > 1 && host[len - 1] == '/')
+    host[len - 1] = '\0';
+  len = strlen (err->msg);
+  snprintf (err->msg + len, sizeof err->msg - len,
+            "; `%s` belongs to host uid %u, outside the user namespace's uid mapping (%s), so the container's "
+            "root may not write there: chown the rootfs into the mapped range, create the mount points in the "
+            "image, or mount the rootfs id-mapped (annotation " AB_ANNOT_ROOTFS_IDMAP "=true, `agentbox spec "
+            "--idmap-rootfs`)",
+            host, (unsigned) st.st_uid, map[0] ? map : "none");
+}
+
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
 static void
 create_abort (struct ab_container *c)
@@ -419,7 +469,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
         ab_debug ("seccomp: syscall `%s` unknown to libseccomp, skipped", prog.skipped.v[i]);
     }
   ab_trace ("state written, seccomp compiled");
-  if (ab_ns_plan_init (s, &plan, err) < 0)
+  if (ab_ns_plan_init (s, c->bundle, &plan, err) < 0)
     goto fail;
   if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
     goto fail;
@@ -530,7 +580,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ab_trace ("child: created");
 
   ab_set_step ("create");
-  if (o->pid_file && ab_write_pid_file (o->pid_file, pid, err) < 0)
+  if (o->pid_file && ab_write_pid_file (o->pid_file, c->bundle, pid, err) < 0)
     goto fail;
   c->state->status = AB_STATUS_CREATED;
   if (ab_state_write (c->dirfd, c->state, err) < 0)
@@ -562,6 +612,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 
 fail:
   prefer_child_error (c, err);
+  explain_unmapped_owner (c, err);
   if (sp[0] >= 0)
     close (sp[0]);
   if (sp[1] >= 0)

@@ -31,10 +31,10 @@
 #define MAX_LINKS 40 /* as the kernel's path walk */
 
 static int
-open_beneath (int dirfd, const char *rel)
+open_beneath_flags (int dirfd, const char *rel, int flags)
 {
   struct open_how how = {
-    .flags = O_PATH | O_CLOEXEC,
+    .flags = (uint64_t) (flags | O_CLOEXEC),
     .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
   };
   int fd;
@@ -45,6 +45,12 @@ open_beneath (int dirfd, const char *rel)
     fd = (int) syscall (SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
   while (fd < 0 && errno == EAGAIN);
   return fd;
+}
+
+static int
+open_beneath (int dirfd, const char *rel)
+{
+  return open_beneath_flags (dirfd, rel, O_PATH);
 }
 
 static char *
@@ -300,4 +306,39 @@ out:
     if (roots[i].fd >= 0)
       close (roots[i].fd);
   return r;
+}
+
+int
+ab_bundle_open_file (const char *bundle_dir, const char *rootfs, const char *path, int flags, const char *what,
+                     ab_error_t *err)
+{
+  const char *dirs[2] = { bundle_dir, rootfs };
+
+  for (size_t i = 0; i < 2; i++)
+    {
+      _cleanup_close_ int dfd = -1;
+      const char *rel = dirs[i] ? below (dirs[i], path) : NULL;
+      int fd;
+
+      if (rel == NULL)
+        continue;
+      dfd = open (dirs[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0)
+        return ab_error_set (err, errno, "%s `%s`: open `%s`", what, path, dirs[i]);
+      fd = open_beneath_flags (dfd, rel, flags);
+      if (fd < 0 && (errno == EXDEV || errno == ELOOP))
+        {
+          struct image_root r = { .path = dirs[i], .fd = dfd };
+          return open_in_image (&r, dfd, rel, what, path, err);
+        }
+      if (fd < 0)
+        return ab_error_set (err, errno, "%s `%s`", what, path);
+      return fd;
+    }
+  {
+    int fd = open (path, flags | O_CLOEXEC);
+    if (fd < 0)
+      return ab_error_set (err, errno, "%s `%s`", what, path);
+    return fd;
+  }
 }

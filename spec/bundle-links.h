@@ -30,4 +30,12 @@ int ab_bundle_source_link (const char *bundle_dir, const char *source, char **li
 int ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *path, const char *what,
                          ab_error_t *err);
 
+/* Open `path` (absolute) with open(2) flags: beneath the bundle or the
+   rootfs (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) when its text lies inside
+   one of them, as given otherwise -- where it may well be a magic link such
+   as /proc/PID/ns/net, the author's to name.  For paths that are no bind
+   source: namespace files, the pid file's directory. */
+int ab_bundle_open_file (const char *bundle_dir, const char *rootfs, const char *path, int flags, const char *what,
+                         ab_error_t *err);
+
 #endif

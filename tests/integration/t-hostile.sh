@@ -204,4 +204,60 @@ if agentbox_only 12; then
     "at most 64 entries are kept, the oldest evicted, the new one kept (now $n)"
 fi
 
+# ---- 4. a rootfs owned outside the user namespace's mapping ----------------
+
+# The hardened profile maps container root to host 100000; the rootfs is
+# host root's, as extracted by a root tool, and lacks the mount point /sys,
+# which the container's root may not create.
+hardened_bundle () { # DIR [spec option...]
+  local d=$1
+  shift
+  mkdir -p "$d" && cp -a "$T/base-rootfs" "$d/rootfs" && echo "$d/rootfs" >>"$T/rootfs-list"
+  (cd "$d" && "$RUNTIME" spec --bundle "$d" "$@" 7>&-) &&
+    cfg "$d/config.json" process.terminal=false
+}
+owners () { find "$1" -printf '%P %U:%G\n' | sort; }
+
+if agentbox_only 9; then
+  b=$T/unmapped
+  hardened_bundle "$b"
+  rmdir "$b/rootfs/sys"
+  cfg "$b/config.json" 'process.args=["/bin/abtest","true"]'
+  before=$(owners "$b/rootfs")
+  rt run --bundle "$b" "$(new_id)" </dev/null >/dev/null 2>"$T/err"
+  st=$?
+  err=$(cat "$T/err")
+  is "$st" 125 "a root-owned rootfs under the hardened mapping cannot be set up (exit 125)"
+  like "$err" "create directory \`sys\` in the container: Permission denied; \`$b/rootfs\` belongs to host uid 0, outside the user namespace's uid mapping \(container 0-65535 = host 100000-165535\)" \
+    "the error names the directory, its host owner and the mapping"
+  like "$err" "chown the rootfs into the mapped range, create the mount points in the image, or mount the rootfs id-mapped \(annotation dev.agentbox.rootfs.idmap=true" \
+    "... and the three fixes"
+  is "$(printf '%s\n' "$err" | wc -l)" 1 "... on one line"
+
+  b=$T/idmapped
+  hardened_bundle "$b" --idmap-rootfs
+  rmdir "$b/rootfs/sys"
+  cfg "$b/config.json" 'process.args=["/bin/sh","-c","id -u; ls -ln /bin/abtest | { read m l u g r; echo $u:$g; }; touch /tmp/x"]'
+  is "$(cfg "$b/config.json" --get annotations)" '{"dev.agentbox.rootfs.idmap": "true"}' "spec --idmap-rootfs sets the annotation"
+  before=$(owners "$b/rootfs")
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>"$T/err")
+  is "$? $out" "0 0
+0:0" "the same root-owned rootfs runs id-mapped under the hardened profile, its files the container root's"
+  after=$(owners "$b/rootfs")
+  is "$(comm -23 <(echo "$before") <(echo "$after"))" "" "nothing on disk was chowned"
+  is "$(comm -13 <(echo "$before") <(echo "$after"))" "sys 0:0" "the mount point the container's root made is host root's"
+
+  # A writable root: what the container's root makes is host root's on disk.
+  cfg "$b/config.json" root.readonly=false 'process.args=["/bin/abtest","touch","/made-inside"]'
+  rt run --bundle "$b" "$(new_id)" </dev/null >/dev/null 2>"$T/err"
+  is "$? $(stat -c %u:%g "$b/rootfs/made-inside" 2>&1)" "0 0:0" \
+    "a file the container creates on the writable id-mapped root belongs to host root (not 100000)"
+  rm -f "$b/rootfs/made-inside"
+  rt validate --bundle "$b"
+  is "$?" 0 "the annotation validates"
+  cfg "$b/config.json" 'linux.namespaces-=user' '!linux.uidMappings' '!linux.gidMappings'
+  like "$(rt validate --bundle "$b" 2>&1)" "annotations.dev.agentbox.rootfs.idmap: needs a new user namespace" \
+    "without a user namespace it is refused"
+fi
+
 done_testing
