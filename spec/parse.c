@@ -612,6 +612,10 @@ parse_hooks (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
 
   if (r <= 0)
     return r;
+  /* Deliberately lenient: a hook kind we do not know ("prestartt") is an
+     unknown property, and config.md "Extensibility" says runtimes MUST NOT
+     generate an error for those but MUST ignore them.  It is kept in
+     s->unknown for `agentbox audit`. */
   for (k = 0; k < AB_HOOK__KINDS; k++)
     {
       struct ab_hook_list *l = &s->hooks[k];
