@@ -1,4 +1,4 @@
-/* agentbox spec [--bundle DIR] [--rootless]: write config.json, the hardened
+/* agentbox spec [--bundle DIR] [--rootless] [--idmap-rootfs]: write config.json, the hardened
  * agent profile (spec/defaults.c documents every choice). */
 #include "config.h"
 
@@ -17,6 +17,7 @@ ab_cmd_spec (struct ab_global *g, int argc, char **argv)
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
     { "rootless", no_argument, NULL, 'r' },
+    { "idmap-rootfs", no_argument, NULL, 'i' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -38,12 +39,17 @@ ab_cmd_spec (struct ab_global *g, int argc, char **argv)
       case 'r':
         d.rootless = true;
         break;
+      case 'i':
+        d.idmap_rootfs = true;
+        break;
       case 'h':
-        printf ("Usage: agentbox spec [--bundle DIR] [--rootless]\n\n"
+        printf ("Usage: agentbox spec [--bundle DIR] [--rootless] [--idmap-rootfs]\n\n"
                 "Write DIR/config.json (default: the current directory) with agentbox's hardened\n"
                 "agent profile: every namespace including user, no capabilities, no_new_privs,\n"
                 "read-only root, bounded /tmp, rlimits, pids and memory limits, masked paths and a\n"
-                "seccomp allowlist.  --rootless maps only the caller's uid and sets no cgroup limits.\n");
+                "seccomp allowlist.  --rootless maps only the caller's uid and sets no cgroup limits.\n"
+                "--idmap-rootfs sets dev.agentbox.rootfs.idmap: a rootfs owned by host root is\n"
+                "mounted id-mapped, owned by the container's root, with nothing changed on disk.\n");
         return AB_EXIT_OK;
       default:
         return ab_cmd_usage_error ("spec", "unknown option `%s`", argv[optind - 1]);

@@ -18,6 +18,7 @@
 
 #include "runtime/caps.h"
 #include "runtime/util.h"
+#include "spec/tables.h"
 
 /* Names for messages, as config.json spells them.  Kept here so that this
    module does not depend on the parser's tables. */
@@ -141,6 +142,24 @@ ab_caps_last_cap (void)
       atomic_store_explicit (&cached, v, memory_order_relaxed);
     }
   return v;
+}
+
+size_t
+ab_caps_beyond_kernel (uint64_t mask, int last, char ***names)
+{
+  char buf[32];
+  size_t n = 0;
+  int cap;
+
+  *names = NULL;
+  for (cap = last + 1; cap >= 0 && cap <= AB_CAP_LAST; cap++)
+    if (mask & cap_bit (cap))
+      {
+        const char *name = ab_cap_name (cap);
+        *names = xreallocarray (*names, n + 1, sizeof **names);
+        (*names)[n++] = xstrdup (name ? name : cap_name (cap, buf, sizeof buf));
+      }
+  return n;
 }
 
 int

@@ -25,4 +25,9 @@ int ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err);
    (/proc/sys/kernel/cap_last_cap), cached. */
 int ab_caps_last_cap (void);
 
+/* The capabilities of `mask` numbered above `last` (a kernel's
+   cap_last_cap): their names (CAP_..., or "capability N") in *names, to be
+   freed with free(); returns how many.  They cannot be granted here. */
+size_t ab_caps_beyond_kernel (uint64_t mask, int last, char ***names);
+
 #endif

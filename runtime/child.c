@@ -246,6 +246,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     .bundle = c->bundle->dir,
     .rootfs = c->bundle->rootfs,
     .rootfd = -1,
+    .root_tree = -1,
     .userns = c->plan->new_user,
     .idmap_fds = NULL,
   };
@@ -262,19 +263,23 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   ab_set_step ("idmaps");
   if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, &m, err) < 0)
     return -1;
-  if (m.value > 0)
-    {
-      /* id-mapped mount trees, in mounts[] order */
-      int *fds = xcalloc (s->n_mounts + 1, sizeof *fds);
-      size_t k;
-      for (k = 0; k < s->n_mounts; k++)
-        {
-          fds[k] = -1;
-          if (ab_mount_from_parent (&s->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
-            return -1;
-        }
-      mc.idmap_fds = fds;
-    }
+  if (m.value < 1)
+    return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "no root filesystem tree from the parent");
+  {
+    /* the root filesystem's tree, then every mount the parent opened, in
+       mounts[] order */
+    int *fds = xcalloc (s->n_mounts + 1, sizeof *fds);
+    size_t k;
+    if (ab_recv_fds (c->sync_fd, &mc.root_tree, 1, err) < 0)
+      return -1;
+    for (k = 0; k < s->n_mounts; k++)
+      {
+        fds[k] = -1;
+        if (ab_mount_from_parent (&s->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
+          return -1;
+      }
+    mc.idmap_fds = fds;
+  }
   if (c->plan->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
     {
       /* Become the namespace's root (we already hold its capabilities). */

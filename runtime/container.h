@@ -48,6 +48,7 @@ struct ab_container
   int netns_fd; /* the container's netns, held for the denied record; -1 */
   bool started;
   struct ab_net *net; /* network policies and the proxy (runtime/network.h) */
+  struct ab_strv degraded; /* protections create could not apply here (the record's `degraded`) */
 };
 
 void ab_create_opts_init (struct ab_create_opts *o);

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 
 #include "hooks/hooks.h"
+#include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/child.h"
 #include "runtime/console.h"
@@ -42,10 +43,13 @@
 #include "runtime/lsm.h"
 #include "runtime/network.h"
 #include "runtime/process.h"
+#include "runtime/resolve.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
+#include "spec/annotations.h"
+#include "spec/bundle-links.h"
 #include "spec/gen.h"
 #include "spec/tables.h"
 
@@ -89,16 +93,39 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
   return 0;
 }
 
-/* config.md: capabilities that cannot be granted are warnings. */
+/* config.md: a capability that cannot be mapped to a kernel interface is
+   logged as a warning and the runtime should not fail.  The parser refused
+   every name capabilities(7) does not define; what is left here is a real
+   capability this kernel is too old for (above cap_last_cap): it cannot be
+   granted, so it is dropped, and the result record says so. */
 static void
-warn_unsupported (const struct ab_spec *s)
+warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
 {
+  static const char *const set_names[AB_CAP__SETS] = {
+    [AB_CAP_BOUNDING] = "bounding",   [AB_CAP_EFFECTIVE] = "effective", [AB_CAP_INHERITABLE] = "inheritable",
+    [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
+  };
   const struct ab_capabilities *caps = &s->process->caps;
   uint64_t lost = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
+  int last = ab_caps_last_cap ();
   size_t i;
 
   for (i = 0; i < s->warnings.n; i++)
     ab_warn ("%s", s->warnings.v[i]);
+  for (int k = 0; k < AB_CAP__SETS; k++)
+    {
+      char **v = NULL;
+      size_t n = ab_caps_beyond_kernel (caps->mask[k], last, &v);
+      for (i = 0; i < n; i++)
+        {
+          char *msg = xasprintf ("process.capabilities.%s: %s is newer than this kernel (cap_last_cap %d): dropped",
+                                 set_names[k], v[i], last);
+          ab_warn ("%s", msg);
+          ab_strv_push_owned (degraded, msg);
+          free (v[i]);
+        }
+      free (v);
+    }
   for (i = 0; i <= AB_CAP_LAST; i++)
     if (lost & (1ull << i))
       ab_log (AB_LOG_INFO, "process.capabilities.ambient: %s is not both permitted and inheritable; the kernel cannot raise "
@@ -113,7 +140,7 @@ ab_runtime_state_json (struct ab_container *c, int status, size_t *len)
 }
 
 int
-ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err)
+ab_write_pid_file (const char *path, const struct ab_bundle *b, pid_t pid, ab_error_t *err)
 {
   _cleanup_free_ char *dir = xstrdup (path);
   _cleanup_close_ int dfd = -1;
@@ -126,12 +153,18 @@ ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err)
     {
       *slash = '\0';
       name = slash + 1;
-      dfd = open (*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      /* containerd and podman keep the pid file in the bundle directory:
+         there, its directory resolves beneath the bundle, so a symlink of
+         the image cannot make us create a file in a host directory. */
+      if (b && dir[0] == '/')
+        dfd = ab_bundle_open_file (b->dir, b->rootfs, dir, O_PATH | O_DIRECTORY, "--pid-file: directory", err);
+      else
+        dfd = open (*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
   else
     dfd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
-    return ab_error_set (err, errno, "--pid-file `%s`: open directory", path);
+    return b && slash && dir[0] == '/' ? -1 : ab_error_set (err, errno, "--pid-file `%s`: open directory", path);
   /* Bare digits, no newline: what containerd and podman parse. */
   n = snprintf (buf, sizeof buf, "%d", (int) pid);
   if (ab_write_file_atomic (dfd, name, buf, (size_t) n, 0644, err) < 0)
@@ -236,25 +269,30 @@ prefer_child_error (struct ab_container *c, ab_error_t *err)
   ab_explain_dead_child (c->pidfd, err);
 }
 
-/* IDS_DONE carries the number of id-mapped mount trees that follow, one
-   SCM_RIGHTS message each, in mounts[] order. */
+/* IDS_DONE carries the number of detached mount trees that follow, one
+   SCM_RIGHTS message each: the root filesystem first, then every mount the
+   parent opens (ab_mount_from_parent), in mounts[] order.  The child never
+   resolves root.path or a bind source itself. */
 static int
-send_idmapped_mounts (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
+send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
 {
   const struct ab_spec *s = c->bundle->spec;
   _cleanup_free_ int *fds = NULL;
-  int n = 0;
+  _cleanup_close_ int root = -1;
+  int n = 1;
   size_t i;
 
+  ab_set_step ("rootfs");
+  root = ab_rootfs_tree (c->bundle, pid, ab_annot_rootfs_idmap (s), err);
+  if (root < 0)
+    return -1;
+  ab_set_step ("idmap");
+  fds = xcalloc (s->n_mounts + 1, sizeof *fds);
   for (i = 0; i < s->n_mounts; i++)
     n += ab_mount_from_parent (&s->mounts[i]);
-  if (n == 0)
-    return ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err);
-  ab_set_step ("idmap");
-  fds = xcalloc (s->n_mounts, sizeof *fds);
-  if (ab_idmap_prepare (s, c->bundle->dir, pid, userns, fds, err) < 0)
-    return -1;
-  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0)
+  if (ab_idmap_prepare (c->bundle, pid, userns, fds, err) < 0)
+    goto out;
+  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0 || ab_send_fds (c->sync_fd, &root, 1, err) < 0)
     goto out;
   for (i = 0; i < s->n_mounts; i++)
     if (fds[i] >= 0 && ab_send_fds (c->sync_fd, &fds[i], 1, err) < 0)
@@ -282,6 +320,48 @@ net_job_run (void *p)
   j->r = ab_net_setup (j->c, j->plan, &j->err);
   ab_trace ("network set up");
   return NULL;
+}
+
+/* The container's root could not create a mount point in a directory of
+   the rootfs: when that directory belongs, on the host, to an id outside
+   the user namespace's mapping (a rootfs extracted as host root under
+   `agentbox spec`'s mapping), say so, and what to do, on the same line. */
+static void
+explain_unmapped_owner (const struct ab_container *c, ab_error_t *err)
+{
+  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_linux *l = s->linux_;
+  _cleanup_close_ int root = -1, dir = -1;
+  char map[160] = "", host[AB_ERR_WHERE_MAX + 1024];
+  size_t len, i, off = 0;
+  struct stat st;
+
+  if (err == NULL || err->where[0] == '\0' || (err->errnum != EACCES && err->errnum != EPERM) || l == NULL
+      || !l->ns[AB_NS_USER].present || ab_annot_rootfs_idmap (s))
+    return;
+  root = open (c->bundle->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0 || (dir = ab_open_in_root (root, err->where, O_PATH, 0, NULL)) < 0 || fstat (dir, &st) < 0)
+    return;
+  for (i = 0; i < l->uid_mappings.n; i++)
+    {
+      const struct ab_idmap *m = &l->uid_mappings.v[i];
+      if (st.st_uid >= m->host_id && st.st_uid - m->host_id < m->size)
+        return; /* a mapped owner: the mode is to blame, not the mapping */
+      if (off < sizeof map)
+        off += (size_t) snprintf (map + off, sizeof map - off, "%scontainer %u-%u = host %u-%u", i ? ", " : "",
+                                  m->container_id, m->container_id + m->size - 1, m->host_id,
+                                  m->host_id + m->size - 1);
+    }
+  snprintf (host, sizeof host, "%s%s", c->bundle->rootfs, strcmp (err->where, "/") ? err->where : "");
+  if ((len = strlen (host)) > 1 && host[len - 1] == '/')
+    host[len - 1] = '\0';
+  len = strlen (err->msg);
+  snprintf (err->msg + len, sizeof err->msg - len,
+            "; `%s` belongs to host uid %u, outside the user namespace's uid mapping (%s), so the container's "
+            "root may not write there: chown the rootfs into the mapped range, create the mount points in the "
+            "image, or mount the rootfs id-mapped (annotation " AB_ANNOT_ROOTFS_IDMAP "=true, `agentbox spec "
+            "--idmap-rootfs`)",
+            host, (unsigned) st.st_uid, map[0] ? map : "none");
 }
 
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
@@ -341,7 +421,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ab_trace ("bundle loaded");
   if (check_supported (o, s, err) < 0)
     return -1;
-  warn_unsupported (s);
+  warn_unsupported (s, &c->degraded);
   rootless = host_is_rootless (o->rootless);
 
   c->rootfd = ab_state_root_open (o->root, true, err);
@@ -382,14 +462,14 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (l->seccomp)
     {
       ab_set_step ("seccomp");
-      if (ab_seccomp_compile_cached (o->root, l->seccomp, &prog, err) < 0)
+      if (ab_seccomp_compile_cached (l->seccomp, &prog, err) < 0)
         goto fail;
       have_prog = true;
       for (size_t i = 0; i < prog.skipped.n; i++)
         ab_debug ("seccomp: syscall `%s` unknown to libseccomp, skipped", prog.skipped.v[i]);
     }
   ab_trace ("state written, seccomp compiled");
-  if (ab_ns_plan_init (s, &plan, err) < 0)
+  if (ab_ns_plan_init (s, c->bundle, &plan, err) < 0)
     goto fail;
   if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
     goto fail;
@@ -447,7 +527,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 
   if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
     goto fail;
-  if (send_idmapped_mounts (c, pid, plan.new_user, err) < 0)
+  if (send_mount_trees (c, pid, plan.new_user, err) < 0)
     goto fail;
   ab_trace ("id maps written");
 
@@ -500,7 +580,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ab_trace ("child: created");
 
   ab_set_step ("create");
-  if (o->pid_file && ab_write_pid_file (o->pid_file, pid, err) < 0)
+  if (o->pid_file && ab_write_pid_file (o->pid_file, c->bundle, pid, err) < 0)
     goto fail;
   c->state->status = AB_STATUS_CREATED;
   if (ab_state_write (c->dirfd, c->state, err) < 0)
@@ -532,6 +612,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 
 fail:
   prefer_child_error (c, err);
+  explain_unmapped_owner (c, err);
   if (sp[0] >= 0)
     close (sp[0]);
   if (sp[1] >= 0)

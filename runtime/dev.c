@@ -94,7 +94,14 @@ make_node (int rootfd, const char *path, const char *host_path, mode_t type, uns
         return ab_error_set (err, errno, "%s: mknod `%s`", what, path);
       fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
-        return ab_error_set (err, errno, "%s: create bind target `%s`", what, path);
+        {
+          int e = errno;
+          ab_error_set (err, e, "%s: create bind target `%s`", what, path);
+          /* the parent tells whose the directory is (create.c) */
+          if (err && (e == EACCES || e == EPERM))
+            snprintf (err->where, sizeof err->where, "%s", *dir ? dir : "/");
+          return -1;
+        }
       close (fd);
       existing = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (existing < 0)

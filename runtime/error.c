@@ -18,6 +18,7 @@ vset (ab_error_t *err, int cls, int errnum, const char *fmt, va_list ap)
     return;
   err->cls = cls;
   err->errnum = errnum;
+  err->where[0] = '\0';
   if (ab_current_step != NULL)
     snprintf (err->step, sizeof err->step, "%s", ab_current_step);
   else

@@ -37,6 +37,7 @@ enum ab_err_class
 
 #define AB_ERR_MSG_MAX 1024
 #define AB_ERR_STEP_MAX 32
+#define AB_ERR_WHERE_MAX 256
 
 typedef struct ab_error
 {
@@ -44,6 +45,10 @@ typedef struct ab_error
   int errnum; /* errno, or 0 */
   char step[AB_ERR_STEP_MAX];
   char msg[AB_ERR_MSG_MAX];
+  /* A path inside the container the error is about, when the parent can
+     explain it better than the child (a directory the container's root may
+     not write: whose is it on the host?).  Usually empty. */
+  char where[AB_ERR_WHERE_MAX];
 } ab_error_t;
 
 /* The setup stage the current process is in; copied into errors it raises. */

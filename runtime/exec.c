@@ -442,7 +442,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     }
   if (spec->linux_ && spec->linux_->seccomp)
     {
-      if (ab_seccomp_compile_cached (o->root, spec->linux_->seccomp, &prog, err) < 0)
+      if (ab_seccomp_compile_cached (spec->linux_->seccomp, &prog, err) < 0)
         goto fail;
       have_prog = true;
     }
@@ -557,7 +557,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     goto fail_child;
   if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0 || ab_await_exec (x->sync_fd, err) < 0)
     goto fail_child;
-  if (o->pid_file && ab_write_pid_file (o->pid_file, pid, err) < 0)
+  if (o->pid_file && ab_write_pid_file (o->pid_file, NULL, pid, err) < 0)
     goto fail_child;
   if (have_prog)
     ab_seccomp_prog_free (&prog);

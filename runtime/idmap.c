@@ -5,11 +5,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "runtime/idmap.h"
 #include "runtime/util.h"
+#include "spec/bundle-links.h"
 
 static int
 write_map (pid_t pid, const char *file, const struct ab_idmaps *m, ab_error_t *err)
@@ -65,39 +67,68 @@ userns_with (const struct ab_idmaps *uids, const struct ab_idmaps *gids, ab_erro
   return r < 0 ? -1 : fd;
 }
 
-/* A detached clone of the source.  With source_nofollow (a workspace the
-   caller resolved), the path is walked refusing every symlink, so nothing
-   swapped in after the resolution can redirect the bind. */
+/* A detached clone of the source, from the fd of one resolution of its
+   path: nothing swapped in afterwards can redirect the bind.
+   - a mount the runtime added from its own state (from_parent): its path;
+   - a workspace the caller resolved (source_nofollow): walked refusing
+     every symlink on the path;
+   - a bind of config.json: resolved beneath the bundle or the rootfs once
+     the path enters them (spec/bundle-links.h), as given elsewhere. */
 static int
-open_source (const char *src, const struct ab_mount *m, ab_error_t *err)
+open_source (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_error_t *err)
 {
   unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0);
-  int fd, tree;
+  _cleanup_close_ int fd = -1;
+  int tree;
 
-  if (!m->source_nofollow)
+  if (m->from_parent)
     {
-      tree = open_tree (AT_FDCWD, src, flags);
+      tree = open_tree (AT_FDCWD, m->source, flags);
       if (tree < 0)
-        return ab_error_set (err, errno, "open bind source `%s`", src);
+        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s`", i, m->source);
       return tree;
     }
-  {
-    struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
-    fd = (int) syscall (SYS_openat2, AT_FDCWD, src, &how, sizeof how);
-  }
-  if (fd < 0)
-    return ab_error_set (err, errno, "open bind source `%s` (no symlink allowed on the path)", src);
+  if (m->source_nofollow)
+    {
+      struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+      fd = (int) syscall (SYS_openat2, AT_FDCWD, m->source, &how, sizeof how);
+      if (fd < 0)
+        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s` (no symlink allowed on the path)", i,
+                             m->source);
+    }
+  else
+    {
+      char what[64 + 4096];
+      snprintf (what, sizeof what, "mounts[%zu] (%s): bind source", i, m->destination);
+      fd = ab_bundle_open_path (b->dir, b->rootfs, m->source, what, err);
+      if (fd < 0)
+        return -1;
+    }
   tree = open_tree (fd, "", flags | AT_EMPTY_PATH);
-  close (fd);
   if (tree < 0)
-    return ab_error_set (err, errno, "clone bind source `%s`", src);
+    return ab_error_set (err, errno, "mounts[%zu]: clone bind source `%s`", i, m->source);
   return tree;
 }
 
-int
-ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool child_userns, int *fds,
-                  ab_error_t *err)
+/* The user namespace of the container process, opened once. */
+static int
+container_userns (pid_t child, int *ns, ab_error_t *err)
 {
+  char path[64];
+
+  if (*ns >= 0)
+    return *ns;
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) child);
+  *ns = open (path, O_RDONLY | O_CLOEXEC);
+  if (*ns < 0)
+    return ab_error_set (err, errno, "open %s", path);
+  return *ns;
+}
+
+int
+ab_idmap_prepare (const struct ab_bundle *b, pid_t child, bool child_userns, int *fds, ab_error_t *err)
+{
+  const struct ab_spec *s = b->spec;
   _cleanup_close_ int container_ns = -1;
   size_t i;
 
@@ -106,24 +137,23 @@ ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool
   for (i = 0; i < s->n_mounts; i++)
     {
       const struct ab_mount *m = &s->mounts[i];
-      _cleanup_free_ char *src = NULL;
       _cleanup_close_ int own_ns = -1;
       struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
       int ns, tree;
 
       if (!ab_mount_from_parent (m))
         continue;
-      if (!ab_mount_is_idmapped (m))
-        {
-          src = xstrdup (m->source);
-          fds[i] = open_source (src, m, err);
-          if (fds[i] < 0)
-            return ab_error_prefix (err, "mounts[%zu]", i);
-          continue;
-        }
-      if (!m->bind)
+      if (ab_mount_is_idmapped (m) && !m->bind)
         return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "mounts[%zu]: id mapping is supported on bind mounts only",
                               i);
+      if (ab_mount_is_idmapped (m) && !(m->uid_mappings.n || m->gid_mappings.n) && !child_userns)
+        return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
+                              "mounts[%zu]: idmap without uidMappings needs a user namespace", i);
+      fds[i] = tree = open_source (b, i, m, err);
+      if (tree < 0)
+        return -1;
+      if (!ab_mount_is_idmapped (m))
+        continue;
       if (m->uid_mappings.n || m->gid_mappings.n)
         {
           own_ns = userns_with (&m->uid_mappings, &m->gid_mappings, err);
@@ -131,34 +161,48 @@ ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool
             return ab_error_prefix (err, "mounts[%zu]", i);
           ns = own_ns;
         }
-      else
-        {
-          if (!child_userns)
-            return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
-                                  "mounts[%zu]: idmap without uidMappings needs a user namespace", i);
-          if (container_ns < 0)
-            {
-              char path[64];
-              snprintf (path, sizeof path, "/proc/%d/ns/user", (int) child);
-              container_ns = open (path, O_RDONLY | O_CLOEXEC);
-              if (container_ns < 0)
-                return ab_error_set (err, errno, "open %s", path);
-            }
-          ns = container_ns;
-        }
-      src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", bundle, m->source);
-      tree = open_source (src, m, err);
-      if (tree < 0)
-        return ab_error_prefix (err, "mounts[%zu]", i);
+      else if ((ns = container_userns (child, &container_ns, err)) < 0)
+        return -1;
       a.userns_fd = (uint64_t) ns;
       if (mount_setattr (tree, "", AT_EMPTY_PATH | (m->idmap_recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
-        {
-          int e = errno;
-          close (tree);
-          return ab_error_set (err, e, "mounts[%zu]: id-map `%s` (does its filesystem support id-mapped mounts?)", i,
-                               src);
-        }
-      fds[i] = tree;
+        return ab_error_set (err, errno, "mounts[%zu]: id-map `%s` (does its filesystem support id-mapped mounts?)", i,
+                             m->source);
     }
   return 0;
+}
+
+int
+ab_rootfs_tree (const struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err)
+{
+  _cleanup_close_ int fd = -1, tree = -1, ns = -1;
+  struct stat st;
+
+  /* root.path once more, the way the bundle was validated: a symlink
+     swapped into it since cannot make another directory the root. */
+  fd = ab_bundle_open_path (b->dir, NULL, b->rootfs, "root.path", err);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "root.path: `%s` is not a directory", b->rootfs);
+  tree = open_tree (fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+  if (tree < 0)
+    return ab_error_set (err, errno, "root.path: clone `%s`", b->rootfs);
+  if (idmap)
+    {
+      /* Host uid 0 of the image is the container's uid 0, through the
+         container's own mapping.  What this means for the host is said
+         where the annotation is read (spec/annotations.c) and in the man
+         page: the image's files become the container root's to change
+         when the root is writable; they are the bundle's, not the host's. */
+      struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
+      if (container_userns (child, &ns, err) < 0)
+        return -1;
+      a.userns_fd = (uint64_t) ns;
+      if (mount_setattr (tree, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
+        return ab_error_set (err, errno,
+                             "dev.agentbox.rootfs.idmap: id-map the root filesystem `%s` (does its filesystem "
+                             "support id-mapped mounts?)",
+                             b->rootfs);
+    }
+  return ab_steal_fd (&tree);
 }

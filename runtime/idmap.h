@@ -10,6 +10,7 @@
 
 #include "runtime/error.h"
 #include "spec/model.h"
+#include "spec/spec.h"
 
 static inline bool
 ab_mount_is_idmapped (const struct ab_mount *m)
@@ -17,19 +18,26 @@ ab_mount_is_idmapped (const struct ab_mount *m)
   return m->idmap || m->uid_mappings.n > 0 || m->gid_mappings.n > 0;
 }
 
-/* Mounts whose source the parent opens: id-mapped ones, and those the
-   runtime added from its own state directory (which the container's user
-   cannot traverse), e.g. the generated /etc/resolv.conf. */
+/* Mounts whose source the parent opens: every bind.  The parent resolves
+   the source once (beneath the bundle where it enters it, see
+   spec/bundle-links.h) and hands the child a detached tree, so the child
+   never resolves a source path; it also reaches what the container's user
+   could not traverse (the generated /etc/resolv.conf in the state
+   directory) and id-maps where asked. */
 static inline bool
 ab_mount_from_parent (const struct ab_mount *m)
 {
-  return ab_mount_is_idmapped (m) || m->from_parent || m->source_nofollow;
+  return ab_mount_is_bind (m) || ab_mount_is_idmapped (m) || m->from_parent || m->source_nofollow;
 }
 
 /* fds[i] for every mounts[i] that ab_mount_from_parent (else -1).  The mapping is
    the mount's own uid/gidMappings (a user namespace made for it) or the
    container's user namespace (/proc/<child>/ns/user). */
-int ab_idmap_prepare (const struct ab_spec *s, const char *bundle, pid_t child, bool child_userns, int *fds,
-                      ab_error_t *err);
+int ab_idmap_prepare (const struct ab_bundle *b, pid_t child, bool child_userns, int *fds, ab_error_t *err);
+
+/* The root filesystem as a detached recursive tree, from one resolution of
+   root.path; with idmap, id-mapped through the container's user namespace
+   (dev.agentbox.rootfs.idmap). */
+int ab_rootfs_tree (const struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err);
 
 #endif

@@ -15,7 +15,9 @@ ab_container_freep (struct ab_container **c)
 
 /* OCI state JSON with the host pid, for hooks in the runtime namespace. */
 char *ab_runtime_state_json (struct ab_container *c, int status, size_t *len);
-int ab_write_pid_file (const char *path, pid_t pid, ab_error_t *err);
+/* Write the pid file atomically; its directory resolves beneath the bundle
+   b (may be NULL) when it lies inside. */
+int ab_write_pid_file (const char *path, const struct ab_bundle *b, pid_t pid, ab_error_t *err);
 
 /* Put cg into c->state (not written). */
 int ab_container_set_cgroup (struct ab_container *c, struct ab_cgroup *cg, ab_error_t *err);

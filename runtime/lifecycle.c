@@ -41,6 +41,7 @@ ab_container_free (struct ab_container *c)
   ab_net_free (c->net);
   ab_bundle_free (c->bundle);
   ab_state_free (c->state);
+  ab_strv_free (&c->degraded);
   free (c->id);
   free (c->root);
   free (c);

@@ -95,14 +95,26 @@ ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err)
     root_prop = MS_PRIVATE;
   if (mount (NULL, "/", NULL, MS_REC | root_prop, NULL) < 0)
     return ab_error_set (err, errno, "make / %s", root_prop == MS_SLAVE ? "rslave" : "rprivate");
-  if (mount (ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return ab_error_set (err, errno, "bind the root filesystem `%s`", ctx->rootfs);
+  /* The parent resolved root.path once and cloned it (runtime/idmap.c);
+     what we pivot into is that tree, whatever the path resolves to now.
+     It is attached at the rootfs path only so that the createContainer
+     hooks see it where runc puts it: a path swapped since would only move
+     where it shows in our own, private mount namespace. */
+  {
+    _cleanup_close_ int at = open (ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (at < 0)
+      return ab_error_set (err, errno, "open the root filesystem's mount point `%s`", ctx->rootfs);
+    if (ab_move_mount_fd (ctx->root_tree, at, ctx->rootfs, err) < 0)
+      return -1;
+  }
+  ctx->rootfd = ctx->root_tree;
+  ctx->root_tree = -1;
   /* pivot_root refuses a new root whose parent mount is shared. */
-  if (mount (NULL, ctx->rootfs, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-    return ab_error_set (err, errno, "make the root filesystem private");
-  ctx->rootfd = open (ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (ctx->rootfd < 0)
-    return ab_error_set (err, errno, "open the root filesystem `%s`", ctx->rootfs);
+  {
+    struct mount_attr a = { .propagation = MS_PRIVATE };
+    if (mount_setattr (ctx->rootfd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+      return ab_error_set (err, errno, "make the root filesystem private");
+  }
   return 0;
 }
 
@@ -281,10 +293,13 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
     return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: a bind mount needs a source", what);
   src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
 
-  if (ctx->idmap_fds && ctx->idmap_fds[i] >= 0)
-    tree = dup (ctx->idmap_fds[i]);
-  else
-    tree = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
+  /* The parent opened the source (beneath the bundle where it enters it)
+     and sent its tree: the path is never resolved here, where a symlink of
+     the image could have been swapped in since. */
+  if (ctx->idmap_fds == NULL || ctx->idmap_fds[i] < 0)
+    return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "%s: no tree from the parent for bind source `%s`", what,
+                          src);
+  tree = dup (ctx->idmap_fds[i]);
   if (tree < 0)
     return ab_error_set (err, errno, "%s: open bind source `%s`", what, src);
   /* The type of what we opened, not of what the path said a moment ago,

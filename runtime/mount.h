@@ -15,12 +15,13 @@ struct ab_mount_ctx
   const char *bundle;   /* relative bind sources are relative to it */
   const char *rootfs;   /* absolute host path */
   int rootfd;           /* O_PATH fd of the rootfs mount, set by ab_rootfs_prepare */
+  int root_tree;        /* the detached tree of root.path the parent made (taken by ab_rootfs_prepare) */
   bool userns;          /* we are in a new user namespace */
   const int *idmap_fds; /* per mount: prepared id-mapped tree fd or -1 (may be NULL) */
 };
 
-/* Make "/" slave (or private, per rootfsPropagation) recursively, bind the
-   rootfs onto itself, open ctx->rootfd. */
+/* Make "/" slave (or private, per rootfsPropagation) recursively, attach
+   the parent's tree of the rootfs at its path and make it ctx->rootfd. */
 int ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err);
 
 /* Perform linux `mounts` in order.  Error messages name mounts[i]. */

@@ -13,6 +13,7 @@
 #include "runtime/ns.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
+#include "spec/bundle-links.h"
 #include "spec/tables.h"
 
 #ifndef CLONE_NEWTIME
@@ -20,7 +21,7 @@
 #endif
 
 int
-ab_ns_plan_init (const struct ab_spec *s, struct ab_ns_plan *plan, ab_error_t *err)
+ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err)
 {
   const struct ab_linux *l = s->linux_;
   int t;
@@ -52,12 +53,20 @@ ab_ns_plan_init (const struct ab_spec *s, struct ab_ns_plan *plan, ab_error_t *e
           continue;
         }
       {
-        int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
-        int type;
+        /* A path inside the bundle (a namespace bound there) is resolved
+           beneath it: a symlink of the image must not hand us the host's
+           /proc/1/ns/net, which passes the type check below. */
+        char what[64];
+        int fd, type;
+        snprintf (what, sizeof what, "linux.namespaces: %s namespace path", ab_ns_name (t));
+        fd = b ? ab_bundle_open_file (b->dir, b->rootfs, ns->path, O_RDONLY, what, err)
+               : open (ns->path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
           {
-            ab_error_setc (err, AB_EC_CONFIG, errno, "linux.namespaces: %s namespace path `%s`", ab_ns_name (t),
-                           ns->path);
+            if (b == NULL)
+              ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`", what, ns->path);
+            else
+              if (err) err->cls = AB_EC_CONFIG;
             ab_ns_plan_close (plan);
             return -1;
           }

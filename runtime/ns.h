@@ -9,6 +9,7 @@
 
 #include "runtime/error.h"
 #include "spec/model.h"
+#include "spec/spec.h"
 
 struct ab_ns_plan
 {
@@ -21,7 +22,7 @@ struct ab_ns_plan
 };
 
 /* Open and type-check linux.namespaces[].path; compute the clone flags. */
-int ab_ns_plan_init (const struct ab_spec *s, struct ab_ns_plan *plan, ab_error_t *err);
+int ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err);
 void ab_ns_plan_close (struct ab_ns_plan *plan);
 
 /* Spawn the container process.  In the child returns 0 (and the child must

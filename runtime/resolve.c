@@ -110,6 +110,17 @@ ab_open_in_root (int rootfd, const char *path, int flags, mode_t mode, ab_error_
   return fd;
 }
 
+/* Creating in a directory failed: name the directory for the parent, which
+   can tell whose it is on the host (create.c). */
+static int
+creation_failed (ab_error_t *err, int e, const char *what, const char *copy, const char *name)
+{
+  ab_error_set (err, e, "create %s `%s` in the container", what, copy);
+  if (err && (e == EACCES || e == EPERM))
+    snprintf (err->where, sizeof err->where, "/%.*s", (int) (name - copy), copy);
+  return -1;
+}
+
 int
 ab_mkpath_in_root (int rootfd, const char *path, int last, ab_error_t *err)
 {
@@ -159,13 +170,13 @@ ab_mkpath_in_root (int rootfd, const char *path, int last, ab_error_t *err)
           if (!is_last || last == AB_LAST_DIR)
             {
               if (mkdirat (parent, p, 0755) < 0 && errno != EEXIST)
-                return ab_error_set (err, errno, "create directory `%s` in the container", copy);
+                return creation_failed (err, errno, "directory", copy, p);
             }
           else if (last == AB_LAST_FILE)
             {
               int nf = openat (parent, p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
               if (nf < 0 && errno != EEXIST)
-                return ab_error_set (err, errno, "create file `%s` in the container", copy);
+                return creation_failed (err, errno, "file", copy, p);
               if (nf >= 0)
                 close (nf);
             }

@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "runtime/cache.h"
+#include "runtime/log.h"
 #include "runtime/sandbox.h"
 #include "runtime/state.h"
 #include "runtime/util.h"
 #include "spec/defaults.h"
 #include "spec/gen.h"
 #include "spec/json.h"
+
+#define SKELETON "sandbox-rootfs"
 
 #ifndef AB_LIBEXECDIR
 #define AB_LIBEXECDIR "/usr/local/libexec"
@@ -93,36 +97,15 @@ rm_tree (int at, const char *name)
   unlinkat (at, name, AT_REMOVEDIR);
 }
 
-/* The skeleton: mount points and the host's symlinks, made once per state
-   root, atomically (built aside, then renamed). */
+/* Fill the skeleton directory fd: mount points and the host's symlinks. */
 static int
-ensure_skeleton (const char *root, char **out, ab_error_t *err)
+fill_skeleton (int fd, const char *tmp, ab_error_t *err)
 {
-  _cleanup_free_ char *dir = xasprintf ("%s/.sandbox-rootfs", root);
-  _cleanup_free_ char *tmp = NULL;
-  _cleanup_close_ int fd = -1;
   static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "home",
                                       ".agentbox" };
   struct stat st;
   size_t i;
 
-  if (stat (dir, &st) == 0 && S_ISDIR (st.st_mode))
-    {
-      *out = ab_steal_ptr (&dir);
-      return 0;
-    }
-  {
-    int rfd = ab_state_root_open (root, true, err);
-    if (rfd < 0)
-      return -1;
-    close (rfd);
-  }
-  tmp = xasprintf ("%s/.sandbox-rootfs.%d", root, (int) getpid ());
-  if (mkdir (tmp, 0755) < 0 && errno != EEXIST)
-    return ab_error_set (err, errno, "create `%s`", tmp);
-  fd = open (tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return ab_error_set (err, errno, "open `%s`", tmp);
   for (i = 0; i < AB_ARRAY_SIZE (dirs); i++)
     if (mkdirat (fd, dirs[i], 0755) < 0 && errno != EEXIST)
       return ab_error_set (err, errno, "create `%s/%s`", tmp, dirs[i]);
@@ -148,17 +131,64 @@ ensure_skeleton (const char *root, char **out, ab_error_t *err)
         return ab_error_set (err, errno, "create `%s/%s`", tmp, host_view[i]);
     }
   {
-    int f = openat (fd, ".agentbox/init", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    int f = openat (fd, ".agentbox/init", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (f < 0)
       return ab_error_set (err, errno, "create `%s/.agentbox/init`", tmp);
     close (f);
   }
-  if (rename (tmp, dir) < 0)
+  return 0;
+}
+
+/* The skeleton is derived data, made once and shared by every run: it
+   lives in the cache (runtime/cache.h), not in the state root, which
+   `delete` leaves as `create` found it.  Built aside and renamed into
+   place, so a concurrent run sees all of it or none. */
+static int
+ensure_skeleton (char **out, ab_error_t *err)
+{
+  char why[AB_CACHE_WHY_MAX];
+  _cleanup_close_ int base = ab_cache_open_base (why);
+  _cleanup_free_ char *dir = NULL, *tmp = NULL;
+  _cleanup_close_ int fd = -1;
+  char tmpname[64];
+
+  if (base < 0)
+    return ab_error_setc (err, AB_EC_SETUP, 0, "run --default: the rootfs skeleton lives in the cache: %s",
+                          why[0] ? why : "there is none (AGENTBOX_CACHE_DIR is empty)");
+  dir = xasprintf ("%s/" SKELETON, ab_cache_base ());
+  fd = openat (base, SKELETON, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && ab_cache_dir_is_safe (fd, dir, 0755, why))
+    {
+      *out = ab_steal_ptr (&dir);
+      return 0;
+    }
+  if (fd >= 0)
+    {
+      /* Not what we made (the cache is ours alone, so this is damage):
+         replace it. */
+      ab_warn ("%s: rebuilt", why);
+      rm_tree (base, SKELETON);
+      close (fd);
+    }
+  snprintf (tmpname, sizeof tmpname, "." SKELETON ".tmp.%d", (int) getpid ());
+  tmp = xasprintf ("%s/%s", ab_cache_base (), tmpname);
+  rm_tree (base, tmpname);
+  if (mkdirat (base, tmpname, 0755) < 0)
+    return ab_error_set (err, errno, "create `%s`", tmp);
+  fd = openat (base, tmpname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_set (err, errno, "open `%s`", tmp);
+  if (fill_skeleton (fd, tmp, err) < 0)
+    {
+      rm_tree (base, tmpname);
+      return -1;
+    }
+  if (renameat (base, tmpname, base, SKELETON) < 0)
     {
       int e = errno;
-      rm_tree (AT_FDCWD, tmp);
+      rm_tree (base, tmpname);
       /* a concurrent run made it first: use theirs */
-      if (!((e == ENOTEMPTY || e == EEXIST) && stat (dir, &st) == 0 && S_ISDIR (st.st_mode)))
+      if (!(e == ENOTEMPTY || e == EEXIST))
         return ab_error_set (err, e, "rename `%s`", tmp);
     }
   *out = ab_steal_ptr (&dir);
@@ -251,8 +281,15 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   size_t len, i;
   struct stat st;
 
-  if (ensure_skeleton (o->root, &skeleton, err) < 0)
+  if (ensure_skeleton (&skeleton, err) < 0)
     return -1;
+  /* The state root is the sandbox's bundle directory. */
+  {
+    int rfd = ab_state_root_open (o->root, true, err);
+    if (rfd < 0)
+      return -1;
+    close (rfd);
+  }
   d.rootless = geteuid () != 0;
   d.uid = getuid ();
   d.gid = getgid ();

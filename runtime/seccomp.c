@@ -11,6 +11,9 @@
  * SCMP_ACT_KILL is KILL_THREAD, a rule whose action equals the default action
  * is skipped, a syscall name libseccomp does not know is skipped (and
  * reported), and arguments sharing an index are OR-ed as separate rules.
+ * Unlike runc, an unknown name in a rule that would stop a syscall the
+ * default action lets through is refused by validation (spec/validate.c):
+ * skipping it would allow what the author denied.
  */
 #include "config.h"
 

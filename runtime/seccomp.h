@@ -23,10 +23,9 @@ struct ab_seccomp_prog
    A NOTIFY action or a listenerPath is refused (not supported yet). */
 int ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err);
 
-/* The same through the compiled-program cache of the state root (root may be
-   NULL: no cache).  Unknown syscall names are only listed on a miss. */
-int ab_seccomp_compile_cached (const char *root, const struct ab_seccomp *s, struct ab_seccomp_prog *out,
-                               ab_error_t *err);
+/* The same through the compiled-program cache (runtime/cache.h, outside
+   the state root).  Unknown syscall names are only listed on a miss. */
+int ab_seccomp_compile_cached (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err);
 
 /* Install the program in the calling thread: seccomp(SECCOMP_SET_MODE_FILTER,
    flags, prog).  Async-signal-safe: suitable between clone and execve.

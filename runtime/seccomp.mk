@@ -1,4 +1,4 @@
 # runtime/: seccomp (libseccomp) and capabilities (libcap).
 libagentbox_a_SOURCES += \
-	runtime/seccomp.h runtime/seccomp.c runtime/seccomp-cache.c \
+	runtime/seccomp.h runtime/seccomp.c runtime/seccomp-cache.c runtime/cache.h \
 	runtime/caps.h runtime/caps.c

@@ -100,9 +100,10 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
         }
       return fd;
     }
-  /* mkdir -p.  The root is 0711: traversable (a container whose root is
-     mapped to an unprivileged host uid must reach the sandbox rootfs kept
-     here) but not listable; each container's directory is 0700. */
+  /* mkdir -p.  The root is 0711: traversable but not listable; each
+     container's directory is 0700.  Nothing else is kept here (caches are
+     in runtime/cache.h's directory), so that the last delete leaves the
+     root as create found it. */
   {
     _cleanup_free_ char *copy = xstrdup (root);
     char *p;

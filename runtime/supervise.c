@@ -513,6 +513,8 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   sigs_block (&sg);
   if (ab_container_create (&co, &c, err) < 0)
     goto failed;
+  out->degraded = c->degraded;
+  memset (&c->degraded, 0, sizeof c->degraded);
   io_close_child_ends (&io);
   ab_trace ("created");
   if (ab_container_start_local (c, err) < 0)

@@ -90,6 +90,44 @@ validate_pins (const char *value, ab_error_t *err)
   return validate_egress (AB_ANNOT_NET_PINS, value, err);
 }
 
+static int
+validate_bool (const char *value, ab_error_t *err)
+{
+  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
+  return 0;
+}
+
+bool
+ab_annot_rootfs_idmap (const struct ab_spec *s)
+{
+  const char *v = ab_kvlist_get (&s->annotations, AB_ANNOT_ROOTFS_IDMAP);
+  return v != NULL && strcmp (v, "true") == 0;
+}
+
+/* The id-mapped root goes through the container's own user namespace: it
+   needs a new one whose mapping gives the container a root. */
+static int
+check_rootfs_idmap (const struct ab_spec *s, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  bool root_mapped = false;
+
+  if (!ab_annot_rootfs_idmap (s))
+    return 0;
+  if (l == NULL || !l->ns[AB_NS_USER].present || l->ns[AB_NS_USER].path != NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_ROOTFS_IDMAP
+                          ": needs a new user namespace (linux.namespaces type \"user\", no path)");
+  for (size_t i = 0; i < l->uid_mappings.n; i++)
+    root_mapped = root_mapped || l->uid_mappings.v[i].container_id == 0;
+  if (!root_mapped)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_ROOTFS_IDMAP
+                          ": linux.uidMappings must map container uid 0 (the image's owner is mapped to it)");
+  return 0;
+}
+
 static const struct ab_annotation_info known[] = {
   { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of this and "
                       "--timeout applies",
@@ -107,6 +145,11 @@ static const struct ab_annotation_info known[] = {
     validate_deny_domains },
   { AB_ANNOT_NET_PINS, "static name=address pins used instead of DNS (for tests and air-gapped hosts)",
     validate_pins },
+  { AB_ANNOT_ROOTFS_IDMAP,
+    "\"true\": mount the root filesystem id-mapped through the container's user namespace, so that an image "
+    "owned by host root works under the mapping with nothing chowned (the container's root then owns the "
+    "image's files: keep root.readonly unless the image may be changed)",
+    validate_bool },
   { NULL, NULL, NULL },
 };
 
@@ -141,5 +184,5 @@ ab_annotations_validate (const struct ab_spec *s, ab_error_t *err)
           return ab_error_prefix (err, "config.json");
         }
     }
-  return 0;
+  return check_rootfs_idmap (s, err);
 }

@@ -4,6 +4,7 @@
 #ifndef AB_SPEC_ANNOTATIONS_H
 #define AB_SPEC_ANNOTATIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "runtime/error.h"
@@ -11,6 +12,7 @@
 
 #define AB_ANNOT_PREFIX "dev.agentbox."
 #define AB_ANNOT_TIMEOUT "dev.agentbox.timeout"
+#define AB_ANNOT_ROOTFS_IDMAP "dev.agentbox.rootfs.idmap"
 
 struct ab_annotation_info
 {
@@ -25,6 +27,10 @@ const struct ab_annotation_info *ab_annotations_known (void);
 /* Check every dev.agentbox.* annotation of s: unknown keys under our prefix
    and malformed values are errors naming the annotation. */
 int ab_annotations_validate (const struct ab_spec *s, ab_error_t *err);
+
+/* dev.agentbox.rootfs.idmap is "true": the root filesystem is mounted
+   id-mapped through the container's user namespace. */
+bool ab_annot_rootfs_idmap (const struct ab_spec *s);
 
 /* A duration: "30", "30s", "1500ms", "2m", "1h".  Milliseconds. */
 int ab_parse_duration_ms (const char *s, uint64_t *out);

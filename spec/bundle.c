@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "runtime/util.h"
+#include "spec/bundle-links.h"
 #include "spec/spec.h"
 
 void
@@ -46,25 +47,74 @@ canonical_dir (const char *dir, char **out, ab_error_t *err)
 }
 
 /* root.path, relative to the bundle unless absolute (config.md), must be a
-   directory.  Symlinks are resolved here so the state records the real
-   directory; the runtime pins it with an fd before using it. */
+   directory.  Resolved like a bind source (spec/bundle-links.h): beneath the
+   bundle once the path is in it, so that a symlink of the bundle cannot
+   make the host's / the container's root; the state records the real
+   directory, and create opens it the same way again (never by this path
+   string alone). */
 static int
 resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
 {
   const char *path = b->spec->root.path;
   _cleanup_free_ char *joined = NULL;
+  _cleanup_close_ int fd = -1;
+  char link[64], real[PATH_MAX];
+  ab_error_t e = { 0 };
   struct stat st;
+  ssize_t n;
 
   if (path[0] == '/')
     joined = xstrdup (path);
   else
     joined = xasprintf ("%s/%s", strcmp (b->dir, "/") == 0 ? "" : b->dir, path);
-  b->rootfs = realpath (joined, NULL);
-  if (b->rootfs == NULL || stat (b->rootfs, &st) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, errno, "config.json: root.path: `%s` is not a directory",
-                          joined);
-  if (!S_ISDIR (st.st_mode))
+  fd = ab_bundle_open_path (b->dir, NULL, path, "config.json: root.path", &e);
+  if (fd < 0 && e.cls == AB_EC_CONFIG)
+    {
+      if (err)
+        *err = e;
+      return -1;
+    }
+  if (fd < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, e.errnum, "config.json: root.path: `%s` is not a directory", joined);
+  if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: root.path: `%s` is not a directory", joined);
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  n = readlink (link, real, sizeof real - 1);
+  if (n <= 0 || real[0] != '/')
+    return ab_error_set (err, n < 0 ? errno : ENOENT, "config.json: root.path: where is `%s`", joined);
+  real[n] = '\0';
+  b->rootfs = xstrdup (real);
+  return 0;
+}
+
+/* validate and create: every bind source that enters the bundle (or the
+   rootfs) stays in it.  Other failures (a missing source) are left for the
+   mount itself to report. */
+static int
+check_bind_sources (const struct ab_bundle *b, ab_error_t *err)
+{
+  const struct ab_spec *s = b->spec;
+
+  for (size_t i = 0; i < s->n_mounts; i++)
+    {
+      const struct ab_mount *m = &s->mounts[i];
+      char what[64 + PATH_MAX];
+      ab_error_t e = { 0 };
+      int fd;
+
+      if (!ab_mount_is_bind (m) || m->source == NULL || m->source[0] == '\0')
+        continue;
+      snprintf (what, sizeof what, "config.json: mounts[%zu] (%s): source", i, m->destination);
+      fd = ab_bundle_open_path (b->dir, b->rootfs, m->source, what, &e);
+      if (fd >= 0)
+        close (fd);
+      else if (e.cls == AB_EC_CONFIG)
+        {
+          if (err)
+            *err = e;
+          return -1;
+        }
+    }
   return 0;
 }
 
@@ -133,5 +183,13 @@ ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err)
   /* The file may still grow after fstat: the read itself is bounded. */
   if (ab_read_fd (fd, AB_CONFIG_MAX_BYTES, &config, &len, err) < 0)
     return ab_error_prefix (err, "bundle `%s`: config.json", canon);
-  return bundle_build (ab_steal_ptr (&canon), ab_steal_ptr (&config), len, out, err);
+  if (bundle_build (ab_steal_ptr (&canon), ab_steal_ptr (&config), len, out, err) < 0)
+    return -1;
+  if (check_bind_sources (*out, err) < 0)
+    {
+      ab_bundle_free (*out);
+      *out = NULL;
+      return -1;
+    }
+  return 0;
 }

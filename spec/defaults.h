@@ -21,6 +21,7 @@ struct ab_default_opts
   uid_t uid; /* for rootless: the host user that owns the container */
   gid_t gid;
   const char *const *args; /* NULL-terminated; NULL: ["sh"] */
+  bool idmap_rootfs;       /* the dev.agentbox.rootfs.idmap annotation */
 };
 
 /* The whole document, NUL-terminated, with its length in *len (may be NULL).

@@ -85,7 +85,6 @@ struct ab_capabilities
 {
   bool set[AB_CAP__SETS];    /* the set was present in config.json */
   uint64_t mask[AB_CAP__SETS];
-  struct ab_strv unknown;    /* names we could not map (warned, not fatal) */
 };
 
 struct ab_user
@@ -202,6 +201,13 @@ struct ab_mount
   bool from_parent;          /* added by the runtime: the parent opens the source (not the child) */
   bool source_nofollow;      /* the parent opens the source refusing every symlink on the path */
 };
+
+/* A bind mount (bind/rbind option or type "bind"), not a remount of one. */
+static inline bool
+ab_mount_is_bind (const struct ab_mount *m)
+{
+  return (m->bind || (m->type != NULL && strcmp (m->type, "bind") == 0)) && !(m->flags & 0x20 /* MS_REMOUNT */);
+}
 
 /* ---- hooks ------------------------------------------------------------ */
 

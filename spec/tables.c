@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/capability.h>
 #include <sys/resource.h>
 
 #include "runtime/util.h"
@@ -159,10 +160,31 @@ _Static_assert(AB_ARRAY_SIZE (capabilities) == CAP_CHECKPOINT_RESTORE + 1, "capa
 _Static_assert(CAP_SYS_ADMIN == 21 && CAP_BPF == 39, "capability numbers are the kernel's");
 _Static_assert(AB_ARRAY_SIZE (capabilities) <= AB_CAP_LAST + 1, "capabilities fit the 64-bit masks");
 
+/* A capability newer than this table that libcap knows by name (libcap
+   also accepts lower case and numbers: neither is what capabilities(7)
+   spells, so only CAP_ and upper case go to it). */
+static int
+cap_from_libcap (const char *name)
+{
+  cap_value_t v;
+  const char *p;
+
+  if (strncmp (name, "CAP_", 4) != 0 || name[4] == '\0')
+    return -1;
+  for (p = name + 4; *p; p++)
+    if (!((*p >= 'A' && *p <= 'Z') || *p == '_'))
+      return -1;
+  if (cap_from_name (name, &v) < 0 || v < 0 || v > AB_CAP_LAST)
+    return -1;
+  return (int)v;
+}
+
 int
 ab_cap_from_name (const char *name)
 {
-  return index_of (capabilities, AB_ARRAY_SIZE (capabilities), name);
+  int cap = index_of (capabilities, AB_ARRAY_SIZE (capabilities), name);
+
+  return cap >= 0 || name == NULL ? cap : cap_from_libcap (name);
 }
 
 const char *
@@ -574,3 +596,4 @@ ab_mpol_flag_name_at (size_t i)
 {
   return i < AB_ARRAY_SIZE (mpol_flags) ? mpol_flags[i].name : NULL;
 }
+_Static_assert (MS_REMOUNT == 0x20, "ab_mount_is_bind (spec/model.h) spells MS_REMOUNT");

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <seccomp.h>
 #include <stdarg.h>
 #include <sys/mount.h>
 
@@ -385,6 +386,25 @@ static int
 check_mount (struct ab_jctx *c, const struct ab_spec *s, const struct ab_mount *m)
 {
   bool maps = m->uid_mappings.n > 0 || m->gid_mappings.n > 0;
+  bool bind = m->bind || (m->type && strcmp (m->type, "bind") == 0);
+
+  /* An option we do not know is passed to the filesystem as data, which a
+     bind mount or a remount never reads: a typo there ("readonly",
+     "nosuidd") would be dropped without a word and leave the mount
+     writable or set-uid capable.  mount(8)'s userspace options (x-...) are
+     ignored as mount(8) ignores them. */
+  if ((bind || (m->flags & MS_REMOUNT)) && m->data != NULL)
+    for (size_t k = 0; k < m->options.n; k++)
+      {
+        char buf[QUOTE_SIZE];
+        const char *o = m->options.v[k];
+        if (ab_mount_option_lookup (o) != NULL || strncmp (o, "x-", 2) == 0)
+          continue;
+        ab_jpush_key (c, "options");
+        ab_jpush_index (c, k);
+        return ab_jerr (c, "unknown mount option %s (a %s takes no filesystem options)", q (buf, o),
+                        bind ? "bind mount" : "remount");
+      }
 
   if (m->bind && (m->source == NULL || m->source[0] == '\0'))
     return fail (c, "source", "required for a bind mount");
@@ -833,6 +853,48 @@ ab_resources_check (struct ab_jctx *c, const struct ab_resources *r)
 
 /* ---- linux: seccomp, memoryPolicy --------------------------------------- */
 
+/* Does the action stop the syscall (anything but ALLOW and LOG)? */
+static bool
+scmp_stops (int action)
+{
+  return action != AB_SCMP_ACT_ALLOW && action != AB_SCMP_ACT_LOG;
+}
+
+/* A syscall name libseccomp does not know cannot get a rule.  The spec says
+   nothing; runc skips such names (profiles list syscalls of newer kernels
+   and other architectures), and so do we where skipping is safe: the
+   default action then applies, and under a default that stops the call a
+   skipped allow rule only leaves it stopped.  Under a default that lets the
+   call through, a rule meant to stop it cannot be honoured: skipping it
+   would allow what the author denied, so it is refused. */
+static int
+check_seccomp_names (struct ab_jctx *c, const struct ab_seccomp *sc)
+{
+  if (scmp_stops (sc->default_action))
+    return 0;
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    {
+      const struct ab_seccomp_rule *r = &sc->syscalls[i];
+      if (!scmp_stops (r->action))
+        continue;
+      for (size_t k = 0; k < r->names.n; k++)
+        if (seccomp_syscall_resolve_name (r->names.v[k]) == __NR_SCMP_ERROR)
+          {
+            char buf[QUOTE_SIZE];
+            const struct scmp_version *v = seccomp_version ();
+            ab_jpush_key (c, "syscalls");
+            ab_jpush_index (c, i);
+            ab_jpush_key (c, "names");
+            ab_jpush_index (c, k);
+            return ab_jerr (c,
+                            "syscall %s is unknown to libseccomp %u.%u.%u: the rule cannot stop it and the "
+                            "default action would allow it",
+                            q (buf, r->names.v[k]), v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0);
+          }
+    }
+  return 0;
+}
+
 static int
 check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
 {
@@ -854,6 +916,8 @@ check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
             return fail (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
           }
       }
+  if (check_seccomp_names (c, sc) < 0)
+    return -1;
   /* seccomp(2) refuses WAIT_KILLABLE_RECV without a listener. */
   if ((sc->flags & AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV) && !notify)
     return fail (c, "flags", "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV requires an SCMP_ACT_NOTIFY rule");

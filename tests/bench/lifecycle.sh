@@ -123,5 +123,4 @@ echo "agentbox: $AGENTBOX ($("$AGENTBOX" --version 2>/dev/null | head -1)); runc
 with_own_cgroup_root "$PYTHON3" "$T/bench.py" "$AGENTBOX" "$RUNC" "$T" "$runs" "ab-$$-" >&7 ||
   bail_out "the benchmark driver failed"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&7
-rm -rf "$T/state-sandbox/.sandbox-rootfs"
 done_testing

@@ -614,6 +614,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/abtest.XXXXXX") || bail_out "mktemp failed"
 # Traversable (not listable) by the unprivileged host uids a user namespace maps to.
 chmod 0711 "$T"
 AB_STATE=$T/state
+# agentbox's cache (compiled seccomp programs, the skeleton of run
+# --default) in the test directory too: nothing of a test outlives it.
+export AGENTBOX_CACHE_DIR=$T/cache
 : >"$T/ids"
 : >"$T/rootfs-list"
 trap _ab_on_exit EXIT

@@ -203,8 +203,5 @@ if agentbox_only 12; then
   done
 fi
 
-# The runtime's cache of compiled seccomp programs lives in the state root
-# and outlives containers by design: not a leftover of this file's.
-rm -rf "$AB_STATE/.cache"
 
 done_testing

@@ -343,7 +343,6 @@ is "$left $(cat "$T/race.err")" "0 " "twenty delete --force racing the daemon's 
 net_no_sanitizer_reports
 ok $? "agentbox wrote no sanitizer report (leaks, undefined behaviour) in any run"
 net_cleanup
-rm -rf "$AB_STATE/.sandbox-rootfs" # the skeleton of `run --default`, made once per state root
 is "$(nft list ruleset)" "$host_rules_before" "the host's nftables ruleset is byte-identical before and after"
 is "$(ip route; ip -6 route)" "$host_routes_before" "the host's routes are exactly as they were"
 ss -Hltunp | grep -q '"agentbox"'

@@ -249,8 +249,5 @@ like "$err" 'poststop' "... it is reported as a warning naming the hook"
 rt state "$id" >/dev/null 2>&1
 isnt $? 0 "... and the container is gone"
 
-# The runtime's cache of compiled seccomp programs lives in the state root
-# and outlives containers by design: not a leftover of this file's.
-rm -rf "$AB_STATE/.cache"
 
 done_testing

@@ -251,8 +251,5 @@ rt delete --force "$hard_id"
 wait_gone "$hpid"
 ok $? "the hardened container's process is gone after delete --force"
 
-# The runtime's cache of compiled seccomp programs lives in the state root
-# and outlives containers by design: not a leftover of this file's.
-rm -rf "$AB_STATE/.cache"
 
 done_testing

@@ -112,6 +112,8 @@ class Host:
     def __init__(self, tap):
         self.tap = tap
         self.T = tempfile.mkdtemp(prefix="abtest.", dir=os.environ.get("TMPDIR", "/tmp"))
+        # agentbox's cache in the test directory, as lib.sh does
+        os.environ["AGENTBOX_CACHE_DIR"] = os.path.join(self.T, "cache")
         os.chmod(self.T, 0o711)  # traversable by the uids a user namespace maps to
         self.state = os.path.join(self.T, "state")
         self.ids = []
@@ -260,10 +262,6 @@ class Host:
     def finish(self):
         for i in self.ids:
             self.agentbox("delete", "--force", i)
-        # kept in the state root by design: the default sandbox's rootfs
-        # skeleton and the cache of compiled seccomp programs
-        for kept in (".sandbox-rootfs", ".cache"):
-            shutil.rmtree(os.path.join(self.state, kept), ignore_errors=True)
         p = subprocess.run([sys.executable, os.path.join(LIBDIR, "leftovers.py"), "check", self.snapshot,
                             "--shell-pid", str(os.getpid()), "--dir", self.T, "--state", self.state,
                             "--id-prefix", "ab-%d-" % os.getpid(), "--rootfs-list", self.rootfs_list],

@@ -183,16 +183,12 @@ ok $? "... and so are its state directory and any mount naming it"
 
 # ---- the shared skeleton ---------------------------------------------------------------------------------------
 
-# The sandbox's root is a skeleton of empty mount points made once per state
-# root; nothing a sandbox did may have been written into it.
-sk=$AB_STATE/.sandbox-rootfs
+# The sandbox's root is a skeleton of empty mount points made once, in the
+# cache directory (lib.sh points AGENTBOX_CACHE_DIR into $T); nothing a
+# sandbox did may have been written into it.
+sk=$AGENTBOX_CACHE_DIR/sandbox-rootfs
 is "$(find "$sk" -type f -size +0 2>&1)" "" "the shared skeleton holds no file with content"
 is "$(find "$sk/workspace" "$sk/tmp" "$sk/root" "$sk/run" -mindepth 1 2>&1 | wc -l)" 0 \
   "... and its mount points (/workspace, /tmp, /root, /run) are empty"
-rm -rf "$sk"
-
-# The runtime's cache of compiled seccomp programs lives in the state root
-# and outlives containers by design: not a leftover of this file's.
-rm -rf "$AB_STATE/.cache"
 
 done_testing

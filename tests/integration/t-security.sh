@@ -393,8 +393,5 @@ uid=0' "in the user-namespaced profile, root writes through id-mapped binds (the
   is "$out" EACCES "control: without the id mapping the container's root may not write the host directory"
 fi
 
-# The runtime's cache of compiled seccomp programs lives in the state root
-# and outlives containers by design: not a leftover of this file's.
-rm -rf "$AB_STATE/.cache"
 
 done_testing

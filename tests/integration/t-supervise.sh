@@ -305,7 +305,4 @@ like "$(cat "$T/ws/ready")" '^signal=SIGTERM$' "SIGTERM sent to agentbox exec re
 is "$rc" 0 "... and exec exits with its status, 0"
 rt delete --force "$id"
 
-# Kept in the state root by design: the default sandbox's rootfs skeleton
-# and the cache of compiled seccomp programs.
-rm -rf --one-file-system "$AB_STATE/.sandbox-rootfs" "$AB_STATE/.cache"
 done_testing

@@ -433,6 +433,29 @@ test_errors (void)
           "dropping the bounding set without CAP_SETPCAP fails naming the capability and the syscall");
 }
 
+/* A real capability newer than the kernel is named, so create can drop it
+   with a warning and a `degraded` entry (config.md). */
+static void
+test_beyond_kernel (void)
+{
+  char **v = NULL;
+  size_t n;
+
+  n = ab_caps_beyond_kernel ((UINT64_C (1) << 5) | (UINT64_C (1) << 39) | (UINT64_C (1) << 40), 38, &v);
+  ok (n == 2 && strcmp (v[0], "CAP_BPF") == 0 && strcmp (v[1], "CAP_CHECKPOINT_RESTORE") == 0,
+      "capabilities above cap_last_cap 38 are CAP_BPF and CAP_CHECKPOINT_RESTORE");
+  while (n > 0)
+    free (v[--n]);
+  free (v);
+  n = ab_caps_beyond_kernel (UINT64_C (1) << 63, 40, &v);
+  ok (n == 1 && strcmp (v[0], "capability 63") == 0, "a number no table names is shown as a number");
+  free (v[0]);
+  free (v);
+  n = ab_caps_beyond_kernel (UINT64_MAX >> 23, ab_caps_last_cap (), &v);
+  ok (n == 0 && v == NULL, "on this kernel every capability of the table is known (cap_last_cap %d)",
+      ab_caps_last_cap ());
+}
+
 int
 main (void)
 {
@@ -447,6 +470,7 @@ main (void)
               "CAP_NET_BIND_SERVICE\n");
       return 0;
     }
+  test_beyond_kernel ();
   test_last_cap ();
   test_empty ();
   test_ambient_as_user ();

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "spec/bundle-links.h"
 #include "tests/unit/test-parse-util.h"
 
 static char base[4096];
@@ -120,14 +121,77 @@ test_rootfs (void)
   }
 
   make_dir ("link");
+  make_dir ("link/img");
+  make_dir ("link/img/rootfs");
   write_file ("link/config.json", config_ok);
   {
-    _cleanup_free_ char *p = at ("link"), *l = at ("link/rootfs");
+    _cleanup_free_ char *p = at ("link"), *l = at ("link/rootfs"), *want = at ("link/img/rootfs");
+    if (symlink ("img/rootfs", l) < 0)
+      printf ("# symlink: %s\n", strerror (errno));
+    ok (ab_bundle_load (p, &b, &err) == 0 && strcmp (b->rootfs, want) == 0,
+        "a root filesystem linked inside the bundle is recorded as the directory it names");
+    ab_bundle_free (b);
+    b = NULL;
+  }
+
+  /* A link of the bundle that leads out: the host directory it names would
+     become the container's root.  An absolute root.path says so plainly. */
+  make_dir ("outlink");
+  write_file ("outlink/config.json", config_ok);
+  {
+    _cleanup_free_ char *l = at ("outlink/rootfs");
     if (symlink (real, l) < 0)
       printf ("# symlink: %s\n", strerror (errno));
-    ok (ab_bundle_load (p, &b, &err) == 0 && strcmp (b->rootfs, real) == 0,
-        "a symlinked root filesystem is recorded as the directory it names");
-    ab_bundle_free (b);
+    free (msg);
+    msg = xasprintf ("config.json: root.path `rootfs` passes through the symlink `%s/outlink/rootfs` -> `%s` inside "
+                     "`%s/outlink`, which leads out of it (name the target itself, or remove the link)",
+                     base, real, base);
+    is_str (load_err ("outlink"), msg, "a root filesystem linked out of the bundle is refused, naming the link");
+  }
+}
+
+/* The audit's question (spec/bundle-links.h): does a source pass through a
+   symlink of the bundle? */
+static void
+test_source_link (void)
+{
+  _cleanup_free_ char *bdir = at ("sl"), *host = at ("sl-host"), *src = NULL, *lp = NULL, *lt = NULL;
+  ab_error_t err = { 0 };
+  char *want;
+
+  make_dir ("sl");
+  make_dir ("sl/rootfs");
+  make_dir ("sl/rootfs/usr");
+  make_dir ("sl/rootfs/usr/lib");
+  make_dir ("sl-host");
+  {
+    _cleanup_free_ char *a = at ("sl/rootfs/srcvol"), *c = at ("sl/rootfs/lib");
+    if (symlink (host, a) < 0 || symlink ("usr/lib", c) < 0)
+      printf ("# symlink: %s\n", strerror (errno));
+  }
+  src = xasprintf ("%s/rootfs/srcvol/x", bdir);
+  want = xasprintf ("%s/rootfs/srcvol", bdir);
+  ok (ab_bundle_source_link (bdir, src, &lp, &lt, &err) == 1 && lp && strcmp (lp, want) == 0 && lt
+          && strcmp (lt, host) == 0,
+      "a source through rootfs/srcvol -> the host: 1, the link and its target (%s -> %s)", lp ? lp : "-",
+      lt ? lt : "-");
+  free (want);
+  free (lp);
+  free (lt);
+  ok (ab_bundle_source_link (bdir, "rootfs/lib/x", &lp, &lt, &err) == 1 && lp && strstr (lp, "/rootfs/lib")
+          && strcmp (lt, "usr/lib") == 0,
+      "a relative source is relative to the bundle; a link that stays inside counts too");
+  free (lp);
+  free (lt);
+  ok (ab_bundle_source_link (bdir, "rootfs/usr/lib", &lp, &lt, &err) == 0 && lp == NULL,
+      "a source without a link: 0");
+  ok (ab_bundle_source_link (bdir, host, &lp, &lt, &err) == 0, "a source outside the bundle: 0");
+  ok (ab_bundle_source_link (bdir, "rootfs/missing/x", &lp, &lt, &err) == 0,
+      "a missing component ends the walk: 0 (the mount reports it)");
+  {
+    _cleanup_free_ char *gone = at ("no-such-bundle");
+    ok (ab_bundle_source_link (gone, "rootfs/x", &lp, &lt, &err) == -1 && strstr (err.msg, "no-such-bundle"),
+        "a bundle that cannot be opened: -1 (%s)", err.msg);
   }
 }
 
@@ -246,6 +310,7 @@ main (void)
   snprintf (base, sizeof base, "%s", real);
   test_load ();
   test_rootfs ();
+  test_source_link ();
   test_config_file ();
   test_validate_and_bytes ();
   /* FTW_PHYS: remove the symlinks the tests made, never what they name. */

@@ -1,0 +1,263 @@
+#!/bin/bash
+# Hostile bundles and images (issue 10), each checked from the host:
+#   1. a bind source through a symlink of the image never reaches the host;
+#   2. capability names capabilities(7) does not define are refused;
+#   3. the state root is left exactly as create found it;
+#   4. a rootfs of an unmapped owner: an error naming owner, mapping and
+#      fix, or an id-mapped rootfs that works with nothing chowned.
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start delete validate
+
+# ---- 1. bind sources through a symlink of the image ------------------------
+
+secret="HOST-SECRET-$$-$RANDOM"
+mkdir -p "$T/hostdir" && echo "$secret" >"$T/hostdir/secret"
+if agentbox_only 13; then
+  b=$T/links
+  make_bundle "$b" 'process.args=["/bin/abtest","cat","/mnt/secret"]'
+  mkdir -p "$b/rootfs/mnt"
+  ln -s "$T/hostdir" "$b/rootfs/srcvol"
+  cp "$b/config.json" "$b/config.base.json"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$b/rootfs/srcvol\",\"options\":[\"rbind\",\"ro\"]}"
+  n=$(($(cfg "$b/config.json" --get mounts | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') - 1))
+  out=$(rt validate --bundle "$b" 2>&1)
+  like "$? $out" "^1 agentbox: config.json: mounts\[$n\] \(/mnt\): source \`$b/rootfs/srcvol\` passes through the symlink \`$b/rootfs/srcvol\` -> \`$T/hostdir\` inside \`$b\`, which leads out of it" \
+    "validate refuses a bind source through an image symlink that leaves the bundle, naming mounts[$n] and the link"
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "the host secret never reaches the container's output"
+  like "$st $(cat "$T/err")" "^125 .*mounts\[$n\] \(/mnt\): source .* passes through the symlink" "run refuses it (exit 125)"
+
+  # The same source relative to the bundle, and a relative link climbing out.
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" 'mounts+={"destination":"/mnt","type":"bind","source":"rootfs/srcvol","options":["rbind"]}'
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  like "$? $(cat "$T/out" "$T/err")" "^125 .*source \`rootfs/srcvol\` passes through the symlink \`$b/rootfs/srcvol\`" \
+    "a relative source is relative to the bundle, and refused the same way"
+  rm "$b/rootfs/srcvol" && ln -s "../../../../../../../../../../..$T/hostdir" "$b/rootfs/srcvol"
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "a relative link climbing out with .. does not reach the host either"
+  like "$st $(cat "$T/err")" "^125 .*passes through the symlink .*srcvol\` -> \`\.\./\.\./" "... and is refused naming it"
+
+  # A directory of the path is the link (rootfs/srcvol/secret), and an idmapped bind.
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/mnt/secret\",\"type\":\"bind\",\"source\":\"$b/rootfs/srcvol/secret\",\"options\":[\"bind\"]}"
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "a link in the middle of the source path is caught too"
+  is "$st" 125 "... and refused"
+
+  # Links that stay inside the bundle keep working (an image's lib -> usr/lib).
+  mkdir -p "$b/rootfs/data/real" && echo inside >"$b/rootfs/data/real/secret"
+  ln -s real "$b/rootfs/data/link"
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" 'mounts+={"destination":"/mnt","type":"bind","source":"rootfs/data/link","options":["rbind"]}'
+  is "$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)" "inside" "a link that stays inside the bundle is followed"
+  rt validate --bundle "$b"
+  is "$?" 0 "... and validates"
+
+  # A source outside the bundle is the author's: resolved as given.
+  ln -s "$T/hostdir" "$T/author-link"
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$T/author-link\",\"options\":[\"rbind\"]}"
+  is "$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)" "$secret" "a symlink outside the bundle (the config author's) is followed"
+
+  # root.path through a link of the bundle, to a host directory that would
+  # make a working root (a copy of the rootfs holding the secret).
+  cp -a "$T/base-rootfs" "$T/hostfs" && cp "$T/hostdir/secret" "$T/hostfs/secret"
+  cp "$b/config.base.json" "$b/config.json"
+  ln -s "$T/hostfs" "$b/rootfs/hostroot"
+  cfg "$b/config.json" 'root.path:=rootfs/hostroot' 'process.args=["/bin/cat","/secret"]'
+  rt run --bundle "$b" "$(new_id)" </dev/null >"$T/out" 2>"$T/err"
+  st=$?
+  unlike "$(cat "$T/out" "$T/err")" "$secret" "root.path through an image symlink never makes a host directory the root"
+  like "$st $(cat "$T/err")" "root\.path \`rootfs/hostroot\` passes through the symlink \`$b/rootfs/hostroot\` -> \`$T/hostfs\`" \
+    "... refused naming the link"
+  cp "$b/config.base.json" "$b/config.json"
+fi
+
+# ---- 2. unknown capability names ------------------------------------------
+
+if agentbox_only 5; then
+  b=$T/caps
+  make_bundle --out "$b" 'process.args=["/bin/abtest","write","/out/ran","yes"]' \
+    'process.capabilities.bounding=["CAP_BOGUS"]'
+  out=$(rt validate --bundle "$b" 2>&1)
+  st=$?
+  is "$st" 1 "validate: an unknown capability is an error (exit 1)"
+  is "$out" 'agentbox: config.json: process.capabilities.bounding[0]: unknown capability "CAP_BOGUS"' \
+    "validate names the JSON path and the capability"
+  id=$(new_id)
+  rt run --bundle "$b" "$id" </dev/null >/dev/null 2>"$T/err"
+  st=$?
+  like "$st $(cat "$T/err")" '^125 .*process\.capabilities\.bounding\[0\]: unknown capability "CAP_BOGUS"$' \
+    "run refuses it with the same path and exits 125"
+  [ ! -e "$b/out/ran" ]
+  ok $? "the program never ran: nothing was written to the host's $b/out"
+  cfg "$b/config.json" 'process.capabilities.bounding=["CAP_KILL"]' 'process.capabilities.ambient=["CAP_KILL","CAP_KILL "]'
+  rt create --bundle "$b" "$(new_id)" </dev/null >/dev/null 2>"$T/err"
+  like "$? $(cat "$T/err")" '^1 .*process\.capabilities\.ambient\[1\]: unknown capability "CAP_KILL "$' \
+    "create refuses a near miss in another set, naming its index"
+fi
+
+# ---- 3. the state root is left as create found it ---------------------------
+
+# (lib.sh points AGENTBOX_CACHE_DIR at $T/cache.)
+listing () { find "$1" -printf '%P %y %m %u\n' | sort; }
+
+if agentbox_only 9; then
+  R=$T/root3
+  mkdir -m 0711 "$R"
+  before=$(listing "$R")
+  b=$T/b3
+  make_bundle "$b" 'process.args=["/bin/abtest","true"]' \
+    'linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mount"],"action":"SCMP_ACT_ERRNO"}]}'
+  id=$(new_id)
+  "$RUNTIME" --root "$R" run --bundle "$b" "$id" </dev/null >/dev/null 2>"$T/err" 7>&-
+  is "$?" 0 "run of a bundle with a seccomp profile works"
+  is "$(listing "$R")" "$before" "after run the state root holds exactly what it held before (no .cache)"
+  [ -n "$(find "$T/cache/seccomp" -type f 2>/dev/null)" ]
+  ok $? "the compiled seccomp program went to the cache directory instead"
+
+  id=$(new_id)
+  "$RUNTIME" --root "$R" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 7>&- &&
+    "$RUNTIME" --root "$R" start "$id" 7>&- && sleep 0.2 &&
+    "$RUNTIME" --root "$R" delete "$id" 7>&-
+  is "$?" 0 "create, start, delete"
+  is "$(listing "$R")" "$before" "after create/start/delete the state root is as before"
+
+  # create killed while a createRuntime hook runs: everything of the
+  # container exists by then (state, cgroups, the child); then delete --force.
+  cp "$b/config.json" "$b/config.plain.json"
+  cfg "$b/config.json" 'hooks.createRuntime=[{"path":"/bin/sh","args":["sh","-c","touch '"$T"'/hook-ran; exec sleep 30"]}]'
+  id=$(new_id)
+  rm -f "$T/hook-ran"
+  "$RUNTIME" --root "$R" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 7>&- &
+  pid=$!
+  for ((i = 0; i < 100; i++)); do [ -e "$T/hook-ran" ] && break; sleep 0.05; done
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null
+  "$RUNTIME" --root "$R" delete --force "$id" 7>&-
+  is "$?" 0 "delete --force of a create killed during its hook"
+  is "$(listing "$R")" "$before" "after delete --force of a killed create the state root is as before"
+  cp "$b/config.plain.json" "$b/config.json"
+
+  id=$(new_id)
+  "$RUNTIME" --root "$R" run --default "$id" -- /bin/true </dev/null >/dev/null 2>"$T/err" 7>&-
+  is "$?" 0 "run --default works"
+  is "$(listing "$R")" "$before" "after run --default the state root is as before (no sandbox skeleton, no cache)"
+fi
+
+# ---- 3b. the cache is safe against a hostile or broken writer ---------------
+
+if agentbox_only 12; then
+  denyA='linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["getpid"],"action":"SCMP_ACT_ERRNO"}]}'
+  denyB='linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mount"],"action":"SCMP_ACT_ERRNO"}]}'
+  make_bundle "$T/ca" 'process.args=["/bin/abtest","syscall","getpid"]' "$denyA"
+  make_bundle "$T/cb" 'process.args=["/bin/abtest","syscall","getpid"]' "$denyB"
+  runc_out () { # BUNDLE CACHE: the program's stdout, agentbox's stderr in $T/err
+    AGENTBOX_CACHE_DIR=$2 "$RUNTIME" --root "$AB_STATE" run --bundle "$1" "$(new_id)" </dev/null 2>"$T/err" 7>&-
+  }
+  C=$T/c3
+  is "$(runc_out "$T/ca" "$C/a")" "getpid=EPERM" "profile A denies getpid"
+  is "$(runc_out "$T/cb" "$C/b")" "getpid=ok" "profile B allows it"
+  ea=$(find "$C/a/seccomp" -type f) eb=$(find "$C/b/seccomp" -type f)
+  is "$(stat -c '%a %U' "$C/a" "$C/a/seccomp" "$ea" | tr '\n' ' ')" "711 root 700 root 600 root " \
+    "the cache directory is root's 0711, its seccomp directory 0700, the entry 0600"
+
+  # A's program under B's name (what a hash collision or a confused writer
+  # would leave): the stored key differs, so B compiles its own.
+  cp "$ea" "$eb"
+  is "$(runc_out "$T/cb" "$C/b")" "getpid=ok" "an entry of another profile under B's name is a miss, never A's filter"
+  cmp -s "$ea" "$eb"
+  isnt "$?" 0 "and B's own entry replaced it"
+
+  # Flipped bytes in the program, then a truncated entry: a miss that says why.
+  python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[-3]^=0xff; open(p,"wb").write(b)' "$ea"
+  is "$(runc_out "$T/ca" "$C/a")" "getpid=EPERM" "a tampered entry is not used: A still denies getpid"
+  like "$(cat "$T/err")" 'seccomp cache: entry [0-9a-f]{16}: checksum mismatch: compiling anew' "the log says why"
+  truncate -s 100 "$ea"
+  is "$(runc_out "$T/ca" "$C/a")" "getpid=EPERM" "a truncated entry is a miss"
+  like "$(cat "$T/err")" "entry [0-9a-f]{16}: 100 bytes, not what its header says" "the log says so"
+
+  # A directory others may write, and an entry that is a symlink: ignored.
+  chmod 0777 "$C/a/seccomp"
+  out=$(runc_out "$T/ca" "$C/a")
+  like "$out $(cat "$T/err")" "^getpid=EPERM .*seccomp cache not used: .*seccomp. has mode 0777 \(at most 0700\)" \
+    "a cache directory writable by others is not used, and the run works"
+  chmod 0700 "$C/a/seccomp"
+  echo junk >"$T/elsewhere"
+  chmod 0600 "$T/elsewhere"
+  rm -f "$ea" && ln -s "$T/elsewhere" "$ea"
+  is "$(runc_out "$T/ca" "$C/a") $(cat "$T/elsewhere")" "getpid=EPERM junk" \
+    "an entry that is a symlink is neither followed nor written through"
+
+  # Bounded: 100 stale entries, the oldest go.
+  for ((i = 0; i < 100; i++)); do
+    f=$C/b/seccomp/$(printf '%016x' $i)
+    echo stale >"$f" && chmod 0600 "$f" && touch -d '2020-01-01' "$f"
+  done
+  runc_out "$T/ca" "$C/b" >/dev/null
+  n=$(find "$C/b/seccomp" -type f | wc -l)
+  ok "$([ "$n" -le 64 ] && [ -n "$(find "$C/b/seccomp" -type f -newer "$T/elsewhere")" ] && echo 0 || echo 1)" \
+    "at most 64 entries are kept, the oldest evicted, the new one kept (now $n)"
+fi
+
+# ---- 4. a rootfs owned outside the user namespace's mapping ----------------
+
+# The hardened profile maps container root to host 100000; the rootfs is
+# host root's, as extracted by a root tool, and lacks the mount point /sys,
+# which the container's root may not create.
+hardened_bundle () { # DIR [spec option...]
+  local d=$1
+  shift
+  mkdir -p "$d" && cp -a "$T/base-rootfs" "$d/rootfs" && echo "$d/rootfs" >>"$T/rootfs-list"
+  (cd "$d" && "$RUNTIME" spec --bundle "$d" "$@" 7>&-) &&
+    cfg "$d/config.json" process.terminal=false
+}
+owners () { find "$1" -printf '%P %U:%G\n' | sort; }
+
+if agentbox_only 9; then
+  b=$T/unmapped
+  hardened_bundle "$b"
+  rmdir "$b/rootfs/sys"
+  cfg "$b/config.json" 'process.args=["/bin/abtest","true"]'
+  before=$(owners "$b/rootfs")
+  rt run --bundle "$b" "$(new_id)" </dev/null >/dev/null 2>"$T/err"
+  st=$?
+  err=$(cat "$T/err")
+  is "$st" 125 "a root-owned rootfs under the hardened mapping cannot be set up (exit 125)"
+  like "$err" "create directory \`sys\` in the container: Permission denied; \`$b/rootfs\` belongs to host uid 0, outside the user namespace's uid mapping \(container 0-65535 = host 100000-165535\)" \
+    "the error names the directory, its host owner and the mapping"
+  like "$err" "chown the rootfs into the mapped range, create the mount points in the image, or mount the rootfs id-mapped \(annotation dev.agentbox.rootfs.idmap=true" \
+    "... and the three fixes"
+  is "$(printf '%s\n' "$err" | wc -l)" 1 "... on one line"
+
+  b=$T/idmapped
+  hardened_bundle "$b" --idmap-rootfs
+  rmdir "$b/rootfs/sys"
+  cfg "$b/config.json" 'process.args=["/bin/sh","-c","id -u; ls -ln /bin/abtest | { read m l u g r; echo $u:$g; }; touch /tmp/x"]'
+  is "$(cfg "$b/config.json" --get annotations)" '{"dev.agentbox.rootfs.idmap": "true"}' "spec --idmap-rootfs sets the annotation"
+  before=$(owners "$b/rootfs")
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>"$T/err")
+  is "$? $out" "0 0
+0:0" "the same root-owned rootfs runs id-mapped under the hardened profile, its files the container root's"
+  after=$(owners "$b/rootfs")
+  is "$(comm -23 <(echo "$before") <(echo "$after"))" "" "nothing on disk was chowned"
+  is "$(comm -13 <(echo "$before") <(echo "$after"))" "sys 0:0" "the mount point the container's root made is host root's"
+
+  # A writable root: what the container's root makes is host root's on disk.
+  cfg "$b/config.json" root.readonly=false 'process.args=["/bin/abtest","touch","/made-inside"]'
+  rt run --bundle "$b" "$(new_id)" </dev/null >/dev/null 2>"$T/err"
+  is "$? $(stat -c %u:%g "$b/rootfs/made-inside" 2>&1)" "0 0:0" \
+    "a file the container creates on the writable id-mapped root belongs to host root (not 100000)"
+  rm -f "$b/rootfs/made-inside"
+  rt validate --bundle "$b"
+  is "$?" 0 "the annotation validates"
+  cfg "$b/config.json" 'linux.namespaces-=user' '!linux.uidMappings' '!linux.gidMappings'
+  like "$(rt validate --bundle "$b" 2>&1)" "annotations.dev.agentbox.rootfs.idmap: needs a new user namespace" \
+    "without a user namespace it is refused"
+fi
+
+done_testing
