@@ -386,15 +386,21 @@ ppid_of () { awk '$1 == "PPid:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
 # `abtest setsid-sleeper` printed inside the container).
 host_pid_of ()
 {
-  local ns p nspid
-  ns=$(readlink "/proc/$1/ns/pid") || return 1
+  local p line
+  [ -e "/proc/$1/ns/pid" ] || return 1
+  # Builtins only (test -ef compares the namespaces' inodes, read parses
+  # status): a fork per process made this take seconds on a loaded machine,
+  # longer than the deadlines the callers race against.
   for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
-    nspid=$(awk '$1 == "NSpid:" { print $NF }' "$p/status" 2>/dev/null)
-    if [ "$nspid" = "$2" ]; then
-      echo "${p#/proc/}"
-      return 0
-    fi
+    [ "$p/ns/pid" -ef "/proc/$1/ns/pid" ] 2>/dev/null || continue
+    while read -r line; do
+      case $line in
+        NSpid:*)
+          [ "${line##*[[:space:]]}" = "$2" ] && { echo "${p#/proc/}"; return 0; }
+          break
+          ;;
+      esac
+    done 2>/dev/null <"$p/status"
   done
   return 1
 }
