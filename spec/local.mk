@@ -9,5 +9,6 @@ libagentbox_a_SOURCES += \
 	spec/tables.c \
 	spec/parse-internal.h spec/parse-util.c spec/parse.c \
 	spec/parse-linux.c spec/parse-resources.c \
-	spec/bundle.c
+	spec/bundle.c \
+	spec/bundle-links.h spec/bundle-links.c
 include spec/defaults.mk
