@@ -144,18 +144,30 @@ live_ns_one (struct ab_live *lv, int t)
   const struct ab_namespace *ns = lv->s->linux_ ? &lv->s->linux_->ns[t] : NULL;
   char mine[64], host[64];
   struct stat sm, sh, sj;
+  const char *ref = "the host's";
   bool same_host;
 
   snprintf (mine, sizeof mine, "/proc/%d/ns/%s", (int) lv->pid, ab_ns_proc_name (t));
-  snprintf (host, sizeof host, "/proc/1/ns/%s", ab_ns_proc_name (t));
-  if (!ns_stat (mine, &sm) || !ns_stat (host, &sh))
+  if (!ns_stat (mine, &sm))
     return; /* the kernel has no such namespace */
+  /* The host's namespaces are those of PID 1; where its links are out of
+     reach (a nested host), agentbox's own, which the container shares for
+     every namespace the config leaves out. */
+  snprintf (host, sizeof host, "/proc/1/ns/%s", ab_ns_proc_name (t));
+  if (!ns_stat (host, &sh))
+    {
+      snprintf (host, sizeof host, "/proc/self/ns/%s", ab_ns_proc_name (t));
+      if (!ns_stat (host, &sh))
+        return;
+      ref = "agentbox's own";
+    }
   same_host = sm.st_ino == sh.st_ino && sm.st_dev == sh.st_dev;
   if (f->ns_new[t] && same_host)
     {
       ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces", AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK,
-                    "the host's (inode %" PRIu64 "), the config asks for a new one", (uint64_t) sm.st_ino);
-      ab_audit_find (lv->a, "AB-LIVE-004", "linux.namespaces", "the %s namespace is the host's", ab_ns_name (t));
+                    "%s (inode %" PRIu64 "), the config asks for a new one", ref, (uint64_t) sm.st_ino);
+      ab_audit_find (lv->a, "AB-LIVE-004", "linux.namespaces", "the %s namespace is %s, not a new one",
+                     ab_ns_name (t), ref);
     }
   else if (ns && ns->present && ns->path)
     {
@@ -168,11 +180,11 @@ live_ns_one (struct ab_live *lv, int t)
     }
   else if (f->ns_new[t])
     ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces", 0,
-                  "inode %" PRIu64 ", not the host's: new, as the config asks", (uint64_t) sm.st_ino);
+                  "inode %" PRIu64 ", not %s: new, as the config asks", (uint64_t) sm.st_ino, ref);
   else
     ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces", same_host ? AB_AUDIT_L_HOST : 0,
-                  "inode %" PRIu64 ", %s", (uint64_t) sm.st_ino,
-                  same_host ? "the host's, as the config leaves it" : "the runtime's (not the host's)");
+                  "inode %" PRIu64 ", %s%s", (uint64_t) sm.st_ino, same_host ? ref : "not ",
+                  same_host ? ", as the config leaves it" : ref);
 }
 
 /* ---- ID maps --------------------------------------------------------------------------- */

@@ -221,11 +221,12 @@ map_mounts (struct ab_audit_ctx *a)
   struct ab_audit_line *l;
 
   l = ab_audit_add (a, AB_AUDIT_S_MOUNTS, "rootfs", "root.path", 0,
-                    "/ made %s first, so nothing mounted here propagates to the host; the rootfs bound onto itself "
-                    "(recursive), made private and pinned with an O_PATH fd; every destination below is resolved "
-                    "inside it (openat2 RESOLVE_IN_ROOT), never through a symlink to the host",
-                    prop == AB_ROOTFS_PROP_PRIVATE || prop == AB_ROOTFS_PROP_UNBINDABLE ? "rprivate" : "rslave");
-  ab_audit_line_value (l, "%s", a->f.rootfs ? a->f.rootfs : a->s->root.path ? a->s->root.path : "-");
+                    "/ made %s first, so nothing mounted here propagates to the host; the rootfs (%s) bound onto "
+                    "itself (recursive), made private and pinned with an O_PATH fd; every destination below is "
+                    "resolved inside it (openat2 RESOLVE_IN_ROOT), never through a symlink to the host",
+                    prop == AB_ROOTFS_PROP_PRIVATE || prop == AB_ROOTFS_PROP_UNBINDABLE ? "rprivate" : "rslave",
+                    a->s->root.path && a->s->root.path[0] == '/' ? "an absolute path" : "relative to the bundle");
+  ab_audit_line_value (l, "%s", a->s->root.path ? a->s->root.path : "-");
   for (size_t i = 0; i < a->s->n_mounts; i++)
     map_mount (a, i, &a->s->mounts[i]);
 }

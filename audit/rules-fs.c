@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "audit/audit-internal.h"
 #include "runtime/util.h"
@@ -97,7 +98,8 @@ static const char *const engine_sockets[] = {
 static const char *const engine_names[] = { "docker.sock", "containerd.sock", "podman.sock", "crio.sock",
                                             "buildkitd.sock", "cri-dockerd.sock", "dockershim.sock" };
 
-static void
+/* 1: the source is a socket; 2: a directory holding one; 0: neither. */
+static int
 rule_sockets (struct ab_audit_ctx *a, const struct bind *b)
 {
   const char *base = strrchr (b->src, '/');
@@ -106,36 +108,67 @@ rule_sockets (struct ab_audit_ctx *a, const struct bind *b)
     if (strcmp (base + 1, engine_names[k]) == 0)
       {
         ab_audit_find (a, "AB-MNT-005", b->path, "mounts[%zu] binds %s at %s", b->i, b->src, b->m->destination);
-        return;
+        return 1;
       }
   if (strcmp (b->src, "/") == 0)
-    return; /* AB-MNT-002 says it all */
+    return 0; /* AB-MNT-002 says it all */
   for (size_t k = 0; k < AB_ARRAY_SIZE (engine_sockets); k++)
     if (at_or_below (engine_sockets[k], b->src))
       {
         ab_audit_find (a, "AB-MNT-005", b->path, "mounts[%zu] binds %s, which holds %s, at %s", b->i, b->src,
                        engine_sockets[k], b->m->destination);
-        return;
+        return 2;
       }
+  return 0;
 }
 
+/* below_too: anything inside is sensitive (credentials in homes, kernel
+   images and modules, logs); otherwise only the directory itself or one
+   holding it (a volume below /var/lib/docker, a per-container file below
+   /run are how engines work). */
 static void
 rule_sensitive (struct ab_audit_ctx *a, const struct bind *b)
 {
-  static const char *const dirs[] = { "/root",          "/home",       "/boot",          "/lib/modules",
-                                      "/usr/lib/modules", "/var/lib/docker", "/var/lib/containers",
-                                      "/var/lib/containerd", "/var/lib/kubelet", "/var/log", "/run", "/var/run" };
+  static const struct
+  {
+    const char *dir;
+    bool below_too;
+  } dirs[] = {
+    { "/root", true },  { "/home", true },          { "/boot", true },
+    { "/lib/modules", true }, { "/usr/lib/modules", true }, { "/var/log", true },
+    { "/var/lib/docker", false }, { "/var/lib/containers", false }, { "/var/lib/containerd", false },
+    { "/var/lib/kubelet", false }, { "/run", false }, { "/var/run", false },
+  };
 
   if (strcmp (b->src, "/") == 0)
     return;
   for (size_t k = 0; k < AB_ARRAY_SIZE (dirs); k++)
-    if (at_or_below (b->src, dirs[k]) || at_or_below (dirs[k], b->src))
-      {
-        ab_audit_find (a, "AB-MNT-008", b->path, "mounts[%zu] binds %s (%s %s) at %s%s", b->i, b->src,
-                       at_or_below (b->src, dirs[k]) ? "inside" : "which holds", dirs[k], b->m->destination,
-                       b->ro ? ", read-only" : ", writable");
-        return;
-      }
+    {
+      bool inside = at_or_below (b->src, dirs[k].dir), holds = at_or_below (dirs[k].dir, b->src);
+      if (holds || (inside && dirs[k].below_too))
+        {
+          ab_audit_find (a, "AB-MNT-008", b->path, "mounts[%zu] binds %s (%s %s) at %s%s", b->i, b->src,
+                         holds ? "which holds" : "inside", dirs[k].dir, b->m->destination,
+                         b->ro ? ", read-only" : ", writable");
+          return;
+        }
+    }
+}
+
+/* What engines bind into every container (podman, containerd): files,
+   which cannot take a new file, so no set-user-ID program can be planted,
+   and the per-container tmpfs of /dev/shm. */
+static bool
+single_file (const struct bind *b)
+{
+  static const char *const files[] = { "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run/.containerenv",
+                                       "/.containerenv", "/etc/localtime", "/etc/timezone", "/dev/shm" };
+  struct stat st;
+
+  for (size_t k = 0; k < AB_ARRAY_SIZE (files); k++)
+    if (strcmp (b->m->destination, files[k]) == 0)
+      return true;
+  return stat (b->src, &st) == 0 && !S_ISDIR (st.st_mode);
 }
 
 static void
@@ -159,7 +192,7 @@ rule_bind_flags (struct ab_audit_ctx *a, const struct bind *b)
   snprintf (path, sizeof path, "mounts[%zu].options", b->i);
   if (b->m->recursive && (b->m->flags & MS_RDONLY) && !(b->m->attr_set & MOUNT_ATTR_RDONLY))
     ab_audit_find (a, "AB-MNT-012", path, "mounts[%zu] (%s) is rbind with ro but not rro", b->i, b->m->destination);
-  if (!b->ro && a->f.uid0_mapped && b->src[0] == '/'
+  if (!b->ro && a->f.uid0_mapped && b->src[0] == '/' && !single_file (b)
       && !(a->bundle_dir && at_or_below (b->src, a->bundle_dir)))
     ab_audit_find (a, "AB-MNT-013", path, "mounts[%zu] binds %s writable at %s, and container root is host root",
                    b->i, b->src, b->m->destination);
@@ -177,8 +210,9 @@ check_bind (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m)
   snprintf (b.path, sizeof b.path, "mounts[%zu].source", i);
   rule_host_dirs (a, &b);
   rule_etc (a, &b);
-  rule_sockets (a, &b);
-  rule_sensitive (a, &b);
+  /* A socket itself is AB-MNT-005's alone; the directory around it is more. */
+  if (rule_sockets (a, &b) != 1)
+    rule_sensitive (a, &b);
   rule_source_paths (a, &b);
   rule_bind_flags (a, &b);
   free (b.src);

@@ -74,13 +74,16 @@ rule_caps_each (struct ab_audit_ctx *a)
     }
 }
 
+/* "Every capability": what --privileged and --cap-add ALL write, which is
+   every capability the engine's own host knows, so one or two short of
+   ours on an older or restricted host. */
 static void
 rule_caps_all (struct ab_audit_ctx *a)
 {
-  uint64_t all = ab_cap_count () >= 64 ? UINT64_MAX : BIT (ab_cap_count ()) - 1;
+  int n = __builtin_popcountll (a->f.caps_exec | a->f.caps_gain);
 
-  if ((a->f.caps_exec | a->f.caps_gain) == all)
-    ab_audit_find (a, "AB-CAP-010", "process.capabilities", "all %d capabilities are held or reachable%s",
+  if (n >= ab_cap_count () - 3)
+    ab_audit_find (a, "AB-CAP-010", "process.capabilities", "%d of the %d capabilities are held or reachable%s", n,
                    ab_cap_count (), a->f.userns ? " (over the container's user namespace)" : " as host root");
 }
 
@@ -127,11 +130,85 @@ rule_process (struct ab_audit_ctx *a)
 
 /* ---- seccomp --------------------------------------------------------------------- */
 
+/* Reachable syscalls that share a rule, a severity and a deciding entry
+   make one finding that names them all. */
+struct group
+{
+  const char *id;
+  int sev;
+  char path[64];
+  char names[1024];
+  char how[256];
+};
+
+static void
+group_add (struct group *g, size_t *n, size_t max, const char *id, int sev, const char *path, const char *label,
+           const char *how)
+{
+  size_t i;
+
+  for (i = 0; i < *n; i++)
+    if (g[i].id == id && g[i].sev == sev && strcmp (g[i].path, path) == 0)
+      break;
+  if (i == *n)
+    {
+      if (*n == max)
+        return;
+      memset (&g[i], 0, sizeof g[i]);
+      g[i].id = id;
+      g[i].sev = sev;
+      snprintf (g[i].path, sizeof g[i].path, "%s", path);
+      snprintf (g[i].how, sizeof g[i].how, "%s", how);
+      (*n)++;
+    }
+  if (strlen (g[i].names) + strlen (label) + 3 < sizeof g[i].names)
+    {
+      if (g[i].names[0])
+        strcat (g[i].names, ", ");
+      strcat (g[i].names, label);
+    }
+}
+
+static void
+rule_seccomp_dangers (struct ab_audit_ctx *a)
+{
+  const struct ab_seccomp_eval *e = &a->f.sc;
+  uint64_t caps = a->f.caps_exec | a->f.caps_gain;
+  struct group g[32];
+  size_t n = 0;
+
+  for (size_t i = 0; i < ab_n_dangers; i++)
+    {
+      const struct ab_danger *d = &ab_dangers[i];
+      const struct ab_reach_result *r = &e->danger[i];
+      int sev = r->reach == AB_REACH_COND ? AB_AUDIT_MEDIUM : AB_AUDIT_HIGH;
+      char path[64], label[128];
+
+      if (r->reach < AB_REACH_COND)
+        continue;
+      if (r->rule >= 0)
+        snprintf (path, sizeof path, "linux.seccomp.syscalls[%zd]", r->rule);
+      else
+        snprintf (path, sizeof path, "linux.seccomp.defaultAction");
+      if (d->cap < 0)
+        group_add (g, &n, AB_ARRAY_SIZE (g), "AB-SECCOMP-003", sev, path, d->label, r->how);
+      else if ((caps & BIT (d->cap)) && !(d->init_ns && a->f.userns))
+        {
+          snprintf (label, sizeof label, "%s (with %s)", d->label, ab_cap_name (d->cap));
+          group_add (g, &n, AB_ARRAY_SIZE (g), "AB-SECCOMP-004", sev, path, label, r->how);
+        }
+    }
+  for (size_t i = 0; i < n; i++)
+    ab_audit_find_sev (a, g[i].id, g[i].sev, g[i].path, "%s %s %s: %s", g[i].names,
+                       strchr (g[i].names, ',') ? "are" : "is", g[i].sev == AB_AUDIT_MEDIUM ? "conditionally reachable"
+                                                                                           : "reachable",
+                       g[i].how);
+}
+
 static void
 rule_seccomp (struct ab_audit_ctx *a)
 {
   const struct ab_seccomp_eval *e = &a->f.sc;
-  uint64_t caps = a->f.caps_exec | a->f.caps_gain;
 
   if (a->s->process == NULL)
     return;
@@ -147,25 +224,7 @@ rule_seccomp (struct ab_audit_ctx *a)
     ab_audit_find_sev (a, "AB-SECCOMP-005", e->allow_default ? AB_AUDIT_MEDIUM : AB_AUDIT_LOW,
                        "linux.seccomp.syscalls", "%zu name%s unknown to libseccomp, first %s", e->unknown.n,
                        e->unknown.n == 1 ? "" : "s", e->unknown.v[0]);
-  for (size_t i = 0; i < ab_n_dangers; i++)
-    {
-      const struct ab_danger *d = &ab_dangers[i];
-      const struct ab_reach_result *r = &e->danger[i];
-      int sev = r->reach == AB_REACH_COND ? AB_AUDIT_MEDIUM : AB_AUDIT_HIGH;
-      char path[64];
-
-      if (r->reach < AB_REACH_COND)
-        continue;
-      snprintf (path, sizeof path, "linux.seccomp.syscalls[%zd]", r->rule);
-      if (r->rule < 0)
-        snprintf (path, sizeof path, "linux.seccomp.defaultAction");
-      if (d->cap < 0)
-        ab_audit_find_sev (a, "AB-SECCOMP-003", sev, path, "%s is %s: %s", d->label, ab_reach_name (r->reach),
-                           r->how);
-      else if ((caps & BIT (d->cap)) && !(d->init_ns && a->f.userns))
-        ab_audit_find_sev (a, "AB-SECCOMP-004", sev, path, "%s is %s (%s) and %s is held", d->label,
-                           ab_reach_name (r->reach), r->how, ab_cap_name (d->cap));
-    }
+  rule_seccomp_dangers (a);
 }
 
 /* ---- rlimits ---------------------------------------------------------------------- */
@@ -284,14 +343,20 @@ rule_devices_nodes (struct ab_audit_ctx *a)
      narrower rule lets them through. */
   for (size_t i = 0; i < AB_ARRAY_SIZE (probes); i++)
     probe_device (a, probes[i].id, probes[i].name, probes[i].type, probes[i].major, probes[i].minor);
-  for (size_t i = 0; a->l && i < a->l->n_devices; i++)
-    if (a->l->devices[i].type == 'b')
-      {
-        char path[32];
-        snprintf (path, sizeof path, "linux.devices[%zu]", i);
-        ab_audit_find (a, "AB-DEV-003", path, "block device %s (%" PRId64 ":%" PRId64 ") is created",
-                       a->l->devices[i].path, a->l->devices[i].major, a->l->devices[i].minor);
-      }
+  {
+    char list[512] = "";
+    size_t n = 0, o = 0;
+    for (size_t i = 0; a->l && i < a->l->n_devices; i++)
+      if (a->l->devices[i].type == 'b')
+        {
+          if (o < sizeof list - 64)
+            o += (size_t) snprintf (list + o, sizeof list - o, "%s%s", n ? ", " : "", a->l->devices[i].path);
+          n++;
+        }
+    if (n)
+      ab_audit_find (a, "AB-DEV-003", "linux.devices", "%zu block device%s created: %s", n,
+                     n == 1 ? " is" : "s are", list);
+  }
 }
 
 void

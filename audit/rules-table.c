@@ -58,8 +58,8 @@ static const struct ab_audit_rule rules[] = {
     "kernel exploits, and perf reads data of the kernel and of other processes.",
     "Remove CAP_BPF and CAP_PERFMON from every set.", NULL },
   { "AB-CAP-010", H, "every capability is granted",
-    "The config grants every capability the kernel knows (what --privileged and --cap-add ALL produce): nothing of "
-    "the capability model stands between the agent and the kernel.",
+    "The config grants every capability (all, or all but a few: what --privileged and --cap-add ALL produce on the "
+    "host that wrote it): nothing of the capability model stands between the agent and the kernel.",
     "Start from no capability at all (agentbox spec) and add the few the workload needs.", NULL },
   { "AB-CAP-011", M, "the bounding set is wider than the capabilities held, and no_new_privs is off",
     "The bounding set, not the permitted set, is the limit: a set-user-ID-root program or one with file "

@@ -8,12 +8,17 @@
  *   - SCMP_ACT_KILL is KILL_THREAD, ERRNO without errnoRet is EPERM.
  *
  * A probe is a syscall, optionally with one argument fixed (unshare with
- * CLONE_NEWUSER).  A condition on another argument, or on the probed one
- * with a value we do not know, may or may not hold: the result is then
- * "conditionally".  An allowing rule that certainly matches makes the call
- * reachable; a blocking one, under a default that allows, blocks it.  Two
- * rules that both certainly match with different verdicts are reported as
- * conditional too: the order libseccomp gives them is its own business. */
+ * CLONE_NEWUSER).  How libseccomp (2.5) resolves several entries for one
+ * syscall, as measured with seccomp_export_pfc: an entry without conditions
+ * decides alone, and among those the first one added (the first in
+ * syscalls[]) wins, the others being dropped without an error; only
+ * without such an entry do the conditional ones count.  A condition on
+ * another argument, or on the probed one with a value we do not know, may
+ * or may not hold: the result is then "conditionally".  Among conditional
+ * entries, an allowing one that certainly matches makes the call
+ * reachable, a blocking one under a default that allows blocks it; two
+ * that certainly match with different verdicts are reported as
+ * conditional. */
 #include "config.h"
 
 #include <errno.h>
@@ -290,6 +295,19 @@ reach_of (const struct resolved *rs, const struct ab_danger *d, struct ab_reach_
       out->how = xstrdup ("unknown to libseccomp on this architecture");
       return;
     }
+  /* The first entry without conditions decides alone. */
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    if (!rs->skipped[i] && sc->syscalls[i].n_args == 0 && rule_names_nr (rs, i, nr))
+      {
+        int cls = action_class (sc->syscalls[i].action);
+        out->rule = (ssize_t) i;
+        out->reach = cls == C_ALLOWS ? AB_REACH_YES : cls == C_DEFERS ? AB_REACH_COND : AB_REACH_BLOCKED;
+        out->how = xasprintf (cls == C_ALLOWS   ? "allowed by linux.seccomp.syscalls[%zu]"
+                              : cls == C_DEFERS ? "linux.seccomp.syscalls[%zu]: a tracer or listener decides"
+                                                : "refused by linux.seccomp.syscalls[%zu]",
+                              i);
+        return;
+      }
   for (size_t i = 0; i < sc->n_syscalls; i++)
     {
       const struct ab_seccomp_rule *rule = &sc->syscalls[i];
@@ -305,7 +323,7 @@ reach_of (const struct resolved *rs, const struct ab_danger *d, struct ab_reach_
     {
       out->reach = AB_REACH_COND;
       out->rule = allow.rule;
-      out->how = xasprintf ("linux.seccomp.syscalls[%zd] allows and [%zd] refuses it: libseccomp orders them",
+      out->how = xasprintf ("linux.seccomp.syscalls[%zd] allows and [%zd] refuses it for the same arguments",
                             allow.rule, block.rule);
     }
   else if (allow.m == M_YES)
