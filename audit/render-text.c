@@ -1,10 +1,13 @@
 /* The report for a terminal: the map grouped by section in pipeline order,
  * names aligned, long text wrapped under its column; then the findings,
  * worst first.  Colour only when the caller says so (a tty without
- * NO_COLOR).  Every string from the config is passed through as the parser
- * left it (quoted where it could carry escape sequences). */
+ * NO_COLOR).  The strings of a hostile config reach this output (paths,
+ * names, annotation values): every one is printed through escape(), so
+ * that control characters, C1 codes and bidirectional overrides cannot
+ * drive the reviewer's terminal or reorder what it shows. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,11 +40,57 @@ sev_color (int sev)
   return sev == AB_AUDIT_HIGH ? BOLD RED : sev == AB_AUDIT_MEDIUM ? YELLOW : CYAN;
 }
 
+/* Code points that must not reach a terminal raw (as the parser's
+   messages escape them): C0 and C1 controls, DEL, the line and paragraph
+   separators, the bidirectional overrides and isolates. */
+static bool
+must_escape (uint32_t cp)
+{
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029
+         || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* A copy of s with those escaped as \xNN or \uNNNN (and invalid UTF-8 as
+   \xNN, though the parser lets none through). */
+static char *
+escape (const char *s)
+{
+  const unsigned char *p = (const unsigned char *) s;
+  char *out = xmalloc (strlen (s) * 6 + 1);
+  size_t o = 0;
+
+  while (*p)
+    {
+      uint32_t cp = *p;
+      size_t n = 1;
+      if (*p >= 0xc2 && *p <= 0xdf && (p[1] & 0xc0) == 0x80)
+        cp = ((uint32_t) (*p & 0x1f) << 6) | (p[1] & 0x3f), n = 2;
+      else if (*p >= 0xe0 && *p <= 0xef && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80)
+        cp = ((uint32_t) (*p & 0x0f) << 12) | ((uint32_t) (p[1] & 0x3f) << 6) | (p[2] & 0x3f), n = 3;
+      else if (*p >= 0xf0 && *p <= 0xf4 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80)
+        n = 4, cp = 0x10000;
+      else if (*p >= 0x80)
+        cp = 0x7f; /* a stray byte: escaped below */
+      if (must_escape (cp))
+        o += (size_t) (cp > 0xff || n > 1 ? sprintf (out + o, "\\u%04x", (unsigned) cp)
+                                          : sprintf (out + o, "\\x%02x", *p));
+      else
+        {
+          memcpy (out + o, p, n);
+          o += n;
+        }
+      p += n;
+    }
+  out[o] = '\0';
+  return out;
+}
+
 /* Print text from column `col` (where the cursor is), wrapping at WIDTH
    with continuation lines indented to `indent`. */
 static void
-wrap (FILE *f, const char *text, size_t col, size_t indent)
+wrap (FILE *f, const char *raw, size_t col, size_t indent)
 {
+  _cleanup_free_ char *text = escape (raw);
   const char *p = text;
 
   while (*p)
@@ -98,12 +147,12 @@ marker (unsigned flags)
 static void
 print_line (const struct out *o, const struct ab_audit_line *l, size_t w)
 {
-  _cleanup_free_ char *text = NULL;
-  size_t nl = strlen (l->name), col;
+  _cleanup_free_ char *text = NULL, *name = escape (l->name);
+  size_t nl = strlen (name), col;
   char m = marker (l->flags);
 
   fprintf (o->f, " %s%c%s %s", m == ' ' ? "" : sgr (o, m == 'x' ? RED : YELLOW), m, m == ' ' ? "" : sgr (o, RESET),
-           l->name);
+           name);
   if (nl > w)
     {
       fprintf (o->f, "\n%*s", (int) w + 5, "");
@@ -187,9 +236,14 @@ print_summary (const struct out *o, const struct ab_audit_report *r, int fail_on
 static void
 print_header (const struct out *o, const struct ab_audit_report *r)
 {
-  fprintf (o->f, "%sagentbox audit%s of %s %s\n", sgr (o, BOLD), sgr (o, RESET), r->kind, r->source);
+  _cleanup_free_ char *src = escape (r->source);
+
+  fprintf (o->f, "%sagentbox audit%s of %s %s\n", sgr (o, BOLD), sgr (o, RESET), r->kind, src);
   if (r->config_path)
-    fprintf (o->f, "config: %s\n", r->config_path);
+    {
+      fputs ("config: ", o->f);
+      wrap (o->f, r->config_path, 8, 8);
+    }
   if (r->accepted)
     fprintf (o->f, "agentbox accepts this config\n");
   else
@@ -198,7 +252,10 @@ print_header (const struct out *o, const struct ab_audit_report *r)
       wrap (o->f, r->refusal ? r->refusal : "?", 30, 4);
     }
   if (r->live_status)
-    fprintf (o->f, "live: %s\n", r->live_status);
+    {
+      fputs ("live: ", o->f);
+      wrap (o->f, r->live_status, 6, 6);
+    }
 }
 
 void
@@ -249,16 +306,19 @@ ab_audit_render_diff_text (FILE *f, const struct ab_audit_diff *d, const struct 
   struct out o = { .f = f, .color = opts && opts->color };
   int last = -1;
 
+  _cleanup_free_ char *sa = escape (d->a->source), *sb = escape (d->b->source);
+
   fprintf (f, "%sagentbox audit --diff%s\n  - %s %s\n  + %s %s\n", sgr (&o, BOLD), sgr (&o, RESET), d->a->kind,
-           d->a->source, d->b->kind, d->b->source);
+           sa, d->b->kind, sb);
   fprintf (f, "\n%sMechanisms that differ%s (%zu)\n", sgr (&o, BOLD), sgr (&o, RESET), d->n_changes);
   for (size_t i = 0; i < d->n_changes; i++)
     {
       const struct ab_audit_change *c = &d->changes[i];
+      _cleanup_free_ char *name = escape (c->name);
       if (c->section != last)
         fprintf (f, "\n %s%s%s\n", sgr (&o, BOLD), ab_audit_section_id (c->section), sgr (&o, RESET));
       last = c->section;
-      fprintf (f, "  %s\n", c->name);
+      fprintf (f, "  %s\n", name);
       print_side (&o, '-', c->a);
       print_side (&o, '+', c->b);
     }

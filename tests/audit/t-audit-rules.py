@@ -210,6 +210,26 @@ def main():
     rc, out, err = audit("ab-no-such-container-%d" % os.getpid(), "--format", "json")
     ok(rc == 2 and "does not exist" in err, "a container that does not exist: exit 2", err)
 
+    # ---- hostile strings do not reach the terminal raw ---------------------------------------
+    hostile = json.loads(json.dumps(fixtures.CLEAN))
+    hostile["hostname"] = "box\u001b]0;pwned\u0007"
+    hostile["mounts"].append({"destination": "/data\u001b[2J", "type": "bind", "source": "/srv/\u202egpj.exe",
+                              "options": ["rbind", "ro", "rro"]})
+    hostile["annotations"] = {"run.oci.x\u009b": "\u001b[31mred"}
+    hd = os.path.join(tmp, "hostile")
+    os.makedirs(hd)
+    with open(os.path.join(hd, "config.json"), "w") as f:
+        json.dump(hostile, f)
+    rc, out, err = audit("--bundle", hd)
+    raw = [c for c in ("\x1b", "\x07", "\u202e", "\u009b") if c in out]
+    ok(rc in (0, 1) and "/data\\x1b[2J" in out and not raw,
+       "control characters and bidi overrides of the config are escaped in the text report", raw or err)
+    rc, out, err = audit("--bundle", hd, "--format", "json")
+    doc = json.loads(out) if out else None
+    ok(doc is not None and not problems(AUDIT_SCHEMA, doc) and any(
+        i["name"] == "mounts[6] /data\u001b[2J" for s_ in doc["mechanisms"] for i in s_["items"]),
+       "the JSON report carries them as JSON escapes", err)
+
     # ---- a config agentbox refuses is still audited -----------------------------------------
     rc, doc, err = report("sysctl-global")
     ok(doc and not doc["accepted"] and "kernel.core_pattern" in (doc["refusal"] or ""),

@@ -264,6 +264,11 @@ compare_seccomp "allowlist plus mount, ptrace, keyctl" linux.seccomp.defaultErrn
 compare_seccomp "the first unconditional entry wins" linux.seccomp.defaultErrnoRet=133 \
   'linux.seccomp.syscalls+={"names":["setns","bpf"],"action":"SCMP_ACT_ALLOW"}' \
   'linux.seccomp.syscalls+={"names":["setns","bpf","iopl"],"action":"SCMP_ACT_ERRNO","errnoRet":133}'
+compare_seccomp "podman's default profile" \
+  "linux.seccomp=$("$PYTHON3" -c 'import json,sys
+sc = json.load(open(sys.argv[1]))["linux"]["seccomp"]
+sc["defaultErrnoRet"] = 133
+print(json.dumps(sc))' "$AB_TOP_SRCDIR/tests/audit/fixtures/podman-default/config.json")"
 compare_seccomp "a denylist" 'linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["io_uring_setup","keyctl","mount","clone3"],"action":"SCMP_ACT_ERRNO","errnoRet":133},{"names":["ptrace"],"action":"SCMP_ACT_ERRNO","errnoRet":133,"args":[{"index":0,"value":0,"op":"SCMP_CMP_EQ"}]}]}'
 
 done_testing
