@@ -215,7 +215,8 @@ void
 ab_audit_report_sort (struct ab_audit_report *r)
 {
   sort_lines (r);
-  qsort (r->findings, r->n_findings, sizeof *r->findings, cmp_finding);
+  if (r->n_findings > 1)
+    qsort (r->findings, r->n_findings, sizeof *r->findings, cmp_finding);
 }
 
 int
