@@ -41,6 +41,8 @@ struct minfo
   char *opts;    /* per-mount options: "ro,nosuid,nodev,relatime" */
   bool shared;   /* optional field shared:N */
   char *fstype;
+  bool asked;    /* a path of the config or of agentbox lands on it */
+  bool subtree;  /* its submounts are expected too (a recursive bind, sysfs) */
 };
 
 struct mtab
@@ -136,9 +138,10 @@ has_opt (const char *opts, const char *o)
 
 /* The mount whose root `path` is inside the container, or NULL when the
    path is missing or no mount point (it then lies on its parent's mount).
-   *fd_out gets the O_PATH fd of the path, or -1. */
-static const struct minfo *
-mount_of (int rootfd, const struct mtab *t, const char *path, int *fd_out)
+   *fd_out gets the O_PATH fd of the path, or -1.  The mount found is
+   marked as asked for (check_extra reports the others). */
+static struct minfo *
+mount_of (int rootfd, struct mtab *t, const char *path, int *fd_out)
 {
   struct statx stx;
   int fd = ab_open_in_root (rootfd, path, O_PATH | O_NOFOLLOW, 0, NULL);
@@ -150,7 +153,10 @@ mount_of (int rootfd, const struct mtab *t, const char *path, int *fd_out)
     return NULL;
   for (size_t i = 0; i < t->n; i++)
     if (t->v[i].id == stx.stx_mnt_id)
-      return &t->v[i];
+      {
+        t->v[i].asked = true;
+        return &t->v[i];
+      }
   return NULL;
 }
 
@@ -195,11 +201,11 @@ weaker (const struct minfo *mi, struct want w, char *buf, size_t len)
 }
 
 static void
-check_point (struct ab_live *lv, int rootfd, const struct mtab *t, const char *dest, const char *path,
-             struct want w)
+check_point (struct ab_live *lv, int rootfd, struct mtab *t, const char *dest, const char *path, struct want w,
+             bool subtree)
 {
   _cleanup_close_ int fd = -1;
-  const struct minfo *mi = mount_of (rootfd, t, dest, &fd);
+  struct minfo *mi = mount_of (rootfd, t, dest, &fd);
   char lacks[64];
 
   if (mi == NULL)
@@ -208,6 +214,7 @@ check_point (struct ab_live *lv, int rootfd, const struct mtab *t, const char *d
       ab_audit_find (lv->a, "AB-LIVE-005", path, "%s is not mounted in the running container", dest);
       return;
     }
+  mi->subtree |= subtree;
   if (weaker (mi, w, lacks, sizeof lacks))
     {
       ab_audit_add (lv->a, AB_AUDIT_S_LIVE, dest, path, AB_AUDIT_L_WEAK, "%s %s%s, lacks %s", mi->fstype, mi->opts,
@@ -222,7 +229,7 @@ check_point (struct ab_live *lv, int rootfd, const struct mtab *t, const char *d
 /* ---- masked and read-only paths --------------------------------------------------------- */
 
 static void
-check_masked (struct ab_live *lv, int rootfd, const struct mtab *t, size_t i, const char *p)
+check_masked (struct ab_live *lv, int rootfd, struct mtab *t, size_t i, const char *p)
 {
   _cleanup_close_ int fd = -1;
   const struct minfo *mi = mount_of (rootfd, t, p, &fd);
@@ -253,7 +260,7 @@ check_masked (struct ab_live *lv, int rootfd, const struct mtab *t, size_t i, co
 }
 
 static void
-check_readonly (struct ab_live *lv, int rootfd, const struct mtab *t, size_t i, const char *p)
+check_readonly (struct ab_live *lv, int rootfd, struct mtab *t, size_t i, const char *p)
 {
   _cleanup_close_ int fd = -1;
   const struct minfo *mi = mount_of (rootfd, t, p, &fd);
@@ -268,6 +275,43 @@ check_readonly (struct ab_live *lv, int rootfd, const struct mtab *t, size_t i, 
 
 /* ---- mounts nobody asked for --------------------------------------------------------------- */
 
+/* Mounts nobody asked for: not reached by any path the config or agentbox
+   mounts on (marked by mount_of: destinations, masked and read-only paths,
+   the device nodes agentbox binds in a user namespace, the resolv.conf of
+   the egress proxy), and not below a mount whose submounts come with it (a
+   recursive bind brings the source's, sysfs may be a recursive bind of the
+   host's).  Matching by mount id, not by path, keeps a destination that
+   the runtime resolved through a symlink of the rootfs from looking like
+   an extra mount. */
+static void
+mark_runtime_mounts (struct ab_live *lv, int rootfd, struct mtab *t)
+{
+  /* /dev/console: the pty slave of process.terminal, bound there. */
+  static const char *const nodes[] = { "/dev/null",    "/dev/zero", "/dev/full",   "/dev/random",
+                                       "/dev/urandom", "/dev/tty",  "/dev/console" };
+  const struct ab_linux *l = lv->s->linux_;
+  int fd;
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (nodes); i++)
+    {
+      mount_of (rootfd, t, nodes[i], &fd);
+      if (fd >= 0)
+        close (fd);
+    }
+  for (size_t i = 0; l && i < l->n_devices; i++)
+    {
+      mount_of (rootfd, t, l->devices[i].path, &fd);
+      if (fd >= 0)
+        close (fd);
+    }
+  if (lv->a->f.egress.enabled)
+    {
+      mount_of (rootfd, t, "/etc/resolv.conf", &fd);
+      if (fd >= 0)
+        close (fd);
+    }
+}
+
 static bool
 below (const char *path, const char *dir)
 {
@@ -278,54 +322,21 @@ below (const char *path, const char *dir)
   return strncmp (path, dir, n) == 0 && path[n] == '/';
 }
 
-/* Mount points agentbox makes or allows: the config's destinations (and what
-   lies below a recursive bind, which brings the source's submounts, or
-   below /sys, which may be a recursive bind of the host's), the masked and
-   read-only paths, the device nodes it binds in a user namespace, the
-   resolv.conf of the egress proxy. */
-static bool
-expected (struct ab_live *lv, const char *point)
-{
-  static const char *const nodes[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-                                       "/dev/tty" };
-  const struct ab_spec *s = lv->s;
-  const struct ab_linux *l = s->linux_;
-
-  if (strcmp (point, "/") == 0)
-    return true;
-  for (size_t i = 0; i < s->n_mounts; i++)
-    {
-      const struct ab_mount *m = &s->mounts[i];
-      bool rec = (ab_audit_is_bind (m) && m->recursive) || (m->type && strcmp (m->type, "sysfs") == 0);
-      if (strcmp (point, m->destination) == 0 || (rec && below (point, m->destination)))
-        return true;
-    }
-  for (size_t i = 0; l && i < l->masked_paths.n; i++)
-    if (strcmp (point, l->masked_paths.v[i]) == 0)
-      return true;
-  for (size_t i = 0; l && i < l->readonly_paths.n; i++)
-    if (strcmp (point, l->readonly_paths.v[i]) == 0)
-      return true;
-  for (size_t i = 0; i < AB_ARRAY_SIZE (nodes); i++)
-    if (strcmp (point, nodes[i]) == 0)
-      return true;
-  for (size_t i = 0; l && i < l->n_devices; i++)
-    if (strcmp (point, l->devices[i].path) == 0)
-      return true;
-  return lv->a->f.egress.enabled && strcmp (point, "/etc/resolv.conf") == 0;
-}
-
 static void
 check_extra (struct ab_live *lv, const struct mtab *t)
 {
   for (size_t i = 0; i < t->n; i++)
-    if (!expected (lv, t->v[i].point))
-      {
-        ab_audit_add (lv->a, AB_AUDIT_S_LIVE, t->v[i].point, "mounts", AB_AUDIT_L_WEAK, "%s %s: not in the config",
-                      t->v[i].fstype, t->v[i].opts);
-        ab_audit_find (lv->a, "AB-LIVE-007", "mounts", "%s (%s, %s) is mounted but not in the config", t->v[i].point,
-                       t->v[i].fstype, t->v[i].opts);
-      }
+    {
+      bool ok = t->v[i].asked;
+      for (size_t k = 0; k < t->n && !ok; k++)
+        ok = t->v[k].subtree && below (t->v[i].point, t->v[k].point);
+      if (ok)
+        continue;
+      ab_audit_add (lv->a, AB_AUDIT_S_LIVE, t->v[i].point, "mounts", AB_AUDIT_L_WEAK, "%s %s: not in the config",
+                    t->v[i].fstype, t->v[i].opts);
+      ab_audit_find (lv->a, "AB-LIVE-007", "mounts", "%s (%s, %s) is mounted but not in the config", t->v[i].point,
+                     t->v[i].fstype, t->v[i].opts);
+    }
 }
 
 void
@@ -345,19 +356,22 @@ ab_live_mounts (struct ab_live *lv)
       mtab_free (&t);
       return;
     }
-  check_point (lv, rootfd, &t, "/", "root.readonly", (struct want){ .ro = lv->s->root.readonly, .not_shared = true });
+  check_point (lv, rootfd, &t, "/", "root.readonly", (struct want){ .ro = lv->s->root.readonly, .not_shared = true },
+               false);
   for (size_t i = 0; i < lv->s->n_mounts; i++)
     {
       const struct ab_mount *m = &lv->s->mounts[i];
+      bool subtree = (ab_audit_is_bind (m) && m->recursive) || (m->type && strcmp (m->type, "sysfs") == 0);
       char mp[32];
       snprintf (mp, sizeof mp, "mounts[%zu]", i);
       if (strcmp (m->destination, "/") != 0)
-        check_point (lv, rootfd, &t, m->destination, mp, want_of (m));
+        check_point (lv, rootfd, &t, m->destination, mp, want_of (m), subtree);
     }
   for (size_t i = 0; l && i < l->masked_paths.n; i++)
     check_masked (lv, rootfd, &t, i, l->masked_paths.v[i]);
   for (size_t i = 0; l && i < l->readonly_paths.n; i++)
     check_readonly (lv, rootfd, &t, i, l->readonly_paths.v[i]);
+  mark_runtime_mounts (lv, rootfd, &t);
   check_extra (lv, &t);
   mtab_free (&t);
 }

@@ -2,7 +2,9 @@
 """The hand-made fixtures of `agentbox audit`: one bundle per case.
 
     fixtures.py OUTDIR        write OUTDIR/<name>/config.json for every case,
-                              and the symlinks some cases need
+                              and the symlinks and directories some cases need
+    fixtures.py --tree DIR    the same without those (the copies kept in the source
+                              tree: a symlink to /etc has no place in a tarball)
 
 Every fixture is CLEAN (a config that triggers no rule at all: the hardened
 profile of `agentbox spec`, with a CPU quota and a short seccomp
@@ -11,7 +13,7 @@ must trigger and which fixture must not.  The copies under
 tests/audit/fixtures/ are this script's output (t-audit-rules checks they
 are up to date); regenerate them with
 
-    python3 tests/audit/fixtures.py tests/audit/fixtures
+    python3 tests/audit/fixtures.py --tree tests/audit/fixtures
 
 The real-world fixtures (runc spec, podman, agentbox spec) come from
 capture.sh instead.
@@ -309,7 +311,7 @@ DIRS = {
 }
 
 
-def write(outdir):
+def write(outdir, links=True):
     for name, edit in CASES.items():
         c = copy.deepcopy(CLEAN)
         edit(c)
@@ -318,6 +320,8 @@ def write(outdir):
         with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
             json.dump(c, f, indent=2)
             f.write("\n")
+        if not links:
+            continue
         for link, target in LINKS.get(name, []):
             p = os.path.join(d, link)
             if not os.path.islink(p):
@@ -327,6 +331,8 @@ def write(outdir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: fixtures.py OUTDIR")
-    write(sys.argv[1])
+    args = sys.argv[1:]
+    tree = args[:1] == ["--tree"]
+    if len(args) != 1 + tree:
+        sys.exit("usage: fixtures.py [--tree] OUTDIR")
+    write(args[-1], links=not tree)

@@ -6,7 +6,7 @@
 TESTS += tests/audit/t-audit-rules.py tests/audit/t-audit-golden.py
 EXTRA_DIST += \
 	tests/audit/t-audit-rules.py tests/audit/t-audit-golden.py \
-	tests/audit/fixtures.py tests/audit/cases.txt tests/audit/capture.sh tests/audit/regen.sh \
+	tests/audit/README tests/audit/fixtures.py tests/audit/cases.txt tests/audit/capture.sh tests/audit/regen.sh \
 	tests/audit/fixtures tests/audit/golden \
 	docs/audit-schema.json \
 	tests/schema/README tests/schema/sarif/README tests/schema/sarif/sarif-schema-2.1.0.json

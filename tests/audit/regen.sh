@@ -16,7 +16,7 @@ top=$(cd "$here/../.." && pwd)
 AGENTBOX=${AGENTBOX:?set AGENTBOX to the agentbox binary}
 export NO_COLOR=1
 
-python3 "$here/fixtures.py" "$here/fixtures"
+python3 "$here/fixtures.py" --tree "$here/fixtures"
 
 # Goldens: each fixture is copied to a directory of a fixed-length name so
 # that the text wraps the same wherever the tree is; @DIR@ stands for it.
