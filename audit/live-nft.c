@@ -289,8 +289,13 @@ live_head (const struct live_wall *w, const char *chain)
 static void
 differs (struct ab_live *lv, const char *what, const char *detail)
 {
-  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, what, "annotations." AB_ANNOT_NET_ALLOW, AB_AUDIT_L_WEAK, "%s", detail);
-  ab_audit_find (lv->a, "AB-LIVE-010", "annotations." AB_ANNOT_NET_ALLOW, "%s: %s", what, detail);
+  /* The proxy's redirected ports come from the config's allow-domains; an
+     --egress-policy baseline given at create can narrow them, and the
+     audit does not know it. */
+  const char *hint = strstr (what, "nat_output") ? " (an --egress-policy baseline may have narrowed the ports)" : "";
+
+  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, what, "annotations." AB_ANNOT_NET_ALLOW, AB_AUDIT_L_WEAK, "%s%s", detail, hint);
+  ab_audit_find (lv->a, "AB-LIVE-010", "annotations." AB_ANNOT_NET_ALLOW, "%s: %s%s", what, detail, hint);
 }
 
 static void

@@ -121,7 +121,8 @@ map_cgroups (struct ab_audit_ctx *a)
   snprintf (v, sizeof v, "%" PRId64, r && r->pids_set && r->pids_limit.set ? r->pids_limit.v : -1);
   map_limit (a, "pids.limit", JR ".pids.limit", a->f.pids_limited, v,
              "pids.max: fork and clone fail with EAGAIN past it",
-             "no pids limit: pids.max stays max, a fork bomb exhausts the host's pids");
+             "no pids limit: pids.max stays max (the parent cgroup's limit aside), a fork bomb exhausts the "
+             "host's pids");
   if (r && r->memory_set)
     map_memory (a, &r->memory);
   else
@@ -517,8 +518,8 @@ map_host_attrs (struct ab_audit_ctx *a)
     {
       l = ab_audit_add (a, AB_AUDIT_S_HOSTATTR, "oomScoreAdj", "process.oomScoreAdj",
                         p->oom_score_adj < 0 ? AB_AUDIT_L_WEAK : 0,
-                        "written to /proc/PID/oom_score_adj by the parent (lowering it takes host privileges, which "
-                        "agentbox has)");
+                        "written to /proc/PID/oom_score_adj by the parent with agentbox's own privileges (lowering "
+                        "it needs CAP_SYS_RESOURCE, which root has)");
       ab_audit_line_value (l, "%d", p->oom_score_adj);
     }
   if (p->scheduler)
