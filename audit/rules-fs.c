@@ -72,20 +72,42 @@ rule_host_dirs (struct ab_audit_ctx *a, const struct bind *b)
                      b->m->destination, b->ro ? " (read-only)" : ", writable");
 }
 
+/* Whether maskedPaths covers dest + what (the secret as the container sees it). */
+static bool
+masked_at (const struct ab_audit_ctx *a, const char *dest, const char *what)
+{
+  _cleanup_free_ char *p = xasprintf ("%s%s", strcmp (dest, "/") == 0 ? "" : dest, what);
+
+  for (size_t i = 0; a->l && i < a->l->masked_paths.n; i++)
+    if (at_or_below (p, a->l->masked_paths.v[i]))
+      return true;
+  return false;
+}
+
 static void
 rule_etc (struct ab_audit_ctx *a, const struct bind *b)
 {
   static const char *const secrets[] = { "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/group",
                                          "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",   "/etc/ssl/private",
                                          "/etc/kubernetes", "/etc/docker", "/etc/containers" };
-  bool secret = strcmp (b->src, "/etc") == 0;
+  /* What a read-only view of the whole /etc must hide to leak no credential. */
+  static const char *const hidden[] = { "/shadow", "/gshadow", "/sudoers", "/sudoers.d", "/ssh", "/ssl/private" };
+  bool secret = strcmp (b->src, "/etc") == 0, all_masked = strcmp (b->src, "/etc") == 0;
 
   for (size_t k = 0; !secret && k < AB_ARRAY_SIZE (secrets); k++)
     secret = at_or_below (b->src, secrets[k]);
   if (!at_or_below (b->src, "/etc") || (b->ro && !secret))
     return;
-  ab_audit_find_sev (a, "AB-MNT-007", b->ro ? AB_AUDIT_MEDIUM : AB_AUDIT_HIGH, b->path, "mounts[%zu] binds %s at %s%s",
-                     b->i, b->src, b->m->destination, b->ro ? " read-only" : " writable");
+  for (size_t k = 0; all_masked && k < AB_ARRAY_SIZE (hidden); k++)
+    all_masked = masked_at (a, b->m->destination, hidden[k]);
+  if (b->ro && all_masked)
+    ab_audit_find_sev (a, "AB-MNT-007", AB_AUDIT_LOW, b->path,
+                       "mounts[%zu] binds %s read-only at %s, with shadow, gshadow, sudoers, ssh and ssl/private "
+                       "masked: the rest of the host's configuration is visible",
+                       b->i, b->src, b->m->destination);
+  else
+    ab_audit_find_sev (a, "AB-MNT-007", b->ro ? AB_AUDIT_MEDIUM : AB_AUDIT_HIGH, b->path, "mounts[%zu] binds %s at %s%s",
+                       b->i, b->src, b->m->destination, b->ro ? " read-only" : " writable");
 }
 
 /* The engines' API sockets.  A bind of a directory holding one exposes it too. */
@@ -125,19 +147,22 @@ rule_sockets (struct ab_audit_ctx *a, const struct bind *b)
 /* below_too: anything inside is sensitive (credentials in homes, kernel
    images and modules, logs); otherwise only the directory itself or one
    holding it (a volume below /var/lib/docker, a per-container file below
-   /run are how engines work). */
+   /run are how engines work).  ro_ok: only a writable view matters (the
+   kernel's images and modules are no secret; replacing them is the risk). */
 static void
 rule_sensitive (struct ab_audit_ctx *a, const struct bind *b)
 {
   static const struct
   {
     const char *dir;
-    bool below_too;
+    bool below_too, ro_ok;
   } dirs[] = {
-    { "/root", true },  { "/home", true },          { "/boot", true },
-    { "/lib/modules", true }, { "/usr/lib/modules", true }, { "/var/log", true },
-    { "/var/lib/docker", false }, { "/var/lib/containers", false }, { "/var/lib/containerd", false },
-    { "/var/lib/kubelet", false }, { "/run", false }, { "/var/run", false },
+    { "/root", true, false },           { "/home", true, false },
+    { "/boot", true, true },            { "/lib/modules", true, true },
+    { "/usr/lib/modules", true, true }, { "/var/log", true, false },
+    { "/var/lib/docker", false, false }, { "/var/lib/containers", false, false },
+    { "/var/lib/containerd", false, false }, { "/var/lib/kubelet", false, false },
+    { "/run", false, false },           { "/var/run", false, false },
   };
 
   if (strcmp (b->src, "/") == 0)
@@ -145,6 +170,8 @@ rule_sensitive (struct ab_audit_ctx *a, const struct bind *b)
   for (size_t k = 0; k < AB_ARRAY_SIZE (dirs); k++)
     {
       bool inside = at_or_below (b->src, dirs[k].dir), holds = at_or_below (dirs[k].dir, b->src);
+      if (b->ro && dirs[k].ro_ok)
+        continue;
       if (holds || (inside && dirs[k].below_too))
         {
           ab_audit_find (a, "AB-MNT-008", b->path, "mounts[%zu] binds %s (%s %s) at %s%s", b->i, b->src,
