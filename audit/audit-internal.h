@@ -61,9 +61,9 @@ extern const size_t ab_n_dangers;
 
 struct ab_reach_result
 {
-  int reach;     /* enum ab_reach */
-  char *how;     /* "allowed by linux.seccomp.syscalls[0]", "default action", ... */
-  ssize_t rule;  /* the deciding syscalls[] entry, or -1 */
+  int reach;    /* enum ab_reach */
+  char *how;    /* "allowed by linux.seccomp.syscalls[0]", "default action", ... */
+  ssize_t rule; /* the deciding syscalls[] entry, or -1 */
 };
 
 struct ab_action_count
@@ -76,12 +76,12 @@ struct ab_action_count
 struct ab_seccomp_eval
 {
   bool present;
-  bool allow_default;          /* the default action lets syscalls through */
-  size_t native_total;         /* syscalls of the native architecture libseccomp knows */
-  size_t default_only;         /* decided by the default action alone */
+  bool allow_default;  /* the default action lets syscalls through */
+  size_t native_total; /* syscalls of the native architecture libseccomp knows */
+  size_t default_only; /* decided by the default action alone */
   struct ab_action_count *counts;
   size_t n_counts;
-  struct ab_strv unknown;      /* names libseccomp does not know (skipped, as the runtime does) */
+  struct ab_strv unknown;         /* names libseccomp does not know (skipped, as the runtime does) */
   struct ab_reach_result *danger; /* one per ab_dangers[] */
 };
 void ab_seccomp_eval (const struct ab_seccomp *sc, struct ab_seccomp_eval *out);
@@ -99,19 +99,19 @@ struct ab_audit_facts
   bool userns;                /* a new user namespace */
   bool uid0_mapped;           /* host uid 0 is mapped into the container (or no userns) */
   bool gid0_mapped;
-  bool root_user;             /* process.user.uid is 0 */
+  bool root_user; /* process.user.uid is 0 */
   bool nnp;
-  uint64_t caps[5];           /* the configured sets (enum ab_capset), absent = empty */
-  uint64_t caps_exec;         /* permitted = effective of the program after execve */
-  uint64_t caps_gain;         /* further reachable via set-user-ID or file capabilities */
+  uint64_t caps[5];   /* the configured sets (enum ab_capset), absent = empty */
+  uint64_t caps_exec; /* permitted = effective of the program after execve */
+  uint64_t caps_gain; /* further reachable via set-user-ID or file capabilities */
   struct ab_seccomp_eval sc;
   bool pids_limited, mem_limited, cpu_limited;
-  bool own_netns;             /* a network namespace agentbox creates */
-  bool wall;                  /* agentbox installs the nftables wall */
-  struct ab_net_policy net;   /* dev.agentbox.net.allow */
+  bool own_netns;           /* a network namespace agentbox creates */
+  bool wall;                /* agentbox installs the nftables wall */
+  struct ab_net_policy net; /* dev.agentbox.net.allow */
   struct ab_egress_policy egress;
-  char *net_error;            /* why the network annotations do not parse, or NULL */
-  char *rootfs;               /* root.path made absolute against the bundle, or NULL */
+  char *net_error; /* why the network annotations do not parse, or NULL */
+  char *rootfs;    /* root.path made absolute against the bundle, or NULL */
 };
 
 struct ab_audit_ctx
@@ -150,15 +150,18 @@ struct ab_nft_ruleset *ab_audit_expected_wall (const struct ab_audit_facts *f, u
 /* ---- building the report (report.c) ---------------------------------------- */
 
 struct ab_audit_line *ab_audit_add (struct ab_audit_ctx *a, int section, const char *name, const char *path,
-                                    unsigned flags, const char *fmt, ...) __attribute__ ((format (printf, 6, 7)));
-void ab_audit_line_value (struct ab_audit_line *l, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-void ab_audit_line_note (struct ab_audit_line *l, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+                                    unsigned flags, const char *fmt, ...)
+    __attribute__ ((format (printf, 6, 7)));
+void ab_audit_line_value (struct ab_audit_line *l, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+void ab_audit_line_note (struct ab_audit_line *l, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
 /* A finding of rule `id` at its default severity; the path names the field. */
 void ab_audit_find (struct ab_audit_ctx *a, const char *id, const char *path, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
 /* The same at another severity (say why in the detail). */
-void ab_audit_find_sev (struct ab_audit_ctx *a, const char *id, int severity, const char *path, const char *fmt,
-                        ...) __attribute__ ((format (printf, 5, 6)));
+void ab_audit_find_sev (struct ab_audit_ctx *a, const char *id, int severity, const char *path,
+                        const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
 void ab_audit_report_add_finding (struct ab_audit_report *r, const char *id, int severity, const char *path,
                                   const char *detail);
 struct ab_audit_line *ab_audit_report_add_line (struct ab_audit_report *r, int section, const char *name,
@@ -189,15 +192,15 @@ void ab_audit_spec (const struct ab_spec *s, const char *bundle_dir, struct ab_a
 struct ab_live
 {
   pid_t pid;
-  int status;                 /* enum ab_status */
+  int status; /* enum ab_status */
   const struct ab_spec *s;
   const char *bundle_dir;
-  struct ab_audit_ctx *a;     /* the static audit of the stored config */
-  bool own_netns;             /* from the state */
+  struct ab_audit_ctx *a; /* the static audit of the stored config */
+  bool own_netns;         /* from the state */
 };
-void ab_live_process (struct ab_live *lv);  /* caps, no_new_privs, seccomp, namespaces, id maps */
-void ab_live_mounts (struct ab_live *lv);   /* mountinfo: flags, propagation, masks, extra mounts */
-void ab_live_cgroups (struct ab_live *lv);  /* pids, memory, cpu limits */
-void ab_live_nft (struct ab_live *lv);      /* the agentbox table in the container's netns */
+void ab_live_process (struct ab_live *lv); /* caps, no_new_privs, seccomp, namespaces, id maps */
+void ab_live_mounts (struct ab_live *lv);  /* mountinfo: flags, propagation, masks, extra mounts */
+void ab_live_cgroups (struct ab_live *lv); /* pids, memory, cpu limits */
+void ab_live_nft (struct ab_live *lv);     /* the agentbox table in the container's netns */
 
 #endif

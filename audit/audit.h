@@ -30,7 +30,7 @@ enum ab_audit_severity
   AB_AUDIT_MEDIUM = 2,
   AB_AUDIT_HIGH = 3,
 };
-const char *ab_audit_severity_name (int sev); /* "low", "medium", "high" */
+const char *ab_audit_severity_name (int sev);       /* "low", "medium", "high" */
 int ab_audit_severity_from_name (const char *name); /* -1 when unknown */
 
 /* The sections of the mechanism map, in the order agentbox applies them
@@ -47,8 +47,8 @@ enum ab_audit_section
   AB_AUDIT_S_HOOKS,      /* where each hook runs */
   AB_AUDIT_S_PIVOT,      /* pivot_root, hostname, domainname */
   AB_AUDIT_S_SYSCTL,
-  AB_AUDIT_S_PATHS,      /* readonlyPaths, maskedPaths, root.readonly, rootfsPropagation */
-  AB_AUDIT_S_PROCESS,    /* personality, memory policy, keyring, cwd, rlimits, LSM, user */
+  AB_AUDIT_S_PATHS,   /* readonlyPaths, maskedPaths, root.readonly, rootfsPropagation */
+  AB_AUDIT_S_PROCESS, /* personality, memory policy, keyring, cwd, rlimits, LSM, user */
   AB_AUDIT_S_CAPS,
   AB_AUDIT_S_NNP,
   AB_AUDIT_S_SECCOMP,

@@ -22,9 +22,9 @@ key_of (const struct ab_audit_line *l)
   for (const char *p = l->name; *p; p++)
     {
       k[o++] = *p;
-      if (*p == '[' && isdigit ((unsigned char) p[1]))
+      if (*p == '[' && isdigit ((unsigned char)p[1]))
         {
-          while (isdigit ((unsigned char) p[1]))
+          while (isdigit ((unsigned char)p[1]))
             p++;
         }
     }
@@ -106,8 +106,8 @@ has_finding (const struct ab_audit_report *r, const struct ab_audit_finding *f)
 }
 
 static void
-only_in (const struct ab_audit_report *x, const struct ab_audit_report *y, const struct ab_audit_finding ***out,
-         size_t *n)
+only_in (const struct ab_audit_report *x, const struct ab_audit_report *y,
+         const struct ab_audit_finding ***out, size_t *n)
 {
   *out = xcalloc (x->n_findings + 1, sizeof **out);
   *n = 0;

@@ -129,8 +129,9 @@ facts_resources (struct ab_audit_ctx *a)
     return;
   f->pids_limited = r->pids_set && r->pids_limit.set && r->pids_limit.v >= 0;
   f->mem_limited = r->memory_set && r->memory.limit.set && r->memory.limit.v > 0;
-  f->cpu_limited = r->cpu_set
-                   && ((r->cpu.quota.set && r->cpu.quota.v > 0) || (r->cpu.cpus != NULL && r->cpu.cpus[0] != '\0'));
+  f->cpu_limited
+      = r->cpu_set
+        && ((r->cpu.quota.set && r->cpu.quota.v > 0) || (r->cpu.cpus != NULL && r->cpu.cpus[0] != '\0'));
 }
 
 static void
@@ -166,7 +167,8 @@ ab_audit_facts_init (struct ab_audit_ctx *a)
       if (a->s->root.path[0] == '/')
         f->rootfs = xstrdup (a->s->root.path);
       else if (a->bundle_dir != NULL)
-        f->rootfs = xasprintf ("%s/%s", strcmp (a->bundle_dir, "/") == 0 ? "" : a->bundle_dir, a->s->root.path);
+        f->rootfs
+            = xasprintf ("%s/%s", strcmp (a->bundle_dir, "/") == 0 ? "" : a->bundle_dir, a->s->root.path);
     }
 }
 
@@ -228,7 +230,7 @@ ab_audit_dev_allowed (const struct ab_audit_ctx *a, char type, int64_t major, in
     if (dev_rule_matches (&r->devices[i], type, major, minor, access))
       {
         allowed = r->devices[i].allow;
-        *rule = (ssize_t) i;
+        *rule = (ssize_t)i;
       }
   if (dev_default (type, major, minor, access))
     {

@@ -30,7 +30,7 @@ ab_audit_read_config (const char *path, char **buf, size_t *len, ab_error_t *err
     return ab_error_setc (err, AB_EC_CONFIG, errno, "stat `%s`", path);
   if (!S_ISREG (st.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, 0, "`%s` is not a regular file", path);
-  if (st.st_size > (off_t) AB_CONFIG_MAX_BYTES)
+  if (st.st_size > (off_t)AB_CONFIG_MAX_BYTES)
     return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "`%s`: larger than %u bytes", path, AB_CONFIG_MAX_BYTES);
   /* The file may still grow after fstat: the read itself is bounded. */
   if (ab_read_fd (fd, AB_CONFIG_MAX_BYTES, buf, len, err) < 0)
@@ -90,5 +90,6 @@ ab_audit_profile (bool rootless, struct ab_audit_report **out, ab_error_t *err)
   size_t len;
 
   json = ab_spec_default_json (&o, &len);
-  return ab_audit_config ("profile", rootless ? "hardened-rootless" : "hardened", NULL, NULL, json, len, out, err);
+  return ab_audit_config ("profile", rootless ? "hardened-rootless" : "hardened", NULL, NULL, json, len, out,
+                          err);
 }

@@ -93,7 +93,7 @@ read_own (struct cg *c, pid_t pid)
   char path[64], line[4096];
   _cleanup_fclose_ FILE *f = NULL;
 
-  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int)pid);
   f = fopen (path, "re");
   while (f && fgets (line, sizeof line, f))
     {
@@ -164,7 +164,8 @@ read_value (const char *dir, const char *file)
 /* A limit of the config against the live file; `want` is the value the
    kernel keeps ("max", or a number), NULL when the config sets none. */
 static void
-compare (struct ab_live *lv, const char *name, const char *path, const char *dir, const char *file, const char *want)
+compare (struct ab_live *lv, const char *name, const char *path, const char *dir, const char *file,
+         const char *want)
 {
   _cleanup_free_ char *have = dir ? read_value (dir, file) : NULL;
 
@@ -176,8 +177,8 @@ compare (struct ab_live *lv, const char *name, const char *path, const char *dir
                     want ? ", as the config asks" : " (the config sets none)");
       return;
     }
-  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, name, path, AB_AUDIT_L_WEAK, "%s/%s = %s, the config asks %s", dir, file, have,
-                want);
+  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, name, path, AB_AUDIT_L_WEAK, "%s/%s = %s, the config asks %s", dir,
+                file, have, want);
   ab_audit_find (lv->a, "AB-LIVE-009", path, "%s/%s is %s, the config asks %s", dir, file, have, want);
 }
 
@@ -214,7 +215,8 @@ ab_live_cgroups (struct ab_live *lv)
       else
         snprintf (want, sizeof want, "%" PRId64, v / page * page);
     }
-  compare (lv, "memory limit", "linux.resources.memory.limit", mem_dir, mem_v2 ? "memory.max" : "memory.limit_in_bytes",
+  compare (lv, "memory limit", "linux.resources.memory.limit", mem_dir,
+           mem_v2 ? "memory.max" : "memory.limit_in_bytes",
            r && r->memory_set && r->memory.limit.set ? want : NULL);
 
   if (r && r->cpu_set && r->cpu.quota.set && !cpu_v2)
@@ -234,8 +236,8 @@ ab_live_cgroups (struct ab_live *lv)
             {
               ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "cpu quota", "linux.resources.cpu.quota", AB_AUDIT_L_WEAK,
                             "%s/cpu.max quota %s, the config asks %s", cpu_dir, have, want);
-              ab_audit_find (lv->a, "AB-LIVE-009", "linux.resources.cpu.quota", "%s/cpu.max quota is %s, the config asks %s",
-                             cpu_dir, have, want);
+              ab_audit_find (lv->a, "AB-LIVE-009", "linux.resources.cpu.quota",
+                             "%s/cpu.max quota is %s, the config asks %s", cpu_dir, have, want);
             }
           else
             ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "cpu quota", "linux.resources.cpu.quota", 0,
@@ -243,6 +245,7 @@ ab_live_cgroups (struct ab_live *lv)
         }
     }
   else if (cpu_dir)
-    compare (lv, "cpu quota", "linux.resources.cpu.quota", cpu_dir, cpu_v2 ? "cpu.max" : "cpu.cfs_quota_us", NULL);
+    compare (lv, "cpu quota", "linux.resources.cpu.quota", cpu_dir, cpu_v2 ? "cpu.max" : "cpu.cfs_quota_us",
+             NULL);
   cg_free (&c);
 }

@@ -37,12 +37,12 @@
 struct minfo
 {
   uint64_t id;
-  char *point;   /* as the container sees it */
-  char *opts;    /* per-mount options: "ro,nosuid,nodev,relatime" */
-  bool shared;   /* optional field shared:N */
+  char *point; /* as the container sees it */
+  char *opts;  /* per-mount options: "ro,nosuid,nodev,relatime" */
+  bool shared; /* optional field shared:N */
   char *fstype;
-  bool asked;    /* a path of the config or of agentbox lands on it */
-  bool subtree;  /* its submounts are expected too (a recursive bind, sysfs) */
+  bool asked;   /* a path of the config or of agentbox lands on it */
+  bool subtree; /* its submounts are expected too (a recursive bind, sysfs) */
 };
 
 struct mtab
@@ -59,9 +59,10 @@ unescape (const char *s)
 
   while (*s)
     {
-      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7')
+      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0'
+          && s[3] <= '7')
         {
-          *p++ = (char) ((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+          *p++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
           s += 4;
         }
       else
@@ -92,7 +93,7 @@ mtab_read (pid_t pid, struct mtab *t)
   size_t len;
   char *line, *save = NULL;
 
-  snprintf (path, sizeof path, "/proc/%d/mountinfo", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/mountinfo", (int)pid);
   if (ab_read_file_at (AT_FDCWD, path, 16u << 20, &text, &len, &err) < 0)
     return -1;
   for (line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
@@ -188,21 +189,21 @@ weaker (const struct minfo *mi, struct want w, char *buf, size_t len)
 
   buf[0] = '\0';
   if (w.ro && !has_opt (mi->opts, "ro"))
-    o += (size_t) snprintf (buf + o, len - o, "%sro", o ? "," : "");
+    o += (size_t)snprintf (buf + o, len - o, "%sro", o ? "," : "");
   if (w.nosuid && !has_opt (mi->opts, "nosuid"))
-    o += (size_t) snprintf (buf + o, len - o, "%snosuid", o ? "," : "");
+    o += (size_t)snprintf (buf + o, len - o, "%snosuid", o ? "," : "");
   if (w.nodev && !has_opt (mi->opts, "nodev"))
-    o += (size_t) snprintf (buf + o, len - o, "%snodev", o ? "," : "");
+    o += (size_t)snprintf (buf + o, len - o, "%snodev", o ? "," : "");
   if (w.noexec && !has_opt (mi->opts, "noexec"))
-    o += (size_t) snprintf (buf + o, len - o, "%snoexec", o ? "," : "");
+    o += (size_t)snprintf (buf + o, len - o, "%snoexec", o ? "," : "");
   if (w.not_shared && mi->shared && o < len)
-    o += (size_t) snprintf (buf + o, len - o, "%snot shared", o ? "," : "");
+    o += (size_t)snprintf (buf + o, len - o, "%snot shared", o ? "," : "");
   return o > 0;
 }
 
 static void
-check_point (struct ab_live *lv, int rootfd, struct mtab *t, const char *dest, const char *path, struct want w,
-             bool subtree)
+check_point (struct ab_live *lv, int rootfd, struct mtab *t, const char *dest, const char *path,
+             struct want w, bool subtree)
 {
   _cleanup_close_ int fd = -1;
   struct minfo *mi = mount_of (rootfd, t, dest, &fd);
@@ -217,13 +218,14 @@ check_point (struct ab_live *lv, int rootfd, struct mtab *t, const char *dest, c
   mi->subtree |= subtree;
   if (weaker (mi, w, lacks, sizeof lacks))
     {
-      ab_audit_add (lv->a, AB_AUDIT_S_LIVE, dest, path, AB_AUDIT_L_WEAK, "%s %s%s, lacks %s", mi->fstype, mi->opts,
-                    mi->shared ? " shared" : "", lacks);
+      ab_audit_add (lv->a, AB_AUDIT_S_LIVE, dest, path, AB_AUDIT_L_WEAK, "%s %s%s, lacks %s", mi->fstype,
+                    mi->opts, mi->shared ? " shared" : "", lacks);
       ab_audit_find (lv->a, "AB-LIVE-005", path, "%s is mounted %s%s: %s missing", dest, mi->opts,
                      mi->shared ? " (shared)" : "", lacks);
       return;
     }
-  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, dest, path, 0, "%s %s%s", mi->fstype, mi->opts, mi->shared ? " shared" : "");
+  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, dest, path, 0, "%s %s%s", mi->fstype, mi->opts,
+                mi->shared ? " shared" : "");
 }
 
 /* ---- masked and read-only paths --------------------------------------------------------- */
@@ -287,8 +289,8 @@ static void
 mark_runtime_mounts (struct ab_live *lv, int rootfd, struct mtab *t)
 {
   /* /dev/console: the pty slave of process.terminal, bound there. */
-  static const char *const nodes[] = { "/dev/null",    "/dev/zero", "/dev/full",   "/dev/random",
-                                       "/dev/urandom", "/dev/tty",  "/dev/console" };
+  static const char *const nodes[]
+      = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/console" };
   const struct ab_linux *l = lv->s->linux_;
   int fd;
 
@@ -332,10 +334,10 @@ check_extra (struct ab_live *lv, const struct mtab *t)
         ok = t->v[k].subtree && below (t->v[i].point, t->v[k].point);
       if (ok)
         continue;
-      ab_audit_add (lv->a, AB_AUDIT_S_LIVE, t->v[i].point, "mounts", AB_AUDIT_L_WEAK, "%s %s: not in the config",
-                    t->v[i].fstype, t->v[i].opts);
-      ab_audit_find (lv->a, "AB-LIVE-007", "mounts", "%s (%s, %s) is mounted but not in the config", t->v[i].point,
-                     t->v[i].fstype, t->v[i].opts);
+      ab_audit_add (lv->a, AB_AUDIT_S_LIVE, t->v[i].point, "mounts", AB_AUDIT_L_WEAK,
+                    "%s %s: not in the config", t->v[i].fstype, t->v[i].opts);
+      ab_audit_find (lv->a, "AB-LIVE-007", "mounts", "%s (%s, %s) is mounted but not in the config",
+                     t->v[i].point, t->v[i].fstype, t->v[i].opts);
     }
 }
 
@@ -347,17 +349,17 @@ ab_live_mounts (struct ab_live *lv)
   char path[64];
   const struct ab_linux *l = lv->s->linux_;
 
-  snprintf (path, sizeof path, "/proc/%d/root", (int) lv->pid);
+  snprintf (path, sizeof path, "/proc/%d/root", (int)lv->pid);
   rootfd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0 || mtab_read (lv->pid, &t) < 0)
     {
       ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "mounts", NULL, 0, "cannot read the mount table of pid %d",
-                    (int) lv->pid);
+                    (int)lv->pid);
       mtab_free (&t);
       return;
     }
-  check_point (lv, rootfd, &t, "/", "root.readonly", (struct want){ .ro = lv->s->root.readonly, .not_shared = true },
-               false);
+  check_point (lv, rootfd, &t, "/", "root.readonly",
+               (struct want){ .ro = lv->s->root.readonly, .not_shared = true }, false);
   for (size_t i = 0; i < lv->s->n_mounts; i++)
     {
       const struct ab_mount *m = &lv->s->mounts[i];

@@ -44,15 +44,15 @@ static void __attribute__ ((format (printf, 2, 3))) sb_printf (struct sb *b, con
   va_start (ap, fmt);
   n = vsnprintf (NULL, 0, fmt, ap);
   va_end (ap);
-  if (b->len + (size_t) n + 1 > b->cap)
+  if (b->len + (size_t)n + 1 > b->cap)
     {
-      b->cap = (b->len + (size_t) n + 1) * 2;
+      b->cap = (b->len + (size_t)n + 1) * 2;
       b->s = xrealloc (b->s, b->cap);
     }
   va_start (ap, fmt);
   vsnprintf (b->s + b->len, b->cap - b->len, fmt, ap);
   va_end (ap);
-  b->len += (size_t) n;
+  b->len += (size_t)n;
 }
 
 static void
@@ -81,7 +81,8 @@ expr_sig (struct sb *b, const struct nftnl_expr *e)
     sb_printf (b, ":%u", nftnl_expr_get_u32 (e, NFTNL_EXPR_META_KEY));
   else if (strcmp (name, "payload") == 0)
     sb_printf (b, ":%u:%u:%u", nftnl_expr_get_u32 (e, NFTNL_EXPR_PAYLOAD_BASE),
-               nftnl_expr_get_u32 (e, NFTNL_EXPR_PAYLOAD_OFFSET), nftnl_expr_get_u32 (e, NFTNL_EXPR_PAYLOAD_LEN));
+               nftnl_expr_get_u32 (e, NFTNL_EXPR_PAYLOAD_OFFSET),
+               nftnl_expr_get_u32 (e, NFTNL_EXPR_PAYLOAD_LEN));
   else if (strcmp (name, "bitwise") == 0)
     {
       sb_hex (b, e, NFTNL_EXPR_BITWISE_MASK);
@@ -90,7 +91,7 @@ expr_sig (struct sb *b, const struct nftnl_expr *e)
   else if (strcmp (name, "immediate") == 0)
     {
       if (nftnl_expr_is_set (e, NFTNL_EXPR_IMM_VERDICT))
-        sb_printf (b, ":%d", (int32_t) nftnl_expr_get_u32 (e, NFTNL_EXPR_IMM_VERDICT));
+        sb_printf (b, ":%d", (int32_t)nftnl_expr_get_u32 (e, NFTNL_EXPR_IMM_VERDICT));
       if (nftnl_expr_is_set (e, NFTNL_EXPR_IMM_CHAIN))
         sb_printf (b, ":%s", nftnl_expr_get_str (e, NFTNL_EXPR_IMM_CHAIN));
       if (nftnl_expr_is_set (e, NFTNL_EXPR_IMM_DATA))
@@ -99,7 +100,8 @@ expr_sig (struct sb *b, const struct nftnl_expr *e)
   else if (strcmp (name, "ct") == 0)
     sb_printf (b, ":%u", nftnl_expr_get_u32 (e, NFTNL_EXPR_CT_KEY));
   else if (strcmp (name, "fib") == 0)
-    sb_printf (b, ":%u:%u", nftnl_expr_get_u32 (e, NFTNL_EXPR_FIB_FLAGS), nftnl_expr_get_u32 (e, NFTNL_EXPR_FIB_RESULT));
+    sb_printf (b, ":%u:%u", nftnl_expr_get_u32 (e, NFTNL_EXPR_FIB_FLAGS),
+               nftnl_expr_get_u32 (e, NFTNL_EXPR_FIB_RESULT));
   else if (strcmp (name, "reject") == 0)
     sb_printf (b, ":%u", nftnl_expr_get_u32 (e, NFTNL_EXPR_REJECT_TYPE));
   else if (strcmp (name, "dynset") == 0 && nftnl_expr_is_set (e, NFTNL_EXPR_DYNSET_SET_NAME))
@@ -226,7 +228,7 @@ read_wall (pid_t pid, struct live_wall *w)
   FILE *in;
   int st;
 
-  snprintf (path, sizeof path, "/proc/%d/ns/net", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/ns/net", (int)pid);
   nsfd = open (path, O_RDONLY | O_CLOEXEC);
   if (nsfd < 0 || pipe2 (p, O_CLOEXEC) < 0)
     return -1;
@@ -292,9 +294,11 @@ differs (struct ab_live *lv, const char *what, const char *detail)
   /* The proxy's redirected ports come from the config's allow-domains; an
      --egress-policy baseline given at create can narrow them, and the
      audit does not know it. */
-  const char *hint = strstr (what, "nat_output") ? " (an --egress-policy baseline may have narrowed the ports)" : "";
+  const char *hint
+      = strstr (what, "nat_output") ? " (an --egress-policy baseline may have narrowed the ports)" : "";
 
-  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, what, "annotations." AB_ANNOT_NET_ALLOW, AB_AUDIT_L_WEAK, "%s%s", detail, hint);
+  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, what, "annotations." AB_ANNOT_NET_ALLOW, AB_AUDIT_L_WEAK, "%s%s",
+                detail, hint);
   ab_audit_find (lv->a, "AB-LIVE-010", "annotations." AB_ANNOT_NET_ALLOW, "%s: %s%s", what, detail, hint);
 }
 
@@ -302,7 +306,7 @@ static void
 compare_chain (struct ab_live *lv, const struct live_wall *w, const struct ab_nft_ruleset *rs,
                const struct ab_nft_chain *ch)
 {
-  _cleanup_free_ char *want = chain_head (ch->type, (uint32_t) ch->hook, ch->prio, (uint32_t) ch->policy);
+  _cleanup_free_ char *want = chain_head (ch->type, (uint32_t)ch->hook, ch->prio, (uint32_t)ch->policy);
   const char *have = live_head (w, ch->name);
   const char *live[256];
   size_t n = chain_rules (w, ch->name, live, AB_ARRAY_SIZE (live));
@@ -331,16 +335,16 @@ compare_chain (struct ab_live *lv, const struct live_wall *w, const struct ab_nf
         continue;
       {
         _cleanup_free_ char *d
-            = r >= n ? xasprintf ("rule %zu (%s) is missing", r, text)
-              : sig == NULL ? xasprintf ("rule %zu is not agentbox's (%zu rules, agentbox installs %zu)", r, n,
-                                         ch->n_rules)
+            = r >= n        ? xasprintf ("rule %zu (%s) is missing", r, text)
+              : sig == NULL ? xasprintf ("rule %zu is not agentbox's (%zu rules, agentbox installs %zu)", r,
+                                         n, ch->n_rules)
                             : xasprintf ("rule %zu is not \"%s\"", r, text);
         differs (lv, what, d);
         return;
       }
     }
-  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, what, "annotations." AB_ANNOT_NET_ALLOW, 0, "%s, %zu rules, as installed",
-                have, n);
+  ab_audit_add (lv->a, AB_AUDIT_S_LIVE, what, "annotations." AB_ANNOT_NET_ALLOW, 0,
+                "%s, %zu rules, as installed", have, n);
 }
 
 void
@@ -360,7 +364,8 @@ ab_live_nft (struct ab_live *lv)
     }
   if (w.error || w.chains.n == 0)
     {
-      differs (lv, "nft table inet " AB_NFT_TABLE, w.error ? w.error : "missing from the container's namespace");
+      differs (lv, "nft table inet " AB_NFT_TABLE,
+               w.error ? w.error : "missing from the container's namespace");
       goto out;
     }
   rs = ab_audit_expected_wall (&lv->a->f, ports, &proxy);

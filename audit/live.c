@@ -39,7 +39,7 @@ read_status (pid_t pid, struct status *st)
 
   memset (st, 0, sizeof *st);
   st->nnp = st->seccomp = st->filters = -1;
-  snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/status", (int)pid);
   f = fopen (path, "re");
   if (f == NULL)
     return;
@@ -96,7 +96,8 @@ live_caps (struct ab_live *lv, const struct status *st)
 
   compare_cap (lv, "CapEff", "process.capabilities.effective", f->caps_exec & known, st->cap[2]);
   compare_cap (lv, "CapPrm", "process.capabilities.permitted", f->caps_exec & known, st->cap[1]);
-  compare_cap (lv, "CapInh", "process.capabilities.inheritable", f->caps[AB_CAP_INHERITABLE] & known, st->cap[0]);
+  compare_cap (lv, "CapInh", "process.capabilities.inheritable", f->caps[AB_CAP_INHERITABLE] & known,
+               st->cap[0]);
   compare_cap (lv, "CapBnd", "process.capabilities.bounding", f->caps[AB_CAP_BOUNDING] & known, st->cap[3]);
   compare_cap (lv, "CapAmb", "process.capabilities.ambient", amb & known, st->cap[4]);
 }
@@ -107,8 +108,8 @@ live_nnp_seccomp (struct ab_live *lv, const struct status *st)
   bool want_nnp = lv->a->f.nnp, want_filter = lv->a->f.sc.present;
 
   if (st->nnp < 0 || (st->nnp == 1) == want_nnp)
-    ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "NoNewPrivs", "process.noNewPrivileges", 0, "%d, as the config asks",
-                  st->nnp);
+    ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "NoNewPrivs", "process.noNewPrivileges", 0,
+                  "%d, as the config asks", st->nnp);
   else
     {
       ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "NoNewPrivs", "process.noNewPrivileges", AB_AUDIT_L_WEAK,
@@ -117,15 +118,17 @@ live_nnp_seccomp (struct ab_live *lv, const struct status *st)
                      st->nnp, want_nnp);
     }
   if (st->seccomp < 0 || (st->seccomp == 2 && st->filters > 0) == want_filter)
-    ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "Seccomp", "linux.seccomp", 0, "mode %d, %d filter%s, as the config asks",
-                  st->seccomp, st->filters, st->filters == 1 ? "" : "s");
+    ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "Seccomp", "linux.seccomp", 0,
+                  "mode %d, %d filter%s, as the config asks", st->seccomp, st->filters,
+                  st->filters == 1 ? "" : "s");
   else
     {
       ab_audit_add (lv->a, AB_AUDIT_S_LIVE, "Seccomp", "linux.seccomp", AB_AUDIT_L_WEAK,
                     "mode %d with %d filters, the config asks %s", st->seccomp, st->filters,
                     want_filter ? "a filter" : "none");
-      ab_audit_find (lv->a, "AB-LIVE-003", "linux.seccomp", "Seccomp mode %d with %d filters where the config asks %s",
-                     st->seccomp, st->filters, want_filter ? "a filter" : "none");
+      ab_audit_find (lv->a, "AB-LIVE-003", "linux.seccomp",
+                     "Seccomp mode %d with %d filters where the config asks %s", st->seccomp, st->filters,
+                     want_filter ? "a filter" : "none");
     }
 }
 
@@ -147,7 +150,7 @@ live_ns_one (struct ab_live *lv, int t)
   const char *ref = "the host's";
   bool same_host;
 
-  snprintf (mine, sizeof mine, "/proc/%d/ns/%s", (int) lv->pid, ab_ns_proc_name (t));
+  snprintf (mine, sizeof mine, "/proc/%d/ns/%s", (int)lv->pid, ab_ns_proc_name (t));
   if (!ns_stat (mine, &sm))
     return; /* the kernel has no such namespace */
   /* The host's namespaces are those of PID 1; where its links are out of
@@ -164,8 +167,9 @@ live_ns_one (struct ab_live *lv, int t)
   same_host = sm.st_ino == sh.st_ino && sm.st_dev == sh.st_dev;
   if (f->ns_new[t] && same_host)
     {
-      ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces", AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK,
-                    "%s (inode %" PRIu64 "), the config asks for a new one", ref, (uint64_t) sm.st_ino);
+      ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces",
+                    AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK,
+                    "%s (inode %" PRIu64 "), the config asks for a new one", ref, (uint64_t)sm.st_ino);
       ab_audit_find (lv->a, "AB-LIVE-004", "linux.namespaces", "the %s namespace is %s, not a new one",
                      ab_ns_name (t), ref);
     }
@@ -173,17 +177,18 @@ live_ns_one (struct ab_live *lv, int t)
     {
       bool same = ns_stat (ns->path, &sj) && sj.st_ino == sm.st_ino && sj.st_dev == sm.st_dev;
       ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces", same ? 0 : AB_AUDIT_L_WEAK,
-                    "inode %" PRIu64 ", %s %s", (uint64_t) sm.st_ino, same ? "the one at" : "not the one at", ns->path);
+                    "inode %" PRIu64 ", %s %s", (uint64_t)sm.st_ino, same ? "the one at" : "not the one at",
+                    ns->path);
       if (!same)
         ab_audit_find (lv->a, "AB-LIVE-004", "linux.namespaces", "the %s namespace is not the one at %s",
                        ab_ns_name (t), ns->path);
     }
   else if (f->ns_new[t])
     ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces", 0,
-                  "inode %" PRIu64 ", not %s: new, as the config asks", (uint64_t) sm.st_ino, ref);
+                  "inode %" PRIu64 ", not %s: new, as the config asks", (uint64_t)sm.st_ino, ref);
   else
     ab_audit_add (lv->a, AB_AUDIT_S_LIVE, ab_ns_name (t), "linux.namespaces", same_host ? AB_AUDIT_L_HOST : 0,
-                  "inode %" PRIu64 ", %s%s", (uint64_t) sm.st_ino, same_host ? ref : "not ",
+                  "inode %" PRIu64 ", %s%s", (uint64_t)sm.st_ino, same_host ? ref : "not ",
                   same_host ? ", as the config leaves it" : ref);
 }
 
@@ -197,10 +202,10 @@ read_map (pid_t pid, const char *file, struct ab_idmap *v, size_t max)
   size_t n = 0;
   unsigned long a, b, c;
 
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
+  snprintf (path, sizeof path, "/proc/%d/%s", (int)pid, file);
   f = fopen (path, "re");
   while (f && n < max && fscanf (f, "%lu %lu %lu", &a, &b, &c) == 3)
-    v[n++] = (struct ab_idmap){ (uint32_t) a, (uint32_t) b, (uint32_t) c };
+    v[n++] = (struct ab_idmap){ (uint32_t)a, (uint32_t)b, (uint32_t)c };
   return n;
 }
 
@@ -227,7 +232,7 @@ live_map (struct ab_live *lv, const char *file, const char *key, const struct ab
   static const struct ab_idmap all = { 0, 0, UINT32_MAX };
   struct ab_idmap v[340];
   size_t n = read_map (lv->pid, file, v, AB_ARRAY_SIZE (v));
-  struct ab_idmaps host = { .v = (struct ab_idmap *) &all, .n = 1 };
+  struct ab_idmaps host = { .v = (struct ab_idmap *)&all, .n = 1 };
   const struct ab_idmaps *want = lv->a->f.userns ? cfg : lv->a->f.ns_present[AB_NS_USER] ? NULL : &host;
   char text[128], path[32];
 
@@ -241,15 +246,15 @@ live_map (struct ab_live *lv, const char *file, const char *key, const struct ab
       return;
     }
   ab_audit_add (lv->a, AB_AUDIT_S_LIVE, file, path, AB_AUDIT_L_WEAK, "%s, not what the config asks", text);
-  ab_audit_find (lv->a, "AB-LIVE-008", path, "/proc/%d/%s is %s", (int) lv->pid, file, text);
+  ab_audit_find (lv->a, "AB-LIVE-008", path, "/proc/%d/%s is %s", (int)lv->pid, file, text);
 }
 
 void
 ab_live_process (struct ab_live *lv)
 {
   struct status st;
-  static const int order[] = { AB_NS_USER, AB_NS_MOUNT, AB_NS_PID,    AB_NS_NET,
-                               AB_NS_IPC,  AB_NS_UTS,   AB_NS_CGROUP, AB_NS_TIME };
+  static const int order[]
+      = { AB_NS_USER, AB_NS_MOUNT, AB_NS_PID, AB_NS_NET, AB_NS_IPC, AB_NS_UTS, AB_NS_CGROUP, AB_NS_TIME };
 
   read_status (lv->pid, &st);
   if (lv->status == AB_STATUS_CREATED)
@@ -295,8 +300,9 @@ open_container (const char *root, const char *id, int *dirfd, struct ab_state **
 static void
 run_live (struct ab_audit_ctx *a, const struct ab_spec *s, const struct ab_state *st, int status)
 {
-  struct ab_live lv = { .pid = st->pid, .status = status, .s = s, .bundle_dir = st->bundle, .a = a,
-                        .own_netns = st->own_netns };
+  struct ab_live lv = {
+    .pid = st->pid, .status = status, .s = s, .bundle_dir = st->bundle, .a = a, .own_netns = st->own_netns
+  };
 
   ab_live_process (&lv);
   ab_live_mounts (&lv);
@@ -335,8 +341,8 @@ ab_audit_container (const char *root, const char *id, struct ab_audit_report **o
   ab_audit_rules_fs (&a);
   ab_audit_rules_priv (&a);
   status = ab_state_status (dirfd, st);
-  if ((status == AB_STATUS_RUNNING || status == AB_STATUS_CREATED || status == AB_STATUS_PAUSED) && st->pid > 0
-      && ab_proc_start_time (st->pid, NULL) == st->pid_start)
+  if ((status == AB_STATUS_RUNNING || status == AB_STATUS_CREATED || status == AB_STATUS_PAUSED)
+      && st->pid > 0 && ab_proc_start_time (st->pid, NULL) == st->pid_start)
     {
       r->live = true;
       run_live (&a, s, st, status);
@@ -347,7 +353,8 @@ ab_audit_container (const char *root, const char *id, struct ab_audit_report **o
           ab_spec_free (s);
           return ab_error_setc (err, AB_EC_STATE, ESRCH, "container `%s` exited during the audit", id);
         }
-      r->live_status = xasprintf ("%s, pid %d, read from the host side", ab_status_name (status), (int) st->pid);
+      r->live_status
+          = xasprintf ("%s, pid %d, read from the host side", ab_status_name (status), (int)st->pid);
     }
   else
     r->live_status = xasprintf ("%s: only the stored config was audited", ab_status_name (status));

@@ -39,14 +39,24 @@ struct flag_name
 
 /* The per-mount flags runtime/mount.c hands to mount_setattr/fsmount. */
 static const struct flag_name ms_names[] = {
-  { MS_RDONLY, "ro" },         { MS_NOSUID, "nosuid" },         { MS_NODEV, "nodev" },
-  { MS_NOEXEC, "noexec" },     { MS_NOSYMFOLLOW, "nosymfollow" }, { MS_NOATIME, "noatime" },
-  { MS_STRICTATIME, "strictatime" }, { MS_NODIRATIME, "nodiratime" },
+  { MS_RDONLY, "ro" },
+  { MS_NOSUID, "nosuid" },
+  { MS_NODEV, "nodev" },
+  { MS_NOEXEC, "noexec" },
+  { MS_NOSYMFOLLOW, "nosymfollow" },
+  { MS_NOATIME, "noatime" },
+  { MS_STRICTATIME, "strictatime" },
+  { MS_NODIRATIME, "nodiratime" },
 };
 static const struct flag_name attr_names[] = {
-  { MOUNT_ATTR_RDONLY, "ro" },     { MOUNT_ATTR_NOSUID, "nosuid" },       { MOUNT_ATTR_NODEV, "nodev" },
-  { MOUNT_ATTR_NOEXEC, "noexec" }, { MOUNT_ATTR_NOSYMFOLLOW, "nosymfollow" }, { MOUNT_ATTR_NOATIME, "noatime" },
-  { MOUNT_ATTR_STRICTATIME, "strictatime" }, { MOUNT_ATTR_NODIRATIME, "nodiratime" },
+  { MOUNT_ATTR_RDONLY, "ro" },
+  { MOUNT_ATTR_NOSUID, "nosuid" },
+  { MOUNT_ATTR_NODEV, "nodev" },
+  { MOUNT_ATTR_NOEXEC, "noexec" },
+  { MOUNT_ATTR_NOSYMFOLLOW, "nosymfollow" },
+  { MOUNT_ATTR_NOATIME, "noatime" },
+  { MOUNT_ATTR_STRICTATIME, "strictatime" },
+  { MOUNT_ATTR_NODIRATIME, "nodiratime" },
 };
 
 static void
@@ -57,7 +67,7 @@ flags_text (char *buf, size_t len, uint64_t bits, const struct flag_name *t, siz
   buf[0] = '\0';
   for (size_t i = 0; i < n && o < len; i++)
     if (bits & t[i].bit)
-      o += (size_t) snprintf (buf + o, len - o, "%s%s", o ? "," : "", t[i].name);
+      o += (size_t)snprintf (buf + o, len - o, "%s%s", o ? "," : "", t[i].name);
 }
 
 static const char *
@@ -89,8 +99,9 @@ attrs_text (const struct ab_mount *m, char *buf, size_t len)
   flags_text (rec, sizeof rec, m->attr_set, attr_names, AB_ARRAY_SIZE (attr_names));
   snprintf (buf, len, "%s%s%s%s%s%s%s", top[0] ? top : "no flags", ab_audit_mount_ro (m) ? "" : " (writable)",
             rec[0] ? "; recursively " : "", rec, prop ? "; propagation " : "", prop ? prop : "",
-            prop && m->propagation == AB_PROP_SHARED ? " (mount events flow between the container and the host)"
-                                                     : "");
+            prop && m->propagation == AB_PROP_SHARED
+                ? " (mount events flow between the container and the host)"
+                : "");
 }
 
 static void
@@ -108,14 +119,16 @@ source_facts (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m, char *
     return;
   r = ab_bundle_source_link (a->bundle_dir, m->source, &lp, &lt, &err);
   if (r > 0)
-    o += (size_t) snprintf (buf + o, len - o, "; passes through the symlink %s -> %s inside the bundle", lp, lt);
+    o += (size_t)snprintf (buf + o, len - o, "; passes through the symlink %s -> %s inside the bundle", lp,
+                           lt);
   if (ab_path_has_dotdot (m->source))
-    o += (size_t) snprintf (buf + o, len - o, "; the \"..\" in the source climbs out of where it seems to point");
+    o += (size_t)snprintf (buf + o, len - o,
+                           "; the \"..\" in the source climbs out of where it seems to point");
   if (a->bundle_dir && !(ab_str_has_prefix (src, a->bundle_dir) && src[strlen (a->bundle_dir)] == '/'))
-    o += (size_t) snprintf (buf + o, len - o, "; a host path outside the bundle");
+    o += (size_t)snprintf (buf + o, len - o, "; a host path outside the bundle");
   if (o < len && lstat (src, &st) == 0 && S_ISLNK (st.st_mode) && r <= 0)
-    o += (size_t) snprintf (buf + o, len - o, "; the source is a symlink, which the bind follows");
-  (void) i;
+    o += (size_t)snprintf (buf + o, len - o, "; the source is a symlink, which the bind follows");
+  (void)i;
 }
 
 static void
@@ -126,14 +139,15 @@ map_bind (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m, char *mech
 
   attrs_text (m, attrs, sizeof attrs);
   source_facts (a, i, m, facts, sizeof facts);
-  snprintf (mech, len,
-            "%s open_tree(%s%s, following symlinks) of %s; mount_setattr %s; move_mount onto %s resolved inside "
-            "the rootfs%s",
-            from_parent ? "the parent opens it in the host's mount namespace, id-mapped (MOUNT_ATTR_IDMAP), and "
-                          "passes it over:"
-                        : "the child:",
-            m->recursive ? "AT_RECURSIVE" : "non-recursive", m->recursive ? ", submounts included" : "",
-            m->source ? m->source : "?", attrs, m->destination, facts);
+  snprintf (
+      mech, len,
+      "%s open_tree(%s%s, following symlinks) of %s; mount_setattr %s; move_mount onto %s resolved inside "
+      "the rootfs%s",
+      from_parent ? "the parent opens it in the host's mount namespace, id-mapped (MOUNT_ATTR_IDMAP), and "
+                    "passes it over:"
+                  : "the child:",
+      m->recursive ? "AT_RECURSIVE" : "non-recursive", m->recursive ? ", submounts included" : "",
+      m->source ? m->source : "?", attrs, m->destination, facts);
 }
 
 static void
@@ -147,8 +161,9 @@ map_fs (const struct ab_mount *m, char *mech, size_t len)
               m->flags & (MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME | MS_MANDLOCK | MS_I_VERSION));
   snprintf (mech, len, "fsopen(%s)%s%s%s%s, fsmount with %s; move_mount onto %s resolved inside the rootfs%s",
             m->type, m->source ? " source " : "", m->source ? m->source : "", m->data ? ", options " : "",
-            m->data ? m->data : "", attrs, m->destination, m->tmpcopyup ? "; tmpcopyup: the rootfs's files copied in" : "");
-  (void) sb;
+            m->data ? m->data : "", attrs, m->destination,
+            m->tmpcopyup ? "; tmpcopyup: the rootfs's files copied in" : "");
+  (void)sb;
 }
 
 static void
@@ -176,7 +191,8 @@ map_mount (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m)
     {
       map_bind (a, i, m, mech, sizeof mech);
       if (m->recursive && (m->flags & MS_RDONLY) && !(m->attr_set & MOUNT_ATTR_RDONLY))
-        note = "ro applies to the top mount only: submounts of the rbind stay writable (rro makes it recursive)";
+        note = "ro applies to the top mount only: submounts of the rbind stay writable (rro makes it "
+               "recursive)";
       if (!ab_audit_mount_ro (m))
         flags |= AB_AUDIT_L_HOST;
     }
@@ -184,13 +200,15 @@ map_mount (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m)
     {
       char attrs[512];
       attrs_text (m, attrs, sizeof attrs);
-      snprintf (mech, sizeof mech,
-                "fsopen(cgroup2), whatever the type says, fsmount with %s: the container's cgroup namespace%s%s",
-                attrs, a->f.ns_new[AB_NS_CGROUP] ? " shows only its own subtree" : " is the host's: the whole host tree",
-                a->f.userns && !a->f.ns_new[AB_NS_CGROUP]
-                    ? "; in a user namespace without cgroup namespace: a read-only bind of the container's own "
-                      "cgroup2 directory instead"
-                    : "");
+      snprintf (
+          mech, sizeof mech,
+          "fsopen(cgroup2), whatever the type says, fsmount with %s: the container's cgroup namespace%s%s",
+          attrs,
+          a->f.ns_new[AB_NS_CGROUP] ? " shows only its own subtree" : " is the host's: the whole host tree",
+          a->f.userns && !a->f.ns_new[AB_NS_CGROUP]
+              ? "; in a user namespace without cgroup namespace: a read-only bind of the container's own "
+                "cgroup2 directory instead"
+              : "");
       note = "runc mounts the v1 hierarchies on a v1 or hybrid host";
     }
   else if (m->type && strcmp (m->type, "sysfs") == 0)
@@ -220,12 +238,13 @@ map_mounts (struct ab_audit_ctx *a)
   int prop = a->l ? a->l->rootfs_propagation : AB_ROOTFS_PROP_UNSET;
   struct ab_audit_line *l;
 
-  l = ab_audit_add (a, AB_AUDIT_S_MOUNTS, "rootfs", "root.path", 0,
-                    "/ made %s first, so nothing mounted here propagates to the host; the rootfs (%s) bound onto "
-                    "itself (recursive), made private and pinned with an O_PATH fd; every destination below is "
-                    "resolved inside it (openat2 RESOLVE_IN_ROOT), never through a symlink to the host",
-                    prop == AB_ROOTFS_PROP_PRIVATE || prop == AB_ROOTFS_PROP_UNBINDABLE ? "rprivate" : "rslave",
-                    a->s->root.path && a->s->root.path[0] == '/' ? "an absolute path" : "relative to the bundle");
+  l = ab_audit_add (
+      a, AB_AUDIT_S_MOUNTS, "rootfs", "root.path", 0,
+      "/ made %s first, so nothing mounted here propagates to the host; the rootfs (%s) bound onto "
+      "itself (recursive), made private and pinned with an O_PATH fd; every destination below is "
+      "resolved inside it (openat2 RESOLVE_IN_ROOT), never through a symlink to the host",
+      prop == AB_ROOTFS_PROP_PRIVATE || prop == AB_ROOTFS_PROP_UNBINDABLE ? "rprivate" : "rslave",
+      a->s->root.path && a->s->root.path[0] == '/' ? "an absolute path" : "relative to the bundle");
   ab_audit_line_value (l, "%s", a->s->root.path ? a->s->root.path : "-");
   for (size_t i = 0; i < a->s->n_mounts; i++)
     map_mount (a, i, &a->s->mounts[i]);
@@ -237,17 +256,23 @@ static void
 map_hooks (struct ab_audit_ctx *a)
 {
   static const char *const where[AB_HOOK__KINDS] = {
-    [AB_HOOK_PRESTART] = "on the host: the runtime's namespaces, agentbox's user (root), after the mounts and "
-                         "before pivot_root (deprecated by the spec)",
-    [AB_HOOK_CREATE_RUNTIME] = "on the host: the runtime's namespaces, agentbox's user (root), after the mounts and "
-                               "before pivot_root",
-    [AB_HOOK_CREATE_CONTAINER] = "a host program (the path is resolved in the runtime's mount namespace) run inside "
-                                 "the container's namespaces before pivot_root, with the container's full capabilities",
-    [AB_HOOK_START_CONTAINER] = "a program of the container's filesystem, run in the container after start, before "
-                                "the capability drop, no_new_privs and seccomp",
-    [AB_HOOK_POSTSTART] = "on the host: the runtime's namespaces, agentbox's user (root), after the program started",
-    [AB_HOOK_POSTSTOP] = "on the host: the runtime's namespaces, agentbox's user (root), when the container is "
-                         "deleted",
+    [AB_HOOK_PRESTART]
+    = "on the host: the runtime's namespaces, agentbox's user (root), after the mounts and "
+      "before pivot_root (deprecated by the spec)",
+    [AB_HOOK_CREATE_RUNTIME]
+    = "on the host: the runtime's namespaces, agentbox's user (root), after the mounts and "
+      "before pivot_root",
+    [AB_HOOK_CREATE_CONTAINER]
+    = "a host program (the path is resolved in the runtime's mount namespace) run inside "
+      "the container's namespaces before pivot_root, with the container's full capabilities",
+    [AB_HOOK_START_CONTAINER]
+    = "a program of the container's filesystem, run in the container after start, before "
+      "the capability drop, no_new_privs and seccomp",
+    [AB_HOOK_POSTSTART]
+    = "on the host: the runtime's namespaces, agentbox's user (root), after the program started",
+    [AB_HOOK_POSTSTOP]
+    = "on the host: the runtime's namespaces, agentbox's user (root), when the container is "
+      "deleted",
   };
 
   for (int k = 0; k < AB_HOOK__KINDS; k++)
@@ -263,7 +288,8 @@ map_hooks (struct ab_audit_ctx *a)
         l = ab_audit_add (a, AB_AUDIT_S_HOOKS, name, path, host ? AB_AUDIT_L_HOST : 0,
                           "%s; the state JSON on stdin; killed after %d s", where[k],
                           h->timeout_set ? h->timeout : AB_HOOK_DEFAULT_TIMEOUT);
-        ab_audit_line_value (l, "%s%s%s", h->path, h->args.n > 1 ? " " : "", h->args.n > 1 ? h->args.v[1] : "");
+        ab_audit_line_value (l, "%s%s%s", h->path, h->args.n > 1 ? " " : "",
+                             h->args.n > 1 ? h->args.v[1] : "");
       }
 }
 
@@ -278,9 +304,10 @@ map_pivot (struct ab_audit_ctx *a)
   if (a->s->hostname)
     ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_PIVOT, "hostname", "hostname",
                                        a->f.ns_present[AB_NS_UTS] ? 0 : AB_AUDIT_L_REFUSED | AB_AUDIT_L_HOST,
-                                       "sethostname in %s", a->f.ns_present[AB_NS_UTS]
-                                                                ? "the container's UTS namespace"
-                                                                : "the host's UTS namespace: refused by validation"),
+                                       "sethostname in %s",
+                                       a->f.ns_present[AB_NS_UTS]
+                                           ? "the container's UTS namespace"
+                                           : "the host's UTS namespace: refused by validation"),
                          "%s", a->s->hostname);
   if (a->s->domainname)
     ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_PIVOT, "domainname", "domainname", 0,
@@ -300,12 +327,14 @@ map_sysctl (struct ab_audit_ctx *a)
 
       snprintf (path, sizeof path, "linux.sysctl.%s", key);
       if (ns < 0)
-        l = ab_audit_add (a, AB_AUDIT_S_SYSCTL, key, path, AB_AUDIT_L_REFUSED | AB_AUDIT_L_HOST,
-                          "not namespaced: writing it would change the whole host; agentbox (like runc) refuses it");
+        l = ab_audit_add (
+            a, AB_AUDIT_S_SYSCTL, key, path, AB_AUDIT_L_REFUSED | AB_AUDIT_L_HOST,
+            "not namespaced: writing it would change the whole host; agentbox (like runc) refuses it");
       else
-        l = ab_audit_add (a, AB_AUDIT_S_SYSCTL, key, path, a->f.ns_host[ns] ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
-                          "written to /proc/sys/%s of the %s namespace %s (opened inside /proc/sys, no symlinks)",
-                          key, ab_ns_name (ns), a->f.ns_host[ns] ? "it shares with the host" : "of the container");
+        l = ab_audit_add (
+            a, AB_AUDIT_S_SYSCTL, key, path, a->f.ns_host[ns] ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
+            "written to /proc/sys/%s of the %s namespace %s (opened inside /proc/sys, no symlinks)", key,
+            ab_ns_name (ns), a->f.ns_host[ns] ? "it shares with the host" : "of the container");
       ab_audit_line_value (l, "%s", a->l->sysctl.v[i].value);
     }
 }
@@ -333,7 +362,7 @@ map_removed_defaults (struct ab_audit_ctx *a, const char *what, const char *path
       {
         missing++;
         if (o < sizeof buf)
-          o += (size_t) snprintf (buf + o, sizeof buf - o, "%s%s", o ? ", " : "", defs[i]);
+          o += (size_t)snprintf (buf + o, sizeof buf - o, "%s%s", o ? ", " : "", defs[i]);
       }
   if (missing)
     ab_audit_add (a, AB_AUDIT_S_PATHS, what, path, AB_AUDIT_L_WEAK, "%zu default%s not covered: %s", missing,
@@ -353,9 +382,10 @@ map_paths (struct ab_audit_ctx *a)
     {
       char path[48];
       snprintf (path, sizeof path, "linux.readonlyPaths[%zu]", i);
-      ab_audit_add (a, AB_AUDIT_S_PATHS, ro->v[i], path, 0,
-                    "read-only: a recursive clone of the object made read-only and mounted on itself (skipped when "
-                    "absent)");
+      ab_audit_add (
+          a, AB_AUDIT_S_PATHS, ro->v[i], path, 0,
+          "read-only: a recursive clone of the object made read-only and mounted on itself (skipped when "
+          "absent)");
     }
   defs = ab_default_readonly_paths (&n);
   map_removed_defaults (a, "readonly defaults", "linux.readonlyPaths", ro, defs, n);
@@ -363,9 +393,10 @@ map_paths (struct ab_audit_ctx *a)
     {
       char path[48];
       snprintf (path, sizeof path, "linux.maskedPaths[%zu]", i);
-      ab_audit_add (a, AB_AUDIT_S_PATHS, mask->v[i], path, 0,
-                    "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked "
-                    "to be 1:3); skipped when absent");
+      ab_audit_add (
+          a, AB_AUDIT_S_PATHS, mask->v[i], path, 0,
+          "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked "
+          "to be 1:3); skipped when absent");
     }
   defs = ab_default_masked_paths (&n);
   map_removed_defaults (a, "masked defaults", "linux.maskedPaths", mask, defs, n);
@@ -379,12 +410,12 @@ map_paths (struct ab_audit_ctx *a)
     {
       static const char *const names[] = { "", "shared", "slave", "private", "unbindable" };
       int p = a->l->rootfs_propagation;
-      ab_audit_add (a, AB_AUDIT_S_PATHS, "rootfsPropagation", "linux.rootfsPropagation",
-                    p == AB_ROOTFS_PROP_SHARED ? AB_AUDIT_L_WEAK : 0,
-                    "/ made r%s after pivot_root%s", names[p],
-                    p == AB_ROOTFS_PROP_SHARED ? ": a new peer group of the container's own (the rootfs bind was made "
-                                                 "private), so its mounts reach nested mount namespaces, not the host"
-                                               : "");
+      ab_audit_add (
+          a, AB_AUDIT_S_PATHS, "rootfsPropagation", "linux.rootfsPropagation",
+          p == AB_ROOTFS_PROP_SHARED ? AB_AUDIT_L_WEAK : 0, "/ made r%s after pivot_root%s", names[p],
+          p == AB_ROOTFS_PROP_SHARED ? ": a new peer group of the container's own (the rootfs bind was made "
+                                       "private), so its mounts reach nested mount namespaces, not the host"
+                                     : "");
     }
 }
 

@@ -30,10 +30,11 @@ map_cgroup_path (struct ab_audit_ctx *a)
                       "(clone3 CLONE_INTO_CGROUP), v1 hierarchies are joined before it runs",
                       p ? p : "agentbox-<id>", p ? ", relative" : ", the default name");
   else
-    l = ab_audit_add (a, AB_AUDIT_S_CGROUPS, "cgroupsPath", "linux.cgroupsPath", AB_AUDIT_L_HOST,
-                      "%s from the root of each hierarchy, outside agentbox's own subtree; create fails if that "
-                      "cgroup already holds processes",
-                      p);
+    l = ab_audit_add (
+        a, AB_AUDIT_S_CGROUPS, "cgroupsPath", "linux.cgroupsPath", AB_AUDIT_L_HOST,
+        "%s from the root of each hierarchy, outside agentbox's own subtree; create fails if that "
+        "cgroup already holds processes",
+        p);
   if (p)
     ab_audit_line_value (l, "%s", p);
 }
@@ -72,17 +73,18 @@ map_memory (struct ab_audit_ctx *a, const struct ab_memory *m)
                            "%s", v);
     }
   if (m->reservation.set)
-    ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CGROUPS, "memory.reservation", JR ".memory.reservation", 0,
-                                       "memory.soft_limit_in_bytes (v1) or memory.low (v2)"),
+    ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CGROUPS, "memory.reservation", JR ".memory.reservation",
+                                       0, "memory.soft_limit_in_bytes (v1) or memory.low (v2)"),
                          "%" PRId64, m->reservation.v);
   if (m->swappiness.set)
     ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CGROUPS, "memory.swappiness", JR ".memory.swappiness", 0,
                                        "memory.swappiness (v1 only; refused on v2)"),
                          "%" PRIu64, m->swappiness.v);
   if (m->disable_oom_killer.set && m->disable_oom_killer.v)
-    ab_audit_add (a, AB_AUDIT_S_CGROUPS, "memory.disableOOMKiller", JR ".memory.disableOOMKiller", AB_AUDIT_L_WEAK,
-                  "memory.oom_control = 1 (v1 only; refused on v2): at the limit, tasks wait instead of being "
-                  "killed");
+    ab_audit_add (
+        a, AB_AUDIT_S_CGROUPS, "memory.disableOOMKiller", JR ".memory.disableOOMKiller", AB_AUDIT_L_WEAK,
+        "memory.oom_control = 1 (v1 only; refused on v2): at the limit, tasks wait instead of being "
+        "killed");
   if (m->kernel.set || m->kernel_tcp.set)
     ab_audit_add (a, AB_AUDIT_S_CGROUPS, "memory.kernel", JR ".memory.kernel", 0,
                   "kernel memory limits are refused unless -1 (deprecated by the kernel)");
@@ -101,11 +103,11 @@ map_cpu (struct ab_audit_ctx *a, const struct ab_cpu *c)
                          "%" PRId64 " per %" PRIu64 " us", c->quota.set ? c->quota.v : -1,
                          c->period.set ? c->period.v : 100000);
   if (c->cpus && *c->cpus)
-    ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CGROUPS, "cpu.cpus", JR ".cpu.cpus", 0, "cpuset.cpus"), "%s",
-                         c->cpus);
+    ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CGROUPS, "cpu.cpus", JR ".cpu.cpus", 0, "cpuset.cpus"),
+                         "%s", c->cpus);
   if (c->mems && *c->mems)
-    ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CGROUPS, "cpu.mems", JR ".cpu.mems", 0, "cpuset.mems"), "%s",
-                         c->mems);
+    ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CGROUPS, "cpu.mems", JR ".cpu.mems", 0, "cpuset.mems"),
+                         "%s", c->mems);
   if (c->realtime_runtime.set || c->realtime_period.set)
     ab_audit_add (a, AB_AUDIT_S_CGROUPS, "cpu.realtime", JR ".cpu.realtimeRuntime", 0,
                   "cpu.rt_runtime_us / cpu.rt_period_us (v1 with CONFIG_RT_GROUP_SCHED only)");
@@ -140,7 +142,8 @@ map_cgroups (struct ab_audit_ctx *a)
     ab_audit_add (a, AB_AUDIT_S_CGROUPS, "hugepageLimits", JR ".hugepageLimits", 0,
                   "hugetlb.<size>.limit_in_bytes (v1) or hugetlb.<size>.max (v2), %zu sizes", r->n_hugepages);
   if (r && r->network_set)
-    ab_audit_add (a, AB_AUDIT_S_CGROUPS, "network", JR ".network", 0, "net_cls.classid / net_prio.ifpriomap (v1)");
+    ab_audit_add (a, AB_AUDIT_S_CGROUPS, "network", JR ".network", 0,
+                  "net_cls.classid / net_prio.ifpriomap (v1)");
   if (r && r->n_rdma)
     ab_audit_add (a, AB_AUDIT_S_CGROUPS, "rdma", JR ".rdma", 0, "rdma.max");
   for (size_t i = 0; r && i < r->unified.n; i++)
@@ -183,8 +186,8 @@ map_device_probe (struct ab_audit_ctx *a, const char *name, char type, int64_t m
     return;
   snprintf (path, sizeof path, JR ".devices[%zd]", rule);
   ab_audit_add (a, AB_AUDIT_S_DEVICES, name, rule >= 0 ? path : NULL, AB_AUDIT_L_WEAK,
-                "%c %" PRId64 ":%" PRId64 " is %s%s%s by the device cgroup", type, major, minor, r ? "readable" : "",
-                r && w ? " and " : "", w ? "writable" : "");
+                "%c %" PRId64 ":%" PRId64 " is %s%s%s by the device cgroup", type, major, minor,
+                r ? "readable" : "", r && w ? " and " : "", w ? "writable" : "");
 }
 
 static void
@@ -193,11 +196,12 @@ map_devices (struct ab_audit_ctx *a)
   const struct ab_resources *r = a->l ? a->l->resources : NULL;
   size_t n = r ? r->n_devices : 0;
 
-  ab_audit_add (a, AB_AUDIT_S_DEVICES, "device cgroup", JR ".devices", 0,
-                "deny everything, then %zu rule%s in order, then the defaults (c 1:3, 1:5, 1:7, 1:8, 1:9, 5:0, "
-                "5:2 rwm; c 136:* rw): v1 devices.deny/devices.allow, or a BPF_PROG_TYPE_CGROUP_DEVICE program on "
-                "the cgroup2 directory",
-                n, n == 1 ? "" : "s");
+  ab_audit_add (
+      a, AB_AUDIT_S_DEVICES, "device cgroup", JR ".devices", 0,
+      "deny everything, then %zu rule%s in order, then the defaults (c 1:3, 1:5, 1:7, 1:8, 1:9, 5:0, "
+      "5:2 rwm; c 136:* rw): v1 devices.deny/devices.allow, or a BPF_PROG_TYPE_CGROUP_DEVICE program on "
+      "the cgroup2 directory",
+      n, n == 1 ? "" : "s");
   for (size_t i = 0; i < n; i++)
     {
       char path[64], text[96], name[32];
@@ -213,24 +217,27 @@ map_devices (struct ab_audit_ctx *a)
   map_device_probe (a, "/dev/port", 'c', 1, 4);
   map_device_probe (a, "/dev/kmsg", 'c', 1, 11);
   map_device_probe (a, "block 8:0", 'b', 8, 0);
-  ab_audit_add (a, AB_AUDIT_S_DEVICES, "default nodes", NULL, 0,
-                "null, zero, full, random, urandom, tty: mknod in the container's /dev (in a user namespace, where "
-                "mknod is refused, a bind of the host's node after checking its type and number); /dev/fd, stdin, "
-                "stdout, stderr symlinks; /dev/ptmx -> pts/ptmx when a devpts is mounted");
+  ab_audit_add (
+      a, AB_AUDIT_S_DEVICES, "default nodes", NULL, 0,
+      "null, zero, full, random, urandom, tty: mknod in the container's /dev (in a user namespace, where "
+      "mknod is refused, a bind of the host's node after checking its type and number); /dev/fd, stdin, "
+      "stdout, stderr symlinks; /dev/ptmx -> pts/ptmx when a devpts is mounted");
   for (size_t i = 0; a->l && i < a->l->n_devices; i++)
     {
       const struct ab_device *d = &a->l->devices[i];
       char path[64];
       ssize_t rule;
-      bool usable = ab_audit_dev_allowed (a, d->type == 'u' ? 'c' : d->type, d->major, d->minor, 'r', &rule)
-                    || ab_audit_dev_allowed (a, d->type == 'u' ? 'c' : d->type, d->major, d->minor, 'w', &rule);
+      bool usable
+          = ab_audit_dev_allowed (a, d->type == 'u' ? 'c' : d->type, d->major, d->minor, 'r', &rule)
+            || ab_audit_dev_allowed (a, d->type == 'u' ? 'c' : d->type, d->major, d->minor, 'w', &rule);
       snprintf (path, sizeof path, "linux.devices[%zu]", i);
-      ab_audit_add (a, AB_AUDIT_S_DEVICES, d->path, path, usable ? AB_AUDIT_L_WEAK : 0,
-                    "mknod %c %" PRId64 ":%" PRId64 " mode %04o (a user namespace: bind of the host's node at the "
-                    "same path); %s",
-                    d->type, d->major, d->minor, d->file_mode_set ? d->file_mode : 0666,
-                    usable ? "the device cgroup lets it be opened"
-                           : "the device cgroup refuses to open it (agentbox adds no rule for linux.devices)");
+      ab_audit_add (
+          a, AB_AUDIT_S_DEVICES, d->path, path, usable ? AB_AUDIT_L_WEAK : 0,
+          "mknod %c %" PRId64 ":%" PRId64 " mode %04o (a user namespace: bind of the host's node at the "
+          "same path); %s",
+          d->type, d->major, d->minor, d->file_mode_set ? d->file_mode : 0666,
+          usable ? "the device cgroup lets it be opened"
+                 : "the device cgroup refuses to open it (agentbox adds no rule for linux.devices)");
     }
 }
 
@@ -239,7 +246,8 @@ map_devices (struct ab_audit_ctx *a)
 static const char *const ns_absent[AB_NS__COUNT] = {
   [AB_NS_USER] = "the host's: container uid 0 is host uid 0 and every capability is a host capability",
   [AB_NS_MOUNT] = "the host's mount table: agentbox refuses to create such a container",
-  [AB_NS_PID] = "the host's: every host process is visible, and signalable or traceable with the capabilities",
+  [AB_NS_PID]
+  = "the host's: every host process is visible, and signalable or traceable with the capabilities",
   [AB_NS_NET] = "the host's: every interface and localhost service of the host, and no agentbox wall",
   [AB_NS_IPC] = "the host's System V IPC and POSIX message queues",
   [AB_NS_UTS] = "the host's hostname and domain name",
@@ -254,17 +262,19 @@ static const char *const ns_new_text[AB_NS__COUNT] = {
   [AB_NS_NET] = "clone3 CLONE_NEWNET: only lo, and the agentbox wall",
   [AB_NS_IPC] = "clone3 CLONE_NEWIPC",
   [AB_NS_UTS] = "clone3 CLONE_NEWUTS",
-  [AB_NS_CGROUP] = "unshare(CLONE_NEWCGROUP) by the container process once it is in its cgroups: its cgroup is "
-                   "the namespace's root",
-  [AB_NS_TIME] = "unshare(CLONE_NEWTIME) by the container process, offsets written to /proc/self/timens_offsets, "
-                 "then setns into time_for_children",
+  [AB_NS_CGROUP]
+  = "unshare(CLONE_NEWCGROUP) by the container process once it is in its cgroups: its cgroup is "
+    "the namespace's root",
+  [AB_NS_TIME]
+  = "unshare(CLONE_NEWTIME) by the container process, offsets written to /proc/self/timens_offsets, "
+    "then setns into time_for_children",
 };
 
 static void
 map_namespaces (struct ab_audit_ctx *a)
 {
-  static const int order[] = { AB_NS_USER, AB_NS_MOUNT, AB_NS_PID, AB_NS_NET,
-                               AB_NS_IPC,  AB_NS_UTS,   AB_NS_CGROUP, AB_NS_TIME };
+  static const int order[]
+      = { AB_NS_USER, AB_NS_MOUNT, AB_NS_PID, AB_NS_NET, AB_NS_IPC, AB_NS_UTS, AB_NS_CGROUP, AB_NS_TIME };
 
   for (size_t i = 0; i < AB_ARRAY_SIZE (order); i++)
     {
@@ -286,7 +296,8 @@ map_namespaces (struct ab_audit_ctx *a)
         }
       if (ns->path == NULL)
         {
-          l = ab_audit_add (a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces", 0, "%s", ns_new_text[t]);
+          l = ab_audit_add (a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces", 0, "%s",
+                            ns_new_text[t]);
           ab_audit_line_value (l, "new");
           continue;
         }
@@ -297,11 +308,12 @@ map_namespaces (struct ab_audit_ctx *a)
           ab_audit_line_note (l, "runc setns()es into it and mounts there");
         }
       else
-        l = ab_audit_add (a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces",
-                          a->f.ns_host[t] ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
-                          "setns into it (checked with NS_GET_NSTYPE) by an intermediate process before clone3; "
-                          "shared with everything else in it%s",
-                          a->f.ns_host[t] ? ": /proc/1 is the host's init, so this is the host's namespace" : "");
+        l = ab_audit_add (
+            a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces",
+            a->f.ns_host[t] ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
+            "setns into it (checked with NS_GET_NSTYPE) by an intermediate process before clone3; "
+            "shared with everything else in it%s",
+            a->f.ns_host[t] ? ": /proc/1 is the host's init, so this is the host's namespace" : "");
       ab_audit_line_value (l, "joined %s", ns->path);
     }
 }
@@ -322,8 +334,8 @@ map_idmaps (struct ab_audit_ctx *a, const char *key, const struct ab_idmaps *m, 
       snprintf (path, sizeof path, "linux.%s[%zu]", key, i);
       l = ab_audit_add (a, AB_AUDIT_S_USERNS, name, path, root ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
                         "container %" PRIu32 "-%" PRIu64 " = host %" PRIu32 "-%" PRIu64 " in /proc/PID/%s%s",
-                        e->container_id, (uint64_t) e->container_id + e->size - 1, e->host_id,
-                        (uint64_t) e->host_id + e->size - 1, file,
+                        e->container_id, (uint64_t)e->container_id + e->size - 1, e->host_id,
+                        (uint64_t)e->host_id + e->size - 1, file,
                         root ? ": host ID 0 is mapped, files of host root are the container's" : "");
       ab_audit_line_value (l, "%" PRIu32 " %" PRIu32 " %" PRIu32, e->container_id, e->host_id, e->size);
     }
@@ -347,9 +359,10 @@ map_userns (struct ab_audit_ctx *a)
                     "those of the joined user namespace %s (not in the config)", ns->path);
       return;
     }
-  ab_audit_add (a, AB_AUDIT_S_USERNS, "writing", "linux.uidMappings", 0,
-                "the parent writes uid_map and gid_map in one write each before the process runs; setgroups is "
-                "denied first when agentbox runs rootless");
+  ab_audit_add (
+      a, AB_AUDIT_S_USERNS, "writing", "linux.uidMappings", 0,
+      "the parent writes uid_map and gid_map in one write each before the process runs; setgroups is "
+      "denied first when agentbox runs rootless");
   map_idmaps (a, "uidMappings", &a->l->uid_mappings, "uid_map");
   map_idmaps (a, "gidMappings", &a->l->gid_mappings, "gid_map");
 }
@@ -378,9 +391,10 @@ map_wall (struct ab_audit_ctx *a)
   uint16_t ports[64];
   _cleanup_nft_ruleset_ struct ab_nft_ruleset *rs = ab_audit_expected_wall (&a->f, ports, &proxy);
 
-  ab_audit_add (a, AB_AUDIT_S_NETWORK, "routes", NULL, 0,
-                "lo up; default routes via lo of the lowest priority, so every destination reaches the output "
-                "hook and is judged there");
+  ab_audit_add (
+      a, AB_AUDIT_S_NETWORK, "routes", NULL, 0,
+      "lo up; default routes via lo of the lowest priority, so every destination reaches the output "
+      "hook and is judged there");
   for (size_t c = 0; c < rs->n_chains; c++)
     {
       const struct ab_nft_chain *ch = &rs->chains[c];
@@ -392,7 +406,8 @@ map_wall (struct ab_audit_ctx *a)
                       ch->type, ch->prio, ch->policy == NF_DROP ? "drop" : "accept", ch->n_rules,
                       ch->n_rules == 1 ? "" : "s");
       else
-        ab_audit_add (a, AB_AUDIT_S_NETWORK, name, NULL, 0, "%zu rule%s", ch->n_rules, ch->n_rules == 1 ? "" : "s");
+        ab_audit_add (a, AB_AUDIT_S_NETWORK, name, NULL, 0, "%zu rule%s", ch->n_rules,
+                      ch->n_rules == 1 ? "" : "s");
       for (size_t r = 0; r < ch->n_rules; r++)
         {
           _cleanup_free_ char *text = ab_nft_rule_text (&ch->rules[r]);
@@ -413,9 +428,12 @@ map_allow (struct ab_audit_ctx *a)
       snprintf (name, sizeof name, "allow[%zu]", i);
       if (e->port)
         snprintf (port, sizeof port, " port %u", e->port);
-      ab_audit_add (a, AB_AUDIT_S_NETWORK, name, "annotations." AB_ANNOT_NET_ALLOW, e->prefix == 0 ? AB_AUDIT_L_WEAK : 0,
-                    "accept %s to %s/%u%s in chain output",
-                    e->proto == 6 ? "tcp" : e->proto == 17 ? "udp" : "tcp and udp", addr, e->prefix, port);
+      ab_audit_add (a, AB_AUDIT_S_NETWORK, name, "annotations." AB_ANNOT_NET_ALLOW,
+                    e->prefix == 0 ? AB_AUDIT_L_WEAK : 0, "accept %s to %s/%u%s in chain output",
+                    e->proto == 6    ? "tcp"
+                    : e->proto == 17 ? "udp"
+                                     : "tcp and udp",
+                    addr, e->prefix, port);
     }
 }
 
@@ -428,18 +446,19 @@ map_egress (struct ab_audit_ctx *a)
   char list[400] = "";
 
   for (size_t i = 0, o = 0; i < n && o < sizeof list - 8; i++)
-    o += (size_t) snprintf (list + o, sizeof list - o, "%s%u", i ? "," : "", ports[i]);
-  ab_audit_add (a, AB_AUDIT_S_NETWORK, "egress proxy", "annotations." AB_ANNOT_NET_ALLOW_DOMAINS, 0,
-                "HTTP/CONNECT proxy on 127.0.0.1:%d and DNS stub on 127.0.0.1:%d, sockets of the supervisor inside "
-                "the netns; TCP to ports %s redirected to the proxy; /etc/resolv.conf bound read-only to the "
-                "stub; HTTP(S)_PROXY added to the environment; upstream connections leave from the host netns, "
-                "never to private or metadata addresses",
-                AB_NET_PROXY_HTTP_PORT, AB_NET_PROXY_DNS_PORT, list);
+    o += (size_t)snprintf (list + o, sizeof list - o, "%s%u", i ? "," : "", ports[i]);
+  ab_audit_add (
+      a, AB_AUDIT_S_NETWORK, "egress proxy", "annotations." AB_ANNOT_NET_ALLOW_DOMAINS, 0,
+      "HTTP/CONNECT proxy on 127.0.0.1:%d and DNS stub on 127.0.0.1:%d, sockets of the supervisor inside "
+      "the netns; TCP to ports %s redirected to the proxy; /etc/resolv.conf bound read-only to the "
+      "stub; HTTP(S)_PROXY added to the environment; upstream connections leave from the host netns, "
+      "never to private or metadata addresses",
+      AB_NET_PROXY_HTTP_PORT, AB_NET_PROXY_DNS_PORT, list);
   for (size_t i = 0; i < p->n_allow; i++)
     {
       char name[32], pl[128] = "";
       for (size_t k = 0, o = 0; k < p->allow[i].n_ports && o < sizeof pl - 8; k++)
-        o += (size_t) snprintf (pl + o, sizeof pl - o, "%s%u", k ? "," : "", p->allow[i].ports[k]);
+        o += (size_t)snprintf (pl + o, sizeof pl - o, "%s%u", k ? "," : "", p->allow[i].ports[k]);
       snprintf (name, sizeof name, "domain[%zu]", i);
       ab_audit_add (a, AB_AUDIT_S_NETWORK, name, "annotations." AB_ANNOT_NET_ALLOW_DOMAINS, 0,
                     "%s allowed on ports %s (resolved by the stub and pinned)", p->allow[i].pattern, pl);
@@ -467,8 +486,8 @@ map_network (struct ab_audit_ctx *a)
   const struct ab_namespace *ns = a->l ? &a->l->ns[AB_NS_NET] : NULL;
 
   if (a->f.net_error)
-    ab_audit_add (a, AB_AUDIT_S_NETWORK, "annotations", "annotations", AB_AUDIT_L_REFUSED,
-                  "create fails: %s", a->f.net_error);
+    ab_audit_add (a, AB_AUDIT_S_NETWORK, "annotations", "annotations", AB_AUDIT_L_REFUSED, "create fails: %s",
+                  a->f.net_error);
   if (ns == NULL || !ns->present)
     {
       ab_audit_add (a, AB_AUDIT_S_NETWORK, "network", "linux.namespaces", AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK,
@@ -480,17 +499,19 @@ map_network (struct ab_audit_ctx *a)
       const struct ab_net_device *d = &a->l->net_devices[i];
       char path[320];
       snprintf (path, sizeof path, "linux.netDevices.%s", d->host_name);
-      ab_audit_add (a, AB_AUDIT_S_NETWORK, d->host_name, path, AB_AUDIT_L_HOST,
-                    "the host interface moves into the container (rtnetlink) as %s, keeping its permanent global "
-                    "addresses, and is set up",
-                    d->name ? d->name : d->host_name);
+      ab_audit_add (
+          a, AB_AUDIT_S_NETWORK, d->host_name, path, AB_AUDIT_L_HOST,
+          "the host interface moves into the container (rtnetlink) as %s, keeping its permanent global "
+          "addresses, and is set up",
+          d->name ? d->name : d->host_name);
     }
   if (!a->f.wall)
     {
-      ab_audit_add (a, AB_AUDIT_S_NETWORK, "wall", "annotations." AB_ANNOT_NET_ALLOW, AB_AUDIT_L_WEAK,
-                    "none: the joined namespace %s keeps whatever filtering it has (agentbox installs its wall in a "
-                    "joined one only when %s is set)",
-                    ns->path ? ns->path : "", AB_ANNOT_NET_ALLOW);
+      ab_audit_add (
+          a, AB_AUDIT_S_NETWORK, "wall", "annotations." AB_ANNOT_NET_ALLOW, AB_AUDIT_L_WEAK,
+          "none: the joined namespace %s keeps whatever filtering it has (agentbox installs its wall in a "
+          "joined one only when %s is set)",
+          ns->path ? ns->path : "", AB_ANNOT_NET_ALLOW);
       return;
     }
   ab_audit_add (a, AB_AUDIT_S_NETWORK, "wall", "annotations." AB_ANNOT_NET_ALLOW, 0,
@@ -516,10 +537,11 @@ map_host_attrs (struct ab_audit_ctx *a)
     return;
   if (p->oom_score_adj_set)
     {
-      l = ab_audit_add (a, AB_AUDIT_S_HOSTATTR, "oomScoreAdj", "process.oomScoreAdj",
-                        p->oom_score_adj < 0 ? AB_AUDIT_L_WEAK : 0,
-                        "written to /proc/PID/oom_score_adj by the parent with agentbox's own privileges (lowering "
-                        "it needs CAP_SYS_RESOURCE, which root has)");
+      l = ab_audit_add (
+          a, AB_AUDIT_S_HOSTATTR, "oomScoreAdj", "process.oomScoreAdj",
+          p->oom_score_adj < 0 ? AB_AUDIT_L_WEAK : 0,
+          "written to /proc/PID/oom_score_adj by the parent with agentbox's own privileges (lowering "
+          "it needs CAP_SYS_RESOURCE, which root has)");
       ab_audit_line_value (l, "%d", p->oom_score_adj);
     }
   if (p->scheduler)
@@ -538,8 +560,9 @@ map_host_attrs (struct ab_audit_ctx *a)
                                        "ioprio_set(IOPRIO_WHO_PROCESS) by the parent"),
                          "class %d level %d", p->io_priority->klass, p->io_priority->priority);
   if (p->exec_cpu_affinity_initial || p->exec_cpu_affinity_final)
-    ab_audit_add (a, AB_AUDIT_S_HOSTATTR, "execCPUAffinity", "process.execCPUAffinity", 0,
-                  "applied by `agentbox exec` to the processes it starts, not to the container's first process");
+    ab_audit_add (
+        a, AB_AUDIT_S_HOSTATTR, "execCPUAffinity", "process.execCPUAffinity", 0,
+        "applied by `agentbox exec` to the processes it starts, not to the container's first process");
 }
 
 void

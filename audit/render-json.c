@@ -211,7 +211,7 @@ ab_audit_render_diff_json (const struct ab_audit_diff *d, const struct ab_audit_
 {
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (true);
 
-  (void) o;
+  (void)o;
   ab_gen_obj_open (g);
   gen_tool (g);
   ab_gen_key (g, "diff");

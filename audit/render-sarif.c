@@ -10,7 +10,8 @@
 #include "runtime/util.h"
 #include "spec/gen.h"
 
-#define SARIF_SCHEMA "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+#define SARIF_SCHEMA                                                                                         \
+  "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
 static const char *
 level (int sev)
@@ -38,10 +39,11 @@ file_uri (const char *path)
 
   memcpy (out, "file://", 7);
   o = 7;
-  for (const unsigned char *p = (const unsigned char *) path; *p; p++)
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++)
     {
-      if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr ("-._~/", *p))
-        out[o++] = (char) *p;
+      if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+          || strchr ("-._~/", *p))
+        out[o++] = (char)*p;
       else
         {
           out[o++] = '%';
@@ -94,7 +96,7 @@ rule_index (const struct ab_audit_rule *r)
   size_t n;
   const struct ab_audit_rule *all = ab_audit_rules (&n);
 
-  return (size_t) (r - all);
+  return (size_t)(r - all);
 }
 
 static void
@@ -146,7 +148,7 @@ ab_audit_render_sarif (const struct ab_audit_report *r, const struct ab_audit_re
   size_t n;
   const struct ab_audit_rule *rules = ab_audit_rules (&n);
 
-  (void) o;
+  (void)o;
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "$schema", SARIF_SCHEMA);
   ab_gen_kv_str (g, "version", "2.1.0");

@@ -55,7 +55,7 @@ must_escape (uint32_t cp)
 static char *
 escape (const char *s)
 {
-  const unsigned char *p = (const unsigned char *) s;
+  const unsigned char *p = (const unsigned char *)s;
   char *out = xmalloc (strlen (s) * 6 + 1);
   size_t o = 0;
 
@@ -64,16 +64,17 @@ escape (const char *s)
       uint32_t cp = *p;
       size_t n = 1;
       if (*p >= 0xc2 && *p <= 0xdf && (p[1] & 0xc0) == 0x80)
-        cp = ((uint32_t) (*p & 0x1f) << 6) | (p[1] & 0x3f), n = 2;
+        cp = ((uint32_t)(*p & 0x1f) << 6) | (p[1] & 0x3f), n = 2;
       else if (*p >= 0xe0 && *p <= 0xef && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80)
-        cp = ((uint32_t) (*p & 0x0f) << 12) | ((uint32_t) (p[1] & 0x3f) << 6) | (p[2] & 0x3f), n = 3;
-      else if (*p >= 0xf0 && *p <= 0xf4 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80)
+        cp = ((uint32_t)(*p & 0x0f) << 12) | ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f), n = 3;
+      else if (*p >= 0xf0 && *p <= 0xf4 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80
+               && (p[3] & 0xc0) == 0x80)
         n = 4, cp = 0x10000;
       else if (*p >= 0x80)
         cp = 0x7f; /* a stray byte: escaped below */
       if (must_escape (cp))
-        o += (size_t) (cp > 0xff || n > 1 ? sprintf (out + o, "\\u%04x", (unsigned) cp)
-                                          : sprintf (out + o, "\\x%02x", *p));
+        o += (size_t)(cp > 0xff || n > 1 ? sprintf (out + o, "\\u%04x", (unsigned)cp)
+                                         : sprintf (out + o, "\\x%02x", *p));
       else
         {
           memcpy (out + o, p, n);
@@ -117,7 +118,7 @@ wrap (FILE *f, const char *raw, size_t col, size_t indent)
       while (*p == ' ')
         p++;
       if (*p)
-        fprintf (f, "\n%*s", (int) indent, "");
+        fprintf (f, "\n%*s", (int)indent, "");
       col = indent;
     }
   fputc ('\n', f);
@@ -151,16 +152,16 @@ print_line (const struct out *o, const struct ab_audit_line *l, size_t w)
   size_t nl = strlen (name), col;
   char m = marker (l->flags);
 
-  fprintf (o->f, " %s%c%s %s", m == ' ' ? "" : sgr (o, m == 'x' ? RED : YELLOW), m, m == ' ' ? "" : sgr (o, RESET),
-           name);
+  fprintf (o->f, " %s%c%s %s", m == ' ' ? "" : sgr (o, m == 'x' ? RED : YELLOW), m,
+           m == ' ' ? "" : sgr (o, RESET), name);
   if (nl > w)
     {
-      fprintf (o->f, "\n%*s", (int) w + 5, "");
+      fprintf (o->f, "\n%*s", (int)w + 5, "");
       col = w + 5;
     }
   else
     {
-      fprintf (o->f, "%*s", (int) (w - nl + 2), "");
+      fprintf (o->f, "%*s", (int)(w - nl + 2), "");
       col = w + 5;
     }
   text = l->value ? xasprintf ("[%s] %s", l->value, l->mechanism) : xstrdup (l->mechanism);
@@ -168,7 +169,7 @@ print_line (const struct out *o, const struct ab_audit_line *l, size_t w)
   if (l->note)
     {
       _cleanup_free_ char *n = xasprintf ("note: %s", l->note);
-      fprintf (o->f, "%*s%s", (int) w + 5, "", sgr (o, DIM));
+      fprintf (o->f, "%*s%s", (int)w + 5, "", sgr (o, DIM));
       wrap (o->f, n, w + 5, w + 11);
       fputs (sgr (o, RESET), o->f);
     }
@@ -205,8 +206,8 @@ print_finding (const struct out *o, const struct ab_audit_finding *f)
   _cleanup_free_ char *why = NULL, *at = NULL, *fix = NULL;
   const struct ab_audit_rule *rule = f->rule;
 
-  fprintf (o->f, "\n %s%-6s%s %s%s%s  ", sgr (o, sev_color (f->severity)), ab_audit_severity_name (f->severity),
-           sgr (o, RESET), sgr (o, BOLD), rule->id, sgr (o, RESET));
+  fprintf (o->f, "\n %s%-6s%s %s%s%s  ", sgr (o, sev_color (f->severity)),
+           ab_audit_severity_name (f->severity), sgr (o, RESET), sgr (o, BOLD), rule->id, sgr (o, RESET));
   wrap (o->f, rule->title, 9 + strlen (rule->id) + 2, 9);
   at = xasprintf ("at %s: %s", f->path, f->detail);
   fprintf (o->f, "%*s", 9, "");
@@ -294,8 +295,8 @@ print_only (const struct out *o, const char *what, const struct ab_audit_finding
   for (size_t i = 0; i < n; i++)
     {
       _cleanup_free_ char *t = xasprintf ("%s at %s: %s", v[i]->rule->title, v[i]->path, v[i]->detail);
-      fprintf (o->f, "  %s%-6s%s %s  ", sgr (o, sev_color (v[i]->severity)), ab_audit_severity_name (v[i]->severity),
-               sgr (o, RESET), v[i]->rule->id);
+      fprintf (o->f, "  %s%-6s%s %s  ", sgr (o, sev_color (v[i]->severity)),
+               ab_audit_severity_name (v[i]->severity), sgr (o, RESET), v[i]->rule->id);
       wrap (o->f, t, 11 + strlen (v[i]->rule->id), 11);
     }
 }
@@ -308,8 +309,8 @@ ab_audit_render_diff_text (FILE *f, const struct ab_audit_diff *d, const struct 
 
   _cleanup_free_ char *sa = escape (d->a->source), *sb = escape (d->b->source);
 
-  fprintf (f, "%sagentbox audit --diff%s\n  - %s %s\n  + %s %s\n", sgr (&o, BOLD), sgr (&o, RESET), d->a->kind,
-           sa, d->b->kind, sb);
+  fprintf (f, "%sagentbox audit --diff%s\n  - %s %s\n  + %s %s\n", sgr (&o, BOLD), sgr (&o, RESET),
+           d->a->kind, sa, d->b->kind, sb);
   fprintf (f, "\n%sMechanisms that differ%s (%zu)\n", sgr (&o, BOLD), sgr (&o, RESET), d->n_changes);
   for (size_t i = 0; i < d->n_changes; i++)
     {

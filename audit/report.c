@@ -18,13 +18,15 @@ static const struct
   [AB_AUDIT_S_NAMESPACES] = { "namespaces", "namespaces (clone3 flags; setns into joined ones)" },
   [AB_AUDIT_S_USERNS] = { "user-namespace", "user namespace ID maps (written by the parent)" },
   [AB_AUDIT_S_NETWORK] = { "network", "network (the parent, in the container's network namespace)" },
-  [AB_AUDIT_S_HOSTATTR] = { "process-attributes", "process attributes set by the parent with host privileges" },
+  [AB_AUDIT_S_HOSTATTR]
+  = { "process-attributes", "process attributes set by the parent with host privileges" },
   [AB_AUDIT_S_MOUNTS] = { "mounts", "mounts (fd-based, resolved inside the pinned rootfs)" },
   [AB_AUDIT_S_HOOKS] = { "hooks", "hooks (where each program runs)" },
   [AB_AUDIT_S_PIVOT] = { "pivot-root", "pivot_root, hostname, domainname" },
   [AB_AUDIT_S_SYSCTL] = { "sysctl", "sysctl (written below /proc/sys of the container)" },
   [AB_AUDIT_S_PATHS] = { "paths", "read-only and masked paths, read-only root, root propagation" },
-  [AB_AUDIT_S_PROCESS] = { "process", "process setup before exec (personality, keyring, cwd, rlimits, LSM, user)" },
+  [AB_AUDIT_S_PROCESS]
+  = { "process", "process setup before exec (personality, keyring, cwd, rlimits, LSM, user)" },
   [AB_AUDIT_S_CAPS] = { "capabilities", "capabilities (bounding set dropped, then capset)" },
   [AB_AUDIT_S_NNP] = { "no-new-privileges", "no_new_privs (prctl)" },
   [AB_AUDIT_S_SECCOMP] = { "seccomp", "seccomp (one BPF filter, compiled in the parent)" },
@@ -171,7 +173,8 @@ ab_audit_find (struct ab_audit_ctx *a, const char *id, const char *path, const c
 }
 
 void
-ab_audit_find_sev (struct ab_audit_ctx *a, const char *id, int severity, const char *path, const char *fmt, ...)
+ab_audit_find_sev (struct ab_audit_ctx *a, const char *id, int severity, const char *path, const char *fmt,
+                   ...)
 {
   va_list ap;
 

@@ -62,7 +62,9 @@ rule_host_dirs (struct ab_audit_ctx *a, const struct bind *b)
     bool below_too;
     const char *id;
   } tab[] = {
-    { "/", false, "AB-MNT-002" },   { "/proc", true, "AB-MNT-003" }, { "/sys", true, "AB-MNT-004" },
+    { "/", false, "AB-MNT-002" },
+    { "/proc", true, "AB-MNT-003" },
+    { "/sys", true, "AB-MNT-004" },
     { "/dev", false, "AB-MNT-006" },
   };
 
@@ -87,11 +89,13 @@ masked_at (const struct ab_audit_ctx *a, const char *dest, const char *what)
 static void
 rule_etc (struct ab_audit_ctx *a, const struct bind *b)
 {
-  static const char *const secrets[] = { "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/group",
-                                         "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",   "/etc/ssl/private",
-                                         "/etc/kubernetes", "/etc/docker", "/etc/containers" };
+  static const char *const secrets[]
+      = { "/etc/shadow",     "/etc/gshadow",   "/etc/passwd",    "/etc/group",
+          "/etc/sudoers",    "/etc/sudoers.d", "/etc/ssh",       "/etc/ssl/private",
+          "/etc/kubernetes", "/etc/docker",    "/etc/containers" };
   /* What a read-only view of the whole /etc must hide to leak no credential. */
-  static const char *const hidden[] = { "/shadow", "/gshadow", "/sudoers", "/sudoers.d", "/ssh", "/ssl/private" };
+  static const char *const hidden[]
+      = { "/shadow", "/gshadow", "/sudoers", "/sudoers.d", "/ssh", "/ssl/private" };
   bool secret = strcmp (b->src, "/etc") == 0, all_masked = strcmp (b->src, "/etc") == 0;
 
   for (size_t k = 0; !secret && k < AB_ARRAY_SIZE (secrets); k++)
@@ -101,24 +105,33 @@ rule_etc (struct ab_audit_ctx *a, const struct bind *b)
   for (size_t k = 0; all_masked && k < AB_ARRAY_SIZE (hidden); k++)
     all_masked = masked_at (a, b->m->destination, hidden[k]);
   if (b->ro && all_masked)
-    ab_audit_find_sev (a, "AB-MNT-007", AB_AUDIT_LOW, b->path,
-                       "mounts[%zu] binds %s read-only at %s, with shadow, gshadow, sudoers, ssh and ssl/private "
-                       "masked: the rest of the host's configuration is visible",
-                       b->i, b->src, b->m->destination);
+    ab_audit_find_sev (
+        a, "AB-MNT-007", AB_AUDIT_LOW, b->path,
+        "mounts[%zu] binds %s read-only at %s, with shadow, gshadow, sudoers, ssh and ssl/private "
+        "masked: the rest of the host's configuration is visible",
+        b->i, b->src, b->m->destination);
   else
-    ab_audit_find_sev (a, "AB-MNT-007", b->ro ? AB_AUDIT_MEDIUM : AB_AUDIT_HIGH, b->path, "mounts[%zu] binds %s at %s%s",
-                       b->i, b->src, b->m->destination, b->ro ? " read-only" : " writable");
+    ab_audit_find_sev (a, "AB-MNT-007", b->ro ? AB_AUDIT_MEDIUM : AB_AUDIT_HIGH, b->path,
+                       "mounts[%zu] binds %s at %s%s", b->i, b->src, b->m->destination,
+                       b->ro ? " read-only" : " writable");
 }
 
 /* The engines' API sockets.  A bind of a directory holding one exposes it too. */
 static const char *const engine_sockets[] = {
-  "/run/docker.sock",          "/var/run/docker.sock",          "/run/containerd/containerd.sock",
-  "/var/run/containerd/containerd.sock", "/run/podman/podman.sock", "/var/run/podman/podman.sock",
-  "/run/crio/crio.sock",       "/var/run/crio/crio.sock",        "/run/buildkit/buildkitd.sock",
+  "/run/docker.sock",
+  "/var/run/docker.sock",
+  "/run/containerd/containerd.sock",
+  "/var/run/containerd/containerd.sock",
+  "/run/podman/podman.sock",
+  "/var/run/podman/podman.sock",
+  "/run/crio/crio.sock",
+  "/var/run/crio/crio.sock",
+  "/run/buildkit/buildkitd.sock",
   "/run/cri-dockerd.sock",
 };
-static const char *const engine_names[] = { "docker.sock", "containerd.sock", "podman.sock", "crio.sock",
-                                            "buildkitd.sock", "cri-dockerd.sock", "dockershim.sock" };
+static const char *const engine_names[]
+    = { "docker.sock",    "containerd.sock",  "podman.sock",    "crio.sock",
+        "buildkitd.sock", "cri-dockerd.sock", "dockershim.sock" };
 
 /* 1: the source is a socket; 2: a directory holding one; 0: neither. */
 static int
@@ -129,7 +142,8 @@ rule_sockets (struct ab_audit_ctx *a, const struct bind *b)
   for (size_t k = 0; base && k < AB_ARRAY_SIZE (engine_names); k++)
     if (strcmp (base + 1, engine_names[k]) == 0)
       {
-        ab_audit_find (a, "AB-MNT-005", b->path, "mounts[%zu] binds %s at %s", b->i, b->src, b->m->destination);
+        ab_audit_find (a, "AB-MNT-005", b->path, "mounts[%zu] binds %s at %s", b->i, b->src,
+                       b->m->destination);
         return 1;
       }
   if (strcmp (b->src, "/") == 0)
@@ -157,12 +171,18 @@ rule_sensitive (struct ab_audit_ctx *a, const struct bind *b)
     const char *dir;
     bool below_too, ro_ok;
   } dirs[] = {
-    { "/root", true, false },           { "/home", true, false },
-    { "/boot", true, true },            { "/lib/modules", true, true },
-    { "/usr/lib/modules", true, true }, { "/var/log", true, false },
-    { "/var/lib/docker", false, false }, { "/var/lib/containers", false, false },
-    { "/var/lib/containerd", false, false }, { "/var/lib/kubelet", false, false },
-    { "/run", false, false },           { "/var/run", false, false },
+    { "/root", true, false },
+    { "/home", true, false },
+    { "/boot", true, true },
+    { "/lib/modules", true, true },
+    { "/usr/lib/modules", true, true },
+    { "/var/log", true, false },
+    { "/var/lib/docker", false, false },
+    { "/var/lib/containers", false, false },
+    { "/var/lib/containerd", false, false },
+    { "/var/lib/kubelet", false, false },
+    { "/run", false, false },
+    { "/var/run", false, false },
   };
 
   if (strcmp (b->src, "/") == 0)
@@ -188,8 +208,9 @@ rule_sensitive (struct ab_audit_ctx *a, const struct bind *b)
 static bool
 single_file (const struct bind *b)
 {
-  static const char *const files[] = { "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run/.containerenv",
-                                       "/.containerenv", "/etc/localtime", "/etc/timezone", "/dev/shm" };
+  static const char *const files[]
+      = { "/etc/hosts",     "/etc/hostname",  "/etc/resolv.conf", "/run/.containerenv",
+          "/.containerenv", "/etc/localtime", "/etc/timezone",    "/dev/shm" };
   struct stat st;
 
   for (size_t k = 0; k < AB_ARRAY_SIZE (files); k++)
@@ -218,11 +239,13 @@ rule_bind_flags (struct ab_audit_ctx *a, const struct bind *b)
 
   snprintf (path, sizeof path, "mounts[%zu].options", b->i);
   if (b->m->recursive && (b->m->flags & MS_RDONLY) && !(b->m->attr_set & MOUNT_ATTR_RDONLY))
-    ab_audit_find (a, "AB-MNT-012", path, "mounts[%zu] (%s) is rbind with ro but not rro", b->i, b->m->destination);
+    ab_audit_find (a, "AB-MNT-012", path, "mounts[%zu] (%s) is rbind with ro but not rro", b->i,
+                   b->m->destination);
   if (!b->ro && a->f.uid0_mapped && b->src[0] == '/' && !single_file (b)
       && !(a->bundle_dir && at_or_below (b->src, a->bundle_dir)))
-    ab_audit_find (a, "AB-MNT-013", path, "mounts[%zu] binds %s writable at %s, and container root is host root",
-                   b->i, b->src, b->m->destination);
+    ab_audit_find (a, "AB-MNT-013", path,
+                   "mounts[%zu] binds %s writable at %s, and container root is host root", b->i, b->src,
+                   b->m->destination);
 }
 
 static void
@@ -338,7 +361,7 @@ missing (struct ab_audit_ctx *a, bool masked, const char *const *defs, size_t n,
         continue;
       count++;
       if (o < len)
-        o += (size_t) snprintf (buf + o, len - o, "%s%s", o ? ", " : "", defs[i]);
+        o += (size_t)snprintf (buf + o, len - o, "%s%s", o ? ", " : "", defs[i]);
     }
   return count;
 }

@@ -23,16 +23,17 @@ rule_ns_absent (struct ab_audit_ctx *a)
     int type;
     const char *id;
   } tab[] = {
-    { AB_NS_PID, "AB-NS-001" }, { AB_NS_NET, "AB-NS-002" },  { AB_NS_IPC, "AB-NS-003" },
+    { AB_NS_PID, "AB-NS-001" },   { AB_NS_NET, "AB-NS-002" }, { AB_NS_IPC, "AB-NS-003" },
     { AB_NS_MOUNT, "AB-NS-004" }, { AB_NS_UTS, "AB-NS-005" }, { AB_NS_CGROUP, "AB-NS-006" },
   };
 
   for (size_t i = 0; i < AB_ARRAY_SIZE (tab); i++)
     if (!a->f.ns_present[tab[i].type])
-      ab_audit_find (a, tab[i].id, "linux.namespaces",
-                     "linux.namespaces has no \"%s\" entry: the container stays in the runtime's (the host's) %s "
-                     "namespace",
-                     ab_ns_name (tab[i].type), ab_ns_name (tab[i].type));
+      ab_audit_find (
+          a, tab[i].id, "linux.namespaces",
+          "linux.namespaces has no \"%s\" entry: the container stays in the runtime's (the host's) %s "
+          "namespace",
+          ab_ns_name (tab[i].type), ab_ns_name (tab[i].type));
 }
 
 static void
@@ -56,10 +57,11 @@ rule_user_none (struct ab_audit_ctx *a)
   /* A process that is not root, holds nothing and cannot gain anything still
      has host root's identity one set-user-ID exploit away: medium. */
   if (p && !a->f.root_user && a->f.nnp && a->f.caps_exec == 0)
-    ab_audit_find_sev (a, "AB-USER-001", AB_AUDIT_MEDIUM, "linux.namespaces",
-                       "no user namespace; the process runs as host uid %u without capabilities, but root in the "
-                       "container (and every file it owns) is host root",
-                       p->user.uid);
+    ab_audit_find_sev (
+        a, "AB-USER-001", AB_AUDIT_MEDIUM, "linux.namespaces",
+        "no user namespace; the process runs as host uid %u without capabilities, but root in the "
+        "container (and every file it owns) is host root",
+        p->user.uid);
   else
     ab_audit_find (a, "AB-USER-001", "linux.namespaces",
                    "no user namespace: uid %u in the container is uid %u on the host", p ? p->user.uid : 0,
@@ -80,7 +82,7 @@ check_maps (struct ab_audit_ctx *a, const char *key, const struct ab_idmaps *m)
                        strcmp (key, "uidMappings") == 0 ? "root" : "group root");
       else if (e->host_id < 1000)
         ab_audit_find (a, "AB-USER-003", path, "host IDs %" PRIu32 "-%" PRIu64 " are mapped", e->host_id,
-                       (uint64_t) e->host_id + e->size - 1);
+                       (uint64_t)e->host_id + e->size - 1);
     }
 }
 
@@ -128,7 +130,7 @@ covers (const struct ab_net_allow *e, int family, const char *text)
       return false;
   if (bits % 8)
     {
-      uint8_t mask = (uint8_t) (0xff << (8 - bits % 8));
+      uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
       if ((addr[bits / 8] & mask) != (e->addr[bits / 8] & mask))
         return false;
     }
@@ -145,9 +147,9 @@ private_sample (const struct ab_net_allow *e)
     int family;
     const char *addr;
   } samples[] = {
-    { AF_INET, "127.0.0.1" },   { AF_INET, "10.0.0.1" },  { AF_INET, "172.16.0.1" }, { AF_INET, "192.168.0.1" },
-    { AF_INET, "169.254.1.1" }, { AF_INET, "100.64.0.1" }, { AF_INET6, "::1" },       { AF_INET6, "fc00::1" },
-    { AF_INET6, "fe80::1" },
+    { AF_INET, "127.0.0.1" },   { AF_INET, "10.0.0.1" },    { AF_INET, "172.16.0.1" },
+    { AF_INET, "192.168.0.1" }, { AF_INET, "169.254.1.1" }, { AF_INET, "100.64.0.1" },
+    { AF_INET6, "::1" },        { AF_INET6, "fc00::1" },    { AF_INET6, "fe80::1" },
   };
   const char *why = ab_egress_addr_refusal (e->family, e->addr);
 
@@ -171,11 +173,12 @@ rule_net_allow (struct ab_audit_ctx *a)
 
       inet_ntop (e->family, e->addr, addr, sizeof addr);
       if (e->prefix == 0)
-        ab_audit_find (a, "AB-NET-001", "annotations." AB_ANNOT_NET_ALLOW, "entry %zu (%s/0) allows every %s address",
-                       i, addr, e->family == AF_INET ? "IPv4" : "IPv6");
+        ab_audit_find (a, "AB-NET-001", "annotations." AB_ANNOT_NET_ALLOW,
+                       "entry %zu (%s/0) allows every %s address", i, addr,
+                       e->family == AF_INET ? "IPv4" : "IPv6");
       else if ((why = private_sample (e)) != NULL)
-        ab_audit_find (a, "AB-NET-002", "annotations." AB_ANNOT_NET_ALLOW, "entry %zu (%s/%u) reaches %s", i, addr,
-                       e->prefix, why);
+        ab_audit_find (a, "AB-NET-002", "annotations." AB_ANNOT_NET_ALLOW, "entry %zu (%s/%u) reaches %s", i,
+                       addr, e->prefix, why);
     }
 }
 
@@ -274,7 +277,8 @@ rule_hooks (struct ab_audit_ctx *a)
         if (runs_on_host (k))
           ab_audit_find (a, "AB-HOOK-001", path, "%s runs %s on the host", ab_hook_kind_name (k), h->path);
         if (k == AB_HOOK_CREATE_CONTAINER)
-          ab_audit_find (a, "AB-HOOK-002", path, "%s runs in the container's namespaces before pivot_root", h->path);
+          ab_audit_find (a, "AB-HOOK-002", path, "%s runs in the container's namespaces before pivot_root",
+                         h->path);
         if (k != AB_HOOK_START_CONTAINER && (where = container_writes (a, h->path)) != NULL)
           ab_audit_find (a, "AB-HOOK-003", path, "%s lies in %s", h->path, where);
         if (k != AB_HOOK_START_CONTAINER && inline_code (h))
@@ -290,8 +294,9 @@ rule_unknown (struct ab_audit_ctx *a)
   size_t n = a->s->unknown.n < 100 ? a->s->unknown.n : 100;
 
   for (size_t i = 0; i < n; i++)
-    ab_audit_find (a, "AB-SPEC-001", a->s->unknown.v[i], "%s is not part of runtime-spec %s: agentbox ignores it",
-                   a->s->unknown.v[i], AB_OCI_VERSION);
+    ab_audit_find (a, "AB-SPEC-001", a->s->unknown.v[i],
+                   "%s is not part of runtime-spec %s: agentbox ignores it", a->s->unknown.v[i],
+                   AB_OCI_VERSION);
 }
 
 static void
@@ -305,7 +310,8 @@ rule_foreign_annotations (struct ab_audit_ctx *a)
         {
           char path[512];
           snprintf (path, sizeof path, "annotations.%s", a->s->annotations.v[i].key);
-          ab_audit_find (a, "AB-SPEC-002", path, "%s = %s", a->s->annotations.v[i].key, a->s->annotations.v[i].value);
+          ab_audit_find (a, "AB-SPEC-002", path, "%s = %s", a->s->annotations.v[i].key,
+                         a->s->annotations.v[i].value);
         }
 }
 
@@ -316,7 +322,7 @@ message_path (const char *msg)
   const char *p = ab_str_has_prefix (msg, "config.json: ") ? msg + 13 : msg;
   const char *end = strstr (p, ": ");
 
-  return end ? xstrndup (p, (size_t) (end - p)) : xstrdup ("config.json");
+  return end ? xstrndup (p, (size_t)(end - p)) : xstrdup ("config.json");
 }
 
 /* What create refuses beyond validation, from the config alone
@@ -342,10 +348,12 @@ unsupported (struct ab_audit_ctx *a)
   for (size_t i = 0; i < a->s->n_mounts; i++)
     if (strcmp (a->s->mounts[i].destination, "/") == 0)
       return "config.json: mounts: mounting over / is not supported";
-  if ((ab_kvlist_get (&a->s->annotations, AB_ANNOT_NET_ALLOW) || a->f.egress.enabled) && !a->f.ns_present[AB_NS_NET])
+  if ((ab_kvlist_get (&a->s->annotations, AB_ANNOT_NET_ALLOW) || a->f.egress.enabled)
+      && !a->f.ns_present[AB_NS_NET])
     return "config.json: annotations: an egress policy needs a network namespace in linux.namespaces";
   if (a->f.egress.enabled && !a->f.ns_new[AB_NS_NET])
-    return "config.json: annotations." AB_ANNOT_NET_ALLOW_DOMAINS ": the egress proxy needs a new network namespace";
+    return "config.json: annotations." AB_ANNOT_NET_ALLOW_DOMAINS
+           ": the egress proxy needs a new network namespace";
   return NULL;
 }
 

@@ -21,17 +21,17 @@ static const struct
   const char *id;
   bool init_ns;
 } cap_rules[] = {
-  { CAP_SYS_ADMIN, "AB-CAP-001", false },   { CAP_SYS_PTRACE, "AB-CAP-002", false },
-  { CAP_NET_ADMIN, "AB-CAP-003", false },   { CAP_DAC_READ_SEARCH, "AB-CAP-004", true },
-  { CAP_SYS_MODULE, "AB-CAP-005", true },   { CAP_SYS_RAWIO, "AB-CAP-006", true },
-  { CAP_NET_RAW, "AB-CAP-007", false },     { CAP_SYS_TIME, "AB-CAP-008", true },
-  { CAP_SYS_BOOT, "AB-CAP-008", true },     { CAP_SYSLOG, "AB-CAP-008", true },
-  { CAP_SYS_PACCT, "AB-CAP-008", true },    { CAP_MAC_ADMIN, "AB-CAP-008", true },
-  { CAP_MAC_OVERRIDE, "AB-CAP-008", true }, { CAP_AUDIT_CONTROL, "AB-CAP-008", true },
-  { CAP_SYS_NICE, "AB-CAP-008", true },     { CAP_SYS_RESOURCE, "AB-CAP-008", true },
+  { CAP_SYS_ADMIN, "AB-CAP-001", false },       { CAP_SYS_PTRACE, "AB-CAP-002", false },
+  { CAP_NET_ADMIN, "AB-CAP-003", false },       { CAP_DAC_READ_SEARCH, "AB-CAP-004", true },
+  { CAP_SYS_MODULE, "AB-CAP-005", true },       { CAP_SYS_RAWIO, "AB-CAP-006", true },
+  { CAP_NET_RAW, "AB-CAP-007", false },         { CAP_SYS_TIME, "AB-CAP-008", true },
+  { CAP_SYS_BOOT, "AB-CAP-008", true },         { CAP_SYSLOG, "AB-CAP-008", true },
+  { CAP_SYS_PACCT, "AB-CAP-008", true },        { CAP_MAC_ADMIN, "AB-CAP-008", true },
+  { CAP_MAC_OVERRIDE, "AB-CAP-008", true },     { CAP_AUDIT_CONTROL, "AB-CAP-008", true },
+  { CAP_SYS_NICE, "AB-CAP-008", true },         { CAP_SYS_RESOURCE, "AB-CAP-008", true },
   { CAP_LINUX_IMMUTABLE, "AB-CAP-008", false }, { CAP_WAKE_ALARM, "AB-CAP-008", true },
   { CAP_BLOCK_SUSPEND, "AB-CAP-008", true },    { CAP_SYS_TTY_CONFIG, "AB-CAP-008", true },
-  { CAP_IPC_LOCK, "AB-CAP-008", false },    { CAP_BPF, "AB-CAP-009", true },
+  { CAP_IPC_LOCK, "AB-CAP-008", false },        { CAP_BPF, "AB-CAP-009", true },
   { CAP_PERFMON, "AB-CAP-009", true },
 };
 
@@ -63,14 +63,17 @@ rule_caps_each (struct ab_audit_ctx *a)
         continue;
       snprintf (path, sizeof path, "process.capabilities.%s", cap_source (f, cap));
       if (cap_rules[i].init_ns && f->userns)
-        ab_audit_find_sev (a, cap_rules[i].id, AB_AUDIT_LOW, path,
-                           "%s is %s, but only over the container's own user namespace, where it grants nothing",
-                           ab_cap_name (cap), held ? "held" : "reachable through execve");
+        ab_audit_find_sev (
+            a, cap_rules[i].id, AB_AUDIT_LOW, path,
+            "%s is %s, but only over the container's own user namespace, where it grants nothing",
+            ab_cap_name (cap), held ? "held" : "reachable through execve");
       else
         ab_audit_find (a, cap_rules[i].id, path, "%s is %s%s", ab_cap_name (cap),
-                       held ? "held after execve" : "not held, but reachable through a set-user-ID or file-capability "
-                                                    "program (no_new_privs is off)",
-                       f->userns ? " (over the container's user namespace)" : " (a host capability: no user namespace)");
+                       held ? "held after execve"
+                            : "not held, but reachable through a set-user-ID or file-capability "
+                              "program (no_new_privs is off)",
+                       f->userns ? " (over the container's user namespace)"
+                                 : " (a host capability: no user namespace)");
     }
 }
 
@@ -83,8 +86,9 @@ rule_caps_all (struct ab_audit_ctx *a)
   int n = __builtin_popcountll (a->f.caps_exec | a->f.caps_gain);
 
   if (n >= ab_cap_count () - 3)
-    ab_audit_find (a, "AB-CAP-010", "process.capabilities", "%d of the %d capabilities are held or reachable%s", n,
-                   ab_cap_count (), a->f.userns ? " (over the container's user namespace)" : " as host root");
+    ab_audit_find (a, "AB-CAP-010", "process.capabilities",
+                   "%d of the %d capabilities are held or reachable%s", n, ab_cap_count (),
+                   a->f.userns ? " (over the container's user namespace)" : " as host root");
 }
 
 static void
@@ -100,8 +104,8 @@ rule_caps_sets (struct ab_audit_ctx *a)
     }
   if (f->caps[AB_CAP_AMBIENT] & f->caps[AB_CAP_PERMITTED] & f->caps[AB_CAP_INHERITABLE])
     {
-      _cleanup_free_ char *txt
-          = ab_audit_caps_text (f->caps[AB_CAP_AMBIENT] & f->caps[AB_CAP_PERMITTED] & f->caps[AB_CAP_INHERITABLE]);
+      _cleanup_free_ char *txt = ab_audit_caps_text (f->caps[AB_CAP_AMBIENT] & f->caps[AB_CAP_PERMITTED]
+                                                     & f->caps[AB_CAP_INHERITABLE]);
       ab_audit_find (a, "AB-CAP-012", "process.capabilities.ambient", "ambient: %s", txt);
     }
 }
@@ -142,8 +146,8 @@ struct group
 };
 
 static void
-group_add (struct group *g, size_t *n, size_t max, const char *id, int sev, const char *path, const char *label,
-           const char *how)
+group_add (struct group *g, size_t *n, size_t max, const char *id, int sev, const char *path,
+           const char *label, const char *how)
 {
   size_t i;
 
@@ -200,9 +204,8 @@ rule_seccomp_dangers (struct ab_audit_ctx *a)
     }
   for (size_t i = 0; i < n; i++)
     ab_audit_find_sev (a, g[i].id, g[i].sev, g[i].path, "%s %s %s: %s", g[i].names,
-                       strchr (g[i].names, ',') ? "are" : "is", g[i].sev == AB_AUDIT_MEDIUM ? "conditionally reachable"
-                                                                                           : "reachable",
-                       g[i].how);
+                       strchr (g[i].names, ',') ? "are" : "is",
+                       g[i].sev == AB_AUDIT_MEDIUM ? "conditionally reachable" : "reachable", g[i].how);
 }
 
 static void
@@ -276,7 +279,8 @@ rule_cgroups (struct ab_audit_ctx *a)
   if (a->l && a->l->cgroups_path && a->l->cgroups_path[0] == '/')
     ab_audit_find (a, "AB-CG-005", "linux.cgroupsPath", "cgroupsPath is %s", a->l->cgroups_path);
   if (a->f.mem_limited && r->memory.swap.set && r->memory.swap.v < 0)
-    ab_audit_find (a, "AB-CG-006", "linux.resources.memory.swap", "memory.swap is %" PRId64, r->memory.swap.v);
+    ab_audit_find (a, "AB-CG-006", "linux.resources.memory.swap", "memory.swap is %" PRId64,
+                   r->memory.swap.v);
 }
 
 /* ---- devices ---------------------------------------------------------------------- */
@@ -298,16 +302,17 @@ rule_devices_all (struct ab_audit_ctx *a)
       if (!d->allow || !(d->type == 'a' || (any_major && rw)))
         continue;
       /* Only if a later rule does not take it back (last match wins). */
-      if (d->type != 'c' && ab_audit_dev_allowed (a, 'b', 8, 0, 'r', &last) && last == (ssize_t) i)
+      if (d->type != 'c' && ab_audit_dev_allowed (a, 'b', 8, 0, 'r', &last) && last == (ssize_t)i)
         ab_audit_find (a, "AB-DEV-001", path, "rule %zu allows %s", i,
                        d->type == 'a' ? "every device (type a)" : "every block device");
-      else if (d->type == 'c' && ab_audit_dev_allowed (a, 'c', 1, 1, 'r', &last) && last == (ssize_t) i)
+      else if (d->type == 'c' && ab_audit_dev_allowed (a, 'c', 1, 1, 'r', &last) && last == (ssize_t)i)
         ab_audit_find (a, "AB-DEV-001", path, "rule %zu allows every character device", i);
     }
 }
 
 static void
-probe_device (struct ab_audit_ctx *a, const char *id, const char *name, char type, int64_t major, int64_t minor)
+probe_device (struct ab_audit_ctx *a, const char *id, const char *name, char type, int64_t major,
+              int64_t minor)
 {
   ssize_t rule = -1;
   char path[48];
@@ -317,8 +322,11 @@ probe_device (struct ab_audit_ctx *a, const char *id, const char *name, char typ
   if (!r && !w)
     return;
   snprintf (path, sizeof path, "linux.resources.devices[%zd]", rule);
-  ab_audit_find (a, id, rule >= 0 ? path : "linux.resources.devices", "%s (%c %" PRId64 ":%" PRId64 ") is %s", name,
-                 type, major, minor, r && w ? "readable and writable" : r ? "readable" : "writable");
+  ab_audit_find (a, id, rule >= 0 ? path : "linux.resources.devices", "%s (%c %" PRId64 ":%" PRId64 ") is %s",
+                 name, type, major, minor,
+                 r && w ? "readable and writable"
+                 : r    ? "readable"
+                        : "writable");
 }
 
 static void
@@ -331,10 +339,10 @@ rule_devices_nodes (struct ab_audit_ctx *a)
     char type;
     int64_t major, minor;
   } probes[] = {
-    { "AB-DEV-002", "/dev/mem", 'c', 1, 1 },    { "AB-DEV-002", "/dev/kmem", 'c', 1, 2 },
-    { "AB-DEV-002", "/dev/port", 'c', 1, 4 },   { "AB-DEV-003", "a disk", 'b', 8, 0 },
-    { "AB-DEV-003", "an NVMe disk", 'b', 259, 0 }, { "AB-DEV-004", "/dev/kmsg", 'c', 1, 11 },
-    { "AB-DEV-004", "/dev/kvm", 'c', 10, 232 }, { "AB-DEV-004", "/dev/fuse", 'c', 10, 229 },
+    { "AB-DEV-002", "/dev/mem", 'c', 1, 1 },        { "AB-DEV-002", "/dev/kmem", 'c', 1, 2 },
+    { "AB-DEV-002", "/dev/port", 'c', 1, 4 },       { "AB-DEV-003", "a disk", 'b', 8, 0 },
+    { "AB-DEV-003", "an NVMe disk", 'b', 259, 0 },  { "AB-DEV-004", "/dev/kmsg", 'c', 1, 11 },
+    { "AB-DEV-004", "/dev/kvm", 'c', 10, 232 },     { "AB-DEV-004", "/dev/fuse", 'c', 10, 229 },
     { "AB-DEV-004", "/dev/net/tun", 'c', 10, 200 }, { "AB-DEV-004", "/dev/uinput", 'c', 10, 223 },
     { "AB-DEV-004", "/dev/tty1", 'c', 4, 1 },
   };
@@ -350,7 +358,7 @@ rule_devices_nodes (struct ab_audit_ctx *a)
       if (a->l->devices[i].type == 'b')
         {
           if (o < sizeof list - 64)
-            o += (size_t) snprintf (list + o, sizeof list - o, "%s%s", n ? ", " : "", a->l->devices[i].path);
+            o += (size_t)snprintf (list + o, sizeof list - o, "%s%s", n ? ", " : "", a->l->devices[i].path);
           n++;
         }
     if (n)

@@ -33,31 +33,38 @@
 #define CLONE_NEWUSER_FLAG 0x10000000ull
 #define NR_MAX 2048 /* native syscall numbers are below this on every architecture libseccomp knows */
 
-
 /* The reasons follow spec/seccomp_default.c, which denies all of these. */
 const struct ab_danger ab_dangers[] = {
   { "mount", "mount", -1, 0, CAP_SYS_ADMIN, false,
     "mounts over any path of the container: uncovers masked paths, remounts read-only ones writable" },
-  { "umount2", "umount2", -1, 0, CAP_SYS_ADMIN, false, "unmounts the masks and read-only binds of /proc and /sys" },
+  { "umount2", "umount2", -1, 0, CAP_SYS_ADMIN, false,
+    "unmounts the masks and read-only binds of /proc and /sys" },
   { "fsconfig", "fsconfig", -1, 0, CAP_SYS_ADMIN, false,
     "the new mount API; its legacy parameter parser was a heap overflow to root (CVE-2022-0185)" },
   { "open_tree", "open_tree", -1, 0, CAP_SYS_ADMIN, false, "clones mount trees (new mount API)" },
   { "move_mount", "move_mount", -1, 0, CAP_SYS_ADMIN, false, "attaches mounts anywhere (new mount API)" },
-  { "setns", "setns", -1, 0, CAP_SYS_ADMIN, false, "joins the namespaces behind inherited or /proc file descriptors" },
+  { "setns", "setns", -1, 0, CAP_SYS_ADMIN, false,
+    "joins the namespaces behind inherited or /proc file descriptors" },
   { "unshare(CLONE_NEWUSER)", "unshare", 0, CLONE_NEWUSER_FLAG, -1, false,
-    "a new user namespace holds every capability over itself: kernel code written for root (mount, netfilter, "
+    "a new user namespace holds every capability over itself: kernel code written for root (mount, "
+    "netfilter, "
     "...) becomes reachable without any capability" },
-  { "clone(CLONE_NEWUSER)", "clone", 0, CLONE_NEWUSER_FLAG, -1, false, "the same new user namespace, through clone" },
+  { "clone(CLONE_NEWUSER)", "clone", 0, CLONE_NEWUSER_FLAG, -1, false,
+    "the same new user namespace, through clone" },
   { "clone3", "clone3", -1, 0, -1, false,
-    "its flags are in memory, out of seccomp's reach: an allowed clone3 creates namespaces whatever the clone "
+    "its flags are in memory, out of seccomp's reach: an allowed clone3 creates namespaces whatever the "
+    "clone "
     "filter says" },
   { "ptrace", "ptrace", -1, 0, -1, false,
     "traces processes of the same user; kernel bugs reachable through it (CVE-2019-13272)" },
-  { "process_vm_writev", "process_vm_writev", -1, 0, -1, false, "writes the memory of other processes of the same user" },
+  { "process_vm_writev", "process_vm_writev", -1, 0, -1, false,
+    "writes the memory of other processes of the same user" },
   { "bpf", "bpf", -1, 0, -1, false,
-    "loads eBPF programs where the host allows unprivileged BPF: verifier bugs are a recurring root exploit" },
+    "loads eBPF programs where the host allows unprivileged BPF: verifier bugs are a recurring root "
+    "exploit" },
   { "perf_event_open", "perf_event_open", -1, 0, -1, false,
-    "performance counters: side channels and a long list of kernel bugs, as far as perf_event_paranoid allows" },
+    "performance counters: side channels and a long list of kernel bugs, as far as perf_event_paranoid "
+    "allows" },
   { "userfaultfd", "userfaultfd", -1, 0, -1, false,
     "stalls the kernel at a page fault: the standard way to win the races of kernel exploits" },
   { "io_uring_setup", "io_uring_setup", -1, 0, -1, false,
@@ -65,7 +72,8 @@ const struct ab_danger ab_dangers[] = {
   { "io_uring_enter", "io_uring_enter", -1, 0, -1, false, "submits io_uring operations (past seccomp)" },
   { "io_uring_register", "io_uring_register", -1, 0, -1, false, "registers files and buffers with io_uring" },
   { "keyctl", "keyctl", -1, 0, -1, false,
-    "the kernel keyrings are not namespaced; a refcount overflow in them was a root exploit (CVE-2016-0728)" },
+    "the kernel keyrings are not namespaced; a refcount overflow in them was a root exploit "
+    "(CVE-2016-0728)" },
   { "add_key", "add_key", -1, 0, -1, false, "adds keys to the kernel keyrings (not namespaced)" },
   { "request_key", "request_key", -1, 0, -1, false, "asks the host's key upcall helpers for keys" },
   { "open_by_handle_at", "open_by_handle_at", -1, 0, CAP_DAC_READ_SEARCH, true,
@@ -77,7 +85,8 @@ const struct ab_danger ab_dangers[] = {
   { "delete_module", "delete_module", -1, 0, CAP_SYS_MODULE, true, "unloads kernel modules" },
   { "iopl", "iopl", -1, 0, CAP_SYS_RAWIO, true, "raw x86 I/O port access" },
   { "swapon", "swapon", -1, 0, CAP_SYS_ADMIN, true, "changes the host's swap" },
-  { "clock_settime", "clock_settime", -1, 0, CAP_SYS_TIME, true, "sets the host's realtime clock (not namespaced)" },
+  { "clock_settime", "clock_settime", -1, 0, CAP_SYS_TIME, true,
+    "sets the host's realtime clock (not namespaced)" },
 };
 const size_t ab_n_dangers = AB_ARRAY_SIZE (ab_dangers);
 
@@ -108,12 +117,12 @@ ab_seccomp_action_text (int action, bool errno_set, uint32_t errno_ret)
     case AB_SCMP_ACT_KILL_THREAD:
       return xstrdup ("SCMP_ACT_KILL_THREAD");
     case AB_SCMP_ACT_ERRNO:
-      name = strerrorname_np (errno_set ? (int) errno_ret : EPERM);
+      name = strerrorname_np (errno_set ? (int)errno_ret : EPERM);
       if (name != NULL)
         return xasprintf ("SCMP_ACT_ERRNO(%s)", name);
-      return xasprintf ("SCMP_ACT_ERRNO(%u)", errno_set ? errno_ret : (unsigned) EPERM);
+      return xasprintf ("SCMP_ACT_ERRNO(%u)", errno_set ? errno_ret : (unsigned)EPERM);
     case AB_SCMP_ACT_TRACE:
-      return xasprintf ("SCMP_ACT_TRACE(%u)", errno_set ? errno_ret : (unsigned) EPERM);
+      return xasprintf ("SCMP_ACT_TRACE(%u)", errno_set ? errno_ret : (unsigned)EPERM);
     default:
       name = ab_seccomp_action_name (action);
       return xstrdup (name ? name : "?");
@@ -156,7 +165,7 @@ cond_eval (const struct ab_seccomp_arg *c, const struct ab_danger *d)
   uint64_t v = d->value;
   bool r;
 
-  if (d->arg < 0 || c->index != (uint32_t) d->arg)
+  if (d->arg < 0 || c->index != (uint32_t)d->arg)
     return M_MAYBE;
   switch (c->op)
     {
@@ -211,8 +220,8 @@ rule_match (const struct ab_seccomp_rule *rule, const struct ab_danger *d)
       no += m == M_NO;
     }
   if (any_or)
-    return yes > 0 ? M_YES : (size_t) no == rule->n_args ? M_NO : M_MAYBE;
-  return no > 0 ? M_NO : (size_t) yes == rule->n_args ? M_YES : M_MAYBE;
+    return yes > 0 ? M_YES : (size_t)no == rule->n_args ? M_NO : M_MAYBE;
+  return no > 0 ? M_NO : (size_t)yes == rule->n_args ? M_YES : M_MAYBE;
 }
 
 /* The profile with every name resolved once: nrs[i][k] is the number of
@@ -228,8 +237,8 @@ struct resolved
 static void
 resolve (const struct ab_seccomp *sc, struct resolved *r)
 {
-  _cleanup_free_ char *d = ab_seccomp_action_text (sc->default_action, sc->default_errno_ret_set,
-                                                   sc->default_errno_ret);
+  _cleanup_free_ char *d
+      = ab_seccomp_action_text (sc->default_action, sc->default_errno_ret_set, sc->default_errno_ret);
 
   r->sc = sc;
   r->nrs = xcalloc (sc->n_syscalls + 1, sizeof *r->nrs);
@@ -276,7 +285,7 @@ keep_best (struct best *b, int m, size_t i)
   if (m > b->m)
     {
       b->m = m;
-      b->rule = (ssize_t) i;
+      b->rule = (ssize_t)i;
     }
 }
 
@@ -300,7 +309,7 @@ reach_of (const struct resolved *rs, const struct ab_danger *d, struct ab_reach_
     if (!rs->skipped[i] && sc->syscalls[i].n_args == 0 && rule_names_nr (rs, i, nr))
       {
         int cls = action_class (sc->syscalls[i].action);
-        out->rule = (ssize_t) i;
+        out->rule = (ssize_t)i;
         out->reach = cls == C_ALLOWS ? AB_REACH_YES : cls == C_DEFERS ? AB_REACH_COND : AB_REACH_BLOCKED;
         out->how = xasprintf (cls == C_ALLOWS   ? "allowed by linux.seccomp.syscalls[%zu]"
                               : cls == C_DEFERS ? "linux.seccomp.syscalls[%zu]: a tracer or listener decides"
@@ -336,14 +345,16 @@ reach_of (const struct resolved *rs, const struct ab_danger *d, struct ab_reach_
     {
       out->reach = AB_REACH_COND;
       out->rule = allow.rule;
-      out->how = xasprintf ("allowed by linux.seccomp.syscalls[%zd] when its argument conditions hold", allow.rule);
+      out->how = xasprintf ("allowed by linux.seccomp.syscalls[%zd] when its argument conditions hold",
+                            allow.rule);
     }
   else if (defer.m != M_NO || def == C_DEFERS)
     {
       out->reach = AB_REACH_COND;
       out->rule = defer.rule;
-      out->how = defer.m != M_NO ? xasprintf ("linux.seccomp.syscalls[%zd]: a tracer or listener decides", defer.rule)
-                                 : xstrdup ("the default action: a tracer or listener decides");
+      out->how = defer.m != M_NO
+                     ? xasprintf ("linux.seccomp.syscalls[%zd]: a tracer or listener decides", defer.rule)
+                     : xstrdup ("the default action: a tracer or listener decides");
     }
   else if (def == C_ALLOWS && block.m == M_YES)
     {
@@ -414,9 +425,9 @@ count_actions (const struct resolved *rs, struct ab_seccomp_eval *e)
           if (skipped || nr < 0 || nr >= NR_MAX)
             continue;
           if (rule->n_args == 0 && slots[nr].always < 0)
-            slots[nr].always = (ssize_t) i;
+            slots[nr].always = (ssize_t)i;
           else if (rule->n_args > 0 && slots[nr].cond < 0)
-            slots[nr].cond = (ssize_t) i;
+            slots[nr].cond = (ssize_t)i;
         }
     }
   for (int nr = 0; nr < NR_MAX; nr++)

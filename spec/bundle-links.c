@@ -61,7 +61,8 @@ ab_bundle_source_link (const char *bundle_dir, const char *source, char **link_p
         {
           if (errno == ENOENT || errno == ENOTDIR)
             return 0;
-          return ab_error_setc (err, AB_EC_CONFIG, errno, "bind source `%s`: stat `%s/%s`", source, walked, comp);
+          return ab_error_setc (err, AB_EC_CONFIG, errno, "bind source `%s`: stat `%s/%s`", source, walked,
+                                comp);
         }
       next = xasprintf ("%s/%s", strcmp (walked, "/") == 0 ? "" : walked, comp);
       free (walked);
@@ -71,7 +72,8 @@ ab_bundle_source_link (const char *bundle_dir, const char *source, char **link_p
           char target[PATH_MAX];
           ssize_t n = readlinkat (dirfd, comp, target, sizeof target - 1);
           if (n < 0)
-            return ab_error_setc (err, AB_EC_CONFIG, errno, "bind source `%s`: readlink `%s`", source, walked);
+            return ab_error_setc (err, AB_EC_CONFIG, errno, "bind source `%s`: readlink `%s`", source,
+                                  walked);
           target[n] = '\0';
           *link_path = ab_steal_ptr (&walked);
           *link_target = xstrdup (target);
