@@ -240,9 +240,9 @@ map_mounts (struct ab_audit_ctx *a)
 
   l = ab_audit_add (
       a, AB_AUDIT_S_MOUNTS, "rootfs", "root.path", 0,
-      "/ made %s first, so nothing mounted here propagates to the host; the rootfs (%s) bound onto "
-      "itself (recursive), made private and pinned with an O_PATH fd; every destination below is "
-      "resolved inside it (openat2 RESOLVE_IN_ROOT), never through a symlink to the host",
+      "/ made %s first, so nothing mounted here propagates to the host; the rootfs (%s) bound onto itself "
+      "(recursive), made private and pinned with an O_PATH fd; every destination below is resolved inside "
+      "it (openat2 RESOLVE_IN_ROOT), never through a symlink to the host",
       prop == AB_ROOTFS_PROP_PRIVATE || prop == AB_ROOTFS_PROP_UNBINDABLE ? "rprivate" : "rslave",
       a->s->root.path && a->s->root.path[0] == '/' ? "an absolute path" : "relative to the bundle");
   ab_audit_line_value (l, "%s", a->s->root.path ? a->s->root.path : "-");
@@ -299,8 +299,8 @@ static void
 map_pivot (struct ab_audit_ctx *a)
 {
   ab_audit_add (a, AB_AUDIT_S_PIVOT, "pivot_root", "root.path", 0,
-                "pivot_root(\".\", \".\") in the rootfs; the old root made rslave and detached (MNT_DETACH): "
-                "nothing of the host's tree stays reachable by path");
+                "pivot_root(\".\", \".\") in the rootfs; the old root made rslave and detached "
+                "(MNT_DETACH): nothing of the host's tree stays reachable by path");
   if (a->s->hostname)
     ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_PIVOT, "hostname", "hostname",
                                        a->f.ns_present[AB_NS_UTS] ? 0 : AB_AUDIT_L_REFUSED | AB_AUDIT_L_HOST,
@@ -395,8 +395,8 @@ map_paths (struct ab_audit_ctx *a)
       snprintf (path, sizeof path, "linux.maskedPaths[%zu]", i);
       ab_audit_add (
           a, AB_AUDIT_S_PATHS, mask->v[i], path, 0,
-          "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked "
-          "to be 1:3); skipped when absent");
+          "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked to "
+          "be 1:3); skipped when absent");
     }
   defs = ab_default_masked_paths (&n);
   map_removed_defaults (a, "masked defaults", "linux.maskedPaths", mask, defs, n);

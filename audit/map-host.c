@@ -32,8 +32,8 @@ map_cgroup_path (struct ab_audit_ctx *a)
   else
     l = ab_audit_add (
         a, AB_AUDIT_S_CGROUPS, "cgroupsPath", "linux.cgroupsPath", AB_AUDIT_L_HOST,
-        "%s from the root of each hierarchy, outside agentbox's own subtree; create fails if that "
-        "cgroup already holds processes",
+        "%s from the root of each hierarchy, outside agentbox's own subtree; create fails if that cgroup "
+        "already holds processes",
         p);
   if (p)
     ab_audit_line_value (l, "%s", p);
@@ -83,8 +83,7 @@ map_memory (struct ab_audit_ctx *a, const struct ab_memory *m)
   if (m->disable_oom_killer.set && m->disable_oom_killer.v)
     ab_audit_add (
         a, AB_AUDIT_S_CGROUPS, "memory.disableOOMKiller", JR ".memory.disableOOMKiller", AB_AUDIT_L_WEAK,
-        "memory.oom_control = 1 (v1 only; refused on v2): at the limit, tasks wait instead of being "
-        "killed");
+        "memory.oom_control = 1 (v1 only; refused on v2): at the limit, tasks wait instead of being killed");
   if (m->kernel.set || m->kernel_tcp.set)
     ab_audit_add (a, AB_AUDIT_S_CGROUPS, "memory.kernel", JR ".memory.kernel", 0,
                   "kernel memory limits are refused unless -1 (deprecated by the kernel)");
@@ -123,8 +122,8 @@ map_cgroups (struct ab_audit_ctx *a)
   snprintf (v, sizeof v, "%" PRId64, r && r->pids_set && r->pids_limit.set ? r->pids_limit.v : -1);
   map_limit (a, "pids.limit", JR ".pids.limit", a->f.pids_limited, v,
              "pids.max: fork and clone fail with EAGAIN past it",
-             "no pids limit: pids.max stays max (the parent cgroup's limit aside), a fork bomb exhausts the "
-             "host's pids");
+             "no pids limit: pids.max stays max (the parent cgroup's limit aside), a fork bomb exhausts "
+             "the host's pids");
   if (r && r->memory_set)
     map_memory (a, &r->memory);
   else
@@ -198,9 +197,9 @@ map_devices (struct ab_audit_ctx *a)
 
   ab_audit_add (
       a, AB_AUDIT_S_DEVICES, "device cgroup", JR ".devices", 0,
-      "deny everything, then %zu rule%s in order, then the defaults (c 1:3, 1:5, 1:7, 1:8, 1:9, 5:0, "
-      "5:2 rwm; c 136:* rw): v1 devices.deny/devices.allow, or a BPF_PROG_TYPE_CGROUP_DEVICE program on "
-      "the cgroup2 directory",
+      "deny everything, then %zu rule%s in order, then the defaults (c 1:3, 1:5, 1:7, 1:8, 1:9, 5:0, 5:2 "
+      "rwm; c 136:* rw): v1 devices.deny/devices.allow, or a BPF_PROG_TYPE_CGROUP_DEVICE program on the "
+      "cgroup2 directory",
       n, n == 1 ? "" : "s");
   for (size_t i = 0; i < n; i++)
     {
@@ -311,8 +310,8 @@ map_namespaces (struct ab_audit_ctx *a)
         l = ab_audit_add (
             a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces",
             a->f.ns_host[t] ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
-            "setns into it (checked with NS_GET_NSTYPE) by an intermediate process before clone3; "
-            "shared with everything else in it%s",
+            "setns into it (checked with NS_GET_NSTYPE) by an intermediate process before clone3; shared "
+            "with everything else in it%s",
             a->f.ns_host[t] ? ": /proc/1 is the host's init, so this is the host's namespace" : "");
       ab_audit_line_value (l, "joined %s", ns->path);
     }
@@ -393,8 +392,8 @@ map_wall (struct ab_audit_ctx *a)
 
   ab_audit_add (
       a, AB_AUDIT_S_NETWORK, "routes", NULL, 0,
-      "lo up; default routes via lo of the lowest priority, so every destination reaches the output "
-      "hook and is judged there");
+      "lo up; default routes via lo of the lowest priority, so every destination reaches the output hook "
+      "and is judged there");
   for (size_t c = 0; c < rs->n_chains; c++)
     {
       const struct ab_nft_chain *ch = &rs->chains[c];
@@ -450,9 +449,9 @@ map_egress (struct ab_audit_ctx *a)
   ab_audit_add (
       a, AB_AUDIT_S_NETWORK, "egress proxy", "annotations." AB_ANNOT_NET_ALLOW_DOMAINS, 0,
       "HTTP/CONNECT proxy on 127.0.0.1:%d and DNS stub on 127.0.0.1:%d, sockets of the supervisor inside "
-      "the netns; TCP to ports %s redirected to the proxy; /etc/resolv.conf bound read-only to the "
-      "stub; HTTP(S)_PROXY added to the environment; upstream connections leave from the host netns, "
-      "never to private or metadata addresses",
+      "the netns; TCP to ports %s redirected to the proxy; /etc/resolv.conf bound read-only to the stub; "
+      "HTTP(S)_PROXY added to the environment; upstream connections leave from the host netns, never to "
+      "private or metadata addresses",
       AB_NET_PROXY_HTTP_PORT, AB_NET_PROXY_DNS_PORT, list);
   for (size_t i = 0; i < p->n_allow; i++)
     {
@@ -515,9 +514,9 @@ map_network (struct ab_audit_ctx *a)
       return;
     }
   ab_audit_add (a, AB_AUDIT_S_NETWORK, "wall", "annotations." AB_ANNOT_NET_ALLOW, 0,
-                "table inet agentbox installed by the parent in one nftables batch (libnftnl): output policy "
-                "drop, %zu cloud metadata addresses dropped ahead of every accept, %zu allow entr%s, denied "
-                "destinations counted",
+                "table inet agentbox installed by the parent in one nftables batch (libnftnl): output "
+                "policy drop, %zu cloud metadata addresses dropped ahead of every accept, %zu allow entr%s, "
+                "denied destinations counted",
                 ab_nft_n_metadata_addrs, a->f.net.n_allow, a->f.net.n_allow == 1 ? "y" : "ies");
   map_allow (a);
   if (a->f.egress.enabled)
@@ -540,8 +539,8 @@ map_host_attrs (struct ab_audit_ctx *a)
       l = ab_audit_add (
           a, AB_AUDIT_S_HOSTATTR, "oomScoreAdj", "process.oomScoreAdj",
           p->oom_score_adj < 0 ? AB_AUDIT_L_WEAK : 0,
-          "written to /proc/PID/oom_score_adj by the parent with agentbox's own privileges (lowering "
-          "it needs CAP_SYS_RESOURCE, which root has)");
+          "written to /proc/PID/oom_score_adj by the parent with agentbox's own privileges (lowering it "
+          "needs CAP_SYS_RESOURCE, which root has)");
       ab_audit_line_value (l, "%d", p->oom_score_adj);
     }
   if (p->scheduler)

@@ -26,13 +26,13 @@ map_process_setup (struct ab_audit_ctx *a, const struct ab_process *p)
                   l->memory_policy->nodes ? l->memory_policy->nodes : "");
   ab_audit_add (
       a, AB_AUDIT_S_PROCESS, "keyring", NULL, 0,
-      "a new session keyring named after the container (unless --no-new-keyring): the host's keys are "
-      "not the container's");
+      "a new session keyring named after the container (unless --no-new-keyring): the host's keys are not "
+      "the container's");
   ab_audit_line_value (
       ab_audit_add (a, AB_AUDIT_S_PROCESS, "cwd", "process.cwd", 0,
-                    "resolved inside the new root and entered before any seccomp filter; every "
-                    "fd above stdio (and --preserve-fds) is closed at exec, so no host directory "
-                    "fd can become the cwd (runc's CVE-2024-21626)"),
+                    "resolved inside the new root and entered before any seccomp filter; every fd above "
+                    "stdio (and --preserve-fds) is closed at exec, so no host directory fd can become the "
+                    "cwd (runc's CVE-2024-21626)"),
       "%s", p->cwd);
   for (size_t i = 0; i < p->n_rlimits; i++)
     {
@@ -43,8 +43,8 @@ map_process_setup (struct ab_audit_ctx *a, const struct ab_process *p)
       snprintf (hard, sizeof hard, r->hard == UINT64_MAX ? "unlimited" : "%" PRIu64, r->hard);
       ab_audit_line_value (
           ab_audit_add (a, AB_AUDIT_S_PROCESS, r->type, path, 0,
-                        "setrlimit in the container process; a hard limit above the host's needs "
-                        "host CAP_SYS_RESOURCE (create fails otherwise)"),
+                        "setrlimit in the container process; a hard limit above the host's needs host "
+                        "CAP_SYS_RESOURCE (create fails otherwise)"),
           "soft %s, hard %s", soft, hard);
     }
   if (p->n_rlimits == 0)
@@ -63,8 +63,8 @@ map_process_setup (struct ab_audit_ctx *a, const struct ab_process *p)
   ab_audit_line_value (
       ab_audit_add (a, AB_AUDIT_S_PROCESS, "user", "process.user",
                     a->f.root_user && !a->f.userns ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
-                    "setgroups(%zu additional gids; denied when rootless), setresgid, setresuid "
-                    "with PR_SET_KEEPCAPS so the configured capabilities survive%s",
+                    "setgroups(%zu additional gids; denied when rootless), setresgid, setresuid with "
+                    "PR_SET_KEEPCAPS so the configured capabilities survive%s",
                     p->user.n_additional_gids, p->user.umask_set ? ", umask" : ""),
       "uid %u gid %u%s", p->user.uid, p->user.gid, a->f.root_user && !a->f.userns ? " (host root)" : "");
 }
@@ -216,13 +216,11 @@ map_seccomp (struct ab_audit_ctx *a)
   else
     {
       def = ab_seccomp_action_text (sc->default_action, sc->default_errno_ret_set, sc->default_errno_ret);
-      ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_SECCOMP, "defaultAction",
-                                         "linux.seccomp.defaultAction",
-                                         a->f.sc.allow_default ? AB_AUDIT_L_WEAK : 0,
-                                         "%s for every syscall without "
-                                         "a rule%s",
-                                         def, a->f.sc.allow_default ? ": a denylist" : ""),
-                           "%s", ab_seccomp_action_name (sc->default_action));
+      ab_audit_line_value (
+          ab_audit_add (a, AB_AUDIT_S_SECCOMP, "defaultAction", "linux.seccomp.defaultAction",
+                        a->f.sc.allow_default ? AB_AUDIT_L_WEAK : 0, "%s for every syscall without a rule%s",
+                        def, a->f.sc.allow_default ? ": a denylist" : ""),
+          "%s", ab_seccomp_action_name (sc->default_action));
       map_seccomp_archs (a, sc);
       ab_audit_add (a, AB_AUDIT_S_SECCOMP, "install", "linux.seccomp", 0,
                     "compiled to BPF in the parent; one seccomp(SECCOMP_SET_MODE_FILTER%s) %s",

@@ -107,8 +107,8 @@ rule_etc (struct ab_audit_ctx *a, const struct bind *b)
   if (b->ro && all_masked)
     ab_audit_find_sev (
         a, "AB-MNT-007", AB_AUDIT_LOW, b->path,
-        "mounts[%zu] binds %s read-only at %s, with shadow, gshadow, sudoers, ssh and ssl/private "
-        "masked: the rest of the host's configuration is visible",
+        "mounts[%zu] binds %s read-only at %s, with shadow, gshadow, sudoers, ssh and ssl/private masked: "
+        "the rest of the host's configuration is visible",
         b->i, b->src, b->m->destination);
   else
     ab_audit_find_sev (a, "AB-MNT-007", b->ro ? AB_AUDIT_MEDIUM : AB_AUDIT_HIGH, b->path,

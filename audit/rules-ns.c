@@ -59,8 +59,8 @@ rule_user_none (struct ab_audit_ctx *a)
   if (p && !a->f.root_user && a->f.nnp && a->f.caps_exec == 0)
     ab_audit_find_sev (
         a, "AB-USER-001", AB_AUDIT_MEDIUM, "linux.namespaces",
-        "no user namespace; the process runs as host uid %u without capabilities, but root in the "
-        "container (and every file it owns) is host root",
+        "no user namespace; the process runs as host uid %u without capabilities, but root in the container "
+        "(and every file it owns) is host root",
         p->user.uid);
   else
     ab_audit_find (a, "AB-USER-001", "linux.namespaces",

@@ -47,14 +47,12 @@ const struct ab_danger ab_dangers[] = {
     "joins the namespaces behind inherited or /proc file descriptors" },
   { "unshare(CLONE_NEWUSER)", "unshare", 0, CLONE_NEWUSER_FLAG, -1, false,
     "a new user namespace holds every capability over itself: kernel code written for root (mount, "
-    "netfilter, "
-    "...) becomes reachable without any capability" },
+    "netfilter, ...) becomes reachable without any capability" },
   { "clone(CLONE_NEWUSER)", "clone", 0, CLONE_NEWUSER_FLAG, -1, false,
     "the same new user namespace, through clone" },
   { "clone3", "clone3", -1, 0, -1, false,
     "its flags are in memory, out of seccomp's reach: an allowed clone3 creates namespaces whatever the "
-    "clone "
-    "filter says" },
+    "clone filter says" },
   { "ptrace", "ptrace", -1, 0, -1, false,
     "traces processes of the same user; kernel bugs reachable through it (CVE-2019-13272)" },
   { "process_vm_writev", "process_vm_writev", -1, 0, -1, false,

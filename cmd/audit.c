@@ -35,17 +35,15 @@ struct opts
 
 static const char usage_text[]
     = "Usage: agentbox audit [--bundle DIR | --config FILE | ID] [--format text|json|sarif]\n"
-      "                      [--fail-on low|medium|high] [--diff OTHER]\n"
-      "       agentbox audit --rules [--format text|json|man]\n\n"
-      "Show what a config.json does to the kernel, mechanism by mechanism in the order agentbox\n"
-      "applies it, and what is dangerous in it.  DIR defaults to the current directory; ID audits\n"
-      "a container of --root, and, while it runs, what the host sees applied to it.\n\n"
-      "  --format F      text (default), json (docs/audit-schema.json) or sarif (2.1.0)\n"
-      "  --fail-on S     exit 1 when a finding is at least S (default high)\n"
-      "  --diff OTHER    compare with OTHER: a bundle directory, a config file, or the profile\n"
-      "                  of agentbox spec: hardened (or hardened-rootless)\n"
-      "  --rules         list every rule\n\n"
-      "Exit status: 0 nothing at or above --fail-on, 1 a finding is, 2 unreadable input.\n";
+      "                      [--fail-on low|medium|high] [--diff OTHER]\n       agentbox audit --rules "
+      "[--format text|json|man]\n\nShow what a config.json does to the kernel, mechanism by mechanism in "
+      "the order agentbox\napplies it, and what is dangerous in it.  DIR defaults to the current directory; "
+      "ID audits\na container of --root, and, while it runs, what the host sees applied to it.\n\n  "
+      "--format F      text (default), json (docs/audit-schema.json) or sarif (2.1.0)\n  --fail-on S     "
+      "exit 1 when a finding is at least S (default high)\n  --diff OTHER    compare with OTHER: a bundle "
+      "directory, a config file, or the profile\n                  of agentbox spec: hardened (or "
+      "hardened-rootless)\n  --rules         list every rule\n\nExit status: 0 nothing at or above "
+      "--fail-on, 1 a finding is, 2 unreadable input.\n";
 
 static int
 parse (int argc, char **argv, struct opts *o)
