@@ -85,6 +85,7 @@ int ab_cmd_features (struct ab_global *g, int argc, char **argv);
 int ab_cmd_state (struct ab_global *g, int argc, char **argv);
 int ab_cmd_list (struct ab_global *g, int argc, char **argv);
 int ab_cmd_validate (struct ab_global *g, int argc, char **argv);
+int ab_cmd_audit (struct ab_global *g, int argc, char **argv);
 int ab_cmd_create (struct ab_global *g, int argc, char **argv);
 int ab_cmd_start (struct ab_global *g, int argc, char **argv);
 int ab_cmd_run (struct ab_global *g, int argc, char **argv);

@@ -19,4 +19,5 @@ agentbox_SOURCES += \
 	cmd/spec.c \
 	cmd/features.c \
 	cmd/validate.c \
+	cmd/audit.c \
 	cmd/mcp.c

@@ -33,10 +33,8 @@ struct ab_egress_addr
   uint8_t addr[16];
 };
 
-/* Why the proxy must never connect there ("ssrf:loopback", "ssrf:rfc1918",
-   "ssrf:metadata", ...), or NULL when the address is public.  Embedded IPv4
-   (mapped, compatible, NAT64, 6to4) is classified as the IPv4 it carries. */
-const char *ab_egress_addr_refusal (int family, const uint8_t *addr);
+/* ab_egress_addr_refusal (egress.h): embedded IPv4 (mapped, compatible,
+   NAT64, 6to4) is classified as the IPv4 it carries. */
 /* Strict literals only: dotted quad with four decimal parts, or IPv6 with or
    without brackets.  Returns 0 or -1. */
 int ab_egress_ip_parse (const char *s, size_t len, struct ab_egress_addr *out);

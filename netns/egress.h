@@ -128,6 +128,12 @@ int ab_egress_policy_parse (const struct ab_kvlist *annotations, const struct ab
 /* Load the admin baseline (--egress-policy FILE): a JSON object whose members
    are the annotation keys above, each a string in the annotation grammar or
    an array of entry strings.  Unknown members are refused. */
+/* Why the proxy never connects to an address ("ssrf:loopback",
+   "ssrf:rfc1918", "ssrf:metadata", ...), or NULL when it is public
+   (egress-addr.c; the wall's allow list is judged by the same table in
+   `agentbox audit`). */
+const char *ab_egress_addr_refusal (int family, const uint8_t *addr);
+
 int ab_egress_baseline_load (int dirfd, const char *path, struct ab_egress_policy *out, ab_error_t *err);
 
 void ab_egress_policy_free (struct ab_egress_policy *p);

@@ -1,4 +1,5 @@
-/* The one description of the agentbox nftables ruleset (internal to netns/).
+/* The one description of the agentbox nftables ruleset (netns/, and
+ * `agentbox audit`, which shows and checks exactly what would be installed).
  *
  * ab_nft_ruleset_build turns a policy into this description and decides
  * everything; two renderers only read it: ab_nft_ruleset_text (nft syntax,
@@ -115,6 +116,13 @@ ab_nft_ruleset_freep (struct ab_nft_ruleset **r)
 
 /* Whether a proxy description can be installed. */
 int ab_nft_proxy_check (const struct ab_netns_proxy *proxy, ab_error_t *err);
+
+/* The libnftnl object of one rule of rs, exactly as the batch of nft.c sends
+   it (agentbox audit compares it with the rules read back from the kernel);
+   the caller frees it with nftnl_rule_free. */
+struct nftnl_rule;
+struct nftnl_rule *ab_nft_rule_nftnl (const struct ab_nft_ruleset *rs, const struct ab_nft_chain *c,
+                                      const struct ab_nft_rule *rule);
 
 /* The whole table in nft syntax, as `nft list table inet agentbox` prints it. */
 char *ab_nft_ruleset_text (const struct ab_nft_ruleset *r);

@@ -399,6 +399,12 @@ rule_new (const struct ab_nft_ruleset *rs, const struct ab_nft_chain *c, const s
   return e.r;
 }
 
+struct nftnl_rule *
+ab_nft_rule_nftnl (const struct ab_nft_ruleset *rs, const struct ab_nft_chain *c, const struct ab_nft_rule *rule)
+{
+  return rule_new (rs, c, rule);
+}
+
 static struct nftnl_chain *
 chain_new (const struct ab_nft_chain *c)
 {

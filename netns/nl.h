@@ -1,4 +1,5 @@
-/* Netlink plumbing shared by rtnl.c and nft.c (internal to netns/). */
+/* Netlink plumbing shared by rtnl.c, nft.c, denied.c and the live nftables
+ * reader of agentbox audit (audit/live-nft.c). */
 #ifndef AB_NETNS_NL_H
 #define AB_NETNS_NL_H
 

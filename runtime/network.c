@@ -19,8 +19,6 @@
 #include "runtime/util.h"
 #include "spec/gen.h"
 
-#define PROXY_HTTP_PORT 3128
-#define PROXY_DNS_PORT 53
 #define RESOLV_FILE "resolv.conf"
 
 struct ab_net
@@ -124,7 +122,7 @@ ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foregr
       size_t i;
       for (i = 0; i < AB_ARRAY_SIZE (vars); i++)
         {
-          char *e = xasprintf ("%s=http://127.0.0.1:%d", vars[i], PROXY_HTTP_PORT);
+          char *e = xasprintf ("%s=http://127.0.0.1:%d", vars[i], AB_NET_PROXY_HTTP_PORT);
           add_env (s->process, e);
           free (e);
         }
@@ -251,10 +249,10 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t 
   a.n = n;
   if (n->egress.enabled)
     {
-      struct ab_egress_options opt = { .http_port = PROXY_HTTP_PORT, .dns_port = PROXY_DNS_PORT };
+      struct ab_egress_options opt = { .http_port = AB_NET_PROXY_HTTP_PORT, .dns_port = AB_NET_PROXY_DNS_PORT };
       a.proxy.enabled = true;
-      a.proxy.http_port = PROXY_HTTP_PORT;
-      a.proxy.dns_port = PROXY_DNS_PORT;
+      a.proxy.http_port = AB_NET_PROXY_HTTP_PORT;
+      a.proxy.dns_port = AB_NET_PROXY_DNS_PORT;
       a.proxy.redirect_ports = n->redirect;
       a.proxy.n_redirect_ports = n->n_redirect;
       ab_set_step ("egress-proxy");

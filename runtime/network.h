@@ -11,6 +11,11 @@
 #include "runtime/error.h"
 #include "spec/gen.h"
 
+/* Where the egress proxy listens inside the container's netns (127.0.0.1,
+   [::1]): the HTTP/CONNECT proxy and the DNS stub. */
+#define AB_NET_PROXY_HTTP_PORT 3128
+#define AB_NET_PROXY_DNS_PORT 53
+
 struct ab_container;
 struct ab_ns_plan;
 struct ab_net;

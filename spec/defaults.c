@@ -60,6 +60,20 @@ static const char *const readonly_paths[] = {
   "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 };
 
+const char *const *
+ab_default_masked_paths (size_t *n)
+{
+  *n = AB_ARRAY_SIZE (masked_paths);
+  return masked_paths;
+}
+
+const char *const *
+ab_default_readonly_paths (size_t *n)
+{
+  *n = AB_ARRAY_SIZE (readonly_paths);
+  return readonly_paths;
+}
+
 static void
 gen_strings (struct ab_gen *g, const char *key, const char *const *v, size_t n)
 {

@@ -28,6 +28,11 @@ struct ab_default_opts
    The caller frees it.  o may be NULL (defaults: not rootless, ["sh"]). */
 char *ab_spec_default_json (const struct ab_default_opts *o, size_t *len);
 
+/* The profile's linux.maskedPaths and linux.readonlyPaths (runc's defaults),
+   for `agentbox audit` to name the ones a config removed. */
+const char *const *ab_default_masked_paths (size_t *n);
+const char *const *ab_default_readonly_paths (size_t *n);
+
 /* Emit the document object at the current position of g. */
 void ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o);
 

@@ -18,6 +18,11 @@ int ab_spec_validate (const struct ab_spec *s, ab_error_t *err);
 
 void ab_spec_free (struct ab_spec *s);
 
+/* The namespace (enum ab_ns_type) that owns a sysctl, or -1 for a global one
+   (which validation refuses: setting it would change the host).  Keys use
+   '.' or '/' as separators. */
+int ab_sysctl_namespace (const char *key);
+
 /* A LinuxResources object on its own (`update --resources FILE`), parsed
    and checked by the rules of linux.resources; errors read
    "<file>: <json path>: <reason>". */

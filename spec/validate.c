@@ -668,8 +668,8 @@ check_net_devices (struct ab_jctx *c, const struct ab_spec *s)
 /* The namespace that owns a sysctl, or -1 for a global one.  Only
    namespaced sysctls may be set: a global one would change the host.  The
    key may use '/' as its separator, as sysctl(8) allows. */
-static int
-sysctl_namespace (const char *key)
+int
+ab_sysctl_namespace (const char *key)
 {
   /* ipc/ipc_sysctl.c: the System V IPC knobs live in the IPC namespace. */
   static const char *const ipc[] = {
@@ -712,7 +712,7 @@ check_sysctl (struct ab_jctx *c, const struct ab_spec *s)
   for (size_t i = 0; i < l->n; i++)
     {
       size_t im = push_name (c, l->v[i].key);
-      int ns = sysctl_namespace (l->v[i].key);
+      int ns = ab_sysctl_namespace (l->v[i].key);
 
       if (ns < 0)
         return fail (c, NULL, "not a namespaced sysctl: setting it would change the host");

@@ -29,4 +29,5 @@ include tests/mcp.mk
 include tests/proxy.mk
 include tests/helper/local.mk
 include tests/integration/local.mk
+include tests/audit/local.mk
 include tests/fuzz/local.mk
