@@ -181,7 +181,7 @@ ab_dev_setup (const struct ab_spec *s, int rootfd, bool userns, ab_error_t *err)
     {
       const struct ab_device *d = &s->linux_->devices[i];
       char what[64];
-      mode_t mode = d->file_mode_set ? (mode_t) d->file_mode : 0666;
+      mode_t mode = d->file_mode_set ? (mode_t) d->file_mode & 0777 : 0666; /* type bits: validated */
       snprintf (what, sizeof what, "linux.devices[%zu]", i);
       if (make_node (rootfd, d->path, d->path, device_type (d->type), (unsigned) d->major, (unsigned) d->minor, mode,
                      userns, d->uid_set || d->gid_set, d->uid_set ? d->uid : 0, d->gid_set ? d->gid : 0, what, err)

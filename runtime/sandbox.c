@@ -335,7 +335,10 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   mounts = obj_child (doc, "mounts", AB_J_ARRAY);
   for (i = 0; i < AB_ARRAY_SIZE (host_view); i++)
     {
-      static const char *const ro[] = { "rbind", "ro", "nosuid", "nodev" };
+      /* Recursive flags: a host submount below /usr or /etc (a separate
+         /usr/local, an autofs) must be read-only, nosuid and nodev too,
+         not only the top of the bind. */
+      static const char *const ro[] = { "rbind", "rro", "rnosuid", "rnodev" };
       char host[64];
       snprintf (host, sizeof host, "/%s", host_view[i]);
       if (lstat (host, &st) < 0 || !S_ISDIR (st.st_mode))

@@ -17,6 +17,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <inttypes.h>
 #include <seccomp.h>
 #include <stdarg.h>
@@ -582,6 +584,14 @@ check_time_offsets (struct ab_jctx *c, const struct ab_spec *s)
   return 0;
 }
 
+/* The S_IFMT bits of a linux.devices[] type: 'c' and 'u' are character
+   devices, 'b' block, 'p' a FIFO. */
+static uint32_t
+device_ifmt (char type)
+{
+  return type == 'b' ? S_IFBLK : type == 'p' ? S_IFIFO : S_IFCHR;
+}
+
 static int
 check_devices (struct ab_jctx *c, const struct ab_spec *s)
 {
@@ -598,10 +608,16 @@ check_devices (struct ab_jctx *c, const struct ab_spec *s)
       size_t im = ab_jpush_index (c, i);
 
       /* mknod() takes the file type from `type`: setuid, setgid or sticky
-         bits on a device node serve no purpose and are refused. */
-      if (d->file_mode_set && d->file_mode > 0777)
+         bits on a device node serve no purpose and are refused.  The file
+         type bits may be there as well (podman writes 020600 for a
+         character device, Go's os.FileMode habit) when they name the very
+         type `type` gives; the runtime uses only the permission bits. */
+      if (d->file_mode_set && (d->file_mode & ~(uint32_t) S_IFMT) > 0777)
         return fail (c, "fileMode", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", d->file_mode,
                      d->file_mode);
+      if (d->file_mode_set && (d->file_mode & S_IFMT) != 0 && (d->file_mode & S_IFMT) != device_ifmt (d->type))
+        return fail (c, "fileMode", "octal %" PRIo32 " has file type bits %06" PRIo32 " that are not those of type %c",
+                     d->file_mode, d->file_mode & (uint32_t) S_IFMT, d->type);
       if (i == dup)
         return fail (c, "path", "%s is already created by linux.devices[%zu]", Q (d->path), orig);
       if ((d->uid_set && check_mapped (c, "uid", d->uid, s, false) < 0)

@@ -40,6 +40,16 @@ etc=1" "writes to /usr and /etc fail in the sandbox"
 like "$(cat "$T/box.err")" 'Read-only file system' "... with EROFS"
 [ ! -e "/usr/$probe" ] && [ ! -e "/etc/$probe" ]
 ok $? "nothing appeared in the host's /usr or /etc"
+# A submount of the host's /usr (a separate /usr/local, an automount) is
+# read-only in the view too: made in a private mount namespace of the test,
+# so the host's table is untouched; its content is read there afterwards.
+out=$(/usr/bin/unshare --mount --propagation private -- /bin/sh -c '
+  mount -t tmpfs -o size=1m,mode=0755 agentbox-sub /usr/local/src || exit 99
+  "$@" 2>&1; echo "left=$(ls -A /usr/local/src)"' sh \
+  "$RUNTIME" --root "$AB_STATE" run --default "$(new_id)" -- /bin/sh -c 'echo x >/usr/local/src/w; echo st=$?' </dev/null)
+is "$(grep -E '^(st|left)=' <<<"$out" | tr '\n' ' ')" "st=2 left= " "a host submount below /usr (a tmpfs on /usr/local/src) is read-only in the sandbox and nothing is written to it"
+like "$out" 'Read-only file system' "... with EROFS"
+
 [ -s /etc/shadow ]
 ok $? "the host's /etc/shadow is not empty (so the next test can fail)"
 out=$(box "$(new_id)" -- /bin/sh -c 'wc -c </etc/shadow; ls -A /etc/ssh 2>/dev/null | wc -l')

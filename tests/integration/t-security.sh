@@ -198,9 +198,15 @@ bgexec=$!
 if agentbox_only; then
   xpid=""
   for ((i = 0; i < 100; i++)); do
+    # The topmost match: agentbox's own child has the same command line
+    # and the memfd for an instant before it execs the program, and on a
+    # loaded machine the loop may see it.
     for p in /proc/[0-9]*; do
       { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" || continue
-      [[ $(readlink "$p/exe") == /memfd:* ]] && xpid=${p#/proc/}
+      [[ $(readlink "$p/exe") == /memfd:* ]] || continue
+      { tr '\0' ' ' <"/proc/$(ppid_of "${p#/proc/}")/cmdline"; } 2>/dev/null |
+        grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" && continue
+      xpid=${p#/proc/}
     done
     [ -n "$xpid" ] && break
     sleep 0.1
