@@ -196,6 +196,21 @@ new_node (struct builder *b, enum ab_jtype t)
 }
 
 /* Attach a new value to the container on top of the stack; takes ownership. */
+/* Room for element n of an array of n: the capacity is implied by the
+   count (4, then the next power of two), so appending is amortized O(1)
+   without a field of its own.  A +1 realloc per element copied the whole
+   array every time under allocators that never grow in place (ASan: many
+   minutes for 65536 elements). */
+static void *
+grow_for (void *p, size_t n, size_t size)
+{
+  if (n == 0)
+    return xreallocarray (p, 4, size);
+  if (n >= 4 && (n & (n - 1)) == 0)
+    return xreallocarray (p, n * 2, size);
+  return p;
+}
+
 static int
 add_value (struct builder *b, struct ab_json *v)
 {
@@ -217,7 +232,7 @@ add_value (struct builder *b, struct ab_json *v)
           ab_json_free (v);
           return builder_fail (b, "array has more than %zu elements", b->lim->max_items);
         }
-      a->u.arr.items = xreallocarray (a->u.arr.items, a->u.arr.n + 1, sizeof *a->u.arr.items);
+      a->u.arr.items = grow_for (a->u.arr.items, a->u.arr.n, sizeof *a->u.arr.items);
       a->u.arr.items[a->u.arr.n++] = v;
     }
   else
@@ -228,7 +243,7 @@ add_value (struct builder *b, struct ab_json *v)
           ab_json_free (v);
           return builder_fail (b, "object has more than %zu members", b->lim->max_items);
         }
-      o->u.obj.m = xreallocarray (o->u.obj.m, o->u.obj.n + 1, sizeof *o->u.obj.m);
+      o->u.obj.m = grow_for (o->u.obj.m, o->u.obj.n, sizeof *o->u.obj.m);
       o->u.obj.m[o->u.obj.n].key = ab_steal_ptr (&top->key);
       o->u.obj.m[o->u.obj.n].val = v;
       o->u.obj.m[o->u.obj.n].used = false;
@@ -770,7 +785,7 @@ ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val)
         obj->u.obj.m[i].val = val;
         return;
       }
-  obj->u.obj.m = xreallocarray (obj->u.obj.m, obj->u.obj.n + 1, sizeof *obj->u.obj.m);
+  obj->u.obj.m = grow_for (obj->u.obj.m, obj->u.obj.n, sizeof *obj->u.obj.m);
   obj->u.obj.m[obj->u.obj.n].key = xstrdup (key);
   obj->u.obj.m[obj->u.obj.n].val = val;
   obj->u.obj.m[obj->u.obj.n].used = false;
@@ -780,6 +795,6 @@ ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val)
 void
 ab_json_append (struct ab_json *arr, struct ab_json *val)
 {
-  arr->u.arr.items = xreallocarray (arr->u.arr.items, arr->u.arr.n + 1, sizeof *arr->u.arr.items);
+  arr->u.arr.items = grow_for (arr->u.arr.items, arr->u.arr.n, sizeof *arr->u.arr.items);
   arr->u.arr.items[arr->u.arr.n++] = val;
 }
