@@ -128,11 +128,7 @@ ab_audit_report_freep (struct ab_audit_report **r)
 int ab_audit_report_max_severity (const struct ab_audit_report *r);
 size_t ab_audit_report_count (const struct ab_audit_report *r, int severity);
 
-/* ---- input -------------------------------------------------------------- */
-
-/* Read a config file as create does: a regular file (O_NONBLOCK, never a
-   FIFO), at most AB_CONFIG_MAX_BYTES.  Errors (class config) name the file. */
-int ab_audit_read_config (const char *path, char **buf, size_t *len, ab_error_t *err);
+/* ---- input (read with ab_config_read_at of spec/spec.h) -------------------- */
 
 /* Audit config bytes.  bundle_dir (canonical, or NULL) resolves relative
    paths (root.path, bind sources); kind/source/config_path label the report.

@@ -1,8 +1,7 @@
 /* Reading what to audit, and running the passes over it.
  *
- * A config is read the way create reads it (spec/bundle.c): a regular file
- * opened without blocking on a FIFO and without becoming our terminal, at
- * most AB_CONFIG_MAX_BYTES, then the same bounded parser.  Unlike create,
+ * A config is read the way create reads it (ab_config_read_at of
+ * spec/bundle.c), then goes through the same bounded parser.  Unlike create,
  * a config that parses but fails validation is still audited: another
  * runtime may run it, and the reviewer wants to know what it would do. */
 #include "config.h"
@@ -14,29 +13,6 @@
 #include "runtime/util.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"
-
-int
-ab_audit_read_config (const char *path, char **buf, size_t *len, ab_error_t *err)
-{
-  _cleanup_close_ int fd = -1;
-  struct stat st;
-
-  /* O_NONBLOCK: a FIFO must not block the open; O_NOCTTY: a terminal must
-     not become ours.  Neither is read: only a regular file is. */
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, errno, "open `%s`", path);
-  if (fstat (fd, &st) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, errno, "stat `%s`", path);
-  if (!S_ISREG (st.st_mode))
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "`%s` is not a regular file", path);
-  if (st.st_size > (off_t)AB_CONFIG_MAX_BYTES)
-    return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "`%s`: larger than %u bytes", path, AB_CONFIG_MAX_BYTES);
-  /* The file may still grow after fstat: the read itself is bounded. */
-  if (ab_read_fd (fd, AB_CONFIG_MAX_BYTES, buf, len, err) < 0)
-    return ab_error_prefix (err, "`%s`", path);
-  return 0;
-}
 
 void
 ab_audit_spec (const struct ab_spec *s, const char *bundle_dir, struct ab_audit_report *r)

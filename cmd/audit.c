@@ -6,6 +6,7 @@
  * for unreadable input (the message names the field path) or wrong use. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cmd/cmd.h"
 #include "runtime/log.h"
 #include "runtime/util.h"
+#include "spec/spec.h"
 
 enum format
 {
@@ -118,7 +120,7 @@ load_bundle (const char *dir, struct ab_audit_report **out, ab_error_t *err)
   if (canon == NULL)
     return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", dir);
   path = xasprintf ("%s/config.json", strcmp (canon, "/") == 0 ? "" : canon);
-  if (ab_audit_read_config (path, &buf, &len, err) < 0)
+  if (ab_config_read_at (AT_FDCWD, path, "", &buf, &len, err) < 0)
     return -1;
   return ab_audit_config ("bundle", canon, canon, path, buf, len, out, err);
 }
@@ -134,7 +136,7 @@ load_config (const char *file, struct ab_audit_report **out, ab_error_t *err)
   /* Relative paths of the config (root.path, bind sources) are taken from
      its directory, as if it were the bundle's config.json. */
   dir = xstrdup (canon);
-  if (ab_audit_read_config (canon, &buf, &len, err) < 0)
+  if (ab_config_read_at (AT_FDCWD, canon, "", &buf, &len, err) < 0)
     return -1;
   return ab_audit_config ("config", canon, dirname (dir), canon, buf, len, out, err);
 }

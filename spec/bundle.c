@@ -155,11 +155,34 @@ ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab
 }
 
 int
+ab_config_read_at (int dirfd, const char *path, const char *prefix, char **buf, size_t *len, ab_error_t *err)
+{
+  _cleanup_close_ int fd = -1;
+  struct stat st;
+
+  /* O_NONBLOCK: a FIFO planted as config.json must not block the open;
+     O_NOCTTY: a terminal must not become our controlling tty.  Neither is
+     read: fstat below accepts only a regular file. */
+  fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%sopen %s", prefix, path);
+  if (fstat (fd, &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%sstat %s", prefix, path);
+  if (!S_ISREG (st.st_mode))
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s%s is not a regular file", prefix, path);
+  if (st.st_size > (off_t)AB_CONFIG_MAX_BYTES)
+    return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "%s%s: larger than %u bytes", prefix, path, AB_CONFIG_MAX_BYTES);
+  /* The file may still grow after fstat: the read itself is bounded. */
+  if (ab_read_fd (fd, AB_CONFIG_MAX_BYTES, buf, len, err) < 0)
+    return ab_error_prefix (err, "%s%s", prefix, path);
+  return 0;
+}
+
+int
 ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err)
 {
-  _cleanup_free_ char *canon = NULL, *config = NULL;
-  _cleanup_close_ int dfd = -1, fd = -1;
-  struct stat st;
+  _cleanup_free_ char *canon = NULL, *config = NULL, *prefix = NULL;
+  _cleanup_close_ int dfd = -1;
   size_t len;
 
   if (canonical_dir (dir, &canon, err) < 0)
@@ -167,22 +190,9 @@ ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err)
   dfd = open (canon, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
     return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", canon);
-  /* O_NONBLOCK: a FIFO planted as config.json must not block the open;
-     O_NOCTTY: a terminal must not become our controlling tty.  Neither is
-     read: fstat below accepts only a regular file. */
-  fd = openat (dfd, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`: open config.json", canon);
-  if (fstat (fd, &st) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`: stat config.json", canon);
-  if (!S_ISREG (st.st_mode))
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "bundle `%s`: config.json is not a regular file", canon);
-  if (st.st_size > (off_t)AB_CONFIG_MAX_BYTES)
-    return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "bundle `%s`: config.json: larger than %u bytes", canon,
-                          AB_CONFIG_MAX_BYTES);
-  /* The file may still grow after fstat: the read itself is bounded. */
-  if (ab_read_fd (fd, AB_CONFIG_MAX_BYTES, &config, &len, err) < 0)
-    return ab_error_prefix (err, "bundle `%s`: config.json", canon);
+  prefix = xasprintf ("bundle `%s`: ", canon);
+  if (ab_config_read_at (dfd, "config.json", prefix, &config, &len, err) < 0)
+    return -1;
   if (bundle_build (ab_steal_ptr (&canon), ab_steal_ptr (&config), len, out, err) < 0)
     return -1;
   if (check_bind_sources (*out, err) < 0)

@@ -40,6 +40,11 @@ struct ab_bundle
 
 /* Read, parse and validate <dir>/config.json and check that the root
    filesystem is a directory. */
+/* Read a config file the way create does: `path` relative to dirfd (or
+   absolute), a regular file opened without blocking on a FIFO or taking a
+   terminal, at most AB_CONFIG_MAX_BYTES.  Errors start with `prefix`
+   ("bundle `DIR`: ", or ""). */
+int ab_config_read_at (int dirfd, const char *path, const char *prefix, char **buf, size_t *len, ab_error_t *err);
 int ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err);
 /* Same, from bytes already read (the state directory's snapshot). */
 int ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab_bundle **out,
