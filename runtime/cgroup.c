@@ -281,17 +281,11 @@ rmdir_retry (int parent, const char *name)
 
 /* Remove the directories of h we created, deepest first. */
 static int
-hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
+hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
 {
   size_t depth = ab_cg_path_depth (h);
+  bool leaf = true;
 
-  if (h->dfd >= 0)
-    {
-      if (h->created > 0)
-        rmdir_children (h->dfd, 0);
-      close (h->dfd);
-      h->dfd = -1;
-    }
   while (h->created > 0)
     {
       size_t level = depth - 1; /* the component to remove */
@@ -303,16 +297,37 @@ hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
           if (errno == ENOENT) /* an ancestor is gone, and with it the rest */
             {
               h->created = 0;
-              return 0;
+              break;
             }
           return ab_error_set (err, errno, "open parent of `%s`", h->dir);
         }
+      /* The leaf is tried once before its directory is read: the kernel
+         refuses to rmdir a cgroup with child cgroups (EBUSY), so the
+         attempt can remove nothing but an empty leaf, and the listing (7
+         syscalls a hierarchy) is only paid when the container made
+         cgroups of its own. */
+      if (leaf && h->dfd >= 0 && unlinkat (parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        rmdir_children (h->dfd, 0);
+      leaf = false;
       if (rmdir_retry (parent, name) < 0)
         return ab_error_set (err, errno, "rmdir cgroup `%s` (level %zu)", h->dir, level);
       h->created--;
       depth--;
     }
   return 0;
+}
+
+static int
+hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
+{
+  int r = hier_rmdir_dirs (h, err);
+
+  if (h->dfd >= 0)
+    {
+      close (h->dfd);
+      h->dfd = -1;
+    }
+  return r;
 }
 
 /* ---- v2 controller delegation -------------------------------------------------- */
