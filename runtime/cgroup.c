@@ -34,20 +34,35 @@ ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *err)
 }
 
 int
-ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const char *what, ab_error_t *err)
+ab_cg_open_w (struct ab_cg_hier *h, const char *file, const char *what, ab_error_t *err)
 {
-  _cleanup_close_ int fd = -1;
-  size_t len = strlen (value);
+  int fd = h->dfd < 0 ? -1 : openat (h->dfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 
-  fd = h->dfd < 0 ? -1 : openat (h->dfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   if (fd < 0)
     return ab_error_setc (err, AB_EC_RESOURCE, h->dfd < 0 ? ENOENT : errno, "%s: open `%s/%s`", what, h->dir,
                           file);
+  return fd;
+}
+
+int
+ab_cg_write_fd (struct ab_cg_hier *h, int fd, const char *file, const char *value, const char *what,
+                ab_error_t *err)
+{
   /* One write(2) per value: the kernel parses each write as one setting. */
-  if (ab_write_all (fd, value, len) < 0)
+  if (ab_write_all (fd, value, strlen (value)) < 0)
     return ab_error_setc (err, AB_EC_RESOURCE, errno, "%s: write `%.64s` to `%s/%s`", what, value, h->dir,
                           file);
   return 0;
+}
+
+int
+ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const char *what, ab_error_t *err)
+{
+  _cleanup_close_ int fd = ab_cg_open_w (h, file, what, err);
+
+  if (fd < 0)
+    return -1;
+  return ab_cg_write_fd (h, fd, file, value, what, err);
 }
 
 bool
