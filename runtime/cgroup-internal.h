@@ -132,6 +132,8 @@ int ab_cg_write_fd (struct ab_cg_hier *h, int fd, const char *file, const char *
 bool ab_cg_has_file (struct ab_cg_hier *h, const char *file);
 /* The value of "key N" in a flat-keyed file (memory.events, cpu.stat). */
 int ab_cg_read_key (struct ab_cg_hier *h, const char *file, const char *key, uint64_t *out);
+/* The same from a file's text already read (several keys, one read). */
+int ab_cg_key_value (const char *text, const char *key, uint64_t *out);
 
 /* ---- resources (cgroup-res.c) --------------------------------------------- */
 

@@ -23,13 +23,59 @@
 
 /* ---- interface files --------------------------------------------------------- */
 
+/* Read a cgroup interface file to its end.  Every cgroup file (v1 and v2)
+   is a kernfs seq_file, whose read(2) fills the buffer with as many
+   records as fit and returns short only when the file is exhausted: a
+   short read is the end, and the read that would return 0 is saved (one
+   syscall for each of the dozen small files of a run).  A full buffer
+   still reads on. */
+static int
+read_kernfs (int fd, char **out)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t cap = 4096, n = 0;
+
+  buf = xmalloc (cap);
+  for (;;)
+    {
+      size_t want = cap - n - 1;
+      ssize_t r = read (fd, buf + n, want);
+
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return -1;
+      n += (size_t)r;
+      if ((size_t)r < want)
+        break;
+      if (cap > SMALL_FILE_MAX)
+        {
+          errno = EFBIG;
+          return -1;
+        }
+      cap *= 2;
+      buf = xrealloc (buf, cap);
+    }
+  buf[n] = '\0';
+  *out = ab_steal_ptr (&buf);
+  return 0;
+}
+
+static int
+read_kernfs_at (int dirfd, const char *file, char **out)
+{
+  _cleanup_close_ int fd = openat (dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+
+  return fd < 0 ? -1 : read_kernfs (fd, out);
+}
+
 int
 ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *err)
 {
   if (h->dfd < 0)
     return ab_error_set (err, ENOENT, "read `%s/%s`", h->dir, file);
-  if (ab_read_file_at (h->dfd, file, SMALL_FILE_MAX, out, NULL, err) < 0)
-    return ab_error_set (err, err->errnum, "read `%s/%s`", h->dir, file);
+  if (read_kernfs_at (h->dfd, file, out) < 0)
+    return ab_error_set (err, errno, "read `%s/%s`", h->dir, file);
   return 0;
 }
 
@@ -72,19 +118,35 @@ ab_cg_has_file (struct ab_cg_hier *h, const char *file)
 }
 
 int
+ab_cg_key_value (const char *text, const char *key, uint64_t *out)
+{
+  size_t klen = strlen (key);
+  const char *line;
+
+  for (line = text; line && *line; line = strchr (line, '\n'), line = line ? line + 1 : NULL)
+    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
+      {
+        char num[32];
+        size_t len = strcspn (line + klen + 1, "\n");
+
+        if (len >= sizeof num)
+          return -1;
+        memcpy (num, line + klen + 1, len);
+        num[len] = '\0';
+        return ab_parse_u64 (num, out);
+      }
+  return -1;
+}
+
+int
 ab_cg_read_key (struct ab_cg_hier *h, const char *file, const char *key, uint64_t *out)
 {
   _cleanup_free_ char *text = NULL;
   ab_error_t err;
-  size_t klen = strlen (key);
-  char *line, *save = NULL;
 
   if (ab_cg_read (h, file, &text, &err) < 0)
     return -1;
-  for (line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
-      return ab_parse_u64 (line + klen + 1, out);
-  return -1;
+  return ab_cg_key_value (text, key, out);
 }
 
 struct ab_cg_hier *
@@ -191,12 +253,12 @@ cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
   for (i = 0; i < AB_ARRAY_SIZE (files); i++)
     {
       _cleanup_free_ char *cur = NULL, *val = NULL;
-      if (ab_read_file_at (dir, files[i], 4096, &cur, NULL, err) < 0)
-        return ab_error_prefix (err, "`%s`", path);
+      if (read_kernfs_at (dir, files[i], &cur) < 0)
+        return ab_error_set (err, errno, "read `%s/%s`", path, files[i]);
       if (cur[0] != '\n' && cur[0] != '\0')
         continue;
-      if (ab_read_file_at (parent, files[i], 4096, &val, NULL, err) < 0)
-        return ab_error_prefix (err, "parent of `%s`", path);
+      if (read_kernfs_at (parent, files[i], &val) < 0)
+        return ab_error_set (err, errno, "read `%s` of the parent of `%s`", files[i], path);
       if (ab_write_file_at (dir, files[i], val, strlen (val), err) < 0)
         return ab_error_prefix (err, "`%s`", path);
     }
@@ -216,12 +278,32 @@ hier_mkdir (struct ab_cg_hier *h, ab_error_t *err)
   for (i = 0; i < depth; i++)
     {
       _cleanup_free_ char *name = component (h, i);
-      int next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      bool leaf = i + 1 == depth;
+      int next = -1;
+      bool make;
 
-      if (next < 0 && errno == ENOENT)
+      /* The leaf is normally new (named after the container): mkdir it
+         first and open it once, rather than an open that fails, the mkdir
+         and the open.  EEXIST takes the path of an existing directory, as
+         the failed-open order would; the O_NOFOLLOW open below is the same
+         either way. */
+      if (leaf)
         {
-          if (mkdirat (fd, name, 0755) < 0)
+          make = mkdirat (fd, name, 0755) == 0;
+          if (!make && errno != EEXIST)
             return ab_error_set (err, errno, "mkdir `%s/%s`", h->mountpoint, name);
+          if (!make)
+            next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        }
+      else
+        {
+          next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+          make = next < 0 && errno == ENOENT;
+          if (make && mkdirat (fd, name, 0755) < 0)
+            return ab_error_set (err, errno, "mkdir `%s/%s`", h->mountpoint, name);
+        }
+      if (make)
+        {
           h->created++;
           next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
           if (next >= 0 && cpuset && cpuset_inherit (fd, next, h->dir, err) < 0)
