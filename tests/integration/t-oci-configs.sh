@@ -122,4 +122,16 @@ if is_agentbox; then
   like "$(cat "$T/missing/stderr")" 'process.cwd.*/no/such/dir.*No such file' "... and the error names process.cwd, the path and the cause"
 fi
 
+# ---- a bind mount with filesystem options, as the suite's mounts test writes --
+
+mkdir -p "$T/fsopt-src"
+make_bundle "$T/fsopt" "${cap_edits[@]}" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","touch","marker"]' process.cwd:=/data \
+  "mounts+={\"destination\":\"/data\",\"source\":\"$T/fsopt-src\",\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=1k\",\"bind\",\"private\"]}"
+is "$(run_in "$T/fsopt")" 0 "a bind mount with tmpfs-style key=value options (mode=755, size=1k) runs, as with runc"
+ok "$([ -f "$T/fsopt-src/marker" ]; echo $?)" "... and the bind is in place: the file made in it is in the host directory"
+if is_agentbox; then
+  like "$(cat "$T/fsopt/stderr")" 'mode=755,size=1k.*ignored by a bind mount' "... with a warning that names the ignored options"
+fi
+
 done_testing
