@@ -283,6 +283,35 @@ set_propagation_at (struct ab_mount_ctx *ctx, const struct ab_mount *m, const ch
   return set_propagation (now, m, what, err);
 }
 
+/* Since Linux 6.8 /proc/self/mountinfo lists mounts in the order they were
+   made, and the parent made every bind's tree before the first mount: the
+   bind would be listed ahead of the mounts config.json puts before it (the
+   order config.md asks for, which runtime-tools checks).  A copy of the
+   attached tree, made now, takes its place (a detached tree cannot be
+   copied before kernel 6.15).  The copy is of what is already in place,
+   source, flags and depth alike; if it cannot be made the first one
+   stays. */
+static int
+remake_in_order (struct ab_mount_ctx *ctx, int target, const struct ab_mount *m, const char *what,
+                 ab_error_t *err)
+{
+  _cleanup_close_ int now = -1, copy = -1;
+  char self[64];
+
+  now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, NULL);
+  if (now < 0)
+    return 0;
+  copy = open_tree (now, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+  if (copy < 0)
+    return 0;
+  snprintf (self, sizeof self, "/proc/self/fd/%d", now);
+  if (umount2 (self, MNT_DETACH) < 0)
+    return 0;
+  if (ab_move_mount_fd (copy, target, m->destination, err) < 0)
+    return ab_error_prefix (err, "%s", what);
+  return 0;
+}
+
 static int
 do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
@@ -329,6 +358,8 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
     return -1;
   if (ab_move_mount_fd (tree, target, m->destination, err) < 0)
     return ab_error_prefix (err, "%s", what);
+  if (remake_in_order (ctx, target, m, what, err) < 0)
+    return -1;
   return set_propagation_at (ctx, m, what, err);
 }
 
@@ -593,14 +624,23 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
 int
 ab_pivot_root (struct ab_mount_ctx *ctx, ab_error_t *err)
 {
+  _cleanup_close_ int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
   ab_set_step ("pivot_root");
+  if (oldroot < 0)
+    return ab_error_set (err, errno, "open the old root");
   if (fchdir (ctx->rootfd) < 0)
     return ab_error_set (err, errno, "chdir to the root filesystem");
   /* pivot_root(".", "."): the old root ends up mounted on top of the new
      one, then is detached; no directory of the rootfs is needed for it. */
   if (syscall (SYS_pivot_root, ".", ".") < 0)
     return ab_error_set (err, errno, "pivot_root");
-  /* Keep the old root from propagating the detach to the host. */
+  /* Keep the old root from propagating the detach to the host.  From the
+     old root's own directory, "." is that mount alone: from the new root's,
+     the rslave would reach the container's mounts too and turn a "shared"
+     bind (a peer group of its own) private. */
+  if (fchdir (oldroot) < 0)
+    return ab_error_set (err, errno, "chdir to the old root");
   if (mount (NULL, ".", NULL, MS_REC | MS_SLAVE, NULL) < 0)
     return ab_error_set (err, errno, "make the old root rslave");
   if (umount2 (".", MNT_DETACH) < 0)

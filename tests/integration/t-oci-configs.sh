@@ -157,4 +157,21 @@ if is_agentbox; then
   rt delete --force "$id" >/dev/null 2>&1
 fi
 
+# ---- mounts listed in config order, a "shared" bind shared ------------------
+# config.md: mounts in the listed order; the suite's runtimetest reads that
+# order back from /proc/self/mountinfo (which kernels since 6.8 list in the
+# order mounts were made).  A bind with "shared" is in a peer group of its
+# own inside the container.
+
+mkdir -p "$T/order-src"
+make_bundle "$T/order" "${cap_edits[@]}" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","cat","/proc/self/mountinfo"]' \
+  'mounts+={"destination":"/tmp/first","type":"tmpfs","source":"tmpfs","options":["nosuid"]}' \
+  "mounts+={\"destination\":\"/data\",\"source\":\"$T/order-src\",\"options\":[\"bind\",\"shared\"]}" \
+  'mounts+={"destination":"/tmp/last","type":"tmpfs","source":"tmpfs","options":["nosuid"]}'
+is "$(run_in "$T/order")" 0 "tmpfs, bind, tmpfs mounts run"
+is "$(awk '$5 == "/tmp/first" || $5 == "/data" || $5 == "/tmp/last" { printf "%s ", $5 }' "$T/order/stdout")" \
+  "/tmp/first /data /tmp/last " "... and the container's mountinfo lists them in config.json's order"
+like "$(awk '$5 == "/data"' "$T/order/stdout")" ' shared:[0-9]+ ' "... the \"shared\" bind is shared in the container"
+
 done_testing
