@@ -21,8 +21,10 @@
 # caller's own cgroup (absolute cgroupsPath of the tests land below it; no
 # process leaves the caller's cgroup).  Output: per test "name pass/total",
 # then "N passed, M failed" (TAP assertions, plus one for the program's exit
-# status where that is its verdict, see below).  $OCI_VALIDATION_TESTS limits the tests run
-# (space separated names), $OCI_VALIDATION_LOGS keeps each test's TAP output.
+# status where that is its verdict, see below); exit status 0 when nothing
+# failed, 1 otherwise, 2 for a usage or build problem.  Run as root.
+# $OCI_VALIDATION_TESTS limits the tests run (space separated names),
+# $OCI_VALIDATION_LOGS names a directory that keeps each test's TAP output.
 set -u
 runtime=${1:-}
 snap=${2:-${OCI_RUNTIME_TOOLS:-}}
@@ -156,7 +158,7 @@ build ()
 mkdir -p "$work"
 if [ ! -x "$src/runtimetest" ]; then
   echo "# building runtime-tools $rev in $src" >&2
-  build || exit 1
+  build || exit 2
 fi
 
 # ---- the run ---------------------------------------------------------------
