@@ -93,8 +93,6 @@ memory_first (const struct ab_memory *m)
          : m->swappiness.set         ? JR "memory.swappiness"
          : m->disable_oom_killer.set ? JR "memory.disableOOMKiller"
          : m->use_hierarchy.set      ? JR "memory.useHierarchy"
-         : m->kernel.set             ? JR "memory.kernel"
-         : m->kernel_tcp.set         ? JR "memory.kernelTCP"
                                      : NULL;
 }
 
@@ -193,12 +191,31 @@ kmem_v1 (struct res *r, struct target *t, const char *file, const char *what, in
 }
 
 static int
-memory_v1 (struct res *r, struct target *t, const struct ab_memory *m)
+memory_kmem_v1 (struct res *r, struct target *t, const struct ab_memory *m)
 {
   if (m->kernel.set && kmem_v1 (r, t, "memory.kmem.limit_in_bytes", JR "memory.kernel", m->kernel.v) < 0)
     return -1;
   if (m->kernel_tcp.set
       && kmem_v1 (r, t, "memory.kmem.tcp.limit_in_bytes", JR "memory.kernelTCP", m->kernel_tcp.v) < 0)
+    return -1;
+  return 0;
+}
+
+/* No kernel memory limits in v2, or no memory controller at all: a
+   warning (see kmem_v1). */
+static void
+memory_kmem_warn (const struct ab_memory *m, const char *why)
+{
+  if (m->kernel.set && m->kernel.v != -1)
+    ab_warn (JR "memory.kernel: not enforced, %s", why);
+  if (m->kernel_tcp.set && m->kernel_tcp.v != -1)
+    ab_warn (JR "memory.kernelTCP: not enforced, %s", why);
+}
+
+static int
+memory_v1 (struct res *r, struct target *t, const struct ab_memory *m)
+{
+  if (memory_kmem_v1 (r, t, m) < 0)
     return -1;
   if (m->swap.set)
     {
@@ -254,11 +271,7 @@ memory_v2 (struct res *r, struct target *t, const struct ab_memory *m)
     return refuse (r, JR "memory.disableOOMKiller", "cgroup v2 cannot disable the OOM killer");
   if (m->use_hierarchy.set && !m->use_hierarchy.v)
     return refuse (r, JR "memory.useHierarchy", "cgroup v2 accounting is always hierarchical");
-  /* No kernel memory limits in v2 (see kmem_v1): a warning. */
-  if (m->kernel.set && m->kernel.v != -1)
-    ab_warn (JR "memory.kernel: not enforced, cgroup v2 has no kernel memory limit");
-  if (m->kernel_tcp.set && m->kernel_tcp.v != -1)
-    ab_warn (JR "memory.kernelTCP: not enforced, cgroup v2 has no kernel TCP memory limit");
+  memory_kmem_warn (m, "cgroup v2 has no kernel memory limits");
   if (m->limit.set)
     {
       bytes_or_max (buf, sizeof buf, m->limit.v);
@@ -292,7 +305,20 @@ apply_memory (struct res *r, const struct ab_memory *m)
   if (memory_checks (r, m) < 0)
     return -1;
   if (memory_first (m) == NULL)
-    return 0;
+    {
+      /* Kernel limits alone need no memory controller: without a v1 one
+         they are not enforced, which is only a warning. */
+      ab_error_t quiet = { 0 };
+      struct res q = *r;
+
+      if (!m->kernel.set && !m->kernel_tcp.set)
+        return 0;
+      q.err = &quiet;
+      if (find (&q, "memory", NULL, JR "memory.kernel", "memory.limit_in_bytes", "memory.max", &t) == 0)
+        return memory_kmem_v1 (r, &t, m);
+      memory_kmem_warn (m, "no cgroup v1 memory controller here");
+      return 0;
+    }
   if (find (r, "memory", "memory", memory_first (m), "memory.limit_in_bytes", "memory.max", &t) < 0)
     return -1;
   if (memory_check_usage (r, &t, m) < 0)
