@@ -86,7 +86,8 @@ map_memory (struct ab_audit_ctx *a, const struct ab_memory *m)
         "memory.oom_control = 1 (v1 only; refused on v2): at the limit, tasks wait instead of being killed");
   if (m->kernel.set || m->kernel_tcp.set)
     ab_audit_add (a, AB_AUDIT_S_CGROUPS, "memory.kernel", JR ".memory.kernel", 0,
-                  "kernel memory limits are refused unless -1 (deprecated by the kernel)");
+                  "kernel memory limits: kernelTCP in v1's memory.kmem.tcp.limit_in_bytes; memory.kernel "
+                  "only where the kernel still enforces it, else a warning (as on v2)");
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "hooks/hooks.h"
+#include "runtime/log.h"
 #include "runtime/util.h"
 
 const char *
@@ -55,7 +56,7 @@ tail_last_line (struct tail *t, char *out, size_t len)
   start = end;
   while (start > 0 && t->buf[start - 1] != '\n')
     start--;
-  snprintf (out, len, "%.*s", (int) (end - start), t->buf + start);
+  snprintf (out, len, "%.*s", (int)(end - start), t->buf + start);
 }
 
 /* Start a hook: stdin and stderr on the given pipe ends, its own process
@@ -147,10 +148,10 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
       close (errp[0]);
       return ab_error_setc (err, AB_EC_HOOK, r, "%s: run `%s`", what, h->path);
     }
-  pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
   ab_set_nonblock (in[1], true);
   ab_set_nonblock (errp[0], true);
-  deadline = ab_now_monotonic_ns () + (uint64_t) timeout_ms * 1000000ull;
+  deadline = ab_now_monotonic_ns () + (uint64_t)timeout_ms * 1000000ull;
   /* A hook that exits without reading its stdin makes our write fail with
      EPIPE, and the SIGPIPE that comes with it would kill the runtime halfway
      through create or delete: blocked while we write, discarded after. */
@@ -169,7 +170,7 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
           timed_out = true;
           break;
         }
-      left = (int) ((deadline - now) / 1000000ull) + 1;
+      left = (int)((deadline - now) / 1000000ull) + 1;
       p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
       p[n++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
       if (in[1] >= 0)
@@ -177,7 +178,7 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
           ip = n;
           p[n++] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
         }
-      if (poll (p, (nfds_t) n, left) < 0)
+      if (poll (p, (nfds_t)n, left) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -187,7 +188,7 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
         {
           ssize_t w = write (in[1], state + written, state_len - written);
           if (w > 0)
-            written += (size_t) w;
+            written += (size_t)w;
           /* A hook that does not read its stdin is fine: stop at EPIPE. */
           if ((w < 0 && errno != EAGAIN) || written >= state_len)
             {
@@ -200,7 +201,7 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
           char buf[4096];
           ssize_t rd = read (errp[0], buf, sizeof buf);
           if (rd > 0)
-            tail_add (&tail, buf, (size_t) rd);
+            tail_add (&tail, buf, (size_t)rd);
           else if (rd == 0)
             {
               /* stderr closed: keep polling only the exit (poll skips fd -1) */
@@ -226,7 +227,7 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
       kill (pid, SIGKILL);
     }
   memset (&info, 0, sizeof info);
-  while (waitid (P_PID, (id_t) pid, &info, WEXITED) < 0 && errno == EINTR)
+  while (waitid (P_PID, (id_t)pid, &info, WEXITED) < 0 && errno == EINTR)
     ;
   /* What is already in the pipe; a background child of the hook may keep it
      open, so never block here. */
@@ -236,7 +237,7 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
       ssize_t rd = errp[0] >= 0 ? read (errp[0], buf, sizeof buf) : 0;
       if (rd <= 0)
         break;
-      tail_add (&tail, buf, (size_t) rd);
+      tail_add (&tail, buf, (size_t)rd);
     }
   if (errp[0] >= 0)
     close (errp[0]);
@@ -269,6 +270,14 @@ ab_hooks_run (const struct ab_spec *s, int kind, const char *state_json, size_t 
 
   for (i = 0; i < l->n; i++)
     if (run_one (&l->v[i], kind, i, state_json, state_len, err) < 0)
-      return -1;
+      {
+        /* runtime.md, step 13: a failing poststop hook is a warning, and
+           "the remaining hooks and lifecycle continue as if the hook had
+           succeeded". */
+        if (kind != AB_HOOK_POSTSTOP)
+          return -1;
+        ab_warn ("%s", err->msg);
+        ab_error_clear (err);
+      }
   return 0;
 }

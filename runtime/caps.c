@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "runtime/caps.h"
+#include "runtime/log.h"
 #include "runtime/util.h"
 #include "spec/tables.h"
 
@@ -279,6 +280,50 @@ set_ambient (const uint64_t want[AB_CAP__SETS], int last, ab_error_t *err)
   return 0;
 }
 
+/* config.md: a capability that "cannot be granted otherwise MUST be logged
+   as a warning ... Runtimes SHOULD NOT fail" (a runtime that runs in a
+   restricted environment).  What this process does not hold (permitted; for
+   inheritable, permitted or inheritable and still in the bounding set) no
+   capset can give, so it leaves the sets the container gets, with a
+   warning.  Only ever a loss: the sets asked for shrink, never grow.
+   Effective and ambient go with permitted. */
+static void
+drop_ungrantable (uint64_t want[AB_CAP__SETS], int last)
+{
+  _cleanup_cap_ cap_t cur = cap_get_proc ();
+  char buf[32];
+  int cap;
+
+  if (cur == NULL)
+    return; /* capset will fail and explain_capset_failure says why */
+  for (cap = 0; cap <= last; cap++)
+    {
+      uint64_t bit = cap_bit (cap);
+      cap_flag_value_t prm = CAP_CLEAR, inh = CAP_CLEAR;
+
+      cap_get_flag (cur, (cap_value_t)cap, CAP_PERMITTED, &prm);
+      cap_get_flag (cur, (cap_value_t)cap, CAP_INHERITABLE, &inh);
+      if ((want[AB_CAP_PERMITTED] & bit) && prm != CAP_SET)
+        {
+          ab_warn (
+              "process.capabilities.permitted: %s cannot be granted, the runtime does not hold it: dropped",
+              cap_name (cap, buf, sizeof buf));
+          want[AB_CAP_PERMITTED] &= ~bit;
+          want[AB_CAP_EFFECTIVE] &= ~bit;
+          want[AB_CAP_AMBIENT] &= ~bit;
+        }
+      if ((want[AB_CAP_INHERITABLE] & bit) && inh != CAP_SET
+          && (prm != CAP_SET || cap_get_bound ((cap_value_t)cap) != 1))
+        {
+          ab_warn ("process.capabilities.inheritable: %s cannot be granted, the runtime does not hold it or "
+                   "it is not in the bounding set: dropped",
+                   cap_name (cap, buf, sizeof buf));
+          want[AB_CAP_INHERITABLE] &= ~bit;
+          want[AB_CAP_AMBIENT] &= ~bit;
+        }
+    }
+}
+
 int
 ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err)
 {
@@ -297,6 +342,8 @@ ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err)
   known = last >= 63 ? UINT64_MAX : (cap_bit (last + 1) - 1);
   for (i = 0; i < AB_CAP__SETS; i++)
     want[i] = configured (c, (enum ab_capset)i) & known;
+
+  drop_ungrantable (want, last);
 
   caps = cap_init (); /* all three sets clear */
   if (caps == NULL)

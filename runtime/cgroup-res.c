@@ -12,6 +12,7 @@
 #include <stdarg.h>
 
 #include "runtime/cgroup-internal.h"
+#include "runtime/log.h"
 #include "runtime/util.h"
 
 #define JR "linux.resources."
@@ -111,13 +112,10 @@ cpu_first (const struct ab_cpu *c)
 static int
 memory_checks (struct res *r, const struct ab_memory *m)
 {
-  /* Kernel memory limits are gone from v2 and deprecated in v1 (the files
-     are no-ops or absent on current kernels): accept only "no limit". */
-  if (m->kernel.set && m->kernel.v != -1)
-    return refuse (r, JR "memory.kernel", "kernel memory limits are deprecated and not supported (only -1)");
-  if (m->kernel_tcp.set && m->kernel_tcp.v != -1)
-    return refuse (r, JR "memory.kernelTCP",
-                   "kernel TCP memory limits are deprecated and not supported (only -1)");
+  if (m->kernel.set && m->kernel.v < -1)
+    return refuse (r, JR "memory.kernel", "must be -1 (unlimited) or a number of bytes");
+  if (m->kernel_tcp.set && m->kernel_tcp.v < -1)
+    return refuse (r, JR "memory.kernelTCP", "must be -1 (unlimited) or a number of bytes");
   if (m->limit.set && m->limit.v < -1)
     return refuse (r, JR "memory.limit", "must be -1 (unlimited) or a number of bytes");
   if (m->reservation.set && m->reservation.v < -1)
@@ -159,9 +157,66 @@ memory_check_usage (struct res *r, struct target *t, const struct ab_memory *m)
   return 0;
 }
 
+/* memory.kernel and memory.kernelTCP (config-linux.md: OPTIONAL, NOT
+   RECOMMENDED).  v1 has the files: kernelTCP is enforced, and the kmem
+   limit was until Linux 5.16; a newer kernel accepts the write and keeps
+   no limit, which the read back shows.  What the kernel does not enforce
+   is a warning, as runc does, not a refusal: no limit is what the kernel
+   gives every cgroup anyway. */
+static int
+kmem_v1 (struct res *r, struct target *t, const char *file, const char *what, int64_t v)
+{
+  _cleanup_free_ char *text = NULL;
+  long page = sysconf (_SC_PAGESIZE);
+  int64_t got;
+
+  if (!ab_cg_has_file (t->h, file))
+    {
+      ab_warn ("%s: not enforced, this kernel has no `%s`", what, file);
+      return 0;
+    }
+  if (wr (r, t, file, what, "%" PRId64, v) < 0)
+    {
+      if (r->err->errnum != EOPNOTSUPP && r->err->errnum != ENOTSUP)
+        return -1;
+      ab_warn ("%s: not enforced, this kernel refuses `%s`", what, file);
+      return 0;
+    }
+  if (v < 0 || ab_cg_read (t->h, file, &text, r->err) < 0)
+    return 0;
+  /* The kernel keeps whole pages. */
+  if (sscanf (text, "%" SCNd64, &got) != 1 || got != v / page * page)
+    ab_warn ("%s: not enforced, this kernel ignores `%s` (kernel memory limits are deprecated)", what, file);
+  return 0;
+}
+
+static int
+memory_kmem_v1 (struct res *r, struct target *t, const struct ab_memory *m)
+{
+  if (m->kernel.set && kmem_v1 (r, t, "memory.kmem.limit_in_bytes", JR "memory.kernel", m->kernel.v) < 0)
+    return -1;
+  if (m->kernel_tcp.set
+      && kmem_v1 (r, t, "memory.kmem.tcp.limit_in_bytes", JR "memory.kernelTCP", m->kernel_tcp.v) < 0)
+    return -1;
+  return 0;
+}
+
+/* No kernel memory limits in v2, or no memory controller at all: a
+   warning (see kmem_v1). */
+static void
+memory_kmem_warn (const struct ab_memory *m, const char *why)
+{
+  if (m->kernel.set && m->kernel.v != -1)
+    ab_warn (JR "memory.kernel: not enforced, %s", why);
+  if (m->kernel_tcp.set && m->kernel_tcp.v != -1)
+    ab_warn (JR "memory.kernelTCP: not enforced, %s", why);
+}
+
 static int
 memory_v1 (struct res *r, struct target *t, const struct ab_memory *m)
 {
+  if (memory_kmem_v1 (r, t, m) < 0)
+    return -1;
   if (m->swap.set)
     {
       /* The kernel keeps limit <= memsw at every step: write memsw first
@@ -216,6 +271,7 @@ memory_v2 (struct res *r, struct target *t, const struct ab_memory *m)
     return refuse (r, JR "memory.disableOOMKiller", "cgroup v2 cannot disable the OOM killer");
   if (m->use_hierarchy.set && !m->use_hierarchy.v)
     return refuse (r, JR "memory.useHierarchy", "cgroup v2 accounting is always hierarchical");
+  memory_kmem_warn (m, "cgroup v2 has no kernel memory limits");
   if (m->limit.set)
     {
       bytes_or_max (buf, sizeof buf, m->limit.v);
@@ -249,7 +305,20 @@ apply_memory (struct res *r, const struct ab_memory *m)
   if (memory_checks (r, m) < 0)
     return -1;
   if (memory_first (m) == NULL)
-    return 0;
+    {
+      /* Kernel limits alone need no memory controller: without a v1 one
+         they are not enforced, which is only a warning. */
+      ab_error_t quiet = { 0 };
+      struct res q = *r;
+
+      if (!m->kernel.set && !m->kernel_tcp.set)
+        return 0;
+      q.err = &quiet;
+      if (find (&q, "memory", NULL, JR "memory.kernel", "memory.limit_in_bytes", "memory.max", &t) == 0)
+        return memory_kmem_v1 (r, &t, m);
+      memory_kmem_warn (m, "no cgroup v1 memory controller here");
+      return 0;
+    }
   if (find (r, "memory", "memory", memory_first (m), "memory.limit_in_bytes", "memory.max", &t) < 0)
     return -1;
   if (memory_check_usage (r, &t, m) < 0)

@@ -91,9 +91,9 @@ apply_memory_policy (const struct ab_memory_policy *mp, ab_error_t *err)
       if (top < 0)
         return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "linux.memoryPolicy.nodes: `%s`", mp->nodes);
       /* set_mempolicy's maxnode counts one past the highest node */
-      maxnode = (unsigned long) top + 1;
+      maxnode = (unsigned long)top + 1;
     }
-  if (syscall (SYS_set_mempolicy, mp->mode | (int) mp->flags, maxnode ? mask : NULL, maxnode) < 0)
+  if (syscall (SYS_set_mempolicy, mp->mode | (int)mp->flags, maxnode ? mask : NULL, maxnode) < 0)
     return ab_error_set (err, errno, "linux.memoryPolicy: set_mempolicy");
   return 0;
 }
@@ -158,21 +158,22 @@ close_inherited_fds (struct ab_child_ctx *c)
   for (i = 0; i < 3; i++)
     if (c->stdio[i] >= first)
       keep[n++] = c->stdio[i];
-  qsort (keep, (size_t) n, sizeof *keep, ab_cmp_int);
+  qsort (keep, (size_t)n, sizeof *keep, ab_cmp_int);
   for (i = 0; i < n; i++)
     {
       if (keep[i] > first)
-        syscall (SYS_close_range, (unsigned) first, (unsigned) keep[i] - 1, 0);
+        syscall (SYS_close_range, (unsigned)first, (unsigned)keep[i] - 1, 0);
       if (keep[i] + 1 > first)
         first = keep[i] + 1;
     }
-  syscall (SYS_close_range, (unsigned) first, ~0U, 0);
+  syscall (SYS_close_range, (unsigned)first, ~0U, 0);
 }
 
 static bool
 has_creation_hooks (const struct ab_spec *s)
 {
-  return s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n || s->hooks[AB_HOOK_CREATE_CONTAINER].n;
+  return s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n
+         || s->hooks[AB_HOOK_CREATE_CONTAINER].n;
 }
 
 /* Wait until the parent has put us in every cgroup and configured the
@@ -205,8 +206,8 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   close (mc->rootfd);
   mc->rootfd = -1;
   if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
-      || (l && ab_paths_readonly (&l->readonly_paths, err) < 0) || (l && ab_paths_mask (&l->masked_paths, err) < 0)
-      || ab_root_finalize (mc, err) < 0)
+      || (l && ab_paths_readonly (&l->readonly_paths, err) < 0)
+      || (l && ab_paths_mask (&l->masked_paths, err) < 0) || ab_root_finalize (mc, err) < 0)
     return -1;
   if (s->process->terminal && c->console_fd >= 0)
     {
@@ -314,7 +315,8 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
       if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
         {
           size_t len;
-          _cleanup_free_ char *st = container_state_json (c, "creating", &len);
+          /* Step 5 of the lifecycle, after step 2 ("creating"): created. */
+          _cleanup_free_ char *st = container_state_json (c, "created", &len);
           if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
             return -1;
         }

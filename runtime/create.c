@@ -67,20 +67,23 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
   const struct ab_linux *l = s->linux_;
 
   if (s->process == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: process: required (the container has nothing to run)");
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: process: required (the container has nothing to run)");
   if (l == NULL || !l->ns[AB_NS_MOUNT].present)
     return ab_error_setc (err, AB_EC_CONFIG, 0,
                           "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
   if (l->ns[AB_NS_MOUNT].path)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: linux.namespaces: joining a mount namespace by path is not supported");
+    return ab_error_setc (
+        err, AB_EC_CONFIG, 0,
+        "config.json: linux.namespaces: joining a mount namespace by path is not supported");
   if (l->intel_rdt)
     {
       struct stat st;
       if (stat ("/sys/fs/resctrl/schemata", &st) < 0)
         return ab_error_setc (err, AB_EC_CONFIG, ENOENT,
                               "config.json: linux.intelRdt: no resctrl filesystem is mounted on this host");
-      return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP, "config.json: linux.intelRdt: not supported by agentbox yet");
+      return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
+                            "config.json: linux.intelRdt: not supported by agentbox yet");
     }
   if (ab_lsm_check (s, err) < 0)
     return ab_error_prefix (err, "config.json");
@@ -106,7 +109,8 @@ warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
     [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
   };
   const struct ab_capabilities *caps = &s->process->caps;
-  uint64_t lost = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
+  uint64_t lost
+      = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
   int last = ab_caps_last_cap ();
   size_t i;
 
@@ -118,8 +122,9 @@ warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
       size_t n = ab_caps_beyond_kernel (caps->mask[k], last, &v);
       for (i = 0; i < n; i++)
         {
-          char *msg = xasprintf ("process.capabilities.%s: %s is newer than this kernel (cap_last_cap %d): dropped",
-                                 set_names[k], v[i], last);
+          char *msg
+              = xasprintf ("process.capabilities.%s: %s is newer than this kernel (cap_last_cap %d): dropped",
+                           set_names[k], v[i], last);
           ab_warn ("%s", msg);
           ab_strv_push_owned (degraded, msg);
           free (v[i]);
@@ -128,9 +133,11 @@ warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
     }
   for (i = 0; i <= AB_CAP_LAST; i++)
     if (lost & (1ull << i))
-      ab_log (AB_LOG_INFO, "process.capabilities.ambient: %s is not both permitted and inheritable; the kernel cannot raise "
-               "it",
-               ab_cap_name ((int) i) ? ab_cap_name ((int) i) : "?");
+      ab_log (
+          AB_LOG_INFO,
+          "process.capabilities.ambient: %s is not both permitted and inheritable; the kernel cannot raise "
+          "it",
+          ab_cap_name ((int)i) ? ab_cap_name ((int)i) : "?");
 }
 
 char *
@@ -157,17 +164,19 @@ ab_write_pid_file (const char *path, const struct ab_bundle *b, pid_t pid, ab_er
          there, its directory resolves beneath the bundle, so a symlink of
          the image cannot make us create a file in a host directory. */
       if (b && dir[0] == '/')
-        dfd = ab_bundle_open_file (b->dir, b->rootfs, dir, O_PATH | O_DIRECTORY, "--pid-file: directory", err);
+        dfd = ab_bundle_open_file (b->dir, b->rootfs, dir, O_PATH | O_DIRECTORY, "--pid-file: directory",
+                                   err);
       else
         dfd = open (*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
   else
     dfd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
-    return b && slash && dir[0] == '/' ? -1 : ab_error_set (err, errno, "--pid-file `%s`: open directory", path);
+    return b && slash && dir[0] == '/' ? -1
+                                       : ab_error_set (err, errno, "--pid-file `%s`: open directory", path);
   /* Bare digits, no newline: what containerd and podman parse. */
-  n = snprintf (buf, sizeof buf, "%d", (int) pid);
-  if (ab_write_file_atomic (dfd, name, buf, (size_t) n, 0644, err) < 0)
+  n = snprintf (buf, sizeof buf, "%d", (int)pid);
+  if (ab_write_file_atomic (dfd, name, buf, (size_t)n, 0644, err) < 0)
     return ab_error_prefix (err, "--pid-file `%s`", path);
   return 0;
 }
@@ -183,7 +192,7 @@ start_socket_listen (int dirfd, ab_error_t *err)
   if (fd < 0)
     return ab_error_set (err, errno, "start socket");
   snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" AB_START_SOCK, dirfd);
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 4) < 0)
+  if (bind (fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen (fd, 4) < 0)
     {
       int e = errno;
       close (fd);
@@ -203,8 +212,8 @@ apply_process_attrs (pid_t pid, const struct ab_process *p, ab_error_t *err)
     {
       char path[64], buf[16];
       int n = snprintf (buf, sizeof buf, "%d", p->oom_score_adj);
-      snprintf (path, sizeof path, "/proc/%d/oom_score_adj", (int) pid);
-      if (ab_write_file_at (AT_FDCWD, path, buf, (size_t) n, err) < 0)
+      snprintf (path, sizeof path, "/proc/%d/oom_score_adj", (int)pid);
+      if (ab_write_file_at (AT_FDCWD, path, buf, (size_t)n, err) < 0)
         return ab_error_prefix (err, "process.oomScoreAdj");
     }
   if (p->scheduler)
@@ -218,13 +227,13 @@ apply_process_attrs (pid_t pid, const struct ab_process *p, ab_error_t *err)
         uint32_t priority;
         uint64_t runtime, deadline, period;
       } a = { .size = 48 };
-      static const int policies[] = { [AB_SCHED_OTHER] = 0, [AB_SCHED_FIFO] = 1, [AB_SCHED_RR] = 2,
-                                      [AB_SCHED_BATCH] = 3, [AB_SCHED_ISO] = 4,  [AB_SCHED_IDLE] = 5,
-                                      [AB_SCHED_DEADLINE] = 6 };
-      a.policy = (uint32_t) policies[p->scheduler->policy];
+      static const int policies[]
+          = { [AB_SCHED_OTHER] = 0, [AB_SCHED_FIFO] = 1, [AB_SCHED_RR] = 2,      [AB_SCHED_BATCH] = 3,
+              [AB_SCHED_ISO] = 4,   [AB_SCHED_IDLE] = 5, [AB_SCHED_DEADLINE] = 6 };
+      a.policy = (uint32_t)policies[p->scheduler->policy];
       a.flags = p->scheduler->flags;
       a.nice = p->scheduler->nice;
-      a.priority = (uint32_t) p->scheduler->priority;
+      a.priority = (uint32_t)p->scheduler->priority;
       a.runtime = p->scheduler->runtime;
       a.deadline = p->scheduler->deadline;
       a.period = p->scheduler->period;
@@ -259,7 +268,7 @@ prefer_child_error (struct ab_container *c, ab_error_t *err)
   if (c->sync_fd < 0 || err == NULL || err->cls == AB_EC_CONFIG || err->cls == AB_EC_USAGE)
     return;
   /* give a dying child a moment to have its message queued */
-  if (poll (&p, 1, 100) > 0 && recv (c->sync_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t) sizeof m
+  if (poll (&p, 1, 100) > 0 && recv (c->sync_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m
       && m.type == AB_SYNC_ERROR)
     {
       m.err.msg[sizeof m.err.msg - 1] = '\0';
@@ -394,20 +403,21 @@ explain_unmapped_owner (const struct ab_container *c, ab_error_t *err)
       if (st.st_uid >= m->host_id && st.st_uid - m->host_id < m->size)
         return; /* a mapped owner: the mode is to blame, not the mapping */
       if (off < sizeof map)
-        off += (size_t) snprintf (map + off, sizeof map - off, "%scontainer %u-%u = host %u-%u", i ? ", " : "",
-                                  m->container_id, m->container_id + m->size - 1, m->host_id,
-                                  m->host_id + m->size - 1);
+        off += (size_t)snprintf (map + off, sizeof map - off, "%scontainer %u-%u = host %u-%u", i ? ", " : "",
+                                 m->container_id, m->container_id + m->size - 1, m->host_id,
+                                 m->host_id + m->size - 1);
     }
   snprintf (host, sizeof host, "%s%s", c->bundle->rootfs, strcmp (err->where, "/") ? err->where : "");
   if ((len = strlen (host)) > 1 && host[len - 1] == '/')
     host[len - 1] = '\0';
   len = strlen (err->msg);
-  snprintf (err->msg + len, sizeof err->msg - len,
-            "; `%s` belongs to host uid %u, outside the user namespace's uid mapping (%s), so the container's "
-            "root may not write there: chown the rootfs into the mapped range, create the mount points in the "
-            "image, or mount the rootfs id-mapped (annotation " AB_ANNOT_ROOTFS_IDMAP "=true, `agentbox spec "
-            "--idmap-rootfs`)",
-            host, (unsigned) st.st_uid, map[0] ? map : "none");
+  snprintf (
+      err->msg + len, sizeof err->msg - len,
+      "; `%s` belongs to host uid %u, outside the user namespace's uid mapping (%s), so the container's "
+      "root may not write there: chown the rootfs into the mapped range, create the mount points in the "
+      "image, or mount the rootfs id-mapped (annotation " AB_ANNOT_ROOTFS_IDMAP "=true, `agentbox spec "
+      "--idmap-rootfs`)",
+      host, (unsigned)st.st_uid, map[0] ? map : "none");
 }
 
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
@@ -420,7 +430,7 @@ create_abort (struct ab_container *c)
     {
       siginfo_t info;
       syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
-      while (waitid (P_PIDFD, (id_t) c->pidfd, &info, WEXITED) < 0 && errno == EINTR)
+      while (waitid (P_PIDFD, (id_t)c->pidfd, &info, WEXITED) < 0 && errno == EINTR)
         ;
     }
   ab_container_release_resources (c, &ignored);
@@ -487,7 +497,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   c->state->status = AB_STATUS_CREATING;
   for (size_t i = 0; i < s->annotations.n; i++)
     {
-      c->state->annotations.v = xreallocarray (c->state->annotations.v, i + 1, sizeof *c->state->annotations.v);
+      c->state->annotations.v
+          = xreallocarray (c->state->annotations.v, i + 1, sizeof *c->state->annotations.v);
       c->state->annotations.v[i].key = xstrdup (s->annotations.v[i].key);
       c->state->annotations.v[i].value = xstrdup (s->annotations.v[i].value);
       c->state->annotations.n = i + 1;
@@ -619,7 +630,10 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ab_trace ("child: mounts done");
   if (s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n)
     {
-      _cleanup_free_ char *st = ab_runtime_state_json (c, AB_STATUS_CREATING, &len);
+      /* runtime.md: "creating" is step 2 of the lifecycle, the environment
+         being built; these hooks are steps 3 and 4, after it: "created"
+         (the status runtime-tools' hooks_stdin test expects). */
+      _cleanup_free_ char *st = ab_runtime_state_json (c, AB_STATUS_CREATED, &len);
       ab_set_step ("hooks");
       if (ab_hooks_run (s, AB_HOOK_PRESTART, st, len, err) < 0
           || ab_hooks_run (s, AB_HOOK_CREATE_RUNTIME, st, len, err) < 0)

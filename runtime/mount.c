@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 
 #include "runtime/kernel-compat.h"
+#include "runtime/log.h"
 #include "runtime/mount.h"
 #include "runtime/resolve.h"
 #include "runtime/util.h"
@@ -174,7 +175,7 @@ fsconfig_sb_flags (int fsfd, unsigned long ms, const char *what, ab_error_t *err
     unsigned long flag;
     const char *name;
   } sb[] = {
-    { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" }, { MS_LAZYTIME, "lazytime" },
+    { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" },    { MS_LAZYTIME, "lazytime" },
     { MS_MANDLOCK, "mand" },    { MS_I_VERSION, "iversion" },
   };
   size_t i;
@@ -214,7 +215,7 @@ make_fs (const char *type, const char *source, unsigned long ms, const char *dat
       append_kernel_message (fsfd, err);
       return -1;
     }
-  mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned int) attr);
+  mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned int)attr);
   if (mfd < 0)
     return ab_error_set (err, errno, "%s: mount %s filesystem", what, type);
   return mfd;
@@ -258,7 +259,8 @@ set_propagation (int target_fd, const struct ab_mount *m, const char *what, ab_e
   if (m->propagation == AB_PROP_NONE)
     return 0;
   a.propagation = propagation_flag (m->propagation);
-  if (mount_setattr (target_fd, "", AT_EMPTY_PATH | (m->propagation_recursive ? AT_RECURSIVE : 0), &a, sizeof a)
+  if (mount_setattr (target_fd, "", AT_EMPTY_PATH | (m->propagation_recursive ? AT_RECURSIVE : 0), &a,
+                     sizeof a)
       < 0)
     return ab_error_set (err, errno, "%s: set propagation", what);
   return 0;
@@ -279,6 +281,35 @@ set_propagation_at (struct ab_mount_ctx *ctx, const struct ab_mount *m, const ch
   return set_propagation (now, m, what, err);
 }
 
+/* Since Linux 6.8 /proc/self/mountinfo lists mounts in the order they were
+   made, and the parent made every bind's tree before the first mount: the
+   bind would be listed ahead of the mounts config.json puts before it (the
+   order config.md asks for, which runtime-tools checks).  A copy of the
+   attached tree, made now, takes its place (a detached tree cannot be
+   copied before kernel 6.15).  The copy is of what is already in place,
+   source, flags and depth alike; if it cannot be made the first one
+   stays. */
+static int
+remake_in_order (struct ab_mount_ctx *ctx, int target, const struct ab_mount *m, const char *what,
+                 ab_error_t *err)
+{
+  _cleanup_close_ int now = -1, copy = -1;
+  char self[64];
+
+  now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, NULL);
+  if (now < 0)
+    return 0;
+  copy = open_tree (now, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+  if (copy < 0)
+    return 0;
+  snprintf (self, sizeof self, "/proc/self/fd/%d", now);
+  if (umount2 (self, MNT_DETACH) < 0)
+    return 0;
+  if (ab_move_mount_fd (copy, target, m->destination, err) < 0)
+    return ab_error_prefix (err, "%s", what);
+  return 0;
+}
+
 static int
 do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
@@ -290,13 +321,17 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
   if (m->source == NULL || *m->source == '\0')
     return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: a bind mount needs a source", what);
   src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
+  /* Filesystem options (validate.c lets only key=value ones through): a
+     bind has no filesystem to give them to. */
+  if (m->data != NULL && *m->data != '\0')
+    ab_warn ("%s: filesystem options `%s` are ignored by a bind mount", what, m->data);
 
   /* The parent opened the source (beneath the bundle where it enters it)
      and sent its tree: the path is never resolved here, where a symlink of
      the image could have been swapped in since. */
   if (ctx->idmap_fds == NULL || ctx->idmap_fds[i] < 0)
-    return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "%s: no tree from the parent for bind source `%s`", what,
-                          src);
+    return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "%s: no tree from the parent for bind source `%s`",
+                          what, src);
   tree = dup (ctx->idmap_fds[i]);
   if (tree < 0)
     return ab_error_set (err, errno, "%s: open bind source `%s`", what, src);
@@ -304,7 +339,8 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
      decides whether the target is a directory or a file. */
   if (fstat (tree, &st) < 0)
     return ab_error_set (err, errno, "%s: stat bind source `%s`", what, src);
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode) ? AB_LAST_DIR : AB_LAST_FILE, err);
+  target = ab_mkpath_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode) ? AB_LAST_DIR : AB_LAST_FILE,
+                              err);
   if (target < 0)
     return ab_error_prefix (err, "%s", what);
   {
@@ -312,13 +348,16 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
     if (fstat (target, &ts) < 0)
       return ab_error_set (err, errno, "%s: stat target", what);
     if (S_ISDIR (ts.st_mode) != S_ISDIR (st.st_mode))
-      return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: source `%s` is %sa directory but the target is %s", what,
-                            src, S_ISDIR (st.st_mode) ? "" : "not ", S_ISDIR (ts.st_mode) ? "one" : "not");
+      return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR,
+                            "%s: source `%s` is %sa directory but the target is %s", what, src,
+                            S_ISDIR (st.st_mode) ? "" : "not ", S_ISDIR (ts.st_mode) ? "one" : "not");
   }
   if (set_attrs (tree, m, true, what, err) < 0)
     return -1;
   if (ab_move_mount_fd (tree, target, m->destination, err) < 0)
     return ab_error_prefix (err, "%s", what);
+  if (remake_in_order (ctx, target, m, what, err) < 0)
+    return -1;
   return set_propagation_at (ctx, m, what, err);
 }
 
@@ -370,7 +409,7 @@ copy_entry (int from_dir, int to_dir, const char *name, int depth, const char *w
       if (t < 0)
         return ab_error_set (err, errno, "%s: tmpcopyup: create `%s`", what, name);
       while ((n = read (f, buf, sizeof buf)) > 0)
-        if (ab_write_all (t, buf, (size_t) n) < 0)
+        if (ab_write_all (t, buf, (size_t)n) < 0)
           return ab_error_set (err, errno, "%s: tmpcopyup: write `%s`", what, name);
       if (n < 0)
         return ab_error_set (err, errno, "%s: tmpcopyup: read `%s`", what, name);
@@ -418,7 +457,8 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
   if (fstat (target, &ts) < 0)
     return ab_error_set (err, errno, "%s: stat target", what);
   if (!S_ISDIR (ts.st_mode))
-    return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: target `%s` is not a directory", what, m->destination);
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: target `%s` is not a directory", what,
+                          m->destination);
 
   mfd = make_fs (type, m->source, m->flags, m->data, what, err);
   if (mfd < 0 && strcmp (type, "sysfs") == 0 && ctx->userns && err && err->errnum == EPERM)
@@ -431,8 +471,8 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
       if (mfd < 0)
         return ab_error_set (err, errno, "%s: bind /sys", what);
       {
-        struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
-                                            | MOUNT_ATTR_NOEXEC };
+        struct mount_attr a
+            = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
         if (mount_setattr (mfd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
           return ab_error_set (err, errno, "%s: make /sys read-only", what);
       }
@@ -441,7 +481,8 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
     return -1;
   if (m->tmpcopyup)
     {
-      _cleanup_close_ int from = ab_open_in_root (ctx->rootfd, m->destination, O_RDONLY | O_DIRECTORY, 0, err);
+      _cleanup_close_ int from
+          = ab_open_in_root (ctx->rootfd, m->destination, O_RDONLY | O_DIRECTORY, 0, err);
       _cleanup_close_ int to = openat (mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (from < 0 || to < 0)
         return ab_error_set (err, errno, "%s: tmpcopyup", what);
@@ -518,7 +559,8 @@ do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *
   _cleanup_free_ char *dir = own_cgroup2_dir ();
   _cleanup_close_ int tree = -1;
   _cleanup_close_ int target = -1;
-  struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+  struct mount_attr a
+      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
 
   if (dir == NULL)
     return ab_error_setc (err, AB_EC_SETUP, ENOENT, "%s: no cgroup2 hierarchy to show the container", what);
@@ -560,7 +602,7 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
           /* The container sees its own cgroup: cgroup2 in its cgroup
              namespace (v1 hierarchies are not mountable from a user
              namespace; the unified tree tracks the container everywhere). */
-          copy.type = (char *) "cgroup2";
+          copy.type = (char *)"cgroup2";
           copy.data = NULL;
           r = do_fs (ctx, &copy, what, err);
           if (r < 0 && ctx->userns && err && err->errnum == EPERM)
@@ -580,14 +622,23 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
 int
 ab_pivot_root (struct ab_mount_ctx *ctx, ab_error_t *err)
 {
+  _cleanup_close_ int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
   ab_set_step ("pivot_root");
+  if (oldroot < 0)
+    return ab_error_set (err, errno, "open the old root");
   if (fchdir (ctx->rootfd) < 0)
     return ab_error_set (err, errno, "chdir to the root filesystem");
   /* pivot_root(".", "."): the old root ends up mounted on top of the new
      one, then is detached; no directory of the rootfs is needed for it. */
   if (syscall (SYS_pivot_root, ".", ".") < 0)
     return ab_error_set (err, errno, "pivot_root");
-  /* Keep the old root from propagating the detach to the host. */
+  /* Keep the old root from propagating the detach to the host.  From the
+     old root's own directory, "." is that mount alone: from the new root's,
+     the rslave would reach the container's mounts too and turn a "shared"
+     bind (a peer group of its own) private. */
+  if (fchdir (oldroot) < 0)
+    return ab_error_set (err, errno, "chdir to the old root");
   if (mount (NULL, ".", NULL, MS_REC | MS_SLAVE, NULL) < 0)
     return ab_error_set (err, errno, "make the old root rslave");
   if (umount2 (".", MNT_DETACH) < 0)
@@ -605,8 +656,8 @@ ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err)
   ab_set_step ("rootfs");
   if (l && l->rootfs_propagation != AB_ROOTFS_PROP_UNSET)
     {
-      unsigned long f = l->rootfs_propagation == AB_ROOTFS_PROP_SHARED  ? MS_SHARED
-                        : l->rootfs_propagation == AB_ROOTFS_PROP_SLAVE ? MS_SLAVE
+      unsigned long f = l->rootfs_propagation == AB_ROOTFS_PROP_SHARED       ? MS_SHARED
+                        : l->rootfs_propagation == AB_ROOTFS_PROP_SLAVE      ? MS_SLAVE
                         : l->rootfs_propagation == AB_ROOTFS_PROP_UNBINDABLE ? MS_UNBINDABLE
                                                                              : MS_PRIVATE;
       if (mount (NULL, "/", NULL, MS_REC | f, NULL) < 0)

@@ -394,13 +394,20 @@ check_mount (struct ab_jctx *c, const struct ab_spec *s, const struct ab_mount *
      bind mount or a remount never reads: a typo there ("readonly",
      "nosuidd") would be dropped without a word and leave the mount
      writable or set-uid capable.  mount(8)'s userspace options (x-...) are
-     ignored as mount(8) ignores them. */
+     ignored as mount(8) ignores them.  A bind mount's key=value options
+     are a filesystem's (mode=, size=: config.md says unknown options are
+     filesystem data, and runc and mount(8) pass them to a bind, which
+     ignores them): no flag is spelt so, so they are accepted with a
+     warning at mount time (do_bind), as generators such as the OCI
+     conformance suite write them. */
   if ((bind || (m->flags & MS_REMOUNT)) && m->data != NULL)
     for (size_t k = 0; k < m->options.n; k++)
       {
         char buf[QUOTE_SIZE];
         const char *o = m->options.v[k];
         if (ab_mount_option_lookup (o) != NULL || strncmp (o, "x-", 2) == 0)
+          continue;
+        if (bind && !(m->flags & MS_REMOUNT) && strchr (o, '=') != NULL)
           continue;
         ab_jpush_key (c, "options");
         ab_jpush_index (c, k);
@@ -612,12 +619,14 @@ check_devices (struct ab_jctx *c, const struct ab_spec *s)
          type bits may be there as well (podman writes 020600 for a
          character device, Go's os.FileMode habit) when they name the very
          type `type` gives; the runtime uses only the permission bits. */
-      if (d->file_mode_set && (d->file_mode & ~(uint32_t) S_IFMT) > 0777)
+      if (d->file_mode_set && (d->file_mode & ~(uint32_t)S_IFMT) > 0777)
         return fail (c, "fileMode", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", d->file_mode,
                      d->file_mode);
-      if (d->file_mode_set && (d->file_mode & S_IFMT) != 0 && (d->file_mode & S_IFMT) != device_ifmt (d->type))
-        return fail (c, "fileMode", "octal %" PRIo32 " has file type bits %06" PRIo32 " that are not those of type %c",
-                     d->file_mode, d->file_mode & (uint32_t) S_IFMT, d->type);
+      if (d->file_mode_set && (d->file_mode & S_IFMT) != 0
+          && (d->file_mode & S_IFMT) != device_ifmt (d->type))
+        return fail (c, "fileMode",
+                     "octal %" PRIo32 " has file type bits %06" PRIo32 " that are not those of type %c",
+                     d->file_mode, d->file_mode & (uint32_t)S_IFMT, d->type);
       if (i == dup)
         return fail (c, "path", "%s is already created by linux.devices[%zu]", Q (d->path), orig);
       if ((d->uid_set && check_mapped (c, "uid", d->uid, s, false) < 0)

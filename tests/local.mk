@@ -10,6 +10,10 @@ AM_TESTS_ENVIRONMENT = \
 
 EXTRA_DIST += tests/unit/tap.h
 
+# The OCI conformance suite (runtime-tools) driver and its results: run by
+# hand, needs a runtime-tools snapshot and Go (docs/conformance.md).
+EXTRA_DIST += tests/oci-validation/run.sh docs/conformance.md
+
 check_PROGRAMS += tests/unit/test-json
 tests_unit_test_json_SOURCES = tests/unit/test-json.c
 tests_unit_test_json_LDADD = libagentbox.a $(AB_LIBS)

@@ -77,9 +77,11 @@ state_field () { json_get "$2" <"$o/$1.state" 2>/dev/null; }
 for kind in prestart createRuntime createContainer startContainer poststart poststop; do
   is "$(state_field $kind id)" "$id" "the $kind hook gets the OCI state on stdin (id $id)"
 done
-is "$(state_field prestart status)" creating "prestart sees status creating"
-is "$(state_field createRuntime status)" creating "createRuntime sees status creating"
-is "$(state_field createContainer status)" creating "createContainer sees status creating"
+# runtime.md: "creating" is step 2 of the lifecycle; these hooks are steps
+# 3 to 5, after the environment is created.
+is "$(state_field prestart status)" created "prestart sees status created (runtime.md: after step 2)"
+is "$(state_field createRuntime status)" created "createRuntime sees status created"
+is "$(state_field createContainer status)" created "createContainer sees status created"
 is "$(state_field startContainer status)" created "startContainer sees status created (start was called, the program not yet run)"
 is "$(state_field poststart status)" running "poststart sees status running"
 is "$(state_field poststop status)" stopped "poststop sees status stopped"
@@ -238,8 +240,9 @@ ok $? "... leaving nothing behind"
 
 # ---- a failing poststop hook ---------------------------------------------------------------------------
 
+mkdir -p "$T/pstop-out"
 make_bundle "$T/pstop" 'process.args=["/bin/abtest","sleep-forever"]' \
-  'hooks.poststop=[{"path":"/bin/sh","args":["sh","-c","echo poststop complains >&2; exit 1"]}]'
+  "hooks.poststop=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"echo poststop complains >&2; exit 1\"]},{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"echo second >$T/pstop-out/second\"]}]"
 id=$(new_id)
 rt create --bundle "$T/pstop" "$id" </dev/null >/dev/null 2>&1 && rt start "$id"
 rt kill "$id" KILL && wait_for_status "$id" stopped
@@ -248,6 +251,7 @@ is $? 0 "a failing poststop hook does not fail delete"
 like "$err" 'poststop' "... it is reported as a warning naming the hook"
 rt state "$id" >/dev/null 2>&1
 isnt $? 0 "... and the container is gone"
+is "$(cat "$T/pstop-out/second" 2>/dev/null)" second "... and the poststop hook after it still ran (runtime.md: the remaining hooks continue)"
 
 
 done_testing

@@ -104,6 +104,7 @@ test_v1_values (void)
   r.memory.swap = (ab_opt_i64){ true, 128 * MiB };
   r.memory.swappiness = (ab_opt_u64){ true, 10 };
   r.memory.kernel = (ab_opt_i64){ true, -1 };
+  r.memory.kernel_tcp = (ab_opt_i64){ true, 16 * MiB };
   r.cpu_set = true;
   r.cpu.shares = (ab_opt_u64){ true, 512 };
   r.cpu.quota = (ab_opt_i64){ true, 50000 };
@@ -127,6 +128,8 @@ test_v1_values (void)
   ok (file_is ("memory", id, "memory.memsw.limit_in_bytes", "134217728"),
       "memory.swap lands in memory.memsw.limit_in_bytes");
   ok (file_is ("memory", id, "memory.swappiness", "10"), "memory.swappiness lands in memory.swappiness");
+  ok (file_is ("memory", id, "memory.kmem.tcp.limit_in_bytes", "16777216"),
+      "memory.kernelTCP lands in memory.kmem.tcp.limit_in_bytes");
   ok (file_is ("cpu", id, "cpu.shares", "512"), "cpu.shares lands in cpu.shares");
   ok (file_is ("cpu", id, "cpu.cfs_quota_us", "50000") && file_is ("cpu", id, "cpu.cfs_period_us", "200000"),
       "cpu.quota and cpu.period land in cpu.cfs_quota_us and cpu.cfs_period_us");
@@ -310,8 +313,12 @@ test_errors (void)
   r.memory_set = true;
   r.memory.kernel = (ab_opt_i64){ true, 1 << 20 };
   e = create_error (&r);
-  is_str (e, "linux.resources.memory.kernel: kernel memory limits are deprecated and not supported (only -1)",
-          "a kernel memory limit is refused with a clear message");
+  is_str (e, "", "a kernel memory limit the kernel may not enforce is a warning, not an error (as runc)");
+  free (e);
+  r.memory.kernel = (ab_opt_i64){ true, -2 };
+  e = create_error (&r);
+  is_str (e, "linux.resources.memory.kernel: must be -1 (unlimited) or a number of bytes",
+          "a kernel memory limit below -1 is refused");
   free (e);
 
   if (!t_own_dir ("net_cls"))

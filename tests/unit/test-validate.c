@@ -193,6 +193,8 @@ static const struct vcase mounts[] = {
   { DOC ("'mounts':[{'destination':'/data','source':'/srv','options':['bind','nosuid','nosuidd']}]"),
     "config.json: mounts[0].options[2]: unknown mount option \"nosuidd\" (a bind mount takes no filesystem options)",
     "the bind option makes it a bind mount too" },
+  { DOC ("'mounts':[{'destination':'/data','source':'/srv','options':['bind','nosuid','mode=755','size=1k']}]"),
+    NULL, "a bind mount's key=value filesystem options are accepted (ignored with a warning), as runc does" },
   { DOC ("'mounts':[{'destination':'/data','options':['remount','ro','size=1m']}]"),
     "config.json: mounts[0].options[2]: unknown mount option \"size=1m\" (a remount takes no filesystem options)",
     "a remount's filesystem options are refused: the remount would not apply them" },
