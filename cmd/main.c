@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -127,6 +128,12 @@ main (int argc, char **argv)
   const char *cmd;
   size_t i;
   int c;
+
+  /* One malloc arena for every thread: the short-lived threads of create
+     (cgroup move, network) would otherwise each reserve and trim a 64 MiB
+     arena (mmap, munmap, mprotect) for a few small allocations.  Only where memory comes from changes; the
+     MCP server's worker threads contend on one lock, for allocations that are a small part of their work. */
+  mallopt (M_ARENA_MAX, 1);
 
   /* '+': stop at the subcommand; its options are its own. */
   opterr = 0;

@@ -112,21 +112,34 @@ v1_rule_text (const struct ab_device_rule *d, char *buf, size_t len)
 static int
 v1_apply (struct ab_cg_hier *h, const struct ab_device_rule *rules, size_t n, ab_error_t *err)
 {
+  static const char *const file[2] = { "devices.deny", "devices.allow" };
+  _cleanup_close_ int deny_fd = -1, allow_fd = -1;
   char text[64], what[64];
   size_t i;
 
+  /* Each file is opened once and every rule is one write(2) to it: the
+     kernel (devcgroup_access_write) parses a write as exactly one rule and
+     applies it then, so the rules still take effect one by one, in order,
+     as with an open per rule. */
+  deny_fd = ab_cg_open_w (h, file[0], "linux.resources.devices", err);
+  if (deny_fd < 0)
+    return -1;
   /* Start from nothing: whatever the parent allowed is not inherited. */
-  if (ab_cg_write (h, "devices.deny", "a", "linux.resources.devices", err) < 0)
+  if (ab_cg_write_fd (h, deny_fd, file[0], "a", "linux.resources.devices", err) < 0)
     return -1;
   for (i = 0; i < n + AB_ARRAY_SIZE (default_rules); i++)
     {
       const struct ab_device_rule *d = i < n ? &rules[i] : &default_rules[i - n];
+      int *fd = d->allow ? &allow_fd : &deny_fd;
+
       if (i < n)
         snprintf (what, sizeof what, "linux.resources.devices[%zu]", i);
       else
         snprintf (what, sizeof what, "default device rule %zu", i - n);
       v1_rule_text (d, text, sizeof text);
-      if (ab_cg_write (h, d->allow ? "devices.allow" : "devices.deny", text, what, err) < 0)
+      if (*fd < 0 && (*fd = ab_cg_open_w (h, file[d->allow], what, err)) < 0)
+        return -1;
+      if (ab_cg_write_fd (h, *fd, file[d->allow], text, what, err) < 0)
         return -1;
     }
   return 0;

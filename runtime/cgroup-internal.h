@@ -122,10 +122,18 @@ int ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *
 /* Write one value; `what` names the JSON path or purpose in the error. */
 int ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const char *what,
                  ab_error_t *err);
+/* The same in two steps, for many values to one file (the v1 devices
+   rules): an O_WRONLY fd of FILE, or -1 with *err set; then one write(2)
+   per value, which the kernel parses as one setting. */
+int ab_cg_open_w (struct ab_cg_hier *h, const char *file, const char *what, ab_error_t *err);
+int ab_cg_write_fd (struct ab_cg_hier *h, int fd, const char *file, const char *value, const char *what,
+                    ab_error_t *err);
 /* Whether the interface file exists in the cgroup. */
 bool ab_cg_has_file (struct ab_cg_hier *h, const char *file);
 /* The value of "key N" in a flat-keyed file (memory.events, cpu.stat). */
 int ab_cg_read_key (struct ab_cg_hier *h, const char *file, const char *key, uint64_t *out);
+/* The same from a file's text already read (several keys, one read). */
+int ab_cg_key_value (const char *text, const char *key, uint64_t *out);
 
 /* ---- resources (cgroup-res.c) --------------------------------------------- */
 

@@ -318,6 +318,8 @@ ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_t *e
   struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *pids = ab_cg_v1 (cg, "pids"),
                     *acct = ab_cg_v1 (cg, "cpuacct");
   struct ab_cg_hier *v2 = cg->v2 && cg->v2->dfd >= 0 ? cg->v2 : NULL;
+  _cleanup_free_ char *cpu_stat = NULL;
+  ab_error_t cerr;
   uint64_t a, b;
 
   memset (st, 0, sizeof *st);
@@ -339,9 +341,11 @@ ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_t *e
     st->pids_known = ab_cg_read_key (pids, "pids.events", "max", &st->pids_max_events) == 0;
   st->pids_max_hit = st->pids_max_events > 0;
 
-  /* cpu.stat is in every v2 cgroup, with or without the cpu controller. */
-  if (v2 && ab_cg_read_key (v2, "cpu.stat", "user_usec", &a) == 0
-      && ab_cg_read_key (v2, "cpu.stat", "system_usec", &b) == 0)
+  /* cpu.stat is in every v2 cgroup, with or without the cpu controller;
+     both keys come from one read of it. */
+  if (v2 && ab_cg_read (v2, "cpu.stat", &cpu_stat, &cerr) == 0
+      && ab_cg_key_value (cpu_stat, "user_usec", &a) == 0
+      && ab_cg_key_value (cpu_stat, "system_usec", &b) == 0)
     {
       st->cpu_user_usec = a;
       st->cpu_system_usec = b;

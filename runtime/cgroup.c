@@ -23,31 +23,92 @@
 
 /* ---- interface files --------------------------------------------------------- */
 
+/* Read a cgroup interface file to its end.  Every cgroup file (v1 and v2)
+   is a kernfs seq_file, whose read(2) fills the buffer with as many
+   records as fit and returns short only when the file is exhausted: a
+   short read is the end, and the read that would return 0 is saved (one
+   syscall for each of the dozen small files of a run).  A full buffer
+   still reads on. */
+static int
+read_kernfs (int fd, char **out)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t cap = 4096, n = 0;
+
+  buf = xmalloc (cap);
+  for (;;)
+    {
+      size_t want = cap - n - 1;
+      ssize_t r = read (fd, buf + n, want);
+
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return -1;
+      n += (size_t)r;
+      if ((size_t)r < want)
+        break;
+      if (cap > SMALL_FILE_MAX)
+        {
+          errno = EFBIG;
+          return -1;
+        }
+      cap *= 2;
+      buf = xrealloc (buf, cap);
+    }
+  buf[n] = '\0';
+  *out = ab_steal_ptr (&buf);
+  return 0;
+}
+
+static int
+read_kernfs_at (int dirfd, const char *file, char **out)
+{
+  _cleanup_close_ int fd = openat (dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+
+  return fd < 0 ? -1 : read_kernfs (fd, out);
+}
+
 int
 ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *err)
 {
   if (h->dfd < 0)
     return ab_error_set (err, ENOENT, "read `%s/%s`", h->dir, file);
-  if (ab_read_file_at (h->dfd, file, SMALL_FILE_MAX, out, NULL, err) < 0)
-    return ab_error_set (err, err->errnum, "read `%s/%s`", h->dir, file);
+  if (read_kernfs_at (h->dfd, file, out) < 0)
+    return ab_error_set (err, errno, "read `%s/%s`", h->dir, file);
+  return 0;
+}
+
+int
+ab_cg_open_w (struct ab_cg_hier *h, const char *file, const char *what, ab_error_t *err)
+{
+  int fd = h->dfd < 0 ? -1 : openat (h->dfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+
+  if (fd < 0)
+    return ab_error_setc (err, AB_EC_RESOURCE, h->dfd < 0 ? ENOENT : errno, "%s: open `%s/%s`", what, h->dir,
+                          file);
+  return fd;
+}
+
+int
+ab_cg_write_fd (struct ab_cg_hier *h, int fd, const char *file, const char *value, const char *what,
+                ab_error_t *err)
+{
+  /* One write(2) per value: the kernel parses each write as one setting. */
+  if (ab_write_all (fd, value, strlen (value)) < 0)
+    return ab_error_setc (err, AB_EC_RESOURCE, errno, "%s: write `%.64s` to `%s/%s`", what, value, h->dir,
+                          file);
   return 0;
 }
 
 int
 ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const char *what, ab_error_t *err)
 {
-  _cleanup_close_ int fd = -1;
-  size_t len = strlen (value);
+  _cleanup_close_ int fd = ab_cg_open_w (h, file, what, err);
 
-  fd = h->dfd < 0 ? -1 : openat (h->dfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   if (fd < 0)
-    return ab_error_setc (err, AB_EC_RESOURCE, h->dfd < 0 ? ENOENT : errno, "%s: open `%s/%s`", what, h->dir,
-                          file);
-  /* One write(2) per value: the kernel parses each write as one setting. */
-  if (ab_write_all (fd, value, len) < 0)
-    return ab_error_setc (err, AB_EC_RESOURCE, errno, "%s: write `%.64s` to `%s/%s`", what, value, h->dir,
-                          file);
-  return 0;
+    return -1;
+  return ab_cg_write_fd (h, fd, file, value, what, err);
 }
 
 bool
@@ -57,19 +118,35 @@ ab_cg_has_file (struct ab_cg_hier *h, const char *file)
 }
 
 int
+ab_cg_key_value (const char *text, const char *key, uint64_t *out)
+{
+  size_t klen = strlen (key);
+  const char *line;
+
+  for (line = text; line && *line; line = strchr (line, '\n'), line = line ? line + 1 : NULL)
+    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
+      {
+        char num[32];
+        size_t len = strcspn (line + klen + 1, "\n");
+
+        if (len >= sizeof num)
+          return -1;
+        memcpy (num, line + klen + 1, len);
+        num[len] = '\0';
+        return ab_parse_u64 (num, out);
+      }
+  return -1;
+}
+
+int
 ab_cg_read_key (struct ab_cg_hier *h, const char *file, const char *key, uint64_t *out)
 {
   _cleanup_free_ char *text = NULL;
   ab_error_t err;
-  size_t klen = strlen (key);
-  char *line, *save = NULL;
 
   if (ab_cg_read (h, file, &text, &err) < 0)
     return -1;
-  for (line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
-      return ab_parse_u64 (line + klen + 1, out);
-  return -1;
+  return ab_cg_key_value (text, key, out);
 }
 
 struct ab_cg_hier *
@@ -176,12 +253,12 @@ cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
   for (i = 0; i < AB_ARRAY_SIZE (files); i++)
     {
       _cleanup_free_ char *cur = NULL, *val = NULL;
-      if (ab_read_file_at (dir, files[i], 4096, &cur, NULL, err) < 0)
-        return ab_error_prefix (err, "`%s`", path);
+      if (read_kernfs_at (dir, files[i], &cur) < 0)
+        return ab_error_set (err, errno, "read `%s/%s`", path, files[i]);
       if (cur[0] != '\n' && cur[0] != '\0')
         continue;
-      if (ab_read_file_at (parent, files[i], 4096, &val, NULL, err) < 0)
-        return ab_error_prefix (err, "parent of `%s`", path);
+      if (read_kernfs_at (parent, files[i], &val) < 0)
+        return ab_error_set (err, errno, "read `%s` of the parent of `%s`", files[i], path);
       if (ab_write_file_at (dir, files[i], val, strlen (val), err) < 0)
         return ab_error_prefix (err, "`%s`", path);
     }
@@ -201,12 +278,32 @@ hier_mkdir (struct ab_cg_hier *h, ab_error_t *err)
   for (i = 0; i < depth; i++)
     {
       _cleanup_free_ char *name = component (h, i);
-      int next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      bool leaf = i + 1 == depth;
+      int next = -1;
+      bool make;
 
-      if (next < 0 && errno == ENOENT)
+      /* The leaf is normally new (named after the container): mkdir it
+         first and open it once, rather than an open that fails, the mkdir
+         and the open.  EEXIST takes the path of an existing directory, as
+         the failed-open order would; the O_NOFOLLOW open below is the same
+         either way. */
+      if (leaf)
         {
-          if (mkdirat (fd, name, 0755) < 0)
+          make = mkdirat (fd, name, 0755) == 0;
+          if (!make && errno != EEXIST)
             return ab_error_set (err, errno, "mkdir `%s/%s`", h->mountpoint, name);
+          if (!make)
+            next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        }
+      else
+        {
+          next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+          make = next < 0 && errno == ENOENT;
+          if (make && mkdirat (fd, name, 0755) < 0)
+            return ab_error_set (err, errno, "mkdir `%s/%s`", h->mountpoint, name);
+        }
+      if (make)
+        {
           h->created++;
           next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
           if (next >= 0 && cpuset && cpuset_inherit (fd, next, h->dir, err) < 0)
@@ -281,17 +378,11 @@ rmdir_retry (int parent, const char *name)
 
 /* Remove the directories of h we created, deepest first. */
 static int
-hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
+hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
 {
   size_t depth = ab_cg_path_depth (h);
+  bool leaf = true;
 
-  if (h->dfd >= 0)
-    {
-      if (h->created > 0)
-        rmdir_children (h->dfd, 0);
-      close (h->dfd);
-      h->dfd = -1;
-    }
   while (h->created > 0)
     {
       size_t level = depth - 1; /* the component to remove */
@@ -303,16 +394,37 @@ hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
           if (errno == ENOENT) /* an ancestor is gone, and with it the rest */
             {
               h->created = 0;
-              return 0;
+              break;
             }
           return ab_error_set (err, errno, "open parent of `%s`", h->dir);
         }
+      /* The leaf is tried once before its directory is read: the kernel
+         refuses to rmdir a cgroup with child cgroups (EBUSY), so the
+         attempt can remove nothing but an empty leaf, and the listing (7
+         syscalls a hierarchy) is only paid when the container made
+         cgroups of its own. */
+      if (leaf && h->dfd >= 0 && unlinkat (parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        rmdir_children (h->dfd, 0);
+      leaf = false;
       if (rmdir_retry (parent, name) < 0)
         return ab_error_set (err, errno, "rmdir cgroup `%s` (level %zu)", h->dir, level);
       h->created--;
       depth--;
     }
   return 0;
+}
+
+static int
+hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
+{
+  int r = hier_rmdir_dirs (h, err);
+
+  if (h->dfd >= 0)
+    {
+      close (h->dfd);
+      h->dfd = -1;
+    }
+  return r;
 }
 
 /* ---- v2 controller delegation -------------------------------------------------- */

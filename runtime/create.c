@@ -314,6 +314,52 @@ out:
   return n == 0 ? 0 : -1;
 }
 
+/* The move into the v1 cgroups, in a thread started right after clone: its
+   first cgroup.procs write waits for an RCU grace period (~10 ms here),
+   which then runs alongside the state write, the id maps and the mount
+   trees as well as the child's mounts.  The thread only writes the pid to
+   the cgroup.procs files of c->cg, which nothing else changes until it is
+   joined (every path out of create after the clone joins it first); the
+   child cannot exec before CGROUPS_DONE, which is sent after the join. */
+struct cg_job
+{
+  struct ab_cgroup *cg;
+  pid_t pid;
+  bool v2_done;
+  bool started, joined;
+  pthread_t t;
+  ab_error_t err;
+  int r;
+};
+
+static void *
+cg_job_run (void *p)
+{
+  struct cg_job *j = p;
+  j->r = ab_cgroup_enter (j->cg, j->pid, j->v2_done, &j->err);
+  return NULL;
+}
+
+static void
+cg_job_start (struct cg_job *j)
+{
+  j->started = pthread_create (&j->t, NULL, cg_job_run, j) == 0;
+  if (!j->started)
+    cg_job_run (j); /* no thread: the move in line, as before */
+}
+
+/* 0, or -1 with *err set from the job. */
+static int
+cg_job_join (struct cg_job *j, ab_error_t *err)
+{
+  if (j->started && !j->joined)
+    pthread_join (j->t, NULL);
+  j->joined = true;
+  if (j->r < 0 && err)
+    *err = j->err;
+  return j->r;
+}
+
 struct net_job
 {
   struct ab_container *c;
@@ -403,6 +449,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   _cleanup_ (ab_cgroup_freep) struct ab_cgroup *cg = NULL; /* planned, until realized */
   struct ab_seccomp_prog prog = { 0 };
   struct ab_ns_plan plan;
+  struct cg_job cgj = { 0 };
   struct ab_child_ctx ctx;
   const struct ab_spec *s;
   const struct ab_linux *l;
@@ -530,6 +577,11 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (pid < 0)
     goto fail;
   ab_trace ("cloned");
+  ab_set_step ("cgroups");
+  cgj.cg = c->cg;
+  cgj.pid = pid;
+  cgj.v2_done = ab_cgroup_clone_fd (c->cg) >= 0;
+  cg_job_start (&cgj);
   c->pid = pid;
   c->state->pid = pid;
   c->state->pid_start = ab_proc_start_time (pid, NULL);
@@ -556,7 +608,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     if (apply_process_attrs (pid, s->process, err) < 0)
       r = -1;
     ab_set_step ("cgroups");
-    if (r == 0 && ab_cgroup_enter (c->cg, pid, ab_cgroup_clone_fd (c->cg) >= 0, err) < 0)
+    if (cg_job_join (&cgj, r == 0 ? err : NULL) < 0)
       r = -1;
     ab_trace ("cgroups joined");
     if (e == 0)
@@ -625,6 +677,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   return 0;
 
 fail:
+  /* the thread uses c->cg, which create_abort frees */
+  cg_job_join (&cgj, NULL);
   prefer_child_error (c, err);
   explain_unmapped_owner (c, err);
   if (sp[0] >= 0)

@@ -44,26 +44,17 @@ bind_host_node (const char *host_path, mode_t type, unsigned major, unsigned min
   return ab_move_mount_fd (tree, target_fd, what, err);
 }
 
-/* Create one node at path inside the rootfs: mknod when permitted, else a
-   bind of the host node at host_path.  An existing node must match. */
+/* Create node `name` in the directory dirfd (inside the rootfs): mknod when
+   permitted, else a bind of the host node at host_path.  An existing node
+   must match. */
 static int
-make_node (int rootfd, const char *path, const char *host_path, mode_t type, unsigned major, unsigned minor,
-           mode_t mode, bool userns, bool set_owner, uid_t uid, gid_t gid, const char *what, ab_error_t *err)
+make_node_at (int dirfd, const char *name, const char *path, const char *host_path, mode_t type,
+              unsigned major, unsigned minor, mode_t mode, bool userns, bool set_owner, uid_t uid, gid_t gid,
+              const char *what, ab_error_t *err)
 {
-  _cleanup_free_ char *dir = xstrdup (path);
-  _cleanup_close_ int dirfd = -1;
   _cleanup_close_ int existing = -1;
-  char *slash = strrchr (dir, '/');
-  const char *name;
   struct stat st;
-
-  if (slash == NULL || slash[1] == '\0')
-    return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "%s: invalid path `%s`", what, path);
-  *slash = '\0';
-  name = slash + 1;
-  dirfd = ab_mkpath_in_root (rootfd, *dir ? dir : "/", AB_LAST_DIR, err);
-  if (dirfd < 0)
-    return ab_error_prefix (err, "%s", what);
+  int fd;
 
   existing = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (existing >= 0)
@@ -77,10 +68,14 @@ make_node (int rootfd, const char *path, const char *host_path, mode_t type, uns
         return ab_error_setc (err, AB_EC_CONFIG, EEXIST, "%s: `%s` exists and is not the requested device", what,
                               path);
       /* an empty file: a bind target made earlier */
+      return bind_host_node (host_path, type, major, minor, existing, what, err);
     }
-  else
+  /* In a user namespace mknod of a device node always fails with EPERM
+     (it needs CAP_MKNOD in the initial user namespace): skip straight to
+     the bind, which is where the EPERM would have led.  A FIFO needs no
+     privilege and is always made. */
+  if (!userns || type == S_IFIFO)
     {
-      int fd;
       if (mknodat (dirfd, name, type | mode, makedev (major, minor)) == 0)
         {
           if (set_owner && fchownat (dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
@@ -92,34 +87,58 @@ make_node (int rootfd, const char *path, const char *host_path, mode_t type, uns
         }
       if (errno != EPERM || type == S_IFIFO)
         return ab_error_set (err, errno, "%s: mknod `%s`", what, path);
-      fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (fd < 0)
-        {
-          int e = errno;
-          ab_error_set (err, e, "%s: create bind target `%s`", what, path);
-          /* the parent tells whose the directory is (create.c) */
-          if (err && (e == EACCES || e == EPERM))
-            snprintf (err->where, sizeof err->where, "%s", *dir ? dir : "/");
-          return -1;
-        }
-      close (fd);
-      existing = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (existing < 0)
-        return ab_error_set (err, errno, "%s: open `%s`", what, path);
     }
-  (void) userns;
+  /* O_CREAT|O_EXCL|O_NOFOLLOW: a new, empty regular file of ours, never an
+     existing file or a symlink planted in the rootfs.  Its own fd is the
+     mount target (move_mount takes the file the fd refers to), so there is
+     no second lookup of the name that a swap could redirect. */
+  fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      int e = errno;
+      ab_error_set (err, e, "%s: create bind target `%s`", what, path);
+      /* the parent tells whose the directory is (create.c) */
+      if (err && (e == EACCES || e == EPERM))
+        {
+          _cleanup_free_ char *dir = xstrdup (path);
+          char *slash = strrchr (dir, '/');
+
+          if (slash)
+            *slash = '\0';
+          snprintf (err->where, sizeof err->where, "%s", *dir ? dir : "/");
+        }
+      return -1;
+    }
+  existing = fd;
   return bind_host_node (host_path, type, major, minor, existing, what, err);
 }
 
+/* The same for a path inside the rootfs: its directory is made first. */
 static int
-make_symlink (int rootfd, const char *target, const char *path, ab_error_t *err)
+make_node (int rootfd, const char *path, const char *host_path, mode_t type, unsigned major, unsigned minor,
+           mode_t mode, bool userns, bool set_owner, uid_t uid, gid_t gid, const char *what, ab_error_t *err)
 {
-  _cleanup_close_ int dirfd = ab_open_in_root (rootfd, "/dev", O_PATH | O_DIRECTORY, 0, err);
+  _cleanup_free_ char *dir = xstrdup (path);
+  _cleanup_close_ int dirfd = -1;
+  char *slash = strrchr (dir, '/');
+
+  if (slash == NULL || slash[1] == '\0')
+    return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "%s: invalid path `%s`", what, path);
+  *slash = '\0';
+  dirfd = ab_mkpath_in_root (rootfd, *dir ? dir : "/", AB_LAST_DIR, err);
+  if (dirfd < 0)
+    return ab_error_prefix (err, "%s", what);
+  return make_node_at (dirfd, slash + 1, path, host_path, type, major, minor, mode, userns, set_owner, uid,
+                       gid, what, err);
+}
+
+/* A symlink in /dev (devfd: the container's /dev, resolved in its root). */
+static int
+make_symlink (int devfd, const char *target, const char *path, ab_error_t *err)
+{
   const char *name = strrchr (path, '/') + 1;
 
-  if (dirfd < 0)
-    return -1;
-  if (symlinkat (target, dirfd, name) < 0 && errno != EEXIST)
+  if (symlinkat (target, devfd, name) < 0 && errno != EEXIST)
     return ab_error_set (err, errno, "create symlink `%s`", path);
   return 0;
 }
@@ -154,16 +173,19 @@ ab_dev_setup (const struct ab_spec *s, int rootfd, bool userns, ab_error_t *err)
           const struct devnode *d = &default_devices[i];
           char what[64];
           snprintf (what, sizeof what, "default device %s", d->path);
-          if (make_node (rootfd, d->path, d->path, d->type, d->major, d->minor, d->mode, userns, false, 0, 0, what,
-                         err)
+          /* devfd is /dev resolved in the root once (RESOLVE_IN_ROOT), as
+             each node's own lookup of /dev would be: every node lands in
+             that one directory, without re-resolving the path per node. */
+          if (make_node_at (devfd, d->path + strlen ("/dev/"), d->path, d->path, d->type, d->major, d->minor,
+                            d->mode, userns, false, 0, 0, what, err)
               < 0)
             return -1;
         }
       /* runtime-linux.md "Dev symbolic links" */
-      if (make_symlink (rootfd, "/proc/self/fd", "/dev/fd", err) < 0
-          || make_symlink (rootfd, "/proc/self/fd/0", "/dev/stdin", err) < 0
-          || make_symlink (rootfd, "/proc/self/fd/1", "/dev/stdout", err) < 0
-          || make_symlink (rootfd, "/proc/self/fd/2", "/dev/stderr", err) < 0)
+      if (make_symlink (devfd, "/proc/self/fd", "/dev/fd", err) < 0
+          || make_symlink (devfd, "/proc/self/fd/0", "/dev/stdin", err) < 0
+          || make_symlink (devfd, "/proc/self/fd/1", "/dev/stdout", err) < 0
+          || make_symlink (devfd, "/proc/self/fd/2", "/dev/stderr", err) < 0)
         return -1;
       /* /dev/ptmx: the container's own devpts instance. */
       if (fstatat (devfd, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) == 0)

@@ -511,6 +511,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
       affinity_changed = true;
     }
 
+  ab_signals_snapshot (); /* what the child inherits: see process.c */
   memset (&args, 0, sizeof args);
   args.flags = CLONE_PIDFD;
   args.pidfd = (uint64_t) (uintptr_t) &x->pidfd;

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "runtime/ns.h"
+#include "runtime/process.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "spec/bundle-links.h"
@@ -145,6 +146,7 @@ ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, in
   struct ab_sync_msg m;
 
   *pidfd = -1;
+  ab_signals_snapshot (); /* what the child inherits: see process.c */
   if (!plan->any_join)
     {
       pid = do_clone3 (flags | CLONE_PIDFD, cgroup_fd, pidfd);

@@ -218,6 +218,75 @@ ab_execvpe_container (char *const argv[], char *const envp[])
   errno = saved;
 }
 
+/* The dispositions the container process inherits, taken by the parent
+   right before clone (the child is a copy of it at that instant).  Only an
+   ignored signal survives execve: execve resets every caught signal to
+   SIG_DFL itself (signal(7), "Signal disposition is inherited ... during an
+   execve(2), the dispositions of handled signals are reset to the default;
+   the dispositions of ignored signals are left unchanged").  So the child
+   need only reset the signals ignored here, one rt_sigaction each, instead
+   of all 62.  valid is false when /proc/self/status could not be read (or
+   was not asked): then the child resets every signal as before. */
+static struct
+{
+  bool valid;
+  uint64_t ignored; /* bit sig-1 */
+} inherited_sigs;
+
+void
+ab_signals_snapshot (void)
+{
+  char buf[4096], *p;
+  ssize_t n;
+  int fd;
+
+  inherited_sigs.valid = false;
+  fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+  if (fd < 0)
+    return;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  /* A full buffer may have cut the file: then take nothing from it. */
+  if (n <= 0 || (size_t)n >= sizeof buf - 1)
+    return;
+  buf[n] = '\0';
+  p = strstr (buf, "\nSigIgn:");
+  if (p == NULL)
+    return;
+  p += strlen ("\nSigIgn:");
+  while (*p == ' ' || *p == '\t')
+    p++;
+  {
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull (p, &end, 16);
+    if (errno != 0 || end == p || *end != '\n')
+      return;
+    inherited_sigs.ignored = v;
+    inherited_sigs.valid = true;
+  }
+}
+
+static void
+reset_signals (void)
+{
+  sigset_t none;
+  int sig;
+
+  for (sig = 1; sig < NSIG; sig++)
+    {
+      if (sig == SIGKILL || sig == SIGSTOP)
+        continue;
+      if (inherited_sigs.valid && (sig > 64 || !(inherited_sigs.ignored & (UINT64_C (1) << (sig - 1)))))
+        continue; /* caught or default: execve leaves it at SIG_DFL */
+      signal (sig, SIG_DFL);
+    }
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+}
+
 int
 ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
                  ab_error_t *err)
@@ -225,8 +294,6 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   bool early_seccomp = seccomp && !p->no_new_privileges;
   _cleanup_close_ int cwdfd = -1;
   bool in_cwd;
-  sigset_t none;
-  int sig;
 
   /* The cwd is resolved first, while every syscall is still ours to make:
      a config's seccomp profile installed before the privilege drop (no
@@ -244,11 +311,7 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   /* The program starts with default dispositions and nothing blocked,
      whatever agentbox inherited (an ignored SIGPIPE, a blocked SIGCHLD). */
   ab_set_step ("signals");
-  for (sig = 1; sig < NSIG; sig++)
-    if (sig != SIGKILL && sig != SIGSTOP)
-      signal (sig, SIG_DFL);
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
+  reset_signals ();
 
   if (ab_rlimits_apply (p, err) < 0)
     return -1;

@@ -34,6 +34,12 @@ int ab_fds_prepare (int first, ab_error_t *err);
    never land on a leaked host directory. */
 int ab_cwd_open (const char *cwd, ab_error_t *err);
 
+/* Record which signals this process ignores (/proc/self/status SigIgn),
+   right before cloning a container process: its ab_process_exec then
+   resets only those (execve resets caught ones).  Without a snapshot it
+   resets all. */
+void ab_signals_snapshot (void);
+
 /* Privilege drop and exec.  `seccomp` may be NULL.  Does not return on
    success; on failure *err is set (class AB_EC_EXEC for a program that
    cannot be executed, errnum ENOENT/EACCES/...). */

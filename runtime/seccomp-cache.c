@@ -185,7 +185,7 @@ get_u64 (const char *p)
 
 /* The entry's fd, if it is a file the cache may trust (see the top). */
 static int
-open_entry (int dfd, const char *name, char why[static AB_CACHE_WHY_MAX])
+open_entry (int dfd, const char *name, size_t *size, char why[static AB_CACHE_WHY_MAX])
 {
   _cleanup_close_ int fd = -1;
   struct stat st;
@@ -206,6 +206,7 @@ open_entry (int dfd, const char *name, char why[static AB_CACHE_WHY_MAX])
                 (unsigned) geteuid ());
       return -1;
     }
+  *size = (size_t)st.st_size;
   return ab_steal_fd (&fd);
 }
 
@@ -217,14 +218,14 @@ ab_cache_get (int dfd, const void *key, size_t keylen, char **val, size_t *valle
   _cleanup_close_ int fd = -1;
   uint64_t kl, vl, sum;
   char name[17];
-  size_t len;
+  size_t len, size = 0;
 
   why[0] = '\0';
   entry_name (key, keylen, name);
-  fd = open_entry (dfd, name, why);
+  fd = open_entry (dfd, name, &size, why);
   if (fd < 0)
     return false;
-  if (ab_read_fd (fd, AB_CACHE_MAX_BYTES, &buf, &len, NULL) < 0)
+  if (ab_read_fd_sized (fd, AB_CACHE_MAX_BYTES, size, &buf, &len, NULL) < 0)
     return snprintf (why, AB_CACHE_WHY_MAX, "read entry %s: %s", name, strerror (errno)), false;
   if (len < HEADER_LEN || memcmp (buf, MAGIC, MAGIC_LEN) != 0)
     return snprintf (why, AB_CACHE_WHY_MAX, "entry %s: no header (truncated or foreign)", name), false;

@@ -173,8 +173,17 @@ ab_read_all (int fd, void *buf, size_t len)
 int
 ab_read_fd (int fd, size_t max, char **out, size_t *len, ab_error_t *err)
 {
+  return ab_read_fd_sized (fd, max, 0, out, len, err);
+}
+
+int
+ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, ab_error_t *err)
+{
   _cleanup_free_ char *buf = NULL;
-  size_t cap = 4096, n = 0;
+  /* Room for the size fstat saw, the NUL and one byte more, so that the
+     first read takes the whole file and the second sees its end (a file
+     that grew meanwhile is read on, bounded by max as before). */
+  size_t cap = size > 0 && size < max ? size + 2 : 4096, n = 0;
 
   buf = xmalloc (cap);
   for (;;)

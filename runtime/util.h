@@ -102,6 +102,9 @@ ssize_t ab_write_all (int fd, const void *buf, size_t len);
 ssize_t ab_read_all (int fd, void *buf, size_t len);
 /* Read the whole of fd into a NUL-terminated buffer; fail with EFBIG past max bytes. */
 int ab_read_fd (int fd, size_t max, char **out, size_t *len, ab_error_t *err);
+/* The same with the size fstat reported (0: unknown): read in two calls, one
+   for the data and one for the end, however large the file. */
+int ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, ab_error_t *err);
 /* Read dirfd/path (AT_FDCWD allowed), O_CLOEXEC|O_NOFOLLOW on the last component. */
 int ab_read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len, ab_error_t *err);
 /* Write data to an existing file dirfd/path (no O_CREAT), e.g. a cgroup or /proc file. */

@@ -173,7 +173,7 @@ ab_config_read_at (int dirfd, const char *path, const char *prefix, char **buf, 
   if (st.st_size > (off_t)AB_CONFIG_MAX_BYTES)
     return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "%s%s: larger than %u bytes", prefix, path, AB_CONFIG_MAX_BYTES);
   /* The file may still grow after fstat: the read itself is bounded. */
-  if (ab_read_fd (fd, AB_CONFIG_MAX_BYTES, buf, len, err) < 0)
+  if (ab_read_fd_sized (fd, AB_CONFIG_MAX_BYTES, (size_t)st.st_size, buf, len, err) < 0)
     return ab_error_prefix (err, "%s%s", prefix, path);
   return 0;
 }

@@ -67,6 +67,13 @@ under_own ()
 out=$(under_own "$pid")
 ok $? "without cgroupsPath the container's cgroup is below the test's own in every hierarchy ${out:+($out)}"
 like "$(cg_path "$pid" memory)" "^$(cg_path $$ memory)/.*$id" "... e.g. memory: below $(cg_path $$ memory), named after the container"
+# Cgroups below the container's own (a payload with a delegated cgroup makes
+# them): delete removes them too, deepest first, before its own.
+made=0
+for c in memory pids; do
+  d=$(cg_dir "$pid" "$c") && mkdir -p "$d/made-inside/deeper" && made=$((made + 1))
+done
+is "$made" 2 "cgroups two levels below the container's memory and pids cgroups can be made"
 rt delete --force "$id"
 wait_gone "$pid"
 is "$(cg_left "$id")" "" "after delete no cgroup directory of the container is left in any hierarchy"

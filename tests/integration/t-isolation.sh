@@ -94,6 +94,14 @@ out=$(in_box "$T/rlim2" /bin/abtest rlimits)
 like "$out" '^RLIMIT_NOFILE=256:512$' "a configured RLIMIT_NOFILE 256:512 is what the process gets"
 like "$out" '^RLIMIT_NPROC=200:300$' "a configured RLIMIT_NPROC 200:300 is what the process gets"
 
+# ---- signals -----------------------------------------------------------------------------
+
+# Only an ignored disposition survives execve, and the runtime resets just the
+# ones it inherited ignored: a caller's `trap ''` must not reach the program.
+out=$(trap '' HUP USR1 PIPE; in_box "$T/hard" /bin/abtest sigmask)
+like "$out" '^ignored=$' "signals the runtime's caller ignores (HUP, USR1, PIPE) are at SIG_DFL in the container"
+like "$out" '^blocked=$' "... and none is blocked"
+
 # ---- seccomp -----------------------------------------------------------------------------
 
 # keyctl and io_uring_setup are refused by the profile, not by a capability
