@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""The measuring core of tests/bench/lib.sh: spawns the contenders'
+commands interleaved, times them, and prints one `result` line per
+contender and metric.  The figure scripts call it through lib.sh
+(bench_drive), never directly.
+
+    bench.py [COMMON] latency    --cmd TEMPLATE [--setup T] [--teardown T]
+    bench.py [COMMON] throughput --cmd TEMPLATE --concurrency C --rounds R --batch K --expect TEXT
+    bench.py [COMMON] footprint  --cmd TEMPLATE --strace-runs S
+    bench.py [COMMON] mcp        --agentbox EXE --root DIR --argv JSON
+
+COMMON: --fig NAME --runs N --dir DIR --prefix P [--contender NAME=EXE]...
+[--target SPEC]... [--crun-ns]
+
+A TEMPLATE is one command line, split like a shell would (shlex), with
+{rt} the contender's executable, {root} its state root (DIR/state-NAME),
+{id} a fresh container id per run, {cid} one id per contender (the
+container that --setup starts and --teardown removes), {bundle} the bundle
+(DIR/bundle).  Every contender runs the same template, so the numbers differ
+only by the runtime.
+
+Interleaving: run r of every contender happens before run r+1 of any, and
+the order of the contenders rotates every run, so drift in the machine's
+load hits all of them alike.  Children are started with posix_spawn (a
+vfork: the driver's own size does not enter the cost) and reaped with
+wait4, whose rusage gives the peak RSS (ru_maxrss: the runtime process
+and the children it reaped, e.g. the container's init before and after its
+exec; the driver is never included).
+
+crun (1.8 on this hybrid host) refuses a cgroup2 hierarchy with
+controllers next to the v1 ones, so with --crun-ns the driver keeps a
+second private mount namespace where /sys/fs/cgroup/unified is unmounted
+(crun then sees a v1-only host) and enters it with setns(2) around each
+crun spawn, outside the timed interval.  That is why the driver never uses
+threads: setns of a mount namespace needs a single-threaded caller.
+
+Output lines (the smoke test tests/bench/smoke.sh parses them):
+  result fig=F contender=C metric=M unit=U n=N fail=K median=X p95=X min=X max=X
+  ratio fig=F contender=C metric=M [vs_runc=R] [vs_crun=R]
+  target fig=F contender=C metric=M want=FIELD<=V got=X met=yes|no
+  note fig=F ...free text...
+vs_X is the ratio of the medians, this contender's over X's.
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import shlex
+import statistics
+import sys
+import time
+
+CLONE_NEWNS = 0x00020000
+MNT_DETACH = 2
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def die(msg):
+    print("bench.py: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+# ---------------------------------------------------------------- namespaces
+
+class Namespaces:
+    """The driver's mount namespace, and crun's copy of it without the
+    cgroup2 hierarchy (created once, entered per spawn)."""
+
+    def __init__(self, want_crun):
+        self.home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+        self.crun = None
+        if not want_crun:
+            return
+        if libc.unshare(CLONE_NEWNS) != 0:
+            die("unshare(CLONE_NEWNS): " + os.strerror(ctypes.get_errno()))
+        # The copy is private: the driver runs under with_own_cgroup_root's
+        # `unshare --propagation private`, so this umount stays here.
+        if libc.umount2(b"/sys/fs/cgroup/unified", MNT_DETACH) != 0 and ctypes.get_errno() != 22:
+            die("umount /sys/fs/cgroup/unified: " + os.strerror(ctypes.get_errno()))
+        self.crun = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+        self.enter(None)
+
+    def enter(self, contender):
+        fd = self.crun if contender == "crun" and self.crun is not None else self.home
+        if libc.setns(fd, CLONE_NEWNS) != 0:
+            die("setns: " + os.strerror(ctypes.get_errno()))
+        os.chdir("/")  # setns resets the cwd to the namespace's root anyway
+
+
+# ---------------------------------------------------------------- spawning
+
+class Run:
+    __slots__ = ("pid", "t0", "ms", "rc", "maxrss", "out", "err")
+
+
+def spawn(argv, out, err, fd3=None):
+    """posix_spawn argv with stdin /dev/null, stdout and stderr to files."""
+    acts = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+            (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
+    if fd3:
+        acts.append((os.POSIX_SPAWN_OPEN, 3, fd3, os.O_WRONLY, 0))
+    r = Run()
+    r.out, r.err = out, err
+    r.t0 = time.perf_counter_ns()
+    r.pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=acts)
+    return r
+
+
+def reap(running):
+    """Wait for any child of `running` (pid -> Run); the finished Run."""
+    pid, status, ru = os.wait4(-1, 0)
+    t1 = time.perf_counter_ns()
+    r = running.pop(pid, None)
+    if r is None:
+        return None
+    r.ms = (t1 - r.t0) / 1e6
+    r.rc = os.waitstatus_to_exitcode(status)
+    r.maxrss = ru.ru_maxrss
+    return r
+
+
+def read(path, limit=400):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace").strip()[-limit:]
+    except OSError:
+        return ""
+
+
+# ---------------------------------------------------------------- statistics
+
+def p95(v):
+    """Nearest rank: the smallest value at or above 95 % of the runs."""
+    s = sorted(v)
+    return s[max(0, math.ceil(0.95 * len(s)) - 1)]
+
+
+def fmt(x):
+    return "%.3f" % x if abs(x) < 100 else "%.1f" % x
+
+
+class Report:
+    def __init__(self, fig):
+        self.fig = fig
+        self.medians = {}  # (contender, metric) -> median
+        self.got = {}      # (contender, metric, field) -> value
+
+    def note(self, text):
+        print("note fig=%s %s" % (self.fig, text), flush=True)
+
+    def result(self, contender, metric, unit, values, fail, ratios=True):
+        n = len(values)
+        if not n:
+            print("result fig=%s contender=%s metric=%s unit=%s n=0 fail=%d" % (self.fig, contender, metric, unit, fail))
+            return
+        med = statistics.median(values)
+        self.medians[(contender, metric)] = med
+        fields = {"median": med, "p95": p95(values), "min": min(values), "max": max(values)}
+        line = "result fig=%s contender=%s metric=%s unit=%s n=%d fail=%d" % (self.fig, contender, metric, unit, n, fail)
+        line += "".join(" %s=%s" % (k, fmt(v)) for k, v in fields.items())
+        for k, v in fields.items():
+            self.got[(contender, metric, k)] = v
+        self.got[(contender, metric, "fail")] = fail
+        print(line, flush=True)
+
+    def ratios(self, contenders, metric):
+        """Append vs_runc/vs_crun for every other contender (printed as a
+        line of its own so that result lines stay one per measurement)."""
+        for c in contenders:
+            if c in ("runc", "crun") or (c, metric) not in self.medians:
+                continue
+            parts = []
+            for ref in ("runc", "crun"):
+                if (ref, metric) in self.medians and self.medians[(ref, metric)] > 0:
+                    q = self.medians[(c, metric)] / self.medians[(ref, metric)]
+                    self.got[(c, metric, "vs_" + ref)] = q
+                    parts.append(" vs_%s=%.3f" % (ref, q))
+            if parts:
+                print("ratio fig=%s contender=%s metric=%s%s" % (self.fig, c, metric, "".join(parts)), flush=True)
+
+    def targets(self, specs):
+        for spec in specs:
+            try:
+                who, metric, cond = spec.split(":", 2)
+                op = "<=" if "<=" in cond else ">="
+                field, want = cond.split(op)
+                want = float(want)
+            except ValueError:
+                die("bad --target %r (CONTENDER:METRIC:FIELD<=VALUE)" % spec)
+            got = self.got.get((who, metric, field))
+            if got is None:
+                met = "unknown"
+                shown = "none"
+            else:
+                met = "yes" if (got <= want if op == "<=" else got >= want) else "no"
+                shown = fmt(got)
+            print("target fig=%s contender=%s metric=%s want=%s%s%s got=%s met=%s"
+                  % (self.fig, who, metric, field, op, fmt(want), shown, met), flush=True)
+
+
+# ---------------------------------------------------------------- the figures
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.contenders = []
+        for c in a.contender:
+            name, _, exe = c.partition("=")
+            self.contenders.append((name, exe))
+        self.ns = Namespaces(a.crun_ns and any(n == "crun" for n, _ in self.contenders))
+        self.rep = Report(a.fig)
+        self.logs = os.path.join(a.dir, "logs")
+        os.makedirs(self.logs, exist_ok=True)
+        self.seq = 0
+
+    def argv(self, template, name, exe, cid):
+        self.seq += 1
+        d = {"rt": exe, "root": os.path.join(self.a.dir, "state-" + name), "bundle": os.path.join(self.a.dir, "bundle"),
+             "id": "%s%s-%d" % (self.a.prefix, name, self.seq), "cid": "%s%s-c" % (self.a.prefix, name)}
+        return [w.format(**d) for w in shlex.split(template)]
+
+    def files(self, name):
+        base = os.path.join(self.logs, "%s-%d" % (name, self.seq))
+        return base + ".out", base + ".err"
+
+    def one(self, template, name, exe, extra=()):
+        """Spawn and reap one command of contender name (untimed callers too)."""
+        argv = list(extra) + self.argv(template, name, exe, None)
+        out, err = self.files(name)
+        self.ns.enter(name)
+        r = spawn(argv, out, err)
+        running = {r.pid: r}
+        while running:
+            reap(running)
+        self.ns.enter(None)
+        return r
+
+    def rotated(self, r):
+        k = r % len(self.contenders)
+        return self.contenders[k:] + self.contenders[:k]
+
+    def fail_note(self, name, r, what=None):
+        self.rep.note("contender=%s first failure (exit %d): %s" % (name, r.rc, what or read(r.err) or read(r.out)))
+
+    def setup(self):
+        for name, exe in self.contenders:
+            if self.a.setup:
+                r = self.one(self.a.setup, name, exe)
+                if r.rc != 0:
+                    self.fail_note(name, r)
+                    die("setup of %s failed" % name)
+
+    def teardown(self):
+        for name, exe in self.contenders:
+            if self.a.teardown:
+                self.one(self.a.teardown, name, exe)
+
+    def warmup(self):
+        for _ in range(self.a.warmup):
+            for name, exe in self.contenders:
+                self.one(self.a.cmd, name, exe)
+
+    def latency(self):
+        self.setup()
+        try:
+            self.warmup()
+            ms = {n: [] for n, _ in self.contenders}
+            rss = {n: [] for n, _ in self.contenders}
+            fails = {n: 0 for n, _ in self.contenders}
+            for r in range(self.a.runs):
+                for name, exe in self.rotated(r):
+                    run = self.one(self.a.cmd, name, exe)
+                    if run.rc == 0:
+                        ms[name].append(run.ms)
+                        rss[name].append(run.maxrss)
+                    else:
+                        fails[name] += 1
+                        if fails[name] == 1:
+                            self.fail_note(name, run)
+        finally:
+            self.teardown()
+        for name, _ in self.contenders:
+            self.rep.result(name, "wall", "ms", ms[name], fails[name])
+        self.rep.ratios([n for n, _ in self.contenders], "wall")
+        return rss, fails
+
+    def footprint(self):
+        rss, fails = self.latency()
+        for name, _ in self.contenders:
+            self.rep.result(name, "maxrss", "KiB", rss[name], fails[name])
+        self.rep.ratios([n for n, _ in self.contenders], "maxrss")
+        calls = {n: [] for n, _ in self.contenders}
+        sfail = {n: 0 for n, _ in self.contenders}
+        for r in range(self.a.strace_runs):
+            for name, exe in self.rotated(r):
+                out = os.path.join(self.logs, "strace-%s-%d" % (name, r))
+                run = self.one(self.a.cmd, name, exe, extra=(self.a.strace, "-f", "-c", "-o", out))
+                total = strace_total(out)
+                if run.rc == 0 and total is not None:
+                    calls[name].append(total)
+                else:
+                    sfail[name] += 1
+                    if sfail[name] == 1:
+                        self.fail_note(name, run)
+        for name, _ in self.contenders:
+            self.rep.result(name, "syscalls", "calls", calls[name], sfail[name])
+        self.rep.ratios([n for n, _ in self.contenders], "syscalls")
+
+    def throughput(self):
+        """Rounds of one batch per contender (rotated order); a batch is
+        --runs commands, --concurrency at a time, each one checked."""
+        self.warmup()
+        tput = {n: [] for n, _ in self.contenders}
+        ms = {n: [] for n, _ in self.contenders}
+        fails = {n: 0 for n, _ in self.contenders}
+        for r in range(self.a.rounds):
+            for name, exe in self.rotated(r):
+                self.ns.enter(name)
+                todo, running, done = self.a.batch, {}, []
+                t0 = time.perf_counter_ns()
+                while todo or running:
+                    while todo and len(running) < self.a.concurrency:
+                        argv = self.argv(self.a.cmd, name, exe, None)
+                        run = spawn(argv, *self.files(name))
+                        running[run.pid] = run
+                        todo -= 1
+                    got = reap(running)
+                    if got is not None:
+                        done.append(got)
+                t1 = time.perf_counter_ns()
+                self.ns.enter(None)
+                ok = 0
+                for run in done:
+                    text = open(run.out, "rb").read().decode("utf-8", "replace")
+                    if run.rc == 0 and text == self.a.expect.encode().decode("unicode_escape"):
+                        ok += 1
+                        ms[name].append(run.ms)
+                    else:
+                        fails[name] += 1
+                        if fails[name] == 1:
+                            self.fail_note(name, run, "stdout %r, stderr %r" % (text[:80], read(run.err)))
+                tput[name].append(self.a.batch / ((t1 - t0) / 1e9))
+        for name, _ in self.contenders:
+            self.rep.result(name, "runs_per_s", "1/s", tput[name], fails[name])
+        self.rep.ratios([n for n, _ in self.contenders], "runs_per_s")
+        for name, _ in self.contenders:
+            self.rep.result(name, "wall", "ms", ms[name], fails[name])
+
+    def mcp(self):
+        """sandbox_run of --argv through `agentbox mcp` (request written to
+        response line read) against the bare `run` the server's worker
+        executes (docs/result-record.md), interleaved."""
+        a = self.a
+        sys.path.insert(0, os.path.join(a.srcdir, "tests", "mcp"))
+        import mcplib  # noqa: E402  (MODERN _meta, the record schema check)
+        argv = json.loads(a.argv)
+        err = open(os.path.join(self.logs, "mcp.err"), "wb")
+        p = subprocess_popen([a.agentbox, "--root", os.path.join(a.dir, "state-mcp"), "mcp"], err)
+        seq = [0]
+
+        def call():
+            seq[0] += 1
+            req = {"jsonrpc": "2.0", "id": seq[0], "method": "tools/call",
+                   "params": {"name": "sandbox_run", "arguments": {"argv": argv}, "_meta": mcplib.meta()}}
+            line = json.dumps(req, separators=(",", ":")).encode() + b"\n"
+            t0 = time.perf_counter_ns()
+            p.stdin.write(line)
+            p.stdin.flush()
+            raw = p.stdout.readline()
+            t1 = time.perf_counter_ns()
+            return raw, (t1 - t0) / 1e6
+
+        bare = ("{rt} --root {root} run --default --timeout 60000ms --max-output 1048576 --record-fd 3 "
+                "--record-id 1 --no-stream {id} -- " + " ".join(shlex.quote(w) for w in argv))
+
+        def run_bare():
+            args = self.argv(bare, "run", a.agentbox, None)
+            r = spawn(args, *self.files("run"), fd3="/dev/null")
+            running = {r.pid: r}
+            while running:
+                reap(running)
+            return r
+
+        def ok_frame(raw):
+            try:
+                f = json.loads(raw)
+                return f["result"]["structuredContent"]["exitCode"] == 0 and not mcplib.record_problems(raw)
+            except (ValueError, KeyError, TypeError):
+                return False
+
+        times = {"mcp": [], "run": []}
+        fails = {"mcp": 0, "run": 0}
+        pairs = []
+        try:
+            for _ in range(a.warmup):
+                call()
+                run_bare()
+            for r in range(a.runs):
+                got = {}
+                for kind in (("mcp", "run") if r % 2 == 0 else ("run", "mcp")):
+                    if kind == "mcp":
+                        raw, ms = call()
+                        good = ok_frame(raw)
+                        what = raw[:300].decode("utf-8", "replace")
+                    else:
+                        run = run_bare()
+                        ms, good, what = run.ms, run.rc == 0, read(run.err)
+                    if good:
+                        times[kind].append(ms)
+                        got[kind] = ms
+                    else:
+                        fails[kind] += 1
+                        if fails[kind] == 1:
+                            self.rep.note("contender=%s first failure: %s" % (kind, what))
+                if len(got) == 2:
+                    pairs.append(got["mcp"] - got["run"])
+        finally:
+            p.stdin.close()
+            rc = p.wait(timeout=120)
+            err.close()
+            if rc != 0:
+                self.rep.note("agentbox mcp exited %d" % rc)
+        self.rep.result("mcp", "wall", "ms", times["mcp"], fails["mcp"])
+        self.rep.result("run", "wall", "ms", times["run"], fails["run"])
+        # the round trip's overhead: per interleaved pair, mcp minus run
+        self.rep.result("mcp-minus-run", "wall", "ms", pairs, 0)
+
+
+def subprocess_popen(argv, err):
+    import subprocess
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+
+
+def strace_total(path):
+    """The calls column of strace -c's total line (None if absent)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                w = line.split()
+                if w and w[-1] == "total":
+                    return int(w[3])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--fig", required=True)
+    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--srcdir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    p.add_argument("--prefix", required=True)
+    p.add_argument("--contender", action="append", default=[])
+    p.add_argument("--target", action="append", default=[])
+    p.add_argument("--crun-ns", action="store_true")
+    sub = p.add_subparsers(dest="what", required=True)
+    lat = sub.add_parser("latency")
+    lat.add_argument("--cmd", required=True)
+    lat.add_argument("--setup")
+    lat.add_argument("--teardown")
+    tp = sub.add_parser("throughput")
+    tp.add_argument("--cmd", required=True)
+    tp.add_argument("--concurrency", type=int, default=4)
+    tp.add_argument("--rounds", type=int, default=3)
+    tp.add_argument("--batch", type=int, default=200)
+    tp.add_argument("--expect", default="")
+    fp = sub.add_parser("footprint")
+    fp.add_argument("--cmd", required=True)
+    fp.add_argument("--strace-runs", type=int, default=5)
+    fp.add_argument("--strace", default="/usr/bin/strace")
+    fp.set_defaults(setup=None, teardown=None)
+    mc = sub.add_parser("mcp")
+    mc.add_argument("--agentbox", required=True)
+    mc.add_argument("--argv", required=True)
+    a = p.parse_args()
+    if a.runs < 1:
+        die("--runs must be at least 1")
+    b = Bench(a)
+    getattr(b, a.what)()
+    b.rep.targets(a.target)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
