@@ -23,9 +23,8 @@ Interleaving: run r of every contender happens before run r+1 of any, and
 the order of the contenders rotates every run, so drift in the machine's
 load hits all of them alike.  Children are started with posix_spawn (a
 vfork: the driver's own size does not enter the cost) and reaped with
-wait4, whose rusage gives the peak RSS (ru_maxrss: the runtime process
-and the children it reaped, e.g. the container's init before and after its
-exec; the driver is never included).
+wait4.  The peak RSS (footprint) is taken through GNU time instead, see
+Bench.footprint.
 
 crun (1.8 on this hybrid host) refuses a cgroup2 hierarchy with
 controllers next to the v1 ones, so with --crun-ns the driver keeps a
@@ -92,7 +91,7 @@ class Namespaces:
 # ---------------------------------------------------------------- spawning
 
 class Run:
-    __slots__ = ("pid", "t0", "ms", "rc", "maxrss", "out", "err")
+    __slots__ = ("pid", "t0", "ms", "rc", "out", "err")
 
 
 def spawn(argv, out, err, fd3=None):
@@ -118,7 +117,6 @@ def reap(running):
         return None
     r.ms = (t1 - r.t0) / 1e6
     r.rc = os.waitstatus_to_exitcode(status)
-    r.maxrss = ru.ru_maxrss
     return r
 
 
@@ -263,51 +261,68 @@ class Bench:
             for name, exe in self.contenders:
                 self.one(self.a.cmd, name, exe)
 
+    def interleaved(self, runs, wrap=None, measure=None):
+        """runs rounds of --cmd, every contender once per round (rotated).
+        wrap(name, r) -> an argv prefix (strace, time); measure(name, r, run)
+        -> the value to keep, or None for a failed run.  Returns the values
+        and the failure counts per contender."""
+        got = {n: [] for n, _ in self.contenders}
+        fails = {n: 0 for n, _ in self.contenders}
+        for r in range(runs):
+            for name, exe in self.rotated(r):
+                run = self.one(self.a.cmd, name, exe, extra=wrap(name, r) if wrap else ())
+                v = measure(name, r, run) if measure else (run.ms if run.rc == 0 else None)
+                if v is not None:
+                    got[name].append(v)
+                else:
+                    fails[name] += 1
+                    if fails[name] == 1:
+                        self.fail_note(name, run)
+        return got, fails
+
+    def report(self, metric, unit, got, fails):
+        for name, _ in self.contenders:
+            self.rep.result(name, metric, unit, got[name], fails[name])
+        self.rep.ratios([n for n, _ in self.contenders], metric)
+
     def latency(self):
         self.setup()
         try:
             self.warmup()
-            ms = {n: [] for n, _ in self.contenders}
-            rss = {n: [] for n, _ in self.contenders}
-            fails = {n: 0 for n, _ in self.contenders}
-            for r in range(self.a.runs):
-                for name, exe in self.rotated(r):
-                    run = self.one(self.a.cmd, name, exe)
-                    if run.rc == 0:
-                        ms[name].append(run.ms)
-                        rss[name].append(run.maxrss)
-                    else:
-                        fails[name] += 1
-                        if fails[name] == 1:
-                            self.fail_note(name, run)
+            got, fails = self.interleaved(self.a.runs)
         finally:
             self.teardown()
-        for name, _ in self.contenders:
-            self.rep.result(name, "wall", "ms", ms[name], fails[name])
-        self.rep.ratios([n for n, _ in self.contenders], "wall")
-        return rss, fails
+        self.report("wall", "ms", got, fails)
 
     def footprint(self):
-        rss, fails = self.latency()
-        for name, _ in self.contenders:
-            self.rep.result(name, "maxrss", "KiB", rss[name], fails[name])
-        self.rep.ratios([n for n, _ in self.contenders], "maxrss")
-        calls = {n: [] for n, _ in self.contenders}
-        sfail = {n: 0 for n, _ in self.contenders}
-        for r in range(self.a.strace_runs):
-            for name, exe in self.rotated(r):
-                out = os.path.join(self.logs, "strace-%s-%d" % (name, r))
-                run = self.one(self.a.cmd, name, exe, extra=(self.a.strace, "-f", "-c", "-o", out))
-                total = strace_total(out)
-                if run.rc == 0 and total is not None:
-                    calls[name].append(total)
-                else:
-                    sfail[name] += 1
-                    if sfail[name] == 1:
-                        self.fail_note(name, run)
-        for name, _ in self.contenders:
-            self.rep.result(name, "syscalls", "calls", calls[name], sfail[name])
-        self.rep.ratios([n for n, _ in self.contenders], "syscalls")
+        """Peak RSS through GNU time (-f %M: ru_maxrss of its child, the
+        runtime, and of what the runtime reaped).  Not wait4 on our own
+        posix_spawn child: a vfork child shares the driver's memory until
+        its exec, and the kernel keeps that memory's high-water mark in the
+        child's maxrss (exec_mmap), so every runtime would read as big as
+        Python.  time forks (a copy of its own small memory, under 1 MiB:
+        the figure's `floor` line), then execs the runtime."""
+        self.warmup()
+        path = lambda name, r: os.path.join(self.logs, "%s-%s-%d" % ("%s", name, r))
+
+        def kib(f):
+            try:
+                with open(f) as fh:
+                    return int(fh.read().split()[-1])
+            except (OSError, ValueError, IndexError):
+                return None
+
+        got, fails = self.interleaved(
+            self.a.runs, wrap=lambda name, r: (self.a.time, "-f", "%M", "-o", path(name, r) % "rss"),
+            measure=lambda name, r, run: kib(path(name, r) % "rss") if run.rc == 0 else None)
+        self.report("maxrss", "KiB", got, fails)
+        floor = os.path.join(self.logs, "floor")
+        run = self.one("%s -f %%M -o %s {bundle}/../rootfs/bin/busybox true" % (self.a.time, floor), "floor", "")
+        self.rep.note("floor: GNU time of a static busybox true reads %s KiB" % kib(floor))
+        got, fails = self.interleaved(
+            self.a.strace_runs, wrap=lambda name, r: (self.a.strace, "-f", "-c", "-o", path(name, r) % "strace"),
+            measure=lambda name, r, run: strace_total(path(name, r) % "strace") if run.rc == 0 else None)
+        self.report("syscalls", "calls", got, fails)
 
     def throughput(self):
         """Rounds of one batch per contender (rotated order); a batch is
@@ -473,6 +488,7 @@ def main():
     fp.add_argument("--cmd", required=True)
     fp.add_argument("--strace-runs", type=int, default=5)
     fp.add_argument("--strace", default="/usr/bin/strace")
+    fp.add_argument("--time", default="/usr/bin/time")
     fp.set_defaults(setup=None, teardown=None)
     mc = sub.add_parser("mcp")
     mc.add_argument("--agentbox", required=True)
