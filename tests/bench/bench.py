@@ -7,10 +7,11 @@ contender and metric.  The figure scripts call it through lib.sh
     bench.py [COMMON] latency    --cmd TEMPLATE [--setup T] [--teardown T]
     bench.py [COMMON] throughput --cmd TEMPLATE --concurrency C --rounds R --batch K --expect TEXT
     bench.py [COMMON] footprint  --cmd TEMPLATE --strace-runs S
-    bench.py [COMMON] mcp        --agentbox EXE --root DIR --argv JSON
+    bench.py [COMMON] mcp        --agentbox EXE --argv JSON
+    bench.py [COMMON] profile    --cmd TEMPLATE --trace-cmd TEMPLATE [--strace EXE]
 
 COMMON: --fig NAME --runs N --dir DIR --prefix P [--contender NAME=EXE]...
-[--target SPEC]... [--crun-ns]
+[--target SPEC]... [--crun-ns] [--gap-ms MS]
 
 A TEMPLATE is one command line, split like a shell would (shlex), with
 {rt} the contender's executable, {root} its state root (DIR/state-NAME),
@@ -46,6 +47,7 @@ import ctypes
 import json
 import math
 import os
+import re
 import shlex
 import statistics
 import sys
@@ -236,6 +238,15 @@ class Bench:
         self.ns.enter(None)
         return r
 
+    def gap(self):
+        """--gap-ms: an idle pause before a timed run (untimed), so that each
+        run starts on a quiet machine the way a lone tool call does; the
+        kernel state that back-to-back runs keep warm (e.g. the rcu_sync of
+        cgroup_threadgroup_rwsem, which spares a v1 attach its grace period
+        when another attach happened within a few grace periods) goes cold."""
+        if self.a.gap_ms > 0:
+            time.sleep(self.a.gap_ms / 1000.0)
+
     def rotated(self, r):
         k = r % len(self.contenders)
         return self.contenders[k:] + self.contenders[:k]
@@ -270,6 +281,7 @@ class Bench:
         fails = {n: 0 for n, _ in self.contenders}
         for r in range(runs):
             for name, exe in self.rotated(r):
+                self.gap()
                 run = self.one(self.a.cmd, name, exe, extra=wrap(name, r) if wrap else ())
                 v = measure(name, r, run) if measure else (run.ms if run.rc == 0 else None)
                 if v is not None:
@@ -444,6 +456,144 @@ class Bench:
         self.rep.result("mcp-minus-run", "wall", "ms", pairs, 0)
 
 
+    def profile(self):
+        """Where the time of one run goes: --runs untraced runs with the
+        runtime's --debug phase log (the median offset of each phase), then
+        one run under strace -f -y -tt -T summarised into milestones, and
+        the syscall counts of that run by name."""
+        self.warmup()
+        name, exe = self.contenders[0]
+        at, step, order = {}, {}, []
+        for r in range(self.a.runs):
+            self.gap()
+            run = self.one(self.a.cmd, name, exe)
+            if run.rc != 0:
+                self.fail_note(name, run)
+                continue
+            prev = 0.0
+            with open(run.err, errors="replace") as f:
+                for line in f:
+                    m = re.match(r"\S+: \+([0-9.]+) ms (.*)$", line.strip())
+                    if not m:
+                        continue
+                    key, t = m.group(2), float(m.group(1))
+                    if key not in at:
+                        at[key], step[key] = [], []
+                        order.append(key)
+                    at[key].append(t)
+                    step[key].append(t - prev)
+                    prev = t
+        for key in order:
+            print("phase fig=%s at_ms=%.3f step_ms=%.3f step_p95_ms=%.3f step_max_ms=%.3f n=%d what=%s"
+                  % (self.a.fig, statistics.median(at[key]), statistics.median(step[key]), p95(step[key]),
+                     max(step[key]), len(at[key]), key))
+        out = os.path.join(self.logs, "strace-timeline")
+        run = self.one(self.a.trace_cmd, name, exe, extra=(self.a.strace, "-f", "-y", "-tt", "-T", "-s", "64", "-o", out))
+        if run.rc != 0:
+            self.fail_note(name, run)
+            return
+        for at, dur, what in timeline(out):
+            print("milestone fig=%s at_ms=%.3f took_ms=%.3f what=%s" % (self.a.fig, at, dur, what))
+        counts = syscall_counts(out)
+        print("syscalls fig=%s total=%d top=%s" % (self.a.fig, sum(counts.values()),
+                                                   ",".join("%s:%d" % kv for kv in counts.most_common(15))))
+
+
+CALL = re.compile(r"^(\d+) (\d+):(\d+):([0-9.]+) (.*)$")
+
+
+def strace_events(path):
+    """(pid, seconds, syscall, text, duration) per call of an strace -f -tt -T
+    file; an unfinished call is reported at its start with the duration of
+    its resumed half."""
+    events, pending = [], {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = CALL.match(line.rstrip("\n"))
+            if not m:
+                continue
+            pid, rest = int(m.group(1)), m.group(5)
+            t = int(m.group(2)) * 3600 + int(m.group(3)) * 60 + float(m.group(4))
+            d = re.search(r"<([0-9.]+)>$", rest)
+            dur = float(d.group(1)) if d else 0.0
+            if rest.startswith("<... "):
+                ev = pending.pop((pid, rest[5:].split(" ", 1)[0]), None)
+                if ev is not None:
+                    ev[4] = dur
+                continue
+            if rest.startswith("+++") or rest.startswith("---"):
+                events.append([pid, t, rest[:3], rest, 0.0])
+                continue
+            call = rest.split("(", 1)[0]
+            ev = [pid, t, call, rest, dur]
+            events.append(ev)
+            if rest.endswith("<unfinished ...>"):
+                pending[(pid, call)] = ev
+    return events
+
+
+def syscall_counts(path):
+    import collections
+    return collections.Counter(e[2] for e in strace_events(path) if e[2] not in ("+++", "---"))
+
+
+MOUNTS = ("mount", "fsopen", "fsconfig", "fsmount", "move_mount", "open_tree", "mount_setattr", "umount2")
+
+
+def timeline(path):
+    """Milestones of a container run, in ms from the runtime's execve."""
+    ev = strace_events(path)
+    if not ev:
+        return []
+    t0, first = ev[0][1], ev[0][0]
+    out = []
+
+    def add(e, what):
+        out.append(((e[1] - t0) * 1000, e[4] * 1000, what))
+
+    def find(pred, last=False):
+        hits = [e for e in ev if pred(e)]
+        return (hits[-1] if last else hits[0]) if hits else None
+
+    e = find(lambda e: e[2] == "mkdirat" and "/sys/fs/cgroup" in e[3])
+    e and add(e, "first_cgroup_mkdir")
+    clone = find(lambda e: e[2] in ("clone3", "clone") and ("CLONE_NEWUSER" in e[3] or "CLONE_NEWPID" in e[3]))
+    child = None
+    if clone:
+        add(clone, "clone_container")
+        m = re.search(r"= (\d+)", clone[3])
+        later = [x for x in ev if x[1] >= clone[1] and x[0] != first]
+        child = int(m.group(1)) if m else (later[0][0] if later else None)
+    for name in ("uid_map", "gid_map"):
+        e = find(lambda e: e[2] == "write" and name + ">" in e[3])
+        e and add(e, name + "_written")
+    procs = [e for e in ev if e[2] == "write" and "cgroup.procs>" in e[3]]
+    for e in procs:
+        m = re.search(r"/sys/fs/cgroup/([^/>]+)", e[3])
+        add(e, "cgroup_attach_%s" % (m.group(1) if m else "?"))
+    e = find(lambda e: e[2] == "socket" and "NETLINK_NETFILTER" in e[3])
+    e and add(e, "nftables_socket")
+    if child is not None:
+        e = find(lambda e: e[0] == child and e[2] in MOUNTS)
+        e and add(e, "child_first_mount")
+        e = find(lambda e: e[0] == child and e[2] in MOUNTS and e[1] < (find(lambda x: x[0] == child and x[2] == "pivot_root") or [0, 1e18])[1], last=True)
+        e and add(e, "child_last_mount_before_pivot")
+    for call, what in (("pivot_root", "pivot_root"), ("seccomp", "seccomp_load"), ("execve", "exec_program")):
+        e = find(lambda e: e[0] != first and e[2] == call and (call != "execve" or e[1] > ev[0][1]))
+        e and add(e, what)
+    if child is not None:
+        e = find(lambda e: e[0] == child and e[2] == "+++")
+        e and add(e, "program_exited")
+    e = find(lambda e: e[0] == first and e[2] in ("waitid", "wait4") and "CLD_EXITED" in e[3], last=True)
+    e and add(e, "reaped")
+    e = find(lambda e: e[2] == "unlinkat" and "AT_REMOVEDIR" in e[3] and "cgroup" in e[3], last=True)
+    e = e or find(lambda e: e[2] == "rmdir" and "cgroup" in e[3], last=True)
+    e and add(e, "last_cgroup_removed")
+    e = find(lambda e: e[0] == first and e[2] == "+++")
+    e and add(e, "runtime_exited")
+    return sorted(out)
+
+
 def subprocess_popen(argv, err):
     import subprocess
     return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
@@ -473,6 +623,7 @@ def main():
     p.add_argument("--contender", action="append", default=[])
     p.add_argument("--target", action="append", default=[])
     p.add_argument("--crun-ns", action="store_true")
+    p.add_argument("--gap-ms", type=float, default=0.0)
     sub = p.add_subparsers(dest="what", required=True)
     lat = sub.add_parser("latency")
     lat.add_argument("--cmd", required=True)
@@ -490,6 +641,11 @@ def main():
     fp.add_argument("--strace", default="/usr/bin/strace")
     fp.add_argument("--time", default="/usr/bin/time")
     fp.set_defaults(setup=None, teardown=None)
+    pr = sub.add_parser("profile")
+    pr.add_argument("--cmd", required=True)
+    pr.add_argument("--trace-cmd", required=True)
+    pr.add_argument("--strace", default="/usr/bin/strace")
+    pr.set_defaults(setup=None, teardown=None)
     mc = sub.add_parser("mcp")
     mc.add_argument("--agentbox", required=True)
     mc.add_argument("--argv", required=True)

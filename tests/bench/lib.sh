@@ -12,6 +12,8 @@
 #     ($CRUN, default crun in PATH); a missing one is skipped with a `skip`
 #     line saying so, never silently;
 #   - N: the first argument, else $BENCH_N, else the figure's default;
+#   - BENCH_GAP_MS: an untimed pause before every timed run (default 0:
+#     back to back), for the start of a lone run on an idle machine;
 #   - one scratch directory $B (removed at exit) holding the rootfs (static
 #     busybox), the bundle, one state root per contender and agentbox's
 #     seccomp cache (AGENTBOX_CACHE_DIR, warmed by the untimed warm-up runs);
@@ -78,7 +80,7 @@ bench_init ()
   export AGENTBOX_CACHE_DIR=$B/cache
   BENCH_CONTENDERS=()
   BENCH_HAVE=
-  echo "bench fig=$BENCH_FIG n=$BENCH_N nproc=$(nproc) kernel=$(uname -r) date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "bench fig=$BENCH_FIG n=$BENCH_N nproc=$(nproc) kernel=$(uname -r) date=$(date -u +%Y-%m-%dT%H:%M:%SZ) gap_ms=${BENCH_GAP_MS:-0}"
   bench_contender agentbox "$AGENTBOX" "not built"
   if [ $only = 0 ]; then
     bench_contender runc "$(command -v "${RUNC:-/usr/sbin/runc}")" "runc not installed (apt-get install runc)"
@@ -146,7 +148,7 @@ bench_bundle ()
 bench_drive ()
 {
   with_own_cgroup_root "$PYTHON3" "$BENCH_LIBDIR/bench.py" --fig "$BENCH_FIG" --runs "$BENCH_N" --dir "$B" \
-    --srcdir "$BENCH_SRCDIR" --prefix "$BENCH_PREFIX" --crun-ns "${BENCH_CONTENDERS[@]}" "$@" ||
+    --srcdir "$BENCH_SRCDIR" --prefix "$BENCH_PREFIX" --gap-ms "${BENCH_GAP_MS:-0}" --crun-ns "${BENCH_CONTENDERS[@]}" "$@" ||
     bench_die "the driver failed (exit $?)"
 }
 
