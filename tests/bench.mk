@@ -6,16 +6,19 @@
 # bench-results.txt:
 #   make bench                    N=100 (throughput: 3 rounds of 200 runs)
 #   make bench BENCH_N=200        more runs per figure
-#   make bench BENCH_FIGURES=exec one figure
-BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp
+#   make bench BENCH_FIGURES=exec one figure (profile: where the time goes)
+#   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
+BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile
 BENCH_N =
+BENCH_GAP_MS =
 BENCH_FIGURE_FILES = \
 	tests/bench/start-hardened.sh \
 	tests/bench/start-runc-spec.sh \
 	tests/bench/exec.sh \
 	tests/bench/throughput.sh \
 	tests/bench/footprint.sh \
-	tests/bench/mcp.sh
+	tests/bench/mcp.sh \
+	tests/bench/profile.sh
 
 TESTS += tests/bench/smoke.sh
 EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py tests/bench/smoke.sh docs/benchmarks.md
@@ -26,7 +29,7 @@ bench: agentbox
 	@rc=0; : >bench-results.txt; \
 	for f in $(BENCH_FIGURES); do \
 	  { AB_TOP_SRCDIR='$(abs_top_srcdir)' AB_TOP_BUILDDIR='$(abs_top_builddir)' \
-	    AGENTBOX='$(abs_top_builddir)/agentbox' PYTHON3='$(PYTHON3)' BENCH_N='$(BENCH_N)' \
+	    AGENTBOX='$(abs_top_builddir)/agentbox' PYTHON3='$(PYTHON3)' BENCH_N='$(BENCH_N)' BENCH_GAP_MS='$(BENCH_GAP_MS)' \
 	    bash '$(abs_top_srcdir)/tests/bench/'$$f.sh 2>&1 || echo "make bench: $$f failed" >bench-failed; } | \
 	    tee -a bench-results.txt; \
 	done; \

@@ -454,6 +454,12 @@ class Bench:
         self.rep.result("run", "wall", "ms", times["run"], fails["run"])
         # the round trip's overhead: per interleaved pair, mcp minus run
         self.rep.result("mcp-minus-run", "wall", "ms", pairs, 0)
+        med = self.rep.medians
+        if ("mcp", "wall") in med and ("run", "wall") in med:
+            q, d = med[("mcp", "wall")] / med[("run", "wall")], med[("mcp", "wall")] - med[("run", "wall")]
+            self.rep.got[("mcp", "wall", "vs_run")] = q
+            self.rep.got[("mcp", "wall", "minus_run")] = d
+            print("ratio fig=%s contender=mcp metric=wall vs_run=%.3f minus_run=%.3f" % (self.a.fig, q, d), flush=True)
 
 
     def profile(self):
@@ -499,7 +505,7 @@ class Bench:
                                                    ",".join("%s:%d" % kv for kv in counts.most_common(15))))
 
 
-CALL = re.compile(r"^(\d+) (\d+):(\d+):([0-9.]+) (.*)$")
+CALL = re.compile(r"^(\d+) +(\d+):(\d+):([0-9.]+) (.*)$")
 
 
 def strace_events(path):

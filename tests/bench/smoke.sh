@@ -40,7 +40,7 @@ check_figure ()
       "$script: a well-formed $metric result for $who"
   done
   like "$out" "^target fig=$fig contender=[^ ]+ metric=[^ ]+ want=" "$script: it states its targets"
-  bad=$(grep -E '^(ratio|target) ' <<<"$out" | grep -vE "^(ratio fig=$fig contender=[^ ]+ metric=[^ ]+( vs_(runc|crun)=$num)+|target fig=$fig contender=[^ ]+ metric=[^ ]+ want=[a-z0-9_]+(<=|>=)$num got=($num|none) met=(yes|no|unknown))\$")
+  bad=$(grep -E '^(ratio|target) ' <<<"$out" | grep -vE "^(ratio fig=$fig contender=[^ ]+ metric=[^ ]+( (vs|minus)_(runc|crun|run)=$num)+|target fig=$fig contender=[^ ]+ metric=[^ ]+ want=[a-z0-9_]+(<=|>=)$num got=($num|none) met=(yes|no|unknown))\$")
   is "$bad" "" "$script: every ratio and target line is well-formed"
   unlike "$out" '^leftover ' "$script: nothing left behind"
   like "$out" "^clean fig=$fig " "$script: its own leftover check ran"
@@ -55,4 +55,14 @@ check_figure exec.sh exec $(each wall)
 check_figure throughput.sh throughput $(each runs_per_s) $(each wall)
 check_figure footprint.sh footprint $(each maxrss) $(each syscalls)
 check_figure mcp.sh mcp mcp:wall run:wall mcp-minus-run:wall
+
+# profile.sh, not a figure: phases, milestones, the syscall counts.
+out=$(BENCH_N=2 "$bench/profile.sh" 2>"$T/profile.err" </dev/null)
+is "$?" 0 "profile.sh: exit status 0" || diag "$(tail -5 "$T/profile.err")"
+like "$out" "^phase fig=profile at_ms=$num step_ms=$num step_p95_ms=$num step_max_ms=$num n=2 what=." \
+  "profile.sh: phase lines from the --debug log"
+like "$out" "^milestone fig=profile at_ms=$num took_ms=$num what=clone_container\$" "profile.sh: the strace timeline has the clone"
+like "$out" "^milestone fig=profile at_ms=$num took_ms=$num what=exec_program\$" "profile.sh: ... and the exec"
+like "$out" "^syscalls fig=profile total=[1-9][0-9]* top=[a-z0-9_]+:[0-9]+" "profile.sh: the syscall counts"
+like "$out" "^clean fig=profile " "profile.sh: nothing left behind"
 done_testing
