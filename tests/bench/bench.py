@@ -38,6 +38,7 @@ Output lines (the smoke test tests/bench/smoke.sh parses them):
   result fig=F contender=C metric=M unit=U n=N fail=K median=X p95=X min=X max=X
   ratio fig=F contender=C metric=M [vs_runc=R] [vs_crun=R]
   target fig=F contender=C metric=M want=FIELD<=V got=X met=yes|no
+  machine fig=F wall_s=S cpus=C busy_pct=P ours_pct=P others_pct=P steal_pct=P
   note fig=F ...free text...
 vs_X is the ratio of the medians, this contender's over X's.
 """
@@ -618,6 +619,43 @@ def strace_total(path):
     return None
 
 
+class CpuMeter:
+    """Who used the CPUs while the figure ran: all busy time from
+    /proc/stat, ours (the driver and every process it reaped, which
+    includes the runtimes and what they reaped) from getrusage, and the
+    hypervisor's steal.  others = busy - ours: the other tenants of the
+    machine (and kernel threads), the figure's real noise, which the load
+    average cannot tell apart from our own runs."""
+
+    HZ = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self):
+        self.t0, self.stat0, self.ours0 = time.monotonic(), self.stat(), self.ours()
+
+    @staticmethod
+    def stat():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        # user nice system idle iowait irq softirq steal ...
+        busy = v[0] + v[1] + v[2] + v[5] + v[6]
+        return busy / CpuMeter.HZ, (v[7] if len(v) > 7 else 0) / CpuMeter.HZ
+
+    @staticmethod
+    def ours():
+        import resource
+        a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+    def report(self, fig):
+        wall = time.monotonic() - self.t0
+        (busy1, steal1), ours1 = self.stat(), self.ours()
+        cap = wall * (os.cpu_count() or 1) / 100.0
+        busy, steal, ours = busy1 - self.stat0[0], steal1 - self.stat0[1], ours1 - self.ours0
+        print("machine fig=%s wall_s=%.1f cpus=%d busy_pct=%.1f ours_pct=%.1f others_pct=%.1f steal_pct=%.1f"
+              % (fig, wall, os.cpu_count() or 1, busy / cap, ours / cap, max(0.0, busy - ours) / cap, steal / cap),
+              flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--fig", required=True)
@@ -658,8 +696,10 @@ def main():
     a = p.parse_args()
     if a.runs < 1:
         die("--runs must be at least 1")
+    meter = CpuMeter()
     b = Bench(a)
     getattr(b, a.what)()
+    meter.report(a.fig)
     b.rep.targets(a.target)
     return 0
 

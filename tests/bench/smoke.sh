@@ -30,6 +30,8 @@ check_figure ()
   like "$out" "^bench fig=$fig n=2 nproc=[0-9]+ kernel=" "$script: the header names the figure, N and the machine"
   like "$out" "^load before: $num $num $num " "$script: the load before"
   like "$out" "^load after: $num $num $num " "$script: the load after"
+  like "$out" "^machine fig=$fig wall_s=$num cpus=[0-9]+ busy_pct=$num ours_pct=$num others_pct=$num steal_pct=$num\$" \
+    "$script: the CPU use of the run, ours and the others'"
   for want in "$@"; do
     who=${want%%:*} metric=${want#*:}
     if [[ $who = runc || $who = crun ]] && grep -q "^skip fig=$fig contender=$who " <<<"$out"; then
