@@ -17,8 +17,9 @@ A TEMPLATE is one command line, split like a shell would (shlex), with
 {rt} the contender's executable, {root} its state root (DIR/state-NAME),
 {id} a fresh container id per run, {cid} one id per contender (the
 container that --setup starts and --teardown removes), {bundle} the bundle
-(DIR/bundle).  Every contender runs the same template, so the numbers differ
-only by the runtime.
+(DIR/bundle-NAME if the contender has one of its own, else DIR/bundle).
+Every contender runs the same template, so the numbers differ only by the
+runtime (or, with bundles of their own, only by the config).
 
 Interleaving: run r of every contender happens before run r+1 of any, and
 the order of the contenders rotates every run, so drift in the machine's
@@ -219,7 +220,10 @@ class Bench:
 
     def argv(self, template, name, exe, cid):
         self.seq += 1
-        d = {"rt": exe, "root": os.path.join(self.a.dir, "state-" + name), "bundle": os.path.join(self.a.dir, "bundle"),
+        bundle = os.path.join(self.a.dir, "bundle-" + name)  # a contender's own bundle, if it has one
+        if not os.path.isdir(bundle):
+            bundle = os.path.join(self.a.dir, "bundle")
+        d = {"rt": exe, "root": os.path.join(self.a.dir, "state-" + name), "bundle": bundle,
              "id": "%s%s-%d" % (self.a.prefix, name, self.seq), "cid": "%s%s-c" % (self.a.prefix, name)}
         return [w.format(**d) for w in shlex.split(template)]
 

@@ -57,13 +57,17 @@ bench_contender ()
 
 bench_has () { [[ " $BENCH_HAVE " == *" $1 "* ]]; }
 
-# bench_init FIG DEFAULT_N [--agentbox-only] [N]
+# bench_init FIG DEFAULT_N [--agentbox-only | --no-contenders] [N]
+# (--no-contenders: the script adds its own with bench_contender.)
 bench_init ()
 {
   BENCH_FIG=$1
   local n=${BENCH_N:-$2} only=0
   shift 2
-  [ "${1:-}" = --agentbox-only ] && { only=1; shift; }
+  case ${1:-} in
+    --agentbox-only) only=1; shift ;;
+    --no-contenders) only=2; shift ;;
+  esac
   [ $# -gt 0 ] && n=$1
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] || bench_die "N must be a positive number, not '$n'"
   BENCH_N=$n
@@ -81,7 +85,7 @@ bench_init ()
   BENCH_CONTENDERS=()
   BENCH_HAVE=
   echo "bench fig=$BENCH_FIG n=$BENCH_N nproc=$(nproc) kernel=$(uname -r) date=$(date -u +%Y-%m-%dT%H:%M:%SZ) gap_ms=${BENCH_GAP_MS:-0}"
-  bench_contender agentbox "$AGENTBOX" "not built"
+  [ $only = 2 ] || bench_contender agentbox "$AGENTBOX" "not built"
   if [ $only = 0 ]; then
     bench_contender runc "$(command -v "${RUNC:-/usr/sbin/runc}")" "runc not installed (apt-get install runc)"
     bench_contender crun "$(command -v "${CRUN:-crun}")" "crun not installed (apt-get install crun)"
@@ -111,8 +115,9 @@ bench_rootfs ()
   chmod 1777 "$d/tmp"
 }
 
-# bench_bundle hardened|runc-spec [EDIT...]: $B/bundle/config.json, the one
-# config every contender runs.
+# bench_bundle [--for CONTENDER] hardened|runc-spec [EDIT...]: $B/bundle/config.json,
+# the one config every contender runs (with --for, $B/bundle-CONTENDER,
+# that contender's own).
 #   hardened:  `agentbox spec` without the time namespace (runc 1.1 and crun
 #              1.8 do not know it);
 #   runc-spec: `runc spec` (cfg.py's runc-like default if runc is missing).
@@ -121,17 +126,19 @@ bench_rootfs ()
 # these configs depends on it), and the EDITs (tests/integration/cfg.py).
 bench_bundle ()
 {
-  local kind=$1 c=$B/bundle/config.json
+  local dir=$B/bundle
+  [ "$1" = --for ] && { dir=$B/bundle-$2; shift 2; }
+  local kind=$1 c=$dir/config.json
   shift
-  mkdir -p "$B/bundle"
+  mkdir -p "$dir"
   case $kind in
     hardened)
-      (cd "$B/bundle" && "$AGENTBOX" spec) || bench_die "agentbox spec failed"
+      (cd "$dir" && "$AGENTBOX" spec) || bench_die "agentbox spec failed"
       set -- linux.namespaces-=time "$@"
       ;;
     runc-spec)
       if bench_has runc; then
-        (cd "$B/bundle" && "$(command -v "${RUNC:-/usr/sbin/runc}")" spec) || bench_die "runc spec failed"
+        (cd "$dir" && "$(command -v "${RUNC:-/usr/sbin/runc}")" spec) || bench_die "runc spec failed"
       else
         echo "note fig=$BENCH_FIG runc missing: the bundle is cfg.py's runc-like default instead of \`runc spec\`"
         "$PYTHON3" "$BENCH_SRCDIR/tests/integration/cfg.py" --default "$c"
