@@ -8,7 +8,7 @@
 #   make bench BENCH_N=200        more runs per figure
 #   make bench BENCH_FIGURES=exec one figure (profile: where the time goes)
 #   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
-BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile
+BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run
 BENCH_N =
 BENCH_GAP_MS =
 BENCH_FIGURE_FILES = \
@@ -18,7 +18,8 @@ BENCH_FIGURE_FILES = \
 	tests/bench/throughput.sh \
 	tests/bench/footprint.sh \
 	tests/bench/mcp.sh \
-	tests/bench/profile.sh
+	tests/bench/profile.sh \
+	tests/bench/netns-run.sh
 
 TESTS += tests/bench/smoke.sh
 EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py tests/bench/smoke.sh docs/benchmarks.md

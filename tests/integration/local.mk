@@ -44,5 +44,4 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/net/events.py \
 	tests/integration/net/upstream.py \
 	tests/integration/net/probes.sh \
-	tests/integration/net/relay.py \
-	tests/bench/netns-run.sh
+	tests/integration/net/relay.py
