@@ -9,8 +9,8 @@
 #   make bench BENCH_FIGURES=exec one figure (profile: where the time goes)
 #   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
 BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run
-BENCH_N =
-BENCH_GAP_MS =
+BENCH_N ?=
+BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
 	tests/bench/start-hardened.sh \
 	tests/bench/start-runc-spec.sh \
