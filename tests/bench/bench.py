@@ -469,15 +469,20 @@ class Bench:
 
     def profile(self):
         """Where the time of one run goes: --runs untraced runs with the
-        runtime's --debug phase log (the median offset of each phase), then
+        runtime's --debug phase log (the median offset of each phase; the
+        other contenders, if any, run --neighbour-cmd between them, as in an
+        interleaved figure, untimed), then
         one run under strace -f -y -tt -T summarised into milestones, and
         the syscall counts of that run by name."""
-        self.warmup()
         name, exe = self.contenders[0]
+        for _ in range(self.a.warmup):
+            self.one(self.a.cmd, name, exe)
         at, step, order = {}, {}, []
         for r in range(self.a.runs):
             self.gap()
             run = self.one(self.a.cmd, name, exe)
+            for other, oexe in self.contenders[1:]:  # neighbours: run between, never timed
+                self.one(self.a.neighbour_cmd, other, oexe)
             if run.rc != 0:
                 self.fail_note(name, run)
                 continue
@@ -692,6 +697,7 @@ def main():
     pr = sub.add_parser("profile")
     pr.add_argument("--cmd", required=True)
     pr.add_argument("--trace-cmd", required=True)
+    pr.add_argument("--neighbour-cmd", help="what the other contenders run between the profiled runs")
     pr.add_argument("--strace", default="/usr/bin/strace")
     pr.set_defaults(setup=None, teardown=None)
     mc = sub.add_parser("mcp")
