@@ -46,6 +46,7 @@ vs_X is the ratio of the medians, this contender's over X's.
 
 import argparse
 import ctypes
+import errno
 import json
 import math
 import os
@@ -80,7 +81,9 @@ class Namespaces:
             die("unshare(CLONE_NEWNS): " + os.strerror(ctypes.get_errno()))
         # The copy is private: the driver runs under with_own_cgroup_root's
         # `unshare --propagation private`, so this umount stays here.
-        if libc.umount2(b"/sys/fs/cgroup/unified", MNT_DETACH) != 0 and ctypes.get_errno() != 22:
+        # (not a mount point, or absent: a v1-only or v2-only host, nothing to hide)
+        if libc.umount2(b"/sys/fs/cgroup/unified", MNT_DETACH) != 0 and ctypes.get_errno() not in (errno.EINVAL,
+                                                                                                   errno.ENOENT):
             die("umount /sys/fs/cgroup/unified: " + os.strerror(ctypes.get_errno()))
         self.crun = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
         self.enter(None)
@@ -218,7 +221,7 @@ class Bench:
         os.makedirs(self.logs, exist_ok=True)
         self.seq = 0
 
-    def argv(self, template, name, exe, cid):
+    def argv(self, template, name, exe):
         self.seq += 1
         bundle = os.path.join(self.a.dir, "bundle-" + name)  # a contender's own bundle, if it has one
         if not os.path.isdir(bundle):
@@ -233,7 +236,7 @@ class Bench:
 
     def one(self, template, name, exe, extra=()):
         """Spawn and reap one command of contender name (untimed callers too)."""
-        argv = list(extra) + self.argv(template, name, exe, None)
+        argv = list(extra) + self.argv(template, name, exe)
         out, err = self.files(name)
         self.ns.enter(name)
         r = spawn(argv, out, err)
@@ -247,8 +250,9 @@ class Bench:
         """--gap-ms: an idle pause before a timed run (untimed), so that each
         run starts on a quiet machine the way a lone tool call does; the
         kernel state that back-to-back runs keep warm (e.g. the rcu_sync of
-        cgroup_threadgroup_rwsem, which spares a v1 attach its grace period
-        when another attach happened within a few grace periods) goes cold."""
+        cgroup_threadgroup_rwsem, which spares a v1 attach its RCU grace
+        period when another attach went through within about the last grace
+        period: docs/benchmarks.md) goes cold."""
         if self.a.gap_ms > 0:
             time.sleep(self.a.gap_ms / 1000.0)
 
@@ -317,10 +321,12 @@ class Bench:
         posix_spawn child: a vfork child shares the driver's memory until
         its exec, and the kernel keeps that memory's high-water mark in the
         child's maxrss (exec_mmap), so every runtime would read as big as
-        Python.  time forks (a copy of its own small memory, under 1 MiB:
-        the figure's `floor` line), then execs the runtime."""
+        Python.  time forks (a copy of its own small memory), then execs the
+        runtime.  The container's program is among what the runtime reaps:
+        the `floor` note is that program (the rootfs's busybox) alone."""
         self.warmup()
-        path = lambda name, r: os.path.join(self.logs, "%s-%s-%d" % ("%s", name, r))
+        def path(name, r):
+            return os.path.join(self.logs, "%%s-%s-%d" % (name, r))  # %s: rss or strace
 
         def kib(f):
             try:
@@ -335,7 +341,7 @@ class Bench:
         self.report("maxrss", "KiB", got, fails)
         floor = os.path.join(self.logs, "floor")
         run = self.one("%s -f %%M -o %s {bundle}/../rootfs/bin/busybox true" % (self.a.time, floor), "floor", "")
-        self.rep.note("floor: GNU time of a static busybox true reads %s KiB" % kib(floor))
+        self.rep.note("floor: the rootfs's busybox true alone reads %s KiB under GNU time" % kib(floor))
         got, fails = self.interleaved(
             self.a.strace_runs, wrap=lambda name, r: (self.a.strace, "-f", "-c", "-o", path(name, r) % "strace"),
             measure=lambda name, r, run: strace_total(path(name, r) % "strace") if run.rc == 0 else None)
@@ -355,7 +361,7 @@ class Bench:
                 t0 = time.perf_counter_ns()
                 while todo or running:
                     while todo and len(running) < self.a.concurrency:
-                        argv = self.argv(self.a.cmd, name, exe, None)
+                        argv = self.argv(self.a.cmd, name, exe)
                         run = spawn(argv, *self.files(name))
                         running[run.pid] = run
                         todo -= 1
@@ -367,7 +373,7 @@ class Bench:
                 ok = 0
                 for run in done:
                     text = open(run.out, "rb").read().decode("utf-8", "replace")
-                    if run.rc == 0 and text == self.a.expect.encode().decode("unicode_escape"):
+                    if run.rc == 0 and text == self.a.expect.replace("\\n", "\n"):
                         ok += 1
                         ms[name].append(run.ms)
                     else:
@@ -409,7 +415,7 @@ class Bench:
                 "--record-id 1 --no-stream {id} -- " + " ".join(shlex.quote(w) for w in argv))
 
         def run_bare():
-            args = self.argv(bare, "run", a.agentbox, None)
+            args = self.argv(bare, "run", a.agentbox)
             r = spawn(args, *self.files("run"), fd3="/dev/null")
             running = {r.pid: r}
             while running:
