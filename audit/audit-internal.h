@@ -186,6 +186,9 @@ void ab_audit_rules_priv (struct ab_audit_ctx *a);
 
 /* Run every pass over a parsed spec; the report gets the lines and findings. */
 void ab_audit_spec (const struct ab_spec *s, const char *bundle_dir, struct ab_audit_report *r);
+/* The facts, the maps and the rules over a, in pipeline order; the caller
+   frees a->f. */
+void ab_audit_passes (struct ab_audit_ctx *a);
 
 /* ---- live (live*.c) ----------------------------------------------------------- */
 

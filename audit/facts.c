@@ -15,13 +15,11 @@
 
 #include <sys/mount.h>
 
+#include "runtime/kernel-compat.h"
 #include "audit/audit-internal.h"
 #include "runtime/util.h"
 #include "spec/tables.h"
 
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#endif
 
 static uint64_t
 known_caps (void)

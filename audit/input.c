@@ -19,14 +19,20 @@ ab_audit_spec (const struct ab_spec *s, const char *bundle_dir, struct ab_audit_
 {
   struct ab_audit_ctx a = { .s = s, .l = s->linux_, .bundle_dir = bundle_dir, .r = r };
 
-  ab_audit_facts_init (&a);
-  ab_audit_map_host (&a);
-  ab_audit_map_fs (&a);
-  ab_audit_map_process (&a);
-  ab_audit_rules_ns (&a);
-  ab_audit_rules_fs (&a);
-  ab_audit_rules_priv (&a);
+  ab_audit_passes (&a);
   ab_audit_facts_free (&a.f);
+}
+
+void
+ab_audit_passes (struct ab_audit_ctx *a)
+{
+  ab_audit_facts_init (a);
+  ab_audit_map_host (a);
+  ab_audit_map_fs (a);
+  ab_audit_map_process (a);
+  ab_audit_rules_ns (a);
+  ab_audit_rules_fs (a);
+  ab_audit_rules_priv (a);
 }
 
 static struct ab_audit_report *

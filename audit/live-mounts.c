@@ -16,17 +16,12 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
+#include "runtime/kernel-compat.h"
 #include "audit/audit-internal.h"
 #include "runtime/resolve.h"
 #include "runtime/util.h"
 #include "spec/defaults.h"
 
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#define MOUNT_ATTR_NOEXEC 0x00000008
-#endif
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x00001000U
 #endif

@@ -333,13 +333,7 @@ ab_audit_container (const char *root, const char *id, struct ab_audit_report **o
   r->source = xstrdup (id);
   r->config_path = xasprintf ("%s/%s/%s", root, id, AB_CONFIG_FILE);
   a = (struct ab_audit_ctx){ .s = s, .l = s->linux_, .bundle_dir = st->bundle, .r = r };
-  ab_audit_facts_init (&a);
-  ab_audit_map_host (&a);
-  ab_audit_map_fs (&a);
-  ab_audit_map_process (&a);
-  ab_audit_rules_ns (&a);
-  ab_audit_rules_fs (&a);
-  ab_audit_rules_priv (&a);
+  ab_audit_passes (&a);
   status = ab_state_status (dirfd, st);
   if ((status == AB_STATUS_RUNNING || status == AB_STATUS_CREATED || status == AB_STATUS_PAUSED)
       && st->pid > 0 && ab_proc_start_time (st->pid, NULL) == st->pid_start)

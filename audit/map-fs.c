@@ -9,6 +9,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "runtime/kernel-compat.h"
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
 #include "runtime/util.h"
@@ -16,20 +17,6 @@
 #include "spec/defaults.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
-
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#define MOUNT_ATTR_NOEXEC 0x00000008
-#define MOUNT_ATTR_NOATIME 0x00000010
-#define MOUNT_ATTR_STRICTATIME 0x00000020
-#define MOUNT_ATTR_NODIRATIME 0x00000080
-#define MOUNT_ATTR_NOSYMFOLLOW 0x00200000
-#endif
-#ifndef MS_NOSYMFOLLOW
-#define MS_NOSYMFOLLOW 256
-#endif
 
 struct flag_name
 {
@@ -369,37 +356,40 @@ map_removed_defaults (struct ab_audit_ctx *a, const char *what, const char *path
                   missing == 1 ? "" : "s", buf);
 }
 
+/* Each entry of one path list with what it becomes, then the defaults of
+   `agentbox spec` it leaves out. */
+static void
+map_path_list (struct ab_audit_ctx *a, const struct ab_strv *list, const char *field, const char *mechanism,
+               const char *what, const char *const *defs, size_t n)
+{
+  for (size_t i = 0; i < list->n; i++)
+    {
+      char path[48];
+      snprintf (path, sizeof path, "%s[%zu]", field, i);
+      ab_audit_add (a, AB_AUDIT_S_PATHS, list->v[i], path, 0, "%s", mechanism);
+    }
+  map_removed_defaults (a, what, field, list, defs, n);
+}
+
 static void
 map_paths (struct ab_audit_ctx *a)
 {
   static const struct ab_strv empty = { 0 };
-  const struct ab_strv *ro = a->l ? &a->l->readonly_paths : &empty;
-  const struct ab_strv *mask = a->l ? &a->l->masked_paths : &empty;
   const char *const *defs;
   size_t n;
 
-  for (size_t i = 0; i < ro->n; i++)
-    {
-      char path[48];
-      snprintf (path, sizeof path, "linux.readonlyPaths[%zu]", i);
-      ab_audit_add (
-          a, AB_AUDIT_S_PATHS, ro->v[i], path, 0,
-          "read-only: a recursive clone of the object made read-only and mounted on itself (skipped when "
-          "absent)");
-    }
   defs = ab_default_readonly_paths (&n);
-  map_removed_defaults (a, "readonly defaults", "linux.readonlyPaths", ro, defs, n);
-  for (size_t i = 0; i < mask->n; i++)
-    {
-      char path[48];
-      snprintf (path, sizeof path, "linux.maskedPaths[%zu]", i);
-      ab_audit_add (
-          a, AB_AUDIT_S_PATHS, mask->v[i], path, 0,
-          "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked to "
-          "be 1:3); skipped when absent");
-    }
+  map_path_list (
+      a, a->l ? &a->l->readonly_paths : &empty, "linux.readonlyPaths",
+      "read-only: a recursive clone of the object made read-only and mounted on itself (skipped when "
+      "absent)",
+      "readonly defaults", defs, n);
   defs = ab_default_masked_paths (&n);
-  map_removed_defaults (a, "masked defaults", "linux.maskedPaths", mask, defs, n);
+  map_path_list (
+      a, a->l ? &a->l->masked_paths : &empty, "linux.maskedPaths",
+      "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked to "
+      "be 1:3); skipped when absent",
+      "masked defaults", defs, n);
   if (a->s->root.readonly)
     ab_audit_add (a, AB_AUDIT_S_PATHS, "root.readonly", "root.readonly", 0,
                   "mount_setattr(MOUNT_ATTR_RDONLY) on / only: the mounts on top keep their own flags");

@@ -6,14 +6,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "runtime/kernel-compat.h"
 #include "audit/audit-internal.h"
 #include "runtime/util.h"
 #include "spec/bundle-links.h"
 #include "spec/defaults.h"
 
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#endif
 
 /* Whether path is dir or below it, component-wise. */
 static bool

@@ -6,7 +6,7 @@ libagentbox_a_SOURCES += \
 	runtime/state.h runtime/state.c \
 	runtime/sync.h runtime/sync.c \
 	runtime/resolve.h runtime/resolve.c \
-	runtime/mount.h runtime/mount.c \
+	runtime/mount.h runtime/mount.c runtime/kernel-compat.h \
 	runtime/dev.h runtime/dev.c \
 	runtime/paths.h runtime/paths.c \
 	runtime/process.h runtime/process.c \

@@ -14,13 +14,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "runtime/kernel-compat.h"
 #include "runtime/mount.h"
 #include "runtime/resolve.h"
 #include "runtime/util.h"
 
-#ifndef MS_NOSYMFOLLOW
-#define MS_NOSYMFOLLOW 256
-#endif
 
 uint64_t
 ab_ms_to_mount_attr (unsigned long ms)

@@ -14,30 +14,13 @@
 #include <sys/capability.h>
 #include <sys/resource.h>
 
+#include "runtime/kernel-compat.h"
 #include "runtime/util.h"
 #include "spec/model.h"
 #include "spec/tables.h"
 
 /* glibc < 2.36 does not name the mount_setattr(2) attributes; the values
    are the kernel's (include/uapi/linux/mount.h). */
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#define MOUNT_ATTR_NOEXEC 0x00000008
-#define MOUNT_ATTR__ATIME 0x00000070
-#define MOUNT_ATTR_RELATIME 0x00000000
-#define MOUNT_ATTR_NOATIME 0x00000010
-#define MOUNT_ATTR_STRICTATIME 0x00000020
-#define MOUNT_ATTR_NODIRATIME 0x00000080
-#define MOUNT_ATTR_NOSYMFOLLOW 0x00200000
-#endif
-#ifndef MS_NOSYMFOLLOW
-#define MS_NOSYMFOLLOW 256
-#endif
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
 
 /* Look a name up in a NULL-padded table indexed by value. */
 static int

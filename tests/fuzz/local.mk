@@ -33,7 +33,7 @@ fuzz: tests/fuzz/fuzz-config
 tests/fuzz/fuzz-config: $(FUZZ_SRCS) $(libagentbox_a_SOURCES) config.h
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_COPTS) -I$(top_srcdir) -I$(top_builddir) $(YAJL_CFLAGS) \
-	  -o $@ $(FUZZ_SRCS) $(YAJL_LIBS)
+	  $(SECCOMP_CFLAGS) $(CAP_CFLAGS) -o $@ $(FUZZ_SRCS) $(YAJL_LIBS) $(SECCOMP_LIBS) $(CAP_LIBS)
 
 fuzz-run: tests/fuzz/fuzz-config
 	rm -rf tests/fuzz/corpus-work

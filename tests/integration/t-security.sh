@@ -204,7 +204,10 @@ if agentbox_only; then
     for p in /proc/[0-9]*; do
       { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" || continue
       [[ $(readlink "$p/exe") == /memfd:* ]] || continue
-      { tr '\0' ' ' <"/proc/$(ppid_of "${p#/proc/}")/cmdline"; } 2>/dev/null |
+      # (the wrapper `timeout` above it has the same arguments, not the memfd)
+      pp=$(ppid_of "${p#/proc/}")
+      [[ $(readlink "/proc/$pp/exe" 2>/dev/null) == /memfd:* ]] &&
+        { tr '\0' ' ' <"/proc/$pp/cmdline"; } 2>/dev/null |
         grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" && continue
       xpid=${p#/proc/}
     done

@@ -251,13 +251,29 @@ emark = "ab-eof-" + uuid.uuid4().hex
 run_id = e.request("tools/call", {"name": "sandbox_run", "arguments": {"argv": ["sh", "-c", "sleep 600; : " + emark]}})
 exec_id = e.request("tools/call", {"name": "sandbox_exec",
                                    "arguments": {"handle": h, "argv": ["sh", "-c", "sleep 600; : " + emark + "x"]}})
-t.ok(wait_until(lambda: len(processes_with(emark)) >= 2), "before EOF: a run and an exec are running, a sandbox exists")
+# The workers (`agentbox run|exec ...`) carry the marker in their arguments
+# too: wait for the programs themselves, the ones that run `sh`.
+def cmdline_of(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def in_sandboxes(marker):
+    return [p for p in processes_with(marker) if cmdline_of(p).startswith(b"sh\0")]
+
+
+t.ok(wait_until(lambda: len(in_sandboxes(emark)) >= 2 and len(containers_in(e)) == 2),
+     "before EOF: a run and an exec are running, a sandbox exists", (in_sandboxes(emark), containers_in(e)))
 ids = containers_in(e)
 rc = e.close()
 left = [(c, gone(e, c)) for c in ids if gone(e, c)]
 t.ok(rc == 0, "EOF with calls in flight: the server exits 0", e.stderr()[-2000:])
 t.ok(not processes_with(emark) and not left and not os.path.exists(e.state_root) and len(ids) == 2,
-     "EOF: no container process, cgroup or state directory is left, the state root is gone", (ids, left))
+     "EOF: no container process, cgroup or state directory is left, the state root is gone",
+     (ids, left, processes_with(emark), os.path.exists(e.state_root)))
 answered = []
 while True:
     got = e.next_frame(timeout=0.2)

@@ -381,6 +381,10 @@ in_child (scmp_filter_ctx ctx, long (*fn) (void *), void *arg)
   if (pid == 0)
     {
       long r;
+      /* The kernel's own signals, not a sanitizer's report: ASan's SIGSEGV
+         handler would turn a missing i386 ABI into an exit status. */
+      signal (SIGSEGV, SIG_DFL);
+      signal (SIGSYS, SIG_DFL);
       /* libseccomp sets no_new_privs before loading. */
       if (ctx != NULL && seccomp_load (ctx) < 0)
         _exit (250);
