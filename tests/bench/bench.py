@@ -393,6 +393,7 @@ class Bench:
         executes (docs/result-record.md), interleaved."""
         a = self.a
         sys.path.insert(0, os.path.join(a.srcdir, "tests", "mcp"))
+        sys.dont_write_bytecode = True  # no __pycache__ in the source tree
         import mcplib  # noqa: E402  (MODERN _meta, the record schema check)
         argv = json.loads(a.argv)
         err = open(os.path.join(self.logs, "mcp.err"), "wb")
