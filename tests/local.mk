@@ -40,3 +40,4 @@ include tests/helper/local.mk
 include tests/integration/local.mk
 include tests/audit/local.mk
 include tests/fuzz/local.mk
+include tests/bench.mk

@@ -209,56 +209,9 @@ require_runtime_commands ()
 
 # ---- cgroup discipline ------------------------------------------------------
 #
-# The shell running the tests lives in a cgroup of the machine (see
-# /proc/self/cgroup; here memory:/process_api/<hash>) that nothing it starts
-# may leave.  runc, and agentbox with an absolute linux.cgroupsPath, create
-# the container's cgroup at that path below the *root* of each hierarchy, so
-# they are run in a private view where "/" is our own cgroup:
-#
-#   1. unshare --cgroup --mount --propagation private: a new cgroup namespace
-#      rooted at our current cgroup in every hierarchy, and a private mount
-#      namespace so the remounts below never propagate to the host;
-#   2. for every cgroup (v1) and cgroup2 line of /proc/self/mountinfo
-#      (on this hybrid host: cpu, cpuacct, cpuset, memory, devices, freezer,
-#      blkio, pids, name=systemd under /sys/fs/cgroup/<name>, and the cgroup2
-#      hierarchy at /sys/fs/cgroup/unified), umount it and mount the same
-#      hierarchy again at the same place with the same super options
-#      (`mount -t cgroup -o rw,memory cgroup /sys/fs/cgroup/memory`,
-#      `mount -t cgroup2 -o rw cgroup2 /sys/fs/cgroup/unified`).  A cgroup
-#      filesystem mounted inside a cgroup namespace has the namespace's root
-#      as its root, so /sys/fs/cgroup/memory now *is* our own memory cgroup,
-#      and /proc/self/cgroup reads "/" for every hierarchy: runc's absolute
-#      paths (memory:/<id>) land below our cgroup on the host
-#      (memory:/process_api/<hash>/<id>).  Unmounting first, rather than
-#      mounting on top, leaves one mountinfo line per hierarchy, so a
-#      runtime scanning mountinfo cannot pick the stale host-rooted mount;
-#   3. exec the command.  The helper shell uses absolute paths and sets no
-#      variable, but dash exports PWD: rt_noenv therefore puts `env -i`
-#      between the wrapper and the runtime.
-#
-# Every invocation sees the same view (our cgroup does not change), so the
-# paths a runtime stores in its state at `create` resolve to the same
-# cgroups at `delete`.  AB_CGROUP_WRAP=1 (the default except for agentbox,
-# which puts containers under its own cgroup) runs every `rt` call so.
-
-# The helper shell of steps 2 and 3; "$@" is the command (the mountinfo
-# parsing runs in a subshell, so its `set --` does not clobber it).
-_AB_CGROOT_SH='
-cgmounts=$(while read -r _id _parent _devno _root mnt rest; do
-  set -- ${rest#* - }
-  case $1 in cgroup | cgroup2) echo "$1 $mnt $3" ;; esac
-done </proc/self/mountinfo)
-echo "$cgmounts" | while read -r fstype mnt opts; do
-  [ -n "$fstype" ] || continue
-  /usr/bin/umount "$mnt" && /usr/bin/mount -t "$fstype" -o "$opts" "$fstype" "$mnt" || exit 1
-done || { echo "with_own_cgroup_root: cannot remount the cgroup hierarchies" >&2; exit 125; }
-exec "$@"'
-
-# with_own_cgroup_root CMD...: run CMD in the private cgroup view above.
-with_own_cgroup_root ()
-{
-  /usr/bin/unshare --cgroup --mount --propagation private -- /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root "$@"
-}
+# with_own_cgroup_root CMD... and the helper shell $_AB_CGROOT_SH live in
+# cgroot.sh (shared with tests/bench/lib.sh); why and how is explained there.
+. "$AB_LIBDIR/cgroot.sh"
 
 if [ -z "${AB_CGROUP_WRAP:-}" ]; then
   if is_agentbox; then AB_CGROUP_WRAP=0; else AB_CGROUP_WRAP=1; fi

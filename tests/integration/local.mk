@@ -35,6 +35,7 @@ AB_INTEGRATION_TESTS = \
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
+	tests/integration/cgroot.sh \
 	tests/integration/cfg.py \
 	tests/integration/leftovers.py \
 	tests/integration/oci-image.py \
@@ -43,5 +44,4 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/net/events.py \
 	tests/integration/net/upstream.py \
 	tests/integration/net/probes.sh \
-	tests/integration/net/relay.py \
-	tests/bench/netns-run.sh
+	tests/integration/net/relay.py

@@ -1,0 +1,41 @@
+# Benchmarks (tests/bench/, results in docs/benchmarks.md): never part of
+# `make check`, which only runs the smoke test (each figure with N=2,
+# output checked for form, no timing asserted).  `make bench` runs every
+# figure against the agentbox just built, runc and crun (each skipped with a
+# `skip` line when missing), prints the lines and keeps them in
+# bench-results.txt:
+#   make bench                    N=100 (throughput: 3 rounds of 200 runs)
+#   make bench BENCH_N=200        more runs per figure
+#   make bench BENCH_FIGURES=exec one figure (profile: where the time goes)
+#   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
+BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run
+BENCH_N ?=
+BENCH_GAP_MS ?=
+BENCH_FIGURE_FILES = \
+	tests/bench/start-hardened.sh \
+	tests/bench/start-runc-spec.sh \
+	tests/bench/exec.sh \
+	tests/bench/throughput.sh \
+	tests/bench/footprint.sh \
+	tests/bench/mcp.sh \
+	tests/bench/profile.sh \
+	tests/bench/netns-run.sh
+
+TESTS += tests/bench/smoke.sh
+EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py tests/bench/smoke.sh \
+	docs/benchmarks.md docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
+	docs/bench/before-3e38eed-lone.txt docs/bench/before-3e38eed-mcp400.txt docs/bench/before-3e38eed-profile.txt \
+	docs/bench/before-ca2e398-run3.txt
+CLEANFILES += bench-results.txt bench-failed
+
+.PHONY: bench
+bench: agentbox
+	@rc=0; : >bench-results.txt; \
+	for f in $(BENCH_FIGURES); do \
+	  { AB_TOP_SRCDIR='$(abs_top_srcdir)' AB_TOP_BUILDDIR='$(abs_top_builddir)' \
+	    AGENTBOX='$(abs_top_builddir)/agentbox' PYTHON3='$(PYTHON3)' BENCH_N='$(BENCH_N)' BENCH_GAP_MS='$(BENCH_GAP_MS)' \
+	    bash '$(abs_top_srcdir)/tests/bench/'$$f.sh 2>&1 || echo "make bench: $$f failed" >bench-failed; } | \
+	    tee -a bench-results.txt; \
+	done; \
+	echo "make bench: every line is in $(abs_top_builddir)/bench-results.txt"; \
+	if [ -e bench-failed ]; then cat bench-failed; rm -f bench-failed; exit 1; fi

@@ -1,0 +1,74 @@
+#!/bin/bash
+# The benchmark scripts must not rot: each script of tests/bench/ runs with
+# N=2 (a batch of 4 for the throughput figure, one strace run) and its
+# output is checked for form, never for speed:
+#   - the header (`bench fig=F n=2`), `load before:` and `load after:`;
+#   - for every contender it did not skip (agentbox always; runc and crun
+#     when installed), one well-formed `result` line per metric of the
+#     figure, with n >= 1 and fail=0 (the runs themselves worked);
+#   - well-formed `ratio` and `target` lines, and no `leftover` but a
+#     `clean` line (the script's own check that nothing was left behind).
+# Skipped without root or without runc (the figures compare against it).
+AB_NO_RUNTIME=1
+. "$(dirname "$0")/../integration/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+RUNC=${RUNC:-/usr/sbin/runc}
+command -v "$RUNC" >/dev/null || skip_all "runc not installed"
+[ -x "${AGENTBOX:-}" ] || skip_all "AGENTBOX not set (make check sets it)"
+bench=$AB_TOP_SRCDIR/tests/bench
+
+num='-?[0-9]+(\.[0-9]+)?'
+# check_figure SCRIPT FIG CONTENDER:METRIC...: run the script and check its lines.
+check_figure ()
+{
+  local targets=1
+  [ "$1" = --no-targets ] && { targets=0; shift; }
+  local script=$1 fig=$2 out st want who metric bad
+  shift 2
+  out=$(BENCH_N=2 BENCH_BATCH=4 BENCH_STRACE_N=1 "$bench/$script" 2>"$T/$fig.err" </dev/null)
+  st=$?
+  is "$st" 0 "$script: exit status 0" || diag "$(tail -5 "$T/$fig.err")"
+  like "$out" "^bench fig=$fig n=2 nproc=[0-9]+ kernel=" "$script: the header names the figure, N and the machine"
+  like "$out" "^load before: $num $num $num " "$script: the load before"
+  like "$out" "^load after: $num $num $num " "$script: the load after"
+  like "$out" "^machine fig=$fig wall_s=$num cpus=[0-9]+ busy_pct=$num ours_pct=$num others_pct=$num steal_pct=$num\$" \
+    "$script: the CPU use of the run, ours and the others'"
+  for want in "$@"; do
+    who=${want%%:*} metric=${want#*:}
+    if [[ $who = runc || $who = crun ]] && grep -q "^skip fig=$fig contender=$who " <<<"$out"; then
+      skip "$who not installed" 1
+      continue
+    fi
+    like "$out" "^result fig=$fig contender=$who metric=$metric unit=[^ ]+ n=[1-9][0-9]* fail=0 median=$num p95=$num min=$num max=$num\$" \
+      "$script: a well-formed $metric result for $who"
+  done
+  [ $targets = 0 ] ||
+    like "$out" "^target fig=$fig contender=[^ ]+ metric=[^ ]+ want=" "$script: it states its targets"
+  bad=$(grep -E '^(ratio|target) ' <<<"$out" | grep -vE "^(ratio fig=$fig contender=[^ ]+ metric=[^ ]+( (vs|minus)_(runc|crun|run)=$num)+|target fig=$fig contender=[^ ]+ metric=[^ ]+ want=[a-z0-9_]+(<=|>=)$num got=($num|none) met=(yes|no|unknown))\$")
+  is "$bad" "" "$script: every ratio and target line is well-formed"
+  unlike "$out" '^leftover ' "$script: nothing left behind"
+  like "$out" "^clean fig=$fig " "$script: its own leftover check ran"
+}
+
+all="agentbox runc crun"
+each () { local m=$1 c; for c in $all; do echo "$c:$m"; done; }
+
+check_figure start-hardened.sh start-hardened $(each wall)
+check_figure start-runc-spec.sh start-runc-spec $(each wall)
+check_figure exec.sh exec $(each wall)
+check_figure throughput.sh throughput $(each runs_per_s) $(each wall)
+check_figure footprint.sh footprint $(each maxrss) $(each syscalls)
+check_figure mcp.sh mcp mcp:wall run:wall mcp-minus-run:wall
+check_figure --no-targets netns-run.sh netns-run netns:wall no-netns:wall
+
+# profile.sh, not a figure: phases, milestones, the syscall counts.
+out=$(BENCH_N=2 "$bench/profile.sh" 2>"$T/profile.err" </dev/null)
+is "$?" 0 "profile.sh: exit status 0" || diag "$(tail -5 "$T/profile.err")"
+like "$out" "^phase fig=profile at_ms=$num step_ms=$num step_p95_ms=$num step_max_ms=$num n=2 what=." \
+  "profile.sh: phase lines from the --debug log"
+like "$out" "^milestone fig=profile at_ms=$num took_ms=$num what=clone_container\$" "profile.sh: the strace timeline has the clone"
+like "$out" "^milestone fig=profile at_ms=$num took_ms=$num what=exec_program\$" "profile.sh: ... and the exec"
+like "$out" "^syscalls fig=profile total=[1-9][0-9]* top=[a-z0-9_]+:[0-9]+" "profile.sh: the syscall counts"
+like "$out" "^clean fig=profile " "profile.sh: nothing left behind"
+done_testing
