@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "runtime/cgroup-internal.h"
 #include "runtime/util.h"
@@ -31,7 +32,7 @@ enter_one (void *arg)
 }
 
 int
-ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, ab_error_t *err)
+ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, bool v1_done, ab_error_t *err)
 {
   _cleanup_free_ struct enter_job *jobs = xcalloc (cg->n, sizeof *jobs);
   _cleanup_free_ pthread_t *th = xcalloc (cg->n, sizeof *th);
@@ -40,7 +41,7 @@ ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, ab_error_t *err)
 
   for (i = 0; i < cg->n; i++)
     {
-      if (cg->h[i].v2 && v2_done)
+      if (cg->h[i].v2 ? v2_done : v1_done)
         continue;
       jobs[n].h = &cg->h[i];
       snprintf (jobs[n].pid, sizeof jobs[n].pid, "%d", (int)pid);
@@ -65,6 +66,74 @@ ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, ab_error_t *err)
         return ab_error_prefix (err, "move pid %d", (int)pid);
       }
   return 0;
+}
+
+/* ---- the child's own v1 join ---------------------------------------------------- */
+
+/* Why a child may move itself, and why that is faster.  A write of a pid
+   to a v1 cgroup.procs takes the global cgroup_threadgroup_rwsem for
+   writing, and its first down_write in a while waits for an RCU grace
+   period: 8-20 ms on this kind of host, the longest step of a start.  A
+   write of "0" to `tasks` moves the calling thread alone, and the kernel
+   skips that lock for it (kernel/cgroup/cgroup.c, cgroup_procs_write_start:
+   `current` cannot exit or exec under the write, cgroup_mutex excludes the
+   other writers); it takes ~30 us.  Moving one thread moves the process
+   because the child is single-threaded: a fresh clone copies only the
+   calling thread, and the child makes no thread.  It writes first thing,
+   before it can fork, exec or unshare its cgroup namespace, so nothing it
+   starts is ever outside its cgroups.  The permission check uses the
+   credentials of the file's opener (of->file->f_cred): the runtime, as it
+   was for the cgroup.procs writes; the child's user namespace does not
+   matter.  The fds are close-on-exec and the child closes them right after
+   the writes: no program of the container ever holds one. */
+int
+ab_cgroup_selfjoin_open (struct ab_cgroup *cg, struct ab_cgroup_selfjoin **out, size_t *n, ab_error_t *err)
+{
+  struct ab_cgroup_selfjoin *j = xcalloc (cg->n ? cg->n : 1, sizeof *j);
+  size_t k = 0;
+
+  for (size_t i = 0; i < cg->n; i++)
+    {
+      if (cg->h[i].v2 || cg->h[i].dfd < 0)
+        continue;
+      j[k].dir = cg->h[i].dir;
+      j[k].fd = ab_cg_open_w (&cg->h[i], "tasks", "join cgroup", err);
+      if (j[k].fd < 0)
+        {
+          ab_cgroup_selfjoin_free (&j, &k);
+          return -1;
+        }
+      k++;
+    }
+  *out = j;
+  *n = k;
+  return 0;
+}
+
+int
+ab_cgroup_selfjoin (struct ab_cgroup_selfjoin *j, size_t n, ab_error_t *err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      if (write (j[i].fd, "0", 1) != 1)
+        return ab_error_setc (err, AB_EC_RESOURCE, errno, "join cgroup: write `0` to `%s/tasks`", j[i].dir);
+      close (j[i].fd);
+      j[i].fd = -1;
+    }
+  return 0;
+}
+
+void
+ab_cgroup_selfjoin_free (struct ab_cgroup_selfjoin **j, size_t *n)
+{
+  if (*j == NULL)
+    return;
+  for (size_t i = 0; i < *n; i++)
+    if ((*j)[i].fd >= 0)
+      close ((*j)[i].fd);
+  free (*j);
+  *j = NULL;
+  *n = 0;
 }
 
 /* ---- state ---------------------------------------------------------------------- */

@@ -58,7 +58,23 @@ int ab_cgroup_clone_fd (struct ab_cgroup *cg);
 /* Move pid into the cgroup in every hierarchy it is not already in (v1
    writes; v2 too if clone3 could not place it).  The v1 writes each cost an
    RCU grace period; callers overlap this with the child's setup. */
-int ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, ab_error_t *err);
+int ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, bool v1_done, ab_error_t *err);
+
+/* The v1 hierarchies a fresh child joins by itself, without the RCU grace
+   period (cgroup-state.c says why that is safe): the runtime opens each
+   `tasks` file (O_WRONLY, O_CLOEXEC) before the clone, the child writes "0"
+   to every one as its first step and closes them; the parent closes its
+   copies after the clone.  *n is 0 when there is no v1 hierarchy. */
+struct ab_cgroup_selfjoin
+{
+  int fd;
+  const char *dir; /* for the error message */
+};
+int ab_cgroup_selfjoin_open (struct ab_cgroup *cg, struct ab_cgroup_selfjoin **out, size_t *n,
+                             ab_error_t *err);
+int ab_cgroup_selfjoin (struct ab_cgroup_selfjoin *j, size_t n, ab_error_t *err);
+/* Close every fd (idempotent) and free the array. */
+void ab_cgroup_selfjoin_free (struct ab_cgroup_selfjoin **j, size_t *n);
 
 /* Signal every process in the cgroup.  SIGKILL uses cgroup.kill when the
    kernel has it; otherwise (and for other signals) freeze, signal each task,
@@ -80,9 +96,9 @@ int ab_cgroup_update (struct ab_cgroup *cg, const struct ab_resources *resources
 
 struct ab_cgroup_stats
 {
-  bool oom_killed;        /* memory.events oom_kill > 0 (v2) / memory.oom_control oom_kill (v1) */
+  bool oom_killed; /* memory.events oom_kill > 0 (v2) / memory.oom_control oom_kill (v1) */
   uint64_t oom_kills;
-  bool pids_max_hit;      /* pids.events max > 0 */
+  bool pids_max_hit; /* pids.events max > 0 */
   uint64_t pids_max_events;
   uint64_t memory_peak;   /* bytes; memory.peak (v2) / memory.max_usage_in_bytes (v1); 0 if unknown */
   uint64_t cpu_user_usec; /* 0 if unknown */

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 
 #include "hooks/hooks.h"
+#include "runtime/cgroup.h"
 #include "runtime/child.h"
 #include "runtime/console.h"
 #include "runtime/dev.h"
@@ -255,6 +256,11 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   struct ab_sync_msg m;
   int i, starter;
 
+  /* First, before anything can fork, exec or unshare: ab_cgroup_selfjoin
+     is only safe then (cgroup-state.c). */
+  ab_set_step ("cgroups");
+  if (ab_cgroup_selfjoin (c->cg_join, c->n_cg_join, err) < 0)
+    return -1;
   ab_set_step ("init");
   close_inherited_fds (c);
   for (i = 0; i < 3; i++)

@@ -24,7 +24,9 @@ struct ab_child_ctx
   bool no_new_keyring;
   bool foreground;
   bool allow_setgroups;
-  const char *annotations_json; /* for container-namespace hooks' state */
+  const char *annotations_json;       /* for container-namespace hooks' state */
+  struct ab_cgroup_selfjoin *cg_join; /* v1 `tasks` fds to join first, n_cg_join of them */
+  size_t n_cg_join;
 };
 
 /* Never returns. */

@@ -325,7 +325,7 @@ struct cg_job
 {
   struct ab_cgroup *cg;
   pid_t pid;
-  bool v2_done;
+  bool v2_done, v1_done;
   bool started, joined;
   pthread_t t;
   ab_error_t err;
@@ -336,13 +336,15 @@ static void *
 cg_job_run (void *p)
 {
   struct cg_job *j = p;
-  j->r = ab_cgroup_enter (j->cg, j->pid, j->v2_done, &j->err);
+  j->r = ab_cgroup_enter (j->cg, j->pid, j->v2_done, j->v1_done, &j->err);
   return NULL;
 }
 
 static void
 cg_job_start (struct cg_job *j)
 {
+  if (j->v1_done && (j->v2_done || ab_cgroup_v2_path (j->cg) == NULL))
+    return; /* nothing left for the parent (j->r is 0) */
   j->started = pthread_create (&j->t, NULL, cg_job_run, j) == 0;
   if (!j->started)
     cg_job_run (j); /* no thread: the move in line, as before */
@@ -563,6 +565,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ctx.foreground = o->foreground;
   ctx.allow_setgroups = !rootless;
 
+  if (ab_cgroup_selfjoin_open (c->cg, &ctx.cg_join, &ctx.n_cg_join, err) < 0)
+    goto fail;
+
   ab_set_step ("clone");
   pid = ab_ns_spawn (&plan, ab_cgroup_clone_fd (c->cg), sp[1], sp[0], &c->pidfd, err);
   if (pid == 0)
@@ -574,6 +579,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   sp[1] = -1;
   c->sync_fd = sp[0];
   sp[0] = -1;
+  ab_cgroup_selfjoin_free (&ctx.cg_join, &ctx.n_cg_join);
   if (pid < 0)
     goto fail;
   ab_trace ("cloned");
@@ -581,6 +587,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   cgj.cg = c->cg;
   cgj.pid = pid;
   cgj.v2_done = ab_cgroup_clone_fd (c->cg) >= 0;
+  cgj.v1_done = true; /* the child's own first step */
   cg_job_start (&cgj);
   c->pid = pid;
   c->state->pid = pid;

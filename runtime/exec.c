@@ -53,7 +53,9 @@ struct exec_child
   int preserve_fds;
   bool detach;
   bool allow_setgroups;
-  bool own_pgrp; /* no sub-cgroup to kill it by: its own process group instead */
+  bool own_pgrp;                      /* no sub-cgroup to kill it by: its own process group instead */
+  struct ab_cgroup_selfjoin *cg_join; /* v1 `tasks` fds, joined first (cgroup-state.c) */
+  size_t n_cg_join;
 };
 
 static void
@@ -61,16 +63,16 @@ close_all_but (int first, int *keep, int n)
 {
   int i;
 
-  qsort (keep, (size_t) n, sizeof *keep, ab_cmp_int);
+  qsort (keep, (size_t)n, sizeof *keep, ab_cmp_int);
   for (i = 0; i < n; i++)
     {
       if (keep[i] < first)
         continue;
       if (keep[i] > first)
-        syscall (SYS_close_range, (unsigned) first, (unsigned) keep[i] - 1, 0);
+        syscall (SYS_close_range, (unsigned)first, (unsigned)keep[i] - 1, 0);
       first = keep[i] + 1;
     }
-  syscall (SYS_close_range, (unsigned) first, ~0U, 0);
+  syscall (SYS_close_range, (unsigned)first, ~0U, 0);
 }
 
 static int
@@ -78,6 +80,10 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
 {
   int keep[8], n = 0, i;
 
+  ab_set_step ("exec-cgroups");
+  /* First, before we can fork or exec: see ab_cgroup_selfjoin. */
+  if (ab_cgroup_selfjoin (x->cg_join, x->n_cg_join, err) < 0)
+    return -1;
   ab_set_step ("exec-join");
   /* Not dumpable until execve: a process of the container cannot ptrace us
      or open our /proc files (/proc/<pid>/exe, fd/, cwd) while we still
@@ -116,7 +122,8 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
       x->console_fd = -1;
     }
   if (x->spec->linux_ && x->spec->linux_->personality_set
-      && personality (x->spec->linux_->personality_domain == AB_PERSONA_LINUX32 ? PER_LINUX32 : PER_LINUX) < 0)
+      && personality (x->spec->linux_->personality_domain == AB_PERSONA_LINUX32 ? PER_LINUX32 : PER_LINUX)
+             < 0)
     return ab_error_set (err, errno, "linux.personality");
 
   ab_set_step ("exec-cgroups");
@@ -138,8 +145,7 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
   return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, err);
 }
 
-static void __attribute__ ((noreturn))
-exec_child_main (struct exec_child *x)
+static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)
 {
   ab_error_t err = { 0 };
 
@@ -160,7 +166,7 @@ differing_namespaces (pid_t pid, bool *pid_differs)
       char a[64], b[64];
       struct stat sa, sb;
       snprintf (a, sizeof a, "/proc/self/ns/%s", ab_ns_proc_name (t));
-      snprintf (b, sizeof b, "/proc/%d/ns/%s", (int) pid, ab_ns_proc_name (t));
+      snprintf (b, sizeof b, "/proc/%d/ns/%s", (int)pid, ab_ns_proc_name (t));
       if (stat (a, &sa) < 0 || stat (b, &sb) < 0)
         continue;
       if (sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev)
@@ -168,7 +174,7 @@ differing_namespaces (pid_t pid, bool *pid_differs)
       if (t == AB_NS_PID)
         *pid_differs = true;
       else
-        flags |= (int) ab_ns_clone_flag (t);
+        flags |= (int)ab_ns_clone_flag (t);
     }
   return flags;
 }
@@ -212,7 +218,8 @@ apply_overrides (const struct ab_exec_opts *o, struct ab_spec *s, ab_error_t *er
   if (o->process_file)
     return process_from_file (o->process_file, s, err);
   if (p == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "the container's config has no process to take defaults from");
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "the container's config has no process to take defaults from");
   if (o->args.n == 0)
     return ab_error_setc (err, AB_EC_USAGE, 0, "exec: missing the program to run");
   ab_strv_free (&p->args);
@@ -226,7 +233,7 @@ apply_overrides (const struct ab_exec_opts *o, struct ab_spec *s, ab_error_t *er
   for (i = 0; i < o->env.n; i++)
     {
       const char *eq = strchr (o->env.v[i], '=');
-      size_t nl = (size_t) (eq - o->env.v[i]), k;
+      size_t nl = (size_t)(eq - o->env.v[i]), k;
       for (k = 0; k < p->env.n; k++)
         if (strncmp (p->env.v[k], o->env.v[i], nl) == 0 && p->env.v[k][nl] == '=')
           {
@@ -270,7 +277,7 @@ setgroups_allowed (pid_t pid)
   int fd;
   ssize_t n;
 
-  snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+  snprintf (path, sizeof path, "/proc/%d/setgroups", (int)pid);
   fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return true;
@@ -290,8 +297,8 @@ make_subcgroup (struct ab_exec *x)
   if (x->cg_dirfd < 0)
     return -1;
   if (getrandom (&rnd, sizeof rnd, 0) < 0)
-    rnd = (uint32_t) ab_now_monotonic_ns ();
-  snprintf (x->subcg, sizeof x->subcg, "exec-%d-%08x", (int) getpid (), rnd);
+    rnd = (uint32_t)ab_now_monotonic_ns ();
+  snprintf (x->subcg, sizeof x->subcg, "exec-%d-%08x", (int)getpid (), rnd);
   if (mkdirat (x->cg_dirfd, x->subcg, 0755) < 0)
     {
       x->subcg[0] = '\0';
@@ -314,16 +321,16 @@ read_map (pid_t pid, const char *file, struct ab_idmaps *m)
   _cleanup_fclose_ FILE *f = NULL;
   unsigned long a, b, n;
 
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
+  snprintf (path, sizeof path, "/proc/%d/%s", (int)pid, file);
   f = fopen (path, "re");
   if (f == NULL)
     return -1;
   while (fscanf (f, "%lu %lu %lu", &a, &b, &n) == 3)
     {
       m->v = xreallocarray (m->v, m->n + 1, sizeof *m->v);
-      m->v[m->n].container_id = (uint32_t) a;
-      m->v[m->n].host_id = (uint32_t) b;
-      m->v[m->n].size = (uint32_t) n;
+      m->v[m->n].container_id = (uint32_t)a;
+      m->v[m->n].host_id = (uint32_t)b;
+      m->v[m->n].size = (uint32_t)n;
       m->n++;
     }
   return 0;
@@ -342,7 +349,7 @@ ab_exec_container_maps (const char *root, const char *id, struct ab_idmaps *uids
       ab_error_clear (&ignored);
       return -1;
     }
-  snprintf (a, sizeof a, "/proc/%d/ns/user", (int) c->pid);
+  snprintf (a, sizeof a, "/proc/%d/ns/user", (int)c->pid);
   if (stat (a, &sa) < 0 || stat ("/proc/self/ns/user", &sb) < 0 || sa.st_ino == sb.st_ino)
     return -1; /* the host's user namespace: no argument for skipping the seal */
   if (read_map (c->pid, "uid_map", uids) < 0 || read_map (c->pid, "gid_map", gids) < 0)
@@ -511,30 +518,33 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
       affinity_changed = true;
     }
 
+  if (x->cg && ab_cgroup_selfjoin_open (x->cg, &xc.cg_join, &xc.n_cg_join, err) < 0)
+    goto fail;
   ab_signals_snapshot (); /* what the child inherits: see process.c */
   memset (&args, 0, sizeof args);
   args.flags = CLONE_PIDFD;
-  args.pidfd = (uint64_t) (uintptr_t) &x->pidfd;
+  args.pidfd = (uint64_t)(uintptr_t)&x->pidfd;
   args.exit_signal = SIGCHLD;
   {
     int into = x->subcg_fd >= 0 ? x->subcg_fd : x->cg_dirfd;
     if (into >= 0)
       {
         args.flags |= CLONE_INTO_CGROUP;
-        args.cgroup = (uint64_t) into;
+        args.cgroup = (uint64_t)into;
       }
   }
-  pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+  pid = (pid_t)syscall (SYS_clone3, &args, sizeof args);
   if (pid < 0 && errno == EBUSY && (args.flags & CLONE_INTO_CGROUP))
     {
-      args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
-      pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+      args.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+      pid = (pid_t)syscall (SYS_clone3, &args, sizeof args);
     }
   if (pid == 0)
     {
       close (sp[0]);
       exec_child_main (&xc);
     }
+  ab_cgroup_selfjoin_free (&xc.cg_join, &xc.n_cg_join);
   if (affinity_changed)
     sched_setaffinity (0, sizeof saved, &saved);
   if (own_pidns >= 0)
@@ -554,7 +564,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     }
   x->pid = pid;
   x->pgid = xc.own_pgrp && !spec->process->terminal ? pid : 0;
-  if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, err) < 0)
+  if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, true, err) < 0)
     goto fail_child;
   if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0 || ab_await_exec (x->sync_fd, err) < 0)
     goto fail_child;
@@ -573,7 +583,7 @@ fail_child:
   {
     siginfo_t info;
     ab_exec_kill_all (x);
-    while (waitid (P_PIDFD, (id_t) x->pidfd, &info, WEXITED) < 0 && errno == EINTR)
+    while (waitid (P_PIDFD, (id_t)x->pidfd, &info, WEXITED) < 0 && errno == EINTR)
       ;
   }
 fail:

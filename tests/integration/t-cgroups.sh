@@ -67,6 +67,28 @@ under_own ()
 out=$(under_own "$pid")
 ok $? "without cgroupsPath the container's cgroup is below the test's own in every hierarchy ${out:+($out)}"
 like "$(cg_path "$pid" memory)" "^$(cg_path $$ memory)/.*$id" "... e.g. memory: below $(cg_path $$ memory), named after the container"
+# The init and an exec'd process move themselves into their v1 cgroups (a
+# write of "0" to each `tasks` file: runtime/cgroup-state.c): seen from the
+# host, the exec'd process is in the init's cgroup in every hierarchy.
+rt exec "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1 &
+xbg=$!
+xpid=""
+for ((i = 0; i < 100; i++)); do
+  for p in $(cat "$(cg_dir "$pid" pids)/cgroup.procs" 2>/dev/null); do
+    [ "$p" != "$pid" ] && xpid=$p
+  done
+  [ -n "$xpid" ] && break
+  sleep 0.05
+done
+# (in the unified hierarchy a foreground exec gets a cgroup of its own
+# below the container's, to be killed by)
+is "$(cg_lines "${xpid:-0}" | grep -v '^:')" "$(cg_lines "$pid" | grep -v '^:')" \
+  "an exec'd process (host pid ${xpid:-none}) is in the init's cgroup in every v1 hierarchy"
+like "$(cg_lines "${xpid:-0}" | grep '^:')" "^:$(cg_lines "$pid" | sed -n 's/^://p')(/|\$)" \
+  "... and in the unified one at or below it"
+kill "$xbg" 2>/dev/null
+wait "$xbg" 2>/dev/null
+
 # Cgroups below the container's own (a payload with a delegated cgroup makes
 # them): delete removes them too, deepest first, before its own.
 made=0

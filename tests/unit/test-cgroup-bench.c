@@ -91,12 +91,12 @@ main (int argc, char **argv)
         }
       ab_cg_enter_parallel = false;
       t = ab_now_monotonic_ns ();
-      if (ab_cgroup_enter (cg, b, false, &err) < 0)
+      if (ab_cgroup_enter (cg, b, false, false, &err) < 0)
         fprintf (stderr, "%s\n", err.msg);
       seq[r] = ab_now_monotonic_ns () - t;
       ab_cg_enter_parallel = true;
       t = ab_now_monotonic_ns ();
-      if (ab_cgroup_enter (cg, c, false, &err) < 0)
+      if (ab_cgroup_enter (cg, c, false, false, &err) < 0)
         fprintf (stderr, "%s\n", err.msg);
       par[r] = ab_now_monotonic_ns () - t;
       reap (a);

@@ -290,7 +290,7 @@ t_spawn (struct ab_cgroup *cg, int (*fn) (void *), void *arg)
       _exit (fn (arg));
     }
   close (sync[0]);
-  if (ab_cgroup_enter (cg, pid, cfd >= 0, &err) < 0)
+  if (ab_cgroup_enter (cg, pid, cfd >= 0, false, &err) < 0)
     {
       printf ("# enter: %s\n", err.msg);
       kill (pid, SIGKILL);
