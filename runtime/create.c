@@ -314,11 +314,13 @@ out:
   return n == 0 ? 0 : -1;
 }
 
-/* The move into the v1 cgroups, in a thread started right after clone: its
-   first cgroup.procs write waits for an RCU grace period (~10 ms here),
-   which then runs alongside the state write, the id maps and the mount
-   trees as well as the child's mounts.  The thread only writes the pid to
-   the cgroup.procs files of c->cg, which nothing else changes until it is
+/* The parent's share of the move into the cgroups, in a thread started
+   right after clone: the unified hierarchy when clone3 could not place the
+   child there (CLONE_INTO_CGROUP refused), whose cgroup.procs write can wait
+   for an RCU grace period, which then runs alongside the state write, the
+   id maps and the mount trees.  (The v1 hierarchies the child joins by
+   itself: ab_cgroup_selfjoin.)  The thread only writes the pid to the
+   cgroup.procs files of c->cg, which nothing else changes until it is
    joined (every path out of create after the clone joins it first); the
    child cannot exec before CGROUPS_DONE, which is sent after the join. */
 struct cg_job
