@@ -364,12 +364,20 @@ cg_job_join (struct cg_job *j, ab_error_t *err)
   return j->r;
 }
 
+/* The network (wall, egress proxy, devices) in a thread of its own, from
+   right after the first state write to just before CGROUPS_DONE: it runs
+   alongside the id maps, the mount trees and the child's mounts.  The
+   thread writes c->state (and state.json) and c->netns_fd; the main thread
+   touches neither until it has joined it, and every path out of create
+   after the start joins it first. */
 struct net_job
 {
   struct ab_container *c;
   const struct ab_ns_plan *plan;
   ab_error_t err;
   int r;
+  pthread_t t;
+  bool started, joined;
 };
 
 static void *
@@ -379,6 +387,31 @@ net_job_run (void *p)
   j->r = ab_net_setup (j->c, j->plan, &j->err);
   ab_trace ("network set up");
   return NULL;
+}
+
+static void
+net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_plan *plan)
+{
+  j->c = c;
+  j->plan = plan;
+  j->r = -1;
+  j->started = pthread_create (&j->t, NULL, net_job_run, j) == 0;
+  if (!j->started)
+    net_job_run (j); /* no thread: in line */
+}
+
+/* 0, or -1 with *err set from the job (err NULL: only wait). */
+static int
+net_job_join (struct net_job *j, ab_error_t *err)
+{
+  if (j->c == NULL)
+    return 0; /* never started */
+  if (j->started && !j->joined)
+    pthread_join (j->t, NULL);
+  j->joined = true;
+  if (j->r < 0 && err)
+    *err = j->err;
+  return j->r;
 }
 
 /* The container's root could not create a mount point in a directory of
@@ -454,6 +487,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   struct ab_seccomp_prog prog = { 0 };
   struct ab_ns_plan plan;
   struct cg_job cgj = { 0 };
+  struct net_job netj = { 0 };
   struct ab_child_ctx ctx;
   const struct ab_spec *s;
   const struct ab_linux *l;
@@ -596,6 +630,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   c->state->pid_start = ab_proc_start_time (pid, NULL);
   if (ab_state_write (c->dirfd, c->state, err) < 0)
     goto fail;
+  net_job_start (&netj, c, &plan);
 
   if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
     goto fail;
@@ -603,30 +638,19 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   ab_trace ("id maps written");
 
-  /* While the child mounts its root filesystem: the network in a thread of
-     its own, the cgroups (whose first v1 write waits for an RCU grace
-     period) and the process attributes here. */
+  /* While the child mounts its root filesystem (and the network thread
+     works): the process attributes, then the cgroup thread's end. */
   {
-    struct net_job job = { .c = c, .plan = &plan, .r = -1 };
-    pthread_t t;
-    int e = pthread_create (&t, NULL, net_job_run, &job);
     int r = 0;
 
-    if (e != 0)
-      net_job_run (&job);
     if (apply_process_attrs (pid, s->process, err) < 0)
       r = -1;
     ab_set_step ("cgroups");
     if (cg_job_join (&cgj, r == 0 ? err : NULL) < 0)
       r = -1;
     ab_trace ("cgroups joined");
-    if (e == 0)
-      pthread_join (t, NULL);
-    if (r == 0 && job.r < 0)
-      {
-        *err = job.err;
-        r = -1;
-      }
+    if (net_job_join (&netj, r == 0 ? err : NULL) < 0)
+      r = -1;
     if (r < 0)
       goto fail;
   }
@@ -686,8 +710,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   return 0;
 
 fail:
-  /* the thread uses c->cg, which create_abort frees */
+  /* the threads use c->cg and c, which create_abort frees */
   cg_job_join (&cgj, NULL);
+  net_job_join (&netj, NULL);
   prefer_child_error (c, err);
   explain_unmapped_owner (c, err);
   if (sp[0] >= 0)
