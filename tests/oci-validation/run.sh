@@ -162,19 +162,10 @@ if [ ! -x "$src/runtimetest" ]; then
 fi
 
 # ---- the run ---------------------------------------------------------------
-# The private cgroup view (the same as tests/integration/lib.sh's
-# with_own_cgroup_root): unmount each cgroup hierarchy and mount it again
-# inside the new cgroup namespace, so its root is the caller's cgroup.
-cgroot_sh='
-cgmounts=$(while read -r _id _parent _devno _root mnt rest; do
-  set -- ${rest#* - }
-  case $1 in cgroup | cgroup2) echo "$1 $mnt $3" ;; esac
-done </proc/self/mountinfo)
-echo "$cgmounts" | while read -r fstype mnt opts; do
-  [ -n "$fstype" ] || continue
-  /usr/bin/umount "$mnt" && /usr/bin/mount -t "$fstype" -o "$opts" "$fstype" "$mnt" || exit 1
-done || { echo "cannot remount the cgroup hierarchies" >&2; exit 125; }
-exec "$@"'
+# The private cgroup view of tests/integration/cgroot.sh: each cgroup
+# hierarchy unmounted and mounted again inside the new cgroup namespace, so
+# its root is the caller's cgroup.
+. "$(cd "$(dirname "$0")/.." && pwd)/integration/cgroot.sh"
 
 logs=${OCI_VALIDATION_LOGS:-}
 [ -n "$logs" ] && mkdir -p "$logs"
@@ -184,7 +175,7 @@ passed=0 failed=0
 cd "$src" || exit 1
 for t in $tests; do
   out=$(timeout -k 10 300 /usr/bin/unshare --cgroup --mount --propagation private -- \
-    /bin/sh -c "$cgroot_sh" sh env RUNTIME="$runtime" "./validation/$t/$t.t" 2>&1 </dev/null)
+    /bin/sh -c "$_AB_CGROOT_SH" sh env RUNTIME="$runtime" "./validation/$t/$t.t" 2>&1 </dev/null)
   st=$?
   [ -n "$logs" ] && printf '%s\n' "$out" >"$logs/$t.tap"
   p=$(printf '%s\n' "$out" | grep -c '^ok ')
