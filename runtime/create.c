@@ -414,6 +414,44 @@ net_job_join (struct net_job *j, ab_error_t *err)
   return j->r;
 }
 
+/* The cgroups with linux.resources, and one more device rule per
+   linux.devices node: "m", so that the child, already in its devices cgroup
+   when it populates /dev (ab_cgroup_selfjoin), may mknod the nodes the
+   config says MUST be available.  Read and write stay what
+   linux.resources.devices says; the rules come after the config's own, as
+   the default devices' do, so a config's deny-all cannot make its own
+   linux.devices impossible to create (runc allows them rwm). */
+static int
+realize_cgroups (struct ab_cgroup *cg, const struct ab_linux *l, ab_error_t *err)
+{
+  struct ab_resources res = { 0 };
+  _cleanup_free_ struct ab_device_rule *rules = NULL;
+  size_t n = 0;
+
+  if (l->resources)
+    res = *l->resources;
+  if (l->n_devices == 0)
+    return ab_cgroup_realize (cg, l->resources, err);
+  rules = xcalloc (res.n_devices + l->n_devices, sizeof *rules);
+  if (res.n_devices)
+    memcpy (rules, res.devices, res.n_devices * sizeof *rules);
+  n = res.n_devices;
+  for (size_t i = 0; i < l->n_devices; i++)
+    {
+      const struct ab_device *d = &l->devices[i];
+      if (d->type == 'p')
+        continue; /* a FIFO is no device to the cgroup */
+      rules[n] = (struct ab_device_rule){ .allow = true, .type = d->type == 'b' ? 'b' : 'c' };
+      rules[n].major = (ab_opt_i64){ .set = true, .v = d->major };
+      rules[n].minor = (ab_opt_i64){ .set = true, .v = d->minor };
+      snprintf (rules[n].access, sizeof rules[n].access, "m");
+      n++;
+    }
+  res.devices = rules;
+  res.n_devices = n;
+  return ab_cgroup_realize (cg, &res, err);
+}
+
 /* The container's root could not create a mount point in a directory of
    the rootfs: when that directory belongs, on the host, to an id outside
    the user namespace's mapping (a rootfs extracted as host root under
@@ -573,7 +611,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
 
   ab_set_step ("cgroups");
-  if (ab_cgroup_realize (cg, l->resources, err) < 0)
+  if (realize_cgroups (cg, l, err) < 0)
     goto fail;
   c->cg = ab_steal_ptr (&cg);
   if (ab_container_save_cgroup (c, err) < 0)

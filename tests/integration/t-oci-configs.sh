@@ -134,6 +134,21 @@ if is_agentbox; then
   like "$(cat "$T/fsopt/stderr")" 'mode=755,size=1k.*ignored by a bind mount' "... with a warning that names the ignored options"
 fi
 
+# ---- linux.devices the host does not have, under a deny-all device policy -----
+# The suite's linux_devices test: nodes with numbers no host device has, no
+# rule in linux.resources.devices for them.  The runtime makes them (the
+# container process is in its devices cgroup by then); the config's policy
+# still decides access.
+
+make_bundle "$T/devs" "${cap_edits[@]}" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","stat","/dev/abtest-c"]' \
+  'linux.devices+={"path":"/dev/abtest-c","type":"c","major":42,"minor":7,"fileMode":432,"uid":0,"gid":0}' \
+  'linux.devices+={"path":"/dev/abtest-b","type":"b","major":42,"minor":8,"fileMode":432,"uid":0,"gid":0}' \
+  'linux.resources.devices=[{"allow":false,"access":"rwm"}]'
+is "$(run_in "$T/devs")" 0 "linux.devices absent from the host (char and block 42:7, 42:8) under a deny-all policy: the container runs"
+like "$(tr '\n' ' ' <"$T/devs/stdout")" 'type=char mode=0660 uid=0 gid=0 rdev=42:7 ' "... with the node it asked for"
+ok "$([ ! -e /dev/abtest-c ] && [ ! -e /dev/abtest-b ]; echo $?)" "... made in the container's /dev, not the host's"
+
 # ---- capabilities the runtime itself does not hold ---------------------------
 # config.md: a capability that cannot be granted MUST be logged as a warning,
 # and runtimes SHOULD NOT fail (the suite's privileged test asks for every
