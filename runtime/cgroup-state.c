@@ -94,8 +94,9 @@ ab_cgroup_selfjoin_open (struct ab_cgroup *cg, struct ab_cgroup_selfjoin **out, 
 
   for (size_t i = 0; i < cg->n; i++)
     {
-      if (cg->h[i].v2 || cg->h[i].dfd < 0)
+      if (cg->h[i].v2)
         continue;
+      /* a hierarchy without its cgroup fails here, as the cgroup.procs write did */
       j[k].dir = cg->h[i].dir;
       j[k].fd = ab_cg_open_w (&cg->h[i], "tasks", "join cgroup", err);
       if (j[k].fd < 0)
