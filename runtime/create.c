@@ -327,7 +327,7 @@ struct cg_job
 {
   struct ab_cgroup *cg;
   pid_t pid;
-  bool v2_done, v1_done;
+  bool v2_done;
   bool started, joined;
   pthread_t t;
   ab_error_t err;
@@ -338,14 +338,15 @@ static void *
 cg_job_run (void *p)
 {
   struct cg_job *j = p;
-  j->r = ab_cgroup_enter (j->cg, j->pid, j->v2_done, j->v1_done, &j->err);
+  /* v1: the child's own first step (ab_cgroup_selfjoin) */
+  j->r = ab_cgroup_enter (j->cg, j->pid, j->v2_done, true, &j->err);
   return NULL;
 }
 
 static void
 cg_job_start (struct cg_job *j)
 {
-  if (j->v1_done && (j->v2_done || ab_cgroup_v2_path (j->cg) == NULL))
+  if (j->v2_done || ab_cgroup_v2_path (j->cg) == NULL)
     return; /* nothing left for the parent (j->r is 0) */
   j->started = pthread_create (&j->t, NULL, cg_job_run, j) == 0;
   if (!j->started)
@@ -661,7 +662,6 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   cgj.cg = c->cg;
   cgj.pid = pid;
   cgj.v2_done = ab_cgroup_clone_fd (c->cg) >= 0;
-  cgj.v1_done = true; /* the child's own first step */
   cg_job_start (&cgj);
   c->pid = pid;
   c->state->pid = pid;
