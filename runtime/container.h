@@ -39,6 +39,8 @@ struct ab_container
   char *root;
   int rootfd;  /* state root */
   int dirfd;   /* <root>/<id>, locked */
+  int lock;    /* what this process holds on dirfd: LOCK_EX, LOCK_SH or 0 */
+  struct ab_state_file state_file; /* for ab_container_write_state */
   struct ab_bundle *bundle;
   struct ab_state *state;
   struct ab_cgroup *cg;
@@ -70,6 +72,10 @@ int ab_container_wait (struct ab_container *c, siginfo_t *info, ab_error_t *err)
 int ab_container_destroy (struct ab_container *c, ab_error_t *err);
 
 void ab_container_free (struct ab_container *c);
+
+/* Write c->state: in place while this process holds (or can take at once)
+   the directory's exclusive lock, else by rename (ab_state_write_locked). */
+int ab_container_write_state (struct ab_container *c, ab_error_t *err);
 
 /* Operations by id, from any process. */
 int ab_container_start (const char *root, const char *id, ab_error_t *err);

@@ -56,7 +56,7 @@ set_frozen (const char *root, const char *id, bool frozen, ab_error_t *err)
       return ab_error_prefix (err, "%s container `%s`", what, id);
     }
   c->state->status = frozen ? AB_STATUS_PAUSED : AB_STATUS_RUNNING;
-  if (ab_state_write (c->dirfd, c->state, err) < 0)
+  if (ab_container_write_state (c, err) < 0)
     {
       ab_cgroup_freeze (c->cg, !frozen, NULL);
       return -1;

@@ -537,6 +537,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   pid_t pid;
 
   c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
   ab_set_step ("create");
   memset (&plan, 0, sizeof plan);
   for (int t = 0; t < AB_NS__COUNT; t++)
@@ -562,6 +563,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (c->rootfd < 0)
     return -1;
   c->dirfd = ab_state_dir_create (c->rootfd, c->id, err);
+  c->lock = LOCK_EX;
   if (c->dirfd < 0)
     return -1;
 
@@ -588,7 +590,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       || ab_container_set_cgroup (c, cg, err) < 0)
     goto fail;
   if (ab_write_file_atomic (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0
-      || ab_state_write (c->dirfd, c->state, err) < 0)
+      || ab_container_write_state (c, err) < 0)
     goto fail;
 
   ab_set_step ("network");
@@ -666,7 +668,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   c->pid = pid;
   c->state->pid = pid;
   c->state->pid_start = ab_proc_start_time (pid, NULL);
-  if (ab_state_write (c->dirfd, c->state, err) < 0)
+  if (ab_container_write_state (c, err) < 0)
     goto fail;
   net_job_start (&netj, c, &plan);
 
@@ -720,7 +722,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (o->pid_file && ab_write_pid_file (o->pid_file, c->bundle, pid, err) < 0)
     goto fail;
   c->state->status = AB_STATUS_CREATED;
-  if (ab_state_write (c->dirfd, c->state, err) < 0)
+  if (ab_container_write_state (c, err) < 0)
     goto fail;
   if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0)
     goto fail;
@@ -743,6 +745,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   /* Created: other commands (state, kill, exec) may look at it now, also
      while a foreground run supervises it. */
   flock (c->dirfd, LOCK_UN);
+  c->lock = 0;
   ab_set_step (NULL);
   *out = ab_steal_ptr (&c);
   return 0;

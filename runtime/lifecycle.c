@@ -33,6 +33,7 @@ ab_container_free (struct ab_container *c)
     close (c->pidfd);
   if (c->netns_fd >= 0)
     close (c->netns_fd);
+  ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     close (c->dirfd);
   if (c->rootfd >= 0)
@@ -45,6 +46,26 @@ ab_container_free (struct ab_container *c)
   free (c->id);
   free (c->root);
   free (c);
+}
+
+int
+ab_container_write_state (struct ab_container *c, ab_error_t *err)
+{
+  int r;
+
+  if (c->lock == LOCK_EX)
+    return ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
+  /* Without the lock, readers may be reading: take it only if that needs
+     no waiting (a reader holds it for no longer than a command), else the
+     rename, which readers never see half done. */
+  if (flock (c->dirfd, LOCK_EX | LOCK_NB) < 0)
+    {
+      ab_state_file_close (&c->state_file);
+      return ab_state_write (c->dirfd, c->state, err);
+    }
+  r = ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
+  flock (c->dirfd, c->lock ? c->lock : LOCK_UN);
+  return r;
 }
 
 int
@@ -76,7 +97,7 @@ ab_container_save_cgroup (struct ab_container *c, ab_error_t *err)
     return 0;
   if (ab_container_set_cgroup (c, c->cg, err) < 0)
     return -1;
-  return ab_state_write (c->dirfd, c->state, err);
+  return ab_container_write_state (c, err);
 }
 
 int
@@ -204,7 +225,7 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   c->sync_fd = -1;
   c->started = true;
   c->state->status = AB_STATUS_RUNNING;
-  if (ab_state_write (c->dirfd, c->state, err) < 0)
+  if (ab_container_write_state (c, err) < 0)
     return -1;
   return run_poststart (c, c->bundle->spec, err);
 }
@@ -244,6 +265,7 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
     flock (c->dirfd, LOCK_EX);
   r = ab_container_release_resources (c, err);
   run_poststop (c, c->bundle ? c->bundle->spec : NULL);
+  ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     {
       close (c->dirfd);
@@ -261,6 +283,7 @@ ab_container_load (const char *root, const char *id, bool exclusive, struct ab_c
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
 
   c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
   if (ab_id_validate (id, err) < 0)
     return -1;
   c->id = xstrdup (id);
@@ -275,6 +298,7 @@ ab_container_load (const char *root, const char *id, bool exclusive, struct ab_c
   c->dirfd = ab_state_dir_open (c->rootfd, id, exclusive, err);
   if (c->dirfd < 0)
     return -1;
+  c->lock = exclusive ? LOCK_EX : LOCK_SH;
   if (ab_state_read (c->dirfd, id, &c->state, err) < 0)
     return -1;
   c->pid = c->state->pid;
@@ -345,7 +369,7 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   if (r < 0 && err->cls != AB_EC_EXEC)
     ab_explain_dead_child (c->pidfd, err);
   c->state->status = r < 0 ? AB_STATUS_STOPPED : AB_STATUS_RUNNING;
-  if (ab_state_write (c->dirfd, c->state, r < 0 ? NULL : err) < 0 && r == 0)
+  if (ab_container_write_state (c, r < 0 ? NULL : err) < 0 && r == 0)
     return -1;
   if (r < 0)
     return -1;

@@ -283,7 +283,7 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t 
     }
   if (!n->foreground && n->own_ns && hold_netns (c, err) < 0)
     return -1;
-  return ab_state_write (c->dirfd, c->state, err);
+  return ab_container_write_state (c, err);
 }
 
 /* The record re-emits the violations only within its bounds (runtime/record.c:

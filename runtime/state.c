@@ -248,12 +248,10 @@ ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err)
   return 0;
 }
 
-int
-ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err)
+static void
+state_gen (struct ab_gen *g, const struct ab_state *s)
 {
-  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
-  const char *buf;
-  size_t len, i;
+  size_t i;
 
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "id", s->id);
@@ -280,8 +278,103 @@ ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err)
       ab_gen_json (g, s->cgroup);
     }
   ab_gen_obj_close (g);
+}
+
+int
+ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  const char *buf;
+  size_t len;
+
+  state_gen (g, s);
   buf = ab_gen_buf (g, &len);
   return ab_write_file_atomic (dirfd, AB_STATE_FILE, buf, len, 0600, err);
+}
+
+void
+ab_state_file_close (struct ab_state_file *f)
+{
+  if (f->fd >= 0)
+    close (f->fd);
+  f->fd = -1;
+  f->len = 0;
+}
+
+/* At most one page: see ab_state_write_locked. */
+#define STATE_INPLACE_MAX 4096
+
+/* Open the existing state.json for overwrites; 0 with f->fd -1 when there
+   is none yet (the first write renames a complete file into place, so a
+   writer killed at any point leaves a whole state.json or none). */
+static int
+state_file_open (int dirfd, struct ab_state_file *f, ab_error_t *err)
+{
+  struct stat st;
+
+  f->fd = openat (dirfd, AB_STATE_FILE, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (f->fd < 0)
+    return errno == ENOENT ? 0 : ab_error_set (err, errno, "open `%s`", AB_STATE_FILE);
+  if (fstat (f->fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      int e = errno ? errno : EINVAL;
+      ab_state_file_close (f);
+      return ab_error_set (err, e, "`%s` is not a regular file", AB_STATE_FILE);
+    }
+  f->len = (size_t)st.st_size;
+  return 0;
+}
+
+int
+ab_state_write_locked (int dirfd, struct ab_state_file *f, const struct ab_state *s, ab_error_t *err)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  char page[STATE_INPLACE_MAX];
+  const char *buf;
+  size_t len, n;
+  ssize_t w;
+
+  state_gen (g, s);
+  buf = ab_gen_buf (g, &len);
+  if (f->fd < 0 && len <= STATE_INPLACE_MAX && state_file_open (dirfd, f, err) < 0)
+    return -1;
+  n = len > f->len ? len : f->len;
+  if (f->fd < 0 || n > STATE_INPLACE_MAX)
+    {
+      /* The first write, or too long for one page: the rename (after
+         which an open file would no longer be state.json). */
+      ab_state_file_close (f);
+      if (ab_write_file_atomic (dirfd, AB_STATE_FILE, buf, len, 0600, err) < 0)
+        return -1;
+      if (len <= STATE_INPLACE_MAX && state_file_open (dirfd, f, err) < 0)
+        return -1;
+      return 0;
+    }
+  /* Why in place is safe here:
+     - readers: every reader of state.json holds the directory's lock
+       (ab_state_dir_open, LOCK_SH at least) and the caller holds LOCK_EX,
+       so no read overlaps the write;
+     - a writer killed mid-way (the fault-injection case: kill -9, then
+       delete --force reads what is on disk): one write(2) of at most one
+       page at offset 0, from a buffer on our stack that is resident, is
+       copied as one chunk; the kernel checks for a fatal signal only
+       between chunks (generic_perform_write), so the file holds the old
+       text or the new one, never a mix; a full disk fails the write
+       before anything is copied;
+     - no truncation is ever needed: a shorter text is padded with spaces,
+       which JSON ignores, so the file never holds the tail of an older
+       text after its end. */
+  memcpy (page, buf, len);
+  memset (page + len, ' ', n - len);
+  w = pwrite (f->fd, page, n, 0);
+  if (w != (ssize_t)n)
+    {
+      int e = w < 0 ? errno : EIO;
+      ab_state_file_close (f);
+      return ab_error_set (err, e, "write `%s`", AB_STATE_FILE);
+    }
+  f->len = n;
+  return 0;
 }
 
 int

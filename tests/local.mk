@@ -24,6 +24,11 @@ tests_unit_test_util_SOURCES = tests/unit/test-util.c
 tests_unit_test_util_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-util
 
+check_PROGRAMS += tests/unit/test-state
+tests_unit_test_state_SOURCES = tests/unit/test-state.c
+tests_unit_test_state_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-state
+
 check_PROGRAMS += tests/unit/test-resolve
 tests_unit_test_resolve_SOURCES = tests/unit/test-resolve.c
 tests_unit_test_resolve_LDADD = libagentbox.a $(AB_LIBS)
