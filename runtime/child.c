@@ -250,6 +250,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     .rootfd = -1,
     .root_tree = -1,
     .userns = c->plan->new_user,
+    .cgroupns = c->plan->new_cgroup || c->plan->join_fd[AB_NS_CGROUP] >= 0,
     .idmap_fds = NULL,
   };
   bool cgroupns_early = c->plan->new_cgroup && needs_cgroupns_before_mounts (s);

@@ -548,11 +548,20 @@ own_cgroup2_dir (void)
   return res;
 }
 
-/* A cgroup filesystem can be mounted only by the owner of the cgroup
-   namespace.  In a user namespace without a cgroup namespace of its own
-   (runc's default config plus a user namespace), bind the container's own
-   cgroup directory read-only instead, as runc does: the container sees its
-   cgroup, not the host's tree. */
+/* The container's own cgroup directory, bound read-only: what a config's
+   cgroup mount gives a container without a cgroup namespace of its own.
+   A new cgroup2 superblock there would be made in the host's (initial)
+   cgroup namespace, where
+   - it shows the whole host tree: every other container's cgroup, its
+     limits and usage (other tenants' names and activity);
+   - its mount options are system-wide: the kernel applies them to the
+     host's cgroup2 root (apply_cgroup_root_flags), so a mount without
+     nsdelegate/memory_recursiveprot turns those off for the whole machine
+     (on systemd hosts, the delegation boundary);
+   - it waits on the cgroup locks the host's cgroup work holds: 8-14 ms in
+     a quarter of the runs measured here (docs/benchmarks.md).
+   In a user namespace the mount is refused anyway (only the owner of the
+   cgroup namespace may mount); runc binds the cgroup directory there too. */
 static int
 do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
@@ -604,6 +613,10 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
              namespace; the unified tree tracks the container everywhere). */
           copy.type = (char *)"cgroup2";
           copy.data = NULL;
+          if (!ctx->cgroupns && (r = do_cgroup_bind (ctx, m, what, err)) == 0)
+            continue;
+          if (!ctx->cgroupns)
+            ab_error_clear (err); /* no cgroup2 tree on the host: a new one */
           r = do_fs (ctx, &copy, what, err);
           if (r < 0 && ctx->userns && err && err->errnum == EPERM)
             {

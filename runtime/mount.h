@@ -17,6 +17,7 @@ struct ab_mount_ctx
   int rootfd;           /* O_PATH fd of the rootfs mount, set by ab_rootfs_prepare */
   int root_tree;        /* the detached tree of root.path the parent made (taken by ab_rootfs_prepare) */
   bool userns;          /* we are in a new user namespace */
+  bool cgroupns;        /* we are in a cgroup namespace of the container (new or joined) */
   const int *idmap_fds; /* per mount: prepared id-mapped tree fd or -1 (may be NULL) */
 };
 

@@ -189,4 +189,28 @@ is "$(awk '$5 == "/tmp/first" || $5 == "/data" || $5 == "/tmp/last" { printf "%s
   "/tmp/first /data /tmp/last " "... and the container's mountinfo lists them in config.json's order"
 like "$(awk '$5 == "/data"' "$T/order/stdout")" ' shared:[0-9]+ ' "... the \"shared\" bind is shared in the container"
 
+# ---- a cgroup mount without a cgroup namespace -------------------------------
+# runc's default config mounts "cgroup" at /sys/fs/cgroup but has no cgroup
+# namespace.  A new cgroup2 superblock made there would show the host's whole
+# tree (every other container's cgroup) and would reset the host's
+# system-wide cgroup2 options; agentbox binds the container's own cgroup
+# read-only instead.  From the host: a sibling cgroup made next to the
+# container's must not be visible to it.
+own2=$(sed -n 's/^0:://p' /proc/self/cgroup)
+read -r root2 mnt2 < <(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break; if ($(i + 1) == "cgroup2") { print $4, $5; exit } }' /proc/self/mountinfo)
+if agentbox_only 4 && [ -n "${mnt2:-}" ]; then
+  rel2=${own2#"${root2%/}"}
+  sib="$mnt2${rel2%/}/abtest-sib-$$"
+  mkdir "$sib"
+  make_bundle "$T/cgview" 'process.args=["/bin/abtest","ls","/sys/fs/cgroup"]'
+  is "$(run_in "$T/cgview")" 0 "a cgroup mount in a config without a cgroup namespace runs"
+  unlike "$(cat "$T/cgview/stdout")" "abtest-sib-$$" "... the container does not see a sibling cgroup the host made next to its own"
+  like "$(cat "$T/cgview/stdout")" 'cgroup.procs' "... it sees its own cgroup's files"
+  make_bundle "$T/cgview-ro" 'process.args=["/bin/abtest","cat","/proc/self/mountinfo"]'
+  run_in "$T/cgview-ro" >/dev/null
+  like "$(awk '$5 == "/sys/fs/cgroup"' "$T/cgview-ro/stdout")" '^[0-9]+ [0-9]+ [0-9:]+ /[^ ]*agentbox-[^ ]* /sys/fs/cgroup ro,' \
+    "... which is its own cgroup directory, mounted read-only"
+  rmdir "$sib"
+fi
+
 done_testing
