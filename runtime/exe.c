@@ -1,12 +1,17 @@
 #include "config.h"
 
 #include <elf.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <sys/syscall.h>
+#include <linux/mount.h>
 
 #include "runtime/exe.h"
 #include "runtime/util.h"
@@ -16,6 +21,14 @@
 #endif
 
 #define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+#ifndef OVERLAYFS_SUPER_MAGIC
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#endif
+
+/* Set by the first stage for the re-executed one: the mount id of the
+   read-only overlay it runs from (see overlay_copy). */
+#define EXE_MNT_ENV "AGENTBOX_EXE_MNT"
 
 extern char **environ;
 
@@ -67,6 +80,86 @@ remember_path (void)
     }
 }
 
+/* Whether we run from the overlay a first stage made (overlay_copy): the
+   marker it left names the mount /proc/self/exe is on, and that mount is
+   an overlay whose superblock is read-only.  The marker is removed either
+   way, so nothing this process starts inherits it. */
+static bool
+running_from_overlay (int self)
+{
+  const char *m = getenv (EXE_MNT_ENV);
+  struct statx stx;
+  struct statfs sfs;
+  uint64_t want;
+  bool ok;
+
+  if (m == NULL)
+    return false;
+  ok = ab_parse_u64 (m, &want) == 0 && statx (self, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0
+       && (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id == want && fstatfs (self, &sfs) == 0
+       && sfs.f_type == OVERLAYFS_SUPER_MAGIC && (sfs.f_flags & ST_RDONLY);
+  unsetenv (EXE_MNT_ENV);
+  return ok;
+}
+
+/* The binary at path, opened through an overlay of its directory with no
+   upper layer, mounted nowhere (fsmount without move_mount): or -1.
+   Why this protects the binary as well as a sealed copy does, without
+   copying 2.6 MB for every container (0.4-0.5 ms here):
+   - an overlay without an upper directory has a read-only superblock:
+     every open for writing, also through /proc/<pid>/exe, fails with EROFS
+     (clearing the mount's own read-only flag does not change that);
+   - making the superblock writable means reconfiguring it, which needs
+     CAP_SYS_ADMIN in the initial user namespace, and overlay cannot gain an
+     upper layer on reconfigure;
+   - the mount is attached nowhere, so no mount table shows or holds it; it
+     goes away with the last process running from it.
+   Overlay needs two lower layers without an upper one: the second is an
+   empty read-only tmpfs, also attached nowhere.  Any failure (no
+   CAP_SYS_ADMIN, no overlay in the kernel, a directory name overlay cannot
+   take): the caller makes the sealed copy instead. */
+static int
+overlay_copy (const char *path, uint64_t *mnt_id)
+{
+  _cleanup_free_ char *dir = xstrdup (path);
+  _cleanup_close_ int tfs = -1, tmnt = -1, ofs = -1, omnt = -1;
+  char *slash = strrchr (dir, '/');
+  char lower[4200];
+  struct statx stx;
+  int fd;
+
+  if (slash == NULL || slash == dir || strpbrk (dir, ":,\\") != NULL)
+    return -1;
+  *slash = '\0';
+  tfs = (int)syscall (SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (tfs < 0 || syscall (SYS_fsconfig, tfs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -1;
+  tmnt = (int)syscall (SYS_fsmount, tfs, FSMOUNT_CLOEXEC,
+                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  if (tmnt < 0)
+    return -1;
+  if ((size_t)snprintf (lower, sizeof lower, "%s:/proc/self/fd/%d", dir, tmnt) >= sizeof lower)
+    return -1;
+  ofs = (int)syscall (SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+  if (ofs < 0 || syscall (SYS_fsconfig, ofs, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0
+      || syscall (SYS_fsconfig, ofs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -1;
+  omnt = (int)syscall (SYS_fsmount, ofs, FSMOUNT_CLOEXEC,
+                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+  if (omnt < 0)
+    return -1;
+  fd = openat (omnt, slash + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return -1;
+  if (statx (fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+    {
+      close (fd);
+      return -1;
+    }
+  *mnt_id = stx.stx_mnt_id;
+  return fd;
+}
+
 int
 ab_exe_ensure_sealed (char **argv, ab_error_t *err)
 {
@@ -74,13 +167,37 @@ ab_exe_ensure_sealed (char **argv, ab_error_t *err)
   _cleanup_close_ int mfd = -1;
   struct stat st;
   off_t off = 0, size;
+  char path[4096];
+  ssize_t n;
+  uint64_t mnt_id;
   int seals;
 
   if (self < 0)
     return ab_error_set (err, errno, "open /proc/self/exe");
+  if (running_from_overlay (self))
+    {
+      prctl (PR_SET_NAME, "agentbox"); /* not the fd number execveat gave */
+      return 0;
+    }
   seals = fcntl (self, F_GET_SEALS);
   if (seals >= 0 && (seals & SEALS) == SEALS)
     return 0; /* already running from our sealed copy */
+  n = readlink ("/proc/self/exe", path, sizeof path - 1);
+  if (n > 0)
+    {
+      _cleanup_close_ int ofd = -1;
+      path[n] = '\0';
+      ofd = overlay_copy (path, &mnt_id);
+      if (ofd >= 0)
+        {
+          char v[32];
+          snprintf (v, sizeof v, "%" PRIu64, mnt_id);
+          remember_path ();
+          setenv (EXE_MNT_ENV, v, 1);
+          syscall (SYS_execveat, ofd, "", argv, environ, AT_EMPTY_PATH);
+          unsetenv (EXE_MNT_ENV); /* then the sealed copy */
+        }
+    }
   if (fstat (self, &st) < 0)
     return ab_error_set (err, errno, "stat /proc/self/exe");
   size = loadable_size (self, st.st_size);
@@ -94,14 +211,14 @@ ab_exe_ensure_sealed (char **argv, ab_error_t *err)
     return ab_error_set (err, errno, "memfd_create");
   while (off < size)
     {
-      ssize_t n = sendfile (mfd, self, &off, (size_t) (size - off));
-      if (n < 0)
+      ssize_t k = sendfile (mfd, self, &off, (size_t)(size - off));
+      if (k < 0)
         {
           if (errno == EINTR)
             continue;
           return ab_error_set (err, errno, "copy /proc/self/exe to a memfd");
         }
-      if (n == 0)
+      if (k == 0)
         break;
     }
   if (fcntl (mfd, F_ADD_SEALS, SEALS) < 0)

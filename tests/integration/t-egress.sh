@@ -263,8 +263,8 @@ netns_ino=$(stat -L -c %i "/proc/$cpid/ns/net")
 engine=$(engine_pids "$cpid")
 is "$(listening "$cpid")" "$LISTENERS" \
   "while it runs, the container's namespace has the proxy (127.0.0.1:3128, [::1]:3128) and the stub (:53) listening"
-# (agentbox runs from a sealed memfd copy of itself: its comm is
-# "memfd:agentbox"; the command line is the one the test started.)
+# (agentbox re-executes itself from a protected copy (runtime/exe.h): the
+# command line is the one the test started.)
 [[ $engine =~ ^[0-9]+$ ]] && [[ "$(tr '\0' ' ' <"/proc/$engine/cmdline")" == *" run --record $T/par.rec "* ]] &&
   [ "$(readlink "/proc/$engine/ns/net")" = "$(readlink /proc/self/ns/net)" ]
 ok $? "... owned by the \`agentbox run\` supervisor ($engine), which itself stays in the host namespace"

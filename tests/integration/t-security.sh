@@ -146,20 +146,69 @@ fi
 cp "$RUNTIME" "$T/runtime-copy"
 sum_before=$(sha256sum <"$T/runtime-copy")
 rtc () { RUNTIME=$T/runtime-copy rt "$@"; }
+# exe_kind PID: what the process runs from, seen from the host: `overlay`
+# (a read-only overlay of the runtime's directory, attached nowhere: its
+# /proc/PID/exe is on overlayfs and is not the runtime's own file),
+# `memfd` (the sealed copy, where overlay cannot be mounted), or `file`.
+exe_kind ()
+{
+  local l
+  l=$(readlink "/proc/$1/exe" 2>/dev/null) || { echo gone; return; }
+  case $l in
+    /memfd:agentbox*) echo memfd ;;
+    "$T/runtime-copy") echo file ;;
+    *) if [ "$(stat -f -L -c %T "/proc/$1/exe" 2>/dev/null)" = overlayfs ]; then echo overlay; else echo "file ($l)"; fi ;;
+  esac
+}
 
 make_bundle --out "$T/exe" "$sleeper"
 id=$(new_id)
 rtc create --bundle "$T/exe" "$id" </dev/null >"$T/exe/stdout" 2>"$T/exe/stderr"
 ok $? "create a container with a copy of the runtime"
 ipid=$(pid_of "$id")
+# What agentbox runs from: the overlay, or the sealed copy on a kernel
+# without overlayfs (the create above has made the kernel load it).
+want_exe=$(grep -qw overlay /proc/filesystems && echo overlay || echo memfd)
 # (runc 1.1 protects itself with a read-only clone of its binary instead)
 if agentbox_only 2; then
-  like "$(readlink "/proc/$ipid/exe")" '^/memfd:agentbox' "the created container's init runs from a memfd, not from the runtime's file"
+  is "$(exe_kind "$ipid")" "$want_exe" "the created container's init runs from a read-only overlay of the runtime, not from its file"
+  # Host root clears the read-only flag of that mount through the init's
+  # /proc/PID/exe (mount_setattr on an O_PATH fd), then opens it for
+  # writing: the overlay's superblock stays read-only.
+  if [ "$want_exe" = overlay ]; then
+    out=$("$PYTHON3" -c '
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/proc/%s/exe" % sys.argv[1], os.O_PATH)
+attr = struct.pack("QQQQ", 0, 1, 0, 0)  # attr_clr = MOUNT_ATTR_RDONLY
+r = libc.syscall(442, fd, b"", 0x1000, attr, len(attr))  # mount_setattr, AT_EMPTY_PATH
+print("cleared" if r == 0 else "refused:%d" % ctypes.get_errno(), end=" ")
+try:
+    os.open("/proc/self/fd/%d" % fd, os.O_WRONLY)
+    print("writable")
+except OSError as e:
+    print("write:" + os.strerror(e.errno))' "$ipid" 2>&1)
+    like "$out" 'write:Read-only file system$' "... with the mount's read-only flag cleared by host root, writing through /proc/PID/exe still fails (EROFS)"
+  else
+    skip "no overlayfs in this kernel: agentbox runs from the sealed copy (checked below)"
+  fi
+fi
+# Where no overlay can be made of the runtime's directory (here: a name
+# overlay's lowerdir cannot hold), the sealed memfd copy instead.
+if agentbox_only 3; then
+  mkdir -p "$T/odd:dir"
+  cp "$RUNTIME" "$T/odd:dir/agentbox"
+  idm=$(new_id)
+  RUNTIME="$T/odd:dir/agentbox" rt create --bundle "$T/exe" "$idm" </dev/null >/dev/null 2>"$T/exe/stderr-odd"
+  ok $? "create with the runtime in a directory named with a colon"
+  mpid=$(pid_of "$idm")
+  like "$(readlink "/proc/$mpid/exe" 2>&1)" '^/memfd:agentbox' "... its init runs from the sealed memfd copy"
   seals=$("$PYTHON3" -c '
 import fcntl, os, sys
 fd = os.open("/proc/%s/exe" % sys.argv[1], os.O_RDONLY)
-print(fcntl.fcntl(fd, fcntl.F_GET_SEALS) & 15)' "$ipid" 2>&1)
+print(fcntl.fcntl(fd, fcntl.F_GET_SEALS) & 15)' "$mpid" 2>&1)
   is "$seals" 15 "... sealed against writes, growth, shrinking and new seals (F_GET_SEALS from the host)"
+  RUNTIME="$T/odd:dir/agentbox" rt delete --force "$idm" >/dev/null 2>&1
 fi
 # the host's root as the attacker, through the init's /proc/PID/exe
 out=$("$ABTEST" write-exe "$ipid")
@@ -192,21 +241,21 @@ for i in $(seq 1 25); do
   rtc exec "$id" /bin/abtest true </dev/null >/dev/null 2>&1 && execs=$((execs + 1))
 done
 is "$execs" 25 "25 execs into the attacked container succeed"
-# the foreground `exec` itself: its exe on the host is the sealed memfd too
+# the foreground `exec` itself: its exe on the host is the read-only overlay too
 rtc exec "$id" /bin/abtest sleep 30 </dev/null >/dev/null 2>&1 &
 bgexec=$!
 if agentbox_only; then
   xpid=""
   for ((i = 0; i < 100; i++)); do
     # The topmost match: agentbox's own child has the same command line
-    # and the memfd for an instant before it execs the program, and on a
+    # and the overlay for an instant before it execs the program, and on a
     # loaded machine the loop may see it.
     for p in /proc/[0-9]*; do
       { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" || continue
-      [[ $(readlink "$p/exe") == /memfd:* ]] || continue
-      # (the wrapper `timeout` above it has the same arguments, not the memfd)
+      [[ $(exe_kind "${p#/proc/}") == "$want_exe" ]] || continue
+      # (the wrapper `timeout` above it has the same arguments, not the overlay)
       pp=$(ppid_of "${p#/proc/}")
-      [[ $(readlink "/proc/$pp/exe" 2>/dev/null) == /memfd:* ]] &&
+      [[ $(exe_kind "$pp") == "$want_exe" ]] &&
         { tr '\0' ' ' <"/proc/$pp/cmdline"; } 2>/dev/null |
         grep -q -- "--root $AB_STATE exec $id /bin/abtest sleep 30" && continue
       xpid=${p#/proc/}
@@ -214,7 +263,7 @@ if agentbox_only; then
     [ -n "$xpid" ] && break
     sleep 0.1
   done
-  like "$(readlink "/proc/$xpid/exe" 2>&1)" '^/memfd:agentbox' "a running \`agentbox exec\` runs from the sealed memfd (host pid ${xpid:-none})"
+  is "$(exe_kind "${xpid:-0}")" "$want_exe" "a running \`agentbox exec\` runs from the read-only overlay (host pid ${xpid:-none})"
 fi
 touch "$T/exe/out/stop"
 wait_for_file "$T/exe/out/attack" 30
@@ -259,8 +308,8 @@ if agentbox_only 6; then
       'linux.gidMappings=[{"containerID":0,"hostID":0,"size":1},{"containerID":1,"hostID":100001,"size":65535}]'
     id=$(new_id)
     rtc create --bundle "$T/exeu-$mode" "$id" </dev/null >/dev/null 2>"$T/exeu-$mode/stderr"
-    like "$(readlink "/proc/$(pid_of "$id")/exe" 2>&1)" '^/memfd:agentbox' \
-      "a runtime file of mode $mode with its group mapped: the init runs from the sealed copy"
+    is "$(exe_kind "$(pid_of "$id")")" "$want_exe" \
+      "a runtime file of mode $mode with its group mapped: the init runs from the read-only overlay"
     rtc delete --force "$id"
   done
   chmod 0755 "$T/runtime-copy"
@@ -270,8 +319,8 @@ if agentbox_only 6; then
     'linux.gidMappings=[{"containerID":0,"hostID":0,"size":65536}]'
   id=$(new_id)
   rtc create --bundle "$T/exeu-root" "$id" </dev/null >/dev/null 2>"$T/exeu-root/stderr"
-  like "$(readlink "/proc/$(pid_of "$id")/exe" 2>&1)" '^/memfd:agentbox' \
-    "host root mapped into the user namespace: the init runs from the sealed copy"
+  is "$(exe_kind "$(pid_of "$id")")" "$want_exe" \
+    "host root mapped into the user namespace: the init runs from the read-only overlay"
   rtc delete --force "$id"
   is "$(sha256sum <"$T/runtime-copy")" "$sum_before" "the runtime binary's hash is still unchanged"
 fi
