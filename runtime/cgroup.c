@@ -403,10 +403,15 @@ hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
          attempt can remove nothing but an empty leaf, and the listing (7
          syscalls a hierarchy) is only paid when the container made
          cgroups of its own. */
-      if (leaf && h->dfd >= 0 && unlinkat (parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-        rmdir_children (h->dfd, 0);
+      bool gone = false;
+      if (leaf && h->dfd >= 0)
+        {
+          gone = unlinkat (parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
+          if (!gone)
+            rmdir_children (h->dfd, 0);
+        }
       leaf = false;
-      if (rmdir_retry (parent, name) < 0)
+      if (!gone && rmdir_retry (parent, name) < 0)
         return ab_error_set (err, errno, "rmdir cgroup `%s` (level %zu)", h->dir, level);
       h->created--;
       depth--;

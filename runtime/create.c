@@ -385,7 +385,7 @@ static void *
 net_job_run (void *p)
 {
   struct net_job *j = p;
-  j->r = ab_net_setup (j->c, j->plan, &j->err);
+  j->r = ab_net_setup (j->c, j->plan, j->started, &j->err);
   ab_trace ("network set up");
   return NULL;
 }

@@ -156,11 +156,20 @@ in_netns_thread (void *p)
 }
 
 static int
-run_in_netns (int netns_fd, int (*fn) (void *, ab_error_t *), void *arg, ab_error_t *err)
+run_in_netns (int netns_fd, bool own_thread, int (*fn) (void *, ab_error_t *), void *arg, ab_error_t *err)
 {
   struct in_netns x = { .netns_fd = netns_fd, .fn = fn, .arg = arg, .err = err, .r = -1 };
   pthread_t t;
   int e;
+
+  /* A thread of its own (create's network job) that ends after this may
+     enter the namespace itself: nothing after fn in it depends on the
+     host's network namespace (files and mounts only, see ab_net_setup). */
+  if (own_thread)
+    {
+      in_netns_thread (&x);
+      return x.r;
+    }
 
   e = pthread_create (&t, NULL, in_netns_thread, &x);
   if (e != 0)
@@ -220,7 +229,7 @@ debug_rules (const char *id, const char *text)
 }
 
 int
-ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err)
+ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_thread, ab_error_t *err)
 {
   struct ab_net *n = c->net;
   const struct ab_linux *l = c->bundle->spec->linux_;
@@ -274,7 +283,7 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t 
   if (n->wall)
     {
       ab_set_step ("network");
-      if (run_in_netns (c->netns_fd, apply_wall, &a, err) < 0)
+      if (run_in_netns (c->netns_fd, own_thread, apply_wall, &a, err) < 0)
         return -1;
       free (c->state->rules_text);
       c->state->rules_text = ab_netns_rules_text (&n->policy, &a.proxy);

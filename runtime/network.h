@@ -28,8 +28,10 @@ struct ab_net;
 int ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foreground, ab_error_t *err);
 
 /* After clone, while the child mounts: move netDevices, install the wall,
-   start the proxy, keep the netns for the denied record. */
-int ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, ab_error_t *err);
+   start the proxy, keep the netns for the denied record.  own_thread: the
+   caller is a thread that ends after this call, which may then enter the
+   container's network namespace itself (else a thread is made for that). */
+int ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_thread, ab_error_t *err);
 
 /* After the container's last process: stop the proxy and describe what was
    refused, as one JSON array value (NULL when there is no wall). */
