@@ -233,17 +233,18 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
   if (g->systemd_cgroup)
     return ab_cmd_usage_error ("exec", "--systemd-cgroup: the systemd cgroup driver is not supported");
 
-  {
-    /* From a sealed copy of ourselves unless the container's own user
-       namespace cannot write our binary anyway. */
-    struct ab_idmaps uids = { 0 }, gids = { 0 };
-    bool own = ab_exec_container_maps (g->root, o.id, &uids, &gids) == 0;
-    int r = ab_exe_seal_unless_safe (g->argv_all, own ? &uids : NULL, own ? &gids : NULL, &err);
-    free (uids.v);
-    free (gids.v);
-    if (r < 0)
-      return ab_cmd_fail (&err);
-  }
+  if (!ab_exe_protected ())
+    {
+      /* From a protected copy of ourselves unless the container's own user
+         namespace cannot write our binary anyway. */
+      struct ab_idmaps uids = { 0 }, gids = { 0 };
+      bool own = ab_exec_container_maps (g->root, o.id, &uids, &gids) == 0;
+      int r = ab_exe_seal_unless_safe (g->argv_all, own ? &uids : NULL, own ? &gids : NULL, &err);
+      free (uids.v);
+      free (gids.v);
+      if (r < 0)
+        return ab_cmd_fail (&err);
+    }
   /* Our record fd stays ours: the container never sees it. */
   if (record_fd > 2)
     ab_set_cloexec (record_fd, true);

@@ -85,7 +85,7 @@ remember_path (void)
    an overlay whose superblock is read-only.  The marker is removed either
    way, so nothing this process starts inherits it. */
 static bool
-running_from_overlay (int self)
+overlay_check (int self)
 {
   const char *m = getenv (EXE_MNT_ENV);
   struct statx stx;
@@ -100,6 +100,34 @@ running_from_overlay (int self)
        && sfs.f_type == OVERLAYFS_SUPER_MAGIC && (sfs.f_flags & ST_RDONLY);
   unsetenv (EXE_MNT_ENV);
   return ok;
+}
+
+static int from_overlay = -1; /* overlay_check's answer, once */
+
+static bool
+running_from_overlay (int self)
+{
+  if (from_overlay < 0)
+    {
+      from_overlay = overlay_check (self);
+      if (from_overlay)
+        prctl (PR_SET_NAME, "agentbox"); /* not the fd number execveat gave */
+    }
+  return from_overlay;
+}
+
+bool
+ab_exe_protected (void)
+{
+  _cleanup_close_ int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  int seals;
+
+  if (self < 0)
+    return false;
+  if (running_from_overlay (self))
+    return true;
+  seals = fcntl (self, F_GET_SEALS);
+  return seals >= 0 && (seals & SEALS) == SEALS;
 }
 
 /* The binary at path, opened through an overlay of its directory with no
@@ -175,10 +203,7 @@ ab_exe_ensure_sealed (char **argv, ab_error_t *err)
   if (self < 0)
     return ab_error_set (err, errno, "open /proc/self/exe");
   if (running_from_overlay (self))
-    {
-      prctl (PR_SET_NAME, "agentbox"); /* not the fd number execveat gave */
-      return 0;
-    }
+    return 0;
   seals = fcntl (self, F_GET_SEALS);
   if (seals >= 0 && (seals & SEALS) == SEALS)
     return 0; /* already running from our sealed copy */

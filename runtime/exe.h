@@ -20,6 +20,10 @@
    return; -1 on failure. */
 int ab_exe_ensure_sealed (char **argv, ab_error_t *err);
 
+/* Whether this process already runs from the overlay or the sealed copy
+   (then ab_exe_ensure_sealed returns at once). */
+bool ab_exe_protected (void);
+
 /* Whether no process of a new user namespace with these mappings can open
    the agentbox binary for writing, whatever it does with /proc/<pid>/exe:
    the file's owner uid is not mapped, its group is not mapped or has no

@@ -344,7 +344,7 @@ ab_exec_container_maps (const char *root, const char *id, struct ab_idmaps *uids
   char a[64];
   struct stat sa, sb;
 
-  if (ab_container_load (root, id, false, &c, &ignored) < 0 || c->pid <= 0)
+  if (ab_container_peek (root, id, &c, &ignored) < 0 || c->pid <= 0)
     {
       ab_error_clear (&ignored);
       return -1;

@@ -31,6 +31,9 @@ int ab_container_release_resources (struct ab_container *c, ab_error_t *err);
 /* Load a container by id (state, cgroup), locked shared or exclusive. */
 int ab_container_load (const char *root, const char *id, bool exclusive, struct ab_container **out,
                        ab_error_t *err);
+/* The state alone (shared lock, c->cg NULL): no cgroup directory opened,
+   for callers that only read the recorded pid or flags. */
+int ab_container_peek (const char *root, const char *id, struct ab_container **out, ab_error_t *err);
 /* Parse the config.json snapshot of a loaded container. */
 struct ab_spec *ab_container_load_spec (struct ab_container *c, ab_error_t *err);
 /* err came from a broken sync socket: if the container process was killed

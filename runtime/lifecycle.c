@@ -277,8 +277,9 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
 }
 
 /* Load a container by id: state, snapshot of config.json, cgroup. */
-int
-ab_container_load (const char *root, const char *id, bool exclusive, struct ab_container **out, ab_error_t *err)
+static int
+load (const char *root, const char *id, bool exclusive, bool cgroups, struct ab_container **out,
+      ab_error_t *err)
 {
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
 
@@ -302,10 +303,23 @@ ab_container_load (const char *root, const char *id, bool exclusive, struct ab_c
   if (ab_state_read (c->dirfd, id, &c->state, err) < 0)
     return -1;
   c->pid = c->state->pid;
-  if (c->state->cgroup && ab_cgroup_load (c->state->cgroup, &c->cg, err) < 0)
+  if (cgroups && c->state->cgroup && ab_cgroup_load (c->state->cgroup, &c->cg, err) < 0)
     return ab_error_prefix (err, "container `%s`: corrupt state", id);
   *out = ab_steal_ptr (&c);
   return 0;
+}
+
+int
+ab_container_load (const char *root, const char *id, bool exclusive, struct ab_container **out,
+                   ab_error_t *err)
+{
+  return load (root, id, exclusive, true, out, err);
+}
+
+int
+ab_container_peek (const char *root, const char *id, struct ab_container **out, ab_error_t *err)
+{
+  return load (root, id, false, false, out, err);
 }
 
 /* The config snapshot, parsed without checking the bundle (which may be

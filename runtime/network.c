@@ -428,8 +428,7 @@ ab_net_held_netns (const char *root, const char *id)
   _cleanup_container_ struct ab_container *c = NULL;
   ab_error_t ignored = { 0 };
 
-  if (ab_container_load (root, id, false, &c, &ignored) < 0 || !c->state->netns_held
-      || c->state->rules_text == NULL)
+  if (ab_container_peek (root, id, &c, &ignored) < 0 || !c->state->netns_held || c->state->rules_text == NULL)
     return -1;
   return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 }
