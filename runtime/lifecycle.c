@@ -57,14 +57,16 @@ ab_container_write_state (struct ab_container *c, ab_error_t *err)
     return ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
   /* Without the lock, readers may be reading: take it only if that needs
      no waiting (a reader holds it for no longer than a command), else the
-     rename, which readers never see half done. */
-  if (flock (c->dirfd, LOCK_EX | LOCK_NB) < 0)
+     rename, which readers never see half done.  Holding LOCK_SH: the
+     rename too (converting a flock lock drops it first, and a refused
+     LOCK_NB conversion would leave us with none). */
+  if (c->lock != 0 || flock (c->dirfd, LOCK_EX | LOCK_NB) < 0)
     {
       ab_state_file_close (&c->state_file);
       return ab_state_write (c->dirfd, c->state, err);
     }
   r = ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
-  flock (c->dirfd, c->lock ? c->lock : LOCK_UN);
+  flock (c->dirfd, LOCK_UN);
   return r;
 }
 
