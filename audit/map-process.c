@@ -259,8 +259,9 @@ map_exec (struct ab_audit_ctx *a, const struct ab_process *p)
                             : "agentbox's stdio (pipes for a tool call); never the host's terminal");
   ab_audit_add (
       a, AB_AUDIT_S_EXEC, "/proc/self/exe", NULL, 0,
-      "agentbox runs from a sealed memfd copy of itself unless the user namespace cannot write its binary "
-      "anyway: the container cannot overwrite the runtime (CVE-2019-5736)");
+      "agentbox re-executes itself from a read-only overlay of its directory mounted nowhere (else a sealed "
+      "memfd copy) unless the user namespace cannot write its binary anyway: the container cannot overwrite "
+      "the runtime (CVE-2019-5736)");
 }
 
 void
