@@ -248,6 +248,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
   /* Our record fd stays ours: the container never sees it. */
   if (record_fd > 2)
     ab_set_cloexec (record_fd, true);
+  so.no_violations = record_fd < 0; /* only the record reports them */
   if (o.detach)
     return exec_detached (&o);
   if (ab_supervise_exec (&o, &so, &out, &err) < 0)

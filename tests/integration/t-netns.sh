@@ -203,6 +203,28 @@ ok $? "delete the stopped container"
 net_gone_link "$H1" "$peer"
 ok $? "after delete the container's network namespace is gone (no mount or process holds it)"
 
+# ---- exec: the violations of one exec, in its record -----------------------------------------
+# The wall counts a container's denials over its life; an exec's record holds
+# what it added while the exec ran (and an exec without a record skips
+# counting them).
+
+new_link
+probes_bundle "$T/xv" - "sleep 60"
+id=$(new_id)
+rt create --bundle "$T/xv" "$id" </dev/null >/dev/null 2>"$T/xv.err" && rt start "$id"
+ok $? "a detached container behind the wall, the test host on its link"
+out=$(rt exec --record "$T/xv1.rec" "$id" /bin/abtest connect tcp 198.51.100.1 80 2>&1)
+is "$out" ECONNREFUSED "exec --record: TCP to the test host is reset by the wall"
+is "$(net_record violations "$T/xv1.rec")" 'denied tcp 198.51.100.1 80 1' "... and the exec's record lists that attempt"
+out=$(rt exec "$id" /bin/abtest connect tcp 198.51.100.1 81 2>&1)
+is "$out" ECONNREFUSED "an exec without a record is refused the same"
+rt exec --record "$T/xv2.rec" "$id" /bin/abtest connect udp 198.51.100.1 5353 >/dev/null 2>&1
+is "$(net_record violations "$T/xv2.rec")" 'denied udp 198.51.100.1 5353 1' \
+  "a later exec's record lists its own attempt only, not the earlier execs'"
+rt delete --force "$id"
+net_gone_link "$H1" "$peer"
+ok $? "after delete that container's network namespace is gone"
+
 # ---- a joined namespace -------------------------------------------------------------------------
 
 net_ns_add "$J" &&
