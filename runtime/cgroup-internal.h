@@ -181,14 +181,4 @@ int ab_cg_devices_bpf_attach (int dfd, const struct ab_cg_bpf *prog, const char 
 /* The hierarchy to read process lists from: v2, else freezer, else any. */
 struct ab_cg_hier *ab_cg_tracking (struct ab_cgroup *cg);
 
-/* Run the cgroup.procs writes of ab_cgroup_enter one thread per hierarchy
-   (true) or one after the other (false, the default).  Measured on the
-   6.18 hybrid host (tests/unit/test-cgroup-bench): the first write after
-   a quiet spell waits for one RCU grace period (6-32 ms: the writer side
-   of the global cgroup_threadgroup_rwsem), the following ones take ~12 us
-   each, and that wait is shared by every hierarchy, so threads cannot
-   overlap it: they only add ~1 ms of thread start-up.  Kept for
-   measurement on other kernels. */
-extern bool ab_cg_enter_parallel;
-
 #endif

@@ -4,67 +4,29 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include "runtime/cgroup-internal.h"
 #include "runtime/util.h"
 
-bool ab_cg_enter_parallel = false;
-
 /* ---- enter -------------------------------------------------------------------- */
 
-struct enter_job
-{
-  struct ab_cg_hier *h;
-  char pid[16];
-  ab_error_t err;
-  int r;
-};
-
-static void *
-enter_one (void *arg)
-{
-  struct enter_job *j = arg;
-
-  j->r = ab_cg_write (j->h, "cgroup.procs", j->pid, "join cgroup", &j->err);
-  return NULL;
-}
-
+/* One cgroup.procs write per hierarchy not yet done.  The run path uses it
+   for the v2 tree only when CLONE_INTO_CGROUP could not be used: the v1
+   ones the child joins itself (ab_cgroup_selfjoin, below). */
 int
 ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, bool v1_done, ab_error_t *err)
 {
-  _cleanup_free_ struct enter_job *jobs = xcalloc (cg->n, sizeof *jobs);
-  _cleanup_free_ pthread_t *th = xcalloc (cg->n, sizeof *th);
-  _cleanup_free_ bool *started = xcalloc (cg->n, sizeof *started);
-  size_t i, n = 0;
+  char p[16];
 
-  for (i = 0; i < cg->n; i++)
+  snprintf (p, sizeof p, "%d", (int)pid);
+  for (size_t i = 0; i < cg->n; i++)
     {
       if (cg->h[i].v2 ? v2_done : v1_done)
         continue;
-      jobs[n].h = &cg->h[i];
-      snprintf (jobs[n].pid, sizeof jobs[n].pid, "%d", (int)pid);
-      n++;
-    }
-  /* Each v1 write waits for an RCU grace period; threads let them overlap.
-     A thread that cannot start runs its write here instead. */
-  for (i = 0; i < n; i++)
-    {
-      if (ab_cg_enter_parallel && n > 1)
-        started[i] = pthread_create (&th[i], NULL, enter_one, &jobs[i]) == 0;
-      if (!started[i])
-        enter_one (&jobs[i]);
-    }
-  for (i = 0; i < n; i++)
-    if (started[i])
-      pthread_join (th[i], NULL);
-  for (i = 0; i < n; i++)
-    if (jobs[i].r < 0)
-      {
-        *err = jobs[i].err;
+      if (ab_cg_write (&cg->h[i], "cgroup.procs", p, "join cgroup", err) < 0)
         return ab_error_prefix (err, "move pid %d", (int)pid);
-      }
+    }
   return 0;
 }
 
