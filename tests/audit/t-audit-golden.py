@@ -17,18 +17,8 @@ import tempfile
 SRCDIR = os.environ.get("AB_TOP_SRCDIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 AGENTBOX = os.environ.get("AGENTBOX") or os.path.join(os.environ.get("AB_TOP_BUILDDIR", "."), "agentbox")
 HERE = os.path.join(SRCDIR, "tests", "audit")
-
-count = failed = 0
-
-
-def ok(cond, name, detail=()):
-    global count, failed
-    count += 1
-    failed += not cond
-    print("%sok %d - %s" % ("" if cond else "not ", count, name))
-    for line in (list(detail)[:40] if not cond else ()):
-        print("#   " + line.rstrip("\n"))
-    sys.stdout.flush()
+sys.path.insert(0, os.path.join(SRCDIR, "tests", "helper"))
+from tap import ok, plan, exit_status  # noqa: E402
 
 
 names = [l.split("#")[0].strip() for l in open(os.path.join(HERE, "golden", "LIST"))]
@@ -48,5 +38,5 @@ try:
                                                                "golden", "now", n=1)))
 finally:
     shutil.rmtree(work)
-print("1..%d" % count)
-sys.exit(1 if failed else 0)
+plan()
+sys.exit(exit_status())

@@ -30,22 +30,8 @@ AGENTBOX = os.environ.get("AGENTBOX") or os.path.join(os.environ.get("AB_TOP_BUI
 HERE = os.path.join(SRCDIR, "tests", "audit")
 sys.path.insert(0, HERE)
 import fixtures  # noqa: E402
-
-count = 0
-failed = 0
-
-
-def ok(cond, name, detail=()):
-    global count, failed
-    count += 1
-    if not cond:
-        failed += 1
-    print("%sok %d - %s" % ("" if cond else "not ", count, name))
-    if not cond:
-        for line in (detail.splitlines() if isinstance(detail, str) else detail)[:30]:
-            print("#   %s" % line)
-    sys.stdout.flush()
-    return cond
+sys.path.insert(0, os.path.join(SRCDIR, "tests", "helper"))
+from tap import ok, plan, exit_status  # noqa: E402
 
 
 def audit(*args, timeout=30):
@@ -256,9 +242,9 @@ def main():
     rc, out, err = audit("--bundle", b("clean"), "--diff", "sarif-nonsense-%d" % os.getpid())
     ok(rc == 2, "--diff with an unreadable OTHER: exit 2", err)
 
-    print("1..%d" % count)
+    plan()
     subprocess.run(["rm", "-rf", "--one-file-system", tmp])
-    return 1 if failed else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

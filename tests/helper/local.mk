@@ -6,3 +6,4 @@ check_PROGRAMS += tests/helper/abtest
 tests_helper_abtest_SOURCES = tests/helper/abtest.c
 tests_helper_abtest_CFLAGS = -std=gnu17 $(WARN_CFLAGS) -pthread
 tests_helper_abtest_LDFLAGS = -static -pthread
+EXTRA_DIST += tests/helper/tap.py

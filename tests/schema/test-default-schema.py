@@ -15,23 +15,12 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("AB_TOP_SRCDIR", os.path.dirname(__file__) + "/../.."), "tests/schema"))
 import check  # noqa: E402
+sys.path.insert(0, os.path.join(os.environ.get("AB_TOP_SRCDIR", os.path.dirname(__file__) + "/../.."), "tests/helper"))
+from tap import ok, plan, exit_status  # noqa: E402
+
 
 HELPER = os.path.join(os.environ.get("AB_TOP_BUILDDIR", "."), "tests/unit/test-defaults")
 VARIANTS = [("root", []), ("rootless", ["--rootless", "1000", "1000"])]
-
-count = 0
-failed = 0
-
-
-def ok(cond, name, detail=()):
-    global count, failed
-    count += 1
-    if not cond:
-        failed += 1
-    print("%sok %d - %s" % ("" if cond else "not ", count, name))
-    for line in detail if not cond else ():
-        print("#   %s" % line)
-    sys.stdout.flush()
 
 
 with tempfile.TemporaryDirectory(prefix="agentbox-schema-") as tmp:
@@ -73,5 +62,5 @@ ok(not check.errors("features", features), "a features document validates agains
 features["linux"]["namespaces"].append("nett")
 ok(len(check.errors("features", features)) == 1, "a features document with an unknown namespace is refused")
 
-print("1..%d" % count)
-sys.exit(1 if failed else 0)
+plan()
+sys.exit(exit_status())
