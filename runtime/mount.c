@@ -563,9 +563,9 @@ own_cgroup2_dir (void)
    In a user namespace the mount is refused anyway (only the owner of the
    cgroup namespace may mount); runc binds the cgroup directory there too. */
 static int
-do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *dir, const char *what,
+                ab_error_t *err)
 {
-  _cleanup_free_ char *dir = own_cgroup2_dir ();
   _cleanup_close_ int tree = -1;
   _cleanup_close_ int target = -1;
   struct mount_attr a
@@ -582,6 +582,33 @@ do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *
   if (mount_setattr (tree, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
     return ab_error_set (err, errno, "%s: make `%s` read-only", what, dir);
   return ab_move_mount_fd (tree, target, m->destination, err) < 0 ? ab_error_prefix (err, "%s", what) : 0;
+}
+
+/* A config's "cgroup" or "cgroup2" mount.  Without a cgroup namespace of
+   its own the container gets its cgroup bound (do_cgroup_bind), never a new
+   superblock, unless the host has no cgroup2 tree to bind from.  In its
+   cgroup namespace: cgroup2 (v1 hierarchies are not mountable from a user
+   namespace; the unified tree tracks the container everywhere), or the bind
+   where the namespace's owner is not ours. */
+static int
+do_cgroup (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+{
+  _cleanup_free_ char *own = ctx->cgroupns ? NULL : own_cgroup2_dir ();
+  struct ab_mount copy = *m;
+  int r;
+
+  if (own)
+    return do_cgroup_bind (ctx, m, own, what, err);
+  copy.type = (char *)"cgroup2";
+  copy.data = NULL;
+  r = do_fs (ctx, &copy, what, err);
+  if (r < 0 && ctx->userns && err && err->errnum == EPERM)
+    {
+      ab_error_clear (err);
+      own = own_cgroup2_dir ();
+      r = do_cgroup_bind (ctx, m, own, what, err);
+    }
+  return r;
 }
 
 int
@@ -606,24 +633,7 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
       else if (m->type == NULL || *m->type == '\0')
         r = ab_error_setc (err, AB_EC_CONFIG, 0, "%s: a mount without bind needs a type", what);
       else if (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0)
-        {
-          struct ab_mount copy = *m;
-          /* The container sees its own cgroup: cgroup2 in its cgroup
-             namespace (v1 hierarchies are not mountable from a user
-             namespace; the unified tree tracks the container everywhere). */
-          copy.type = (char *)"cgroup2";
-          copy.data = NULL;
-          if (!ctx->cgroupns && (r = do_cgroup_bind (ctx, m, what, err)) == 0)
-            continue;
-          if (!ctx->cgroupns)
-            ab_error_clear (err); /* no cgroup2 tree on the host: a new one */
-          r = do_fs (ctx, &copy, what, err);
-          if (r < 0 && ctx->userns && err && err->errnum == EPERM)
-            {
-              ab_error_clear (err);
-              r = do_cgroup_bind (ctx, m, what, err);
-            }
-        }
+        r = do_cgroup (ctx, m, what, err);
       else
         r = do_fs (ctx, m, what, err);
       if (r < 0)
