@@ -563,9 +563,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (c->rootfd < 0)
     return -1;
   c->dirfd = ab_state_dir_create (c->rootfd, c->id, err);
-  c->lock = LOCK_EX;
   if (c->dirfd < 0)
     return -1;
+  c->lock = LOCK_EX; /* ab_state_dir_create's */
 
   /* From here on, every failure goes through create_abort. */
   c->state = xzalloc (sizeof *c->state);

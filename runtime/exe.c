@@ -68,16 +68,10 @@ loadable_size (int fd, off_t file_size)
    build tree (a sealed copy has no path).  Never passed to containers:
    their environment comes from config.json only. */
 static void
-remember_path (void)
+remember_path (const char *path)
 {
-  char path[4096];
-  ssize_t n = readlink ("/proc/self/exe", path, sizeof path - 1);
-
-  if (n > 0)
-    {
-      path[n] = '\0';
-      setenv ("AGENTBOX_EXE", path, 1);
-    }
+  if (path)
+    setenv ("AGENTBOX_EXE", path, 1);
 }
 
 /* Whether we run from the overlay a first stage made (overlay_copy): the
@@ -116,18 +110,24 @@ running_from_overlay (int self)
   return from_overlay;
 }
 
-bool
-ab_exe_protected (void)
+/* self (/proc/self/exe) is the overlay or our sealed copy */
+static bool
+protected_exe (int self)
 {
-  _cleanup_close_ int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   int seals;
 
-  if (self < 0)
-    return false;
   if (running_from_overlay (self))
     return true;
   seals = fcntl (self, F_GET_SEALS);
   return seals >= 0 && (seals & SEALS) == SEALS;
+}
+
+bool
+ab_exe_protected (void)
+{
+  _cleanup_close_ int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+  return self >= 0 && protected_exe (self);
 }
 
 /* The binary at path, opened through an overlay of its directory with no
@@ -198,15 +198,11 @@ ab_exe_ensure_sealed (char **argv, ab_error_t *err)
   char path[4096];
   ssize_t n;
   uint64_t mnt_id;
-  int seals;
 
   if (self < 0)
     return ab_error_set (err, errno, "open /proc/self/exe");
-  if (running_from_overlay (self))
+  if (protected_exe (self))
     return 0;
-  seals = fcntl (self, F_GET_SEALS);
-  if (seals >= 0 && (seals & SEALS) == SEALS)
-    return 0; /* already running from our sealed copy */
   n = readlink ("/proc/self/exe", path, sizeof path - 1);
   if (n > 0)
     {
@@ -217,7 +213,7 @@ ab_exe_ensure_sealed (char **argv, ab_error_t *err)
         {
           char v[32];
           snprintf (v, sizeof v, "%" PRIu64, mnt_id);
-          remember_path ();
+          remember_path (path);
           setenv (EXE_MNT_ENV, v, 1);
           syscall (SYS_execveat, ofd, "", argv, environ, AT_EMPTY_PATH);
           unsetenv (EXE_MNT_ENV); /* then the sealed copy */
@@ -248,7 +244,7 @@ ab_exe_ensure_sealed (char **argv, ab_error_t *err)
     }
   if (fcntl (mfd, F_ADD_SEALS, SEALS) < 0)
     return ab_error_set (err, errno, "seal the memfd copy of agentbox");
-  remember_path ();
+  remember_path (n > 0 ? path : NULL);
   syscall (SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
   return ab_error_set (err, errno, "execute the sealed copy of agentbox");
 }
