@@ -368,6 +368,7 @@ canonical_key (const struct ab_seccomp *s, size_t *len)
   ab_gen_u64 (g, v ? v->major : 0);
   ab_gen_u64 (g, v ? v->minor : 0);
   ab_gen_u64 (g, v ? v->micro : 0);
+  ab_gen_u64 (g, AB_SECCOMP_SCHEME);
   ab_gen_i64 (g, s->default_action);
   ab_gen_bool (g, s->default_errno_ret_set);
   ab_gen_u64 (g, s->default_errno_ret);

@@ -19,9 +19,24 @@ struct ab_seccomp_prog
   struct ab_strv skipped; /* syscall names libseccomp does not know (skipped, as runc does) */
 };
 
+/* How libseccomp lays the syscall checks out (SCMP_FLTATR_CTL_OPTIMIZE).
+   Both give the same verdict for every syscall and argument; the tree is
+   what the runtime installs (see ab_seccomp_compile). */
+enum ab_seccomp_layout
+{
+  AB_SECCOMP_LINEAR = 1, /* one comparison after another, in priority order */
+  AB_SECCOMP_TREE = 2,   /* a binary search over the syscall numbers */
+};
+
+/* Bumped whenever the program compiled for a profile changes (the layout,
+   the attributes); it is part of the compiled-program cache's key. */
+#define AB_SECCOMP_SCHEME 2
+
 /* Compile `s`.  Errors name the JSON path (linux.seccomp.syscalls[2].action).
    A NOTIFY action or a listenerPath is refused (not supported yet). */
 int ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err);
+int ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
+                               struct ab_seccomp_prog *out, ab_error_t *err);
 
 /* The same through the compiled-program cache (runtime/cache.h, outside
    the state root).  Unknown syscall names are only listed on a miss. */

@@ -8,3 +8,8 @@ check_PROGRAMS += tests/unit/test-caps
 tests_unit_test_caps_SOURCES = tests/unit/test-caps.c
 tests_unit_test_caps_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-caps
+
+check_PROGRAMS += tests/unit/test-seccomp-layout
+tests_unit_test_seccomp_layout_SOURCES = tests/unit/test-seccomp-layout.c
+tests_unit_test_seccomp_layout_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-seccomp-layout

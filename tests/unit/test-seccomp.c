@@ -1132,6 +1132,7 @@ test_same_as_seccomp_load (void)
   ctx = seccomp_init (SCMP_ACT_ALLOW);
   seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 0);
   seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  seccomp_attr_set (ctx, SCMP_FLTATR_CTL_OPTIMIZE, AB_SECCOMP_TREE);
   seccomp_arch_add (ctx, SCMP_ARCH_X86);
   seccomp_rule_add (ctx, SCMP_ACT_ERRNO (PROBE_ERRNO), SCMP_SYS (getppid), 1,
                     SCMP_A1 (SCMP_CMP_MASKED_EQ, 0xf0, 0x30));
