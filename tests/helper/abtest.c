@@ -814,21 +814,22 @@ parse_addr (const char *s, int port, struct sockaddr_storage *ss, socklen_t *len
   return ss->ss_family;
 }
 
-/* connect tcp|udp ADDR PORT: "ok" or the errno name (ETIMEDOUT after 3 s). */
+/* One attempt to reach ADDR:PORT over tcp|udp: 0 or the errno (ETIMEDOUT
+   after 3 s). */
 static int
-cmd_connect (int argc, char **argv)
+try_connect (const char *proto, const char *addr, long port)
 {
-  bool udp = IS (argv[1], "udp");
+  bool udp = IS (proto, "udp");
   struct sockaddr_storage ss;
   socklen_t len, elen = sizeof (int);
-  int af = parse_addr (argv[2], (int)num (argv[3]), &ss, &len), fd, e = 0;
+  int af = parse_addr (addr, (int)port, &ss, &len), fd, e = 0;
   struct pollfd pfd;
 
-  if (!udp && !IS (argv[1], "tcp"))
-    usage_error ("connect: expected tcp or udp, got `%s`", argv[1]);
+  if (!udp && !IS (proto, "tcp"))
+    usage_error ("connect: expected tcp or udp, got `%s`", proto);
   fd = socket (af, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
-    return report (-1, errno);
+    return errno;
   if (connect (fd, (struct sockaddr *)&ss, len) < 0)
     e = errno;
   if (e == EINPROGRESS)
@@ -844,7 +845,42 @@ cmd_connect (int argc, char **argv)
   if (e == 0 && udp && send (fd, "x", 1, 0) < 0)
     e = errno;
   close (fd);
+  return e;
+}
+
+/* connect tcp|udp ADDR PORT: "ok" or the errno name (ETIMEDOUT after 3 s). */
+static int
+cmd_connect (int argc, char **argv)
+{
+  int e = try_connect (argv[1], argv[2], num (argv[3]));
+
   return report (e ? -1 : 0, e);
+}
+
+/* scan tcp|udp ADDR FIRST COUNT: one attempt to each of COUNT ports from
+   FIRST on; prints how many ended how ("EPERM 300", "ok 2 ECONNREFUSED 3")
+   in the order the outcomes first appeared. */
+static int
+cmd_scan (int argc, char **argv)
+{
+  long first = num (argv[3]), count = num (argv[4]), n[8] = { 0 }, i;
+  int seen[8], kinds = 0, k;
+
+  for (i = 0; i < count; i++)
+    {
+      int e = try_connect (argv[1], argv[2], first + i);
+
+      for (k = 0; k < kinds && seen[k] != e; k++)
+        ;
+      if (k == kinds && kinds < 8)
+        seen[kinds++] = e;
+      if (k < 8)
+        n[k]++;
+    }
+  for (k = 0; k < kinds; k++)
+    printf ("%s%s %ld", k ? " " : "", seen[k] ? errname (seen[k]) : "ok", n[k]);
+  printf ("\n");
+  return kinds == 1 && seen[0] == 0 ? 0 : EXIT_REFUSED;
 }
 
 /* ping4|ping6 ADDR: one ICMP echo through an unprivileged ping socket, or a raw
@@ -1263,6 +1299,7 @@ static const struct
   { "rlimits", 0, cmd_rlimits, "" },        { "sigmask", 0, cmd_sigmask, "" },
   { "tty", 0, cmd_tty, "" },                { "pidns", 0, cmd_pidns, "" },
   { "connect", 3, cmd_connect, "tcp|udp ADDR PORT" },       { "ping4", 1, cmd_ping, "ADDR" },
+  { "scan", 4, cmd_scan, "tcp|udp ADDR FIRST COUNT" },
   { "ping6", 1, cmd_ping, "ADDR" },         { "try-mount", 0, cmd_try_mount, "[TARGET]" },
   { "try-unshare", 0, cmd_try_ns, "[NS]" }, { "try-setns", 0, cmd_try_ns, "[NSFILE]" },
   { "try-ptrace", 0, cmd_try_ptrace, "[PID]" },             { "try-chroot", 0, cmd_path_op, "[DIR]" },

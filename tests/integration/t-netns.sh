@@ -225,6 +225,30 @@ rt delete --force "$id"
 net_gone_link "$H1" "$peer"
 ok $? "after delete that container's network namespace is gone"
 
+# ---- a scan fills the denied sets; the verdict never changes ---------------------------------
+# The sets that record denied destinations hold 256 elements each
+# (AB_NFT_DENIED_SIZE, a bound on the kernel memory a scanning process can
+# make the wall spend).  Once the with-port set is full, further attempts are
+# counted per address and protocol, and refused exactly as before.
+
+new_link
+probes_bundle "$T/scan" - "scan udp 198.51.100.1 20000 300" "scan tcp 198.51.100.1 30000 40" \
+  "connect tcp 198.51.100.1 8080"
+mark=$(h1_mark)
+id=$(new_id)
+out=$(rt run --record "$T/scan.rec" --bundle "$T/scan" "$id" </dev/null 2>"$T/scan.err" | tr '\n' ' ')
+is "$out" "EPERM 300 ECONNREFUSED 40 ECONNREFUSED " \
+  "300 UDP ports, 40 TCP ports, then the listener's own port: every attempt refused, before and after the set filled"
+sleep 0.5
+is "$(h1_log_since "$mark")" "" "... and the test host received none of them"
+net_record violations "$T/scan.rec" >"$T/scan.violations"
+is "$(grep -c ' [1-9][0-9]* 1$' "$T/scan.violations")" 256 \
+  "the record lists 256 destinations with their port, once each: the set's size"
+is "$(grep ' 0 [0-9]*$' "$T/scan.violations")" "$(printf '%s\n' 'denied tcp 198.51.100.1 0 41' \
+  'denied udp 198.51.100.1 0 44')" "... and counts the rest per protocol and address: 44 UDP, 40 + 1 TCP"
+net_gone_link "$H1" "$peer"
+ok $? "after the run its network namespace is gone"
+
 # ---- a joined namespace -------------------------------------------------------------------------
 
 net_ns_add "$J" &&
