@@ -379,13 +379,14 @@ struct net_job
   int r;
   pthread_t t;
   bool started, joined;
+  bool own_thread; /* set before the thread starts: the thread reads it, never `started` */
 };
 
 static void *
 net_job_run (void *p)
 {
   struct net_job *j = p;
-  j->r = ab_net_setup (j->c, j->plan, j->started, &j->err);
+  j->r = ab_net_setup (j->c, j->plan, j->own_thread, &j->err);
   ab_trace ("network set up");
   return NULL;
 }
@@ -396,9 +397,16 @@ net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_pla
   j->c = c;
   j->plan = plan;
   j->r = -1;
+  /* `started` is assigned after pthread_create returns, possibly after the
+     thread has begun: the thread must not read it.  It once did, and then
+     (seeing false) entered the namespace from yet another thread. */
+  j->own_thread = true;
   j->started = pthread_create (&j->t, NULL, net_job_run, j) == 0;
   if (!j->started)
-    net_job_run (j); /* no thread: in line */
+    {
+      j->own_thread = false;
+      net_job_run (j); /* no thread: in line */
+    }
 }
 
 /* 0, or -1 with *err set from the job (err NULL: only wait). */

@@ -394,7 +394,7 @@ gen_refused (struct ab_gen *g, const struct ab_egress_decision *dec, size_t ndec
 }
 
 char *
-ab_net_violations_json (struct ab_container *c)
+ab_net_violations_json (struct ab_container *c, bool read_wall)
 {
   _cleanup_gen_ struct ab_gen *g = NULL;
   struct ab_net_denied *d = NULL;
@@ -410,7 +410,7 @@ ab_net_violations_json (struct ab_container *c)
       ab_egress_stop (c->net->engine);
       ndec = ab_egress_decisions (c->net->engine, &dec, &dropped);
     }
-  if (c->net->wall && c->netns_fd >= 0 && ab_netns_read_denied (c->netns_fd, &d, &nd, &e) < 0)
+  if (read_wall && c->net->wall && c->netns_fd >= 0 && ab_netns_read_denied (c->netns_fd, &d, &nd, &e) < 0)
     ab_warn ("container `%s`: %s", c->id, e.msg);
   g = ab_gen_new (false);
   ab_gen_arr_open (g);

@@ -34,8 +34,10 @@ int ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool fo
 int ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_thread, ab_error_t *err);
 
 /* After the container's last process: stop the proxy and describe what was
-   refused, as one JSON array value (NULL when there is no wall). */
-char *ab_net_violations_json (struct ab_container *c);
+   refused, as one JSON array value (NULL when there is no wall).  Without
+   read_wall the wall's denials are left out (nothing will report them: a
+   run without a record), which spares a thread and a netlink dump. */
+char *ab_net_violations_json (struct ab_container *c, bool read_wall);
 /* Every decision of the proxy as one JSON array value, or NULL. */
 char *ab_net_decisions_json (struct ab_container *c);
 

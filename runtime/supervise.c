@@ -535,7 +535,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   ab_trace ("exited");
   out->duration_ns = ab_now_monotonic_ns () - t0;
   outcome_stats (out, c->cg, NULL);
-  out->violations_json = ab_net_violations_json (c);
+  out->violations_json = ab_net_violations_json (c, !so->no_violations);
   out->egress_json = ab_net_decisions_json (c);
   if (!so->keep)
     {

@@ -24,7 +24,7 @@ struct ab_supervise_opts
   bool passthrough;   /* also write captured output to our own stdout/stderr */
   const char *stdin_data; /* NULL: the container's stdin is ours (or /dev/null if capture) */
   size_t stdin_len;
-  bool no_violations; /* exec: nothing reads the egress violations (no record): do not count them */
+  bool no_violations; /* run, exec: nothing reads the wall's denials (no record): do not count them */
 };
 void ab_supervise_opts_init (struct ab_supervise_opts *o);
 

@@ -6,7 +6,7 @@ set -eu
 
 PKGS="build-essential autoconf automake pkg-config clang libclang-rt-14-dev
 libseccomp-dev libcap-dev libyajl-dev libmnl-dev libnftnl-dev
-python3 python3-jsonschema busybox-static iproute2 nftables runc curl podman containerd"
+python3 python3-jsonschema busybox-static iproute2 nftables runc curl podman containerd strace"
 
 if [ "${1:-}" = "--if-needed" ]; then
   missing=""

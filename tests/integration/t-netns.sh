@@ -249,6 +249,27 @@ is "$(grep ' 0 [0-9]*$' "$T/scan.violations")" "$(printf '%s\n' 'denied tcp 198.
 net_gone_link "$H1" "$peer"
 ok $? "after the run its network namespace is gone"
 
+# ---- the wall's denials are read only for a record ------------------------------------------
+# Reading them takes a thread in the container's namespace and a netlink dump
+# of four sets: a run without --record skips it (strace counts the runtime's
+# netfilter sockets: the wall's, and the dump's).
+
+if command -v strace >/dev/null; then
+  make_bundle "$T/quiet" 'process.args=["/bin/abtest","connect","tcp","198.51.100.1","80"]'
+  id=$(new_id)
+  strace -f -qq -e trace=socket -o "$T/quiet.trace" "$RUNTIME" --root "$AB_STATE" run --bundle "$T/quiet" "$id" \
+    </dev/null >"$T/quiet.out" 2>"$T/quiet.err"
+  is "$(cat "$T/quiet.out") $(grep -c NETLINK_NETFILTER "$T/quiet.trace")" "ECONNREFUSED 1" \
+    "a run without a record is refused the same, with one netfilter socket: the wall's, no dump"
+  id=$(new_id)
+  strace -f -qq -e trace=socket -o "$T/quiet2.trace" "$RUNTIME" --root "$AB_STATE" run --record "$T/quiet.rec" \
+    --bundle "$T/quiet" "$id" </dev/null >/dev/null 2>>"$T/quiet.err"
+  is "$(grep -c NETLINK_NETFILTER "$T/quiet2.trace") $(net_record violations "$T/quiet.rec")" \
+    "2 denied tcp 198.51.100.1 80 1" "with --record the sets are dumped (a second socket) and the attempt is listed"
+else
+  skip "strace not installed" 2
+fi
+
 # ---- a joined namespace -------------------------------------------------------------------------
 
 net_ns_add "$J" &&
