@@ -6,6 +6,7 @@
 
 #include <getopt.h>
 #include <malloc.h>
+#include <seccomp.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -173,7 +174,14 @@ main (int argc, char **argv)
           usage (stdout);
           return AB_EXIT_OK;
         case OPT_VERSION:
-          printf ("agentbox version %s\nspec: %s\n", PACKAGE_VERSION, AB_OCI_VERSION);
+          {
+            const struct scmp_version *v = seccomp_version ();
+
+            /* runc prints the libseccomp line too; `static:` names the
+               libraries linked in from their archives (configure.ac). */
+            printf ("agentbox version %s\nspec: %s\nlibseccomp: %u.%u.%u\nstatic: %s\n", PACKAGE_VERSION,
+                    AB_OCI_VERSION, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0, AB_LINKED_STATIC);
+          }
           return AB_EXIT_OK;
         default:
           return ab_cmd_usage_error (NULL, "unknown global option `%s`", argv[optind - 1]);

@@ -124,5 +124,20 @@ v=$(rt --version 2>&1)
 is $? 0 "--version exits 0"
 like "$(head -1 <<<"$v")" "^$AB_RUNTIME_KIND version [0-9]" "--version starts with '<name> version <n>'"
 like "$v" '^spec: [0-9]+\.[0-9]+\.[0-9]+' "--version names the OCI spec version"
+if [ "$AB_RUNTIME_KIND" = agentbox ]; then
+  # The libraries --version says are linked in are not among the shared
+  # objects the binary needs, and the others are (configure's static-libs).
+  needed=$(readelf -d "$RUNTIME" | sed -n 's/.*(NEEDED).*\[\(lib[a-z]*\)\..*/\1/p' | sort | tr '\n' ' ')
+  static=$(sed -n 's/^static: //p' <<<"$v")
+  bad=""
+  for l in libseccomp libcap libyajl libnftnl; do
+    claim=$l
+    [ $l = libyajl ] && claim=yajl
+    if [[ " $static " == *" $claim "* ]]; then [[ " $needed " == *" $l "* ]] && bad+=" $l(static,needed)"
+    elif [ "$static" != "none" ] || [[ " $needed " != *" $l "* ]]; then bad+=" $l(shared?)"
+    fi
+  done
+  is "$bad" "" "--version's 'static: $static' matches the binary's shared libraries ($needed)"
+fi
 
 done_testing
