@@ -141,6 +141,58 @@ test_typed (void)
   ab_json_free (j);
 }
 
+/* The context path (the JSON path errors name) is built without snprintf:
+   compare it with snprintf's own output, cut where the 1024-byte buffer
+   ends, over a sequence of keys and indexes that fills it. */
+static void
+test_path_like_snprintf (void)
+{
+  char ref[sizeof ((struct ab_jctx *)0)->path];
+  size_t rlen = 0, i, marks = 0, same = 0, steps = 0, cut = 0;
+  struct ab_jctx c;
+  ab_error_t err = { 0 };
+  char key[200];
+
+  ab_jctx_init (&c, "config.json", &err);
+  ref[0] = '\0';
+  for (i = 0; i < 400; i++)
+    {
+      int w;
+
+      if (i % 3 == 2)
+        {
+          size_t idx = i * 7919u % 100003u;
+          ab_jpush_index (&c, idx);
+          w = snprintf (ref + rlen, sizeof ref - rlen, "[%zu]", idx);
+        }
+      else
+        {
+          size_t n = 1 + i * 37 % (sizeof key - 1);
+          memset (key, 'a' + (int)(i % 26), n);
+          key[n] = '\0';
+          ab_jpush_key (&c, key);
+          w = snprintf (ref + rlen, sizeof ref - rlen, "%s%s", rlen ? "." : "", key);
+        }
+      if (w > 0)
+        rlen = rlen + (size_t)w < sizeof ref ? rlen + (size_t)w : sizeof ref - 1;
+      steps++;
+      cut += rlen == sizeof ref - 1;
+      same += c.len == rlen && strcmp (c.path, ref) == 0;
+      if (i % 23 == 22 && rlen > 10)
+        {
+          /* pop back to an earlier mark now and then */
+          size_t mark = rlen / 2;
+          ab_jpop (&c, mark);
+          ref[mark] = '\0';
+          rlen = mark;
+          marks++;
+        }
+    }
+  ok (same == steps && marks > 0 && cut > 0,
+      "the context path is byte for byte snprintf's, also when cut at 1023 bytes (%zu of %zu steps, %zu cut)",
+      same, steps, cut);
+}
+
 int
 main (void)
 {
@@ -149,5 +201,6 @@ main (void)
   test_limits ();
   test_syntax ();
   test_typed ();
+  test_path_like_snprintf ();
   return tap_done ();
 }
