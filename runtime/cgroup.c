@@ -265,14 +265,43 @@ cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
   return 0;
 }
 
+/* The common case of hier_mkdir in two syscalls instead of four: the leaf
+   directly below the mount point (the runtime's own cgroup is the mount's
+   root in a cgroup namespace, or a relative cgroupsPath's parent), made and
+   opened by its full path.  The same resolution as the walk: the mount
+   point's path is resolved as open (h->mountpoint) resolves it, the leaf is
+   the last component (mkdir never follows it, O_NOFOLLOW refuses a symlink
+   there).  Not for a v1 cpuset, whose leaf inherits from the parent's fd.
+   1: done; 0: take the walk (the leaf exists, or something else). */
+static int
+hier_mkdir_leaf (struct ab_cg_hier *h)
+{
+  int fd;
+
+  if (ab_cg_path_depth (h) != 1 || mkdirat (AT_FDCWD, h->dir, 0755) < 0)
+    return 0;
+  fd = openat (AT_FDCWD, h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    {
+      unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR); /* ours, empty: the walk starts afresh */
+      return 0;
+    }
+  h->created = 1;
+  h->dfd = fd;
+  return 1;
+}
+
 /* Make the missing directories of h->path and open the leaf. */
 static int
 hier_mkdir (struct ab_cg_hier *h, ab_error_t *err)
 {
   size_t depth = ab_cg_path_depth (h), i;
-  _cleanup_close_ int fd = open (h->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   bool cpuset = !h->v2 && ab_cg_list_has (h->controllers, "cpuset");
+  _cleanup_close_ int fd = -1;
 
+  if (!cpuset && hier_mkdir_leaf (h))
+    return 0;
+  fd = open (h->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return ab_error_set (err, errno, "open cgroup mount `%s`", h->mountpoint);
   for (i = 0; i < depth; i++)
@@ -383,6 +412,20 @@ hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
   size_t depth = ab_cg_path_depth (h);
   bool leaf = true;
 
+  /* One directory right below the mount point, ours: by its full path
+     (one syscall instead of open, rmdir, close).  rmdir never follows the
+     last component, and h->dir is the path hier_mkdir made. */
+  if (depth == 1 && h->created == 1 && h->dfd >= 0)
+    {
+      if (unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR) == 0 || errno == ENOENT)
+        {
+          h->created = 0;
+          return 0;
+        }
+      if (errno != EBUSY)
+        return ab_error_set (err, errno, "rmdir cgroup `%s`", h->dir);
+      /* EBUSY: cgroups of the container's own below it; the walk lists them */
+    }
   while (h->created > 0)
     {
       size_t level = depth - 1; /* the component to remove */

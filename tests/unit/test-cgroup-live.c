@@ -76,6 +76,63 @@ test_lifecycle (void)
   ab_cgroup_free (cg);
 }
 
+/* Cgroups the container made below its own (a nested runtime, systemd in
+   the container) go with it, in every hierarchy, and an existing leaf is
+   taken as it is (EEXIST: the walk, not the one-directory shortcut). */
+static void
+test_children_removed (void)
+{
+  _cleanup_free_ char *name = NULL, *sub = NULL, *deep = NULL;
+  struct ab_cgroup *cg = NULL, *again = NULL;
+  ab_error_t err = { 0 };
+  const char *const *d;
+  int r;
+
+  name = xasprintf ("%s-kids", t_prefix);
+  r = t_create (name, NULL, &cg, &err);
+  ok (r == 0, "create a cgroup%s%s", r ? ": " : "", r ? err.msg : "");
+  if (r < 0)
+    return;
+  sub = xasprintf ("%s/sub", name);
+  deep = xasprintf ("%s/sub/deeper", name);
+  for (d = t_own_dirs (); *d; d++)
+    {
+      _cleanup_free_ char *p1 = xasprintf ("%s/%s", *d, sub), *p2 = xasprintf ("%s/%s", *d, deep);
+      mkdir (p1, 0755);
+      mkdir (p2, 0755);
+    }
+  ok (all_exist (deep, true), "the container's own cgroups below its leaf exist in every hierarchy");
+  ok (ab_cgroup_destroy (cg, &err) == 0 && all_exist (name, false),
+      "destroy removes them with the leaf, deepest first%s%s", err.msg[0] ? ": " : "", err.msg);
+  ab_cgroup_free (cg);
+
+  for (d = t_own_dirs (); *d; d++)
+    {
+      _cleanup_free_ char *p = xasprintf ("%s/%s", *d, name);
+      mkdir (p, 0755);
+      if (ab_str_has_prefix (*d, "/sys/fs/cgroup/cpuset"))
+        {
+          _cleanup_free_ char *cpus = t_read (*d, "cpuset.cpus"), *mems = t_read (*d, "cpuset.mems");
+          t_write (p, "cpuset.cpus", cpus ? cpus : "0");
+          t_write (p, "cpuset.mems", mems ? mems : "0");
+        }
+    }
+  r = t_create (name, NULL, &again, &err);
+  ok (r == 0 && all_exist (name, true), "an existing empty leaf is taken%s%s", r ? ": " : "",
+      r ? err.msg : "");
+  if (again)
+    {
+      ok (ab_cgroup_destroy (again, &err) == 0 && all_exist (name, true),
+          "and destroy leaves it: the runtime did not make it");
+      ab_cgroup_free (again);
+    }
+  for (d = t_own_dirs (); *d; d++)
+    {
+      _cleanup_free_ char *p = xasprintf ("%s/%s", *d, name);
+      rmdir (p);
+    }
+}
+
 static void
 test_relative_and_parent (void)
 {
@@ -544,6 +601,7 @@ main (int argc, char **argv)
                                : "hybrid",
       t_ns ? ", inside a cgroup namespace" : "");
   test_lifecycle ();
+  test_children_removed ();
   test_relative_and_parent ();
   test_busy_refused ();
   test_absolute ();
