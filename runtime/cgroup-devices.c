@@ -137,6 +137,10 @@ v1_apply (struct ab_cg_hier *h, const struct ab_device_rule *rules, size_t n, ab
       else
         snprintf (what, sizeof what, "default device rule %zu", i - n);
       v1_rule_text (d, text, sizeof text);
+      /* A config's leading deny-all (runc's and agentbox's defaults start
+         so) repeats the write above: nothing was allowed in between. */
+      if (i == 0 && !d->allow && strcmp (text, "a") == 0)
+        continue;
       if (*fd < 0 && (*fd = ab_cg_open_w (h, file[d->allow], what, err)) < 0)
         return -1;
       if (ab_cg_write_fd (h, *fd, file[d->allow], text, what, err) < 0)

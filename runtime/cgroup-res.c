@@ -217,7 +217,16 @@ memory_v1 (struct res *r, struct target *t, const struct ab_memory *m)
 {
   if (memory_kmem_v1 (r, t, m) < 0)
     return -1;
-  if (m->swap.set)
+  if (m->swap.set && m->limit.set && !r->update && t->h->created > 0)
+    {
+      /* A cgroup we just made has both at the maximum: the limit first
+         always fits below memsw, then memsw (the kernel refuses one below
+         the limit either way).  Spares the EINVAL round trip below. */
+      if (wr (r, t, "memory.limit_in_bytes", JR "memory.limit", "%" PRId64, m->limit.v) < 0
+          || wr (r, t, "memory.memsw.limit_in_bytes", JR "memory.swap", "%" PRId64, m->swap.v) < 0)
+        return -1;
+    }
+  else if (m->swap.set)
     {
       /* The kernel keeps limit <= memsw at every step: write memsw first
          when it grows, second when it shrinks below the current limit. */

@@ -243,7 +243,9 @@ component (const struct ab_cg_hier *h, size_t i)
 }
 
 /* A fresh v1 cpuset is empty (no cpus, no mems) and refuses tasks until
-   both are set: inherit the parent's. */
+   both are set: inherit the parent's.  `dir` was just made, so it holds
+   nothing of its own: empty, or (the parent's cgroup.clone_children) a
+   copy of the parent's values, which the write below repeats. */
 static int
 cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
 {
@@ -252,11 +254,7 @@ cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
 
   for (i = 0; i < AB_ARRAY_SIZE (files); i++)
     {
-      _cleanup_free_ char *cur = NULL, *val = NULL;
-      if (read_kernfs_at (dir, files[i], &cur) < 0)
-        return ab_error_set (err, errno, "read `%s/%s`", path, files[i]);
-      if (cur[0] != '\n' && cur[0] != '\0')
-        continue;
+      _cleanup_free_ char *val = NULL;
       if (read_kernfs_at (parent, files[i], &val) < 0)
         return ab_error_set (err, errno, "read `%s` of the parent of `%s`", files[i], path);
       if (ab_write_file_at (dir, files[i], val, strlen (val), err) < 0)
