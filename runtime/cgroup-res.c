@@ -500,6 +500,10 @@ blkio_weight (struct res *r, struct target *t, const char *what, const char *dev
       /* CFQ's blkio.weight is gone from current kernels; BFQ has its own. */
       if (ab_cg_has_file (t->h, dev[0] ? "blkio.weight_device" : "blkio.weight"))
         return wr (r, t, dev[0] ? "blkio.weight_device" : "blkio.weight", what, "%s%s%" PRIu64, dev, sep, w);
+      if (!ab_cg_has_file (t->h, dev[0] ? "blkio.bfq.weight_device" : "blkio.bfq.weight"))
+        return refuse (r, what,
+                       "this host's blkio controller has no weight (CFQ is gone from the kernel, and the BFQ "
+                       "I/O scheduler is not loaded)");
       return wr (r, t, dev[0] ? "blkio.bfq.weight_device" : "blkio.bfq.weight", what, "%s%s%" PRIu64, dev,
                  sep, w);
     }
