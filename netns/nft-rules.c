@@ -151,6 +151,27 @@ build_allow (struct ab_nft_chain *c, const struct ab_net_allow *a)
     }
 }
 
+/* `ct state established,related accept` (output and input) matches only
+   flows an allow entry let out: their replies, and the ICMP errors about
+   them.  Without an allow entry nothing leaves but to the namespace's own
+   addresses (accepted as local on output, via lo on input), and input
+   drops every new flow from outside, so no such flow can exist and the
+   rule would match nothing.  It would still cost: a ct expression makes
+   the kernel start conntrack in the namespace, whose hooks (prerouting,
+   input, output, postrouting, defragmentation; both families) are set up
+   with the namespace and torn down with it, and where no other namespace
+   of the host has them, each first one patches the kernel's text (a static
+   key): 0.6 ms of a hardened start on the bench VM (docs/benchmarks.md).
+   A flow that existed before the wall (a joined namespace) is dropped
+   either way once it has no allow entry: stricter, as default-deny says.
+   NAT (the proxy redirect) starts conntrack by itself; the redirected flow
+   is local after it and needs no ct match either. */
+static bool
+needs_ct (const struct ab_net_policy *p)
+{
+  return p != NULL && p->n_allow > 0;
+}
+
 static void
 build_output (struct ab_nft_ruleset *r, const struct ab_net_policy *p, bool v6_allowed)
 {
@@ -158,7 +179,8 @@ build_output (struct ab_nft_ruleset *r, const struct ab_net_policy *p, bool v6_a
   struct ab_nft_chain *c = add_chain (r, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
   struct ab_nft_rule *rule;
 
-  add_match (add_rule (c, AB_NFT_V_ACCEPT), AB_NFT_M_CT_STATE);
+  if (needs_ct (p))
+    add_match (add_rule (c, AB_NFT_V_ACCEPT), AB_NFT_M_CT_STATE);
   /* The namespace's own addresses, loopback and the proxy's listeners
      among them.  Not `oif "lo"`: with the routes of last resort every
      unrouted destination leaves via lo, and after the proxy redirect the
@@ -210,12 +232,13 @@ build_deny (struct ab_nft_ruleset *r)
 }
 
 static void
-build_input (struct ab_nft_ruleset *r, bool v6_allowed)
+build_input (struct ab_nft_ruleset *r, const struct ab_net_policy *p, bool v6_allowed)
 {
   struct ab_nft_chain *c = add_chain (r, "input", "filter", NF_INET_LOCAL_IN, 0, NF_DROP);
 
   add_match (add_rule (c, AB_NFT_V_ACCEPT), AB_NFT_M_IIF_LO);
-  add_match (add_rule (c, AB_NFT_V_ACCEPT), AB_NFT_M_CT_STATE);
+  if (needs_ct (p))
+    add_match (add_rule (c, AB_NFT_V_ACCEPT), AB_NFT_M_CT_STATE);
   if (v6_allowed)
     add_nd_accepts (c);
 }
@@ -263,7 +286,7 @@ ab_nft_ruleset_build (const struct ab_net_policy *p, const struct ab_netns_proxy
   build_metadata (r);
   build_output (r, p, v6_allowed);
   build_deny (r);
-  build_input (r, v6_allowed);
+  build_input (r, p, v6_allowed);
   add_chain (r, "forward", "filter", NF_INET_FORWARD, 0, NF_DROP);
   if (proxy != NULL && proxy->enabled)
     build_nat (r, proxy);

@@ -28,9 +28,10 @@
  *               ports of a non-local destination goes to 127.0.0.1:http_port
  *               (IPv6 to [::1]:http_port): the only way out for that TCP.
  *   output      filter, output, 0, policy drop:
- *               ct state established,related accept: replies and ICMP errors
- *                 of flows let out (conntrack checks the outer address of
- *                 ICMP errors against the flow);
+ *               ct state established,related accept (with allow entries
+ *                 only: nothing else can have such a flow, nft-rules.c):
+ *                 replies and ICMP errors of flows let out (conntrack checks
+ *                 the outer address of ICMP errors against the flow);
  *               fib daddr type local accept: the namespace's own addresses
  *                 only (loopback, the proxy's listeners).  Not oif "lo": with
  *                 the routes above every unrouted destination leaves via lo,
@@ -45,7 +46,8 @@
  *               (daddr . l4proto . th dport, TCP and UDP) or denied4_proto /
  *               denied6_proto (daddr . l4proto), one counter per element, then
  *               rejects TCP with a reset and drops everything else.
- *   input       policy drop: lo, established/related, neighbour discovery.
+ *   input       policy drop: lo, established/related (with allow entries),
+ *               neighbour discovery (with IPv6 allow entries).
  *   forward     policy drop, no rules: the namespace is useless as a router.
  *
  * What the program sees: sendmsg() of UDP, ICMP and raw packets fails with

@@ -89,7 +89,9 @@ probes_bundle ()
 # debug_rules FILE ID: the rules that `--debug create ID` logged to FILE.
 debug_rules ()
 {
-  sed -n "/^agentbox: nftables rules of \`$2\`:\$/,/^agentbox: }\$/p" "$1" | sed -e 1d -e 's/^agentbox: //'
+  # the main thread's phase lines (+N ms ...) may come between them
+  sed -n "/^agentbox: nftables rules of \`$2\`:\$/,/^agentbox: }\$/p" "$1" |
+    sed -e 1d -e '/^agentbox: +[0-9.]* ms /d' -e 's/^agentbox: //'
 }
 
 # h1_log_since MARK: what $H1 logged after line MARK.
