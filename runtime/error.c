@@ -7,7 +7,7 @@
 
 #include "runtime/error.h"
 
-const char *ab_current_step = NULL;
+__thread const char *ab_current_step = NULL;
 
 static void
 vset (ab_error_t *err, int cls, int errnum, const char *fmt, va_list ap)

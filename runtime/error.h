@@ -51,8 +51,9 @@ typedef struct ab_error
   char where[AB_ERR_WHERE_MAX];
 } ab_error_t;
 
-/* The setup stage the current process is in; copied into errors it raises. */
-extern const char *ab_current_step;
+/* The setup stage the current thread is in; copied into errors it raises.
+   Per thread: create's network and cgroup jobs have their own. */
+extern __thread const char *ab_current_step;
 static inline void
 ab_set_step (const char *step)
 {
