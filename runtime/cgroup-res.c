@@ -498,14 +498,15 @@ blkio_weight (struct res *r, struct target *t, const char *what, const char *dev
   if (!t->v2)
     {
       /* CFQ's blkio.weight is gone from current kernels; BFQ has its own. */
-      if (ab_cg_has_file (t->h, dev[0] ? "blkio.weight_device" : "blkio.weight"))
-        return wr (r, t, dev[0] ? "blkio.weight_device" : "blkio.weight", what, "%s%s%" PRIu64, dev, sep, w);
-      if (!ab_cg_has_file (t->h, dev[0] ? "blkio.bfq.weight_device" : "blkio.bfq.weight"))
+      const char *file = dev[0] ? "blkio.weight_device" : "blkio.weight";
+
+      if (!ab_cg_has_file (t->h, file))
+        file = dev[0] ? "blkio.bfq.weight_device" : "blkio.bfq.weight";
+      if (!ab_cg_has_file (t->h, file))
         return refuse (r, what,
                        "this host's blkio controller has no weight (CFQ is gone from the kernel, and the BFQ "
                        "I/O scheduler is not loaded)");
-      return wr (r, t, dev[0] ? "blkio.bfq.weight_device" : "blkio.bfq.weight", what, "%s%s%" PRIu64, dev,
-                 sep, w);
+      return wr (r, t, file, what, "%s%s%" PRIu64, dev, sep, w);
     }
   if (ab_cg_has_file (t->h, "io.bfq.weight"))
     return wr (r, t, "io.bfq.weight", what, "%s%s%" PRIu64, dev[0] ? dev : "default", " ", w);
