@@ -12,7 +12,29 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "runtime/log.h"
 #include "runtime/util.h"
+
+/* --preserve-fds N hands fds 3 .. N+2 to the container as they are, with
+   close-on-exec cleared (runtime/process.c).  Each must be the caller's own
+   open fd: a hole in that range would be filled by the next fd agentbox
+   opens (its log, a record file, the root filesystem's directory, a cgroup
+   directory of the host), and that fd would then reach the container.  So
+   the range is checked before agentbox opens anything more. */
+int
+ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd)
+{
+  for (int fd = 3; fd < 3 + n; fd++)
+    {
+      if (fcntl (fd, F_GETFD) < 0)
+        return ab_cmd_usage_error (cmd, "--preserve-fds %d: fd %d is not open (fds 3 to %d must be)", n, fd,
+                                   n + 2);
+      if (fd == ab_log_fd () || fd == record_fd)
+        return ab_cmd_usage_error (cmd, "--preserve-fds %d: fd %d is agentbox's own %s, not one to pass on",
+                                   n, fd, fd == record_fd ? "record file" : "log file");
+    }
+  return 0;
+}
 
 int
 ab_cmd_positionals (const char *cmd, int argc, char **argv, int min, int max, const char *what)

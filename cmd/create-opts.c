@@ -73,7 +73,7 @@ ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **arg
   if ((r = ab_cmd_positionals (cmd, argc, argv, 1, 1, "container ID")) != 0)
     return r;
   o->id = argv[optind];
-  return 0;
+  return ab_cmd_check_preserve_fds (cmd, o->preserve_fds, -1);
 }
 
 int
@@ -316,7 +316,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     return ab_cmd_usage_error (cmd, "unexpected argument `%s` (program arguments need --default)", argv[optind]);
   if (!cli->so.passthrough && cli->record_fd < 0)
     return ab_cmd_usage_error (cmd, "--no-stream without --record would discard the output");
-  return 0;
+  return ab_cmd_check_preserve_fds (cmd, cli->co.preserve_fds, cli->record_fd);
 }
 
 int

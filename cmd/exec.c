@@ -172,7 +172,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
         ab_strv_push (&o.add_caps, optarg);
         break;
       case OPT_PRESERVE_FDS:
-        if (ab_parse_int (optarg, &o.preserve_fds) < 0 || o.preserve_fds < 0)
+        if (ab_parse_int (optarg, &o.preserve_fds) < 0 || o.preserve_fds < 0 || o.preserve_fds > 65536)
           return ab_cmd_usage_error ("exec", "--preserve-fds: expected a number, got `%s`", optarg);
         break;
       case OPT_NO_NEW_PRIVS:
@@ -232,6 +232,8 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
     return ab_cmd_usage_error ("exec", "give either --process FILE or a program, not both");
   if (g->systemd_cgroup)
     return ab_cmd_usage_error ("exec", "--systemd-cgroup: the systemd cgroup driver is not supported");
+  if ((n = ab_cmd_check_preserve_fds ("exec", o.preserve_fds, record_fd)) != 0)
+    return n;
 
   if (!ab_exe_protected ())
     {

@@ -246,6 +246,27 @@ ppid_=$(pid_of "$id")
 is "$(fds_of "$ppid_")" "0 1 2 3 " "--preserve-fds 1 passes fd 3 and nothing above it"
 is "$(readlink "/proc/$ppid_/fd/3")" "$T/hard/config.json" "... and fd 3 is the caller's file"
 rt delete --force "$id"
+# A hole in the preserved range would be filled by an fd of agentbox's own
+# (its signalfd, a cgroup or root filesystem directory), which would then
+# reach the container with close-on-exec cleared: refused before anything
+# is made.
+id=$(new_id)
+exec 3<"$T/hard/config.json"
+rt create --bundle "$T/hard" --preserve-fds 2 "$id" </dev/null >"$T/hole.out" 2>"$T/hole.err"
+rc=$?
+exec 3<&-
+is "$rc" 2 "--preserve-fds 2 with fd 4 closed in the caller exits 2 (usage)"
+grep -q -- "--preserve-fds 2: fd 4 is not open" "$T/hole.err"
+ok $? "... and the error names fd 4"
+test ! -e "$AB_STATE/$id"
+ok $? "... and leaves no state directory"
+exec 3<&-
+rt --log "$T/hole.log" run --bundle "$T/hard" --preserve-fds 1 "$id" </dev/null >"$T/hole.out" 2>"$T/hole.err"
+is "$?" 2 "--preserve-fds 1 with fd 3 closed and --log: the log took fd 3, refused with exit 2"
+grep -q -- "fd 3 is agentbox's own log file" "$T/hole.err"
+ok $? "... and the error says fd 3 is agentbox's log file"
+test ! -e "$AB_STATE/$id"
+ok $? "... and leaves no state directory"
 
 # ---- oomScoreAdj -------------------------------------------------------------------------------
 
