@@ -38,6 +38,6 @@ int ab_idmap_prepare (const struct ab_bundle *b, pid_t child, bool child_userns,
 /* The root filesystem as a detached recursive tree, from one resolution of
    root.path; with idmap, id-mapped through the container's user namespace
    (dev.agentbox.rootfs.idmap). */
-int ab_rootfs_tree (const struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err);
+int ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err);
 
 #endif

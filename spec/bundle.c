@@ -23,6 +23,8 @@ ab_bundle_free (struct ab_bundle *b)
   free (b->config);
   ab_spec_free (b->spec);
   free (b->rootfs);
+  if (b->rootfs_fd >= 0)
+    close (b->rootfs_fd);
   free (b);
 }
 
@@ -50,8 +52,8 @@ canonical_dir (const char *dir, char **out, ab_error_t *err)
    directory.  Resolved like a bind source (spec/bundle-links.h): beneath the
    bundle once the path is in it, so that a symlink of the bundle cannot
    make the host's / the container's root; the state records the real
-   directory, and create opens it the same way again (never by this path
-   string alone). */
+   directory, and create clones the root from the fd kept here (never by
+   this path string). */
 static int
 resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
 {
@@ -84,6 +86,7 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
     return ab_error_set (err, n < 0 ? errno : ENOENT, "config.json: root.path: where is `%s`", joined);
   real[n] = '\0';
   b->rootfs = xstrdup (real);
+  b->rootfs_fd = ab_steal_fd (&fd);
   return 0;
 }
 
@@ -124,6 +127,7 @@ bundle_build (char *dir, char *config, size_t len, struct ab_bundle **out, ab_er
   struct ab_bundle *b = xzalloc (sizeof *b);
   _cleanup_ (ab_bundle_freep) struct ab_bundle *guard = b;
 
+  b->rootfs_fd = -1;
   b->dir = dir;
   b->config = config;
   b->config_len = len;

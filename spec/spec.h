@@ -36,6 +36,8 @@ struct ab_bundle
   size_t config_len;
   struct ab_spec *spec;
   char *rootfs;      /* absolute path of root.path (resolved against dir) */
+  int rootfs_fd;     /* O_PATH fd of that directory as validated, or -1; create
+                        clones the root from it (ab_rootfs_tree) */
 };
 
 /* Read, parse and validate <dir>/config.json and check that the root
