@@ -260,20 +260,26 @@ signal_all (struct ab_cgroup *cg, int sig, size_t *n_signalled, ab_error_t *err)
 int
 ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
 {
-  struct ab_cg_hier *fz = freezer (cg);
+  struct ab_cg_hier *fz;
   int round;
 
   if (cg->planned)
     return 0;
 
   /* cgroup.kill kills the whole subtree at once, and the kernel stops
-     forks racing with it from escaping. */
-  if (sig == SIGKILL && cg->v2 && ab_cg_has_file (cg->v2, "cgroup.kill"))
+     forks racing with it from escaping.  Opened without a probe first: a
+     kernel before 5.14 has no such file (ENOENT), and then the freezer
+     does it. */
+  if (sig == SIGKILL && cg->v2 && cg->v2->dfd >= 0)
     {
-      if (ab_cg_write (cg->v2, "cgroup.kill", "1", "kill", err) < 0)
-        return -1;
-      return 0;
+      _cleanup_close_ int fd
+          = openat (cg->v2->dfd, "cgroup.kill", O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+      if (fd >= 0)
+        return ab_cg_write_fd (cg->v2, fd, "cgroup.kill", "1", "kill", err);
+      if (errno != ENOENT)
+        return ab_error_setc (err, AB_EC_RESOURCE, errno, "kill: open `%s/cgroup.kill`", cg->v2->dir);
     }
+  fz = freezer (cg);
   /* Otherwise freeze first: a frozen process cannot fork, so the list we
      signal is the whole of the cgroup. */
   for (round = 0; round < KILL_ROUNDS; round++)

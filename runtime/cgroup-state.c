@@ -46,8 +46,9 @@ ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, bool v1_done, ab
    starts is ever outside its cgroups.  The permission check uses the
    credentials of the file's opener (of->file->f_cred): the runtime, as it
    was for the cgroup.procs writes; the child's user namespace does not
-   matter.  The fds are close-on-exec and the child closes them right after
-   the writes: no program of the container ever holds one. */
+   matter.  The fds are close-on-exec, and the close_range that follows the
+   writes in the child (child.c, exec.c) closes them before anything else
+   runs: no program of the container and no hook ever holds one. */
 int
 ab_cgroup_selfjoin_open (struct ab_cgroup *cg, struct ab_cgroup_selfjoin **out, size_t *n, ab_error_t *err)
 {
@@ -77,12 +78,8 @@ int
 ab_cgroup_selfjoin (struct ab_cgroup_selfjoin *j, size_t n, ab_error_t *err)
 {
   for (size_t i = 0; i < n; i++)
-    {
-      if (write (j[i].fd, "0", 1) != 1)
-        return ab_error_setc (err, AB_EC_RESOURCE, errno, "join cgroup: write `0` to `%s/tasks`", j[i].dir);
-      close (j[i].fd);
-      j[i].fd = -1;
-    }
+    if (write (j[i].fd, "0", 1) != 1)
+      return ab_error_setc (err, AB_EC_RESOURCE, errno, "join cgroup: write `0` to `%s/tasks`", j[i].dir);
   return 0;
 }
 

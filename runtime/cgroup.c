@@ -263,20 +263,24 @@ cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
   return 0;
 }
 
-/* The common case of hier_mkdir in two syscalls instead of four: the leaf
-   directly below the mount point (the runtime's own cgroup is the mount's
-   root in a cgroup namespace, or a relative cgroupsPath's parent), made and
-   opened by its full path.  The same resolution as the walk: the mount
-   point's path is resolved as open (h->mountpoint) resolves it, the leaf is
-   the last component (mkdir never follows it, O_NOFOLLOW refuses a symlink
-   there).  Not for a v1 cpuset, whose leaf inherits from the parent's fd.
-   1: done; 0: take the walk (the leaf exists, or something else). */
+/* The common case of hier_mkdir in two syscalls instead of two per level
+   and four: only the leaf is missing (a relative cgroupsPath below the
+   runtime's own cgroup, or a new container's directory), made and opened
+   by its full path.  The same resolution as the walk: the mount point's
+   path is resolved as open (h->mountpoint) resolves it; the components
+   below it are cgroupfs directories, and cgroupfs has no symlinks (the
+   walk's O_NOFOLLOW cannot matter there; h->path is clean, without `.` or
+   `..`); the leaf is the last component (mkdir never follows it,
+   O_NOFOLLOW refuses a symlink there).  A mkdir that succeeds made exactly
+   one level.  Not for a v1 cpuset, whose leaf inherits from the parent's
+   fd.  1: done; 0: take the walk (the leaf exists, a parent is missing, or
+   something else). */
 static int
 hier_mkdir_leaf (struct ab_cg_hier *h)
 {
   int fd;
 
-  if (ab_cg_path_depth (h) != 1 || mkdirat (AT_FDCWD, h->dir, 0755) < 0)
+  if (mkdirat (AT_FDCWD, h->dir, 0755) < 0)
     return 0;
   fd = openat (AT_FDCWD, h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
@@ -410,10 +414,12 @@ hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
   size_t depth = ab_cg_path_depth (h);
   bool leaf = true;
 
-  /* One directory right below the mount point, ours: by its full path
-     (one syscall instead of open, rmdir, close).  rmdir never follows the
-     last component, and h->dir is the path hier_mkdir made. */
-  if (depth == 1 && h->created == 1 && h->dfd >= 0)
+  /* Only the leaf is ours: by its full path (one syscall instead of an
+     open, rmdir and close, and two more per level above it).  rmdir never
+     follows the last component, the levels above are cgroupfs directories
+     (no symlinks: hier_mkdir_leaf), and h->dir is the path hier_mkdir
+     made. */
+  if (h->created == 1 && h->dfd >= 0)
     {
       if (unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR) == 0 || errno == ENOENT)
         {
@@ -825,21 +831,25 @@ ab_cgroup_update (struct ab_cgroup *cg, const struct ab_resources *resources, ab
 }
 
 int
+ab_cgroup_remove (struct ab_cgroup *cg, ab_error_t *err)
+{
+  for (size_t i = cg->n; i-- > 0;)
+    if (hier_rmdir (&cg->h[i], err) < 0)
+      return -1;
+  return 0;
+}
+
+int
 ab_cgroup_destroy (struct ab_cgroup *cg, ab_error_t *err)
 {
-  size_t i;
-  int r = 0;
+  int r = ab_cgroup_populated (cg, err);
 
-  r = ab_cgroup_populated (cg, err);
   if (r < 0)
     return -1;
   if (r > 0)
     return ab_error_setc (err, AB_EC_STATE, EBUSY, "cgroup `%s` still has processes",
                           ab_cg_tracking (cg)->dir);
-  for (i = cg->n; i-- > 0;)
-    if (hier_rmdir (&cg->h[i], err) < 0)
-      return -1;
-  return 0;
+  return ab_cgroup_remove (cg, err);
 }
 
 int

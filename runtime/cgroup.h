@@ -63,8 +63,8 @@ int ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, bool v1_done
 /* The v1 hierarchies a fresh child joins by itself, without the RCU grace
    period (cgroup-state.c says why that is safe): the runtime opens each
    `tasks` file (O_WRONLY, O_CLOEXEC) before the clone, the child writes "0"
-   to every one as its first step and closes them; the parent closes its
-   copies after the clone.  *n is 0 when there is no v1 hierarchy. */
+   to every one as its first step and its close_range right after closes
+   them; the parent closes its copies after the clone.  *n is 0 when there is no v1 hierarchy. */
 struct ab_cgroup_selfjoin
 {
   int fd;
@@ -111,6 +111,10 @@ int ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_
 /* Remove every directory ab_cgroup_create made (deepest first), after the
    cgroup is empty.  Idempotent. */
 int ab_cgroup_destroy (struct ab_cgroup *cg, ab_error_t *err);
+/* The same without the check, for a caller that has just seen the cgroup
+   empty (ab_cgroup_populated, ab_cgroup_wait_empty): a cgroup that is not
+   fails its rmdir with EBUSY. */
+int ab_cgroup_remove (struct ab_cgroup *cg, ab_error_t *err);
 
 void ab_cgroup_free (struct ab_cgroup *cg);
 static inline void

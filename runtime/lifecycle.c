@@ -132,11 +132,22 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
   if (c->cg)
     {
       ab_error_t e = { 0 };
-      if (ab_cgroup_kill (c->cg, SIGKILL, &e) < 0 && e.errnum != ESRCH)
-        ab_debug ("release: %s", e.msg);
-      if (ab_cgroup_wait_empty (c->cg, 5000, &e) < 0)
-        ab_warn ("container `%s`: %s", c->id, e.msg);
-      if (ab_cgroup_destroy (c->cg, err) < 0)
+      /* The common case (the container's last process has exited: run,
+         delete of a stopped container) costs one read of the subtree's
+         populated state: an empty cgroup has no one to kill or wait for.
+         A process can enter it after that read only by a write to
+         cgroup.procs by the host's root, and then the rmdir fails with
+         EBUSY and says so, as a failed kill would have. */
+      int busy = ab_cgroup_populated (c->cg, &e);
+      if (busy != 0)
+        {
+          if (ab_cgroup_kill (c->cg, SIGKILL, &e) < 0 && e.errnum != ESRCH)
+            ab_debug ("release: %s", e.msg);
+          busy = ab_cgroup_wait_empty (c->cg, 5000, &e);
+          if (busy < 0)
+            ab_warn ("container `%s`: %s", c->id, e.msg);
+        }
+      if ((busy == 0 ? ab_cgroup_remove (c->cg, err) : ab_cgroup_destroy (c->cg, err)) < 0)
         r = -1;
     }
   /* Whether or not the state got to record it: a create killed right after
