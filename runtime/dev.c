@@ -44,32 +44,39 @@ bind_host_node (const char *host_path, mode_t type, unsigned major, unsigned min
   return ab_move_mount_fd (tree, target_fd, what, err);
 }
 
+/* `name` exists in dirfd: it must be the requested node already, or an
+   empty regular file (a bind target made earlier), which gets the bind. */
+static int
+existing_node (int dirfd, const char *name, const char *path, const char *host_path, mode_t type,
+               unsigned major, unsigned minor, const char *what, ab_error_t *err)
+{
+  _cleanup_close_ int fd = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return ab_error_set (err, errno, "%s: stat `%s`", what, path);
+  if ((st.st_mode & S_IFMT) == type
+      && (type == S_IFIFO || (major (st.st_rdev) == major && minor (st.st_rdev) == minor)))
+    return 0;
+  if (!S_ISREG (st.st_mode) || st.st_size != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, EEXIST, "%s: `%s` exists and is not the requested device", what,
+                          path);
+  return bind_host_node (host_path, type, major, minor, fd, what, err);
+}
+
 /* Create node `name` in the directory dirfd (inside the rootfs): mknod when
    permitted, else a bind of the host node at host_path.  An existing node
-   must match. */
+   must match.  Created first and looked at only on EEXIST: the nodes of a
+   fresh /dev tmpfs never exist, and the exclusive creation is the check
+   that nothing was there. */
 static int
 make_node_at (int dirfd, const char *name, const char *path, const char *host_path, mode_t type,
               unsigned major, unsigned minor, mode_t mode, bool userns, bool set_owner, uid_t uid, gid_t gid,
               const char *what, ab_error_t *err)
 {
   _cleanup_close_ int existing = -1;
-  struct stat st;
   int fd;
 
-  existing = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  if (existing >= 0)
-    {
-      if (fstat (existing, &st) < 0)
-        return ab_error_set (err, errno, "%s: stat `%s`", what, path);
-      if ((st.st_mode & S_IFMT) == type && (type == S_IFIFO || (major (st.st_rdev) == major
-                                                                && minor (st.st_rdev) == minor)))
-        return 0;
-      if (!S_ISREG (st.st_mode) || st.st_size != 0)
-        return ab_error_setc (err, AB_EC_CONFIG, EEXIST, "%s: `%s` exists and is not the requested device", what,
-                              path);
-      /* an empty file: a bind target made earlier */
-      return bind_host_node (host_path, type, major, minor, existing, what, err);
-    }
   /* In a user namespace mknod of a device node always fails with EPERM
      (it needs CAP_MKNOD in the initial user namespace): skip straight to
      the bind, which is where the EPERM would have led.  A FIFO needs no
@@ -85,6 +92,8 @@ make_node_at (int dirfd, const char *name, const char *path, const char *host_pa
             return ab_error_set (err, errno, "%s: chmod `%s`", what, path);
           return 0;
         }
+      if (errno == EEXIST)
+        return existing_node (dirfd, name, path, host_path, type, major, minor, what, err);
       if (errno != EPERM || type == S_IFIFO)
         return ab_error_set (err, errno, "%s: mknod `%s`", what, path);
     }
@@ -93,6 +102,8 @@ make_node_at (int dirfd, const char *name, const char *path, const char *host_pa
      mount target (move_mount takes the file the fd refers to), so there is
      no second lookup of the name that a swap could redirect. */
   fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST)
+    return existing_node (dirfd, name, path, host_path, type, major, minor, what, err);
   if (fd < 0)
     {
       int e = errno;
@@ -188,9 +199,11 @@ ab_dev_setup (const struct ab_spec *s, int rootfd, bool userns, ab_error_t *err)
           || make_symlink (devfd, "/proc/self/fd/2", "/dev/stderr", err) < 0)
         return -1;
       /* /dev/ptmx: the container's own devpts instance. */
-      if (fstatat (devfd, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) == 0)
+      if (fstatat (devfd, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) == 0
+          && symlinkat ("pts/ptmx", devfd, "ptmx") < 0)
         {
-          if (unlinkat (devfd, "ptmx", 0) < 0 && errno != ENOENT)
+          /* the image's own /dev/ptmx (a /dev without a tmpfs): replaced */
+          if (errno != EEXIST || (unlinkat (devfd, "ptmx", 0) < 0 && errno != ENOENT))
             return ab_error_set (err, errno, "replace /dev/ptmx");
           if (symlinkat ("pts/ptmx", devfd, "ptmx") < 0)
             return ab_error_set (err, errno, "create symlink /dev/ptmx");

@@ -149,6 +149,21 @@ is "$(run_in "$T/devs")" 0 "linux.devices absent from the host (char and block 4
 like "$(tr '\n' ' ' <"$T/devs/stdout")" 'type=char mode=0660 uid=0 gid=0 rdev=42:7 ' "... with the node it asked for"
 ok "$([ ! -e /dev/abtest-c ] && [ ! -e /dev/abtest-b ]; echo $?)" "... made in the container's /dev, not the host's"
 
+# A linux.devices entry for a node the runtime has made already: the same
+# numbers are that node; other numbers are refused by name.
+make_bundle "$T/devdup" "${cap_edits[@]}" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","stat","/dev/null"]' \
+  'linux.devices+={"path":"/dev/null","type":"c","major":1,"minor":3,"fileMode":438,"uid":0,"gid":0}'
+is "$(run_in "$T/devdup")" 0 "linux.devices naming /dev/null 1:3, a default device: the container runs"
+like "$(tr '\n' ' ' <"$T/devdup/stdout")" 'type=char .*rdev=1:3 ' "... and its /dev/null is 1:3"
+if is_agentbox; then
+  make_bundle "$T/devclash" "${cap_edits[@]}" process.noNewPrivileges=false \
+    'linux.devices+={"path":"/dev/null","type":"c","major":42,"minor":9,"fileMode":438,"uid":0,"gid":0}'
+  isnt "$(run_in "$T/devclash")" 0 "linux.devices naming /dev/null as 42:9 fails the run"
+  like "$(cat "$T/devclash/stderr")" 'linux.devices\[0\].*/dev/null.*exists and is not the requested device' \
+    "... with an error naming the entry and the path"
+fi
+
 # ---- capabilities the runtime itself does not hold ---------------------------
 # config.md: a capability that cannot be granted MUST be logged as a warning,
 # and runtimes SHOULD NOT fail (the suite's privileged test asks for every
