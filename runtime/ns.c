@@ -21,6 +21,13 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
+static int
+no_such_ns (int type, ab_error_t *err)
+{
+  return ab_error_setc (err, AB_EC_CONFIG, ENOSYS, "linux.namespaces: this kernel has no %s namespaces",
+                        ab_ns_name (type));
+}
+
 int
 ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err)
 {
@@ -40,9 +47,12 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
         continue;
       if (ns->path == NULL)
         {
-          if (!ab_ns_supported (t))
-            return ab_error_setc (err, AB_EC_CONFIG, ENOSYS,
-                                  "linux.namespaces: this kernel has no %s namespaces", ab_ns_name (t));
+          /* A kind the kernel was built without makes clone3 fail with
+             EINVAL, and clone_failed names it then; only the cgroup and
+             time namespaces, made later by unshare in the child, are
+             looked for here. */
+          if ((t == AB_NS_CGROUP || t == AB_NS_TIME) && !ab_ns_supported (t))
+            return no_such_ns (t, err);
           if (t == AB_NS_USER)
             plan->new_user = true;
           if (t == AB_NS_CGROUP)
@@ -116,6 +126,19 @@ ab_ns_supported (int type)
   return cache[type] > 0;
 }
 
+/* clone3 failed: a namespace kind this kernel lacks (EINVAL; its
+   /proc/self/ns entry is missing) is a config error naming it, anything
+   else a setup error. */
+static int
+clone_failed (const struct ab_ns_plan *plan, unsigned long long flags, int e, ab_error_t *err)
+{
+  if (e == EINVAL)
+    for (int t = 0; t < AB_NS__COUNT; t++)
+      if ((flags & ab_ns_clone_flag (t)) && plan->join_fd[t] < 0 && !ab_ns_supported (t))
+        return no_such_ns (t, err);
+  return ab_error_setc (err, AB_EC_SETUP, e, "clone3 the container process (namespaces 0x%llx)", flags);
+}
+
 static pid_t
 do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
 {
@@ -157,7 +180,7 @@ ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, in
           pid = do_clone3 (flags | CLONE_PIDFD, -1, pidfd);
         }
       if (pid < 0)
-        return ab_error_set (err, errno, "clone3 the container process (namespaces 0x%llx)", flags);
+        return clone_failed (plan, flags, errno, err);
       return pid;
     }
 
@@ -186,7 +209,7 @@ ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, in
         pid = do_clone3 (flags | CLONE_PARENT, -1, NULL);
       if (pid < 0)
         {
-          ab_error_setc (&e, AB_EC_SETUP, errno, "clone3 the container process (namespaces 0x%llx)", flags);
+          clone_failed (plan, flags, errno, &e);
           ab_sync_send_error (child_sync_fd, &e);
           _exit (1);
         }
