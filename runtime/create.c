@@ -574,6 +574,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (c->dirfd < 0)
     return -1;
   c->lock = LOCK_EX; /* ab_state_dir_create's */
+  c->state_file.absent = true; /* a new directory */
 
   /* From here on, every failure goes through create_abort. */
   c->state = xzalloc (sizeof *c->state);

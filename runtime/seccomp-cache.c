@@ -59,6 +59,18 @@ fnv1a (uint64_t h, const void *data, size_t n)
 
 /* ---- where ---------------------------------------------------------------- */
 
+/* The runtime's effective uid, read once: the cache is only used by the
+   runtime process, which never changes its own ids. */
+static uid_t
+cache_euid (void)
+{
+  static uid_t euid = (uid_t)-1;
+
+  if (euid == (uid_t)-1)
+    euid = geteuid ();
+  return euid;
+}
+
 const char *
 ab_cache_base (void)
 {
@@ -72,7 +84,7 @@ ab_cache_base (void)
   env = getenv ("AGENTBOX_CACHE_DIR");
   if (env != NULL)
     base = *env == '/' ? xstrdup (env) : NULL; /* "" (or a relative path): no cache */
-  else if (geteuid () == 0)
+  else if (cache_euid () == 0)
     base = xstrdup ("/var/cache/agentbox");
   else if ((env = getenv ("XDG_CACHE_HOME")) != NULL && *env == '/')
     base = xasprintf ("%s/agentbox", env);
@@ -91,9 +103,9 @@ ab_cache_dir_is_safe (int fd, const char *path, mode_t mode, char why[static AB_
     return snprintf (why, AB_CACHE_WHY_MAX, "stat `%s`: %s", path, strerror (errno)), false;
   if (!S_ISDIR (st.st_mode))
     return snprintf (why, AB_CACHE_WHY_MAX, "`%s` is not a directory", path), false;
-  if (st.st_uid != geteuid ())
-    return snprintf (why, AB_CACHE_WHY_MAX, "`%s` is owned by uid %u, not %u", path, (unsigned) st.st_uid,
-                     (unsigned) geteuid ()),
+  if (st.st_uid != cache_euid ())
+    return snprintf (why, AB_CACHE_WHY_MAX, "`%s` is owned by uid %u, not %u", path, (unsigned)st.st_uid,
+                     (unsigned)cache_euid ()),
            false;
   if ((st.st_mode & 07777 & ~mode) != 0)
     return snprintf (why, AB_CACHE_WHY_MAX, "`%s` has mode %04o (at most %04o)", path,
@@ -199,11 +211,11 @@ open_entry (int dfd, const char *name, size_t *size, char why[static AB_CACHE_WH
         snprintf (why, AB_CACHE_WHY_MAX, "open entry %s: %s", name, strerror (errno));
       return -1;
     }
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077) != 0
-      || st.st_nlink != 1 || st.st_size > (off_t) AB_CACHE_MAX_BYTES)
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != cache_euid () || (st.st_mode & 077) != 0
+      || st.st_nlink != 1 || st.st_size > (off_t)AB_CACHE_MAX_BYTES)
     {
       snprintf (why, AB_CACHE_WHY_MAX, "entry %s is not a 0600 regular file of uid %u with one link", name,
-                (unsigned) geteuid ());
+                (unsigned)cache_euid ());
       return -1;
     }
   *size = (size_t)st.st_size;

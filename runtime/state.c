@@ -228,6 +228,15 @@ ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err)
 
   if (fd < 0)
     return errno == ENOENT ? 0 : ab_error_set (err, errno, "open state of `%s`", id);
+  /* What a state directory holds, by name; the rmdir tells whether there
+     was anything else (a netns file still mounted fails its unlink below,
+     as it did in the listing), and only then is the directory listed. */
+  unlinkat (fd, AB_STATE_FILE, 0);
+  unlinkat (fd, AB_CONFIG_FILE, 0);
+  if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0 || errno == ENOENT)
+    return 0;
+  if (errno != ENOTEMPTY && errno != EEXIST)
+    return ab_error_set (err, errno, "remove state directory of `%s`", id);
   d = fdopendir (ab_steal_fd (&fd));
   if (d == NULL)
     return ab_error_set (err, errno, "read state of `%s`", id);
@@ -336,18 +345,27 @@ ab_state_write_locked (int dirfd, struct ab_state_file *f, const struct ab_state
 
   state_gen (g, s);
   buf = ab_gen_buf (g, &len);
-  if (f->fd < 0 && len <= STATE_INPLACE_MAX && state_file_open (dirfd, f, err) < 0)
+  if (f->fd < 0 && !f->absent && len <= STATE_INPLACE_MAX && state_file_open (dirfd, f, err) < 0)
     return -1;
   n = len > f->len ? len : f->len;
   if (f->fd < 0 || n > STATE_INPLACE_MAX)
     {
       /* The first write, or too long for one page: the rename (after
-         which an open file would no longer be state.json). */
+         which an open file would no longer be state.json; the new file's
+         own fd is, and is kept for the writes in place). */
+      int fd;
       ab_state_file_close (f);
-      if (ab_write_file_atomic (dirfd, AB_STATE_FILE, buf, len, 0600, err) < 0)
+      fd = ab_write_file_atomic_open (dirfd, AB_STATE_FILE, buf, len, 0600, err);
+      if (fd < 0)
         return -1;
-      if (len <= STATE_INPLACE_MAX && state_file_open (dirfd, f, err) < 0)
-        return -1;
+      f->absent = false;
+      if (len > STATE_INPLACE_MAX)
+        close (fd);
+      else
+        {
+          f->fd = fd;
+          f->len = len;
+        }
       return 0;
     }
   /* Why in place is safe here:

@@ -76,15 +76,17 @@ int ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err);
 int ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err);
 
 /* state.json kept open by a writer that holds the directory's exclusive
-   lock (fd -1: not open yet; len: the file's size). */
+   lock (fd -1: not open yet; len: the file's size; absent: the directory
+   is new and has no state.json yet, so the first write need not look). */
 struct ab_state_file
 {
   int fd;
   size_t len;
+  bool absent;
 };
 #define AB_STATE_FILE_INIT                                                                                   \
   {                                                                                                          \
-    .fd = -1, .len = 0                                                                                       \
+    .fd = -1, .len = 0, .absent = false                                                                      \
   }
 
 /* ab_state_write for a caller holding the exclusive lock of dirfd: one

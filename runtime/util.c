@@ -244,6 +244,18 @@ int
 ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
                       ab_error_t *err)
 {
+  int fd = ab_write_file_atomic_open (dirfd, name, data, len, mode, err);
+
+  if (fd < 0)
+    return -1;
+  close (fd);
+  return 0;
+}
+
+int
+ab_write_file_atomic_open (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+                           ab_error_t *err)
+{
   _cleanup_free_ char *tmp = xasprintf (".%s.tmp.%d", name, (int) getpid ());
   _cleanup_close_ int fd = -1;
 
@@ -264,7 +276,7 @@ ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len,
       unlinkat (dirfd, tmp, 0);
       return ab_error_set (err, e, "rename `%s` to `%s`", tmp, name);
     }
-  return 0;
+  return ab_steal_fd (&fd);
 }
 
 int

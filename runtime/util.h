@@ -112,6 +112,10 @@ int ab_write_file_at (int dirfd, const char *path, const char *data, size_t len,
 /* Create or replace dirfd/name atomically for readers: write a temporary, rename. */
 int ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
                           ab_error_t *err);
+/* The same, and return the new file's fd (O_WRONLY, close-on-exec), which
+   is dirfd/name from the rename on. */
+int ab_write_file_atomic_open (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+                               ab_error_t *err);
 
 /* Strict number parsing: the whole string, no sign for unsigned, no overflow. */
 int ab_parse_u64 (const char *s, uint64_t *out);
