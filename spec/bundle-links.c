@@ -187,12 +187,15 @@ image_root_open (struct image_root *r, const char *path)
     }
 }
 
+/* The image root fd is, if any; st: fd's stat when the caller has it. */
 static const struct image_root *
-image_root_of (int fd, const struct image_root *roots, size_t n)
+image_root_of (int fd, const struct stat *known, const struct image_root *roots, size_t n)
 {
   struct stat st;
 
-  if (fstat (fd, &st) < 0)
+  if (known)
+    st = *known;
+  else if (fstat (fd, &st) < 0)
     return NULL;
   for (size_t i = 0; i < n; i++)
     if (roots[i].fd >= 0 && roots[i].dev == st.st_dev && roots[i].ino == st.st_ino)
@@ -230,6 +233,8 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
   _cleanup_close_ int cur = -1;
   int links = 0, r = -1;
   const struct image_root *in;
+  struct stat st, cur_st;
+  bool cur_known = false; /* cur_st is cur's */
   size_t i;
 
   image_root_open (&roots[0], bundle_dir);
@@ -244,7 +249,6 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
   for (;;)
     {
       char *p = rest, *comp;
-      struct stat st;
       int next;
 
       if (cur < 0)
@@ -252,7 +256,7 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
           r = ab_error_set (err, errno, "%s `%s`", what, path);
           goto out;
         }
-      if ((in = image_root_of (cur, roots, 2)) != NULL)
+      if ((in = image_root_of (cur, cur_known ? &cur_st : NULL, roots, 2)) != NULL)
         {
           r = open_in_image (in, cur, rest, what, path, err);
           goto out;
@@ -274,7 +278,8 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
         next = openat (cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
       else
         next = openat (cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (next >= 0 && fstat (next, &st) == 0 && S_ISLNK (st.st_mode))
+      cur_known = next >= 0 && fstat (next, &st) == 0;
+      if (cur_known && S_ISLNK (st.st_mode))
         {
           /* The author's symlink (outside every image root): follow it,
              from where it is. */
@@ -295,11 +300,13 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
               close (cur);
               cur = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
             }
+          cur_known = false; /* cur is unchanged or "/" */
           continue;
         }
       memmove (rest, p, strlen (p) + 1);
       close (cur);
       cur = next;
+      cur_st = st; /* valid while cur_known */
     }
 out:
   for (i = 0; i < 2; i++)
