@@ -27,7 +27,9 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py test
 	docs/bench/before-3e38eed-lone.txt docs/bench/before-3e38eed-mcp400.txt docs/bench/before-3e38eed-profile.txt \
 	docs/bench/before-ca2e398-run3.txt docs/bench/after-c00527b-run1.txt docs/bench/after-c00527b-lone.txt \
 	docs/bench/after-final-run1.txt docs/bench/after-final-lone.txt \
-	docs/bench/after-third-run1.txt docs/bench/after-third-run2.txt docs/bench/after-third-lone.txt
+	docs/bench/after-third-run1.txt docs/bench/after-third-run2.txt docs/bench/after-third-lone.txt \
+	docs/bench/after-fourth-static-run1.txt docs/bench/after-fourth-static-run2.txt \
+	docs/bench/after-fourth-static-lone.txt docs/bench/after-fourth-dynamic-run1.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench
