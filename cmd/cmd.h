@@ -44,10 +44,10 @@ struct ab_cmd
 
 /* Print the error and map its class to an exit status. */
 int ab_cmd_fail (const ab_error_t *err);
-/* A usage error: "agentbox <cmd>: <message>" plus a hint; returns AB_EXIT_USAGE. */
 /* Usage error unless fds 3 .. n+2 are all open and none is agentbox's own
    (the log file, record_fd). */
 int ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd);
+/* A usage error: "agentbox <cmd>: <message>" plus a hint; returns AB_EXIT_USAGE. */
 int ab_cmd_usage_error (const char *cmd, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 /* Parse --rootless and friends: "true", "false", "auto". */
 int ab_parse_tristate (const char *s, int *out);

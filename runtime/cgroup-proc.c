@@ -270,14 +270,18 @@ ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
      forks racing with it from escaping.  Opened without a probe first: a
      kernel before 5.14 has no such file (ENOENT), and then the freezer
      does it. */
-  if (sig == SIGKILL && cg->v2 && cg->v2->dfd >= 0)
+  if (sig == SIGKILL && cg->v2)
     {
-      _cleanup_close_ int fd
-          = openat (cg->v2->dfd, "cgroup.kill", O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+      ab_error_t e = { 0 };
+      _cleanup_close_ int fd = ab_cg_open_w (cg->v2, "cgroup.kill", "kill", &e);
       if (fd >= 0)
         return ab_cg_write_fd (cg->v2, fd, "cgroup.kill", "1", "kill", err);
-      if (errno != ENOENT)
-        return ab_error_setc (err, AB_EC_RESOURCE, errno, "kill: open `%s/cgroup.kill`", cg->v2->dir);
+      if (e.errnum != ENOENT)
+        {
+          if (err)
+            *err = e;
+          return -1;
+        }
     }
   fz = freezer (cg);
   /* Otherwise freeze first: a frozen process cannot fork, so the list we

@@ -64,7 +64,8 @@ int ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, bool v1_done
    period (cgroup-state.c says why that is safe): the runtime opens each
    `tasks` file (O_WRONLY, O_CLOEXEC) before the clone, the child writes "0"
    to every one as its first step and its close_range right after closes
-   them; the parent closes its copies after the clone.  *n is 0 when there is no v1 hierarchy. */
+   them; the parent closes its copies after the clone.  *n is 0 when there
+   is no v1 hierarchy. */
 struct ab_cgroup_selfjoin
 {
   int fd;

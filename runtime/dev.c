@@ -74,8 +74,7 @@ make_node_at (int dirfd, const char *name, const char *path, const char *host_pa
               unsigned major, unsigned minor, mode_t mode, bool userns, bool set_owner, uid_t uid, gid_t gid,
               const char *what, ab_error_t *err)
 {
-  _cleanup_close_ int existing = -1;
-  int fd;
+  _cleanup_close_ int fd = -1;
 
   /* In a user namespace mknod of a device node always fails with EPERM
      (it needs CAP_MKNOD in the initial user namespace): skip straight to
@@ -120,8 +119,7 @@ make_node_at (int dirfd, const char *name, const char *path, const char *host_pa
         }
       return -1;
     }
-  existing = fd;
-  return bind_host_node (host_path, type, major, minor, existing, what, err);
+  return bind_host_node (host_path, type, major, minor, fd, what, err);
 }
 
 /* The same for a path inside the rootfs: its directory is made first. */

@@ -187,7 +187,8 @@ image_root_open (struct image_root *r, const char *path)
     }
 }
 
-/* The image root fd is, if any; st: fd's stat when the caller has it. */
+/* The image root that fd is, if any; known: fd's stat when the caller has
+   it already. */
 static const struct image_root *
 image_root_of (int fd, const struct stat *known, const struct image_root *roots, size_t n)
 {
@@ -234,7 +235,7 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
   int links = 0, r = -1;
   const struct image_root *in;
   struct stat st, cur_st;
-  bool cur_known = false; /* cur_st is cur's */
+  bool cur_known = false; /* cur_st is cur's stat */
   size_t i;
 
   image_root_open (&roots[0], bundle_dir);
@@ -278,8 +279,8 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
         next = openat (cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
       else
         next = openat (cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      cur_known = next >= 0 && fstat (next, &st) == 0;
-      if (cur_known && S_ISLNK (st.st_mode))
+      bool next_known = next >= 0 && fstat (next, &st) == 0;
+      if (next_known && S_ISLNK (st.st_mode))
         {
           /* The author's symlink (outside every image root): follow it,
              from where it is. */
@@ -299,14 +300,15 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
             {
               close (cur);
               cur = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+              cur_known = false;
             }
-          cur_known = false; /* cur is unchanged or "/" */
           continue;
         }
       memmove (rest, p, strlen (p) + 1);
       close (cur);
       cur = next;
-      cur_st = st; /* valid while cur_known */
+      cur_st = st;
+      cur_known = next_known;
     }
 out:
   for (i = 0; i < 2; i++)
