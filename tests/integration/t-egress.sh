@@ -230,6 +230,17 @@ listening ()
   nsenter --net="/proc/$1/ns/net" ss -Hltun | awk '{ print $1, $5 }' | sort
 }
 
+# hold_netns PID: keeps PID's network namespace alive on fd $netns_fd and
+# sets netns_ino to its inode number, until release_netns. The kernel hands
+# a freed namespace's inode number to the next namespace made, and the suite
+# runs in parallel: without the hold, in_netns could find a process of
+# another test's new namespace under the number.
+hold_netns ()
+{
+  exec {netns_fd}<"/proc/$1/ns/net" && netns_ino=$(stat -L -c %i "/proc/$1/ns/net")
+}
+release_netns () { exec {netns_fd}<&-; }
+
 # in_netns INODE: the pids of host processes in the network namespace INODE.
 in_netns ()
 {
@@ -259,7 +270,7 @@ runner=$!
 wait_for_file "$out/parallel.done" 60
 ok $? "a bundle with the annotations runs 100 parallel fetches through the proxy"
 cpid=$(pid_of "$id")
-netns_ino=$(stat -L -c %i "/proc/$cpid/ns/net")
+hold_netns "$cpid"
 engine=$(engine_pids "$cpid")
 is "$(listening "$cpid")" "$LISTENERS" \
   "while it runs, the container's namespace has the proxy (127.0.0.1:3128, [::1]:3128) and the stub (:53) listening"
@@ -283,6 +294,7 @@ is "$(grep -c '^allowed GET allowed.test 203.0.113.10 80 allow:allowed.test$' <<
 wait_gone "$engine" 10
 ok $? "after the container exits the supervisor that owned the listeners is gone"
 is "$(in_netns "$netns_ino")" "" "... and no process is left in the container's network namespace"
+release_netns
 
 # ---- detached: create/start and the per-container daemon -------------------------------------------
 
@@ -292,7 +304,7 @@ id=$(new_id)
 rt create --bundle "$T/det" "$id" </dev/null >"$T/det/stdout" 2>"$T/det/stderr"
 ok $? "create a container with the annotations (detached)"
 cpid=$(pid_of "$id")
-netns_ino=$(stat -L -c %i "/proc/$cpid/ns/net")
+hold_netns "$cpid"
 daemon=$(engine_pids "$cpid")
 [[ $daemon =~ ^[0-9]+$ ]] && alive "$daemon" && [ "$(cat "/proc/$daemon/comm")" = agentbox-egress ] &&
   [ "$(readlink "/proc/$daemon/ns/net")" = "$(readlink /proc/self/ns/net)" ] &&
@@ -315,6 +327,7 @@ ok $? "delete the stopped container"
 rt state "$id" >/dev/null 2>&1
 isnt $? 0 "... its state (and the daemon's record) is gone"
 is "$(in_netns "$netns_ino")" "" "... and no process is left in its network namespace"
+release_netns
 
 # A daemon whose container is deleted while it runs.
 hostview_bundle "$T/sleep" 'process.args=["/bin/abtest","sleep-forever"]' "$ANN"
