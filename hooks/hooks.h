@@ -7,6 +7,8 @@
 #include <stddef.h>
 
 #include "runtime/error.h"
+#include <stdbool.h>
+
 #include "spec/model.h"
 
 /* A hook without `timeout` may run this long before it is killed. */
@@ -18,6 +20,15 @@ const char *ab_hook_kind_name (int kind);
    exit, death by a signal, or timeout (its whole process group is killed).
    The error names hooks.<kind>[i], the path, and the last line the hook
    wrote to stderr (class AB_EC_HOOK). */
+/* prestart, createRuntime or createContainer hooks: the setup waits for
+   them between the mounts and pivot_root (runtime/child.c, create.c). */
+static inline bool
+ab_hooks_at_creation (const struct ab_spec *s)
+{
+  return s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n
+         || s->hooks[AB_HOOK_CREATE_CONTAINER].n;
+}
+
 int ab_hooks_run (const struct ab_spec *s, int kind, const char *state_json, size_t state_len, ab_error_t *err);
 
 #endif

@@ -597,7 +597,6 @@ batch_wait (struct mnl_socket *nl, struct batch *b, long *failed_at, ab_error_t 
 {
   _cleanup_free_ char *buf = xmalloc (MNL_SOCKET_BUFFER_SIZE * 4);
   uint32_t begin_seq = b->first_seq - 1, last_seq = b->seq - 2;
-  uint32_t portid = mnl_socket_get_portid (nl);
   bool failed = false;
 
   for (;;)
@@ -613,7 +612,7 @@ batch_wait (struct mnl_socket *nl, struct batch *b, long *failed_at, ab_error_t 
           struct ab_nl_reply r;
           uint32_t seq = nlh->nlmsg_seq;
 
-          if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_pid != portid || seq < begin_seq || seq > last_seq)
+          if (nlh->nlmsg_type != NLMSG_ERROR || seq < begin_seq || seq > last_seq)
             continue;
           ab_nl_parse_error (nlh, &r);
           if (r.errnum != 0 && !failed)

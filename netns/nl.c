@@ -88,10 +88,11 @@ ab_nl_open (int netns_fd, int bus, ab_error_t *err)
       return NULL;
     }
   /* Errors carry only the header of the failed request, not all of it, and
-     the kernel's explanation when it has one. */
+     the kernel's explanation when it has one.  No bind (nor the getsockname
+     after it): the first send binds the socket to a port of the kernel's
+     choosing, and the replies need no check of it (nl.h). */
   if (mnl_socket_setsockopt (nl, NETLINK_CAP_ACK, &one, sizeof one) < 0
-      || mnl_socket_setsockopt (nl, NETLINK_EXT_ACK, &one, sizeof one) < 0
-      || mnl_socket_bind (nl, 0, MNL_SOCKET_AUTOPID) < 0)
+      || mnl_socket_setsockopt (nl, NETLINK_EXT_ACK, &one, sizeof one) < 0)
     {
       ab_error_set (err, errno, "set up the %s socket", name);
       mnl_socket_close (nl);
@@ -136,7 +137,6 @@ ab_nl_talk (struct mnl_socket *nl, struct nlmsghdr *req, mnl_cb_t cb, void *data
 {
   static uint32_t seq_base;
   _cleanup_free_ char *buf = xmalloc (MNL_SOCKET_BUFFER_SIZE * 4);
-  uint32_t portid = mnl_socket_get_portid (nl);
 
   if (seq_base == 0)
     seq_base = (uint32_t)time (NULL);
@@ -157,7 +157,7 @@ ab_nl_talk (struct mnl_socket *nl, struct nlmsghdr *req, mnl_cb_t cb, void *data
       len = (int)n;
       for (; mnl_nlmsg_ok (nlh, len); nlh = mnl_nlmsg_next (nlh, &len))
         {
-          if (nlh->nlmsg_seq != req->nlmsg_seq || nlh->nlmsg_pid != portid)
+          if (nlh->nlmsg_seq != req->nlmsg_seq)
             continue;
           if (nlh->nlmsg_type == NLMSG_ERROR)
             {

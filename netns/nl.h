@@ -17,8 +17,13 @@ ab_mnl_closep (struct mnl_socket **nl)
 }
 #define _cleanup_mnl_ __attribute__ ((cleanup (ab_mnl_closep)))
 
-/* A bound netlink socket of `bus` in the network namespace behind netns_fd
-   (-1: the caller's), with capped, extended acks.  NULL and *err on error. */
+/* A netlink socket of `bus` in the network namespace behind netns_fd (-1:
+   the caller's), with capped, extended acks, bound by its first send.
+   What it receives is the kernel's: it joins no group, and sending to a
+   netlink port of these buses takes CAP_NET_ADMIN over the namespace,
+   which in a container's namespace no one but us holds while we set it
+   up (and in the host's only its root); the replies are matched
+   by sequence number.  NULL and *err on error. */
 struct mnl_socket *ab_nl_open (int netns_fd, int bus, ab_error_t *err);
 
 /* Extended-ack text of an NLMSG_ERROR ("" if the kernel gave none). */

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/caps.h"
@@ -96,16 +97,19 @@ configured (const struct ab_capabilities *c, enum ab_capset set)
   return c->set[set] ? c->mask[set] : 0;
 }
 
-/* /proc/sys/kernel/cap_last_cap, read with plain syscalls so the child can
-   call this too; when /proc is not there, ask the kernel directly:
-   PR_CAPBSET_READ fails with EINVAL past the last capability it knows. */
+/* libcap's own count, which its constructor already asked the kernel for
+   (PR_CAPBSET_READ fails with EINVAL past the last capability it knows);
+   else /proc/sys/kernel/cap_last_cap, read with plain syscalls so the child
+   can call this too; else the same question, asked directly. */
 static int
 read_last_cap (void)
 {
   char buf[16];
   ssize_t n;
-  int fd, v = 0, cap;
+  int fd, v = 0, cap = (int)cap_max_bits () - 1;
 
+  if (cap > 0 && cap <= AB_CAP_LAST)
+    return cap;
   fd = open ("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd >= 0)
     {
@@ -254,6 +258,10 @@ set_ambient (const uint64_t want[AB_CAP__SETS], int last, ab_error_t *err)
      libcap's cap_reset_ambient (which first asks PR_CAP_AMBIENT_IS_SET for
      every capability: 41 syscalls): clearing an empty set is a no-op, so
      the unconditional clear leaves the same (empty) set. */
+  /* None at all when no capability is both permitted and inheritable: the
+     capset just made took every such one out of the ambient set. */
+  if ((want[AB_CAP_PERMITTED] & want[AB_CAP_INHERITABLE]) == 0)
+    return 0;
   if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
     {
       /* Kernels before 4.3 have no ambient set: nothing to clear. */
@@ -324,18 +332,25 @@ drop_ungrantable (uint64_t want[AB_CAP__SETS], int last)
     }
 }
 
+static bool keepcaps_set;
+
+int
+ab_caps_keep_across_setuid (void)
+{
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    return -1;
+  keepcaps_set = true;
+  return 0;
+}
+
 int
 ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err)
 {
-  static const cap_flag_t flags[] = { CAP_PERMITTED, CAP_INHERITABLE, CAP_EFFECTIVE };
-  static const enum ab_capset sets[] = { AB_CAP_PERMITTED, AB_CAP_INHERITABLE, AB_CAP_EFFECTIVE };
-  _cleanup_cap_ cap_t caps = NULL;
   uint64_t want[AB_CAP__SETS];
   int last = ab_caps_last_cap ();
   uint64_t known;
-  char buf[32];
   size_t i;
-  int cap;
+  int r;
 
   /* Capabilities past the kernel's last one were warned about by the parser
      (unknown names) or cannot exist here: skip them silently. */
@@ -343,23 +358,27 @@ ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err)
   for (i = 0; i < AB_CAP__SETS; i++)
     want[i] = configured (c, (enum ab_capset)i) & known;
 
-  drop_ungrantable (want, last);
-
-  caps = cap_init (); /* all three sets clear */
-  if (caps == NULL)
-    return ab_error_set (err, errno, "cap_init");
-  for (i = 0; i < AB_ARRAY_SIZE (sets); i++)
-    for (cap = 0; cap <= last; cap++)
-      {
-        cap_value_t v = (cap_value_t)cap;
-
-        if ((want[sets[i]] & cap_bit (cap)) && cap_set_flag (caps, flags[i], 1, &v, CAP_SET) < 0)
-          return ab_error_set (err, errno, "cap_set_flag %s", cap_name (cap, buf, sizeof buf));
-      }
+  /* Nothing asked for is nothing to find ungrantable. */
+  if (want[AB_CAP_PERMITTED] | want[AB_CAP_INHERITABLE] | want[AB_CAP_EFFECTIVE] | want[AB_CAP_AMBIENT])
+    drop_ungrantable (want, last);
 
   /* One capset(2) for the three sets: permitted can only shrink, and effective
-     and inheritable are checked against the new permitted set. */
-  if (cap_set_proc (caps) < 0)
+     and inheritable are checked against the new permitted set.  Made
+     directly: libcap's cap_set_proc asks the kernel for its capability
+     version first, every time. */
+  {
+    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_data_struct data[2] = { { 0 } };
+
+    for (i = 0; i < 2; i++)
+      {
+        data[i].permitted = (uint32_t)(want[AB_CAP_PERMITTED] >> (32 * i));
+        data[i].inheritable = (uint32_t)(want[AB_CAP_INHERITABLE] >> (32 * i));
+        data[i].effective = (uint32_t)(want[AB_CAP_EFFECTIVE] >> (32 * i));
+      }
+    r = (int)syscall (SYS_capset, &hdr, data);
+  }
+  if (r < 0)
     {
       if (errno == EPERM)
         return explain_capset_failure (want, last, errno, err);
@@ -370,8 +389,10 @@ ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err)
     return -1;
 
   /* KEEPCAPS was only needed across the uid change; a later setuid in the
-     container must drop the capabilities as it normally would. */
-  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+     container must drop the capabilities as it normally would.  Only ours
+     to clear if we set it (execve clears it anyway). */
+  if (keepcaps_set && prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
     return ab_error_set (err, errno, "prctl(PR_SET_KEEPCAPS, 0)");
+  keepcaps_set = false;
   return 0;
 }

@@ -2,7 +2,7 @@
  *
  * The child calls these in this order (docs/child-setup.md):
  *   ab_caps_drop_bounding ()   while still privileged (needs CAP_SETPCAP)
- *   prctl (PR_SET_KEEPCAPS, 1); setresgid/setgroups/setresuid
+ *   ab_caps_keep_across_setuid (); setresgid/setgroups/setresuid
  *   ab_caps_apply ()           permitted, inheritable, effective, then ambient
  * A set absent from config.json is empty: nothing is kept implicitly.
  */
@@ -17,8 +17,12 @@
    skipped. */
 int ab_caps_drop_bounding (const struct ab_capabilities *c, ab_error_t *err);
 
+/* prctl(PR_SET_KEEPCAPS, 1): the permitted set survives leaving uid 0. */
+int ab_caps_keep_across_setuid (void);
+
 /* Set permitted, inheritable and effective exactly to the configured sets and
-   raise the configured ambient capabilities.  Clears PR_SET_KEEPCAPS. */
+   raise the configured ambient capabilities.  Clears the KEEPCAPS that
+   ab_caps_keep_across_setuid set (execve would too). */
 int ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err);
 
 /* The highest capability number the running kernel knows

@@ -86,11 +86,15 @@ ab_cgroup_selfjoin (struct ab_cgroup_selfjoin *j, size_t n, ab_error_t *err)
 void
 ab_cgroup_selfjoin_free (struct ab_cgroup_selfjoin **j, size_t *n)
 {
+  int *fds;
+
   if (*j == NULL)
     return;
+  fds = xcalloc (*n + 1, sizeof *fds);
   for (size_t i = 0; i < *n; i++)
-    if ((*j)[i].fd >= 0)
-      close ((*j)[i].fd);
+    fds[i] = (*j)[i].fd;
+  ab_close_all (fds, *n); /* opened in a row: one close_range */
+  free (fds);
   free (*j);
   *j = NULL;
   *n = 0;

@@ -745,8 +745,14 @@ ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resour
   ab_cg_host_free (&host);
   if (r < 0)
     return -1;
+  /* Without a cgroupsPath the leaf is agentbox-<id>, made right below our
+     own cgroup, which exists (we are in it): one level to make, and no
+     stat to tell.  A directory of that name there already is a leftover
+     of one of ours with the same id (ids are unique in the state root, as
+     creating the state directory just proved), which a delete after a
+     crash may well remove; a busy one it cannot (EBUSY). */
   for (i = 0; i < cg->n; i++)
-    cg->h[i].created = missing_levels (&cg->h[i]);
+    cg->h[i].created = cgroups_path == NULL || *cgroups_path == '\0' ? 1 : missing_levels (&cg->h[i]);
   cg->planned = true;
   *out = ab_steal_ptr (&cg);
   return 0;
@@ -833,10 +839,20 @@ ab_cgroup_update (struct ab_cgroup *cg, const struct ab_resources *resources, ab
 int
 ab_cgroup_remove (struct ab_cgroup *cg, ab_error_t *err)
 {
-  for (size_t i = cg->n; i-- > 0;)
-    if (hier_rmdir (&cg->h[i], err) < 0)
-      return -1;
-  return 0;
+  _cleanup_free_ int *fds = xcalloc (cg->n + 1, sizeof *fds);
+  size_t i = cg->n, k = 0;
+  int r = 0;
+
+  /* The fds of the directories done with, opened one after the other at
+     creation: a close_range or two rather than a close each. */
+  while (i-- > 0 && r == 0)
+    {
+      r = hier_rmdir_dirs (&cg->h[i], err);
+      fds[k++] = cg->h[i].dfd;
+      cg->h[i].dfd = -1;
+    }
+  ab_close_all (fds, k);
+  return r;
 }
 
 int

@@ -108,14 +108,16 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
   int conn;
 
   ab_set_step ("wait-start");
-  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
-    return -1;
+  /* In the foreground the creator starts us itself: START is the answer
+     to CREATED, no CREATED_ACK before it. */
   if (c->foreground)
     {
       if (ab_sync_expect (c->sync_fd, AB_SYNC_START, NULL, err) < 0)
         return -1;
       return c->sync_fd;
     }
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
+    return -1;
   /* Detached: the creator exits now and we must outlive it.  It waits for
      this answer, sent only once the parent-death signal is off. */
   prctl (PR_SET_PDEATHSIG, 0);
@@ -170,15 +172,9 @@ close_inherited_fds (struct ab_child_ctx *c)
   syscall (SYS_close_range, (unsigned)first, ~0U, 0);
 }
 
-static bool
-has_creation_hooks (const struct ab_spec *s)
-{
-  return s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n
-         || s->hooks[AB_HOOK_CREATE_CONTAINER].n;
-}
-
 /* Wait until the parent has put us in every cgroup and configured the
-   network (and run the runtime-namespace hooks); then root the cgroup
+   network (and run the runtime-namespace hooks, if there are any: then we
+   told it MOUNTS_DONE and wait for HOOKS_DONE); then root the cgroup
    namespace at our own cgroup. */
 static int
 join_after_parent (struct ab_child_ctx *c, bool cgroupns_early, ab_error_t *err)
@@ -191,6 +187,8 @@ join_after_parent (struct ab_child_ctx *c, bool cgroupns_early, ab_error_t *err)
       if (c->plan->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
         return ab_error_set (err, errno, "unshare the cgroup namespace");
     }
+  if (!ab_hooks_at_creation (c->bundle->spec))
+    return 0;
   ab_set_step ("hooks");
   return ab_sync_expect (c->sync_fd, AB_SYNC_HOOKS_DONE, NULL, err);
 }
@@ -202,14 +200,15 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   const struct ab_spec *s = c->bundle->spec;
   const struct ab_linux *l = s->linux_;
 
+  ab_closes_deferred = true;
   if (ab_pivot_root (mc, err) < 0)
     return -1;
-  close (mc->rootfd);
-  mc->rootfd = -1;
+  mc->rootfd = -1; /* closed by execve (util.h) */
   if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
       || (l && ab_paths_readonly (&l->readonly_paths, err) < 0)
       || (l && ab_paths_mask (&l->masked_paths, err) < 0) || ab_root_finalize (mc, err) < 0)
     return -1;
+  ab_closes_deferred = false;
   if (s->process->terminal && c->console_fd >= 0)
     {
       if (ab_console_setup (c->console_fd, s->process, err) < 0)
@@ -293,6 +292,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
       /* Become the namespace's root (we already hold its capabilities). */
       if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
         return ab_error_set (err, errno, "become root in the user namespace");
+      ab_process_ids_root ();
     }
   if (c->plan->new_time && ab_ns_enter_new_time (l, err) < 0)
     return -1;
@@ -306,15 +306,18 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
         return ab_error_set (err, errno, "unshare the cgroup namespace");
     }
 
+  /* The mount tree's fds are left for execve to close (util.h). */
+  ab_closes_deferred = true;
   if (ab_rootfs_prepare (&mc, err) < 0 || ab_mounts_apply (&mc, err) < 0
       || ab_dev_setup (s, mc.rootfd, c->plan->new_user, err) < 0)
     return -1;
+  ab_closes_deferred = false;
 
-  ab_set_step ("hooks");
-  if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
-    return -1;
-  if (has_creation_hooks (s))
+  if (ab_hooks_at_creation (s))
     {
+      ab_set_step ("hooks");
+      if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
+        return -1;
       /* The hooks see the environment complete: cgroups joined, and the
          createContainer hooks run before pivot_root (config.md). */
       if (join_after_parent (c, cgroupns_early, err) < 0)
@@ -355,7 +358,10 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
       if (ab_hooks_run (s, AB_HOOK_START_CONTAINER, st, len, err) < 0)
         return -1;
     }
-  if (ab_sync_send (starter, AB_SYNC_STARTED, 0, err) < 0)
+  /* STARTED tells the starter the startContainer hooks ran; a foreground
+     creator without any (ab_await_exec) waits for the exec alone. */
+  if ((!c->foreground || s->hooks[AB_HOOK_START_CONTAINER].n)
+      && ab_sync_send (starter, AB_SYNC_STARTED, 0, err) < 0)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;

@@ -707,7 +707,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
   ab_trace ("cgroups joined and network set up");
 
-  if (ab_sync_expect (c->sync_fd, AB_SYNC_MOUNTS_DONE, NULL, err) < 0)
+  /* Only with creation hooks does the child stop between its mounts and
+     pivot_root for them (MOUNTS_DONE, HOOKS_DONE). */
+  if (ab_hooks_at_creation (s) && ab_sync_expect (c->sync_fd, AB_SYNC_MOUNTS_DONE, NULL, err) < 0)
     goto fail;
   ab_trace ("child: mounts done");
   if (s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n)
@@ -721,7 +723,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
           || ab_hooks_run (s, AB_HOOK_CREATE_RUNTIME, st, len, err) < 0)
         goto fail;
     }
-  if (ab_sync_send (c->sync_fd, AB_SYNC_HOOKS_DONE, 0, err) < 0)
+  if (ab_hooks_at_creation (s) && ab_sync_send (c->sync_fd, AB_SYNC_HOOKS_DONE, 0, err) < 0)
     goto fail;
   if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED, NULL, err) < 0)
     goto fail;
@@ -733,10 +735,11 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   c->state->status = AB_STATUS_CREATED;
   if (ab_container_write_state (c, err) < 0)
     goto fail;
-  if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0)
-    goto fail;
-  /* Detached: the child answers once it no longer dies with us. */
-  if (!o->foreground && ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
+  /* Detached: the child answers once it no longer dies with us.  In the
+     foreground START, sent by ab_container_start_local, is the answer. */
+  if (!o->foreground
+      && (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0
+          || ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0))
     goto fail;
 
   if (listen_fd >= 0)

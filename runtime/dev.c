@@ -31,16 +31,33 @@ static int
 bind_host_node (const char *host_path, mode_t type, unsigned major, unsigned minor, int target_fd,
                 const char *what, ab_error_t *err)
 {
-  _cleanup_close_ int tree = open_tree (AT_FDCWD, host_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  _cleanup_close_ int tree = -1;
   struct stat st;
 
-  if (tree < 0)
-    return ab_error_set (err, errno, "%s: open host device `%s`", what, host_path);
-  if (fstat (tree, &st) < 0)
-    return ab_error_set (err, errno, "%s: stat host device `%s`", what, host_path);
+  /* The host's /dev, where only the host's root can swap a node between
+     the check and the bind: the path is checked, then bound by mount(2);
+     or, where mount(2) cannot name the target, cloned, checked and
+     attached. */
+  if (ab_fd_paths_ok)
+    {
+      if (stat (host_path, &st) < 0)
+        return ab_error_set (err, errno, "%s: stat host device `%s`", what, host_path);
+    }
+  else
+    {
+      tree = open_tree (AT_FDCWD, host_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+      if (tree < 0)
+        return ab_error_set (err, errno, "%s: open host device `%s`", what, host_path);
+      if (fstat (tree, &st) < 0)
+        return ab_error_set (err, errno, "%s: stat host device `%s`", what, host_path);
+    }
   if ((st.st_mode & S_IFMT) != type || major (st.st_rdev) != major || minor (st.st_rdev) != minor)
     return ab_error_setc (err, AB_EC_SETUP, ENODEV, "%s: host node `%s` is not device %u:%u", what, host_path, major,
                           minor);
+  if (tree < 0)
+    return ab_mount_on_fd (host_path, -1, target_fd, NULL, MS_BIND, NULL) < 0
+               ? ab_error_set (err, errno, "%s: bind host device `%s`", what, host_path)
+               : 0;
   return ab_move_mount_fd (tree, target_fd, what, err);
 }
 
@@ -98,9 +115,11 @@ make_node_at (int dirfd, const char *name, const char *path, const char *host_pa
     }
   /* O_CREAT|O_EXCL|O_NOFOLLOW: a new, empty regular file of ours, never an
      existing file or a symlink planted in the rootfs.  Its own fd is the
-     mount target (move_mount takes the file the fd refers to), so there is
-     no second lookup of the name that a swap could redirect. */
-  fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+     mount target (the mount lands on the file the fd refers to), so there
+     is no second lookup of the name that a swap could redirect.  Opened
+     read-only: no write access held that would keep the mount it is on
+     from being made read-only later (EBUSY). */
+  fd = openat (dirfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST)
     return existing_node (dirfd, name, path, host_path, type, major, minor, what, err);
   if (fd < 0)

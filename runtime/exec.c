@@ -566,7 +566,8 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   x->pgid = xc.own_pgrp && !spec->process->terminal ? pid : 0;
   if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, true, err) < 0)
     goto fail_child;
-  if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0 || ab_await_exec (x->sync_fd, err) < 0)
+  if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
+      || ab_await_exec (x->sync_fd, true, err) < 0)
     goto fail_child;
   if (o->pid_file && ab_write_pid_file (o->pid_file, NULL, pid, err) < 0)
     goto fail_child;

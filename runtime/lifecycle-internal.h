@@ -41,6 +41,6 @@ struct ab_spec *ab_container_load_spec (struct ab_container *c, ab_error_t *err)
    say that instead. */
 void ab_explain_dead_child (int pidfd, ab_error_t *err);
 /* After a start/exec request: STARTED, then EOF (executed) or an error. */
-int ab_await_exec (int fd, ab_error_t *err);
+int ab_await_exec (int fd, bool started, ab_error_t *err);
 
 #endif

@@ -164,15 +164,15 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
   return r;
 }
 
-/* After `start`: the child reports STARTED (startContainer hooks ran), then
-   either an error (execve failed) or EOF (execve succeeded: the socket was
-   close-on-exec). */
+/* After `start`: the child reports STARTED (startContainer hooks ran; only
+   when `started` says it sends it), then either an error (execve failed)
+   or EOF (execve succeeded: the socket was close-on-exec). */
 int
-ab_await_exec (int fd, ab_error_t *err)
+ab_await_exec (int fd, bool started, ab_error_t *err)
 {
   struct ab_sync_msg m;
 
-  if (ab_sync_expect (fd, AB_SYNC_STARTED, &m, err) < 0)
+  if (started && ab_sync_expect (fd, AB_SYNC_STARTED, &m, err) < 0)
     return -1;
   if (ab_sync_recv (fd, &m, NULL) < 0)
     return 0; /* EOF: the program runs */
@@ -228,7 +228,11 @@ int
 ab_container_start_local (struct ab_container *c, ab_error_t *err)
 {
   ab_set_step ("start");
-  if (ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err) < 0 || ab_await_exec (c->sync_fd, err) < 0)
+  /* the foreground child (runtime/child.c) sends STARTED only after
+     startContainer hooks */
+  bool started = c->bundle && c->bundle->spec->hooks[AB_HOOK_START_CONTAINER].n;
+
+  if (ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err) < 0 || ab_await_exec (c->sync_fd, started, err) < 0)
     {
       if (err->cls != AB_EC_EXEC)
         ab_explain_dead_child (c->pidfd, err);
@@ -281,9 +285,11 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
   ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     {
-      close (c->dirfd);
+      /* removed while still locked: no one takes the lock of a state
+         directory that is going away */
+      int fd = c->dirfd;
       c->dirfd = -1;
-      if (ab_state_dir_remove (c->rootfd, c->id, r < 0 ? NULL : err) < 0)
+      if (ab_state_dir_remove_fd (c->rootfd, c->id, fd, r < 0 ? NULL : err) < 0)
         r = -1;
     }
   return r;
@@ -392,7 +398,7 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   unlinkat (c->dirfd, AB_START_SOCK, 0);
   if (ab_sync_send (fd, AB_SYNC_START, 0, err) < 0)
     return -1;
-  r = ab_await_exec (fd, err);
+  r = ab_await_exec (fd, true, err);
   if (r < 0 && err->cls != AB_EC_EXEC)
     ab_explain_dead_child (c->pidfd, err);
   c->state->status = r < 0 ? AB_STATUS_STOPPED : AB_STATUS_RUNNING;

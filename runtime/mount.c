@@ -1,10 +1,14 @@
 /* The container's mount tree.
  *
- * Every mount is made with the fd-based mount API (fsopen/fsconfig/fsmount,
- * open_tree, mount_setattr, move_mount) onto an O_PATH fd that
- * ab_mkpath_in_root resolved inside the rootfs: a symlink in the
- * attacker-controlled rootfs can never redirect a mount to the host, and no
- * path is re-resolved between check and use. */
+ * Every mount is made onto an O_PATH fd that ab_mkpath_in_root resolved
+ * inside the rootfs: a symlink in the attacker-controlled rootfs can never
+ * redirect a mount to the host, and no path is re-resolved between check
+ * and use.  A new filesystem with nothing but flags and options is one
+ * mount(2) onto /proc/self/fd/N (ab_mount_on_fd), the magic link the kernel
+ * resolves to that very fd, as runc and crun do; everything else, and the
+ * error report when mount(2) fails, takes the fd-based mount API
+ * (fsopen/fsconfig/fsmount, open_tree, mount_setattr, move_mount), whose
+ * fsconfig names the option the kernel refused. */
 #include "config.h"
 
 #include <dirent.h>
@@ -12,6 +16,8 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #include "runtime/kernel-compat.h"
@@ -50,6 +56,42 @@ static bool
 ms_sets_atime (unsigned long ms)
 {
   return (ms & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME)) != 0;
+}
+
+bool ab_fd_paths_ok;
+
+/* /proc/self/fd/N names our fd N only where /proc is a procfs: the host's
+   before pivot_root, the container's after it unless a config mount
+   covered /proc (or its "self") with something else.  Then every mount
+   takes the fd-based way.  Another procfs reached through a planted
+   symlink is as good: its self/fd is still ours, and we are the only
+   process of the container's pid namespace. */
+void
+ab_fd_paths_check (void)
+{
+  struct statfs sf;
+
+  ab_fd_paths_ok = statfs ("/proc/self/fd", &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+int
+ab_mount_on_fd (const char *source, int source_fd, int target_fd, const char *type, unsigned long flags,
+                const char *data)
+{
+  char src[32], dst[32];
+
+  if (!ab_fd_paths_ok)
+    {
+      errno = ENOSYS;
+      return -1;
+    }
+  if (source_fd >= 0)
+    {
+      snprintf (src, sizeof src, "/proc/self/fd/%d", source_fd);
+      source = src;
+    }
+  snprintf (dst, sizeof dst, "/proc/self/fd/%d", target_fd);
+  return mount (source, dst, type, flags, data);
 }
 
 int
@@ -94,6 +136,7 @@ ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err)
     root_prop = MS_PRIVATE;
   if (mount (NULL, "/", NULL, MS_REC | root_prop, NULL) < 0)
     return ab_error_set (err, errno, "make / %s", root_prop == MS_SLAVE ? "rslave" : "rprivate");
+  ab_fd_paths_check ();
   /* The parent resolved root.path once and cloned it (runtime/idmap.c);
      what we pivot into is that tree, whatever the path resolves to now.
      It is attached at the rootfs path only so that the createContainer
@@ -400,7 +443,7 @@ copy_entry (int from_dir, int to_dir, const char *name, int depth, const char *w
   if (S_ISREG (st.st_mode))
     {
       _cleanup_close_ int f = openat (from_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      _cleanup_close_ int t = -1;
+      _cleanup_close_now_ int t = -1;
       char buf[65536];
       ssize_t n;
       if (f < 0)
@@ -454,12 +497,23 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
   target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
   if (target < 0)
     return ab_error_prefix (err, "%s", what);
+  /* One mount(2) where nothing needs the detached mount: no copy-up, no
+     recursive attributes.  Its flags are those of make_fs (superblock
+     flags go with mount(2) as they are).  The kernel refuses a target that
+     is not a directory (ENOTDIR).  If it fails, the checks and the
+     fd-based way follow: they either work (sysfs below) or say why. */
+  if (!m->tmpcopyup && m->attr_set == 0 && m->attr_clr == 0
+      && ab_mount_on_fd (
+             m->source && *m->source ? m->source : NULL, -1, target, type,
+             m->flags & ~(MS_BIND | MS_REC | MS_REMOUNT | MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE),
+             m->data && *m->data ? m->data : NULL)
+             == 0)
+    return set_propagation_at (ctx, m, what, err);
   if (fstat (target, &ts) < 0)
     return ab_error_set (err, errno, "%s: stat target", what);
   if (!S_ISDIR (ts.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: target `%s` is not a directory", what,
                           m->destination);
-
   mfd = make_fs (type, m->source, m->flags, m->data, what, err);
   if (mfd < 0 && strcmp (type, "sysfs") == 0 && ctx->userns && err && err->errnum == EPERM)
     {
@@ -645,29 +699,23 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
 int
 ab_pivot_root (struct ab_mount_ctx *ctx, ab_error_t *err)
 {
-  _cleanup_close_ int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
   ab_set_step ("pivot_root");
-  if (oldroot < 0)
-    return ab_error_set (err, errno, "open the old root");
   if (fchdir (ctx->rootfd) < 0)
     return ab_error_set (err, errno, "chdir to the root filesystem");
   /* pivot_root(".", "."): the old root ends up mounted on top of the new
-     one, then is detached; no directory of the rootfs is needed for it. */
+     one, where "." (the mount on top of the cwd) detaches it; no directory
+     of the rootfs is needed for it.  The detach cannot reach the host:
+     ab_rootfs_prepare made every mount of the old root a slave (or
+     private), and the mount it is detached from, the rootfs, is private;
+     an unmount only propagates to the peers of that parent. */
   if (syscall (SYS_pivot_root, ".", ".") < 0)
     return ab_error_set (err, errno, "pivot_root");
-  /* Keep the old root from propagating the detach to the host.  From the
-     old root's own directory, "." is that mount alone: from the new root's,
-     the rslave would reach the container's mounts too and turn a "shared"
-     bind (a peer group of its own) private. */
-  if (fchdir (oldroot) < 0)
-    return ab_error_set (err, errno, "chdir to the old root");
-  if (mount (NULL, ".", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-    return ab_error_set (err, errno, "make the old root rslave");
   if (umount2 (".", MNT_DETACH) < 0)
     return ab_error_set (err, errno, "detach the old root");
   if (chdir ("/") < 0)
     return ab_error_set (err, errno, "chdir /");
+  /* /proc is now the container's */
+  ab_fd_paths_check ();
   return 0;
 }
 

@@ -34,6 +34,19 @@ int ab_pivot_root (struct ab_mount_ctx *ctx, ab_error_t *err);
 /* After pivot_root: rootfsPropagation on "/", and root.readonly. */
 int ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err);
 
+/* Whether mount(2) may name an fd as /proc/self/fd/N: set by
+   ab_fd_paths_check, which the child calls before its first mount and
+   again after pivot_root. */
+extern bool ab_fd_paths_ok;
+void ab_fd_paths_check (void);
+
+/* mount(2) of source (a path, NULL for a new filesystem) onto the object
+   target_fd refers to; -1 with errno if it failed or !ab_fd_paths_ok
+   (ENOSYS), for the caller to take the fd-based way.  source_fd >= 0
+   names the source by its fd instead. */
+int ab_mount_on_fd (const char *source, int source_fd, int target_fd, const char *type, unsigned long flags,
+                    const char *data);
+
 /* Low-level: attach a detached mount fd (fsmount/open_tree) onto target_fd. */
 int ab_move_mount_fd (int from_fd, int target_fd, const char *what, ab_error_t *err);
 

@@ -48,10 +48,12 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
       if (ns->path == NULL)
         {
           /* A kind the kernel was built without makes clone3 fail with
-             EINVAL, and clone_failed names it then; only the cgroup and
-             time namespaces, made later by unshare in the child, are
-             looked for here. */
-          if ((t == AB_NS_CGROUP || t == AB_NS_TIME) && !ab_ns_supported (t))
+             EINVAL, and clone_failed names it then; only the time
+             namespace, made later by unshare in the child, is looked for
+             here (CONFIG_TIME_NS).  The cgroup namespace, unshared there
+             too, has no option of its own: every kernel with cgroups and
+             the mount API agentbox needs (5.2) has it. */
+          if (t == AB_NS_TIME && !ab_ns_supported (t))
             return no_such_ns (t, err);
           if (t == AB_NS_USER)
             plan->new_user = true;

@@ -54,6 +54,25 @@ ab_paths_readonly (const struct ab_strv *paths, ab_error_t *err)
   return 0;
 }
 
+/* The container's own /dev/null, opened once and verified to be the null
+   device: never a path that could have been swapped for a symlink to
+   something writable on the host. */
+static int
+open_devnull (int rootfd, ab_error_t *err)
+{
+  _cleanup_close_ int fd = ab_open_in_root (rootfd, "/dev/null", O_PATH | O_NOFOLLOW, 0, err);
+  struct stat ds;
+
+  if (fd < 0)
+    return ab_error_prefix (err, "linux.maskedPaths");
+  if (fstat (fd, &ds) < 0)
+    return ab_error_set (err, errno, "linux.maskedPaths: stat /dev/null");
+  if (!S_ISCHR (ds.st_mode) || major (ds.st_rdev) != 1 || minor (ds.st_rdev) != 3)
+    return ab_error_setc (err, AB_EC_SETUP, EPERM,
+                          "linux.maskedPaths: /dev/null in the container is not the null device (1:3)");
+  return ab_steal_fd (&fd);
+}
+
 int
 ab_paths_mask (const struct ab_strv *paths, ab_error_t *err)
 {
@@ -81,6 +100,21 @@ ab_paths_mask (const struct ab_strv *paths, ab_error_t *err)
             continue;
           return ab_error_prefix (err, "linux.maskedPaths[%zu]", i);
         }
+      /* Mostly files: the bind of /dev/null is tried first, and the kernel
+         refuses it on a directory (ENOTDIR), which then gets the tmpfs;
+         no stat to tell them apart. */
+      if (ab_fd_paths_ok)
+        {
+          if (devnull < 0 && (devnull = open_devnull (rootfd, err)) < 0)
+            return -1;
+          if (ab_mount_on_fd (NULL, devnull, target, NULL, MS_BIND, NULL) == 0)
+            continue;
+          if (errno == ENOTDIR
+              && ab_mount_on_fd ("tmpfs", -1, target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                 "size=0,mode=0555")
+                     == 0)
+            continue;
+        }
       if (fstat (target, &st) < 0)
         return ab_error_set (err, errno, "linux.maskedPaths[%zu]: stat `%s`", i, p);
       if (S_ISDIR (st.st_mode))
@@ -102,21 +136,8 @@ ab_paths_mask (const struct ab_strv *paths, ab_error_t *err)
         }
       else
         {
-          if (devnull < 0)
-            {
-              struct stat ds;
-              /* The container's own /dev/null, opened once and verified to be
-                 the null device: never a path that could have been swapped
-                 for a symlink to something writable on the host. */
-              devnull = ab_open_in_root (rootfd, "/dev/null", O_PATH | O_NOFOLLOW, 0, err);
-              if (devnull < 0)
-                return ab_error_prefix (err, "linux.maskedPaths");
-              if (fstat (devnull, &ds) < 0)
-                return ab_error_set (err, errno, "linux.maskedPaths: stat /dev/null");
-              if (!S_ISCHR (ds.st_mode) || major (ds.st_rdev) != 1 || minor (ds.st_rdev) != 3)
-                return ab_error_setc (err, AB_EC_SETUP, EPERM,
-                                      "linux.maskedPaths: /dev/null in the container is not the null device (1:3)");
-            }
+          if (devnull < 0 && (devnull = open_devnull (rootfd, err)) < 0)
+            return -1;
           tree = open_tree (devnull, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
         }
       if (tree < 0)
@@ -142,7 +163,7 @@ ab_sysctl_apply (const struct ab_kvlist *sysctl, ab_error_t *err)
   for (i = 0; i < sysctl->n; i++)
     {
       _cleanup_free_ char *rel = xstrdup (sysctl->v[i].key);
-      _cleanup_close_ int fd = -1;
+      _cleanup_close_now_ int fd = -1;
       char *p;
       for (p = rel; *p; p++)
         if (*p == '.')

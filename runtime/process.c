@@ -84,13 +84,23 @@ ab_rlimits_apply (const struct ab_process *p, ab_error_t *err)
   return 0;
 }
 
+static bool ids_are_root;
+
+void
+ab_process_ids_root (void)
+{
+  ids_are_root = true;
+}
+
 int
 ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err)
 {
   const struct ab_user *u = &p->user;
 
   ab_set_step ("user");
-  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+  /* Leaving uid 0 clears the permitted set unless KEEPCAPS is on; staying
+     root changes no capability (execve clears the flag again). */
+  if ((u->uid != 0 || !ids_are_root) && ab_caps_keep_across_setuid () < 0)
     return ab_error_set (err, errno, "prctl PR_SET_KEEPCAPS");
   if (allow_setgroups)
     {
@@ -109,9 +119,10 @@ ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err
   else if (u->n_additional_gids > 0)
     return ab_error_setc (err, AB_EC_CONFIG, EPERM,
                           "process.user.additionalGids: setgroups is denied in this user namespace (rootless)");
-  if (setresgid (u->gid, u->gid, u->gid) < 0)
+  /* Already all 0 (ab_process_ids_root): nothing to change. */
+  if ((u->gid != 0 || !ids_are_root) && setresgid (u->gid, u->gid, u->gid) < 0)
     return ab_error_set (err, errno, "process.user.gid: setresgid %u", u->gid);
-  if (setresuid (u->uid, u->uid, u->uid) < 0)
+  if ((u->uid != 0 || !ids_are_root) && setresuid (u->uid, u->uid, u->uid) < 0)
     return ab_error_set (err, errno, "process.user.uid: setresuid %u", u->uid);
   if (u->umask_set)
     umask ((mode_t) u->umask);
@@ -160,6 +171,8 @@ ab_cwd_open (const char *cwd, ab_error_t *err)
   rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     return ab_error_set (err, errno, "open /");
+  if (cwd[strspn (cwd, "/")] == '\0')
+    return ab_steal_fd (&rootfd);
   fd = ab_open_in_root (rootfd, cwd, O_PATH | O_DIRECTORY, 0, err);
   if (fd < 0)
     return ab_error_prefix (err, "process.cwd");
@@ -347,8 +360,7 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   ab_set_step ("cwd");
   if (!in_cwd && fchdir (cwdfd) < 0)
     return ab_error_set (err, errno, "process.cwd: chdir `%s`", p->cwd);
-  close (cwdfd);
-  cwdfd = -1;
+  cwdfd = -1; /* close-on-exec: the execve closes it */
   if (seccomp && !early_seccomp)
     {
       ab_set_step ("seccomp");

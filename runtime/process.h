@@ -20,6 +20,11 @@ int ab_rlimits_apply (const struct ab_process *p, ab_error_t *err);
    user namespace), so `create` reports it rather than `start`. */
 int ab_rlimits_check (const struct ab_process *p, bool userns, ab_error_t *err);
 
+/* The caller's real, effective and saved uids and gids are all 0 (it
+   just called setresuid/setresgid (0, 0, 0)): ab_user_apply skips what
+   would not change them. */
+void ab_process_ids_root (void);
+
 /* setgroups/setresgid/setresuid with PR_SET_KEEPCAPS, so the configured
    capabilities survive leaving uid 0. */
 int ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err);

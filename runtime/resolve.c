@@ -34,7 +34,7 @@ open_fallback (int rootfd, const char *path, int flags, mode_t mode)
     {
       /* the root itself */
       int fd = openat (cur, ".", (flags & ~O_CREAT) | O_CLOEXEC | O_NOFOLLOW);
-      close (cur);
+      ab_close (cur);
       return fd;
     }
   for (;;)
@@ -45,7 +45,7 @@ open_fallback (int rootfd, const char *path, int flags, mode_t mode)
         *next = '\0';
       if (strcmp (p, "..") == 0)
         {
-          close (cur);
+          ab_close (cur);
           errno = EXDEV;
           return -1;
         }
@@ -53,7 +53,7 @@ open_fallback (int rootfd, const char *path, int flags, mode_t mode)
         {
           fd = openat (cur, p, flags | O_CLOEXEC | O_NOFOLLOW, mode);
           e = errno;
-          close (cur);
+          ab_close (cur);
           errno = e;
           return fd;
         }
@@ -61,7 +61,7 @@ open_fallback (int rootfd, const char *path, int flags, mode_t mode)
         {
           fd = openat (cur, p, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
           e = errno;
-          close (cur);
+          ab_close (cur);
           if (fd < 0)
             {
               errno = e == ENOTDIR ? ELOOP : e; /* a symlink where a directory should be */
@@ -173,11 +173,11 @@ make_last (int rootfd, const char *path, int last, ab_error_t *err)
     }
   else
     {
-      int nf = openat (parent, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+      int nf = openat (parent, name, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
       if (nf < 0 && errno != EEXIST)
         return creation_failed (err, errno, "file", copy, name);
       if (nf >= 0)
-        close (nf);
+        ab_close (nf); /* read-only: may wait for execve (util.h) */
     }
   fd = open_raw (rootfd, copy, O_PATH, 0);
   if (fd < 0)
@@ -241,11 +241,11 @@ ab_mkpath_in_root (int rootfd, const char *path, int last, ab_error_t *err)
             }
           else if (last == AB_LAST_FILE)
             {
-              int nf = openat (parent, p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+              int nf = openat (parent, p, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
               if (nf < 0 && errno != EEXIST)
                 return creation_failed (err, errno, "file", copy, p);
               if (nf >= 0)
-                close (nf);
+                ab_close (nf); /* read-only: may wait for execve (util.h) */
             }
           else
             return ab_error_set (err, ENOENT, "resolve `%s` in the container", path);
@@ -255,7 +255,7 @@ ab_mkpath_in_root (int rootfd, const char *path, int last, ab_error_t *err)
         return ab_error_set (err, errno, "resolve `%s` in the container", copy);
       if (is_last)
         return cfd;
-      close (parent);
+      ab_close (parent);
       parent = cfd;
       *slash = '/';
       p = (char *) skip_slashes (slash + 1);

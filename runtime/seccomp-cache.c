@@ -28,9 +28,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <seccomp.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "runtime/cache.h"
@@ -160,12 +162,29 @@ ab_cache_open_dir (const char *sub, mode_t mode, char why[static AB_CACHE_WHY_MA
 {
   const char *base = ab_cache_base ();
   _cleanup_free_ char *path = NULL;
-  _cleanup_close_ int bfd = ab_cache_open_base (why);
+  _cleanup_close_ int bfd = -1;
+  struct open_how how
+      = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
   int fd;
+
+  if (base == NULL)
+    return why[0] = '\0', -1;
+  path = xasprintf ("%s/%s", base, sub);
+  /* The usual case, one open: the directory itself, no symlink on the way,
+     ours and private (mode).  That is what makes its entries trustworthy
+     (see the top): only we can put a file in it, whoever can write to the
+     base, which could at most swap in another directory, refused unless it
+     is ours and private too.  Anything else takes the checked walk from
+     the base, which also makes what is missing. */
+  fd = (int)syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (fd >= 0 && ab_cache_dir_is_safe (fd, path, mode, why))
+    return fd;
+  if (fd >= 0)
+    close (fd);
+  bfd = ab_cache_open_base (why);
 
   if (bfd < 0)
     return -1;
-  path = xasprintf ("%s/%s", base, sub);
   fd = openat (bfd, sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && mkdirat (bfd, sub, mode) == 0)
     fd = openat (bfd, sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -197,7 +216,7 @@ get_u64 (const char *p)
 
 /* The entry's fd, if it is a file the cache may trust (see the top). */
 static int
-open_entry (int dfd, const char *name, size_t *size, char why[static AB_CACHE_WHY_MAX])
+open_entry (int dfd, const char *name, size_t *size, time_t *mtime, char why[static AB_CACHE_WHY_MAX])
 {
   _cleanup_close_ int fd = -1;
   struct stat st;
@@ -219,6 +238,7 @@ open_entry (int dfd, const char *name, size_t *size, char why[static AB_CACHE_WH
       return -1;
     }
   *size = (size_t)st.st_size;
+  *mtime = st.st_mtim.tv_sec;
   return ab_steal_fd (&fd);
 }
 
@@ -231,10 +251,11 @@ ab_cache_get (int dfd, const void *key, size_t keylen, char **val, size_t *valle
   uint64_t kl, vl, sum;
   char name[17];
   size_t len, size = 0;
+  time_t mtime = 0;
 
   why[0] = '\0';
   entry_name (key, keylen, name);
-  fd = open_entry (dfd, name, &size, why);
+  fd = open_entry (dfd, name, &size, &mtime, why);
   if (fd < 0)
     return false;
   if (ab_read_fd_sized (fd, AB_CACHE_MAX_BYTES, size, &buf, &len, NULL) < 0)
@@ -253,8 +274,10 @@ ab_cache_get (int dfd, const void *key, size_t keylen, char **val, size_t *valle
   *val = xmalloc (vl + 1);
   memcpy (*val, buf + HEADER_LEN + kl, vl);
   *vallen = vl;
-  /* Recently used: eviction takes the oldest modification time first. */
-  futimens (fd, NULL);
+  /* Recently used: eviction takes the oldest modification time first.  An
+     entry touched within the last minute is as recent as the order needs. */
+  if (mtime < time (NULL) - 60)
+    futimens (fd, NULL);
   return true;
 }
 

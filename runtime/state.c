@@ -222,12 +222,20 @@ ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *err)
 int
 ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err)
 {
-  _cleanup_close_ int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  DIR *d;
-  struct dirent *e;
+  int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 
   if (fd < 0)
     return errno == ENOENT ? 0 : ab_error_set (err, errno, "open state of `%s`", id);
+  return ab_state_dir_remove_fd (rootfd, id, fd, err);
+}
+
+int
+ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
+{
+  _cleanup_close_ int fd = dir_fd;
+  DIR *d;
+  struct dirent *e;
+
   /* What a state directory holds, by name; the rmdir tells whether there
      was anything else (a netns file still mounted fails its unlink below,
      as it did in the listing), and only then is the directory listed. */

@@ -72,6 +72,10 @@ int ab_state_dir_remove_orphan (int rootfd, const char *id);
 /* Remove the container directory and its contents. */
 int ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err);
 
+/* The same with the directory's fd, already open (and locked): it is
+   closed. */
+int ab_state_dir_remove_fd (int rootfd, const char *id, int dirfd, ab_error_t *err);
+
 /* Replace state.json atomically: a new file renamed over the old one. */
 int ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err);
 

@@ -189,7 +189,7 @@ struct unit
 {
   pid_t pid;
   int pidfd;
-  void (*kill_all) (void *);
+  void (*kill_all) (void *, bool reaped); /* reaped: the process itself is gone */
   void *arg;
 };
 
@@ -342,7 +342,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
             {
               out->limits_hit |= AB_LIMIT_TIMEOUT;
               out->reason = AB_REASON_TIMEOUT;
-              u->kill_all (u->arg);
+              u->kill_all (u->arg, false);
               deadline = 0;
               continue;
             }
@@ -354,7 +354,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
         {
           if (errno == EINTR)
             continue;
-          u->kill_all (u->arg);
+          u->kill_all (u->arg, false);
           return ab_error_set (err, errno, "poll");
         }
       if (isig >= 0 && (p[isig].revents & POLLIN))
@@ -369,7 +369,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
               else if (si.ssi_signo == SIGUSR1)
                 {
                   out->canceled = true;
-                  u->kill_all (u->arg);
+                  u->kill_all (u->arg, false);
                 }
               else if (!exited)
                 syscall (SYS_pidfd_send_signal, u->pidfd, (int) si.ssi_signo, NULL, 0);
@@ -399,7 +399,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
               return ab_error_set (err, errno, "wait for the process");
           exited = true;
           /* What it left behind goes with it (and would hold our pipes). */
-          u->kill_all (u->arg);
+          u->kill_all (u->arg, true);
         }
     }
   return 0;
@@ -478,14 +478,16 @@ setup_failed (struct ab_outcome *out, const ab_error_t *err, uint64_t t0)
 /* ---- run ----------------------------------------------------------------- */
 
 static void
-container_kill_all (void *arg)
+container_kill_all (void *arg, bool reaped)
 {
   struct ab_container *c = arg;
   ab_error_t ignored = { 0 };
 
   if (c->cg)
     ab_cgroup_kill (c->cg, SIGKILL, &ignored);
-  syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+  /* A reaped process has no one left to signal through its pidfd. */
+  if (!reaped)
+    syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
 }
 
 int
@@ -550,7 +552,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
 failed_container:
   {
     ab_error_t e = { 0 };
-    container_kill_all (c);
+    container_kill_all (c, false);
     ab_container_wait (c, &info, NULL);
     ab_container_destroy (c, &e);
   }
@@ -566,7 +568,7 @@ cleanup:
 /* ---- exec ---------------------------------------------------------------- */
 
 static void
-exec_kill_all (void *arg)
+exec_kill_all (void *arg, bool reaped AB_UNUSED)
 {
   ab_exec_kill_all (arg);
 }

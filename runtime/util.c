@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "runtime/util.h"
+
+bool ab_closes_deferred;
 
 static void __attribute__ ((noreturn))
 oom (void)
@@ -181,8 +184,10 @@ ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, ab_e
 {
   _cleanup_free_ char *buf = NULL;
   /* Room for the size fstat saw, the NUL and one byte more, so that the
-     first read takes the whole file and the second sees its end (a file
-     that grew meanwhile is read on, bounded by max as before). */
+     first read takes the whole file.  A read that returns exactly that size
+     when asked for more met the end: no second read to see it (a file that
+     grew meanwhile is read on, bounded by max as before; a filesystem with
+     short reads returns less than the size and is read on too). */
   size_t cap = size > 0 && size < max ? size + 2 : 4096, n = 0;
 
   buf = xmalloc (cap);
@@ -208,6 +213,8 @@ ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, ab_e
       n += (size_t) r;
       if (n > max)
         return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "read: more than %zu bytes", max);
+      if (size > 0 && n == size && (size_t)r < cap - (n - (size_t)r) - 1)
+        break;
     }
   buf[n] = '\0';
   if (len)
@@ -231,7 +238,7 @@ ab_read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *le
 int
 ab_write_file_at (int dirfd, const char *path, const char *data, size_t len, ab_error_t *err)
 {
-  _cleanup_close_ int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  _cleanup_close_now_ int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 
   if (fd < 0)
     return ab_error_set (err, errno, "open `%s`", path);
@@ -257,7 +264,7 @@ ab_write_file_atomic_open (int dirfd, const char *name, const char *data, size_t
                            ab_error_t *err)
 {
   _cleanup_free_ char *tmp = xasprintf (".%s.tmp.%d", name, (int) getpid ());
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_now_ int fd = -1;
 
   fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
@@ -491,4 +498,23 @@ ab_cmp_int (const void *a, const void *b)
   int x = *(const int *) a, y = *(const int *) b;
 
   return (x > y) - (x < y);
+}
+
+void
+ab_close_all (int *fds, size_t n)
+{
+  size_t i = 0, j;
+
+  qsort (fds, n, sizeof *fds, ab_cmp_int);
+  while (i < n && fds[i] < 0)
+    i++;
+  for (; i < n; i = j)
+    {
+      for (j = i + 1; j < n && fds[j] <= fds[j - 1] + 1; j++)
+        ;
+      if (j - i == 1 || syscall (SYS_close_range, (unsigned)fds[i], (unsigned)fds[j - 1], 0) < 0)
+        for (size_t k = i; k < j; k++)
+          if (k == i || fds[k] != fds[k - 1])
+            close (fds[k]);
+    }
 }

@@ -18,6 +18,7 @@
 #define _cleanup_(f) __attribute__ ((cleanup (f)))
 #define _cleanup_free_ _cleanup_ (ab_freep)
 #define _cleanup_close_ _cleanup_ (ab_closep)
+#define _cleanup_close_now_ _cleanup_ (ab_closep_now)
 #define _cleanup_fclose_ _cleanup_ (ab_fclosep)
 #define _cleanup_strv_ _cleanup_ (ab_strv_freep)
 
@@ -30,16 +31,49 @@ ab_freep (void *p)
   free (*(void **) p);
 }
 
+/* Set by the container's setup process (runtime/child.c) while it builds
+   the mount tree: ab_closep then leaves an fd below AB_DEFERRED_CLOSE_MAX
+   open, for the execve to close, one system call fewer each.  Every fd
+   there is close-on-exec (ab_fds_prepare makes sure of it before execve),
+   and the ones left are O_PATH handles, fs contexts and mount fds of the
+   tree being set up: nothing waits for their close (an EOF or a lock), and
+   the process runs nothing of the container's while it holds them.  The
+   bound keeps a config with thousands of mounts from running out of fds. */
+extern bool ab_closes_deferred;
+#define AB_DEFERRED_CLOSE_MAX 512
+
 static inline void
 ab_closep (int *fd)
 {
-  if (*fd >= 0)
+  if (*fd >= 0 && ab_closes_deferred && *fd < AB_DEFERRED_CLOSE_MAX)
+    *fd = -1;
+  else if (*fd >= 0)
     {
       int saved = errno;
       close (*fd);
       errno = saved;
       *fd = -1;
     }
+}
+
+/* For an fd open for writing: closed at once even while closes are
+   deferred, since a file open for writing keeps its mount from being made
+   read-only (EBUSY). */
+static inline void
+ab_closep_now (int *fd)
+{
+  bool deferred = ab_closes_deferred;
+
+  ab_closes_deferred = false;
+  ab_closep (fd);
+  ab_closes_deferred = deferred;
+}
+
+/* close(fd), or left for execve like ab_closep; keeps errno. */
+static inline void
+ab_close (int fd)
+{
+  ab_closep (&fd);
 }
 
 static inline void
@@ -151,5 +185,9 @@ bool ab_word_in (const char *words, const char *w);
 
 /* qsort comparator for int (and pid_t) arrays. */
 int ab_cmp_int (const void *a, const void *b);
+
+/* Close the n fds (entries < 0 are skipped, the array is sorted in
+   place): one close_range per run of consecutive numbers. */
+void ab_close_all (int *fds, size_t n);
 
 #endif

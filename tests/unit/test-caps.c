@@ -175,8 +175,8 @@ setup_full_as_user (const struct ab_capabilities *c, ab_error_t *err)
 {
   if (ab_caps_drop_bounding (c, err) < 0)
     return -1;
-  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups (0, NULL) < 0
-      || setresgid (UNPRIV, UNPRIV, UNPRIV) < 0 || setresuid (UNPRIV, UNPRIV, UNPRIV) < 0)
+  if (ab_caps_keep_across_setuid () < 0 || setgroups (0, NULL) < 0 || setresgid (UNPRIV, UNPRIV, UNPRIV) < 0
+      || setresuid (UNPRIV, UNPRIV, UNPRIV) < 0)
     return ab_error_set (err, errno, "switch to uid %d", UNPRIV);
   return ab_caps_apply (c, err);
 }
@@ -193,11 +193,12 @@ setup_apply_only (const struct ab_capabilities *c, ab_error_t *err)
   return ab_caps_apply (c, err);
 }
 
-/* apply() must clear KEEPCAPS: a later setuid then drops everything. */
+/* apply() must clear the KEEPCAPS set for the uid change: a later setuid
+   then drops everything. */
 static int
 setup_apply_then_setuid (const struct ab_capabilities *c, ab_error_t *err)
 {
-  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+  if (ab_caps_keep_across_setuid () < 0)
     return ab_error_set (err, errno, "prctl(PR_SET_KEEPCAPS)");
   if (c != NULL && ab_caps_apply (c, err) < 0)
     return -1;
