@@ -4,11 +4,10 @@
 #ifndef AB_HOOKS_HOOKS_H
 #define AB_HOOKS_HOOKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "runtime/error.h"
-#include <stdbool.h>
-
 #include "spec/model.h"
 
 /* A hook without `timeout` may run this long before it is killed. */
@@ -16,10 +15,6 @@
 
 const char *ab_hook_kind_name (int kind);
 
-/* Run hooks[kind] in order.  The first failing hook stops the run: non-zero
-   exit, death by a signal, or timeout (its whole process group is killed).
-   The error names hooks.<kind>[i], the path, and the last line the hook
-   wrote to stderr (class AB_EC_HOOK). */
 /* prestart, createRuntime or createContainer hooks: the setup waits for
    them between the mounts and pivot_root (runtime/child.c, create.c). */
 static inline bool
@@ -29,6 +24,10 @@ ab_hooks_at_creation (const struct ab_spec *s)
          || s->hooks[AB_HOOK_CREATE_CONTAINER].n;
 }
 
+/* Run hooks[kind] in order.  The first failing hook stops the run: non-zero
+   exit, death by a signal, or timeout (its whole process group is killed).
+   The error names hooks.<kind>[i], the path, and the last line the hook
+   wrote to stderr (class AB_EC_HOOK). */
 int ab_hooks_run (const struct ab_spec *s, int kind, const char *state_json, size_t state_len, ab_error_t *err);
 
 #endif

@@ -257,9 +257,9 @@ set_ambient (const uint64_t want[AB_CAP__SETS], int last, ab_error_t *err)
      must not survive into the container.  One PR_CAP_AMBIENT_CLEAR_ALL, not
      libcap's cap_reset_ambient (which first asks PR_CAP_AMBIENT_IS_SET for
      every capability: 41 syscalls): clearing an empty set is a no-op, so
-     the unconditional clear leaves the same (empty) set. */
-  /* None at all when no capability is both permitted and inheritable: the
-     capset just made took every such one out of the ambient set. */
+     the clear leaves the same (empty) set.  No clear at all when no
+     capability is both permitted and inheritable: the capset just made took
+     every such one out of the ambient set. */
   if ((want[AB_CAP_PERMITTED] & want[AB_CAP_INHERITABLE]) == 0)
     return 0;
   if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)

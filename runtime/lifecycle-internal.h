@@ -40,7 +40,8 @@ struct ab_spec *ab_container_load_spec (struct ab_container *c, ab_error_t *err)
    by a signal (from outside: a kill of the container during its setup),
    say that instead. */
 void ab_explain_dead_child (int pidfd, ab_error_t *err);
-/* After a start/exec request: STARTED, then EOF (executed) or an error. */
+/* After a start/exec request: STARTED (when `started`: the child sends
+   it), then EOF (executed) or an error. */
 int ab_await_exec (int fd, bool started, ab_error_t *err);
 
 #endif

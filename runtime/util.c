@@ -194,6 +194,7 @@ ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, ab_e
   for (;;)
     {
       ssize_t r;
+      size_t want;
       if (n + 1 >= cap)
         {
           if (cap > max + 1)
@@ -201,7 +202,8 @@ ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, ab_e
           cap *= 2;
           buf = xrealloc (buf, cap);
         }
-      r = read (fd, buf + n, cap - n - 1);
+      want = cap - n - 1;
+      r = read (fd, buf + n, want);
       if (r < 0)
         {
           if (errno == EINTR)
@@ -213,7 +215,7 @@ ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, ab_e
       n += (size_t) r;
       if (n > max)
         return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "read: more than %zu bytes", max);
-      if (size > 0 && n == size && (size_t)r < cap - (n - (size_t)r) - 1)
+      if (size > 0 && n == size && (size_t)r < want)
         break;
     }
   buf[n] = '\0';

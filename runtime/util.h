@@ -42,12 +42,13 @@ ab_freep (void *p)
 extern bool ab_closes_deferred;
 #define AB_DEFERRED_CLOSE_MAX 512
 
+/* Closed at once even while closes are deferred: for an fd open for
+   writing, since a file open for writing keeps its mount from being made
+   read-only (EBUSY).  Keeps errno. */
 static inline void
-ab_closep (int *fd)
+ab_closep_now (int *fd)
 {
-  if (*fd >= 0 && ab_closes_deferred && *fd < AB_DEFERRED_CLOSE_MAX)
-    *fd = -1;
-  else if (*fd >= 0)
+  if (*fd >= 0)
     {
       int saved = errno;
       close (*fd);
@@ -56,17 +57,13 @@ ab_closep (int *fd)
     }
 }
 
-/* For an fd open for writing: closed at once even while closes are
-   deferred, since a file open for writing keeps its mount from being made
-   read-only (EBUSY). */
 static inline void
-ab_closep_now (int *fd)
+ab_closep (int *fd)
 {
-  bool deferred = ab_closes_deferred;
-
-  ab_closes_deferred = false;
-  ab_closep (fd);
-  ab_closes_deferred = deferred;
+  if (*fd >= 0 && ab_closes_deferred && *fd < AB_DEFERRED_CLOSE_MAX)
+    *fd = -1;
+  else
+    ab_closep_now (fd);
 }
 
 /* close(fd), or left for execve like ab_closep; keeps errno. */
