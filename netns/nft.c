@@ -576,13 +576,18 @@ batch_send (struct mnl_socket *nl, struct batch *b, ab_error_t *err)
   nftnl_batch_iovec (b->b, iov, (uint32_t)iovlen);
   for (int i = 0; i < iovlen; i++)
     total += iov[i].iov_len;
-  /* The whole batch goes in one datagram: make room for it (the kernel
-     caps this at net.core.wmem_max). */
+  msg.msg_iov = iov;
+  msg.msg_iovlen = (size_t)iovlen;
+  if (sendmsg (mnl_socket_get_fd (nl), &msg, 0) >= 0)
+    return 0;
+  if (errno != EMSGSIZE)
+    return ab_error_set (err, errno, "nftables: send the batch of %zu bytes", total);
+  /* The whole batch goes in one datagram: one larger than the socket's
+     send buffer (net.core.wmem_default, 208 KiB on most hosts) needs room
+     made for it (the kernel caps this at net.core.wmem_max). */
   sndbuf = total > INT32_MAX / 2 ? INT32_MAX / 2 : (int)total;
   if (setsockopt (mnl_socket_get_fd (nl), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf) < 0)
     return ab_error_set (err, errno, "nftables: setsockopt SO_SNDBUF");
-  msg.msg_iov = iov;
-  msg.msg_iovlen = (size_t)iovlen;
   if (sendmsg (mnl_socket_get_fd (nl), &msg, 0) < 0)
     return ab_error_set (err, errno, "nftables: send the batch of %zu bytes", total);
   return 0;

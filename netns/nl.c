@@ -87,12 +87,12 @@ ab_nl_open (int netns_fd, int bus, ab_error_t *err)
       ab_error_set (err, errno, "open a %s socket", name);
       return NULL;
     }
-  /* Errors carry only the header of the failed request, not all of it, and
-     the kernel's explanation when it has one.  No bind (nor the getsockname
+  /* Errors carry the kernel's explanation when it has one (and the failed
+     request in full: ab_nl_parse_error skips it; one message, where the
+     receive buffer holds a whole batch).  No bind (nor the getsockname
      after it): the first send binds the socket to a port of the kernel's
      choosing, and the replies need no check of it (nl.h). */
-  if (mnl_socket_setsockopt (nl, NETLINK_CAP_ACK, &one, sizeof one) < 0
-      || mnl_socket_setsockopt (nl, NETLINK_EXT_ACK, &one, sizeof one) < 0)
+  if (mnl_socket_setsockopt (nl, NETLINK_EXT_ACK, &one, sizeof one) < 0)
     {
       ab_error_set (err, errno, "set up the %s socket", name);
       mnl_socket_close (nl);

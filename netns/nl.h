@@ -18,7 +18,7 @@ ab_mnl_closep (struct mnl_socket **nl)
 #define _cleanup_mnl_ __attribute__ ((cleanup (ab_mnl_closep)))
 
 /* A netlink socket of `bus` in the network namespace behind netns_fd (-1:
-   the caller's), with capped, extended acks, bound by its first send.
+   the caller's), with extended acks, bound by its first send.
    What it receives is the kernel's: it joins no group, and sending to a
    netlink port of these buses takes CAP_NET_ADMIN over the namespace,
    which in a container's namespace no one but us holds while we set it

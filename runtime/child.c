@@ -251,6 +251,8 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     .userns = c->plan->new_user,
     .cgroupns = c->plan->new_cgroup || c->plan->join_fd[AB_NS_CGROUP] >= 0,
     .idmap_fds = NULL,
+    .fresh = NULL,
+    .fresh_fd = -1,
   };
   bool cgroupns_early = c->plan->new_cgroup && needs_cgroupns_before_mounts (s);
   struct ab_sync_msg m;

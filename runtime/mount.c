@@ -486,6 +486,39 @@ copy_tree (int from_dir, int to_dir, int depth, const char *what, ab_error_t *er
   return r;
 }
 
+/* The name of dest if it is a direct child of the tmpfs just mounted at
+   ctx->fresh (as /dev/pts of /dev), else NULL. */
+static const char *
+fresh_child (const struct ab_mount_ctx *ctx, const char *dest)
+{
+  size_t n = ctx->fresh ? strlen (ctx->fresh) : 0;
+  const char *name = dest + n + 1;
+
+  if (n == 0 || strncmp (dest, ctx->fresh, n) != 0 || dest[n] != '/' || *name == '\0' || strchr (name, '/')
+      || strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+    return NULL;
+  return name;
+}
+
+/* A mount point in the tmpfs this setup mounted a moment ago: it is ours,
+   empty but for what we made, and in our private mount namespace, so
+   nothing can have planted a symlink there.  mkdir and one open relative
+   to its root, instead of a resolution that fails, one of the parent, the
+   mkdir and the resolution again.  -2: not such a mount point. */
+static int
+fresh_target (struct ab_mount_ctx *ctx, const char *dest)
+{
+  const char *name = fresh_child (ctx, dest);
+
+  if (name == NULL)
+    return -2;
+  if (ctx->fresh_fd < 0)
+    ctx->fresh_fd = ab_open_in_root (ctx->rootfd, ctx->fresh, O_PATH | O_DIRECTORY, 0, NULL);
+  if (ctx->fresh_fd < 0 || (mkdirat (ctx->fresh_fd, name, 0755) < 0 && errno != EEXIST))
+    return -2;
+  return openat (ctx->fresh_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 static int
 do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
@@ -494,7 +527,9 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
   const char *type = m->type;
   struct stat ts;
 
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
+  target = fresh_target (ctx, m->destination);
+  if (target < 0)
+    target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
   if (target < 0)
     return ab_error_prefix (err, "%s", what);
   /* One mount(2) where nothing needs the detached mount: no copy-up, no
@@ -508,7 +543,14 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
              m->flags & ~(MS_BIND | MS_REC | MS_REMOUNT | MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE),
              m->data && *m->data ? m->data : NULL)
              == 0)
-    return set_propagation_at (ctx, m, what, err);
+    {
+      if (strcmp (type, "tmpfs") == 0)
+        {
+          ctx->fresh = m->destination;
+          ctx->fresh_fd = -1;
+        }
+      return set_propagation_at (ctx, m, what, err);
+    }
   if (fstat (target, &ts) < 0)
     return ab_error_set (err, errno, "%s: stat target", what);
   if (!S_ISDIR (ts.st_mode))
@@ -678,6 +720,12 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
       int r;
 
       snprintf (what, sizeof what, "mounts[%zu] (%s)", i, m->destination);
+      /* Only a mount below the last fresh tmpfs leaves it on top. */
+      if (ctx->fresh && fresh_child (ctx, m->destination) == NULL)
+        {
+          ctx->fresh = NULL;
+          ctx->fresh_fd = -1; /* closed by execve (util.h) */
+        }
       if (strcmp (m->destination, "/") == 0)
         return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "%s: mounting over / is not supported", what);
       if (m->flags & MS_REMOUNT)

@@ -19,6 +19,8 @@ struct ab_mount_ctx
   bool userns;          /* we are in a new user namespace */
   bool cgroupns;        /* we are in a cgroup namespace of the container (new or joined) */
   const int *idmap_fds; /* per mount: prepared id-mapped tree fd or -1 (may be NULL) */
+  const char *fresh;    /* destination of the last tmpfs mounted here, still on top (or NULL) */
+  int fresh_fd;         /* its root, opened when first needed (-1) */
 };
 
 /* Make "/" slave (or private, per rootfsPropagation) recursively, attach
