@@ -92,7 +92,21 @@ struct ab_cg_hier
   char *dir;      /* mountpoint + (path - root) */
   size_t created; /* how many trailing components of path we made */
   int dfd;        /* O_DIRECTORY fd of dir, or -1 (destroyed / vanished) */
+  /* A v1 leaf made by its full path and held by no fd (dfd -1): its files
+     are opened by path, the fd only when a walk needs one (ab_cg_dirfd). */
+  bool by_path;
 };
+
+/* Whether h's directory is there for us (held by an fd, or by_path). */
+static inline bool
+ab_cg_live (const struct ab_cg_hier *h)
+{
+  return h->dfd >= 0 || h->by_path;
+}
+/* h's directory fd, opened now if h is by_path; -1 with errno. */
+int ab_cg_dirfd (struct ab_cg_hier *h);
+/* Forget h's directory (closing its fd, if any). */
+void ab_cg_drop_dir (struct ab_cg_hier *h);
 
 struct ab_cgroup
 {

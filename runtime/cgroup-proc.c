@@ -25,12 +25,12 @@ ab_cg_tracking (struct ab_cgroup *cg)
 {
   struct ab_cg_hier *h;
 
-  if (cg->v2 && cg->v2->dfd >= 0)
+  if (cg->v2 && ab_cg_live (cg->v2))
     return cg->v2;
   if ((h = ab_cg_v1 (cg, "freezer")) != NULL || (h = ab_cg_v1 (cg, "pids")) != NULL)
     return h;
   for (size_t i = 0; i < cg->n; i++)
-    if (cg->h[i].dfd >= 0)
+    if (ab_cg_live (&cg->h[i]))
       return &cg->h[i];
   return cg->v2 ? cg->v2 : &cg->h[0];
 }
@@ -101,8 +101,15 @@ ab_cgroup_pids (struct ab_cgroup *cg, pid_t **pids, size_t *n, ab_error_t *err)
 
   *pids = NULL;
   *n = 0;
-  if (h->dfd < 0 || cg->planned)
+  if (!ab_cg_live (h) || cg->planned)
     return 0;
+  if (ab_cg_dirfd (h) < 0 && errno == ENOENT)
+    {
+      h->by_path = false; /* gone, and no process with it */
+      return 0;
+    }
+  if (h->dfd < 0)
+    return ab_error_set (err, errno, "open cgroup `%s`", h->dir);
   if (collect (h->dfd, h->dir, 0, &v, err) < 0)
     {
       free (v.v);
@@ -121,7 +128,7 @@ ab_cgroup_populated (struct ab_cgroup *cg, ab_error_t *err)
   uint64_t populated;
   size_t n;
 
-  if (h->dfd < 0 || cg->planned)
+  if (!ab_cg_live (h) || cg->planned)
     return 0;
   /* v2 counts the whole subtree for us. */
   if (h->v2 && ab_cg_read_key (h, "cgroup.events", "populated", &populated) == 0)

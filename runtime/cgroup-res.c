@@ -20,10 +20,20 @@
 struct res
 {
   struct ab_cgroup *cg;
-  char *v2avail; /* the leaf's cgroup.controllers */
+  char *v2avail; /* the leaf's cgroup.controllers, read when first asked */
   bool update;
   ab_error_t *err;
 };
+
+/* Only a controller missing from v1 is looked for in v2: on a hybrid host
+   whose v1 has every one asked for, the file is never read. */
+static const char *
+v2avail (struct res *r)
+{
+  if (r->v2avail == NULL)
+    r->v2avail = ab_cg_v2_available (r->cg);
+  return r->v2avail;
+}
 
 /* Where one controller lives. */
 struct target
@@ -42,7 +52,7 @@ find (struct res *r, const char *v1name, const char *v2name, const char *what, c
   t->v2 = false;
   if (t->h)
     return 0;
-  if (v2name && r->cg->v2 && ab_word_in (r->v2avail, v2name))
+  if (v2name && r->cg->v2 && ab_word_in (v2avail (r), v2name))
     {
       t->h = r->cg->v2;
       t->v2 = true;
@@ -777,7 +787,7 @@ apply_unified (struct res *r, const struct ab_kvlist *u)
                 r->err, AB_EC_RESOURCE, 0,
                 "%s: the %s controller is a cgroup v1 controller on this host, not in the v2 tree", what,
                 ctrl);
-          if (!ab_word_in (r->v2avail, ctrl))
+          if (!ab_word_in (v2avail (r), ctrl))
             return ab_error_setc (
                 r->err, AB_EC_RESOURCE, 0,
                 "%s: the %s controller is not enabled for `%s` (its cgroup.controllers: `%s`)", what, ctrl,
@@ -838,18 +848,21 @@ ab_cg_v2_needed (struct ab_cgroup *cg, const struct ab_resources *r, struct ab_s
 int
 ab_cg_apply (struct ab_cgroup *cg, const struct ab_resources *res, bool update, ab_error_t *err)
 {
-  _cleanup_free_ char *avail = ab_cg_v2_available (cg);
-  struct res r = { .cg = cg, .v2avail = avail, .update = update, .err = err };
+  struct res r = { .cg = cg, .v2avail = NULL, .update = update, .err = err };
+  int ret = -1;
 
   if (res->memory_set && apply_memory (&r, &res->memory) < 0)
-    return -1;
+    goto out;
   if (res->cpu_set && apply_cpu (&r, &res->cpu) < 0)
-    return -1;
+    goto out;
   if (res->pids_set && apply_pids (&r, &res->pids_limit) < 0)
-    return -1;
+    goto out;
   if (res->blkio_set && blkio_any (&res->blkio) && apply_blkio (&r, &res->blkio) < 0)
-    return -1;
+    goto out;
   if (apply_hugetlb (&r, res) < 0 || apply_network (&r, res) < 0 || apply_rdma (&r, res) < 0)
-    return -1;
-  return apply_unified (&r, &res->unified);
+    goto out;
+  ret = apply_unified (&r, &res->unified);
+out:
+  free (r.v2avail);
+  return ret;
 }

@@ -70,11 +70,50 @@ read_kernfs_at (int dirfd, const char *file, char **out)
 }
 
 int
+ab_cg_dirfd (struct ab_cg_hier *h)
+{
+  if (h->dfd >= 0)
+    return h->dfd;
+  if (!h->by_path)
+    return errno = ENOENT, -1;
+  h->dfd = open (h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (h->dfd >= 0)
+    h->by_path = false;
+  return h->dfd;
+}
+
+void
+ab_cg_drop_dir (struct ab_cg_hier *h)
+{
+  if (h->dfd >= 0)
+    close (h->dfd);
+  h->dfd = -1;
+  h->by_path = false;
+}
+
+/* A file of h's directory: at its fd, or (by_path) at the full path, the
+   same file -- the directory is a cgroupfs leaf we made, which only the
+   host's root could rename, and the last component is not followed. */
+static int
+cg_openat (const struct ab_cg_hier *h, const char *file, int flags)
+{
+  char path[PATH_MAX];
+
+  if (h->dfd >= 0)
+    return openat (h->dfd, file, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (!h->by_path)
+    return errno = ENOENT, -1;
+  if ((size_t)snprintf (path, sizeof path, "%s/%s", h->dir, file) >= sizeof path)
+    return errno = ENAMETOOLONG, -1;
+  return open (path, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+}
+
+int
 ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *err)
 {
-  if (h->dfd < 0)
-    return ab_error_set (err, ENOENT, "read `%s/%s`", h->dir, file);
-  if (read_kernfs_at (h->dfd, file, out) < 0)
+  _cleanup_close_ int fd = cg_openat (h, file, O_RDONLY);
+
+  if (fd < 0 || read_kernfs (fd, out) < 0)
     return ab_error_set (err, errno, "read `%s/%s`", h->dir, file);
   return 0;
 }
@@ -82,11 +121,10 @@ ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *err)
 int
 ab_cg_open_w (struct ab_cg_hier *h, const char *file, const char *what, ab_error_t *err)
 {
-  int fd = h->dfd < 0 ? -1 : openat (h->dfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  int fd = cg_openat (h, file, O_WRONLY);
 
   if (fd < 0)
-    return ab_error_setc (err, AB_EC_RESOURCE, h->dfd < 0 ? ENOENT : errno, "%s: open `%s/%s`", what, h->dir,
-                          file);
+    return ab_error_setc (err, AB_EC_RESOURCE, errno, "%s: open `%s/%s`", what, h->dir, file);
   return fd;
 }
 
@@ -114,7 +152,12 @@ ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const ch
 bool
 ab_cg_has_file (struct ab_cg_hier *h, const char *file)
 {
-  return h->dfd >= 0 && faccessat (h->dfd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  char path[PATH_MAX];
+
+  if (h->dfd >= 0)
+    return faccessat (h->dfd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  return h->by_path && (size_t)snprintf (path, sizeof path, "%s/%s", h->dir, file) < sizeof path
+         && faccessat (AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 int
@@ -155,7 +198,7 @@ ab_cg_v1 (struct ab_cgroup *cg, const char *controller)
   size_t i;
 
   for (i = 0; i < cg->n; i++)
-    if (!cg->h[i].v2 && ab_cg_list_has (cg->h[i].controllers, controller) && cg->h[i].dfd >= 0)
+    if (!cg->h[i].v2 && ab_cg_list_has (cg->h[i].controllers, controller) && ab_cg_live (&cg->h[i]))
       return &cg->h[i];
   return NULL;
 }
@@ -246,18 +289,22 @@ component (const struct ab_cg_hier *h, size_t i)
    both are set: inherit the parent's.  `dir` was just made, so it holds
    nothing of its own: empty, or (the parent's cgroup.clone_children) a
    copy of the parent's values, which the write below repeats. */
+/* parent and dir: directory fds, or AT_FDCWD with the directories' paths
+   in pprefix and dprefix (else NULL). */
 static int
-cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
+cpuset_inherit (int parent, const char *pprefix, int dir, const char *dprefix, const char *path,
+                ab_error_t *err)
 {
   static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
   size_t i;
 
   for (i = 0; i < AB_ARRAY_SIZE (files); i++)
     {
-      _cleanup_free_ char *val = NULL;
-      if (read_kernfs_at (parent, files[i], &val) < 0)
+      _cleanup_free_ char *val = NULL, *pf = pprefix ? xasprintf ("%s/%s", pprefix, files[i]) : NULL,
+                          *df = dprefix ? xasprintf ("%s/%s", dprefix, files[i]) : NULL;
+      if (read_kernfs_at (parent, pf ? pf : files[i], &val) < 0)
         return ab_error_set (err, errno, "read `%s` of the parent of `%s`", files[i], path);
-      if (ab_write_file_at (dir, files[i], val, strlen (val), err) < 0)
+      if (ab_write_file_at (dir, df ? df : files[i], val, strlen (val), err) < 0)
         return ab_error_prefix (err, "`%s`", path);
     }
   return 0;
@@ -272,16 +319,33 @@ cpuset_inherit (int parent, int dir, const char *path, ab_error_t *err)
    walk's O_NOFOLLOW cannot matter there; h->path is clean, without `.` or
    `..`); the leaf is the last component (mkdir never follows it,
    O_NOFOLLOW refuses a symlink there).  A mkdir that succeeds made exactly
-   one level.  Not for a v1 cpuset, whose leaf inherits from the parent's
-   fd.  1: done; 0: take the walk (the leaf exists, a parent is missing, or
-   something else). */
+   one level.  A v1 cpuset leaf inherits the parent's cpus and mems, read
+   by the parent's path (h->dir but its last component).  1: done; 0: take
+   the walk (the leaf exists, a parent is missing, or something else); -1:
+   the cpuset could not inherit (*err). */
 static int
-hier_mkdir_leaf (struct ab_cg_hier *h)
+hier_mkdir_leaf (struct ab_cg_hier *h, bool cpuset, ab_error_t *err)
 {
   int fd;
 
   if (mkdirat (AT_FDCWD, h->dir, 0755) < 0)
     return 0;
+  /* v1: no fd at all; its few files are opened by path (cg_openat).  v2
+     keeps one: CLONE_INTO_CGROUP needs it. */
+  if (!h->v2)
+    {
+      h->created = 1;
+      h->by_path = true;
+      if (cpuset)
+        {
+          _cleanup_free_ char *parent = xstrdup (h->dir);
+
+          *strrchr (parent, '/') = '\0'; /* h->dir is below the mount point */
+          if (cpuset_inherit (AT_FDCWD, parent, AT_FDCWD, h->dir, h->dir, err) < 0)
+            return -1;
+        }
+      return 1;
+    }
   fd = openat (AT_FDCWD, h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     {
@@ -301,8 +365,13 @@ hier_mkdir (struct ab_cg_hier *h, ab_error_t *err)
   bool cpuset = !h->v2 && ab_cg_list_has (h->controllers, "cpuset");
   _cleanup_close_ int fd = -1;
 
-  if (!cpuset && hier_mkdir_leaf (h))
-    return 0;
+  switch (hier_mkdir_leaf (h, cpuset, err))
+    {
+    case 1:
+      return 0;
+    case -1:
+      return -1; /* the leaf is made: the caller's rollback removes it */
+    }
   fd = open (h->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return ab_error_set (err, errno, "open cgroup mount `%s`", h->mountpoint);
@@ -337,7 +406,7 @@ hier_mkdir (struct ab_cg_hier *h, ab_error_t *err)
         {
           h->created++;
           next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-          if (next >= 0 && cpuset && cpuset_inherit (fd, next, h->dir, err) < 0)
+          if (next >= 0 && cpuset && cpuset_inherit (fd, NULL, next, NULL, h->dir, err) < 0)
             {
               close (next);
               return -1;
@@ -419,7 +488,7 @@ hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
      follows the last component, the levels above are cgroupfs directories
      (no symlinks: hier_mkdir_leaf), and h->dir is the path hier_mkdir
      made. */
-  if (h->created == 1 && h->dfd >= 0)
+  if (h->created == 1 && ab_cg_live (h))
     {
       if (unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR) == 0 || errno == ENOENT)
         {
@@ -451,10 +520,10 @@ hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
          syscalls a hierarchy) is only paid when the container made
          cgroups of its own. */
       bool gone = false;
-      if (leaf && h->dfd >= 0)
+      if (leaf && ab_cg_live (h))
         {
           gone = unlinkat (parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
-          if (!gone)
+          if (!gone && ab_cg_dirfd (h) >= 0)
             rmdir_children (h->dfd, 0);
         }
       leaf = false;
@@ -471,11 +540,7 @@ hier_rmdir (struct ab_cg_hier *h, ab_error_t *err)
 {
   int r = hier_rmdir_dirs (h, err);
 
-  if (h->dfd >= 0)
-    {
-      close (h->dfd);
-      h->dfd = -1;
-    }
+  ab_cg_drop_dir (h);
   return r;
 }
 
@@ -850,9 +915,27 @@ ab_cgroup_remove (struct ab_cgroup *cg, ab_error_t *err)
       r = hier_rmdir_dirs (&cg->h[i], err);
       fds[k++] = cg->h[i].dfd;
       cg->h[i].dfd = -1;
+      cg->h[i].by_path = false;
     }
   ab_close_all (fds, k);
   return r;
+}
+
+int
+ab_cgroup_remove_if_empty (struct ab_cgroup *cg, ab_error_t *err)
+{
+  struct ab_cg_hier *h = ab_cg_tracking (cg);
+
+  /* rmdir refuses a populated cgroup (v1 and v2 alike), so its success is
+     the emptiness check, one syscall instead of reading cgroup.events.
+     Only a leaf of ours with nothing made below it: its EBUSY means
+     processes.  Then the others hold the same processes, none. */
+  if (cg->planned || h == NULL || !ab_cg_live (h) || h->created != 1)
+    return 0;
+  if (unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return errno == EBUSY ? 0 : ab_error_set (err, errno, "rmdir cgroup `%s`", h->dir);
+  h->created = 0;
+  return ab_cgroup_remove (cg, err) < 0 ? -1 : 1;
 }
 
 int

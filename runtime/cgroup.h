@@ -116,6 +116,11 @@ int ab_cgroup_destroy (struct ab_cgroup *cg, ab_error_t *err);
    empty (ab_cgroup_populated, ab_cgroup_wait_empty): a cgroup that is not
    fails its rmdir with EBUSY. */
 int ab_cgroup_remove (struct ab_cgroup *cg, ab_error_t *err);
+/* Remove everything if the cgroup is empty, asking the kernel by the
+   rmdir of the leaf that tracks processes (EBUSY while any is left):
+   1 removed, 0 not (busy, or not a leaf of ours alone: the caller kills,
+   waits and removes), -1 error. */
+int ab_cgroup_remove_if_empty (struct ab_cgroup *cg, ab_error_t *err);
 
 void ab_cgroup_free (struct ab_cgroup *cg);
 static inline void

@@ -205,8 +205,8 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
     return -1;
   mc->rootfd = -1; /* closed by execve (util.h) */
   if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
-      || (l && ab_paths_readonly (&l->readonly_paths, err) < 0)
-      || (l && ab_paths_mask (&l->masked_paths, err) < 0) || ab_root_finalize (mc, err) < 0)
+      || (l && ab_paths_protect (&l->readonly_paths, &l->masked_paths, err) < 0)
+      || ab_root_finalize (mc, err) < 0)
     return -1;
   ab_closes_deferred = false;
   if (s->process->terminal && c->console_fd >= 0)

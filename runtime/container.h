@@ -49,6 +49,7 @@ struct ab_container
   int sync_fd; /* parent end of the setup socket (foreground) */
   int netns_fd; /* the container's netns, held for the denied record; -1 */
   bool started;
+  bool created_here;  /* by this process: then c->state->netns_held is all it ever held */
   struct ab_net *net; /* network policies and the proxy (runtime/network.h) */
   struct ab_strv degraded; /* protections create could not apply here (the record's `degraded`) */
 };

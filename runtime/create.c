@@ -87,7 +87,11 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
     }
   if (ab_lsm_check (s, err) < 0)
     return ab_error_prefix (err, "config.json");
-  if (ab_rlimits_check (s->process, l->ns[AB_NS_USER].present, err) < 0)
+  /* create refuses a hard limit above ours now, as runc does (orchestrators
+     report create's error); a foreground run gets the same error from
+     the child's setrlimit (ab_rlimits_apply), and no prlimit per limit
+     for the common case where all fit. */
+  if (!o->foreground && ab_rlimits_check (s->process, l->ns[AB_NS_USER].present, err) < 0)
     return -1;
   if (s->process->terminal && o->console_socket == NULL)
     return ab_error_setc (err, AB_EC_USAGE, 0, "process.terminal is true: --console-socket is required");
@@ -555,6 +559,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     return -1;
   c->id = xstrdup (o->id);
   c->root = xstrdup (o->root);
+  c->created_here = true;
   if (o->prebuilt)
     c->bundle = o->prebuilt;
   else if (ab_bundle_load (o->bundle, &c->bundle, err) < 0)
@@ -598,7 +603,11 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (ab_cgroup_plan (l->cgroups_path, c->id, l->resources, &cg, err) < 0
       || ab_container_set_cgroup (c, cg, err) < 0)
     goto fail;
-  if (ab_write_file_atomic (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0
+  /* config.json straight into place, no temporary and rename: it is
+     written before the first state.json, and a directory without
+     state.json is nobody's container (ab_state_dir_remove_orphan), so no
+     reader ever takes a half-written one for a config. */
+  if (ab_write_file_create (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0
       || ab_container_write_state (c, err) < 0)
     goto fail;
 
@@ -733,7 +742,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (o->pid_file && ab_write_pid_file (o->pid_file, c->bundle, pid, err) < 0)
     goto fail;
   c->state->status = AB_STATUS_CREATED;
-  if (ab_container_write_state (c, err) < 0)
+  /* In the foreground the lock is kept to the start (see below): no one
+     could read "created", and the next write says "running". */
+  if (!o->foreground && ab_container_write_state (c, err) < 0)
     goto fail;
   /* Detached: the child answers once it no longer dies with us.  In the
      foreground START, sent by ab_container_start_local, is the answer. */
@@ -754,10 +765,16 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       close (c->sync_fd);
       c->sync_fd = -1;
     }
-  /* Created: other commands (state, kill, exec) may look at it now, also
-     while a foreground run supervises it. */
-  flock (c->dirfd, LOCK_UN);
-  c->lock = 0;
+  /* Created: other commands (state, kill, exec) may look at it now.  A
+     foreground run keeps the lock until it has written "running"
+     (ab_container_start_local): one state write and one lock fewer, and
+     no command ever acts on a container between its create and start
+     that no one but this run can start. */
+  if (!o->foreground)
+    {
+      flock (c->dirfd, LOCK_UN);
+      c->lock = 0;
+    }
   ab_set_step (NULL);
   *out = ab_steal_ptr (&c);
   return 0;

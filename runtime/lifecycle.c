@@ -133,13 +133,17 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
     {
       ab_error_t e = { 0 };
       /* The common case (the container's last process has exited: run,
-         delete of a stopped container) costs one read of the subtree's
-         populated state: an empty cgroup has no one to kill or wait for.
-         A process can enter it after that read only by a write to
-         cgroup.procs by the host's root, and then the rmdir fails with
+         delete of a stopped container) costs the rmdirs alone: an empty
+         cgroup has no one to kill or wait for, and the rmdir of the leaf
+         that tracks processes is the kernel's answer to "empty?".  A
+         process can enter the others after that only by a write to
+         cgroup.procs by the host's root, and then their rmdir fails with
          EBUSY and says so, as a failed kill would have. */
-      int busy = ab_cgroup_populated (c->cg, &e);
-      if (busy != 0)
+      int gone = ab_cgroup_remove_if_empty (c->cg, err);
+      int busy = gone != 0 ? 0 : ab_cgroup_populated (c->cg, &e);
+      if (gone < 0)
+        r = -1;
+      else if (gone == 0 && busy != 0)
         {
           if (ab_cgroup_kill (c->cg, SIGKILL, &e) < 0 && e.errnum != ESRCH)
             ab_debug ("release: %s", e.msg);
@@ -147,12 +151,13 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
           if (busy < 0)
             ab_warn ("container `%s`: %s", c->id, e.msg);
         }
-      if ((busy == 0 ? ab_cgroup_remove (c->cg, err) : ab_cgroup_destroy (c->cg, err)) < 0)
+      if (gone == 0 && (busy == 0 ? ab_cgroup_remove (c->cg, err) : ab_cgroup_destroy (c->cg, err)) < 0)
         r = -1;
     }
   /* Whether or not the state got to record it: a create killed right after
-     the bind mount leaves one all the same, and it is ours to remove. */
-  if (c->dirfd >= 0)
+     the bind mount leaves one all the same, and it is ours to remove.  A
+     container this process made holds one only if it recorded it. */
+  if (c->dirfd >= 0 && !(c->created_here && c->state && !c->state->netns_held))
     {
       char path[64];
       snprintf (path, sizeof path, "/proc/self/fd/%d/" AB_NETNS_FILE, c->dirfd);
@@ -244,6 +249,11 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   c->state->status = AB_STATUS_RUNNING;
   if (ab_container_write_state (c, err) < 0)
     return -1;
+  if (c->lock == LOCK_EX) /* a foreground create's (create.c) */
+    {
+      flock (c->dirfd, LOCK_UN);
+      c->lock = 0;
+    }
   return run_poststart (c, c->bundle->spec, err);
 }
 

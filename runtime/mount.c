@@ -504,7 +504,10 @@ fresh_child (const struct ab_mount_ctx *ctx, const char *dest)
    empty but for what we made, and in our private mount namespace, so
    nothing can have planted a symlink there.  mkdir and one open relative
    to its root, instead of a resolution that fails, one of the parent, the
-   mkdir and the resolution again.  -2: not such a mount point. */
+   mkdir and the resolution again.  A name already mounted over (a second
+   /dev/shm) opens here as the directory under that mount; mount(2) still
+   attaches on top of the topmost mount there, as through the path.
+   -2: not such a mount point. */
 static int
 fresh_target (struct ab_mount_ctx *ctx, const char *dest)
 {
@@ -544,7 +547,9 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
              m->data && *m->data ? m->data : NULL)
              == 0)
     {
-      if (strcmp (type, "tmpfs") == 0)
+      /* A tmpfs on a name of the fresh one (/dev/shm in /dev) leaves the
+         other names of it as they were: the outer one stays fresh. */
+      if (strcmp (type, "tmpfs") == 0 && fresh_child (ctx, m->destination) == NULL)
         {
           ctx->fresh = m->destination;
           ctx->fresh_fd = -1;

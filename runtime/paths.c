@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -19,19 +20,69 @@ open_target (int rootfd, const char *path, ab_error_t *err)
   return fd;
 }
 
-int
-ab_paths_readonly (const struct ab_strv *paths, ab_error_t *err)
+/* The names in /proc, listed once: most of the default masked paths are
+   /proc files that this kernel may not have (kcore, timer_stats, asound,
+   ...), and a lookup that fails costs a syscall each where the listing
+   costs three.  It answers only for "/proc/NAME", one plain component,
+   and only "absent": a listed name is opened as any other path.  Nothing
+   runs in the container yet that could change /proc's entries (procfs
+   makes them; pids are not looked up this way). */
+struct proc_names
 {
-  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  bool tried, ok;
+  _Alignas(struct dirent64) char buf[8192];
+  size_t len;
+};
+
+static void
+proc_names_load (struct proc_names *pn, int rootfd)
+{
+  _cleanup_close_ int fd = -1;
+  ssize_t n;
+
+  pn->tried = true;
+  fd = ab_open_in_root (rootfd, "/proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, NULL);
+  if (fd < 0)
+    return;
+  while ((n = getdents64 (fd, pn->buf + pn->len, sizeof pn->buf - pn->len)) > 0)
+    pn->len += (size_t)n;
+  pn->ok = n == 0; /* all of it (a full buffer fails with EINVAL) */
+}
+
+static bool
+proc_name_absent (struct proc_names *pn, int rootfd, const char *path)
+{
+  const char *name;
+  size_t off;
+
+  if (!ab_str_has_prefix (path, "/proc/") || !ab_path_is_canonical (path) || strchr (path + 6, '/'))
+    return false;
+  name = path + 6;
+  if (!pn->tried)
+    proc_names_load (pn, rootfd);
+  if (!pn->ok)
+    return false;
+  for (off = 0; off < pn->len;)
+    {
+      const struct dirent64 *d = (const struct dirent64 *)(pn->buf + off);
+      if (strcmp (d->d_name, name) == 0)
+        return false;
+      off += d->d_reclen;
+    }
+  return true;
+}
+
+static int
+readonly_paths (int rootfd, struct proc_names *pn, const struct ab_strv *paths, ab_error_t *err)
+{
   size_t i;
 
   ab_set_step ("readonly-paths");
-  if (rootfd < 0)
-    return ab_error_set (err, errno, "open /");
   for (i = 0; i < paths->n; i++)
     {
       const char *p = paths->v[i];
-      _cleanup_close_ int target = open_target (rootfd, p, err);
+      _cleanup_close_ int target
+          = proc_name_absent (pn, rootfd, p) ? (errno = ENOENT, -1) : open_target (rootfd, p, err);
       _cleanup_close_ int tree = -1;
       struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
 
@@ -73,24 +124,19 @@ open_devnull (int rootfd, ab_error_t *err)
   return ab_steal_fd (&fd);
 }
 
-int
-ab_paths_mask (const struct ab_strv *paths, ab_error_t *err)
+static int
+mask_paths (int rootfd, struct proc_names *pn, const struct ab_strv *paths, ab_error_t *err)
 {
-  _cleanup_close_ int rootfd = -1;
   _cleanup_close_ int devnull = -1;
   _cleanup_close_ int emptydir = -1;
   size_t i;
 
   ab_set_step ("masked-paths");
-  if (paths->n == 0)
-    return 0;
-  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return ab_error_set (err, errno, "open /");
   for (i = 0; i < paths->n; i++)
     {
       const char *p = paths->v[i];
-      _cleanup_close_ int target = open_target (rootfd, p, err);
+      _cleanup_close_ int target
+          = proc_name_absent (pn, rootfd, p) ? (errno = ENOENT, -1) : open_target (rootfd, p, err);
       _cleanup_close_ int tree = -1;
       struct stat st;
 
@@ -145,6 +191,22 @@ ab_paths_mask (const struct ab_strv *paths, ab_error_t *err)
       if (ab_move_mount_fd (tree, target, p, err) < 0)
         return ab_error_prefix (err, "linux.maskedPaths[%zu]", i);
     }
+  return 0;
+}
+
+int
+ab_paths_protect (const struct ab_strv *readonly, const struct ab_strv *masked, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = -1;
+  struct proc_names pn = { 0 };
+
+  if (readonly->n == 0 && masked->n == 0)
+    return 0;
+  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return ab_error_set (err, errno, "open /");
+  if (readonly_paths (rootfd, &pn, readonly, err) < 0 || mask_paths (rootfd, &pn, masked, err) < 0)
+    return -1;
   return 0;
 }
 

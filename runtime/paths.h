@@ -6,8 +6,8 @@
 #include "runtime/error.h"
 #include "spec/model.h"
 
-int ab_paths_readonly (const struct ab_strv *paths, ab_error_t *err);
-int ab_paths_mask (const struct ab_strv *paths, ab_error_t *err);
+/* linux.readonlyPaths, then linux.maskedPaths (a missing path is skipped). */
+int ab_paths_protect (const struct ab_strv *readonly, const struct ab_strv *masked, ab_error_t *err);
 int ab_sysctl_apply (const struct ab_kvlist *sysctl, ab_error_t *err);
 int ab_uts_apply (const struct ab_spec *s, ab_error_t *err);
 

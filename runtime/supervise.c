@@ -276,9 +276,11 @@ sigs_restore (struct sigs *s)
 {
   if (s->fd >= 0)
     {
-      struct signalfd_siginfo si;
-      /* What is still pending was meant for a program that is gone now. */
-      while (read (s->fd, &si, sizeof si) == (ssize_t)sizeof si)
+      struct signalfd_siginfo si[8];
+      /* What is still pending was meant for a program that is gone now.
+         One read takes all there is (one SIGCHLD, as a rule) unless the
+         buffer fills. */
+      while (read (s->fd, si, sizeof si) == (ssize_t)sizeof si)
         ;
       close (s->fd);
       sigprocmask (SIG_SETMASK, &s->old, NULL);

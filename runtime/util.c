@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -250,6 +251,19 @@ ab_write_file_at (int dirfd, const char *path, const char *data, size_t len, ab_
 }
 
 int
+ab_write_file_create (int dirfd, const char *name, const char *data, size_t len, mode_t mode, ab_error_t *err)
+{
+  _cleanup_close_now_ int fd
+      = openat (dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, mode);
+
+  if (fd < 0)
+    return ab_error_set (err, errno, "create `%s`", name);
+  if (ab_write_all (fd, data, len) < 0)
+    return ab_error_set (err, errno, "write `%s`", name);
+  return 0;
+}
+
+int
 ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
                       ab_error_t *err)
 {
@@ -477,6 +491,30 @@ ab_path_is_clean_absolute (const char *path)
       p += n;
     }
   return true;
+}
+
+bool
+ab_path_is_canonical (const char *path)
+{
+  size_t n;
+
+  if (!ab_path_is_clean_absolute (path))
+    return false;
+  n = strlen (path);
+  return n == 1 || (strstr (path, "//") == NULL && path[n - 1] != '/');
+}
+
+int
+ab_open_canonical (const char *path, int flags)
+{
+  struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_SYMLINKS };
+
+  if (!ab_path_is_canonical (path))
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  return (int)syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 }
 
 bool

@@ -140,6 +140,10 @@ int ab_read_fd_sized (int fd, size_t max, size_t size, char **out, size_t *len, 
 int ab_read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len, ab_error_t *err);
 /* Write data to an existing file dirfd/path (no O_CREAT), e.g. a cgroup or /proc file. */
 int ab_write_file_at (int dirfd, const char *path, const char *data, size_t len, ab_error_t *err);
+/* Create (or truncate) dirfd/name and write data: for a file no reader can
+   see half-written (the caller says why). */
+int ab_write_file_create (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+                          ab_error_t *err);
 /* Create or replace dirfd/name atomically for readers: write a temporary, rename. */
 int ab_write_file_atomic (int dirfd, const char *name, const char *data, size_t len, mode_t mode,
                           ab_error_t *err);
@@ -173,6 +177,14 @@ int ab_set_nonblock (int fd, bool on);
 /* Whether a path is absolute, normalised enough for the spec: starts with '/',
    has no "." or ".." component.  Empty components ("//") are tolerated. */
 bool ab_path_is_clean_absolute (const char *path);
+/* Whether a path is its own canonical form, if no symlink is on its way:
+   clean absolute, no empty component, no trailing slash (but "/"). */
+bool ab_path_is_canonical (const char *path);
+/* One openat2(RESOLVE_NO_SYMLINKS) of a canonical path (O_CLOEXEC added):
+   an fd means the path names, as written, the file opened -- no walk could
+   resolve it elsewhere.  -1 (EINVAL when not canonical, ELOOP at a
+   symlink, ENOSYS on old kernels): callers then take their careful way. */
+int ab_open_canonical (const char *path, int flags);
 /* Whether any component of path is "..". */
 bool ab_path_has_dotdot (const char *path);
 

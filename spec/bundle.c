@@ -28,23 +28,39 @@ ab_bundle_free (struct ab_bundle *b)
   free (b);
 }
 
-/* The canonical absolute path of the bundle directory. */
+/* The canonical absolute path of the bundle directory, and an O_PATH fd
+   of it. */
 static int
-canonical_dir (const char *dir, char **out, ab_error_t *err)
+canonical_dir (const char *dir, char **out, int *fdp, ab_error_t *err)
 {
-  _cleanup_free_ char *real = NULL;
-  struct stat st;
+  _cleanup_free_ char *real = NULL, *cwd = NULL;
+  _cleanup_close_ int fd = -1;
+  size_t n;
 
   if (dir == NULL || dir[0] == '\0')
     return ab_error_setc (err, AB_EC_USAGE, 0, "bundle: empty path");
+  /* Plain names with no symlink on the way are their own canonical form:
+     one openat2 says so (and that it is a directory) where realpath
+     costs a readlink per component. */
+  if (dir[0] == '/')
+    real = xstrdup (dir);
+  else if ((cwd = getcwd (NULL, 0)) != NULL)
+    real = xasprintf ("%s/%s", strcmp (cwd, "/") == 0 ? "" : cwd, dir);
+  for (n = real ? strlen (real) : 0; n > 1 && real[n - 1] == '/'; n--)
+    real[n - 1] = '\0';
+  if (real != NULL && (fd = ab_open_canonical (real, O_PATH | O_DIRECTORY)) >= 0)
+    goto done;
+  free (real);
   real = realpath (dir, NULL);
   if (real == NULL)
     return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", dir);
-  if (stat (real, &st) < 0)
+  fd = open (real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
     return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", dir);
-  if (!S_ISDIR (st.st_mode))
-    return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "bundle `%s`", dir);
+done:
   *out = ab_steal_ptr (&real);
+  if (fdp)
+    *fdp = ab_steal_fd (&fd);
   return 0;
 }
 
@@ -69,6 +85,15 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
     joined = xstrdup (path);
   else
     joined = xasprintf ("%s/%s", strcmp (b->dir, "/") == 0 ? "" : b->dir, path);
+  /* A canonical path with no symlink (the common case) is the real
+     directory as written: no walk, no readlink of the fd. */
+  fd = ab_open_canonical (joined, O_PATH | O_DIRECTORY);
+  if (fd >= 0)
+    {
+      b->rootfs = ab_steal_ptr (&joined);
+      b->rootfs_fd = ab_steal_fd (&fd);
+      return 0;
+    }
   fd = ab_bundle_open_path (b->dir, NULL, path, "config.json: root.path", &e);
   if (fd < 0 && e.cls == AB_EC_CONFIG)
     {
@@ -147,7 +172,7 @@ ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab
   _cleanup_free_ char *canon = NULL;
   char *copy;
 
-  if (canonical_dir (dir, &canon, err) < 0)
+  if (canonical_dir (dir, &canon, NULL, err) < 0)
     return -1;
   if (len > AB_CONFIG_MAX_BYTES)
     return ab_error_setc (err, AB_EC_CONFIG, EFBIG, "bundle `%s`: config.json: larger than %u bytes", canon,
@@ -189,11 +214,8 @@ ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err)
   _cleanup_close_ int dfd = -1;
   size_t len;
 
-  if (canonical_dir (dir, &canon, err) < 0)
+  if (canonical_dir (dir, &canon, &dfd, err) < 0)
     return -1;
-  dfd = open (canon, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, errno, "bundle `%s`", canon);
   prefix = xasprintf ("bundle `%s`: ", canon);
   if (ab_config_read_at (dfd, "config.json", prefix, &config, &len, err) < 0)
     return -1;

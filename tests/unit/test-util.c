@@ -1,6 +1,9 @@
 /* runtime/util.c helpers that parse user input. */
 #include "config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "runtime/util.h"
 #include "tests/unit/tap.h"
 
@@ -36,5 +39,36 @@ main (void)
       "relative, .. and . components are not clean");
   ok (ab_path_has_dotdot ("a/../b") && ab_path_has_dotdot ("..") && !ab_path_has_dotdot ("a/..b"),
       ".. is a whole component only");
+
+  ok (ab_path_is_canonical ("/") && ab_path_is_canonical ("/a/b"), "/ and /a/b are canonical");
+  ok (!ab_path_is_canonical ("/a//b") && !ab_path_is_canonical ("/a/") && !ab_path_is_canonical ("a/b")
+          && !ab_path_is_canonical ("/a/./b") && !ab_path_is_canonical ("/a/.."),
+      "an empty component, a trailing slash, a relative path, . and .. are not");
+  {
+    char dir[] = "/tmp/ab-test-util-XXXXXX", *real = NULL, *link = NULL, *dots = NULL;
+    int fd;
+
+    ok (mkdtemp (dir) != NULL, "a scratch directory");
+    real = xasprintf ("%s/real", dir);
+    link = xasprintf ("%s/link", dir);
+    dots = xasprintf ("%s/real/../real", dir);
+    ok (mkdir (real, 0700) == 0 && symlink ("real", link) == 0, "a directory and a symlink to it");
+    fd = ab_open_canonical (real, O_PATH | O_DIRECTORY);
+    ok (fd >= 0, "ab_open_canonical opens a path without symlinks");
+    if (fd >= 0)
+      close (fd);
+    errno = 0;
+    ok (ab_open_canonical (link, O_PATH | O_DIRECTORY) < 0 && errno == ELOOP,
+        "... refuses a symlink on the way (ELOOP): the caller takes its careful walk");
+    errno = 0;
+    ok (ab_open_canonical (dots, O_PATH | O_DIRECTORY) < 0 && errno == EINVAL,
+        "... refuses a path with .. without a lookup (EINVAL)");
+    unlink (link);
+    rmdir (real);
+    rmdir (dir);
+    free (real);
+    free (link);
+    free (dots);
+  }
   return tap_done ();
 }
