@@ -29,7 +29,9 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py test
 	docs/bench/after-final-run1.txt docs/bench/after-final-lone.txt \
 	docs/bench/after-third-run1.txt docs/bench/after-third-run2.txt docs/bench/after-third-lone.txt \
 	docs/bench/after-fourth-static-run1.txt docs/bench/after-fourth-static-run2.txt \
-	docs/bench/after-fourth-static-lone.txt docs/bench/after-fourth-dynamic-run1.txt
+	docs/bench/after-fourth-static-lone.txt docs/bench/after-fourth-dynamic-run1.txt \
+	docs/bench/after-fifth-static-run1.txt docs/bench/after-fifth-static-run2.txt \
+	docs/bench/after-fifth-static-lone.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench
