@@ -91,21 +91,33 @@ ab_cg_drop_dir (struct ab_cg_hier *h)
   h->by_path = false;
 }
 
-/* A file of h's directory: at its fd, or (by_path) at the full path, the
-   same file -- the directory is a cgroupfs leaf we made, which only the
-   host's root could rename, and the last component is not followed. */
+/* Where a file of h's directory is for the *at calls: (h->dfd, file), or
+   (by_path) (AT_FDCWD, full path in buf), the same file -- the directory
+   is a cgroupfs leaf we made, which only the host's root could rename,
+   and the callers do not follow the last component.  NULL with errno:
+   neither. */
+static const char *
+cg_file_at (const struct ab_cg_hier *h, const char *file, char buf[PATH_MAX], int *dirfd)
+{
+  *dirfd = h->dfd;
+  if (h->dfd >= 0)
+    return file;
+  if (!h->by_path)
+    return errno = ENOENT, NULL;
+  if ((size_t)snprintf (buf, PATH_MAX, "%s/%s", h->dir, file) >= PATH_MAX)
+    return errno = ENAMETOOLONG, NULL;
+  *dirfd = AT_FDCWD;
+  return buf;
+}
+
 static int
 cg_openat (const struct ab_cg_hier *h, const char *file, int flags)
 {
-  char path[PATH_MAX];
+  char buf[PATH_MAX];
+  int dirfd;
+  const char *at = cg_file_at (h, file, buf, &dirfd);
 
-  if (h->dfd >= 0)
-    return openat (h->dfd, file, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-  if (!h->by_path)
-    return errno = ENOENT, -1;
-  if ((size_t)snprintf (path, sizeof path, "%s/%s", h->dir, file) >= sizeof path)
-    return errno = ENAMETOOLONG, -1;
-  return open (path, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  return at ? openat (dirfd, at, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) : -1;
 }
 
 int
@@ -152,12 +164,11 @@ ab_cg_write (struct ab_cg_hier *h, const char *file, const char *value, const ch
 bool
 ab_cg_has_file (struct ab_cg_hier *h, const char *file)
 {
-  char path[PATH_MAX];
+  char buf[PATH_MAX];
+  int dirfd;
+  const char *at = cg_file_at (h, file, buf, &dirfd);
 
-  if (h->dfd >= 0)
-    return faccessat (h->dfd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-  return h->by_path && (size_t)snprintf (path, sizeof path, "%s/%s", h->dir, file) < sizeof path
-         && faccessat (AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  return at && faccessat (dirfd, at, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 int
@@ -476,29 +487,37 @@ rmdir_retry (int parent, const char *name)
   return -1;
 }
 
+/* When only the leaf is ours: rmdir it by its full path (one syscall
+   instead of an open, rmdir and close, and two more per level above it).
+   rmdir never follows the last component, the levels above are cgroupfs
+   directories (no symlinks: hier_mkdir_leaf), and h->dir is the path
+   hier_mkdir made.  1: removed (or gone already); 0: not tried (more than
+   the leaf is ours), or EBUSY (processes, or cgroups below it); -1: error
+   (*err). */
+static int
+leaf_rmdir (struct ab_cg_hier *h, ab_error_t *err)
+{
+  if (h->created != 1 || !ab_cg_live (h))
+    return 0;
+  if (unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR) == 0 || errno == ENOENT)
+    {
+      h->created = 0;
+      return 1;
+    }
+  return errno == EBUSY ? 0 : ab_error_set (err, errno, "rmdir cgroup `%s`", h->dir);
+}
+
 /* Remove the directories of h we created, deepest first. */
 static int
 hier_rmdir_dirs (struct ab_cg_hier *h, ab_error_t *err)
 {
   size_t depth = ab_cg_path_depth (h);
   bool leaf = true;
+  int r = leaf_rmdir (h, err);
 
-  /* Only the leaf is ours: by its full path (one syscall instead of an
-     open, rmdir and close, and two more per level above it).  rmdir never
-     follows the last component, the levels above are cgroupfs directories
-     (no symlinks: hier_mkdir_leaf), and h->dir is the path hier_mkdir
-     made. */
-  if (h->created == 1 && ab_cg_live (h))
-    {
-      if (unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR) == 0 || errno == ENOENT)
-        {
-          h->created = 0;
-          return 0;
-        }
-      if (errno != EBUSY)
-        return ab_error_set (err, errno, "rmdir cgroup `%s`", h->dir);
-      /* EBUSY: cgroups of the container's own below it; the walk lists them */
-    }
+  /* 0, EBUSY: cgroups of the container's own below it; the walk lists them */
+  if (r != 0)
+    return r < 0 ? -1 : 0;
   while (h->created > 0)
     {
       size_t level = depth - 1; /* the component to remove */
@@ -925,16 +944,16 @@ int
 ab_cgroup_remove_if_empty (struct ab_cgroup *cg, ab_error_t *err)
 {
   struct ab_cg_hier *h = ab_cg_tracking (cg);
+  int r;
 
   /* rmdir refuses a populated cgroup (v1 and v2 alike), so its success is
      the emptiness check, one syscall instead of reading cgroup.events.
-     Only a leaf of ours with nothing made below it: its EBUSY means
-     processes.  Then the others hold the same processes, none. */
-  if (cg->planned || h == NULL || !ab_cg_live (h) || h->created != 1)
+     Then the other hierarchies hold the same processes: none. */
+  if (cg->planned || h == NULL)
     return 0;
-  if (unlinkat (AT_FDCWD, h->dir, AT_REMOVEDIR) < 0 && errno != ENOENT)
-    return errno == EBUSY ? 0 : ab_error_set (err, errno, "rmdir cgroup `%s`", h->dir);
-  h->created = 0;
+  r = leaf_rmdir (h, err);
+  if (r <= 0)
+    return r;
   return ab_cgroup_remove (cg, err) < 0 ? -1 : 1;
 }
 

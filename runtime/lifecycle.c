@@ -140,19 +140,22 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
          cgroup.procs by the host's root, and then their rmdir fails with
          EBUSY and says so, as a failed kill would have. */
       int gone = ab_cgroup_remove_if_empty (c->cg, err);
-      int busy = gone != 0 ? 0 : ab_cgroup_populated (c->cg, &e);
       if (gone < 0)
         r = -1;
-      else if (gone == 0 && busy != 0)
+      else if (gone == 0)
         {
-          if (ab_cgroup_kill (c->cg, SIGKILL, &e) < 0 && e.errnum != ESRCH)
-            ab_debug ("release: %s", e.msg);
-          busy = ab_cgroup_wait_empty (c->cg, 5000, &e);
-          if (busy < 0)
-            ab_warn ("container `%s`: %s", c->id, e.msg);
+          int busy = ab_cgroup_populated (c->cg, &e);
+          if (busy != 0)
+            {
+              if (ab_cgroup_kill (c->cg, SIGKILL, &e) < 0 && e.errnum != ESRCH)
+                ab_debug ("release: %s", e.msg);
+              busy = ab_cgroup_wait_empty (c->cg, 5000, &e);
+              if (busy < 0)
+                ab_warn ("container `%s`: %s", c->id, e.msg);
+            }
+          if ((busy == 0 ? ab_cgroup_remove (c->cg, err) : ab_cgroup_destroy (c->cg, err)) < 0)
+            r = -1;
         }
-      if (gone == 0 && (busy == 0 ? ab_cgroup_remove (c->cg, err) : ab_cgroup_destroy (c->cg, err)) < 0)
-        r = -1;
     }
   /* Whether or not the state got to record it: a create killed right after
      the bind mount leaves one all the same, and it is ours to remove.  A

@@ -11,15 +11,6 @@
 #include "runtime/resolve.h"
 #include "runtime/util.h"
 
-/* Open `path` below the (new) root without following a final symlink:
-   the mask or read-only bind lands on the object itself. */
-static int
-open_target (int rootfd, const char *path, ab_error_t *err)
-{
-  int fd = ab_open_in_root (rootfd, path, O_PATH | O_NOFOLLOW, 0, err);
-  return fd;
-}
-
 /* The names in /proc, listed once: most of the default masked paths are
    /proc files that this kernel may not have (kcore, timer_stats, asound,
    ...), and a lookup that fails costs a syscall each where the listing
@@ -72,6 +63,17 @@ proc_name_absent (struct proc_names *pn, int rootfd, const char *path)
   return true;
 }
 
+/* Open `path` below the (new) root without following a final symlink:
+   the mask or read-only bind lands on the object itself.  -1 with errno
+   ENOENT (and *err untouched) for a /proc name the listing lacks. */
+static int
+open_target (int rootfd, struct proc_names *pn, const char *path, ab_error_t *err)
+{
+  if (proc_name_absent (pn, rootfd, path))
+    return errno = ENOENT, -1;
+  return ab_open_in_root (rootfd, path, O_PATH | O_NOFOLLOW, 0, err);
+}
+
 static int
 readonly_paths (int rootfd, struct proc_names *pn, const struct ab_strv *paths, ab_error_t *err)
 {
@@ -81,8 +83,7 @@ readonly_paths (int rootfd, struct proc_names *pn, const struct ab_strv *paths, 
   for (i = 0; i < paths->n; i++)
     {
       const char *p = paths->v[i];
-      _cleanup_close_ int target
-          = proc_name_absent (pn, rootfd, p) ? (errno = ENOENT, -1) : open_target (rootfd, p, err);
+      _cleanup_close_ int target = open_target (rootfd, pn, p, err);
       _cleanup_close_ int tree = -1;
       struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
 
@@ -135,8 +136,7 @@ mask_paths (int rootfd, struct proc_names *pn, const struct ab_strv *paths, ab_e
   for (i = 0; i < paths->n; i++)
     {
       const char *p = paths->v[i];
-      _cleanup_close_ int target
-          = proc_name_absent (pn, rootfd, p) ? (errno = ENOENT, -1) : open_target (rootfd, p, err);
+      _cleanup_close_ int target = open_target (rootfd, pn, p, err);
       _cleanup_close_ int tree = -1;
       struct stat st;
 

@@ -229,6 +229,25 @@ int
 ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *path, const char *what,
                      ab_error_t *err)
 {
+  /* No symlink, "." or ".." on the way: the walk would take the path name
+     by name to the same file (it differs from a plain resolution only at
+     those), so one openat2 does.  Anything else, and every failure, takes
+     the walk, which also words the error. */
+  if (path[0] == '/' || bundle_dir != NULL)
+    {
+      _cleanup_free_ char *joined = path[0] == '/' ? NULL : xasprintf ("%s/%s", bundle_dir, path);
+      int fd = ab_open_canonical (joined ? joined : path, O_PATH);
+
+      if (fd >= 0)
+        return fd;
+    }
+  return ab_bundle_walk_path (bundle_dir, rootfs, path, what, err);
+}
+
+int
+ab_bundle_walk_path (const char *bundle_dir, const char *rootfs, const char *path, const char *what,
+                     ab_error_t *err)
+{
   struct image_root roots[2];
   _cleanup_free_ char *rest = NULL;
   _cleanup_close_ int cur = -1;
@@ -238,18 +257,6 @@ ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *pat
   bool cur_known = false; /* cur_st is cur's stat */
   size_t i;
 
-  /* No symlink, "." or ".." on the way: the walk below would take the
-     path name by name to the same file (it differs from a plain
-     resolution only at those), so one openat2 does.  Anything else, and
-     every failure, takes the walk, which also words the error. */
-  if (path[0] == '/' || bundle_dir != NULL)
-    {
-      _cleanup_free_ char *joined = path[0] == '/' ? NULL : xasprintf ("%s/%s", bundle_dir, path);
-      int fd = ab_open_canonical (joined ? joined : path, O_PATH);
-
-      if (fd >= 0)
-        return fd;
-    }
   image_root_open (&roots[0], bundle_dir);
   image_root_open (&roots[1], rootfs);
   if (path[0] != '/' && roots[0].fd < 0)

@@ -29,6 +29,10 @@ int ab_bundle_source_link (const char *bundle_dir, const char *source, char **li
    `what`, the path and the link.  Returns the fd or -1. */
 int ab_bundle_open_path (const char *bundle_dir, const char *rootfs, const char *path, const char *what,
                          ab_error_t *err);
+/* The same without its first try, one openat2 of the path as written
+   (ab_open_canonical): for a caller that has made that try itself. */
+int ab_bundle_walk_path (const char *bundle_dir, const char *rootfs, const char *path, const char *what,
+                         ab_error_t *err);
 
 /* Open `path` (absolute) with open(2) flags: beneath the bundle or the
    rootfs (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) when its text lies inside

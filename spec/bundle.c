@@ -86,7 +86,9 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
   else
     joined = xasprintf ("%s/%s", strcmp (b->dir, "/") == 0 ? "" : b->dir, path);
   /* A canonical path with no symlink (the common case) is the real
-     directory as written: no walk, no readlink of the fd. */
+     directory as written: no walk, no readlink of the fd.  That is
+     ab_bundle_open_path's own first try, made here to know it succeeded
+     (and with O_DIRECTORY); the walk follows without repeating it. */
   fd = ab_open_canonical (joined, O_PATH | O_DIRECTORY);
   if (fd >= 0)
     {
@@ -94,7 +96,7 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
       b->rootfs_fd = ab_steal_fd (&fd);
       return 0;
     }
-  fd = ab_bundle_open_path (b->dir, NULL, path, "config.json: root.path", &e);
+  fd = ab_bundle_walk_path (b->dir, NULL, path, "config.json: root.path", &e);
   if (fd < 0 && e.cls == AB_EC_CONFIG)
     {
       if (err)
