@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 enum ab_audit_severity
 {

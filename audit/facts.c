@@ -15,9 +15,9 @@
 
 #include <sys/mount.h>
 
-#include "runtime/kernel-compat.h"
+#include "base/kernel-compat.h"
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 

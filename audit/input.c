@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 struct hier
 {

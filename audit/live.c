@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/state.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/state.h"
+#include "base/util.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
 

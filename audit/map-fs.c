@@ -9,10 +9,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "runtime/kernel-compat.h"
+#include "base/kernel-compat.h"
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"

@@ -10,8 +10,8 @@
 
 #include "audit/audit-internal.h"
 #include "netns/nft-rules.h"
-#include "runtime/network.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/network.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 #define JR "linux.resources"

@@ -9,7 +9,7 @@
 #include <seccomp.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 static void

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #define WIDTH 100 /* wrap column: stable output for files and pipes */
 

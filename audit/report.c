@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 static const struct
 {

@@ -9,7 +9,7 @@
 
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
 

@@ -6,7 +6,7 @@
 #include <linux/capability.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 #define BIT(c) (UINT64_C (1) << (c))

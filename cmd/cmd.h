@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 /* Exit statuses (documented in agentbox(8)). */
 enum

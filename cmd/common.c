@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 /* --preserve-fds N hands fds 3 .. N+2 to the container as they are, with
    close-on-exec cleared (runtime/process.c).  Each must be the caller's own

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "cmd/create-opts.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/annotations.h"
 
 int

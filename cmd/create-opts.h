@@ -6,9 +6,9 @@
 #include <stdbool.h>
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
-#include "runtime/sandbox.h"
-#include "runtime/supervise.h"
+#include "runtime/lifecycle/container.h"
+#include "runtime/sandbox/sandbox.h"
+#include "runtime/supervise/supervise.h"
 
 enum
 {

@@ -7,9 +7,9 @@
 
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
-#include "runtime/container.h"
+#include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 /* The maps of the user namespace a config creates, or NULL. */
 void

@@ -12,11 +12,11 @@
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
 #include "runtime/exe.h"
-#include "runtime/exec.h"
-#include "runtime/log.h"
-#include "runtime/record.h"
-#include "runtime/supervise.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/exec.h"
+#include "base/log.h"
+#include "runtime/supervise/record.h"
+#include "runtime/supervise/supervise.h"
+#include "base/util.h"
 #include "spec/annotations.h"
 
 enum

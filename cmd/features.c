@@ -8,9 +8,9 @@
 
 #include "cmd/cmd.h"
 #include "runtime/seccomp.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/annotations.h"
-#include "spec/gen.h"
+#include "base/gen.h"
 #include "spec/model.h"
 #include "spec/tables.h"
 

@@ -12,8 +12,8 @@
 
 #include "cmd/cmd.h"
 #include "runtime/exe.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "spec/model.h"
 
 static const struct ab_cmd commands[] = {

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
-#include "runtime/log.h"
-#include "runtime/mcp.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "runtime/mcp/mcp.h"
+#include "base/util.h"
 
 enum
 {

@@ -12,13 +12,13 @@
 
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
-#include "runtime/container.h"
+#include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
-#include "runtime/log.h"
-#include "runtime/record.h"
-#include "runtime/sandbox.h"
-#include "runtime/supervise.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "runtime/supervise/record.h"
+#include "runtime/sandbox/sandbox.h"
+#include "runtime/supervise/supervise.h"
+#include "base/util.h"
 #include "spec/annotations.h"
 
 int

@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/container.h"
+#include "base/util.h"
 
 int
 ab_cmd_state (struct ab_global *g, int argc, char **argv)

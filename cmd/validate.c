@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "runtime/log.h"
+#include "base/log.h"
 #include "spec/spec.h"
 
 int

@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 
 #include "hooks/hooks.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 const char *
 ab_hook_kind_name (int kind)

@@ -16,8 +16,8 @@
 #include "netns/netns.h"
 #include "netns/nft-rules.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 struct denied_list
 {

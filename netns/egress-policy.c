@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 
 #include "netns/egress-internal.h"
-#include "spec/json.h"
+#include "base/json.h"
 
 static const uint16_t default_ports[] = { 80, 443 };
 

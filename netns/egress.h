@@ -69,9 +69,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/error.h"
+#include "base/util.h"
+#include "base/gen.h"
 #include "spec/model.h"
 
 #define AB_ANNOT_NET_ALLOW_DOMAINS "dev.agentbox.net.allow-domains"

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/error.h"
-#include "spec/gen.h"
+#include "base/error.h"
+#include "base/gen.h"
 
 #define AB_ANNOT_NET_ALLOW "dev.agentbox.net.allow"
 

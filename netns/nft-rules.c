@@ -8,7 +8,7 @@
 #include <stdarg.h>
 
 #include "netns/nft-rules.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 /* Dropped ahead of every accept, whatever the allow entries say: these
    services hand out instance credentials to whoever asks from the host. */

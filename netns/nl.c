@@ -11,7 +11,7 @@
 
 #include "netns/netns.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 struct sock_job
 {

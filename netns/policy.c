@@ -24,7 +24,7 @@
 #include <stdarg.h>
 
 #include "netns/netns.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #define AB_NET_ALLOW_MAX 256
 #define ANNOT_PATH "annotations." AB_ANNOT_NET_ALLOW

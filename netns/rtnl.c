@@ -13,7 +13,7 @@
 
 #include "netns/netns.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #define LOOPBACK_IFINDEX 1 /* the kernel registers lo first in every netns */
 #define AB_ROUTE_METRIC UINT32_MAX

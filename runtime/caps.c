@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "runtime/caps.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 /* Names for messages, as config.json spells them.  Kept here so that this

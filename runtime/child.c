@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 
 #include "hooks/hooks.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/child.h"
 #include "runtime/console.h"
 #include "runtime/dev.h"
@@ -30,8 +30,8 @@
 #include "runtime/paths.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 static bool
 needs_cgroupns_before_mounts (const struct ab_spec *s)

@@ -4,7 +4,7 @@
 #ifndef AB_RUNTIME_CONSOLE_H
 #define AB_RUNTIME_CONSOLE_H
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Connect to the console socket (in the runtime namespace, before clone). */

@@ -14,7 +14,7 @@
 #include <linux/mount.h>
 
 #include "runtime/exe.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U

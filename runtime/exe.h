@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Re-execute from the read-only overlay (else a sealed memfd copy) unless

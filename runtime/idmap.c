@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 
 #include "runtime/idmap.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 
 static int

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 #include "spec/spec.h"
 

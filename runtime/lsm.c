@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 
 #include "runtime/lsm.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 bool
 ab_lsm_apparmor_enabled (void)

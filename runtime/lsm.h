@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 bool ab_lsm_apparmor_enabled (void);

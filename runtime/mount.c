@@ -20,11 +20,11 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
-#include "runtime/kernel-compat.h"
-#include "runtime/log.h"
+#include "base/kernel-compat.h"
+#include "base/log.h"
 #include "runtime/mount.h"
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 
 
 uint64_t

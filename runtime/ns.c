@@ -13,7 +13,7 @@
 #include "runtime/ns.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 #include "spec/tables.h"
 

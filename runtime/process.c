@@ -14,8 +14,8 @@
 #include "runtime/caps.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 
 static int
 rlimit_too_high (size_t i, const struct ab_rlimit *r, rlim_t host_hard, ab_error_t *err)

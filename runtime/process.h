@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/seccomp.h"
 #include "spec/model.h"
 

@@ -36,10 +36,10 @@
 #include <time.h>
 
 #include "runtime/cache.h"
-#include "runtime/log.h"
+#include "base/log.h"
 #include "runtime/seccomp.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 #define MAGIC "agentbox-cache-1\n"
 #define MAGIC_LEN (sizeof MAGIC - 1)

@@ -28,7 +28,7 @@
 
 #include "runtime/seccomp.h"
 #include "spec/tables.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)

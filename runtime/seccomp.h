@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <linux/filter.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 struct ab_seccomp_prog

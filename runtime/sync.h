@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 enum ab_sync_type
 {

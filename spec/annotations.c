@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "netns/egress.h"
 #include "netns/netns.h"
 #include "spec/annotations.h"

@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 #include "spec/spec.h"
 

@@ -3,7 +3,7 @@
  * document reads like the specification. */
 #include "config.h"
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/defaults.h"
 #include "spec/model.h"
 #include "spec/seccomp_default.h"

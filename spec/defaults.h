@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "spec/gen.h"
+#include "base/gen.h"
 
 struct ab_default_opts
 {

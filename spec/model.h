@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 
 #define AB_OCI_VERSION "1.3.0"
 #define AB_OCI_VERSION_MIN "1.0.0"

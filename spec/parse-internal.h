@@ -10,7 +10,7 @@
 #ifndef AB_SPEC_PARSE_INTERNAL_H
 #define AB_SPEC_PARSE_INTERNAL_H
 
-#include "spec/json.h"
+#include "base/json.h"
 #include "spec/model.h"
 
 /* Device numbers as the kernel encodes them in dev_t (12-bit major,

@@ -4,7 +4,7 @@
 #ifndef AB_SPEC_SPEC_H
 #define AB_SPEC_SPEC_H
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Parse config.json bytes.  Per-field checks (types, ranges, enum names,

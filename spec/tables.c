@@ -14,8 +14,8 @@
 #include <sys/capability.h>
 #include <sys/resource.h>
 
-#include "runtime/kernel-compat.h"
-#include "runtime/util.h"
+#include "base/kernel-compat.h"
+#include "base/util.h"
 #include "spec/model.h"
 #include "spec/tables.h"
 

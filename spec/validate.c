@@ -24,7 +24,7 @@
 #include <stdarg.h>
 #include <sys/mount.h>
 
-#include "spec/json.h"
+#include "base/json.h"
 #include "spec/model.h"
 #include "spec/annotations.h"
 #include "spec/parse-internal.h"

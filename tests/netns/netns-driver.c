@@ -33,8 +33,8 @@
 
 #include "netns/netns.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 static uint16_t proxy_ports[16];
 static struct ab_netns_proxy proxy;

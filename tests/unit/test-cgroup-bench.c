@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/cgroup-internal.h"
+#include "runtime/cgroup/cgroup-internal.h"
 
 static pid_t
 idle_child (void)

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "runtime/cgroup-internal.h"
+#include "runtime/cgroup/cgroup-internal.h"
 
 /* "hybrid", "v1" or "v2": the layout the run expects; `ns` when inside a
    cgroup namespace with /sys/fs/cgroup remounted (absolute paths allowed). */

@@ -6,9 +6,9 @@
 
 #include <linux/bpf.h>
 
-#include "runtime/cgroup-internal.h"
-#include "spec/gen.h"
-#include "spec/json.h"
+#include "runtime/cgroup/cgroup-internal.h"
+#include "base/gen.h"
+#include "base/json.h"
 #include "tests/unit/tap.h"
 
 static const char hybrid_mountinfo[]

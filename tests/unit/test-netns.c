@@ -9,8 +9,8 @@
 
 #include "netns/netns.h"
 #include "netns/nft-rules.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 #include "tests/unit/tap.h"
 
 #define PFX "annotations.dev.agentbox.net.allow: "

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include "runtime/record.h"
-#include "runtime/util.h"
-#include "spec/json.h"
+#include "runtime/supervise/record.h"
+#include "base/util.h"
+#include "base/json.h"
 #include "tests/unit/tap.h"
 
 static const struct ab_json_limits lim = {

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/state.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/state.h"
+#include "base/util.h"
 #include "tests/unit/tap.h"
 
 static struct stat

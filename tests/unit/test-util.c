@@ -4,7 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "tests/unit/tap.h"
 
 int
