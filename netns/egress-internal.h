@@ -13,36 +13,10 @@
 
 #include "netns/egress.h"
 
-/* ---- names (egress-policy.c) ----------------------------------------- */
-
-/* Normalise a host name: lower-case, one trailing dot dropped, LDH/'_'
-   labels of 1..63 bytes, at most 253 bytes, last label not all digits, and
-   not a form inet_aton would read as an address ("0x7f.1", "2130706433").
-   Returns 0 and writes out[AB_EGRESS_NAME_MAX + 1], or -1. */
-int ab_egress_name_normalize (const char *in, size_t len, char *out);
-/* Whether a rule's host part covers the normalised name (or literal text). */
-bool ab_egress_rule_matches (const struct ab_egress_rule *r, const char *name);
-/* Whether the policy's pins mention the name. */
-bool ab_egress_policy_has_pin (const struct ab_egress_policy *p, const char *name);
-
 /* ---- addresses (egress-addr.c) --------------------------------------- */
-
-struct ab_egress_addr
-{
-  int family; /* AF_INET or AF_INET6 */
-  uint8_t addr[16];
-};
 
 /* ab_egress_addr_refusal (egress.h): embedded IPv4 (mapped, compatible,
    NAT64, 6to4) is classified as the IPv4 it carries. */
-/* Strict literals only: dotted quad with four decimal parts, or IPv6 with or
-   without brackets.  Returns 0 or -1. */
-int ab_egress_ip_parse (const char *s, size_t len, struct ab_egress_addr *out);
-/* "192.0.2.1" or "2001:db8::1" (no brackets). */
-void ab_egress_addr_format (const struct ab_egress_addr *a, char *buf, size_t len);
-/* The literal as a rule pattern / decision name: "192.0.2.1", "[2001:db8::1]". */
-void ab_egress_addr_pattern (const struct ab_egress_addr *a, char *buf, size_t len);
-bool ab_egress_addr_equal (const struct ab_egress_addr *a, const struct ab_egress_addr *b);
 void ab_egress_addr_to_sockaddr (const struct ab_egress_addr *a, uint16_t port, struct sockaddr_storage *ss,
                                  socklen_t *len);
 int ab_egress_addr_from_sockaddr (const struct sockaddr *sa, struct ab_egress_addr *a, uint16_t *port);

@@ -1,9 +1,8 @@
 /* The network namespace egress wall (rtnetlink through libmnl, nftables
  * through libnftnl; no `ip` or `nft` exec anywhere).
  *
- * Policy input: the annotation dev.agentbox.net.allow, comma-separated
- * ADDR[/PREFIX][:PORT][/tcp|/udp] entries (IPv4 or bracketed IPv6, e.g.
- * "192.0.2.1:8080/tcp,[2001:db8::1]:443/tcp"); absent means no egress at all.
+ * Policy input: struct ab_net_policy (spec/netpolicy.h), the typed
+ * dev.agentbox.net.allow annotation.
  */
 #ifndef AB_NETNS_NETNS_H
 #define AB_NETNS_NETNS_H
@@ -14,29 +13,8 @@
 
 #include "base/error.h"
 #include "base/gen.h"
+#include "spec/netpolicy.h"
 
-#define AB_ANNOT_NET_ALLOW "dev.agentbox.net.allow"
-
-struct ab_net_allow
-{
-  int family;       /* AF_INET or AF_INET6 */
-  uint8_t addr[16]; /* network byte order; first 4 bytes for AF_INET */
-  uint8_t prefix;   /* 0..32 / 0..128 */
-  uint16_t port;    /* host byte order, 0 = any port */
-  int proto;        /* 0 = tcp and udp, IPPROTO_TCP, IPPROTO_UDP */
-};
-
-struct ab_net_policy
-{
-  bool present; /* the annotation was given */
-  struct ab_net_allow *allow;
-  size_t n_allow;
-};
-
-/* Parse the annotation value.  Errors name the entry:
-   annotations.dev.agentbox.net.allow: entry "300.1.2.3:80": invalid IPv4 address */
-int ab_net_policy_parse (const char *value, struct ab_net_policy *out, ab_error_t *err);
-void ab_net_policy_free (struct ab_net_policy *p);
 
 /* How the supervisor-side egress proxy (if any) is reached from inside. */
 struct ab_netns_proxy

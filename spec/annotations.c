@@ -1,9 +1,8 @@
 #include "config.h"
 
 #include "base/util.h"
-#include "netns/egress.h"
-#include "netns/netns.h"
 #include "spec/annotations.h"
+#include "spec/netpolicy.h"
 
 int
 ab_parse_duration_ms (const char *s, uint64_t *out)

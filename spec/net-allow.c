@@ -1,4 +1,4 @@
-/* The egress policy: parsing of the annotation dev.agentbox.net.allow.
+/* dev.agentbox.net.allow, typed (spec/netpolicy.h): the address grammar of the wall.
  *
  *   value  := "" | entry ("," entry)*          spaces and tabs around entries
  *   entry  := ADDR4 ["/" PREFIX] [":" PORT] ["/" PROTO]
@@ -23,8 +23,8 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 
-#include "netns/netns.h"
 #include "base/util.h"
+#include "spec/netpolicy.h"
 
 #define AB_NET_ALLOW_MAX 256
 #define ANNOT_PATH "annotations." AB_ANNOT_NET_ALLOW

@@ -20,7 +20,7 @@ FUZZ_SRCS = \
 	$(srcdir)/spec/parse-util.c $(srcdir)/spec/parse.c \
 	$(srcdir)/spec/parse-linux.c $(srcdir)/spec/parse-resources.c \
 	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/base/gen.c \
-	$(srcdir)/spec/net-allow.c $(srcdir)/spec/egress-policy.c $(srcdir)/netns/egress-addr.c \
+	$(srcdir)/spec/net-allow.c $(srcdir)/spec/egress-policy.c \
 	$(srcdir)/base/error.c $(srcdir)/base/util.c
 
 EXTRA_DIST += tests/fuzz/fuzz-config.c tests/fuzz/config.dict tests/fuzz/corpus
