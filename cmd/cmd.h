@@ -49,8 +49,6 @@ int ab_cmd_fail (const ab_error_t *err);
 int ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd);
 /* A usage error: "agentbox <cmd>: <message>" plus a hint; returns AB_EXIT_USAGE. */
 int ab_cmd_usage_error (const char *cmd, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-/* Parse --rootless and friends: "true", "false", "auto". */
-int ab_parse_tristate (const char *s, int *out);
 
 /* Require between min and max positional arguments after option parsing
    (argv[optind..]); prints a usage error naming the command otherwise. */
