@@ -4,7 +4,9 @@
  *
  * Files:
  *   cgroup-host.c     host discovery (mountinfo, /proc/self/cgroup), mode, paths
- *   cgroup.c          interface files, directories, create / update / destroy
+ *   cgroup.c          the front door: plan, create / update / destroy, directories
+ *   cgroup-fs.c       the write layer: directory fds, reading and writing
+ *                     interface files (uses no other file of the room)
  *   cgroup-state.c    enter, clone fd, state (gen / load)
  *   cgroup-res.c      linux.resources -> v1 and v2 interface files
  *   cgroup-devices.c  device rules: v1 devices.{allow,deny}, v2 BPF program
@@ -119,7 +121,7 @@ struct ab_cgroup
   bool planned;
 };
 
-/* Bookkeeping shared by cgroup.c and cgroup-state.c. */
+/* Bookkeeping shared by cgroup.c and cgroup-state.c (cgroup-fs.c). */
 struct ab_cg_hier *ab_cg_hier_add (struct ab_cgroup *cg); /* a zeroed entry, dfd -1 */
 void ab_cg_fix_v2 (struct ab_cgroup *cg);                 /* point cg->v2 at the v2 entry */
 /* Components of h->path below the mount root. */
@@ -131,6 +133,11 @@ struct ab_cg_hier *ab_cg_v1 (struct ab_cgroup *cg, const char *controller);
    cgroup.controllers (space-separated), "" when there is no v2 tree. */
 char *ab_cg_v2_available (struct ab_cgroup *cg);
 
+/* ---- the write layer (cgroup-fs.c) ----------------------------------------- */
+
+/* Read an interface file of the directory dirfd to its end (NUL-terminated);
+   -1 with errno. */
+int ab_cg_read_at (int dirfd, const char *file, char **out);
 /* Read a small interface file of one hierarchy's cgroup (NUL-terminated). */
 int ab_cg_read (struct ab_cg_hier *h, const char *file, char **out, ab_error_t *err);
 /* Write one value; `what` names the JSON path or purpose in the error. */

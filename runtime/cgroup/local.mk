@@ -2,6 +2,7 @@
 libagentbox_a_SOURCES += \
 	runtime/cgroup/cgroup.h runtime/cgroup/cgroup-internal.h \
 	runtime/cgroup/cgroup.c \
+	runtime/cgroup/cgroup-fs.c \
 	runtime/cgroup/cgroup-host.c \
 	runtime/cgroup/cgroup-state.c \
 	runtime/cgroup/cgroup-res.c \
