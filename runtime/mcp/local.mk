@@ -1,7 +1,7 @@
 # runtime/mcp/: a front end (floor 5), the MCP server (docs/protocol.md).
 libagentbox_a_SOURCES += \
 	runtime/mcp/mcp.h runtime/mcp/mcp-internal.h \
-	runtime/mcp/mcp.c runtime/mcp/mcp-frame.c runtime/mcp/mcp-lifecycle.c \
+	runtime/mcp/mcp.c runtime/mcp/mcp-dispatch.c runtime/mcp/mcp-frame.c runtime/mcp/mcp-lifecycle.c \
 	runtime/mcp/mcp-tools.c runtime/mcp/mcp-jobs.c runtime/mcp/mcp-worker.c
 
 # The tools' outputSchema is docs/result-schema.json, compiled in as a C

@@ -1,10 +1,6 @@
-/* MCP server: frames out (one write per frame, stdout is the protocol only)
- * and the JSON-RPC envelope of frames in (runtime/mcp-internal.h).
- *
- * Every line from the client is hostile input: it is parsed by the bounded
- * reader of spec/json.h, and whatever it holds -- garbage, batches, wrong
- * types, notifications with ids, duplicate ids -- gets the JSON-RPC error
- * the specification names for it, or (for notifications) nothing. */
+/* MCP server: frames out, one write per frame (stdout is the protocol
+ * only), and the envelopes every part answers in.  The lowest file of the
+ * room: it calls no other (runtime/mcp/mcp-internal.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,13 +9,16 @@
 #include "runtime/mcp/mcp-internal.h"
 #include "base/util.h"
 
-static const struct ab_json_limits frame_limits = {
-  .max_bytes = AB_MCP_MAX_LINE,
-  .max_depth = 32,
-  .max_string = AB_MCP_MAX_LINE,
-  .max_items = 1u << 16,
-  .max_nodes = 1u << 18,
-};
+/* The server, as serverInfo and _meta name it. */
+void
+ab_mcp_gen_server_info (struct ab_gen *g)
+{
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "name", "agentbox");
+  ab_gen_kv_str (g, "title", "agentbox sandbox runtime");
+  ab_gen_kv_str (g, "version", PACKAGE_VERSION);
+  ab_gen_obj_close (g);
+}
 
 void
 ab_mcp_send (struct ab_mcp_server *s, const char *frame, size_t len)
@@ -110,165 +109,40 @@ ab_mcp_json_text (const struct ab_json *v)
   return ab_gen_steal (g, false, NULL);
 }
 
-/* MCP ids are strings or integers, never null (JSON-RPC allows more). */
-static bool
-valid_id (const struct ab_json *id)
-{
-  return id->type == AB_J_STRING || (id->type == AB_J_NUMBER && strpbrk (id->u.num, ".eE") == NULL);
-}
-
-static void
-handle_notification (struct ab_mcp_server *s, const char *method, struct ab_json *params)
-{
-  if (strcmp (method, "notifications/cancelled") == 0)
-    {
-      struct ab_json *rid = params ? ab_json_member (params, "requestId") : NULL;
-      _cleanup_free_ char *rid_json = NULL;
-      if (rid == NULL || !valid_id (rid))
-        return; /* nothing to answer a notification with */
-      rid_json = ab_mcp_json_text (rid);
-      ab_mcp_cancel (s, rid_json);
-      return;
-    }
-  /* notifications/initialized ends the legacy handshake; the server has
-     nothing to wait for, so it and every other notification need no action. */
-  if (ab_log_debug_enabled ())
-    ab_debug ("mcp: notification %s", method);
-}
-
-static bool
-known_method (const char *m)
-{
-  static const char *const methods[] = {
-    "initialize", "ping", "server/discover", "tools/list", "tools/call",
-  };
-  for (size_t i = 0; i < AB_ARRAY_SIZE (methods); i++)
-    if (strcmp (m, methods[i]) == 0)
-      return true;
-  return false;
-}
-
-static void
-dispatch (struct ab_mcp_server *s, struct ab_mcp_request *r)
-{
-  struct ab_mcp_job *j;
-
-  if (strcmp (r->method, "initialize") == 0)
-    {
-      ab_mcp_initialize (s, r);
-      return;
-    }
-  if (ab_mcp_check_era (s, r) < 0)
-    return;
-  if (strcmp (r->method, "ping") == 0)
-    ab_mcp_ping (s, r);
-  else if (strcmp (r->method, "server/discover") == 0)
-    ab_mcp_discover (s, r);
-  else if (strcmp (r->method, "tools/list") == 0)
-    ab_mcp_tools_list (s, r);
-  else if ((j = ab_mcp_tools_call (s, r)) != NULL)
-    ab_mcp_submit (s, j);
-}
-
+/* A tool result the model can act on (isError, a text block). */
 void
-ab_mcp_handle_line (struct ab_mcp_server *s, const char *line, size_t len)
+ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool modern, const char *code,
+                        const char *path, const char *message, bool retryable, const char *action)
 {
-  ab_error_t err = { 0 };
-  _cleanup_json_ struct ab_json *msg = NULL;
-  _cleanup_free_ char *id_json = NULL;
-  struct ab_json *id, *jsonrpc, *method, *params;
-  struct ab_mcp_request r = { 0 };
-  char buf[1200];
+  _cleanup_gen_ struct ab_gen *e = ab_gen_new (false), *g = NULL;
+  _cleanup_free_ char *text = NULL;
 
-  msg = ab_json_parse (line, len, &frame_limits, "message", &err);
-  if (msg == NULL)
+  ab_gen_obj_open (e);
+  ab_gen_key (e, "error");
+  ab_gen_obj_open (e);
+  ab_gen_kv_str (e, "code", code);
+  ab_gen_key (e, "message");
+  ab_gen_bytes (e, message, strlen (message));
+  if (path)
     {
-      snprintf (buf, sizeof buf, "Parse error: %s", err.msg);
-      ab_mcp_send_error (s, NULL, AB_RPC_PARSE_ERROR, buf, NULL);
-      return;
+      ab_gen_key (e, "path");
+      ab_gen_bytes (e, path, strlen (path));
     }
-  if (msg->type == AB_J_ARRAY)
-    {
-      /* Batches were removed from MCP in 2025-06-18. */
-      ab_mcp_send_error (s, NULL, AB_RPC_INVALID_REQUEST,
-                         "Invalid Request: JSON-RPC batches are not supported", NULL);
-      return;
-    }
-  if (msg->type != AB_J_OBJECT)
-    {
-      ab_mcp_send_error (s, NULL, AB_RPC_INVALID_REQUEST, "Invalid Request: a message must be a JSON object",
-                         NULL);
-      return;
-    }
-  id = ab_json_member (msg, "id");
-  if (id && !valid_id (id))
-    {
-      ab_mcp_send_error (s, NULL, AB_RPC_INVALID_REQUEST,
-                         "Invalid Request: id must be a string or an integer", NULL);
-      return;
-    }
-  if (id)
-    id_json = ab_mcp_json_text (id);
-  jsonrpc = ab_json_member (msg, "jsonrpc");
-  method = ab_json_member (msg, "method");
-  if (jsonrpc == NULL || jsonrpc->type != AB_J_STRING || strcmp (jsonrpc->u.str.s, "2.0") != 0)
-    {
-      if (id || method)
-        ab_mcp_send_error (s, id_json, AB_RPC_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"",
-                           NULL);
-      return;
-    }
-  if (method == NULL)
-    {
-      /* A response: the server sends no requests, so there is nothing to
-         match it with. */
-      if (ab_json_member (msg, "result") || ab_json_member (msg, "error"))
-        ab_debug ("mcp: ignoring a response from the client");
-      else
-        ab_mcp_send_error (s, id_json, AB_RPC_INVALID_REQUEST, "Invalid Request: method is missing", NULL);
-      return;
-    }
-  if (method->type != AB_J_STRING)
-    {
-      if (id)
-        ab_mcp_send_error (s, id_json, AB_RPC_INVALID_REQUEST, "Invalid Request: method must be a string",
-                           NULL);
-      return;
-    }
-  params = ab_json_member (msg, "params");
-  if (id == NULL)
-    {
-      handle_notification (s, method->u.str.s, params && params->type == AB_J_OBJECT ? params : NULL);
-      return;
-    }
-  if (ab_str_has_prefix (method->u.str.s, "notifications/"))
-    {
-      snprintf (buf, sizeof buf, "Invalid Request: %.200s is a notification and must not carry an id",
-                method->u.str.s);
-      ab_mcp_send_error (s, id_json, AB_RPC_INVALID_REQUEST, buf, NULL);
-      return;
-    }
-  if (ab_mcp_id_active (s, id_json))
-    {
-      /* JSON-RPC: an id must not be reused while its request is in flight;
-         answering the duplicate must not touch the original. */
-      ab_mcp_send_error (s, id_json, AB_RPC_INVALID_REQUEST,
-                         "Invalid Request: a request with this id is still in flight", NULL);
-      return;
-    }
-  if (!known_method (method->u.str.s))
-    {
-      snprintf (buf, sizeof buf, "Method not found: %.200s", method->u.str.s);
-      ab_mcp_send_error (s, id_json, AB_RPC_METHOD_NOT_FOUND, buf, NULL);
-      return;
-    }
-  if (params && params->type != AB_J_OBJECT)
-    {
-      ab_mcp_send_error (s, id_json, AB_RPC_INVALID_PARAMS, "Invalid params: params must be an object", NULL);
-      return;
-    }
-  r.method = method->u.str.s;
-  r.id_json = id_json;
-  r.params = params;
-  dispatch (s, &r);
+  ab_gen_kv_bool (e, "retryable", retryable);
+  ab_gen_kv_str (e, "suggested_action", action);
+  ab_gen_obj_close (e);
+  ab_gen_obj_close (e);
+  text = ab_gen_steal (e, false, NULL);
+
+  g = ab_mcp_result_begin (id_json, modern);
+  ab_gen_key (g, "content");
+  ab_gen_arr_open (g);
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "type", "text");
+  ab_gen_kv_str (g, "text", text);
+  ab_gen_obj_close (g);
+  ab_gen_arr_close (g);
+  ab_gen_kv_bool (g, "isError", true);
+  ab_mcp_result_end (g, modern);
+  ab_mcp_send_gen (s, g);
 }

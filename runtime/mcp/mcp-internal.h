@@ -1,9 +1,12 @@
 /* Internals of the MCP server, shared by its parts:
- *   mcp-frame.c      framing (bounded lines in, one write per frame out) and dispatch
+ *   mcp.c            the server: lines in, the pool, the end
+ *   mcp-dispatch.c   the JSON-RPC envelope of frames in, and dispatch
  *   mcp-lifecycle.c  the two protocol eras and their version negotiation
  *   mcp-tools.c      the tools, their schemas, and argument checking
  *   mcp-jobs.c       jobs, the pool, sandbox handles, responses, cleanup
- *   mcp-worker.c     the worker processes: spawn, supervise, progress */
+ *   mcp-worker.c     the worker processes: spawn, supervise, progress
+ *   mcp-frame.c      frames out: one write per frame, the envelopes
+ * Each file uses only the files listed below it. */
 #ifndef AB_RUNTIME_MCP_INTERNAL_H
 #define AB_RUNTIME_MCP_INTERNAL_H
 
@@ -120,10 +123,18 @@ void ab_mcp_send_error (struct ab_mcp_server *s, const char *id_json, int code, 
    ends with ab_mcp_result_end. */
 struct ab_gen *ab_mcp_result_begin (const char *id_json, bool modern);
 void ab_mcp_result_end (struct ab_gen *g, bool modern);
-/* Handle one line of input (without its LF). */
-void ab_mcp_handle_line (struct ab_mcp_server *s, const char *line, size_t len);
 /* JSON text of a value (for ids and progress tokens). */
 char *ab_mcp_json_text (const struct ab_json *v);
+/* The server, as serverInfo and _meta name it. */
+void ab_mcp_gen_server_info (struct ab_gen *g);
+/* A tool result with isError and a text block, for failures the model can
+   fix (bad arguments, an unknown handle).  path may be NULL. */
+void ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool modern, const char *code,
+                             const char *path, const char *message, bool retryable, const char *action);
+
+/* mcp-dispatch.c */
+/* Handle one line of input (without its LF). */
+void ab_mcp_handle_line (struct ab_mcp_server *s, const char *line, size_t len);
 
 /* mcp-lifecycle.c */
 struct ab_mcp_request
@@ -139,17 +150,11 @@ int ab_mcp_check_era (struct ab_mcp_server *s, struct ab_mcp_request *r);
 void ab_mcp_initialize (struct ab_mcp_server *s, struct ab_mcp_request *r);
 void ab_mcp_discover (struct ab_mcp_server *s, struct ab_mcp_request *r);
 void ab_mcp_ping (struct ab_mcp_server *s, struct ab_mcp_request *r);
-void ab_mcp_gen_server_info (struct ab_gen *g);
 
 /* mcp-tools.c */
 void ab_mcp_tools_list (struct ab_mcp_server *s, struct ab_mcp_request *r);
 /* Parse a tools/call into a job (returns it), or answer it and return NULL. */
 struct ab_mcp_job *ab_mcp_tools_call (struct ab_mcp_server *s, struct ab_mcp_request *r);
-/* A tool result with isError and a text block, for failures the model can
-   fix (bad arguments, an unknown handle).  path may be NULL. */
-void ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool modern, const char *code,
-                             const char *path, const char *message, bool retryable, const char *action);
-void ab_mcp_job_free (struct ab_mcp_job *j);
 
 /* mcp-worker.c */
 struct ab_mcp_worker
@@ -201,6 +206,7 @@ bool ab_mcp_id_active (struct ab_mcp_server *s, const char *id_json);
 void ab_mcp_cancel (struct ab_mcp_server *s, const char *id_json);
 /* Stop: cancel everything, wait for the pool, destroy every sandbox. */
 void ab_mcp_workers_stop (struct ab_mcp_server *s);
+void ab_mcp_job_free (struct ab_mcp_job *j);
 /* Mint a handle for a new sandbox (mcp-worker.c keeps the table). */
 uint64_t ab_mcp_next_container (struct ab_mcp_server *s);
 

@@ -19,6 +19,21 @@
 #include "runtime/supervise/record.h"
 #include "base/util.h"
 
+void
+ab_mcp_job_free (struct ab_mcp_job *j)
+{
+  if (j == NULL)
+    return;
+  free (j->id_json);
+  free (j->progress_json);
+  free (j->container_id);
+  free (j->handle);
+  ab_strv_free (&j->args);
+  ab_strv_free (&j->prog);
+  free (j->stdin_data);
+  free (j);
+}
+
 uint64_t
 ab_mcp_next_container (struct ab_mcp_server *s)
 {

@@ -27,16 +27,6 @@ static const char instructions[]
       "limits it hit; sandbox_create returns a handle for a sandbox that persists between sandbox_exec "
       "calls until sandbox_destroy.";
 
-void
-ab_mcp_gen_server_info (struct ab_gen *g)
-{
-  ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "name", "agentbox");
-  ab_gen_kv_str (g, "title", "agentbox sandbox runtime");
-  ab_gen_kv_str (g, "version", PACKAGE_VERSION);
-  ab_gen_obj_close (g);
-}
-
 static void
 gen_capabilities (struct ab_gen *g)
 {

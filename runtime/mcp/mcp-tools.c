@@ -267,62 +267,7 @@ ab_mcp_tools_list (struct ab_mcp_server *s, struct ab_mcp_request *r)
 }
 
 /* ------------------------------------------------------------------ */
-/* Results the model can act on */
-
-void
-ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool modern, const char *code,
-                        const char *path, const char *message, bool retryable, const char *action)
-{
-  _cleanup_gen_ struct ab_gen *e = ab_gen_new (false), *g = NULL;
-  _cleanup_free_ char *text = NULL;
-
-  ab_gen_obj_open (e);
-  ab_gen_key (e, "error");
-  ab_gen_obj_open (e);
-  ab_gen_kv_str (e, "code", code);
-  ab_gen_key (e, "message");
-  ab_gen_bytes (e, message, strlen (message));
-  if (path)
-    {
-      ab_gen_key (e, "path");
-      ab_gen_bytes (e, path, strlen (path));
-    }
-  ab_gen_kv_bool (e, "retryable", retryable);
-  ab_gen_kv_str (e, "suggested_action", action);
-  ab_gen_obj_close (e);
-  ab_gen_obj_close (e);
-  text = ab_gen_steal (e, false, NULL);
-
-  g = ab_mcp_result_begin (id_json, modern);
-  ab_gen_key (g, "content");
-  ab_gen_arr_open (g);
-  ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "type", "text");
-  ab_gen_kv_str (g, "text", text);
-  ab_gen_obj_close (g);
-  ab_gen_arr_close (g);
-  ab_gen_kv_bool (g, "isError", true);
-  ab_mcp_result_end (g, modern);
-  ab_mcp_send_gen (s, g);
-}
-
-/* ------------------------------------------------------------------ */
 /* Arguments */
-
-void
-ab_mcp_job_free (struct ab_mcp_job *j)
-{
-  if (j == NULL)
-    return;
-  free (j->id_json);
-  free (j->progress_json);
-  free (j->container_id);
-  free (j->handle);
-  ab_strv_free (&j->args);
-  ab_strv_free (&j->prog);
-  free (j->stdin_data);
-  free (j);
-}
 
 static void
 job_freep (struct ab_mcp_job **j)
