@@ -156,8 +156,14 @@ void ab_egress_record_add (struct ab_egress_record *r, int proto, const char *pr
 
 /* ---- the engine (egress-loop.c, egress-proxy.c, egress-resolve.c) ------ */
 
+struct ab_egress;
 struct ab_egress_conn;
 struct ab_egress_name;
+
+/* What the engine (egress-loop.c) runs when a name a waiter of that kind
+   (AB_WAIT_*) waits on is resolved: the DNS stub's or the proxy's, so the
+   resolver calls neither of them directly. */
+typedef void (*ab_egress_resolved_fn) (struct ab_egress *e, int kind, void *ptr, struct ab_egress_name *n);
 
 /* A name's pinned addresses: static pins, or the host resolver's first
    answer (filtered), kept for the engine's life so that a later answer can
@@ -255,6 +261,7 @@ struct ab_egress
   size_t n_udpqs;
 
   struct ab_egress_record record;
+  ab_egress_resolved_fn resolved; /* set by the engine before the resolver starts */
 };
 
 enum
@@ -264,7 +271,7 @@ enum
   AB_WAIT_CONN,
 };
 
-/* egress-loop.c */
+/* egress-ep.c: epoll registrations. */
 int ab_egress_ep_update (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
 void ab_egress_ep_remove (struct ab_egress *e, struct ab_egress_ep *ep);
 
@@ -292,6 +299,7 @@ void ab_egress_dns_sweep (struct ab_egress *e, uint64_t now_ms, bool all);
 void ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener);
 void ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
 void ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_name *n);
+
 void ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now_ms, bool all);
 
 /* ---- proxy connections (egress-proxy.c, egress-head.c) ----------------- */
@@ -343,23 +351,30 @@ struct ab_egress_conn
   uint64_t deadline, last_io;
 };
 
+/* egress-ep.c: the clock, buffers and protocol label of a connection. */
+uint64_t ab_egress_now_ms (void);
 void ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n);
 void ab_egress_buf_free (struct ab_egress_buf *b);
-void ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c);
+size_t ab_egress_buf_pending (const struct ab_egress_buf *b);
 void ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text);
-/* Refuse: record the decision (when rule is set), answer what the client
-   understands (HTTP status, TLS alert, or nothing inside a tunnel), close
-   once flushed. */
-void ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
-                            const struct ab_egress_addr *addr);
-/* Decide on (c->name, c->port), then resolve and connect. */
-void ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c);
-/* The first bytes of a connection: to the proxy itself, redirected, or
-   inside a CONNECT tunnel. */
-void ab_egress_head_explicit (struct ab_egress *e, struct ab_egress_conn *c);
-void ab_egress_head_transparent (struct ab_egress *e, struct ab_egress_conn *c);
-void ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c);
 
-uint64_t ab_egress_now_ms (void);
+/* egress-head.c: the first bytes of a connection, to the proxy itself,
+   redirected, or inside a CONNECT tunnel.  Each returns what the proxy
+   does next; a refusal fills *v. */
+enum ab_egress_head_next
+{
+  AB_HEAD_MORE,   /* update the connection (wait for bytes, or relay) */
+  AB_HEAD_DECIDE, /* c->name and c->port are read: decide, resolve, connect */
+  AB_HEAD_REFUSE, /* refuse as *v says */
+};
+struct ab_egress_head_refusal
+{
+  int status;                        /* the HTTP status */
+  const char *rule;                  /* recorded when not NULL */
+  const struct ab_egress_addr *addr; /* the destination to record, or NULL */
+};
+int ab_egress_head_explicit (struct ab_egress_conn *c, struct ab_egress_head_refusal *v);
+int ab_egress_head_transparent (struct ab_egress_conn *c, struct ab_egress_head_refusal *v);
+int ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_head_refusal *v);
 
 #endif

@@ -1,5 +1,6 @@
 /* The engine: listeners created inside the container's netns, one epoll
- * loop thread in the host netns, start and stop. */
+ * loop thread in the host netns, start and stop.  The top of the engine:
+ * it dispatches to the DNS stub, the proxy and the resolver. */
 #include "config.h"
 
 #include <net/if.h>
@@ -14,34 +15,6 @@
 
 #define DEFAULT_HTTP_PORT 3128
 #define SWEEP_MS 250
-
-uint64_t
-ab_egress_now_ms (void)
-{
-  return ab_now_monotonic_ns () / 1000000;
-}
-
-int
-ab_egress_ep_update (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events)
-{
-  struct epoll_event ev = { .events = events, .data.ptr = ep };
-
-  if (ep->removed || (ep->registered && ep->events == events))
-    return 0;
-  if (epoll_ctl (e->epfd, ep->registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, ep->fd, &ev) < 0)
-    return -1;
-  ep->registered = true;
-  ep->events = events;
-  return 0;
-}
-
-void
-ab_egress_ep_remove (struct ab_egress *e, struct ab_egress_ep *ep)
-{
-  if (ep->registered && !ep->removed)
-    epoll_ctl (e->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
-  ep->removed = true;
-}
 
 /* ---- listeners, made inside the container's netns --------------------- */
 
@@ -310,6 +283,17 @@ egress_freep (struct ab_egress **e)
   ab_egress_free (*e);
 }
 
+/* A name a waiter waits on is resolved: the DNS stub's waiters and the
+   proxy's connections each go back to their own file. */
+static void
+on_resolved (struct ab_egress *e, int kind, void *ptr, struct ab_egress_name *n)
+{
+  if (kind == AB_WAIT_CONN)
+    ab_egress_proxy_resolved (e, ptr, n);
+  else
+    ab_egress_dns_resolved (e, kind, ptr, n);
+}
+
 int
 ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab_egress_options *opt,
                  struct ab_egress **out, ab_error_t *err)
@@ -351,6 +335,7 @@ ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab
       return ab_error_set (err, errno, "egress: epoll_ctl");
 
   e->jobs_lock_ready = true;
+  e->resolved = on_resolved;
   if (ab_egress_resolver_start (e, err) < 0)
     return -1;
   r = pthread_create (&e->loop_thread, NULL, loop_main, e);

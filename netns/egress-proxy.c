@@ -21,40 +21,6 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-/* ---- buffers ---------------------------------------------------------- */
-
-static size_t
-buf_pending (const struct ab_egress_buf *b)
-{
-  return b->len - b->off;
-}
-
-void
-ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n)
-{
-  if (n == 0)
-    return;
-  if (b->off > 0 && b->off == b->len)
-    b->off = b->len = 0;
-  if (b->len + n > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 4096;
-      while (cap < b->len + n)
-        cap *= 2;
-      b->d = xrealloc (b->d, cap);
-      b->cap = cap;
-    }
-  memcpy (b->d + b->len, p, n);
-  b->len += n;
-}
-
-void
-ab_egress_buf_free (struct ab_egress_buf *b)
-{
-  free (b->d);
-  memset (b, 0, sizeof *b);
-}
-
 /* Read from fd into b while it has room below max.  Returns bytes read, 0 on
    EOF, -1 on EAGAIN, -2 on error. */
 static ssize_t
@@ -140,8 +106,8 @@ conn_free (struct ab_egress *e, struct ab_egress_conn *c)
 /* Recompute both sockets' epoll interest from the state and the buffers
    (level-triggered: a side is read only while its buffer has room, which
    is the backpressure). */
-void
-ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
+static void
+conn_update (struct ab_egress *e, struct ab_egress_conn *c)
 {
   uint32_t cev = 0, uev = 0;
 
@@ -159,22 +125,22 @@ ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
       break;
     case AB_CS_INSPECT:
       cev = EPOLLIN;
-      if (!c->u_eof && buf_pending (&c->u2c) < RELAY_BUF)
+      if (!c->u_eof && ab_egress_buf_pending (&c->u2c) < RELAY_BUF)
         uev |= EPOLLIN;
       break;
     case AB_CS_RELAY:
-      if (!c->c_eof && buf_pending (&c->c2u) < RELAY_BUF)
+      if (!c->c_eof && ab_egress_buf_pending (&c->c2u) < RELAY_BUF)
         cev |= EPOLLIN;
-      if (!c->u_eof && buf_pending (&c->u2c) < RELAY_BUF)
+      if (!c->u_eof && ab_egress_buf_pending (&c->u2c) < RELAY_BUF)
         uev |= EPOLLIN;
-      if (buf_pending (&c->c2u) > 0)
+      if (ab_egress_buf_pending (&c->c2u) > 0)
         uev |= EPOLLOUT;
       break;
     case AB_CS_CLOSING:
-      cev = buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
+      cev = ab_egress_buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
       break;
     }
-  if (buf_pending (&c->u2c) > 0 && !c->c_wshut)
+  if (ab_egress_buf_pending (&c->u2c) > 0 && !c->c_wshut)
     cev |= EPOLLOUT;
   if ((c->cep.fd >= 0 && ab_egress_ep_update (e, &c->cep, cev) < 0)
       || (c->uep.fd >= 0 && ab_egress_ep_update (e, &c->uep, uev) < 0))
@@ -182,9 +148,10 @@ ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
 }
 
 /* Refuse: record the decision (when rule is set), send what the client can
-   understand, and close once it is flushed. */
-void
-ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
+   understand (HTTP status, TLS alert, or nothing inside a tunnel), and close
+   once it is flushed. */
+static void
+conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
                        const struct ab_egress_addr *addr)
 {
   static const uint8_t tls_alert[] = { 0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31 }; /* fatal access_denied */
@@ -225,14 +192,7 @@ ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status
     }
   c->state = AB_CS_CLOSING;
   c->deadline = ab_egress_now_ms () + CLOSE_LINGER_MS;
-  ab_egress_conn_update (e, c);
-}
-
-void
-ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text)
-{
-  c->proto = proto;
-  snprintf (c->protocol, sizeof c->protocol, "%s", text);
+  conn_update (e, c);
 }
 
 /* ---- upstream --------------------------------------------------------- */
@@ -283,7 +243,7 @@ conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
       memmove (c->head.d, c->head.d + c->forward_from, c->head.len - c->forward_from);
       c->head.len -= c->forward_from;
       c->forward_from = 0;
-      ab_egress_conn_update (e, c);
+      conn_update (e, c);
       return;
     }
   if (c->rewritten)
@@ -291,7 +251,7 @@ conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
   ab_egress_buf_append (&c->c2u, c->head.d + c->forward_from, c->head.len - c->forward_from);
   ab_egress_buf_free (&c->head);
   c->state = AB_CS_RELAY;
-  ab_egress_conn_update (e, c);
+  conn_update (e, c);
 }
 
 static void
@@ -326,11 +286,11 @@ conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
         {
           c->state = AB_CS_CONNECTING;
           c->deadline = ab_egress_now_ms () + e->opt.connect_timeout_ms;
-          ab_egress_conn_update (e, c);
+          conn_update (e, c);
           return;
         }
     }
-  ab_egress_conn_refuse (e, c, 502, NULL, NULL);
+  conn_refuse (e, c, 502, NULL, NULL);
 }
 
 /* The name's addresses are known: pick the candidates and connect. */
@@ -349,13 +309,13 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
          to any host. */
       if (!c->literal && !ab_egress_name_has_addr (n, &c->odst))
         {
-          ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
+          conn_refuse (e, c, 403, "not-pinned", &c->odst);
           return;
         }
       refusal = candidate_refusal (&c->odst);
       if (refusal != NULL)
         {
-          ab_egress_conn_refuse (e, c, 403, refusal, &c->odst);
+          conn_refuse (e, c, 403, refusal, &c->odst);
           return;
         }
       c->cand[c->n_cand++] = c->odst;
@@ -371,7 +331,7 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
       }
   if (c->n_cand == 0)
     {
-      ab_egress_conn_refuse (e, c, 403, refusal, first);
+      conn_refuse (e, c, 403, refusal, first);
       return;
     }
   ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, &c->cand[0], c->port, true, rule);
@@ -388,7 +348,7 @@ ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct 
   c->state = AB_CS_HEAD; /* no longer a waiter */
   if (n->state != AB_NAME_RESOLVED)
     {
-      ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+      conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
       return;
     }
   ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule);
@@ -396,8 +356,8 @@ ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct 
 }
 
 /* Decide on (c->name, c->port) and go on to resolution. */
-void
-ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
+static void
+conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
 {
   char rule[AB_EGRESS_NAME_MAX + 16];
   struct ab_egress_name *n, lit;
@@ -405,7 +365,7 @@ ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
   c->literal = c->name[0] == '[' || ab_egress_ip_parse (c->name, strlen (c->name), &lit.addrs[0]) == 0;
   if (!ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule))
     {
-      ab_egress_conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
+      conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
       return;
     }
   if (c->literal)
@@ -418,7 +378,7 @@ ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
       lit.n_addrs = 1;
       if (c->transparent && !ab_egress_addr_equal (&lit.addrs[0], &c->odst))
         {
-          ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
+          conn_refuse (e, c, 403, "not-pinned", &c->odst);
           return;
         }
       conn_have_addrs (e, c, &lit, rule);
@@ -429,13 +389,13 @@ ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
   n = ab_egress_name_lookup (e, c->name, AB_WAIT_CONN, c);
   if (n == NULL)
     {
-      ab_egress_conn_update (e, c);
+      conn_update (e, c);
       return;
     }
   c->state = AB_CS_HEAD;
   if (n->state != AB_NAME_RESOLVED)
     {
-      ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+      conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
       return;
     }
   conn_have_addrs (e, c, n, rule);
@@ -461,17 +421,18 @@ client_readable (struct ab_egress *e, struct ab_egress_conn *c)
           conn_close (e, c);
           return;
         }
-      if (c->state == AB_CS_INSPECT)
-        {
-          ab_egress_head_tunnel (e, c);
-          return;
-        }
-      if (c->transparent)
-        {
-          ab_egress_head_transparent (e, c);
-          return;
-        }
-      ab_egress_head_explicit (e, c);
+      {
+        struct ab_egress_head_refusal v = { 0 };
+        int next = c->state == AB_CS_INSPECT ? ab_egress_head_tunnel (e, c, &v)
+                   : c->transparent          ? ab_egress_head_transparent (c, &v)
+                                             : ab_egress_head_explicit (c, &v);
+        if (next == AB_HEAD_REFUSE)
+          conn_refuse (e, c, v.status, v.rule, v.addr);
+        else if (next == AB_HEAD_DECIDE)
+          conn_decide (e, c);
+        else
+          conn_update (e, c);
+      }
       return;
     case AB_CS_RELAY:
       r = buf_read (&c->c2u, c->cep.fd, RELAY_BUF);
@@ -506,25 +467,25 @@ conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
     return;
   if (c->state == AB_CS_CLOSING)
     {
-      if (buf_pending (&c->u2c) == 0 && !c->c_wshut)
+      if (ab_egress_buf_pending (&c->u2c) == 0 && !c->c_wshut)
         {
           shutdown (c->cep.fd, SHUT_WR);
           c->c_wshut = true;
         }
-      ab_egress_conn_update (e, c);
+      conn_update (e, c);
       return;
     }
   if (c->state != AB_CS_RELAY && c->state != AB_CS_INSPECT)
     {
-      ab_egress_conn_update (e, c);
+      conn_update (e, c);
       return;
     }
-  if (c->c_eof && buf_pending (&c->c2u) == 0 && !c->u_wshut)
+  if (c->c_eof && ab_egress_buf_pending (&c->c2u) == 0 && !c->u_wshut)
     {
       shutdown (c->uep.fd, SHUT_WR);
       c->u_wshut = true;
     }
-  if (c->u_eof && buf_pending (&c->u2c) == 0 && !c->c_wshut)
+  if (c->u_eof && ab_egress_buf_pending (&c->u2c) == 0 && !c->c_wshut)
     {
       shutdown (c->cep.fd, SHUT_WR);
       c->c_wshut = true;
@@ -534,12 +495,12 @@ conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
       conn_close (e, c);
       return;
     }
-  if (c->state == AB_CS_INSPECT && c->u_wshut == false && c->u_eof && buf_pending (&c->u2c) == 0)
+  if (c->state == AB_CS_INSPECT && c->u_wshut == false && c->u_eof && ab_egress_buf_pending (&c->u2c) == 0)
     {
       conn_close (e, c);
       return;
     }
-  ab_egress_conn_update (e, c);
+  conn_update (e, c);
 }
 
 /* A socket that hung up (both directions over, or reset) stays readable
@@ -600,7 +561,7 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
     }
   if (client)
     {
-      if ((events & EPOLLOUT) && buf_pending (&c->u2c) > 0 && buf_write (&c->u2c, c->cep.fd) < 0)
+      if ((events & EPOLLOUT) && ab_egress_buf_pending (&c->u2c) > 0 && buf_write (&c->u2c, c->cep.fd) < 0)
         {
           conn_close (e, c);
           return;
@@ -610,7 +571,7 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
     }
   else
     {
-      if ((events & EPOLLOUT) && buf_pending (&c->c2u) > 0 && buf_write (&c->c2u, c->uep.fd) < 0)
+      if ((events & EPOLLOUT) && ab_egress_buf_pending (&c->c2u) > 0 && buf_write (&c->c2u, c->uep.fd) < 0)
         {
           conn_close (e, c);
           return;
@@ -686,7 +647,7 @@ ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener)
         e->conns->prev = c;
       e->conns = c;
       e->n_conns++;
-      ab_egress_conn_update (e, c);
+      conn_update (e, c);
     }
 }
 
@@ -710,7 +671,7 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
             {
             case AB_CS_HEAD:
               if (now >= c->deadline)
-                ab_egress_conn_refuse (e, c, 408, NULL, NULL);
+                conn_refuse (e, c, 408, NULL, NULL);
               break;
             case AB_CS_RESOLVING:
             case AB_CS_CONNECTING:
@@ -719,7 +680,7 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
               if (c->state == AB_CS_CONNECTING && c->i_cand < c->n_cand)
                 conn_connect_next (e, c);
               else
-                ab_egress_conn_refuse (e, c, 504, NULL, NULL);
+                conn_refuse (e, c, 504, NULL, NULL);
               break;
             case AB_CS_INSPECT:
               if (c->deadline != 0 && now >= c->deadline)

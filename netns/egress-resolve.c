@@ -257,10 +257,7 @@ ab_egress_resolver_collect (struct ab_egress *e)
       while (w)
         {
           struct ab_egress_waiter *next = w->next;
-          if (w->kind == AB_WAIT_CONN)
-            ab_egress_proxy_resolved (e, w->ptr, n);
-          else
-            ab_egress_dns_resolved (e, w->kind, w->ptr, n);
+          e->resolved (e, w->kind, w->ptr, n);
           free (w);
           w = next;
         }
