@@ -94,6 +94,9 @@ int ab_container_update (const char *root, const char *id, const struct ab_resou
 /* The state and its live status. */
 int ab_container_state (const char *root, const char *id, struct ab_state **out, int *status, ab_error_t *err);
 
+/* The held network namespace of a container with a wall (<root>/<id>/netns), or -1. */
+int ab_net_held_netns (const char *root, const char *id);
+
 /* Exit status for a waitid result: the code, or 128 + signal. */
 int ab_exit_status_from_siginfo (const siginfo_t *info);
 

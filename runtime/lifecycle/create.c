@@ -144,12 +144,6 @@ warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
           ab_cap_name ((int)i) ? ab_cap_name ((int)i) : "?");
 }
 
-char *
-ab_runtime_state_json (struct ab_container *c, int status, size_t *len)
-{
-  return ab_state_oci_json (c->state, status, false, len);
-}
-
 int
 ab_write_pid_file (const char *path, const struct ab_bundle *b, pid_t pid, ab_error_t *err)
 {
@@ -391,6 +385,8 @@ net_job_run (void *p)
 {
   struct net_job *j = p;
   j->r = ab_net_setup (j->c, j->plan, j->own_thread, &j->err);
+  if (j->r > 0)
+    j->r = ab_container_write_state (j->c, &j->err);
   ab_trace ("network set up");
   return NULL;
 }

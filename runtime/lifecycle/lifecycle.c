@@ -493,3 +493,21 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
     r = -1;
   return r;
 }
+
+char *
+ab_runtime_state_json (struct ab_container *c, int status, size_t *len)
+{
+  return ab_state_oci_json (c->state, status, false, len);
+}
+
+/* The held network namespace of a container with a wall (<root>/<id>/netns), or -1. */
+int
+ab_net_held_netns (const char *root, const char *id)
+{
+  _cleanup_container_ struct ab_container *c = NULL;
+  ab_error_t ignored = { 0 };
+
+  if (ab_container_peek (root, id, &c, &ignored) < 0 || !c->state->netns_held || c->state->rules_text == NULL)
+    return -1;
+  return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}

@@ -292,7 +292,7 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_th
     }
   if (!n->foreground && n->own_ns && hold_netns (c, err) < 0)
     return -1;
-  return ab_container_write_state (c, err);
+  return 1;
 }
 
 /* The record re-emits the violations only within its bounds (runtime/record.c:
@@ -420,17 +420,6 @@ ab_net_violations_json (struct ab_container *c, bool read_wall)
   free (d);
   ab_egress_decisions_free (dec, ndec);
   return ab_gen_steal (g, false, NULL);
-}
-
-int
-ab_net_held_netns (const char *root, const char *id)
-{
-  _cleanup_container_ struct ab_container *c = NULL;
-  ab_error_t ignored = { 0 };
-
-  if (ab_container_peek (root, id, &c, &ignored) < 0 || !c->state->netns_held || c->state->rules_text == NULL)
-    return -1;
-  return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 void

@@ -28,7 +28,8 @@ struct ab_net;
 int ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foreground, ab_error_t *err);
 
 /* After clone, while the child mounts: move netDevices, install the wall,
-   start the proxy, keep the netns for the denied record.  own_thread: the
+   start the proxy, keep the netns for the denied record.  1 when c->state
+   changed (the caller writes it), 0 when there is no network to set up.  own_thread: the
    caller is a thread that ends after this call, which may then enter the
    container's network namespace itself (else a thread is made for that). */
 int ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_thread, ab_error_t *err);
@@ -51,8 +52,6 @@ struct ab_net_counts
   struct ab_net_denied *v;
   size_t n;
 };
-/* The held network namespace of a container with a wall (<root>/<id>/netns), or -1. */
-int ab_net_held_netns (const char *root, const char *id);
 void ab_net_counts_read (int netns_fd, struct ab_net_counts *out);
 void ab_net_counts_free (struct ab_net_counts *c);
 /* What the counts gained from before to after, in the shape of
