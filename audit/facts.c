@@ -140,7 +140,7 @@ facts_net (struct ab_audit_ctx *a)
   ab_error_t err = { 0 };
 
   f->own_netns = f->ns_new[AB_NS_NET];
-  /* runtime/network.c: a netns agentbox creates always gets the wall; a
+  /* runtime/lifecycle/network.c: a netns agentbox creates always gets the wall; a
      joined one only when dev.agentbox.net.allow asks for it. */
   f->wall = f->own_netns || (f->ns_present[AB_NS_NET] && allow != NULL);
   if (allow != NULL && ab_net_policy_parse (allow, &f->net, &err) < 0)
@@ -200,7 +200,7 @@ dev_rule_matches (const struct ab_device_rule *d, char type, int64_t major, int6
   return true;
 }
 
-/* runtime/cgroup-devices.c: deny everything, the rules in order, then the
+/* runtime/cgroup/cgroup-devices.c: deny everything, the rules in order, then the
    runtime's defaults (null, zero, full, random, urandom, tty, ptmx rwm;
    the pty slaves 136:* rw). */
 static bool

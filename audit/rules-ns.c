@@ -326,8 +326,8 @@ message_path (const char *msg)
 }
 
 /* What create refuses beyond validation, from the config alone
-   (runtime/create.c check_supported, runtime/mount.c, runtime/seccomp.c,
-   runtime/network.c). */
+   (runtime/lifecycle/create.c check_supported, runtime/mount.c, runtime/seccomp.c,
+   runtime/lifecycle/network.c). */
 static const char *
 unsupported (struct ab_audit_ctx *a)
 {

@@ -37,7 +37,7 @@ void ab_gen_null (struct ab_gen *g);
 /* Insert already-valid JSON text (e.g. a nested document generated elsewhere). */
 void ab_gen_raw_number (struct ab_gen *g, const char *text);
 
-/* Re-emit a parsed document value (spec/json.h). */
+/* Re-emit a parsed document value (base/json.h). */
 struct ab_json;
 void ab_gen_json (struct ab_gen *g, const struct ab_json *v);
 

@@ -1,6 +1,6 @@
 /* agentbox mcp [--max-concurrency N] [--workspace-root DIR]...
  *
- * Serve the Model Context Protocol on stdin/stdout (runtime/mcp.h): tool
+ * Serve the Model Context Protocol on stdin/stdout (runtime/mcp/mcp.h): tool
  * calls run in sandboxes whose state lives in <--root>/mcp-<pid>, removed
  * when the client closes stdin.  stdout carries protocol frames only; logs
  * go to stderr. */

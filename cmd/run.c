@@ -2,7 +2,7 @@
  *
  * create + start; in the foreground, wait and exit with the container's
  * status (its exit code, or 128 + the signal that killed it), then delete.
- * --default runs ARGS in the built-in sandbox (runtime/sandbox.h) instead of
+ * --default runs ARGS in the built-in sandbox (runtime/sandbox/sandbox.h) instead of
  * a bundle; --record writes the outcome as an MCP tools/call result frame. */
 #include "config.h"
 

@@ -3,7 +3,7 @@
  * `linux` object), parse-resources.c (linux.resources) and parse-util.c
  * (these helpers).  Not part of any public interface.
  *
- * Every helper follows the accessor convention of spec/json.h: it returns
+ * Every helper follows the accessor convention of base/json.h: it returns
  * 1 when the member was present, 0 when it was absent (or null, for an
  * optional member), -1 after reporting "config.json: <path>: <reason>".
  * On error the path is left as it was at the failure: the caller aborts. */

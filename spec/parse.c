@@ -1,6 +1,6 @@
 /* config.json -> struct ab_spec.
  *
- * The bounded reader (spec/json.c) has already refused what no config can
+ * The bounded reader (base/json.c) has already refused what no config can
  * be: oversize documents, deep nesting, duplicate keys, invalid UTF-8, NUL
  * bytes.  This file checks every member against the schema type of
  * runtime-spec 1.3.0 and the rules of config.md that concern one value,

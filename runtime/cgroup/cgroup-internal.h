@@ -1,6 +1,6 @@
 /* Internals of the cgroupfs driver, shared by runtime/cgroup*.c and the unit
  * tests.  Nothing outside runtime/cgroup*.c and tests/unit/test-cgroup*.c may
- * include this header: the public interface is runtime/cgroup.h.
+ * include this header: the public interface is runtime/cgroup/cgroup.h.
  *
  * Files:
  *   cgroup-host.c     host discovery (mountinfo, /proc/self/cgroup), mode, paths

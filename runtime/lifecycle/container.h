@@ -50,7 +50,7 @@ struct ab_container
   int netns_fd; /* the container's netns, held for the denied record; -1 */
   bool started;
   bool created_here;  /* by this process: then c->state->netns_held is all it ever held */
-  struct ab_net *net; /* network policies and the proxy (runtime/network.h) */
+  struct ab_net *net; /* network policies and the proxy (runtime/lifecycle/network.h) */
   struct ab_strv degraded; /* protections create could not apply here (the record's `degraded`) */
 };
 
@@ -82,7 +82,7 @@ int ab_container_write_state (struct ab_container *c, ab_error_t *err);
 int ab_container_start (const char *root, const char *id, ab_error_t *err);
 int ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error_t *err);
 int ab_container_delete (const char *root, const char *id, bool force, ab_error_t *err);
-/* runc's pause, resume, ps and update (runtime/control.c): the cgroup
+/* runc's pause, resume, ps and update (runtime/lifecycle/control.c): the cgroup
    freezer (status `paused` while frozen), the pids of every process in the
    container's cgroup (host pid namespace; free *pids), new limits. */
 int ab_container_pause (const char *root, const char *id, ab_error_t *err);

@@ -1,4 +1,4 @@
-/* Helpers shared by runtime/create.c and runtime/lifecycle.c. */
+/* Helpers shared by runtime/lifecycle/create.c and runtime/lifecycle/lifecycle.c. */
 #ifndef AB_RUNTIME_LIFECYCLE_INTERNAL_H
 #define AB_RUNTIME_LIFECYCLE_INTERNAL_H
 

@@ -295,7 +295,7 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_th
   return 1;
 }
 
-/* The record re-emits the violations only within its bounds (runtime/record.c:
+/* The record re-emits the violations only within its bounds (runtime/supervise/record.c:
    4096 entries, 1 MiB) and drops every one of them past those, so a program
    that floods the wall or the proxy with refusals could empty the list and
    hide what it really tried.  Each source lists at most this much; the rest

@@ -181,7 +181,7 @@ struct ab_mcp_outcome
   struct ab_mcp_logbuf log;
 };
 
-/* Spawn `exe args...` with the pipes described in runtime/mcp-worker.c. */
+/* Spawn `exe args...` with the pipes described in runtime/mcp/mcp-worker.c. */
 int ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool with_record,
                   struct ab_mcp_worker *w, ab_error_t *err);
 /* Run a spawned worker to its end (feed stdin, forward logs, collect the

@@ -2,7 +2,7 @@
  * and the cleanup at exit.
  *
  * A tool call becomes a job in a FIFO queue; max_concurrency threads take
- * jobs and run each in a worker (runtime/mcp-worker.c).  Cancelling a
+ * jobs and run each in a worker (runtime/mcp/mcp-worker.c).  Cancelling a
  * queued job drops it; cancelling a running one sends SIGUSR1 to its
  * worker, which kills what it started and exits without a record; the
  * server then deletes the container (run, create) and sends no response. */
@@ -131,7 +131,7 @@ json_valid (const char *buf, size_t len)
 }
 
 /* Send the worker's record as the response: checked to be one line of
-   valid JSON in the shape runtime/record.c writes, with the client's id in
+   valid JSON in the shape runtime/supervise/record.c writes, with the client's id in
    place of our sequence number and, for a 2026-07-28 request, the server's
    identity added to result._meta. */
 static void

@@ -1,5 +1,5 @@
 /* MCP server: setup, the input loop, and the shutdown that leaves nothing
- * behind (runtime/mcp.h). */
+ * behind (runtime/mcp/mcp.h). */
 #include "config.h"
 
 #include <dirent.h>

@@ -1,4 +1,4 @@
-/* The result record (runtime/record.h, docs/result-record.md). */
+/* The result record (runtime/supervise/record.h, docs/result-record.md). */
 #include "config.h"
 
 #include <signal.h>

@@ -2,7 +2,7 @@
  * subreaper) of the container, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to
  * it (SIGUSR1 means cancel: kill the whole container, report nothing), enforces the wall-clock limit, tees and caps the output, decodes the
  * end with waitid on a pidfd, reads the cgroup's OOM and pids events before
- * removing it, and describes the outcome (runtime/record.h turns it into an
+ * removing it, and describes the outcome (runtime/supervise/record.h turns it into an
  * MCP result frame). */
 #ifndef AB_RUNTIME_SUPERVISE_H
 #define AB_RUNTIME_SUPERVISE_H

@@ -1,4 +1,4 @@
-/* runtime/resolve.c: ab_mkpath_in_root creates mount points inside a root,
+/* base/resolve.c: ab_mkpath_in_root creates mount points inside a root,
  * never outside it, with openat2 and with the O_NOFOLLOW fallback walk. */
 #include "config.h"
 

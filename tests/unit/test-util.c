@@ -1,4 +1,4 @@
-/* runtime/util.c helpers that parse user input. */
+/* base/util.c helpers that parse user input. */
 #include "config.h"
 
 #include <fcntl.h>
