@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "base/util.h"
 
 enum ab_jtype
@@ -149,7 +150,5 @@ void ab_json_append (struct ab_json *arr, struct ab_json *val);
 /* obj[key] without marking it used, or NULL. */
 struct ab_json *ab_json_peek (struct ab_json *obj, const char *key);
 
-/* Whether buf[0..len) is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-bool ab_utf8_valid (const char *buf, size_t len);
 
 #endif

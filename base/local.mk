@@ -8,4 +8,5 @@ libagentbox_a_SOURCES += \
 	base/kernel-compat.h \
 	base/json.h base/json.c \
 	base/gen.h base/gen.c \
-	base/resolve.h base/resolve.c
+	base/resolve.h base/resolve.c \
+	base/text.h base/text.c

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "base/json.h"
+#include "base/text.h"
 #include "base/util.h"
 #include "spec/netpolicy.h"
 
@@ -241,7 +242,8 @@ parse_entry (const char *annot, const char *s, size_t len, bool is_allow, struct
 bad:
   rule_free (r);
   memset (r, 0, sizeof *r);
-  return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": %s", annot, (int)len, s, why);
+  return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry %s: %s", annot,
+                        ab_quote_fragment ((char[AB_QUOTE_FRAGMENT_SIZE]){ 0 }, s, len), why);
 }
 
 /* Split on ',' with surrounding blanks trimmed; call fn for each entry.  An
@@ -317,16 +319,18 @@ add_pin (const char *annot, const char *s, size_t len, void *data, ab_error_t *e
   const char *ap;
 
   if (eq == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": expected NAME=ADDRESS", annot, (int)len,
-                          s);
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry %s: expected NAME=ADDRESS", annot,
+                          ab_quote_fragment ((char[AB_QUOTE_FRAGMENT_SIZE]){ 0 }, s, len));
   if (ab_egress_name_normalize (s, (size_t)(eq - s), name) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": invalid name", annot, (int)len, s);
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry %s: invalid name", annot,
+                          ab_quote_fragment ((char[AB_QUOTE_FRAGMENT_SIZE]){ 0 }, s, len));
   ap = eq + 1;
   al = len - (size_t)(ap - s);
   if (al >= 2 && ap[0] == '[' && ap[al - 1] == ']')
     ap++, al -= 2;
   if (ab_egress_ip_parse (ap, al, &a) < 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry \"%.*s\": invalid address", annot, (int)len, s);
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: entry %s: invalid address", annot,
+                          ab_quote_fragment ((char[AB_QUOTE_FRAGMENT_SIZE]){ 0 }, s, len));
   l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
   l->v[l->n].name = xstrdup (name);
   l->v[l->n].family = a.family;

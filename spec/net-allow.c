@@ -23,37 +23,12 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 
+#include "base/text.h"
 #include "base/util.h"
 #include "spec/netpolicy.h"
 
 #define AB_NET_ALLOW_MAX 256
 #define ANNOT_PATH "annotations." AB_ANNOT_NET_ALLOW
-
-/* The entry as it appears in messages: printable ASCII kept, the rest
-   escaped, long entries cut, so hostile input cannot forge log lines. */
-static void
-quote_entry (const char *s, size_t len, char *buf, size_t size)
-{
-  size_t o = 0;
-
-  for (size_t i = 0; i < len && o + 8 < size; i++)
-    {
-      unsigned char c = (unsigned char)s[i];
-
-      if (i >= 64)
-        {
-          o += snprintf (buf + o, size - o, "...");
-          break;
-        }
-      if (c == '"' || c == '\\')
-        o += snprintf (buf + o, size - o, "\\%c", c);
-      else if (c >= 0x20 && c < 0x7f)
-        buf[o++] = (char)c;
-      else
-        o += snprintf (buf + o, size - o, "\\x%02x", c);
-    }
-  buf[o] = '\0';
-}
 
 struct entry_ctx
 {
@@ -64,15 +39,15 @@ struct entry_ctx
 
 static int __attribute__ ((format (printf, 2, 3))) entry_error (struct entry_ctx *c, const char *fmt, ...)
 {
-  char quoted[128];
+  char quoted[AB_QUOTE_FRAGMENT_SIZE];
   char reason[512];
   va_list ap;
 
-  quote_entry (c->s, c->len, quoted, sizeof quoted);
+  ab_quote_fragment (quoted, c->s, c->len);
   va_start (ap, fmt);
   vsnprintf (reason, sizeof reason, fmt, ap);
   va_end (ap);
-  return ab_error_setc (c->err, AB_EC_CONFIG, 0, ANNOT_PATH ": entry \"%s\": %s", quoted, reason);
+  return ab_error_setc (c->err, AB_EC_CONFIG, 0, ANNOT_PATH ": entry %s: %s", quoted, reason);
 }
 
 /* Decimal digits only, no sign, at most 10 of them. */
@@ -107,15 +82,12 @@ static int
 parse_prefix (struct entry_ctx *c, const char *s, size_t len, unsigned max, uint8_t *out)
 {
   unsigned long v;
-  char tok[32];
+  char tok[AB_QUOTE_FRAGMENT_SIZE];
 
   if (len == 0)
     return entry_error (c, "missing prefix length after '/'");
   if (!parse_decimal (s, len, &v))
-    {
-      quote_entry (s, len, tok, sizeof tok);
-      return entry_error (c, "invalid prefix length \"%s\"", tok);
-    }
+    return entry_error (c, "invalid prefix length %s", ab_quote_fragment (tok, s, len));
   if (v > max)
     return entry_error (c, "prefix length %lu out of range 0..%u", v, max);
   *out = (uint8_t)v;
@@ -178,7 +150,7 @@ check_host_bits (struct entry_ctx *c, const struct ab_net_allow *a)
 static int
 parse_port_proto (struct entry_ctx *c, const char *p, size_t len, struct ab_net_allow *a)
 {
-  char tok[32];
+  char tok[AB_QUOTE_FRAGMENT_SIZE];
   size_t n;
 
   if (len > 0 && *p == ':')
@@ -190,10 +162,7 @@ parse_port_proto (struct entry_ctx *c, const char *p, size_t len, struct ab_net_
       if (n == 0)
         return entry_error (c, "missing port after ':'");
       if (!parse_decimal (p, n, &v))
-        {
-          quote_entry (p, n, tok, sizeof tok);
-          return entry_error (c, "invalid port \"%s\"", tok);
-        }
+        return entry_error (c, "invalid port %s", ab_quote_fragment (tok, p, n));
       if (v < 1 || v > 65535)
         return entry_error (c, "port %lu out of range 1..65535", v);
       a->port = (uint16_t)v;
@@ -209,17 +178,11 @@ parse_port_proto (struct entry_ctx *c, const char *p, size_t len, struct ab_net_
       else if (len == 0)
         return entry_error (c, "missing protocol after '/' (tcp or udp)");
       else
-        {
-          quote_entry (p, len, tok, sizeof tok);
-          return entry_error (c, "unknown protocol \"%s\" (tcp or udp)", tok);
-        }
+        return entry_error (c, "unknown protocol %s (tcp or udp)", ab_quote_fragment (tok, p, len));
       return 0;
     }
   if (len > 0)
-    {
-      quote_entry (p, len, tok, sizeof tok);
-      return entry_error (c, "unexpected \"%s\" after the address", tok);
-    }
+    return entry_error (c, "unexpected %s after the address", ab_quote_fragment (tok, p, len));
   return 0;
 }
 

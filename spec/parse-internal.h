@@ -11,6 +11,7 @@
 #define AB_SPEC_PARSE_INTERNAL_H
 
 #include "base/json.h"
+#include "base/text.h"
 #include "spec/model.h"
 
 /* Device numbers as the kernel encodes them in dev_t (12-bit major,
@@ -19,15 +20,10 @@
 #define AB_DEV_MAJOR_MAX 4095
 #define AB_DEV_MINOR_MAX 1048575
 
-/* Room for one quoted value in a message (see ab_parse_quote). */
-#define AB_QUOTE_SIZE 200
-
-/* `s` as a JSON-style quoted string for an error message, with control
-   characters, C1 controls and bidirectional overrides escaped and long
-   values cut, so that a hostile config.json cannot forge or hide lines on
-   the terminal or in the log that shows the error. */
-const char *ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s);
-/* Escape, in place, what ab_parse_quote escapes (without quoting): for a
+/* Values in messages are quoted with ab_quote (base/text.h): a hostile
+   config.json cannot forge or hide lines on the terminal or in the log
+   that shows the error. */
+/* Escape, in place, what ab_quote escapes (without quoting): for a
    message or a path built from the document elsewhere. */
 void ab_parse_sanitize (char *s, size_t size);
 /* Whether s holds nothing ab_parse_sanitize would change. */

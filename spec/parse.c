@@ -113,11 +113,11 @@ parse_oci_version (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
     return -1;
   mark = ab_jpush_key (c, "ociVersion");
   if (!semver_parse (s->oci_version, &major, &minor))
-    return ab_jerr (c, "%s is not a SemVer 2.0.0 version", ab_parse_quote (q, s->oci_version));
+    return ab_jerr (c, "%s is not a SemVer 2.0.0 version", ab_quote (q, s->oci_version));
   /* Within a major version the spec is backward compatible; a minor
      version newer than ours may carry MUSTs we would silently ignore. */
   if (major != OCI_MAJOR || minor > OCI_MINOR_MAX)
-    return ab_jerr (c, "unsupported version %s (agentbox supports %s)", ab_parse_quote (q, s->oci_version),
+    return ab_jerr (c, "unsupported version %s (agentbox supports %s)", ab_quote (q, s->oci_version),
                     OCI_RANGE);
   ab_jpop (c, mark);
   return 0;
@@ -190,9 +190,9 @@ parse_rlimits (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
       tm = ab_jpush_key (c, "type");
       rl->resource = ab_rlimit_from_name (rl->type);
       if (rl->resource < 0 || rl->resource >= 64)
-        return ab_jerr (c, "unknown rlimit %s", ab_parse_quote (q, rl->type));
+        return ab_jerr (c, "unknown rlimit %s", ab_quote (q, rl->type));
       if (seen & (UINT64_C (1) << rl->resource))
-        return ab_jerr (c, "duplicate rlimit %s", ab_parse_quote (q, rl->type));
+        return ab_jerr (c, "duplicate rlimit %s", ab_quote (q, rl->type));
       seen |= UINT64_C (1) << rl->resource;
       ab_jpop (c, tm);
       if (ab_jget_u64 (c, e, "soft", AB_REQUIRED, UINT64_MAX, &rl->soft) < 0
@@ -249,7 +249,7 @@ parse_capabilities (struct ab_jctx *c, struct ab_json *po, struct ab_spec *s)
              dropped, with a warning and a `degraded` entry, at create. */
           cap = ab_cap_from_name (e->u.str.s);
           if (cap < 0 || cap > AB_CAP_LAST)
-            return ab_jerr (c, "unknown capability %s", ab_parse_quote (q, e->u.str.s));
+            return ab_jerr (c, "unknown capability %s", ab_quote (q, e->u.str.s));
           caps->mask[k] |= UINT64_C (1) << cap;
           ab_jpop (c, im);
         }
@@ -278,7 +278,7 @@ parse_scheduler (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
   if (sc->policy < 0)
     {
       ab_jpush_key (c, "policy");
-      return ab_jerr (c, "unknown scheduler policy %s", ab_parse_quote (q, policy));
+      return ab_jerr (c, "unknown scheduler policy %s", ab_quote (q, policy));
     }
   if (ab_parse_get_i32 (c, o, "nice", AB_OPTIONAL, &sc->nice) < 0
       || ab_parse_get_i32 (c, o, "priority", AB_OPTIONAL, &sc->priority) < 0
@@ -310,7 +310,7 @@ parse_io_priority (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
   if (p->io_priority->klass < 0)
     {
       ab_jpush_key (c, "class");
-      return ab_jerr (c, "unknown I/O priority class %s", ab_parse_quote (q, klass));
+      return ab_jerr (c, "unknown I/O priority class %s", ab_quote (q, klass));
     }
   /* ioprio_set(2) knows levels 0 (highest) to 7 (lowest). */
   if (ab_jget_i64 (c, o, "priority", AB_OPTIONAL, 0, 7, &prio) < 0)
@@ -542,7 +542,7 @@ parse_mount (struct ab_jctx *c, struct ab_json *o, struct ab_mount *m)
   /* The destination is resolved inside the container root; ".." is how a
      mount would land outside it. */
   if (ab_path_has_dotdot (m->destination))
-    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_parse_quote (q, m->destination));
+    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_quote (q, m->destination));
   if (m->destination[0] != '/')
     {
       /* config.md: a relative destination is deprecated and relative to "/". */
@@ -733,7 +733,7 @@ ab_spec_parse (const char *buf, size_t len, ab_error_t *err)
     if (!ab_parse_is_safe (s->unknown.v[i]))
       {
         char q[AB_QUOTE_SIZE];
-        char *safe = xstrdup (ab_parse_quote (q, s->unknown.v[i]));
+        char *safe = xstrdup (ab_quote (q, s->unknown.v[i]));
         free (s->unknown.v[i]);
         s->unknown.v[i] = safe;
       }

@@ -25,6 +25,7 @@
 #include <sys/mount.h>
 
 #include "base/json.h"
+#include "base/text.h"
 #include "spec/model.h"
 #include "spec/annotations.h"
 #include "spec/parse-internal.h"
@@ -36,82 +37,12 @@
 
 /* ---- messages ----------------------------------------------------------- */
 
-/* Code points that must not reach a terminal raw: C0 and C1 controls, DEL,
-   the line and paragraph separators, and the bidirectional overrides and
-   isolates, which would let a hostile config.json forge or reorder what
-   the reader of the error sees.  (The same set as the parser's.) */
-static bool
-must_escape (uint32_t cp)
-{
-  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029
-         || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-/* Decode one UTF-8 sequence; 0 when invalid (the parser refuses invalid
-   UTF-8, but a model may come from elsewhere). */
-static size_t
-utf8_next (const unsigned char *s, uint32_t *cp)
-{
-  size_t n;
-
-  if (s[0] < 0x80)
-    return *cp = s[0], 1;
-  n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
-      : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-      : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
-                                     : 0;
-  if (n == 0)
-    return 0;
-  *cp = s[0] & (0x7f >> n);
-  for (size_t i = 1; i < n; i++)
-    {
-      if ((s[i] & 0xc0) != 0x80)
-        return 0;
-      *cp = (*cp << 6) | (s[i] & 0x3f);
-    }
-  return n;
-}
-
-#define QUOTE_SIZE 112
-
 /* A user string for a message: quoted, dangerous code points escaped (the
    error must stay one honest line), cut after about 96 bytes. */
-static const char *
-q (char buf[static QUOTE_SIZE], const char *str)
-{
-  const unsigned char *s = (const unsigned char *)str;
-  size_t o = 0;
-
-  buf[o++] = '"';
-  while (*s)
-    {
-      uint32_t cp;
-      size_t n = utf8_next (s, &cp);
-      char esc[8];
-      int len;
-
-      if (n == 0)
-        len = snprintf (esc, sizeof esc, "\\x%02x", *s), n = 1;
-      else if (cp == '"' || cp == '\\')
-        len = snprintf (esc, sizeof esc, "\\%c", (char)cp);
-      else if (must_escape (cp))
-        len = snprintf (esc, sizeof esc, "\\u%04x", (unsigned)cp);
-      else
-        memcpy (esc, s, n), len = (int)n;
-      if (o + (size_t)len + 5 > QUOTE_SIZE)
-        {
-          memcpy (buf + o, "\"...", 5);
-          return buf;
-        }
-      memcpy (buf + o, esc, (size_t)len);
-      o += (size_t)len;
-      s += n;
-    }
-  buf[o++] = '"';
-  buf[o] = '\0';
-  return buf;
-}
+#define QUOTE_SIZE 112
+#define q(buf, s) ab_escape ((buf), QUOTE_SIZE, (s), (size_t)-1, AB_ESC_QUOTE)
 #define Q(s) q ((char[QUOTE_SIZE]){ 0 }, (s))
+
 
 /* Report an error at <current path>.<key> (key NULL: at the current path). */
 static int __attribute__ ((format (printf, 3, 4)))

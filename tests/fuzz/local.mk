@@ -21,7 +21,7 @@ FUZZ_SRCS = \
 	$(srcdir)/spec/parse-linux.c $(srcdir)/spec/parse-resources.c \
 	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/base/gen.c \
 	$(srcdir)/spec/net-allow.c $(srcdir)/spec/egress-policy.c \
-	$(srcdir)/base/error.c $(srcdir)/base/util.c
+	$(srcdir)/base/error.c $(srcdir)/base/util.c $(srcdir)/base/text.c
 
 EXTRA_DIST += tests/fuzz/fuzz-config.c tests/fuzz/config.dict tests/fuzz/corpus
 CLEANFILES += tests/fuzz/fuzz-config
