@@ -10,15 +10,7 @@
 #include "hooks/hooks.h"
 #include "base/log.h"
 #include "base/util.h"
-
-const char *
-ab_hook_kind_name (int kind)
-{
-  static const char *const names[AB_HOOK__KINDS] = {
-    "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
-  };
-  return kind >= 0 && kind < AB_HOOK__KINDS ? names[kind] : "?";
-}
+#include "spec/tables.h"
 
 /* Keep the tail of what the hook writes to stderr, for the error message. */
 struct tail

@@ -22,57 +22,12 @@
 #include "base/util.h"
 #include "spec/tables.h"
 
-/* Names for messages, as config.json spells them.  Kept here so that this
-   module does not depend on the parser's tables. */
-static const char *const cap_names[] = {
-  "CAP_CHOWN",
-  "CAP_DAC_OVERRIDE",
-  "CAP_DAC_READ_SEARCH",
-  "CAP_FOWNER",
-  "CAP_FSETID",
-  "CAP_KILL",
-  "CAP_SETGID",
-  "CAP_SETUID",
-  "CAP_SETPCAP",
-  "CAP_LINUX_IMMUTABLE",
-  "CAP_NET_BIND_SERVICE",
-  "CAP_NET_BROADCAST",
-  "CAP_NET_ADMIN",
-  "CAP_NET_RAW",
-  "CAP_IPC_LOCK",
-  "CAP_IPC_OWNER",
-  "CAP_SYS_MODULE",
-  "CAP_SYS_RAWIO",
-  "CAP_SYS_CHROOT",
-  "CAP_SYS_PTRACE",
-  "CAP_SYS_PACCT",
-  "CAP_SYS_ADMIN",
-  "CAP_SYS_BOOT",
-  "CAP_SYS_NICE",
-  "CAP_SYS_RESOURCE",
-  "CAP_SYS_TIME",
-  "CAP_SYS_TTY_CONFIG",
-  "CAP_MKNOD",
-  "CAP_LEASE",
-  "CAP_AUDIT_WRITE",
-  "CAP_AUDIT_CONTROL",
-  "CAP_SETFCAP",
-  "CAP_MAC_OVERRIDE",
-  "CAP_MAC_ADMIN",
-  "CAP_SYSLOG",
-  "CAP_WAKE_ALARM",
-  "CAP_BLOCK_SUSPEND",
-  "CAP_AUDIT_READ",
-  "CAP_PERFMON",
-  "CAP_BPF",
-  "CAP_CHECKPOINT_RESTORE",
-};
 
 static const char *
 cap_name (int cap, char *buf, size_t size)
 {
-  if (cap >= 0 && (size_t)cap < AB_ARRAY_SIZE (cap_names))
-    return cap_names[cap];
+  if (ab_cap_name (cap) != NULL)
+    return ab_cap_name (cap);
   snprintf (buf, size, "capability %d", cap);
   return buf;
 }

@@ -7,6 +7,7 @@
 #include "spec/defaults.h"
 #include "spec/model.h"
 #include "spec/seccomp_default.h"
+#include "spec/tables.h"
 
 /* Host IDs of the container's user namespace when agentbox runs as root:
    the conventional first subordinate range (/etc/subuid), 65536 IDs so that
@@ -93,7 +94,6 @@ gen_process (struct ab_gen *g, const struct ab_default_opts *o)
     "TERM=xterm",
     "LANG=C.UTF-8",
   };
-  static const char *const capsets[] = { "bounding", "effective", "inheritable", "permitted", "ambient" };
   const char *const *args = o->args != NULL && o->args[0] != NULL ? o->args : sh;
   size_t nargs = 0;
 
@@ -120,8 +120,8 @@ gen_process (struct ab_gen *g, const struct ab_default_opts *o)
      capabilities get them back. */
   ab_gen_key (g, "capabilities");
   ab_gen_obj_open (g);
-  for (size_t i = 0; i < AB_ARRAY_SIZE (capsets); i++)
-    gen_strings (g, capsets[i], NULL, 0);
+  for (int k = 0; k < AB_CAP__SETS; k++)
+    gen_strings (g, ab_capset_name (k), NULL, 0);
   ab_gen_obj_close (g);
   ab_gen_key (g, "rlimits");
   ab_gen_arr_open (g);
@@ -221,7 +221,7 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
 {
   /* Every namespace new: nothing of the host's processes, network, IPC,
      hostname, mounts, users, cgroup tree or clocks is shared. */
-  static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", "user", "cgroup", "time" };
+  static const int ns[] = { AB_NS_PID, AB_NS_NET, AB_NS_IPC, AB_NS_UTS, AB_NS_MOUNT, AB_NS_USER, AB_NS_CGROUP, AB_NS_TIME };
 
   ab_gen_key (g, "linux");
   ab_gen_obj_open (g);
@@ -230,7 +230,7 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
   for (size_t i = 0; i < AB_ARRAY_SIZE (ns); i++)
     {
       ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "type", ns[i]);
+      ab_gen_kv_str (g, "type", ab_ns_name (ns[i]));
       ab_gen_obj_close (g);
     }
   ab_gen_arr_close (g);

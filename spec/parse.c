@@ -210,10 +210,6 @@ parse_rlimits (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
 static int
 parse_capabilities (struct ab_jctx *c, struct ab_json *po, struct ab_spec *s)
 {
-  static const char *const sets[AB_CAP__SETS] = {
-    [AB_CAP_BOUNDING] = "bounding",   [AB_CAP_EFFECTIVE] = "effective", [AB_CAP_INHERITABLE] = "inheritable",
-    [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
-  };
   struct ab_capabilities *caps = &s->process->caps;
   struct ab_json *o;
   size_t mark;
@@ -228,7 +224,7 @@ parse_capabilities (struct ab_jctx *c, struct ab_json *po, struct ab_spec *s)
       struct ab_json *a;
       size_t sm, i;
 
-      r = ab_jenter (c, o, sets[k], AB_J_ARRAY, AB_OPTIONAL, &a, &sm);
+      r = ab_jenter (c, o, ab_capset_name (k), AB_J_ARRAY, AB_OPTIONAL, &a, &sm);
       if (r < 0)
         return -1;
       if (r == 0)
@@ -597,14 +593,6 @@ parse_mounts (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
 static int
 parse_hooks (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
 {
-  static const char *const kinds[AB_HOOK__KINDS] = {
-    [AB_HOOK_PRESTART] = "prestart",
-    [AB_HOOK_CREATE_RUNTIME] = "createRuntime",
-    [AB_HOOK_CREATE_CONTAINER] = "createContainer",
-    [AB_HOOK_START_CONTAINER] = "startContainer",
-    [AB_HOOK_POSTSTART] = "poststart",
-    [AB_HOOK_POSTSTOP] = "poststop",
-  };
   struct ab_json *o;
   size_t mark;
   int r = ab_jenter (c, root, "hooks", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
@@ -622,7 +610,7 @@ parse_hooks (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
       struct ab_json *a;
       size_t km, i;
 
-      r = ab_jenter (c, o, kinds[k], AB_J_ARRAY, AB_OPTIONAL, &a, &km);
+      r = ab_jenter (c, o, ab_hook_kind_name (k), AB_J_ARRAY, AB_OPTIONAL, &a, &km);
       if (r < 0)
         return -1;
       if (r == 0)

@@ -182,6 +182,37 @@ ab_cap_count (void)
   return (int)AB_ARRAY_SIZE (capabilities);
 }
 
+/* The members of process.capabilities. */
+static const char *const capsets[AB_CAP__SETS] = {
+  [AB_CAP_BOUNDING] = "bounding",   [AB_CAP_EFFECTIVE] = "effective", [AB_CAP_INHERITABLE] = "inheritable",
+  [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
+};
+
+const char *
+ab_capset_name (int set)
+{
+  return name_at (capsets, AB_ARRAY_SIZE (capsets), set);
+}
+
+/* ---- hooks ------------------------------------------------------------- */
+
+/* The members of hooks (config.md "POSIX-platform Hooks"), in the order of
+   the lifecycle. */
+static const char *const hook_kinds[AB_HOOK__KINDS] = {
+  [AB_HOOK_PRESTART] = "prestart",
+  [AB_HOOK_CREATE_RUNTIME] = "createRuntime",
+  [AB_HOOK_CREATE_CONTAINER] = "createContainer",
+  [AB_HOOK_START_CONTAINER] = "startContainer",
+  [AB_HOOK_POSTSTART] = "poststart",
+  [AB_HOOK_POSTSTOP] = "poststop",
+};
+
+const char *
+ab_hook_kind_name (int kind)
+{
+  return name_at (hook_kinds, AB_ARRAY_SIZE (hook_kinds), kind);
+}
+
 /* ---- rlimits ---------------------------------------------------------- */
 
 /* getrlimit(2): every resource glibc defines. */

@@ -477,20 +477,12 @@ check_uts (struct ab_jctx *c, const struct ab_spec *s)
 static int
 check_hooks (struct ab_jctx *c, const struct ab_spec *s)
 {
-  static const char *const kinds[AB_HOOK__KINDS] = {
-    [AB_HOOK_PRESTART] = "prestart",
-    [AB_HOOK_CREATE_RUNTIME] = "createRuntime",
-    [AB_HOOK_CREATE_CONTAINER] = "createContainer",
-    [AB_HOOK_START_CONTAINER] = "startContainer",
-    [AB_HOOK_POSTSTART] = "poststart",
-    [AB_HOOK_POSTSTOP] = "poststop",
-  };
   size_t mark = ab_jpush_key (c, "hooks");
 
   for (int k = 0; k < AB_HOOK__KINDS; k++)
     for (size_t i = 0; i < s->hooks[k].n; i++)
       {
-        size_t im = ab_jpush_key (c, kinds[k]);
+        size_t im = ab_jpush_key (c, ab_hook_kind_name (k));
         ab_jpush_index (c, i);
         if (check_env (c, "env", &s->hooks[k].v[i].env) < 0)
           return -1;

@@ -108,10 +108,6 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
 static void
 warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
 {
-  static const char *const set_names[AB_CAP__SETS] = {
-    [AB_CAP_BOUNDING] = "bounding",   [AB_CAP_EFFECTIVE] = "effective", [AB_CAP_INHERITABLE] = "inheritable",
-    [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
-  };
   const struct ab_capabilities *caps = &s->process->caps;
   uint64_t lost
       = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
@@ -128,7 +124,7 @@ warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
         {
           char *msg
               = xasprintf ("process.capabilities.%s: %s is newer than this kernel (cap_last_cap %d): dropped",
-                           set_names[k], v[i], last);
+                           ab_capset_name (k), v[i], last);
           ab_warn ("%s", msg);
           ab_strv_push_owned (degraded, msg);
           free (v[i]);

@@ -10,32 +10,27 @@
 #include "base/util.h"
 #include "base/gen.h"
 
+/* runtime.md's status names, by enum ab_status. */
+static const char *const status_names[] = {
+  [AB_STATUS_CREATING] = "creating", [AB_STATUS_CREATED] = "created", [AB_STATUS_RUNNING] = "running",
+  [AB_STATUS_STOPPED] = "stopped",   [AB_STATUS_PAUSED] = "paused",
+};
+
 const char *
 ab_status_name (int status)
 {
-  switch (status)
-    {
-    case AB_STATUS_CREATING:
-      return "creating";
-    case AB_STATUS_CREATED:
-      return "created";
-    case AB_STATUS_RUNNING:
-      return "running";
-    case AB_STATUS_PAUSED:
-      return "paused";
-    default:
-      return "stopped";
-    }
+  return status >= 0 && (size_t)status < AB_ARRAY_SIZE (status_names) && status_names[status]
+             ? status_names[status]
+             : "stopped";
 }
 
 static int
 status_from_name (const char *s)
 {
-  static const char *const names[] = { "creating", "created", "running", "stopped", "paused" };
   size_t i;
 
-  for (i = 0; i < AB_ARRAY_SIZE (names); i++)
-    if (strcmp (s, names[i]) == 0)
+  for (i = 0; i < AB_ARRAY_SIZE (status_names); i++)
+    if (status_names[i] && strcmp (s, status_names[i]) == 0)
       return (int) i;
   return -1;
 }
