@@ -249,7 +249,8 @@ live_map (struct ab_live *lv, const char *file, const char *key, const struct ab
   ab_audit_find (lv->a, "AB-LIVE-008", path, "/proc/%d/%s is %s", (int)lv->pid, file, text);
 }
 
-void
+/* caps, no_new_privs, seccomp, namespaces, id maps */
+static void
 ab_live_process (struct ab_live *lv)
 {
   struct status st;

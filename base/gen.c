@@ -143,12 +143,6 @@ ab_gen_u64 (struct ab_gen *g, uint64_t v)
 }
 
 void
-ab_gen_double (struct ab_gen *g, double v)
-{
-  check (yajl_gen_double (g->g, v));
-}
-
-void
 ab_gen_bool (struct ab_gen *g, bool v)
 {
   check (yajl_gen_bool (g->g, v));

@@ -31,7 +31,6 @@ void ab_gen_str (struct ab_gen *g, const char *s);
 void ab_gen_bytes (struct ab_gen *g, const char *s, size_t len);
 void ab_gen_i64 (struct ab_gen *g, int64_t v);
 void ab_gen_u64 (struct ab_gen *g, uint64_t v);
-void ab_gen_double (struct ab_gen *g, double v);
 void ab_gen_bool (struct ab_gen *g, bool v);
 void ab_gen_null (struct ab_gen *g);
 /* Insert already-valid JSON text (e.g. a nested document generated elsewhere). */

@@ -559,7 +559,7 @@ ab_jval_str (struct ab_jctx *c, struct ab_json *v, char **out)
   return 0;
 }
 
-int
+static int
 ab_jval_bool (struct ab_jctx *c, struct ab_json *v, bool *out)
 {
   if (v->type != AB_J_BOOL)
@@ -591,7 +591,7 @@ ab_jval_u64 (struct ab_jctx *c, struct ab_json *v, uint64_t max, uint64_t *out)
   return 0;
 }
 
-int
+static int
 ab_jval_i64 (struct ab_jctx *c, struct ab_json *v, int64_t min, int64_t max, int64_t *out)
 {
   int64_t i;
@@ -606,7 +606,7 @@ ab_jval_i64 (struct ab_jctx *c, struct ab_json *v, int64_t min, int64_t max, int
   return 0;
 }
 
-int
+static int
 ab_jval_strv (struct ab_jctx *c, struct ab_json *v, struct ab_strv *out)
 {
   size_t i;
@@ -745,14 +745,6 @@ ab_json_new_int (int64_t v)
 {
   struct ab_json *j = ab_json_new (AB_J_NUMBER);
   j->u.num = xasprintf ("%lld", (long long) v);
-  return j;
-}
-
-struct ab_json *
-ab_json_new_bool (bool v)
-{
-  struct ab_json *j = ab_json_new (AB_J_BOOL);
-  j->u.b = v;
   return j;
 }
 

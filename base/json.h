@@ -120,10 +120,7 @@ int ab_jenter (struct ab_jctx *c, struct ab_json *obj, const char *key, enum ab_
 
 /* Typed values of the node at the current path. */
 int ab_jval_str (struct ab_jctx *c, struct ab_json *v, char **out);
-int ab_jval_bool (struct ab_jctx *c, struct ab_json *v, bool *out);
 int ab_jval_u64 (struct ab_jctx *c, struct ab_json *v, uint64_t max, uint64_t *out);
-int ab_jval_i64 (struct ab_jctx *c, struct ab_json *v, int64_t min, int64_t max, int64_t *out);
-int ab_jval_strv (struct ab_jctx *c, struct ab_json *v, struct ab_strv *out);
 
 /* Typed members: 1 when present, 0 when absent (and optional), -1 on error. */
 int ab_jget_str (struct ab_jctx *c, struct ab_json *obj, const char *key, int required, char **out);
@@ -142,13 +139,11 @@ void ab_json_collect_unused (struct ab_json *j, const char *prefix, struct ab_st
 struct ab_json *ab_json_new (enum ab_jtype t);
 struct ab_json *ab_json_new_str (const char *s);
 struct ab_json *ab_json_new_int (int64_t v);
-struct ab_json *ab_json_new_bool (bool v);
 /* Set obj[key] = val (replacing and freeing an existing value); takes val. */
 void ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val);
 /* Append val to an array; takes val. */
 void ab_json_append (struct ab_json *arr, struct ab_json *val);
 /* obj[key] without marking it used, or NULL. */
 struct ab_json *ab_json_peek (struct ab_json *obj, const char *key);
-
 
 #endif

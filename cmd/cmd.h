@@ -60,11 +60,8 @@ int ab_cmd_on_id (struct ab_global *g, int argc, char **argv, const char *cmd, c
 /* --format of list and ps: "table" or "json" (sets *json); otherwise a
    usage error naming the command, whose exit status is returned. */
 int ab_cmd_parse_format (const char *cmd, const char *arg, bool *json);
-/* Map an error of a lifecycle operation to an exit status (1, or 2 for usage). */
-int ab_cmd_exit_for (const ab_error_t *err);
 /* Parse a signal: a number, or a name with or without the SIG prefix. */
 int ab_parse_signal (const char *s);
-const char *ab_signal_name (int sig);
 
 /* --die-with-parent PID: end (cancel, SIGUSR1) when the parent that
    spawned us dies; fails if it is already gone. */

@@ -124,12 +124,6 @@ ab_cmd_parse_format (const char *cmd, const char *arg, bool *json)
   return ab_cmd_usage_error (cmd, "--format: expected table or json, got `%s`", arg);
 }
 
-int
-ab_cmd_exit_for (const ab_error_t *err)
-{
-  return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
-}
-
 static const struct
 {
   const char *name;
@@ -170,25 +164,6 @@ ab_parse_signal (const char *s)
         }
     }
   return -1;
-}
-
-const char *
-ab_signal_name (int sig)
-{
-  static char buf[16];
-  size_t i;
-
-  for (i = 0; i < AB_ARRAY_SIZE (signals); i++)
-    if (signals[i].sig == sig && strcmp (signals[i].name, "IOT") && strcmp (signals[i].name, "POLL"))
-      {
-        snprintf (buf, sizeof buf, "SIG%s", signals[i].name);
-        return buf;
-      }
-  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
-    snprintf (buf, sizeof buf, "SIGRTMIN+%d", sig - SIGRTMIN);
-  else
-    snprintf (buf, sizeof buf, "SIG%d", sig);
-  return buf;
 }
 
 int

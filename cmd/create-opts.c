@@ -7,7 +7,9 @@
 #include "base/util.h"
 #include "spec/annotations.h"
 
-int
+/* Handle one of the shared options: 1 handled, 0 not a shared option,
+   or an exit status (> 1) for a usage error. */
+static int
 ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o)
 {
   switch (c)
@@ -38,7 +40,8 @@ ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o
     }
 }
 
-int
+/* Common checks after parsing (systemd cgroup driver, ...). */
+static int
 ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_opts *o)
 {
   o->root = g->root;

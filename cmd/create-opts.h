@@ -40,12 +40,6 @@ enum
   "      --no-new-keyring     keep the caller's session keyring\n"                                                \
   "      --egress-policy FILE the admin baseline of the egress proxy (annotations can only narrow it)\n"
 
-/* Handle one of the shared options: 1 handled, 0 not a shared option,
-   or an exit status (> 1) for a usage error. */
-int ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o);
-/* Common checks after parsing (systemd cgroup driver, ...). */
-int ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_opts *o);
-
 /* create: returns 0 to proceed, -1 after --help, or an exit status. */
 int ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_create_opts *o);
 

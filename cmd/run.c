@@ -21,7 +21,7 @@
 #include "base/util.h"
 #include "spec/annotations.h"
 
-int
+static int
 ab_run_exit_for (const ab_error_t *err)
 {
   if (err->cls == AB_EC_USAGE)

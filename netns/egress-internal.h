@@ -128,10 +128,6 @@ enum
 
 /* Parse a request head.  *why gets a short reason on AB_HTTP_BAD. */
 int ab_http_parse_head (const char *buf, size_t len, struct ab_http_head *h, const char **why);
-/* Parse "host[:port]" / "[v6][:port]"; the host normalised (names) or
-   canonical (literals) into host.  Returns 0 or -1. */
-int ab_http_parse_authority (const char *s, size_t len, char *host, size_t host_len, uint16_t *port,
-                             bool *port_given);
 /* The head to send upstream for an absolute-form request: origin-form
    request line, the client's headers minus Proxy-* and Connection/Keep-Alive,
    Host added when the client sent none, and "Connection: close" (one request

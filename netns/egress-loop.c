@@ -355,23 +355,3 @@ ab_egress_ports (const struct ab_egress *e, uint16_t *http_port, uint16_t *dns_p
     *dns_port = e->dns_port;
 }
 
-char *
-ab_egress_resolv_conf (const struct ab_egress *e AB_UNUSED)
-{
-  /* One server, no search list (a search domain would send every short
-     name through the policy as "name.domain"), no retries worth waiting for. */
-  return xasprintf ("# agentbox egress DNS stub: allow-listed names only\n"
-                    "nameserver 127.0.0.1\n"
-                    "options ndots:1 timeout:2 attempts:2\n");
-}
-
-void
-ab_egress_env (const struct ab_egress *e, struct ab_strv *out)
-{
-  static const char *const keys[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy" };
-
-  for (size_t i = 0; i < AB_ARRAY_SIZE (keys); i++)
-    ab_strv_push_owned (out, xasprintf ("%s=http://127.0.0.1:%u", keys[i], e->http_port));
-  ab_strv_push (out, "NO_PROXY=localhost,127.0.0.1,::1");
-  ab_strv_push (out, "no_proxy=localhost,127.0.0.1,::1");
-}

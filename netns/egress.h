@@ -53,9 +53,10 @@
  *     lo with source 127.0.0.1 (`default dev lo src 127.0.0.1`, and an IPv6
  *     default via lo), redirect TCP to the ports for ip and ip6, accept
  *     127.0.0.1:dns_port (udp, tcp), 127.0.0.1:http_port, [::1]:http_port.
- *  4. bind a file holding ab_egress_resolv_conf () read-only over the
- *     rootfs's /etc/resolv.conf (through the rootfs fd); optionally add
- *     ab_egress_env () to process.env.  Then release the child.
+ *  4. bind a file holding AB_EGRESS_RESOLV_CONF read-only over the
+ *     rootfs's /etc/resolv.conf (through the rootfs fd), and add the proxy
+ *     variables to the process's environment (convenience: transparent
+ *     capture does not need them).  Then release the child.
  *  5. after the container's last process: ab_egress_stop, put
  *     ab_egress_decisions_gen in the result record, ab_egress_free.  The
  *     daemon writes its record file itself; `delete` sends it SIGTERM if it
@@ -80,6 +81,13 @@
    (egress-addr.c; the wall's allow list is judged by the same table in
    `agentbox audit`). */
 const char *ab_egress_addr_refusal (int family, const uint8_t *addr);
+
+/* The /etc/resolv.conf the runtime mounts read-only in a container whose
+   names resolve through the DNS stub: one server, no search list expansion
+   (ndots:0: a name is asked as written, once), one attempt, short timeout. */
+#define AB_EGRESS_RESOLV_CONF                                                                                      \
+  "# written by agentbox: names resolve only through its egress policy\n"                                         \
+  "nameserver 127.0.0.1\noptions ndots:0 attempts:1 timeout:2\n"
 
 /* ---- the engine ----------------------------------------------------- */
 
@@ -142,13 +150,6 @@ void ab_egress_decisions_free (struct ab_egress_decision *d, size_t n);
    {"time":"2026-12-02T10:00:00.000000000Z","name":"pypi.org","address":"192.0.2.10","port":443,
     "protocol":"CONNECT","allowed":true,"rule":"allow:pypi.org"} */
 void ab_egress_decisions_gen (struct ab_egress *e, struct ab_gen *g);
-void ab_egress_decision_array_gen (const struct ab_egress_decision *d, size_t n, struct ab_gen *g);
-
-/* The /etc/resolv.conf the runtime mounts read-only in the container. */
-char *ab_egress_resolv_conf (const struct ab_egress *e);
-/* HTTP_PROXY, HTTPS_PROXY, NO_PROXY (and lower-case twins) as "KEY=VALUE"
-   strings.  Convenience only: transparent capture does not need them. */
-void ab_egress_env (const struct ab_egress *e, struct ab_strv *out);
 
 /* ---- detached containers --------------------------------------------- */
 

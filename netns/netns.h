@@ -15,7 +15,6 @@
 #include "base/gen.h"
 #include "spec/netpolicy.h"
 
-
 /* How the supervisor-side egress proxy (if any) is reached from inside. */
 struct ab_netns_proxy
 {
@@ -50,21 +49,10 @@ struct ab_net_denied
 /* Read the denied-destination record of the netns behind netns_fd (works
    after the container's processes exited, as long as the netns is held). */
 int ab_netns_read_denied (int netns_fd, struct ab_net_denied **out, size_t *n, ab_error_t *err);
-/* One JSON array value describing denied destinations (for records). */
-void ab_net_denied_gen (const struct ab_net_denied *d, size_t n, struct ab_gen *g);
 
 /* linux.netDevices: move host interface `host_name` into the netns behind
    netns_fd, rename it to new_name (NULL: keep; a name ending in %d lets the
    kernel pick), keep its permanent global addresses, set it up. */
 int ab_netdev_move (const char *host_name, const char *new_name, int netns_fd, ab_error_t *err);
-
-/* A socket living in the network namespace behind netns_fd: a short-lived
-   helper thread enters the namespace (setns moves only the calling thread)
-   and creates it there; a socket keeps the namespace of its creation for its
-   whole life, so the caller's own namespace is never touched.  For netlink
-   sockets that configure the container's netns and for listeners inside it.
-   SOCK_CLOEXEC is always added.  Needs CAP_SYS_ADMIN over the user
-   namespace that owns the target.  Returns the fd. */
-int ab_netns_socket (int netns_fd, int domain, int type, int protocol, ab_error_t *err);
 
 #endif

@@ -504,7 +504,8 @@ chain_text (struct strbuf *b, const struct ab_nft_chain *c)
   sb_printf (b, "\t}\n");
 }
 
-char *
+/* The whole table in nft syntax, as `nft list table inet agentbox` prints it. */
+static char *
 ab_nft_ruleset_text (const struct ab_nft_ruleset *r)
 {
   struct strbuf b = { 0 };

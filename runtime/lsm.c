@@ -6,7 +6,7 @@
 #include "runtime/lsm.h"
 #include "base/util.h"
 
-bool
+static bool
 ab_lsm_apparmor_enabled (void)
 {
   char buf[4] = { 0 };
@@ -20,7 +20,7 @@ ab_lsm_apparmor_enabled (void)
   return buf[0] == 'Y';
 }
 
-bool
+static bool
 ab_lsm_selinux_enabled (void)
 {
   struct stat st;

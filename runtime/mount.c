@@ -27,7 +27,8 @@
 #include "base/util.h"
 
 
-uint64_t
+/* Convert MS_* per-mount flags to MOUNT_ATTR_* bits. */
+static uint64_t
 ab_ms_to_mount_attr (unsigned long ms)
 {
   uint64_t a = 0;
@@ -66,7 +67,7 @@ bool ab_fd_paths_ok;
    takes the fd-based way.  Another procfs reached through a planted
    symlink is as good: its self/fd is still ours, and we are the only
    process of the container's pid namespace. */
-void
+static void
 ab_fd_paths_check (void)
 {
   struct statfs sf;

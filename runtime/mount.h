@@ -40,7 +40,6 @@ int ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err);
    ab_fd_paths_check, which the child calls before its first mount and
    again after pivot_root. */
 extern bool ab_fd_paths_ok;
-void ab_fd_paths_check (void);
 
 /* mount(2) of source (a path, NULL for a new filesystem) onto the object
    target_fd refers to; -1 with errno if it failed or !ab_fd_paths_ok
@@ -51,8 +50,5 @@ int ab_mount_on_fd (const char *source, int source_fd, int target_fd, const char
 
 /* Low-level: attach a detached mount fd (fsmount/open_tree) onto target_fd. */
 int ab_move_mount_fd (int from_fd, int target_fd, const char *what, ab_error_t *err);
-
-/* Convert MS_* per-mount flags to MOUNT_ATTR_* bits. */
-uint64_t ab_ms_to_mount_attr (unsigned long ms);
 
 #endif

@@ -28,6 +28,23 @@ no_such_ns (int type, ab_error_t *err)
                         ab_ns_name (type));
 }
 
+/* Whether /proc/self/ns/<name> exists (the kernel supports it). */
+static bool
+ab_ns_supported (int type)
+{
+  static int cache[AB_NS__COUNT];
+  char path[64];
+
+  if (type < 0 || type >= AB_NS__COUNT)
+    return false;
+  if (cache[type] == 0)
+    {
+      snprintf (path, sizeof path, "/proc/self/ns/%s", ab_ns_proc_name (type));
+      cache[type] = access (path, F_OK) == 0 ? 1 : -1;
+    }
+  return cache[type] > 0;
+}
+
 int
 ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err)
 {
@@ -110,22 +127,6 @@ ab_ns_plan_close (struct ab_ns_plan *plan)
         close (plan->join_fd[t]);
         plan->join_fd[t] = -1;
       }
-}
-
-bool
-ab_ns_supported (int type)
-{
-  static int cache[AB_NS__COUNT];
-  char path[64];
-
-  if (type < 0 || type >= AB_NS__COUNT)
-    return false;
-  if (cache[type] == 0)
-    {
-      snprintf (path, sizeof path, "/proc/self/ns/%s", ab_ns_proc_name (type));
-      cache[type] = access (path, F_OK) == 0 ? 1 : -1;
-    }
-  return cache[type] > 0;
 }
 
 /* clone3 failed: a namespace kind this kernel lacks (EINVAL; its

@@ -42,7 +42,4 @@ int ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups
    /proc/self/ns/time_for_children, allowed for a single-threaded process). */
 int ab_ns_enter_new_time (const struct ab_linux *l, ab_error_t *err);
 
-/* Whether /proc/self/ns/<name> exists (the kernel supports it). */
-bool ab_ns_supported (int type);
-
 #endif

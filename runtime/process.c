@@ -62,7 +62,7 @@ ab_rlimits_check (const struct ab_process *p, bool userns, ab_error_t *err)
   return r;
 }
 
-int
+static int
 ab_rlimits_apply (const struct ab_process *p, ab_error_t *err)
 {
   size_t i;
@@ -92,7 +92,9 @@ ab_process_ids_root (void)
   ids_are_root = true;
 }
 
-int
+/* setgroups/setresgid/setresuid with PR_SET_KEEPCAPS, so the configured
+   capabilities survive leaving uid 0. */
+static int
 ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err)
 {
   const struct ab_user *u = &p->user;
@@ -161,7 +163,10 @@ ab_fds_prepare (int first, ab_error_t *err)
   return 0;
 }
 
-int
+/* Resolve process.cwd inside the container: an O_PATH fd of it, for
+   fchdir.  openat2 with RESOLVE_NO_MAGICLINKS: a /proc/self/fd/N cwd can
+   never land on a leaked host directory. */
+static int
 ab_cwd_open (const char *cwd, ab_error_t *err)
 {
   _cleanup_close_ int rootfd = -1;
@@ -190,7 +195,11 @@ env_path (char *const envp[])
   return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 }
 
-void
+/* The PATH lookup of the container: argv[0] with a '/' is used as is,
+   otherwise each directory of PATH from `env` (default
+   /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin) is tried
+   with execve.  Returns only on failure (errno). */
+static void
 ab_execvpe_container (char *const argv[], char *const envp[])
 {
   const char *path, *p;

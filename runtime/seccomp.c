@@ -428,29 +428,7 @@ export_program (scmp_filter_ctx ctx, struct ab_seccomp_prog *prog, ab_error_t *e
   return 0;
 }
 
-/* The tree.  Installing a filter costs the kernel, under the caller's
-   siglock, one emulation of the program per syscall number and
-   architecture (seccomp_cache_prepare, the always-allow bitmap), then a JIT
-   pass over it.  A linear allowlist of ~280 names makes every emulation walk
-   up to all 358 instructions: 0.41 ms per seccomp(2) on this VM, on the
-   critical path of every run and exec.  The tree's 433 instructions take
-   0.20 ms (strace -T, the default profile).  The verdicts do not change:
-   test-seccomp-layout compares both layouts for every syscall number,
-   architecture and a spread of argument values.  The tree is longer (about
-   a fifth here); a profile whose tree passes the kernel's 4096-instruction
-   limit is compiled linear instead, which may still fit. */
-int
-ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err)
-{
-  ab_error_t tree_err = { 0 };
-
-  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, out, &tree_err) == 0)
-    return 0;
-  /* Any other failure repeats in the linear compile, which reports it. */
-  return ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, out, err);
-}
-
-int
+static int
 ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
                            struct ab_seccomp_prog *out, ab_error_t *err)
 {
@@ -518,6 +496,28 @@ ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout la
   *out = prog;
   memset (&prog, 0, sizeof prog);
   return 0;
+}
+
+/* The tree.  Installing a filter costs the kernel, under the caller's
+   siglock, one emulation of the program per syscall number and
+   architecture (seccomp_cache_prepare, the always-allow bitmap), then a JIT
+   pass over it.  A linear allowlist of ~280 names makes every emulation walk
+   up to all 358 instructions: 0.41 ms per seccomp(2) on this VM, on the
+   critical path of every run and exec.  The tree's 433 instructions take
+   0.20 ms (strace -T, the default profile).  The verdicts do not change:
+   test-seccomp-layout compares both layouts for every syscall number,
+   architecture and a spread of argument values.  The tree is longer (about
+   a fifth here); a profile whose tree passes the kernel's 4096-instruction
+   limit is compiled linear instead, which may still fit. */
+int
+ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err)
+{
+  ab_error_t tree_err = { 0 };
+
+  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, out, &tree_err) == 0)
+    return 0;
+  /* Any other failure repeats in the linear compile, which reports it. */
+  return ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, out, err);
 }
 
 /* seccomp(2) through syscall(2): glibc has no wrapper. */

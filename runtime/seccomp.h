@@ -35,8 +35,6 @@ enum ab_seccomp_layout
 /* Compile `s`.  Errors name the JSON path (linux.seccomp.syscalls[2].action).
    A NOTIFY action or a listenerPath is refused (not supported yet). */
 int ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err);
-int ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
-                               struct ab_seccomp_prog *out, ab_error_t *err);
 
 /* The same through the compiled-program cache (runtime/cache.h, outside
    the state root).  Unknown syscall names are only listed on a miss. */

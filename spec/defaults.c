@@ -257,7 +257,8 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
   ab_gen_obj_close (g);
 }
 
-void
+/* Emit the document object at the current position of g. */
+static void
 ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
 {
   static const struct ab_default_opts none = { 0 };

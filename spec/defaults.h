@@ -33,7 +33,4 @@ char *ab_spec_default_json (const struct ab_default_opts *o, size_t *len);
 const char *const *ab_default_masked_paths (size_t *n);
 const char *const *ab_default_readonly_paths (size_t *n);
 
-/* Emit the document object at the current position of g. */
-void ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o);
-
 #endif

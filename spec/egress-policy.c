@@ -69,7 +69,8 @@ ab_egress_name_normalize (const char *in, size_t len, char *out)
   return 0;
 }
 
-bool
+/* Whether a rule's host part covers the normalised name (or literal text). */
+static bool
 ab_egress_rule_matches (const struct ab_egress_rule *r, const char *name)
 {
   size_t nl, sl;
@@ -394,7 +395,8 @@ ab_egress_policy_copy (struct ab_egress_policy *d, const struct ab_egress_policy
   d->n_pins = s->n_pins;
 }
 
-bool
+/* Whether the policy's pins mention the name. */
+static bool
 ab_egress_policy_has_pin (const struct ab_egress_policy *p, const char *name)
 {
   size_t i;

@@ -126,10 +126,6 @@ bool ab_egress_policy_decide (const struct ab_egress_policy *p, const char *name
    not a form inet_aton would read as an address ("0x7f.1", "2130706433").
    Returns 0 and writes out[AB_EGRESS_NAME_MAX + 1], or -1. */
 int ab_egress_name_normalize (const char *in, size_t len, char *out);
-/* Whether a rule's host part covers the normalised name (or literal text). */
-bool ab_egress_rule_matches (const struct ab_egress_rule *r, const char *name);
-/* Whether the policy's pins mention the name. */
-bool ab_egress_policy_has_pin (const struct ab_egress_policy *p, const char *name);
 
 /* ---- IP literals --------------------------------------------------------- */
 

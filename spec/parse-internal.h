@@ -43,9 +43,6 @@ int ab_parse_get_opt_u64 (struct ab_jctx *c, struct ab_json *o, const char *key,
                           ab_opt_u64 *out);
 int ab_parse_get_opt_bool (struct ab_jctx *c, struct ab_json *o, const char *key, ab_opt_bool *out);
 
-/* The value at the current path is a path the runtime resolves: absolute,
-   no "." or ".." component, shorter than PATH_MAX. */
-int ab_parse_check_path (struct ab_jctx *c, const char *path);
 /* Member `key` is an optional string holding such a path. */
 int ab_parse_get_path (struct ab_jctx *c, struct ab_json *o, const char *key, int required, char **out);
 /* Member `key` is an optional array of such paths. */

@@ -111,7 +111,9 @@ ab_parse_get_opt_bool (struct ab_jctx *c, struct ab_json *o, const char *key, ab
   return r;
 }
 
-int
+/* The value at the current path is a path the runtime resolves: absolute,
+   no "." or ".." component, shorter than PATH_MAX. */
+static int
 ab_parse_check_path (struct ab_jctx *c, const char *path)
 {
   char q[AB_QUOTE_SIZE];

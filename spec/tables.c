@@ -234,12 +234,6 @@ ab_rlimit_from_name (const char *name)
   return index_of (rlimits, AB_ARRAY_SIZE (rlimits), name);
 }
 
-const char *
-ab_rlimit_name (int resource)
-{
-  return name_at (rlimits, AB_ARRAY_SIZE (rlimits), resource);
-}
-
 /* ---- seccomp ---------------------------------------------------------- */
 
 static const char *const seccomp_actions[AB_SCMP_ACT__COUNT] = {
@@ -513,12 +507,6 @@ const char *
 ab_sched_policy_name (int policy)
 {
   return name_at (sched_policies, AB_ARRAY_SIZE (sched_policies), policy);
-}
-
-const char *
-ab_sched_policy_name_at (size_t i)
-{
-  return name_at (sched_policies, AB_ARRAY_SIZE (sched_policies), (long)i);
 }
 
 /* include/uapi/linux/sched.h */

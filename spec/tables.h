@@ -24,9 +24,7 @@ const char *ab_capset_name (int set);    /* AB_CAP_BOUNDING -> "bounding" */
 
 const char *ab_hook_kind_name (int kind); /* AB_HOOK_CREATE_RUNTIME -> "createRuntime" */
 
-int ab_rlimit_from_name (const char *name); /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE */
-const char *ab_rlimit_name (int resource);
-
+int ab_rlimit_from_name (const char *name); 
 int ab_seccomp_action_from_name (const char *name);
 const char *ab_seccomp_action_name (int action);
 int ab_seccomp_op_from_name (const char *name);
@@ -73,8 +71,6 @@ int ab_mpol_mode_from_name (const char *name);      /* enum ab_mpol_mode */
 const char *ab_mpol_mode_name (int mode);
 int ab_mpol_flag_from_name (const char *name);      /* AB_MPOL_F_* */
 
-/* Iteration over names for `features`: index 0.. until NULL. */
-const char *ab_sched_policy_name_at (size_t i);
 const char *ab_mpol_flag_name_at (size_t i);
 
 #endif

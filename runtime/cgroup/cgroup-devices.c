@@ -245,7 +245,7 @@ emit_rule (struct emitter *e, const struct ab_device_rule *d)
     e->v[e->jumps[i]].off = (int16_t)(e->n - e->jumps[i] - 1);
 }
 
-void
+static void
 ab_cg_devices_bpf (const struct ab_device_rule *rules, size_t n, struct ab_cg_bpf *out)
 {
   struct emitter e = { 0 };
@@ -291,7 +291,9 @@ query_attached (int dfd, uint32_t *ids, uint32_t *n)
   return 0;
 }
 
-int
+/* Load it and attach it to the cgroup directory fd, replacing the programs
+   agentbox attached before. */
+static int
 ab_cg_devices_bpf_attach (int dfd, const struct ab_cg_bpf *prog, const char *dir, ab_error_t *err)
 {
   _cleanup_close_ int pfd = -1;

@@ -192,7 +192,8 @@ split_mountinfo_line (char *line, char **root, char **mountpoint, char **fstype,
   return true;
 }
 
-int
+/* Parse the text of /proc/self/mountinfo and of /proc/self/cgroup. */
+static int
 ab_cg_parse_mountinfo (const char *text, struct ab_cg_host *h, ab_error_t *err)
 {
   _cleanup_free_ char *copy = xstrdup (text);
@@ -246,7 +247,7 @@ ab_cg_parse_mountinfo (const char *text, struct ab_cg_host *h, ab_error_t *err)
 
 /* ---- /proc/self/cgroup ------------------------------------------------------ */
 
-int
+static int
 ab_cg_parse_proc_cgroup (const char *text, struct ab_cg_host *h, ab_error_t *err)
 {
   _cleanup_free_ char *copy = xstrdup (text);
@@ -326,20 +327,6 @@ ab_cg_host_mode_of (const struct ab_cg_host *h)
   if (v1)
     return v2 ? AB_CGROUP_HYBRID : AB_CGROUP_V1;
   return v2 ? AB_CGROUP_V2 : AB_CGROUP_NONE;
-}
-
-int
-ab_cgroup_host_mode (void)
-{
-  struct ab_cg_host h = { 0 };
-  ab_error_t err;
-  int mode;
-
-  if (ab_cg_host_read (&h, &err) < 0)
-    return AB_CGROUP_NONE;
-  mode = ab_cg_host_mode_of (&h);
-  ab_cg_host_free (&h);
-  return mode;
 }
 
 /* ---- paths ---------------------------------------------------------------- */

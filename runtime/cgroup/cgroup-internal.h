@@ -51,9 +51,6 @@ struct ab_cg_host
 };
 
 void ab_cg_host_free (struct ab_cg_host *h);
-/* Parse the text of /proc/self/mountinfo and of /proc/self/cgroup. */
-int ab_cg_parse_mountinfo (const char *text, struct ab_cg_host *h, ab_error_t *err);
-int ab_cg_parse_proc_cgroup (const char *text, struct ab_cg_host *h, ab_error_t *err);
 /* Read both files of the calling process. */
 int ab_cg_host_read (struct ab_cg_host *h, ab_error_t *err);
 /* The mode the parsed host is in (enum ab_cgroup_mode). */
@@ -165,10 +162,6 @@ void ab_cg_v2_needed (struct ab_cgroup *cg, const struct ab_resources *r, struct
 /* Write every limit of r; `update` enables checkBeforeUpdate. */
 int ab_cg_apply (struct ab_cgroup *cg, const struct ab_resources *r, bool update, ab_error_t *err);
 
-/* cpu.shares -> cpu.weight and blkio weight -> io.weight, as runc and crun. */
-uint64_t ab_cg_shares_to_weight (uint64_t shares);
-uint64_t ab_cg_blkio_to_io_weight (uint64_t weight);
-
 /* ---- devices (cgroup-devices.c) ------------------------------------------- */
 
 /* Bits of an access mask. */
@@ -192,10 +185,6 @@ struct ab_cg_bpf
   struct bpf_insn *insns;
   size_t n;
 };
-void ab_cg_devices_bpf (const struct ab_device_rule *rules, size_t n, struct ab_cg_bpf *out);
-/* Load it and attach it to the cgroup directory fd, replacing the programs
-   agentbox attached before. */
-int ab_cg_devices_bpf_attach (int dfd, const struct ab_cg_bpf *prog, const char *dir, ab_error_t *err);
 
 /* ---- processes (cgroup-proc.c) --------------------------------------------- */
 

@@ -348,7 +348,7 @@ apply_memory (struct res *r, const struct ab_memory *m)
 /* ---- cpu ---------------------------------------------------------------------- */
 
 /* cpu.shares (2..262144) to cpu.weight (1..10000), as runc and crun do. */
-uint64_t
+static uint64_t
 ab_cg_shares_to_weight (uint64_t shares)
 {
   if (shares < 2)
@@ -492,7 +492,7 @@ apply_pids (struct res *r, const ab_opt_i64 *limit)
 /* ---- block io -------------------------------------------------------------------- */
 
 /* blkio weight (10..1000) to io.weight (1..10000), as runc does. */
-uint64_t
+static uint64_t
 ab_cg_blkio_to_io_weight (uint64_t w)
 {
   if (w < 10)

@@ -643,23 +643,6 @@ ab_cgroup_realize (struct ab_cgroup *cg, const struct ab_resources *resources, a
 }
 
 int
-ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *resources,
-                  struct ab_cgroup **out, ab_error_t *err)
-{
-  struct ab_cgroup *cg;
-
-  if (ab_cgroup_plan (cgroups_path, id, resources, &cg, err) < 0)
-    return -1;
-  if (ab_cgroup_realize (cg, resources, err) < 0)
-    {
-      ab_cgroup_free (cg);
-      return -1;
-    }
-  *out = cg;
-  return 0;
-}
-
-int
 ab_cgroup_update (struct ab_cgroup *cg, const struct ab_resources *resources, ab_error_t *err)
 {
   if (resources == NULL)

@@ -33,14 +33,6 @@ enum ab_cgroup_mode
   AB_CGROUP_HYBRID, /* v1 controllers + a cgroup2 mount for tracking */
   AB_CGROUP_V2,     /* unified */
 };
-int ab_cgroup_host_mode (void);
-
-/* Create (mkdir) the container's cgroup in every hierarchy, enable the v2
-   controllers `resources` needs, and apply `resources` (may be NULL).
-   Fails if the cgroup already contains processes.  Nothing is left behind on
-   failure. */
-int ab_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *resources,
-                      struct ab_cgroup **out, ab_error_t *err);
 
 /* ab_cgroup_create in two steps, so the plan can be recorded before any
    directory exists (a runtime killed in between leaves a state from which

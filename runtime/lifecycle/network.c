@@ -100,8 +100,7 @@ ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foregr
     /* /etc/resolv.conf of the container: the stub, read-only.  The file
        lives in the state directory, which the container's user cannot
        traverse: the parent opens it (from_parent). */
-    static const char resolv[] = "# written by agentbox: names resolve only through its egress policy\n"
-                                 "nameserver 127.0.0.1\noptions ndots:0 attempts:1 timeout:2\n";
+    static const char resolv[] = AB_EGRESS_RESOLV_CONF;
     struct ab_mount *m;
     if (ab_write_file_atomic (c->dirfd, RESOLV_FILE, resolv, sizeof resolv - 1, 0644, err) < 0)
       return -1;

@@ -30,7 +30,9 @@ static const char *const etc_masked[] = {
   "/etc/agentbox",
 };
 
-const char *
+/* Where agentbox-init is: $AGENTBOX_INIT, else $(libexecdir)/agentbox/agentbox-init, else next to the
+   agentbox binary that was started (build tree). */
+static const char *
 ab_sandbox_init_path (void)
 {
   static char buf[4096];

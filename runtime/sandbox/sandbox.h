@@ -31,8 +31,4 @@ struct ab_sandbox_opts
 
 int ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err);
 
-/* Where agentbox-init is: $AGENTBOX_INIT, else $(libexecdir)/agentbox/agentbox-init, else next to the
-   agentbox binary that was started (build tree). */
-const char *ab_sandbox_init_path (void);
-
 #endif

@@ -12,7 +12,7 @@
 /* The version of the record's shape, in _meta; bumped on incompatible change. */
 #define RECORD_VERSION 1
 
-int
+static int
 ab_record_error_code (int cls)
 {
   if (cls < 0 || cls >= AB_EC__COUNT)
@@ -34,7 +34,9 @@ errno_permission (int e)
   return e == EPERM || e == EACCES || e == EROFS;
 }
 
-bool
+/* Whether a setup error is worth retrying unchanged, and what to do
+   instead ("retry", "fix_arguments", "stop_and_request_human", ...). */
+static bool
 ab_record_error_retryable (const ab_error_t *e)
 {
   if (errno_transient (e->errnum))
@@ -51,7 +53,7 @@ ab_record_error_retryable (const ab_error_t *e)
     }
 }
 
-const char *
+static const char *
 ab_record_error_action (const ab_error_t *e)
 {
   if (errno_transient (e->errnum))
@@ -82,7 +84,8 @@ ab_record_error_action (const ab_error_t *e)
     }
 }
 
-char *
+/* Standard base64 (RFC 4648, with padding), NUL-terminated. */
+static char *
 ab_base64 (const void *data, size_t len, size_t *out_len)
 {
   static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -530,7 +533,11 @@ ab_record_error_frame (const char *id_json, const ab_error_t *e, size_t *len)
   return ab_gen_steal (g, true, len);
 }
 
-char *
+/* The frame for outcome o, NUL-terminated, one line ending in "\n"; *len
+   (may be NULL) is its length without the NUL.  id_json is the raw JSON of
+   the request id (an integer or a string); NULL or anything else gives
+   null.  The caller frees the result. */
+static char *
 ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
 {
   _cleanup_gen_ struct ab_gen *g = NULL;

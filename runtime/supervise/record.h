@@ -28,18 +28,6 @@
    (-31000 none, -31001 internal, ... -31010 resource), outside the range
    -32768..-32000 that JSON-RPC and MCP reserve. */
 #define AB_RECORD_CODE_BASE (-31000)
-int ab_record_error_code (int cls);
-
-/* Whether a setup error is worth retrying unchanged, and what to do
-   instead ("retry", "fix_arguments", "stop_and_request_human", ...). */
-bool ab_record_error_retryable (const ab_error_t *e);
-const char *ab_record_error_action (const ab_error_t *e);
-
-/* The frame for outcome o, NUL-terminated, one line ending in "\n"; *len
-   (may be NULL) is its length without the NUL.  id_json is the raw JSON of
-   the request id (an integer or a string); NULL or anything else gives
-   null.  The caller frees the result. */
-char *ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len);
 
 /* Write the frame to fd with one write(2) (retried on short writes). */
 int ab_record_write (int fd, const struct ab_outcome *o, const char *id_json, ab_error_t *err);
@@ -48,8 +36,5 @@ int ab_record_write (int fd, const struct ab_outcome *o, const char *id_json, ab
    outside any outcome (the MCP server's "worker" step): class cls, errnum,
    step and message. */
 char *ab_record_error_frame (const char *id_json, const ab_error_t *e, size_t *len);
-
-/* Standard base64 (RFC 4648, with padding), NUL-terminated. */
-char *ab_base64 (const void *data, size_t len, size_t *out_len);
 
 #endif

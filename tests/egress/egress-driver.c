@@ -143,26 +143,22 @@ main (int argc, char **argv)
   uint16_t http, dns;
   ab_egress_ports (e, &http, &dns);
   {
-    struct ab_strv env = { 0 };
-    _cleanup_free_ char *rc = ab_egress_resolv_conf (e);
     uint16_t ports[64];
     size_t np = ab_egress_policy_ports (&pol, ports, 64);
-    ab_egress_env (e, &env);
-    printf ("{\"http_port\":%u,\"dns_port\":%u,\"pid\":%d,\"env0\":\"%s\",\"redirect\":[", http, dns,
-            (int)getpid (), env.v[0]);
+    printf ("{\"http_port\":%u,\"dns_port\":%u,\"pid\":%d,\"redirect\":[", http, dns, (int)getpid ());
     for (size_t k = 0; k < np && k < 64; k++)
       printf ("%s%u", k ? "," : "", ports[k]);
     printf ("]}\n");
+    /* the /etc/resolv.conf the runtime mounts in the container */
     if (resolv != NULL)
       {
         FILE *f = fopen (resolv, "we");
-        if (f == NULL || fputs (rc, f) < 0 || fclose (f) != 0)
+        if (f == NULL || fputs (AB_EGRESS_RESOLV_CONF, f) < 0 || fclose (f) != 0)
           {
             perror (resolv);
             return 1;
           }
       }
-    ab_strv_free (&env);
   }
   fflush (stdout);
   while (fgets (line, sizeof line, stdin) != NULL)

@@ -31,6 +31,8 @@ rc, out = run("includes", "--srcdir", SRC)
 tap.ok(rc == 0 and out == "", "every #include goes to its own room, a lower floor or a declared edge", out)
 rc, out = run("links", "--srcdir", SRC, "--builddir", BUILD)
 tap.ok(rc == 0 and out == "", "every call goes the same way, and no room's files call one another in a cycle", out)
+rc, out = run("exports", "--srcdir", SRC, "--builddir", BUILD)
+tap.ok(rc == 0 and out == "", "every exported function is called by another object of the runtime, not only by tests", out)
 
 # ---- planted violations ---------------------------------------------------
 
@@ -122,6 +124,22 @@ rc, out = run("links", "--srcdir", ring, "--builddir", build(ring))
 tap.ok(rc == 1 and "the files of room mech call one another in a cycle: runtime/a.c (ab_b) -> runtime/b.c (ab_a) -> runtime/a.c" in out
        and "runtime/c.c" not in out,
        "links: two files of one room that call each other fail, and a third that only calls one does not", out)
+
+lonely = tree({
+    "spec/a.c": "int ab_used (void) { return 1; }\nint ab_tested (void) { return 2; }\n"
+                "int ab_dead (void) { return 3; }\nstatic int ab_own (void) { return 4; }\n"
+                "int ab_self (void) { return ab_own (); }\nint ab_calls_self (void) { return ab_self (); }\n",
+    "runtime/b.c": "int ab_used (void);\nint ab_calls_self (void);\nint main (void) { return ab_used () + ab_calls_self (); }\n",
+    "tests/unit/t.c": "int ab_tested (void);\nint t (void) { return ab_tested (); }\n",
+})
+rc, out = run("exports", "--srcdir", lonely, "--builddir", build(lonely))
+lines = out.splitlines()
+tap.ok(rc == 1 and "spec/a.c: ab_tested is exported but only tests call it: make it static, or move or remove it" in lines
+       and "spec/a.c: ab_dead is exported but no other object calls it: make it static, or move or remove it" in lines
+       and "spec/a.c: ab_self is exported but no other object calls it: make it static, or move or remove it" in lines
+       and len(lines) == 3,
+       "exports: a function only a test calls, one nothing calls and one only its own file calls fail; "
+       "one another file calls, main and static ones do not", out)
 
 tap.plan()
 sys.exit(tap.exit_status())

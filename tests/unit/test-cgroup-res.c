@@ -61,7 +61,7 @@ make (const struct ab_resources *r, char *id, size_t idlen)
   const char *i = t_id ();
 
   snprintf (id, idlen, "%s", i);
-  if (ab_cgroup_create (NULL, id, r, &cg, &err) < 0)
+  if (t_cgroup_create (NULL, id, r, &cg, &err) < 0)
     {
       printf ("#   create: %s\n", err.msg);
       return NULL;
@@ -90,7 +90,7 @@ create_error (const struct ab_resources *r)
   struct ab_cgroup *cg = NULL;
   ab_error_t err = { 0 };
 
-  if (ab_cgroup_create (NULL, t_id (), r, &cg, &err) == 0)
+  if (t_cgroup_create (NULL, t_id (), r, &cg, &err) == 0)
     {
       drop (cg);
       return xstrdup ("");
@@ -301,12 +301,12 @@ test_no_internal_process (void)
      have it at all; undone below. */
   if (enabled && strstr (enabled, "hugetlb") == NULL)
     t_write (own, "cgroup.subtree_control", "+hugetlb");
-  if (ab_cgroup_create (parent, t_id (), NULL, &p, &err) < 0)
+  if (t_cgroup_create (parent, t_id (), NULL, &p, &err) < 0)
     ok (0, "prepare a parent cgroup: %s", err.msg);
   else
     {
       pid = t_spawn (p, child_sleep, NULL);
-      ok (pid > 0 && ab_cgroup_create (child, t_id (), &r, &c, &err) < 0
+      ok (pid > 0 && t_cgroup_create (child, t_id (), &r, &c, &err) < 0
               && strstr (err.msg,
                          "linux.resources.hugepageLimits: cannot enable the `hugetlb` controller in `")
               && strstr (err.msg, "-nip/cgroup.subtree_control`")

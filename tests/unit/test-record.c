@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 
 #include "runtime/supervise/record.h"
+/* The unit under test, whole: the frame, its base64 and codes are static. */
+#include "runtime/supervise/record.c"
 #include "base/util.h"
 #include "base/json.h"
 #include "tests/unit/tap.h"
