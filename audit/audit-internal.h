@@ -29,6 +29,7 @@
 #include "audit/audit.h"
 #include "netns/egress.h"
 #include "netns/netns.h"
+#include "runtime/plan/plan.h"
 #include "spec/model.h"
 
 /* ---- seccomp reachability (seccomp-eval.c) -------------------------------- */
@@ -108,10 +109,11 @@ struct ab_audit_facts
   bool pids_limited, mem_limited, cpu_limited;
   bool own_netns;           /* a network namespace agentbox creates */
   bool wall;                /* agentbox installs the nftables wall */
-  struct ab_net_policy net; /* dev.agentbox.net.allow */
-  struct ab_egress_policy egress;
-  char *net_error; /* why the network annotations do not parse, or NULL */
+  struct ab_net_policy net;       /* dev.agentbox.net.allow (the plan's; not owned) */
+  struct ab_egress_policy egress; /* the domain policy create would enforce (the plan's; not owned) */
+  const char *net_error;          /* why the network annotations do not parse, or NULL */
   char *rootfs;    /* root.path made absolute against the bundle, or NULL */
+  struct ab_plan *plan; /* owned */
 };
 
 struct ab_audit_ctx
@@ -120,6 +122,7 @@ struct ab_audit_ctx
   const struct ab_linux *l; /* NULL when the config has no linux object */
   const char *bundle_dir;   /* canonical, or NULL */
   struct ab_audit_report *r;
+  const struct ab_plan *p;  /* what create would do: the plan of the config (facts.c builds it) */
   struct ab_audit_facts f;
 };
 

@@ -325,38 +325,6 @@ message_path (const char *msg)
   return end ? xstrndup (p, (size_t)(end - p)) : xstrdup ("config.json");
 }
 
-/* What create refuses beyond validation, from the config alone
-   (runtime/lifecycle/create.c check_supported, runtime/mount.c, runtime/seccomp.c,
-   runtime/lifecycle/network.c). */
-static const char *
-unsupported (struct ab_audit_ctx *a)
-{
-  const struct ab_linux *l = a->l;
-
-  if (a->s->process == NULL)
-    return "config.json: process: required (the container has nothing to run)";
-  if (!a->f.ns_present[AB_NS_MOUNT])
-    return "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")";
-  if (l->ns[AB_NS_MOUNT].path)
-    return "config.json: linux.namespaces: joining a mount namespace by path is not supported";
-  if (l->intel_rdt)
-    return "config.json: linux.intelRdt: not supported by agentbox";
-  if (l->mount_label && *l->mount_label)
-    return "config.json: linux.mountLabel: SELinux mount labels are not supported";
-  if (l->seccomp && l->seccomp->listener_path)
-    return "config.json: linux.seccomp.listenerPath: seccomp notification is not supported";
-  for (size_t i = 0; i < a->s->n_mounts; i++)
-    if (strcmp (a->s->mounts[i].destination, "/") == 0)
-      return "config.json: mounts: mounting over / is not supported";
-  if ((ab_kvlist_get (&a->s->annotations, AB_ANNOT_NET_ALLOW) || a->f.egress.enabled)
-      && !a->f.ns_present[AB_NS_NET])
-    return "config.json: annotations: an egress policy needs a network namespace in linux.namespaces";
-  if (a->f.egress.enabled && !a->f.ns_new[AB_NS_NET])
-    return "config.json: annotations." AB_ANNOT_NET_ALLOW_DOMAINS
-           ": the egress proxy needs a new network namespace";
-  return NULL;
-}
-
 static void
 rule_refused (struct ab_audit_ctx *a)
 {
@@ -364,10 +332,10 @@ rule_refused (struct ab_audit_ctx *a)
   const char *why = NULL;
   _cleanup_free_ char *path = NULL;
 
-  if (ab_spec_validate (a->s, &err) < 0)
+  /* The validator is create's verdict on the config (runtime/plan,
+     lifecycle/create.c): what it refuses, create refuses. */
+  if (ab_spec_validate (a->s, &err) < 0 || ab_spec_check_supported (a->s, &err) < 0)
     why = err.msg;
-  else
-    why = unsupported (a);
   if (why == NULL)
     {
       a->r->accepted = true;

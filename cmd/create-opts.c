@@ -228,7 +228,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           cli->sb.workspace = optarg;
           break;
         case OPT_TIMEOUT:
-          if (ab_parse_duration_ms (optarg, &cli->timeout_ms) < 0 || cli->timeout_ms == 0)
+          if (ab_parse_duration_ms (optarg, &cli->so.timeout_ms) < 0 || cli->so.timeout_ms == 0)
             return ab_cmd_usage_error (cmd, "--timeout: expected a duration like 30s or 1500ms, got `%s`", optarg);
           break;
         case OPT_MAX_OUTPUT:
@@ -320,23 +320,6 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   if (!cli->so.passthrough && cli->record_fd < 0)
     return ab_cmd_usage_error (cmd, "--no-stream without --record would discard the output");
   return ab_cmd_check_preserve_fds (cmd, cli->co.preserve_fds, cli->record_fd);
-}
-
-int
-ab_run_cli_timeout (struct ab_run_cli *cli, const struct ab_spec *s, ab_error_t *err)
-{
-  const char *v = ab_kvlist_get (&s->annotations, AB_ANNOT_TIMEOUT);
-  uint64_t ms = 0;
-
-  cli->so.timeout_ms = cli->timeout_ms;
-  if (v == NULL)
-    return 0;
-  if (ab_parse_duration_ms (v, &ms) < 0 || ms == 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: annotations.%s: invalid duration \"%s\"",
-                          AB_ANNOT_TIMEOUT, v);
-  if (cli->so.timeout_ms == 0 || ms < cli->so.timeout_ms)
-    cli->so.timeout_ms = ms;
-  return 0;
 }
 
 void

@@ -51,13 +51,10 @@ struct ab_run_cli
   struct ab_sandbox_opts sb;
   bool sandbox; /* --default */
   bool detach;
-  uint64_t timeout_ms; /* --timeout, 0 = none */
   int record_fd;       /* -1: no record */
   const char *record_id; /* raw JSON of the request id ("null" when absent) */
 };
 int ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_run_cli *cli);
-/* The wall-clock limit: the smaller of --timeout and the annotation. */
-int ab_run_cli_timeout (struct ab_run_cli *cli, const struct ab_spec *s, ab_error_t *err);
 void ab_run_cli_free (struct ab_run_cli *cli);
 
 /* "1024", "64k", "512M", "2G" (powers of 1024). */

@@ -83,8 +83,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       return r < 0 ? AB_EXIT_OK : r;
     }
 
-  /* The bundle is loaded here so that its annotations (the timeout) are
-     known to the supervisor; create takes it over. */
+  /* The bundle is loaded here (create takes it over) so that the sealed
+     copy of ourselves is chosen by its user namespace. */
   if (cli.sandbox)
     r = ab_sandbox_bundle (&cli.sb, &bundle, &err);
   else
@@ -116,12 +116,6 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   if (cli.record_fd > 2)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
-  if (ab_run_cli_timeout (&cli, bundle->spec, &err) < 0)
-    {
-      ab_bundle_free (bundle);
-      ab_run_cli_free (&cli);
-      return ab_cmd_fail (&err);
-    }
 
   if (cli.detach)
     {

@@ -53,7 +53,7 @@
  *     lo with source 127.0.0.1 (`default dev lo src 127.0.0.1`, and an IPv6
  *     default via lo), redirect TCP to the ports for ip and ip6, accept
  *     127.0.0.1:dns_port (udp, tcp), 127.0.0.1:http_port, [::1]:http_port.
- *  4. bind a file holding AB_EGRESS_RESOLV_CONF read-only over the
+ *  4. bind a file holding AB_PLAN_RESOLV_CONF (runtime/plan/plan.h) read-only over the
  *     rootfs's /etc/resolv.conf (through the rootfs fd), and add the proxy
  *     variables to the process's environment (convenience: transparent
  *     capture does not need them).  Then release the child.
@@ -81,13 +81,6 @@
    (egress-addr.c; the wall's allow list is judged by the same table in
    `agentbox audit`). */
 const char *ab_egress_addr_refusal (int family, const uint8_t *addr);
-
-/* The /etc/resolv.conf the runtime mounts read-only in a container whose
-   names resolve through the DNS stub: one server, no search list expansion
-   (ndots:0: a name is asked as written, once), one attempt, short timeout. */
-#define AB_EGRESS_RESOLV_CONF                                                                                      \
-  "# written by agentbox: names resolve only through its egress policy\n"                                         \
-  "nameserver 127.0.0.1\noptions ndots:0 attempts:1 timeout:2\n"
 
 /* ---- the engine ----------------------------------------------------- */
 

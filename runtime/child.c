@@ -34,13 +34,13 @@
 #include "base/gen.h"
 
 static bool
-needs_cgroupns_before_mounts (const struct ab_spec *s)
+needs_cgroupns_before_mounts (const struct ab_plan *p)
 {
   size_t i;
 
-  for (i = 0; i < s->n_mounts; i++)
-    if (s->mounts[i].type
-        && (strcmp (s->mounts[i].type, "cgroup") == 0 || strcmp (s->mounts[i].type, "cgroup2") == 0))
+  for (i = 0; i < p->n_mounts; i++)
+    if (p->mounts[i].type
+        && (strcmp (p->mounts[i].type, "cgroup") == 0 || strcmp (p->mounts[i].type, "cgroup2") == 0))
       return true;
   return false;
 }
@@ -73,8 +73,8 @@ container_state_json (struct ab_child_ctx *c, const char *status, size_t *len)
   ab_gen_kv_str (g, "bundle", c->bundle->dir);
   ab_gen_key (g, "annotations");
   ab_gen_obj_open (g);
-  for (i = 0; i < c->bundle->spec->annotations.n; i++)
-    ab_gen_kv_str (g, c->bundle->spec->annotations.v[i].key, c->bundle->spec->annotations.v[i].value);
+  for (i = 0; i < c->plan->spec->annotations.n; i++)
+    ab_gen_kv_str (g, c->plan->spec->annotations.v[i].key, c->plan->spec->annotations.v[i].value);
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
   return ab_gen_steal (g, false, len);
@@ -184,10 +184,10 @@ join_after_parent (struct ab_child_ctx *c, bool cgroupns_early, ab_error_t *err)
       ab_set_step ("cgroups");
       if (ab_sync_expect (c->sync_fd, AB_SYNC_CGROUPS_DONE, NULL, err) < 0)
         return -1;
-      if (c->plan->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
+      if (c->ns->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
         return ab_error_set (err, errno, "unshare the cgroup namespace");
     }
-  if (!ab_hooks_at_creation (c->bundle->spec))
+  if (!ab_hooks_at_creation (c->plan->spec))
     return 0;
   ab_set_step ("hooks");
   return ab_sync_expect (c->sync_fd, AB_SYNC_HOOKS_DONE, NULL, err);
@@ -197,7 +197,7 @@ join_after_parent (struct ab_child_ctx *c, bool cgroupns_early, ab_error_t *err)
 static int
 finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
 {
-  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_spec *s = c->plan->spec;
   const struct ab_linux *l = s->linux_;
 
   ab_closes_deferred = true;
@@ -209,9 +209,9 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
       || ab_root_finalize (mc, err) < 0)
     return -1;
   ab_closes_deferred = false;
-  if (s->process->terminal && c->console_fd >= 0)
+  if (c->plan->process->terminal && c->console_fd >= 0)
     {
-      if (ab_console_setup (c->console_fd, s->process, err) < 0)
+      if (ab_console_setup (c->console_fd, c->plan->process, err) < 0)
         return -1;
       close (c->console_fd);
       c->console_fd = -1;
@@ -240,21 +240,23 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
 static int
 child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
 {
-  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_spec *s = c->plan->spec;
   const struct ab_linux *l = s->linux_;
   struct ab_mount_ctx mc = {
     .spec = s,
+    .mounts = c->plan->mounts,
+    .n_mounts = c->plan->n_mounts,
     .bundle = c->bundle->dir,
     .rootfs = c->bundle->rootfs,
     .rootfd = -1,
     .root_tree = -1,
-    .userns = c->plan->new_user,
-    .cgroupns = c->plan->new_cgroup || c->plan->join_fd[AB_NS_CGROUP] >= 0,
+    .userns = c->ns->new_user,
+    .cgroupns = c->ns->new_cgroup || c->ns->join_fd[AB_NS_CGROUP] >= 0,
     .idmap_fds = NULL,
     .fresh = NULL,
     .fresh_fd = -1,
   };
-  bool cgroupns_early = c->plan->new_cgroup && needs_cgroupns_before_mounts (s);
+  bool cgroupns_early = c->ns->new_cgroup && needs_cgroupns_before_mounts (c->plan);
   struct ab_sync_msg m;
   int i, starter;
 
@@ -277,26 +279,26 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   {
     /* the root filesystem's tree, then every mount the parent opened, in
        mounts[] order */
-    int *fds = xcalloc (s->n_mounts + 1, sizeof *fds);
+    int *fds = xcalloc (c->plan->n_mounts + 1, sizeof *fds);
     size_t k;
     if (ab_recv_fds (c->sync_fd, &mc.root_tree, 1, err) < 0)
       return -1;
-    for (k = 0; k < s->n_mounts; k++)
+    for (k = 0; k < c->plan->n_mounts; k++)
       {
         fds[k] = -1;
-        if (ab_mount_from_parent (&s->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
+        if (ab_mount_from_parent (&c->plan->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
           return -1;
       }
     mc.idmap_fds = fds;
   }
-  if (c->plan->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
+  if (c->ns->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
     {
       /* Become the namespace's root (we already hold its capabilities). */
       if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
         return ab_error_set (err, errno, "become root in the user namespace");
       ab_process_ids_root ();
     }
-  if (c->plan->new_time && ab_ns_enter_new_time (l, err) < 0)
+  if (c->ns->new_time && ab_ns_enter_new_time (l, err) < 0)
     return -1;
 
   if (cgroupns_early)
@@ -311,7 +313,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   /* The mount tree's fds are left for execve to close (util.h). */
   ab_closes_deferred = true;
   if (ab_rootfs_prepare (&mc, err) < 0 || ab_mounts_apply (&mc, err) < 0
-      || ab_dev_setup (s, mc.rootfd, c->plan->new_user, err) < 0)
+      || ab_dev_setup (s, mc.rootfd, c->ns->new_user, err) < 0)
     return -1;
   ab_closes_deferred = false;
 
@@ -367,7 +369,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, err);
+  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, err);
 }
 
 void
@@ -382,7 +384,7 @@ ab_child_main (struct ab_child_ctx *c)
      socket sees EOF and we stop there (getppid is 0 in a new or joined pid
      namespace, so it cannot tell). */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (!(c->plan->clone_flags & CLONE_NEWPID) && c->plan->join_fd[AB_NS_PID] < 0
+  if (!(c->ns->clone_flags & CLONE_NEWPID) && c->ns->join_fd[AB_NS_PID] < 0
       && getppid () != c->parent_pid)
     _exit (AB_CHILD_EXIT_SETUP);
   child_setup (c, &report, &err);

@@ -14,6 +14,7 @@ libagentbox_a_SOURCES += \
 	runtime/idmap.h runtime/idmap.c \
 	runtime/exe.h runtime/exe.c \
 	runtime/caps.h runtime/seccomp.h
+include runtime/plan/local.mk
 include runtime/seccomp.mk
 include runtime/cgroup/local.mk
 include runtime/lifecycle/local.mk

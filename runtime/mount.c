@@ -719,9 +719,9 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
   size_t i;
 
   ab_set_step ("mounts");
-  for (i = 0; i < ctx->spec->n_mounts; i++)
+  for (i = 0; i < ctx->n_mounts; i++)
     {
-      const struct ab_mount *m = &ctx->spec->mounts[i];
+      const struct ab_mount *m = &ctx->mounts[i];
       char what[64 + 4096];
       int r;
 
@@ -732,8 +732,6 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
           ctx->fresh = NULL;
           ctx->fresh_fd = -1; /* closed by execve (util.h) */
         }
-      if (strcmp (m->destination, "/") == 0)
-        return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "%s: mounting over / is not supported", what);
       if (m->flags & MS_REMOUNT)
         r = do_remount (ctx, m, what, err);
       else if (m->bind || (m->type && strcmp (m->type, "bind") == 0))

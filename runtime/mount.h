@@ -11,7 +11,9 @@
 
 struct ab_mount_ctx
 {
-  const struct ab_spec *spec;
+  const struct ab_spec *spec;    /* linux, root */
+  const struct ab_mount *mounts; /* the plan's: the model's, then the derived ones */
+  size_t n_mounts;
   const char *bundle;   /* relative bind sources are relative to it */
   const char *rootfs;   /* absolute host path */
   int rootfd;           /* O_PATH fd of the rootfs mount, set by ab_rootfs_prepare */

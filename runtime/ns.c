@@ -46,7 +46,7 @@ ab_ns_supported (int type)
 }
 
 int
-ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err)
+ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_setup *plan, ab_error_t *err)
 {
   const struct ab_linux *l = s->linux_;
   int t;
@@ -97,7 +97,7 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
               ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`", what, ns->path);
             else
               if (err) err->cls = AB_EC_CONFIG;
-            ab_ns_plan_close (plan);
+            ab_ns_setup_close (plan);
             return -1;
           }
         plan->join_fd[t] = fd;
@@ -108,7 +108,7 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
           {
             ab_error_setc (err, AB_EC_CONFIG, type < 0 ? errno : EINVAL,
                            "linux.namespaces: `%s` is not a %s namespace", ns->path, ab_ns_name (t));
-            ab_ns_plan_close (plan);
+            ab_ns_setup_close (plan);
             return -1;
           }
       }
@@ -117,7 +117,7 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
 }
 
 void
-ab_ns_plan_close (struct ab_ns_plan *plan)
+ab_ns_setup_close (struct ab_ns_setup *plan)
 {
   int t;
 
@@ -133,7 +133,7 @@ ab_ns_plan_close (struct ab_ns_plan *plan)
    /proc/self/ns entry is missing) is a config error naming it, anything
    else a setup error. */
 static int
-clone_failed (const struct ab_ns_plan *plan, unsigned long long flags, int e, ab_error_t *err)
+clone_failed (const struct ab_ns_setup *plan, unsigned long long flags, int e, ab_error_t *err)
 {
   if (e == EINVAL)
     for (int t = 0; t < AB_NS__COUNT; t++)
@@ -163,7 +163,7 @@ do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
 }
 
 pid_t
-ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd, int *pidfd,
+ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd, int *pidfd,
              ab_error_t *err)
 {
   unsigned long long flags = plan->clone_flags | (plan->new_user ? CLONE_NEWUSER : 0);

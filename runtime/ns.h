@@ -11,7 +11,7 @@
 #include "spec/model.h"
 #include "spec/spec.h"
 
-struct ab_ns_plan
+struct ab_ns_setup
 {
   unsigned long clone_flags; /* CLONE_NEW* given to clone3 */
   bool new_user;
@@ -22,8 +22,8 @@ struct ab_ns_plan
 };
 
 /* Open and type-check linux.namespaces[].path; compute the clone flags. */
-int ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err);
-void ab_ns_plan_close (struct ab_ns_plan *plan);
+int ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_setup *plan, ab_error_t *err);
+void ab_ns_setup_close (struct ab_ns_setup *plan);
 
 /* Spawn the container process.  In the child returns 0 (and the child must
    never return from its entry point); in the parent returns the child's pid
@@ -31,7 +31,7 @@ void ab_ns_plan_close (struct ab_ns_plan *plan);
    CLONE_INTO_CGROUP, or -1.  With namespaces to join, an intermediate
    process joins them and clones the container process as our child
    (CLONE_PARENT); sync_fd is used for it to report the pid. */
-pid_t ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd,
+pid_t ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd,
                    int *pidfd, ab_error_t *err);
 
 /* Parent: write /proc/<pid>/{setgroups,uid_map,gid_map}.  deny_setgroups:

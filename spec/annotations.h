@@ -1,6 +1,7 @@
-/* The annotations agentbox itself reads (all under `dev.agentbox.`): their
- * documentation for `features` and their validation for `validate` and
- * `create`. */
+/* The annotations agentbox itself reads (all under `dev.agentbox.`): one
+ * table of their names, with their documentation for `features`, and the
+ * one parser that types them into struct ab_agentbox (spec/model.h) when a
+ * config is parsed.  Nothing else reads their text. */
 #ifndef AB_SPEC_ANNOTATIONS_H
 #define AB_SPEC_ANNOTATIONS_H
 
@@ -13,24 +14,28 @@
 #define AB_ANNOT_PREFIX "dev.agentbox."
 #define AB_ANNOT_TIMEOUT "dev.agentbox.timeout"
 #define AB_ANNOT_ROOTFS_IDMAP "dev.agentbox.rootfs.idmap"
+/* AB_ANNOT_NET_ALLOW, AB_ANNOT_NET_ALLOW_DOMAINS, AB_ANNOT_NET_DENY_DOMAINS
+   and AB_ANNOT_NET_PINS are in spec/netpolicy.h, with their grammars. */
 
 struct ab_annotation_info
 {
   const char *key;
   const char *doc; /* one line, for features.json */
-  int (*validate) (const char *value, ab_error_t *err);
 };
 
 /* NULL-terminated. */
 const struct ab_annotation_info *ab_annotations_known (void);
 
-/* Check every dev.agentbox.* annotation of s: unknown keys under our prefix
-   and malformed values are errors naming the annotation. */
-int ab_annotations_validate (const struct ab_spec *s, ab_error_t *err);
+/* Type every dev.agentbox.* annotation of s into s->agentbox (the parser
+   calls it once).  Never fails: what does not parse is kept as an error
+   message there, for the validator and `audit`. */
+void ab_annotations_type (struct ab_spec *s);
+void ab_agentbox_free (struct ab_agentbox *a);
 
-/* dev.agentbox.rootfs.idmap is "true": the root filesystem is mounted
-   id-mapped through the container's user namespace. */
-bool ab_annot_rootfs_idmap (const struct ab_spec *s);
+/* The validator's part: the first annotation that did not parse (an
+   unknown key under our prefix, a malformed value), and what the typed
+   values need from the rest of the config (namespaces, mappings). */
+int ab_annotations_validate (const struct ab_spec *s, ab_error_t *err);
 
 /* A duration: "30", "30s", "1500ms", "2m", "1h".  Milliseconds. */
 int ab_parse_duration_ms (const char *s, uint64_t *out);

@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "base/util.h"
+#include "spec/model.h"
 #include "spec/netpolicy.h"
 
 static const uint16_t default_ports[] = { 80, 443 };
@@ -365,12 +366,6 @@ ab_egress_policy_free (struct ab_egress_policy *p)
   memset (p, 0, sizeof *p);
 }
 
-static void
-policy_freep (struct ab_egress_policy *p)
-{
-  ab_egress_policy_free (p);
-}
-
 void
 ab_egress_policy_copy (struct ab_egress_policy *d, const struct ab_egress_policy *s)
 {
@@ -483,17 +478,6 @@ base_allows_name (const struct ab_egress_policy *base, const char *name)
   return false;
 }
 
-static const char *
-annot_get (const struct ab_kvlist *l, const char *key)
-{
-  size_t i;
-
-  for (i = 0; l != NULL && i < l->n; i++)
-    if (strcmp (l->v[i].key, key) == 0)
-      return l->v[i].value;
-  return NULL;
-}
-
 /* Parse the three values (any may be NULL) into out.  Errors name each
    value as where + its key: "annotations.dev.agentbox.net.pins", or the
    baseline file's "FILE: dev.agentbox.net.pins". */
@@ -530,53 +514,56 @@ fail:
 }
 
 int
-ab_egress_policy_parse (const struct ab_kvlist *annotations, const struct ab_egress_policy *baseline,
-                        struct ab_egress_policy *out, ab_error_t *err)
+ab_egress_policy_parse (const struct ab_kvlist *annotations, struct ab_egress_policy *out, ab_error_t *err)
 {
-  _cleanup_ (policy_freep) struct ab_egress_policy run = { 0 };
-  const char *allow = annot_get (annotations, AB_ANNOT_NET_ALLOW_DOMAINS);
-  const char *deny = annot_get (annotations, AB_ANNOT_NET_DENY_DOMAINS);
-  const char *pins = annot_get (annotations, AB_ANNOT_NET_PINS);
+  const char *allow = ab_kvlist_get (annotations, AB_ANNOT_NET_ALLOW_DOMAINS);
+  const char *deny = ab_kvlist_get (annotations, AB_ANNOT_NET_DENY_DOMAINS);
+  const char *pins = ab_kvlist_get (annotations, AB_ANNOT_NET_PINS);
+
+  return parse_values ("annotations.", allow, deny, pins, out, err);
+}
+
+int
+ab_egress_policy_narrow (const struct ab_egress_policy *baseline, const struct ab_egress_policy *run,
+                         struct ab_egress_policy *out, ab_error_t *err)
+{
   size_t i;
 
   memset (out, 0, sizeof *out);
-  if (parse_values ("annotations.", allow, deny, pins, &run, err) < 0)
-    return -1;
   if (baseline == NULL || !baseline->enabled)
     {
-      *out = run;
-      memset (&run, 0, sizeof run);
+      ab_egress_policy_copy (out, run);
       return 0;
     }
 
-  for (i = 0; i < run.n_pins; i++)
-    if (!base_allows_name (baseline, run.pins[i].name))
+  for (i = 0; i < run->n_pins; i++)
+    if (!base_allows_name (baseline, run->pins[i].name))
       return ab_error_setc (err, AB_EC_CONFIG, 0,
                             "annotations.%s: entry \"%s\": the admin baseline does not allow this name",
-                            AB_ANNOT_NET_PINS, run.pins[i].name);
+                            AB_ANNOT_NET_PINS, run->pins[i].name);
 
   ab_egress_policy_copy (out, baseline);
   out->enabled = true;
-  if (run.enabled)
+  if (run->enabled)
     {
       rules_free (out->allow, out->n_allow);
       out->allow = NULL;
       out->n_allow = 0;
-      narrow_allow (run.allow, run.n_allow, baseline->allow, baseline->n_allow, out);
+      narrow_allow (run->allow, run->n_allow, baseline->allow, baseline->n_allow, out);
     }
-  for (i = 0; i < run.n_deny; i++)
+  for (i = 0; i < run->n_deny; i++)
     {
       out->deny = xreallocarray (out->deny, out->n_deny + 1, sizeof *out->deny);
-      rule_copy (&out->deny[out->n_deny++], &run.deny[i]);
+      rule_copy (&out->deny[out->n_deny++], &run->deny[i]);
     }
   /* A per-run pin never overrides the admin's for the same name. */
-  for (i = 0; i < run.n_pins; i++)
+  for (i = 0; i < run->n_pins; i++)
     {
-      if (ab_egress_policy_has_pin (baseline, run.pins[i].name))
+      if (ab_egress_policy_has_pin (baseline, run->pins[i].name))
         continue;
       out->pins = xreallocarray (out->pins, out->n_pins + 1, sizeof *out->pins);
-      out->pins[out->n_pins] = run.pins[i];
-      out->pins[out->n_pins++].name = xstrdup (run.pins[i].name);
+      out->pins[out->n_pins] = run->pins[i];
+      out->pins[out->n_pins++].name = xstrdup (run->pins[i].name);
     }
   return 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "spec/netpolicy.h"
 
 #define AB_OCI_VERSION "1.3.0"
 #define AB_OCI_VERSION_MIN "1.0.0"
@@ -534,6 +535,26 @@ struct ab_linux
   struct ab_memory_policy *memory_policy;
 };
 
+/* ---- agentbox's own annotations ----------------------------------------- */
+
+/* The dev.agentbox.* annotations, typed once by spec/annotations.c when the
+   config is parsed: every reader (the plan, the runtime, `audit`) reads
+   these fields, none parses the annotation text again.  A value that does
+   not parse leaves its field unset and its message in an error field; the
+   validator refuses the config with the first one (`audit` reports it). */
+struct ab_agentbox
+{
+  bool timeout_set;               /* dev.agentbox.timeout */
+  uint64_t timeout_ms;
+  bool rootfs_idmap;              /* dev.agentbox.rootfs.idmap is "true" */
+  struct ab_net_policy net;       /* dev.agentbox.net.allow (net.present: given) */
+  struct ab_egress_policy egress; /* allow-domains, deny-domains, pins as given (no baseline) */
+  bool egress_typed;              /* one of those keys was there (they are typed together) */
+  char *error;       /* "config.json: annotations.KEY: ..." of the first bad one, in document order */
+  char *net_error;   /* "annotations.dev.agentbox.net.allow: ...", or NULL */
+  char *egress_error; /* the domain allowlist's, or NULL */
+};
+
 /* ---- the whole document ----------------------------------------------- */
 
 struct ab_spec
@@ -548,6 +569,7 @@ struct ab_spec
   char *domainname;
   struct ab_hook_list hooks[AB_HOOK__KINDS];
   struct ab_kvlist annotations;
+  struct ab_agentbox agentbox; /* the dev.agentbox.* ones, typed */
   struct ab_linux *linux_; /* NULL when absent */
 
   /* JSON paths of properties the model does not know (ignored, per the

@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "spec/model.h"
+
+struct ab_kvlist;
 
 /* ---- addresses: dev.agentbox.net.allow -------------------------------- */
 
@@ -88,17 +89,22 @@ struct ab_egress_policy
   size_t n_pins;
 };
 
-/* The effective policy of one run.  `baseline` (NULL: none) is the admin's,
-   from ab_egress_baseline_load; the annotations can only narrow it:
+/* The policy the annotations give (out->enabled when allow-domains is
+   there).  Errors name the annotation and the entry, class AB_EC_CONFIG:
+     annotations.dev.agentbox.net.allow-domains: entry "*.": empty name */
+int ab_egress_policy_parse (const struct ab_kvlist *annotations, struct ab_egress_policy *out, ab_error_t *err);
+
+/* The effective policy of one run: the admin's baseline (from
+   ab_egress_baseline_load; NULL or disabled: none) narrowed by the run's
+   (from the annotations):
      allow = baseline ∩ per-run (per-run absent: the baseline's),
      deny  = baseline ∪ per-run,
      pins  = the baseline's, plus per-run pins of names the baseline allows.
-   Without baseline the annotations are the policy; without either, the policy
-   is disabled (out->enabled false: no egress by name at all).  Errors name
-   the annotation and the entry, class AB_EC_CONFIG:
-     annotations.dev.agentbox.net.allow-domains: entry "*.": empty name */
-int ab_egress_policy_parse (const struct ab_kvlist *annotations, const struct ab_egress_policy *baseline,
-                            struct ab_egress_policy *out, ab_error_t *err);
+   Without baseline the run's is the policy; without either, the policy is
+   disabled (out->enabled false: no egress by name at all).  A per-run pin
+   of a name the baseline does not allow is an error. */
+int ab_egress_policy_narrow (const struct ab_egress_policy *baseline, const struct ab_egress_policy *run,
+                             struct ab_egress_policy *out, ab_error_t *err);
 
 /* Load the admin baseline (--egress-policy FILE): a JSON object whose members
    are the annotation keys above, each a string in the annotation grammar or

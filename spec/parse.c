@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <sys/mount.h>
 
+#include "spec/annotations.h"
 #include "spec/parse-internal.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
@@ -712,6 +713,7 @@ ab_spec_parse (const char *buf, size_t len, ab_error_t *err)
   s = xzalloc (sizeof *s);
   if (parse_document (&c, root, s) < 0)
     return NULL;
+  ab_annotations_type (s);
   /* config.md "Extensibility": unknown properties MUST be ignored; we keep
      their paths for `agentbox audit`. */
   ab_json_collect_unused (root, NULL, &s->unknown);
@@ -794,6 +796,7 @@ ab_spec_free (struct ab_spec *s)
       free (s->hooks[k].v);
     }
   ab_kvlist_free (&s->annotations);
+  ab_agentbox_free (&s->agentbox);
   ab_linux_free (s->linux_);
   ab_strv_free (&s->unknown);
   ab_strv_free (&s->warnings);

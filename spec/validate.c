@@ -679,13 +679,18 @@ check_memory (struct ab_jctx *c, const struct ab_memory *m)
 {
   size_t mark = ab_jpush_key (c, "memory");
 
-  /* swap is the memory+swap limit (memory.memsw.limit_in_bytes): the kernel
-     refuses one below the memory limit. */
-  if (m->limit.set && m->swap.set && m->limit.v > 0 && m->swap.v > 0 && m->swap.v < m->limit.v)
+  /* (The parser has refused values below -1.)  swap is the memory+swap limit (memory.memsw.limit_in_bytes; on v2,
+     memory.swap.max is swap - limit): it needs a memory limit, and the
+     kernel refuses one below it. */
+  if (m->swap.set && m->swap.v != -1 && (!m->limit.set || m->limit.v == -1))
+    return fail (c, "swap", "a memory+swap limit needs a memory limit (memory.limit)");
+  if (m->limit.set && m->swap.set && m->swap.v != -1 && m->swap.v < m->limit.v)
     return fail (c, "swap", "%" PRId64 " is lower than limit %" PRId64 " (swap limits memory+swap)",
                  m->swap.v, m->limit.v);
   if (m->limit.set && m->reservation.set && m->limit.v > 0 && m->reservation.v > m->limit.v)
     return fail (c, "reservation", "%" PRId64 " exceeds limit %" PRId64, m->reservation.v, m->limit.v);
+  if (m->swappiness.set && m->swappiness.v > 100)
+    return fail (c, "swappiness", "must be 0 to 100");
   ab_jpop (c, mark);
   return 0;
 }
@@ -703,6 +708,8 @@ check_cpu (struct ab_jctx *c, const struct ab_cpu *cpu)
     return fail (c, "period", "%" PRIu64 " is out of range (1000 to 1000000)", cpu->period.v);
   if (cpu->burst.set && cpu->quota.set && cpu->quota.v > 0 && cpu->burst.v > (uint64_t)cpu->quota.v)
     return fail (c, "burst", "%" PRIu64 " exceeds quota %" PRId64, cpu->burst.v, cpu->quota.v);
+  if (cpu->idle.set && cpu->idle.v != 0 && cpu->idle.v != 1)
+    return fail (c, "idle", "must be 0 or 1");
   if (check_list (c, "cpus", cpu->cpus, "CPU") < 0 || check_list (c, "mems", cpu->mems, "memory node") < 0)
     return -1;
   ab_jpop (c, mark);
@@ -778,25 +785,77 @@ check_hugepages (struct ab_jctx *c, const struct ab_resources *r)
 
 /* linux.resources, or a LinuxResources document of its own (`update`):
    the caller has pushed its path. */
+/* A name without blanks or control characters, of at most max bytes (an
+   interface, an RDMA device). */
+static bool
+plain_name (const char *s, size_t max)
+{
+  size_t n;
+
+  if (s == NULL || *s == '\0' || strlen (s) > max)
+    return false;
+  for (n = 0; s[n]; n++)
+    if ((unsigned char)s[n] <= ' ' || s[n] == 0x7f)
+      return false;
+  return true;
+}
+
+/* Keys of unified that are cgroup structure, not limits: writing them
+   would move processes or change delegation. */
+static const char *const unified_forbidden[] = {
+  "cgroup.procs", "cgroup.threads", "cgroup.subtree_control", "cgroup.kill", "cgroup.freeze", "cgroup.type",
+};
+
+const char *
+ab_unified_key_refusal (const char *k)
+{
+  const char *dot = strchr (k, '.');
+
+  /* "<controller>.<file>" of the container's own cgroup: a name of the
+     interface-file charset, so no '/' can lead out of its directory. */
+  if (dot == NULL || dot == k || dot[1] == '\0' || strstr (k, "..") != NULL
+      || strspn (k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen (k))
+    return "not a cgroup file name like \"memory.max\" (<controller>.<file>)";
+  for (size_t f = 0; f < AB_ARRAY_SIZE (unified_forbidden); f++)
+    if (strcmp (k, unified_forbidden[f]) == 0)
+      return "this file controls the cgroup's structure, not its limits";
+  return NULL;
+}
+
+static int
+check_unified (struct ab_jctx *c, const struct ab_kvlist *u)
+{
+  for (size_t i = 0; i < u->n; i++)
+    {
+      const char *why = ab_unified_key_refusal (u->v[i].key);
+      if (why != NULL)
+        {
+          ab_jpush_key (c, "unified");
+          push_name (c, u->v[i].key);
+          return fail (c, NULL, "%s", why);
+        }
+    }
+  return 0;
+}
+
 int
 ab_resources_check (struct ab_jctx *c, const struct ab_resources *r)
 {
   if ((r->memory_set && check_memory (c, &r->memory) < 0) || (r->cpu_set && check_cpu (c, &r->cpu) < 0)
       || (r->blkio_set && check_blkio (c, &r->blkio) < 0) || check_hugepages (c, r) < 0)
     return -1;
-  /* Each key names a file "<controller>.<file>" of the container's cgroup
-     (the parser has refused '/' and dot-names). */
-  for (size_t i = 0; i < r->unified.n; i++)
-    {
-      const char *k = r->unified.v[i].key, *dot = strchr (k, '.');
-      if (dot == NULL || dot == k || dot[1] == '\0' || strstr (k, "..") != NULL)
-        {
-          ab_jpush_key (c, "unified");
-          push_name (c, k);
-          return fail (c, NULL, "not a cgroup file name like \"memory.max\" (<controller>.<file>)");
-        }
-    }
-  return 0;
+  for (size_t i = 0; i < r->n_net_priorities; i++)
+    if (!plain_name (r->net_priorities[i].name, 15))
+      {
+        ab_jpush_key (c, "network");
+        ab_jpush_key (c, "priorities");
+        ab_jpush_index (c, i);
+        return fail (c, "name", "must be an interface name");
+      }
+  for (size_t i = 0; i < r->n_rdma; i++)
+    if (!plain_name (r->rdma[i].device, 64))
+      return fail (c, "rdma", "device names must not be empty or contain spaces");
+  return check_unified (c, &r->unified);
 }
 
 /* ---- linux: seccomp, memoryPolicy --------------------------------------- */
@@ -929,6 +988,60 @@ check_linux (struct ab_jctx *c, const struct ab_spec *s)
   return 0;
 }
 
+/* What agentbox needs of every config it runs, beyond the spec's rules. */
+static int
+check_supported (const struct ab_spec *s, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  struct stat st;
+
+  if (s->process == NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: process: required (the container has nothing to run)");
+  if (l == NULL || !l->ns[AB_NS_MOUNT].present)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
+  if (l->ns[AB_NS_MOUNT].path)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: linux.namespaces: joining a mount namespace by path is not supported");
+  /* Refused either way; the message says whether the host could have had it. */
+  if (l->intel_rdt && stat ("/sys/fs/resctrl/schemata", &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, ENOENT,
+                          "config.json: linux.intelRdt: no resctrl filesystem is mounted on this host");
+  if (l->intel_rdt)
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP, "config.json: linux.intelRdt: not supported by agentbox yet");
+  if (l->mount_label && *l->mount_label)
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
+                          "config.json: linux.mountLabel: SELinux mount labels are not supported yet");
+  if (l->seccomp && l->seccomp->listener_path)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: linux.seccomp.listenerPath: seccomp notification is not supported yet");
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (strcmp (s->mounts[i].destination, "/") == 0)
+      return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
+                            "config.json: mounts[%zu].destination: mounting over / is not supported", i);
+  return 0;
+}
+
+int
+ab_spec_check_egress_netns (const struct ab_spec *s, const struct ab_egress_policy *egress, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  bool netns = l && l->ns[AB_NS_NET].present;
+
+  if ((s->agentbox.net.present || egress->enabled) && !netns)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations: an egress policy needs a network namespace in linux.namespaces");
+  /* The proxy's listeners are made inside the container's network
+     namespace: in a joined one they would serve whoever else lives there. */
+  if (egress->enabled && l->ns[AB_NS_NET].path != NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations.%s: the egress proxy needs a new network namespace, not a "
+                          "joined one (%s)",
+                          AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_NET].path);
+  return 0;
+}
+
 int
 ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
 {
@@ -940,4 +1053,12 @@ ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
     return -1;
   /* agentbox's own annotations (dev.agentbox.*): what `features` lists. */
   return ab_annotations_validate (s, err);
+}
+
+int
+ab_spec_check_supported (const struct ab_spec *s, ab_error_t *err)
+{
+  if (check_supported (s, err) < 0)
+    return -1;
+  return ab_spec_check_egress_netns (s, &s->agentbox.egress, err);
 }

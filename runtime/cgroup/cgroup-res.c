@@ -12,6 +12,7 @@
 #include <stdarg.h>
 
 #include "runtime/cgroup/cgroup-internal.h"
+#include "spec/spec.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -117,31 +118,6 @@ cpu_first (const struct ab_cpu *c)
          : c->realtime_period.set  ? JR "cpu.realtimePeriod"
          : c->idle.set             ? JR "cpu.idle"
                                    : NULL;
-}
-
-static int
-memory_checks (struct res *r, const struct ab_memory *m)
-{
-  if (m->kernel.set && m->kernel.v < -1)
-    return refuse (r, JR "memory.kernel", "must be -1 (unlimited) or a number of bytes");
-  if (m->kernel_tcp.set && m->kernel_tcp.v < -1)
-    return refuse (r, JR "memory.kernelTCP", "must be -1 (unlimited) or a number of bytes");
-  if (m->limit.set && m->limit.v < -1)
-    return refuse (r, JR "memory.limit", "must be -1 (unlimited) or a number of bytes");
-  if (m->reservation.set && m->reservation.v < -1)
-    return refuse (r, JR "memory.reservation", "must be -1 (unlimited) or a number of bytes");
-  if (m->swap.set && m->swap.v < -1)
-    return refuse (r, JR "memory.swap", "must be -1 (unlimited) or a number of bytes");
-  if (m->swap.set && m->swap.v != -1)
-    {
-      if (!m->limit.set || m->limit.v == -1)
-        return refuse (r, JR "memory.swap", "a memory+swap limit needs a memory limit (memory.limit)");
-      if (m->swap.v < m->limit.v)
-        return refuse (r, JR "memory.swap", "memory+swap must be at least memory.limit");
-    }
-  if (m->swappiness.set && m->swappiness.v > 100)
-    return refuse (r, JR "memory.swappiness", "must be 0 to 100");
-  return 0;
 }
 
 static int
@@ -321,8 +297,6 @@ apply_memory (struct res *r, const struct ab_memory *m)
 {
   struct target t;
 
-  if (memory_checks (r, m) < 0)
-    return -1;
   if (memory_first (m) == NULL)
     {
       /* Kernel limits alone need no memory controller: without a v1 one
@@ -432,10 +406,6 @@ apply_cpu (struct res *r, const struct ab_cpu *c)
 {
   struct target t;
 
-  if (c->quota.set && c->quota.v > 0 && c->burst.set && c->burst.v > (uint64_t)c->quota.v)
-    return refuse (r, JR "cpu.burst", "must not be larger than cpu.quota");
-  if (c->idle.set && c->idle.v != 0 && c->idle.v != 1)
-    return refuse (r, JR "cpu.idle", "must be 0 or 1");
   /* Realtime bandwidth is a v1 feature: say so rather than blame a missing
      v2 cpu controller. */
   if ((c->realtime_runtime.set || c->realtime_period.set) && ab_cg_v1 (r->cg, "cpu") == NULL && r->cg->v2)
@@ -633,15 +603,6 @@ blkio_any (const struct ab_blkio *b)
 
 /* "2MB", "1GB", "64KB": the page size becomes part of a file name, so it is
    held to exactly this shape. */
-static bool
-page_size_ok (const char *s)
-{
-  size_t n = strspn (s, "0123456789");
-
-  return n > 0 && n < 12
-         && (strcmp (s + n, "KB") == 0 || strcmp (s + n, "MB") == 0 || strcmp (s + n, "GB") == 0);
-}
-
 static int
 apply_hugetlb (struct res *r, const struct ab_resources *res)
 {
@@ -655,8 +616,6 @@ apply_hugetlb (struct res *r, const struct ab_resources *res)
       char what[96];
 
       snprintf (what, sizeof what, JR "hugepageLimits[%zu]", i);
-      if (hp->page_size == NULL || !page_size_ok (hp->page_size))
-        return refuse (r, what, "pageSize must look like 2MB, 1GB or 64KB");
       if (find (r, "hugetlb", "hugetlb", what, "hugetlb.<size>.limit_in_bytes", "hugetlb.<size>.max", &t) < 0)
         return -1;
       file = xasprintf (t.v2 ? "hugetlb.%s.max" : "hugetlb.%s.limit_in_bytes", hp->page_size);
@@ -671,19 +630,6 @@ apply_hugetlb (struct res *r, const struct ab_resources *res)
 }
 
 /* A name that goes into a space-separated interface file. */
-static bool
-plain_name (const char *s, size_t max)
-{
-  size_t n;
-
-  if (s == NULL || *s == '\0' || strlen (s) > max)
-    return false;
-  for (n = 0; s[n]; n++)
-    if ((unsigned char)s[n] <= ' ' || s[n] == 0x7f)
-      return false;
-  return true;
-}
-
 static int
 apply_network (struct res *r, const struct ab_resources *res)
 {
@@ -702,8 +648,6 @@ apply_network (struct res *r, const struct ab_resources *res)
       char what[96];
 
       snprintf (what, sizeof what, JR "network.priorities[%zu]", i);
-      if (!plain_name (p->name, 15))
-        return refuse (r, what, "name must be an interface name");
       if (find (r, "net_prio", NULL, what, "net_prio.ifpriomap", NULL, &t) < 0
           || wr (r, &t, "net_prio.ifpriomap", what, "%s %" PRIu32, p->name, p->priority) < 0)
         return -1;
@@ -723,8 +667,6 @@ apply_rdma (struct res *r, const struct ab_resources *res)
       char what[96], h[40] = "", o[40] = "";
 
       snprintf (what, sizeof what, JR "rdma.%s", d->device ? d->device : "?");
-      if (!plain_name (d->device, 64))
-        return refuse (r, JR "rdma", "device names must not be empty or contain spaces");
       if (!d->hca_handles.set && !d->hca_objects.set)
         continue;
       if (find (r, "rdma", "rdma", what, "rdma.max", "rdma.max", &t) < 0)
@@ -741,15 +683,9 @@ apply_rdma (struct res *r, const struct ab_resources *res)
 
 /* ---- unified ---------------------------------------------------------------------- */
 
-/* Keys of linux.resources.unified that are cgroup structure, not limits:
-   writing them would move processes or change delegation. */
-static const char *const unified_forbidden[] = {
-  "cgroup.procs", "cgroup.threads", "cgroup.subtree_control", "cgroup.kill", "cgroup.freeze", "cgroup.type",
-};
-
-/* "memory.high" -> "memory"; NULL when the key is not an interface file
-   name ([A-Za-z0-9_.], a controller prefix; no '/', so it stays in the
-   container's directory). */
+/* "memory.high" -> "memory"; NULL when the key has no controller prefix
+   (spec/validate.c checks the names: [A-Za-z0-9_.], no '/', so the file
+   stays in the container's directory, and no structure file). */
 static char *
 unified_controller (const char *key)
 {
@@ -764,7 +700,7 @@ unified_controller (const char *key)
 static int
 apply_unified (struct res *r, const struct ab_kvlist *u)
 {
-  size_t i, k;
+  size_t i;
 
   for (i = 0; i < u->n; i++)
     {
@@ -773,11 +709,12 @@ apply_unified (struct res *r, const struct ab_kvlist *u)
       char what[320];
 
       snprintf (what, sizeof what, JR "unified.\"%.256s\"", key);
-      if (ctrl == NULL)
-        return refuse (r, what, "not a cgroup interface file name");
-      for (k = 0; k < AB_ARRAY_SIZE (unified_forbidden); k++)
-        if (strcmp (key, unified_forbidden[k]) == 0)
-          return refuse (r, what, "this file controls the cgroup's structure, not its limits");
+      /* Checked by the validator, and here again right before the write:
+         a key that slipped through would move processes (cgroup.procs)
+         or leave the container's directory. */
+      const char *why = ab_unified_key_refusal (key);
+      if (why != NULL || ctrl == NULL)
+        return refuse (r, what, why ? why : "not a cgroup interface file name");
       if (r->cg->v2 == NULL)
         return ab_error_setc (r->err, AB_EC_RESOURCE, 0, "%s: this host has no cgroup v2 hierarchy", what);
       if (strcmp (ctrl, "cgroup") != 0)

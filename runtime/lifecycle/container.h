@@ -15,6 +15,7 @@
 
 struct ab_cgroup;
 struct ab_net;
+struct ab_plan;
 struct ab_seccomp_prog;
 
 struct ab_create_opts
@@ -31,6 +32,7 @@ struct ab_create_opts
   int stdio[3];               /* fds that become the container's 0,1,2; -1 = ours */
   int rootless;               /* -1 auto, 0, 1 */
   const char *egress_policy;  /* --egress-policy FILE: the admin baseline, or NULL */
+  uint64_t timeout_ms;        /* --timeout (foreground), 0 = none: the plan takes the smaller of it and the config's */
 };
 
 struct ab_container
@@ -42,6 +44,7 @@ struct ab_container
   int lock;    /* what this process holds on dirfd: LOCK_EX, LOCK_SH or 0 */
   struct ab_state_file state_file; /* for ab_container_write_state */
   struct ab_bundle *bundle;
+  struct ab_plan *plan;  /* what create derived from the bundle and the options (runtime/plan/plan.h) */
   struct ab_state *state;
   struct ab_cgroup *cg;
   pid_t pid;
@@ -55,6 +58,12 @@ struct ab_container
 };
 
 void ab_create_opts_init (struct ab_create_opts *o);
+
+/* What create checks of a loaded bundle's config beyond its validation:
+   what agentbox supports (ab_spec_check_supported), then this host (LSMs,
+   rlimits above ours when not in the foreground).  `validate` runs it too,
+   so that its verdict is create's. */
+int ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err);
 
 /* Create: everything up to status `created`.  On failure nothing is left
    behind (process, cgroups, mounts, state directory). */

@@ -45,10 +45,11 @@
 #include "runtime/process.h"
 #include "base/resolve.h"
 #include "runtime/ns.h"
+#include "runtime/plan/plan.h"
+#include "spec/annotations.h"
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
 #include "base/util.h"
-#include "spec/annotations.h"
 #include "spec/bundle-links.h"
 #include "base/gen.h"
 #include "spec/tables.h"
@@ -61,38 +62,26 @@ ab_create_opts_init (struct ab_create_opts *o)
   o->rootless = -1;
 }
 
-static int
-check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_error_t *err)
+int
+ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err)
 {
-  const struct ab_linux *l = s->linux_;
-
-  if (s->process == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: process: required (the container has nothing to run)");
-  if (l == NULL || !l->ns[AB_NS_MOUNT].present)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
-  if (l->ns[AB_NS_MOUNT].path)
-    return ab_error_setc (
-        err, AB_EC_CONFIG, 0,
-        "config.json: linux.namespaces: joining a mount namespace by path is not supported");
-  if (l->intel_rdt)
-    {
-      struct stat st;
-      if (stat ("/sys/fs/resctrl/schemata", &st) < 0)
-        return ab_error_setc (err, AB_EC_CONFIG, ENOENT,
-                              "config.json: linux.intelRdt: no resctrl filesystem is mounted on this host");
-      return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
-                            "config.json: linux.intelRdt: not supported by agentbox yet");
-    }
+  if (ab_spec_check_supported (s, err) < 0)
+    return -1;
   if (ab_lsm_check (s, err) < 0)
     return ab_error_prefix (err, "config.json");
   /* create refuses a hard limit above ours now, as runc does (orchestrators
      report create's error); a foreground run gets the same error from
-     the child's setrlimit (ab_rlimits_apply), and no prlimit per limit
-     for the common case where all fit. */
-  if (!o->foreground && ab_rlimits_check (s->process, l->ns[AB_NS_USER].present, err) < 0)
+     the child's setrlimit, and no prlimit per limit for the common case
+     where all fit. */
+  if (!foreground && ab_rlimits_check (s->process, s->linux_->ns[AB_NS_USER].present, err) < 0)
     return -1;
+  return 0;
+}
+
+/* What the command line must give for this config. */
+static int
+check_usage (const struct ab_create_opts *o, const struct ab_spec *s, ab_error_t *err)
+{
   if (s->process->terminal && o->console_socket == NULL)
     return ab_error_setc (err, AB_EC_USAGE, 0, "process.terminal is true: --console-socket is required");
   if (!s->process->terminal && o->console_socket != NULL)
@@ -106,9 +95,10 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
    capability this kernel is too old for (above cap_last_cap): it cannot be
    granted, so it is dropped, and the result record says so. */
 static void
-warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
+warn_unsupported (const struct ab_plan *p, struct ab_strv *degraded)
 {
-  const struct ab_capabilities *caps = &s->process->caps;
+  const struct ab_spec *s = p->spec;
+  const struct ab_capabilities *caps = &p->process->caps;
   uint64_t lost
       = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
   int last = ab_caps_last_cap ();
@@ -243,14 +233,6 @@ apply_process_attrs (pid_t pid, const struct ab_process *p, ab_error_t *err)
   return 0;
 }
 
-static bool
-host_is_rootless (int opt)
-{
-  if (opt >= 0)
-    return opt == 1;
-  return geteuid () != 0;
-}
-
 /* A step of ours failed because the child had already failed: what the
    child said is the real error. */
 static void
@@ -279,30 +261,30 @@ prefer_child_error (struct ab_container *c, ab_error_t *err)
 static int
 send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
 {
-  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_plan *p = c->plan;
   _cleanup_free_ int *fds = NULL;
   _cleanup_close_ int root = -1;
   int n = 1;
   size_t i;
 
   ab_set_step ("rootfs");
-  root = ab_rootfs_tree (c->bundle, pid, ab_annot_rootfs_idmap (s), err);
+  root = ab_rootfs_tree (c->bundle, pid, p->rootfs_idmap, err);
   if (root < 0)
     return -1;
   ab_set_step ("idmap");
-  fds = xcalloc (s->n_mounts + 1, sizeof *fds);
-  for (i = 0; i < s->n_mounts; i++)
-    n += ab_mount_from_parent (&s->mounts[i]);
-  if (ab_idmap_prepare (c->bundle, pid, userns, fds, err) < 0)
+  fds = xcalloc (p->n_mounts + 1, sizeof *fds);
+  for (i = 0; i < p->n_mounts; i++)
+    n += ab_mount_from_parent (&p->mounts[i]);
+  if (ab_idmap_prepare (c->bundle, p->mounts, p->n_mounts, pid, userns, fds, err) < 0)
     goto out;
   if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0 || ab_send_fds (c->sync_fd, &root, 1, err) < 0)
     goto out;
-  for (i = 0; i < s->n_mounts; i++)
+  for (i = 0; i < p->n_mounts; i++)
     if (fds[i] >= 0 && ab_send_fds (c->sync_fd, &fds[i], 1, err) < 0)
       goto out;
   n = 0;
 out:
-  for (i = 0; i < s->n_mounts; i++)
+  for (i = 0; i < p->n_mounts; i++)
     if (fds[i] >= 0)
       close (fds[i]);
   return n == 0 ? 0 : -1;
@@ -368,7 +350,7 @@ cg_job_join (struct cg_job *j, ab_error_t *err)
 struct net_job
 {
   struct ab_container *c;
-  const struct ab_ns_plan *plan;
+  const struct ab_ns_setup *ns;
   ab_error_t err;
   int r;
   pthread_t t;
@@ -380,7 +362,7 @@ static void *
 net_job_run (void *p)
 {
   struct net_job *j = p;
-  j->r = ab_net_setup (j->c, j->plan, j->own_thread, &j->err);
+  j->r = ab_net_setup (j->c, j->ns, j->own_thread, &j->err);
   if (j->r > 0)
     j->r = ab_container_write_state (j->c, &j->err);
   ab_trace ("network set up");
@@ -388,10 +370,10 @@ net_job_run (void *p)
 }
 
 static void
-net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_plan *plan)
+net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_setup *ns)
 {
   j->c = c;
-  j->plan = plan;
+  j->ns = ns;
   j->r = -1;
   /* `started` is assigned after pthread_create returns, possibly after the
      thread has begun: the thread must not read it.  It once did, and then
@@ -419,44 +401,6 @@ net_job_join (struct net_job *j, ab_error_t *err)
   return j->r;
 }
 
-/* The cgroups with linux.resources, and one more device rule per
-   linux.devices node: "m", so that the child, already in its devices cgroup
-   when it populates /dev (ab_cgroup_selfjoin), may mknod the nodes the
-   config says MUST be available.  Read and write stay what
-   linux.resources.devices says; the rules come after the config's own, as
-   the default devices' do, so a config's deny-all cannot make its own
-   linux.devices impossible to create (runc allows them rwm). */
-static int
-realize_cgroups (struct ab_cgroup *cg, const struct ab_linux *l, ab_error_t *err)
-{
-  struct ab_resources res = { 0 };
-  _cleanup_free_ struct ab_device_rule *rules = NULL;
-  size_t n = 0;
-
-  if (l->resources)
-    res = *l->resources;
-  if (l->n_devices == 0)
-    return ab_cgroup_realize (cg, l->resources, err);
-  rules = xcalloc (res.n_devices + l->n_devices, sizeof *rules);
-  if (res.n_devices)
-    memcpy (rules, res.devices, res.n_devices * sizeof *rules);
-  n = res.n_devices;
-  for (size_t i = 0; i < l->n_devices; i++)
-    {
-      const struct ab_device *d = &l->devices[i];
-      if (d->type == 'p')
-        continue; /* a FIFO is no device to the cgroup */
-      rules[n] = (struct ab_device_rule){ .allow = true, .type = d->type == 'b' ? 'b' : 'c' };
-      rules[n].major = (ab_opt_i64){ .set = true, .v = d->major };
-      rules[n].minor = (ab_opt_i64){ .set = true, .v = d->minor };
-      snprintf (rules[n].access, sizeof rules[n].access, "m");
-      n++;
-    }
-  res.devices = rules;
-  res.n_devices = n;
-  return ab_cgroup_realize (cg, &res, err);
-}
-
 /* The container's root could not create a mount point in a directory of
    the rootfs: when that directory belongs, on the host, to an id outside
    the user namespace's mapping (a rootfs extracted as host root under
@@ -464,15 +408,14 @@ realize_cgroups (struct ab_cgroup *cg, const struct ab_linux *l, ab_error_t *err
 static void
 explain_unmapped_owner (const struct ab_container *c, ab_error_t *err)
 {
-  const struct ab_spec *s = c->bundle->spec;
-  const struct ab_linux *l = s->linux_;
+  const struct ab_linux *l = c->plan ? c->plan->spec->linux_ : NULL;
   _cleanup_close_ int root = -1, dir = -1;
   char map[160] = "", host[AB_ERR_WHERE_MAX + 1024];
   size_t len, i, off = 0;
   struct stat st;
 
   if (err == NULL || err->where[0] == '\0' || (err->errnum != EACCES && err->errnum != EPERM) || l == NULL
-      || !l->ns[AB_NS_USER].present || ab_annot_rootfs_idmap (s))
+      || !l->ns[AB_NS_USER].present || c->plan->rootfs_idmap)
     return;
   root = open (c->bundle->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0 || (dir = ab_open_in_root (root, err->where, O_PATH, 0, NULL)) < 0 || fstat (dir, &st) < 0)
@@ -522,49 +465,69 @@ create_abort (struct ab_container *c)
     }
 }
 
-int
-ab_container_create (const struct ab_create_opts *o, struct ab_container **out, ab_error_t *err)
+/* ---- the phases of create -------------------------------------------------
+
+   plan     load and check the bundle, build the plan (nothing made yet)
+   realize  state directory, config snapshot, cgroups, seccomp program,
+            namespaces to join, console and start sockets
+   spawn    clone3 the container process; the cgroup and network jobs
+   sync     id maps, mount trees, process attributes; CGROUPS_DONE
+   hooks    prestart and createRuntime, between the child's mounts and its
+            pivot_root
+   commit   pid file, status "created", the child released to wait for start
+
+   Every phase works on one transaction; create_abort undoes all of it once,
+   whichever phase failed, and create_close releases what only create
+   itself needed, on both ways out. */
+struct create_tx
 {
-  _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
-  _cleanup_ (ab_cgroup_freep) struct ab_cgroup *cg = NULL; /* planned, until realized */
-  struct ab_seccomp_prog prog = { 0 };
-  struct ab_ns_plan plan;
-  struct cg_job cgj = { 0 };
-  struct net_job netj = { 0 };
-  struct ab_child_ctx ctx;
-  const struct ab_spec *s;
-  const struct ab_linux *l;
-  int sp[2] = { -1, -1 };
-  int console_fd = -1, listen_fd = -1;
-  bool have_prog = false, rootless;
-  size_t len;
-  pid_t pid;
+  const struct ab_create_opts *o;
+  struct ab_container *c;
+  struct ab_cgroup *cg; /* planned, until realized (then c->cg) */
+  struct ab_seccomp_prog prog;
+  bool have_prog;
+  struct ab_ns_setup ns;
+  struct cg_job cgj;
+  struct net_job netj;
+  int sp[2];
+  int console_fd, listen_fd;
+};
 
-  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
-  c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
-  ab_set_step ("create");
-  memset (&plan, 0, sizeof plan);
-  for (int t = 0; t < AB_NS__COUNT; t++)
-    plan.join_fd[t] = -1;
+static int
+phase_plan (struct create_tx *tx, ab_error_t *err)
+{
+  const struct ab_create_opts *o = tx->o;
+  struct ab_container *c = tx->c;
+  struct ab_plan_opts po = { .root = o->root, .id = o->id, .egress_baseline = o->egress_policy,
+                             .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms };
 
+  c->bundle = o->prebuilt; /* taken over, whatever happens */
   if (ab_id_validate (o->id, err) < 0)
     return -1;
   c->id = xstrdup (o->id);
   c->root = xstrdup (o->root);
   c->created_here = true;
-  if (o->prebuilt)
-    c->bundle = o->prebuilt;
-  else if (ab_bundle_load (o->bundle, &c->bundle, err) < 0)
+  if (c->bundle == NULL && ab_bundle_load (o->bundle, &c->bundle, err) < 0)
     return -1;
-  s = c->bundle->spec;
-  l = s->linux_;
   ab_trace ("bundle loaded");
-  if (check_supported (o, s, err) < 0)
+  if (ab_container_check (c->bundle->spec, o->foreground, err) < 0
+      || check_usage (o, c->bundle->spec, err) < 0
+      || ab_plan_build (c->bundle->spec, &po, &c->plan, err) < 0)
     return -1;
-  warn_unsupported (s, &c->degraded);
-  rootless = host_is_rootless (o->rootless);
+  warn_unsupported (c->plan, &c->degraded);
+  return 0;
+}
 
-  c->rootfd = ab_state_root_open (o->root, true, err);
+/* The state directory, and in the first state written the cgroups as
+   planned: a create killed at any point leaves what delete --force needs
+   to remove them. */
+static int
+realize_state (struct create_tx *tx, ab_error_t *err)
+{
+  struct ab_container *c = tx->c;
+  const struct ab_spec *s = c->plan->spec;
+
+  c->rootfd = ab_state_root_open (tx->o->root, true, err);
   if (c->rootfd < 0)
     return -1;
   c->dirfd = ab_state_dir_create (c->rootfd, c->id, err);
@@ -572,8 +535,6 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     return -1;
   c->lock = LOCK_EX; /* ab_state_dir_create's */
   c->state_file.absent = true; /* a new directory */
-
-  /* From here on, every failure goes through create_abort. */
   c->state = xzalloc (sizeof *c->state);
   c->state->id = xstrdup (c->id);
   c->state->bundle = xstrdup (c->bundle->dir);
@@ -588,207 +549,249 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       c->state->annotations.v[i].value = xstrdup (s->annotations.v[i].value);
       c->state->annotations.n = i + 1;
     }
-  /* The cgroups are planned now and made later; the plan is in the first
-     state written, so a create killed at any point leaves what delete
-     --force needs to remove them. */
   ab_set_step ("cgroups");
-  if (ab_cgroup_plan (l->cgroups_path, c->id, l->resources, &cg, err) < 0
-      || ab_container_set_cgroup (c, cg, err) < 0)
-    goto fail;
+  if (ab_cgroup_plan (s->linux_->cgroups_path, c->id, c->plan->resources, &tx->cg, err) < 0
+      || ab_container_set_cgroup (c, tx->cg, err) < 0)
+    return -1;
   /* config.json straight into place, no temporary and rename: it is
      written before the first state.json, and a directory without
      state.json is nobody's container (ab_state_dir_remove_orphan), so no
      reader ever takes a half-written one for a config. */
-  if (ab_write_file_create (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0
-      || ab_container_write_state (c, err) < 0)
-    goto fail;
+  if (ab_write_file_create (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0)
+    return -1;
+  return ab_container_write_state (c, err);
+}
 
+static int
+phase_realize (struct create_tx *tx, ab_error_t *err)
+{
+  struct ab_container *c = tx->c;
+  const struct ab_spec *s = c->plan->spec;
+
+  if (realize_state (tx, err) < 0)
+    return -1;
   ab_set_step ("network");
-  if (ab_net_prepare (c, o->egress_policy, o->foreground, err) < 0)
-    goto fail;
-  if (l->seccomp)
+  if (ab_net_prepare (c, c->plan, err) < 0)
+    return -1;
+  if (s->linux_->seccomp)
     {
       ab_set_step ("seccomp");
-      if (ab_seccomp_compile_cached (l->seccomp, &prog, err) < 0)
-        goto fail;
-      have_prog = true;
-      for (size_t i = 0; i < prog.skipped.n; i++)
-        ab_debug ("seccomp: syscall `%s` unknown to libseccomp, skipped", prog.skipped.v[i]);
+      if (ab_seccomp_compile_cached (s->linux_->seccomp, &tx->prog, err) < 0)
+        return -1;
+      tx->have_prog = true;
+      for (size_t i = 0; i < tx->prog.skipped.n; i++)
+        ab_debug ("seccomp: syscall `%s` unknown to libseccomp, skipped", tx->prog.skipped.v[i]);
     }
   ab_trace ("state written, seccomp compiled");
-  if (ab_ns_plan_init (s, c->bundle, &plan, err) < 0)
-    goto fail;
-  if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
-    goto fail;
-  if (!o->foreground && (listen_fd = start_socket_listen (c->dirfd, err)) < 0)
-    goto fail;
-
+  if (ab_ns_setup_init (s, c->bundle, &tx->ns, err) < 0)
+    return -1;
+  if (tx->o->console_socket && (tx->console_fd = ab_console_socket_connect (tx->o->console_socket, err)) < 0)
+    return -1;
+  if (!tx->o->foreground && (tx->listen_fd = start_socket_listen (c->dirfd, err)) < 0)
+    return -1;
   ab_set_step ("cgroups");
-  if (realize_cgroups (cg, l, err) < 0)
-    goto fail;
-  c->cg = ab_steal_ptr (&cg);
+  if (ab_cgroup_realize (tx->cg, c->plan->resources, err) < 0)
+    return -1;
+  c->cg = ab_steal_ptr (&tx->cg);
   if (ab_container_save_cgroup (c, err) < 0)
-    goto fail;
+    return -1;
   ab_trace ("cgroups created");
+  return 0;
+}
 
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-    {
-      ab_error_set (err, errno, "socketpair");
-      goto fail;
-    }
+static int
+phase_spawn (struct create_tx *tx, ab_error_t *err)
+{
+  struct ab_container *c = tx->c;
+  struct ab_child_ctx ctx = {
+    .id = c->id,
+    .bundle = c->bundle,
+    .plan = c->plan,
+    .ns = &tx->ns,
+    .seccomp = tx->have_prog ? &tx->prog : NULL,
+    .parent_pid = getpid (),
+    .start_listen_fd = tx->listen_fd,
+    .console_fd = tx->console_fd,
+    .preserve_fds = tx->o->preserve_fds,
+    .no_new_keyring = tx->o->no_new_keyring,
+    .foreground = tx->o->foreground,
+    .allow_setgroups = !c->plan->rootless,
+  };
+  pid_t pid;
 
-  memset (&ctx, 0, sizeof ctx);
-  ctx.id = c->id;
-  ctx.bundle = c->bundle;
-  ctx.plan = &plan;
-  ctx.seccomp = have_prog ? &prog : NULL;
-  ctx.parent_pid = getpid ();
-  ctx.sync_fd = sp[1];
-  ctx.start_listen_fd = listen_fd;
-  ctx.console_fd = console_fd;
-  memcpy (ctx.stdio, o->stdio, sizeof ctx.stdio);
-  ctx.preserve_fds = o->preserve_fds;
-  ctx.no_new_keyring = o->no_new_keyring;
-  ctx.foreground = o->foreground;
-  ctx.allow_setgroups = !rootless;
-
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, tx->sp) < 0)
+    return ab_error_set (err, errno, "socketpair");
+  ctx.sync_fd = tx->sp[1];
+  memcpy (ctx.stdio, tx->o->stdio, sizeof ctx.stdio);
   if (ab_cgroup_selfjoin_open (c->cg, &ctx.cg_join, &ctx.n_cg_join, err) < 0)
-    goto fail;
+    return -1;
 
   ab_set_step ("clone");
-  pid = ab_ns_spawn (&plan, ab_cgroup_clone_fd (c->cg), sp[1], sp[0], &c->pidfd, err);
+  pid = ab_ns_spawn (&tx->ns, ab_cgroup_clone_fd (c->cg), tx->sp[1], tx->sp[0], &c->pidfd, err);
   if (pid == 0)
     {
-      close (sp[0]);
+      close (tx->sp[0]);
       ab_child_main (&ctx);
     }
-  close (sp[1]);
-  sp[1] = -1;
-  c->sync_fd = sp[0];
-  sp[0] = -1;
+  close (tx->sp[1]);
+  tx->sp[1] = -1;
+  c->sync_fd = ab_steal_fd (&tx->sp[0]);
   ab_cgroup_selfjoin_free (&ctx.cg_join, &ctx.n_cg_join);
   if (pid < 0)
-    goto fail;
+    return -1;
   ab_trace ("cloned");
   ab_set_step ("cgroups");
-  cgj.cg = c->cg;
-  cgj.pid = pid;
-  cgj.v2_done = ab_cgroup_clone_fd (c->cg) >= 0;
-  cg_job_start (&cgj);
+  tx->cgj.cg = c->cg;
+  tx->cgj.pid = pid;
+  tx->cgj.v2_done = ab_cgroup_clone_fd (c->cg) >= 0;
+  cg_job_start (&tx->cgj);
   c->pid = pid;
   c->state->pid = pid;
   c->state->pid_start = ab_proc_start_time (pid, NULL);
   if (ab_container_write_state (c, err) < 0)
-    goto fail;
-  net_job_start (&netj, c, &plan);
+    return -1;
+  net_job_start (&tx->netj, c, &tx->ns);
+  return 0;
+}
 
-  if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
-    goto fail;
-  if (send_mount_trees (c, pid, plan.new_user, err) < 0)
-    goto fail;
+static int
+phase_sync (struct create_tx *tx, ab_error_t *err)
+{
+  struct ab_container *c = tx->c;
+  int r = 0;
+
+  if (tx->ns.new_user && ab_ns_write_idmaps (c->pid, c->plan->spec->linux_, c->plan->rootless, err) < 0)
+    return -1;
+  if (send_mount_trees (c, c->pid, tx->ns.new_user, err) < 0)
+    return -1;
   ab_trace ("id maps written");
 
   /* While the child mounts its root filesystem (and the network thread
      works): the process attributes, then the cgroup thread's end. */
-  {
-    int r = 0;
-
-    if (apply_process_attrs (pid, s->process, err) < 0)
-      r = -1;
-    ab_set_step ("cgroups");
-    if (cg_job_join (&cgj, r == 0 ? err : NULL) < 0)
-      r = -1;
-    ab_trace ("cgroups joined");
-    if (net_job_join (&netj, r == 0 ? err : NULL) < 0)
-      r = -1;
-    if (r < 0)
-      goto fail;
-  }
+  if (apply_process_attrs (c->pid, c->plan->process, err) < 0)
+    r = -1;
+  ab_set_step ("cgroups");
+  if (cg_job_join (&tx->cgj, r == 0 ? err : NULL) < 0)
+    r = -1;
+  ab_trace ("cgroups joined");
+  if (net_job_join (&tx->netj, r == 0 ? err : NULL) < 0)
+    r = -1;
+  if (r < 0)
+    return -1;
   if (ab_sync_send (c->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0)
-    goto fail;
+    return -1;
   ab_trace ("cgroups joined and network set up");
+  return 0;
+}
+
+static int
+phase_hooks (struct create_tx *tx, ab_error_t *err)
+{
+  struct ab_container *c = tx->c;
+  const struct ab_spec *s = c->plan->spec;
 
   /* Only with creation hooks does the child stop between its mounts and
      pivot_root for them (MOUNTS_DONE, HOOKS_DONE). */
   if (ab_hooks_at_creation (s) && ab_sync_expect (c->sync_fd, AB_SYNC_MOUNTS_DONE, NULL, err) < 0)
-    goto fail;
+    return -1;
   ab_trace ("child: mounts done");
   if (s->hooks[AB_HOOK_PRESTART].n || s->hooks[AB_HOOK_CREATE_RUNTIME].n)
     {
       /* runtime.md: "creating" is step 2 of the lifecycle, the environment
          being built; these hooks are steps 3 and 4, after it: "created"
          (the status runtime-tools' hooks_stdin test expects). */
+      size_t len;
       _cleanup_free_ char *st = ab_runtime_state_json (c, AB_STATUS_CREATED, &len);
       ab_set_step ("hooks");
       if (ab_hooks_run (s, AB_HOOK_PRESTART, st, len, err) < 0
           || ab_hooks_run (s, AB_HOOK_CREATE_RUNTIME, st, len, err) < 0)
-        goto fail;
+        return -1;
     }
   if (ab_hooks_at_creation (s) && ab_sync_send (c->sync_fd, AB_SYNC_HOOKS_DONE, 0, err) < 0)
-    goto fail;
+    return -1;
   if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED, NULL, err) < 0)
-    goto fail;
+    return -1;
   ab_trace ("child: created");
+  return 0;
+}
+
+static int
+phase_commit (struct create_tx *tx, ab_error_t *err)
+{
+  const struct ab_create_opts *o = tx->o;
+  struct ab_container *c = tx->c;
 
   ab_set_step ("create");
-  if (o->pid_file && ab_write_pid_file (o->pid_file, c->bundle, pid, err) < 0)
-    goto fail;
+  if (o->pid_file && ab_write_pid_file (o->pid_file, c->bundle, c->pid, err) < 0)
+    return -1;
   c->state->status = AB_STATUS_CREATED;
-  /* In the foreground the lock is kept to the start (see below): no one
-     could read "created", and the next write says "running". */
-  if (!o->foreground && ab_container_write_state (c, err) < 0)
-    goto fail;
-  /* Detached: the child answers once it no longer dies with us.  In the
-     foreground START, sent by ab_container_start_local, is the answer. */
-  if (!o->foreground
-      && (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0
-          || ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0))
-    goto fail;
-
-  if (listen_fd >= 0)
-    close (listen_fd);
-  if (console_fd >= 0)
-    close (console_fd);
-  ab_ns_plan_close (&plan);
-  if (have_prog)
-    ab_seccomp_prog_free (&prog);
-  if (!o->foreground)
-    {
-      close (c->sync_fd);
-      c->sync_fd = -1;
-    }
-  /* Created: other commands (state, kill, exec) may look at it now.  A
-     foreground run keeps the lock until it has written "running"
+  /* A foreground run keeps the lock until it has written "running"
      (ab_container_start_local): one state write and one lock fewer, and
      no command ever acts on a container between its create and start
-     that no one but this run can start. */
-  if (!o->foreground)
-    {
-      flock (c->dirfd, LOCK_UN);
-      c->lock = 0;
-    }
-  ab_set_step (NULL);
-  *out = ab_steal_ptr (&c);
+     that no one but this run can start.  In the foreground START, sent
+     by ab_container_start_local, is the child's answer. */
+  if (o->foreground)
+    return 0;
+  /* Detached: the child answers once it no longer dies with us. */
+  if (ab_container_write_state (c, err) < 0 || ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0
+      || ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
+    return -1;
+  close (c->sync_fd);
+  c->sync_fd = -1;
+  /* Created: other commands (state, kill, exec) may look at it now. */
+  flock (c->dirfd, LOCK_UN);
+  c->lock = 0;
   return 0;
+}
 
-fail:
-  /* the threads use c->cg and c, which create_abort frees */
-  cg_job_join (&cgj, NULL);
-  net_job_join (&netj, NULL);
-  prefer_child_error (c, err);
-  explain_unmapped_owner (c, err);
-  if (sp[0] >= 0)
-    close (sp[0]);
-  if (sp[1] >= 0)
-    close (sp[1]);
-  if (listen_fd >= 0)
-    close (listen_fd);
-  if (console_fd >= 0)
-    close (console_fd);
-  ab_ns_plan_close (&plan);
-  if (have_prog)
-    ab_seccomp_prog_free (&prog);
-  create_abort (c);
+/* What create held for itself alone: released on both ways out, once. */
+static void
+create_close (struct create_tx *tx)
+{
+  for (int i = 0; i < 2; i++)
+    ab_closep_now (&tx->sp[i]);
+  ab_closep_now (&tx->listen_fd);
+  ab_closep_now (&tx->console_fd);
+  ab_ns_setup_close (&tx->ns);
+  if (tx->have_prog)
+    ab_seccomp_prog_free (&tx->prog);
+  tx->have_prog = false;
+  ab_cgroup_free (tx->cg);
+  tx->cg = NULL;
+}
+
+int
+ab_container_create (const struct ab_create_opts *o, struct ab_container **out, ab_error_t *err)
+{
+  static int (*const phases[]) (struct create_tx *, ab_error_t *)
+      = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
+  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1 };
+  struct ab_container *c = tx.c = xzalloc (sizeof *c);
+  int r = 0;
+
+  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
+  for (int t = 0; t < AB_NS__COUNT; t++)
+    tx.ns.join_fd[t] = -1;
+  ab_set_step ("create");
+  for (size_t i = 0; r == 0 && i < AB_ARRAY_SIZE (phases); i++)
+    r = phases[i](&tx, err);
+  if (r < 0)
+    {
+      /* the threads use c->cg and c, which create_abort frees */
+      cg_job_join (&tx.cgj, NULL);
+      net_job_join (&tx.netj, NULL);
+      prefer_child_error (c, err);
+      explain_unmapped_owner (c, err);
+    }
+  create_close (&tx);
+  if (r < 0)
+    {
+      create_abort (c);
+      ab_container_free (c);
+    }
+  else
+    *out = c;
   ab_set_step (NULL);
-  return -1;
+  return r;
 }

@@ -17,6 +17,7 @@
 #include "runtime/console.h"
 #include "runtime/lifecycle/exec.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
+#include "runtime/plan/plan.h"
 #include "base/log.h"
 #include "runtime/process.h"
 #include "runtime/seccomp.h"
@@ -179,97 +180,6 @@ differing_namespaces (pid_t pid, bool *pid_differs)
   return flags;
 }
 
-static int
-process_from_file (const char *path, struct ab_spec *s, ab_error_t *err)
-{
-  _cleanup_free_ char *buf = NULL;
-  _cleanup_free_ char *doc = NULL;
-  struct ab_spec *tmp;
-  size_t len;
-
-  if (ab_read_file_at (AT_FDCWD, path, AB_CONFIG_MAX_BYTES, &buf, &len, err) < 0)
-    return ab_error_prefix (err, "--process");
-  /* The process object goes through the config parser, with all its checks. */
-  doc = xasprintf ("{\"ociVersion\":\"%s\",\"root\":{\"path\":\"/\"},\"process\":%s\n}", AB_OCI_VERSION, buf);
-  tmp = ab_spec_parse (doc, strlen (doc), err);
-  if (tmp == NULL)
-    return ab_error_prefix (err, "--process `%s`", path);
-  if (tmp->process == NULL)
-    {
-      ab_spec_free (tmp);
-      return ab_error_setc (err, AB_EC_CONFIG, 0, "--process `%s`: not a process object", path);
-    }
-  /* swap the process in */
-  {
-    struct ab_process *p = s->process;
-    s->process = tmp->process;
-    tmp->process = p;
-  }
-  ab_spec_free (tmp);
-  return 0;
-}
-
-static int
-apply_overrides (const struct ab_exec_opts *o, struct ab_spec *s, ab_error_t *err)
-{
-  struct ab_process *p = s->process;
-  size_t i;
-
-  if (o->process_file)
-    return process_from_file (o->process_file, s, err);
-  if (p == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "the container's config has no process to take defaults from");
-  if (o->args.n == 0)
-    return ab_error_setc (err, AB_EC_USAGE, 0, "exec: missing the program to run");
-  ab_strv_free (&p->args);
-  for (i = 0; i < o->args.n; i++)
-    ab_strv_push (&p->args, o->args.v[i]);
-  if (o->cwd)
-    {
-      free (p->cwd);
-      p->cwd = xstrdup (o->cwd);
-    }
-  for (i = 0; i < o->env.n; i++)
-    {
-      const char *eq = strchr (o->env.v[i], '=');
-      size_t nl = (size_t)(eq - o->env.v[i]), k;
-      for (k = 0; k < p->env.n; k++)
-        if (strncmp (p->env.v[k], o->env.v[i], nl) == 0 && p->env.v[k][nl] == '=')
-          {
-            free (p->env.v[k]);
-            p->env.v[k] = xstrdup (o->env.v[i]);
-            break;
-          }
-      if (k == p->env.n)
-        ab_strv_push (&p->env, o->env.v[i]);
-    }
-  if (o->user_set)
-    {
-      p->user.uid = o->uid;
-      p->user.gid = o->gid_set ? o->gid : o->uid;
-      free (p->user.additional_gids);
-      p->user.additional_gids = NULL;
-      p->user.n_additional_gids = 0;
-    }
-  for (i = 0; i < o->add_caps.n; i++)
-    {
-      int cap = ab_cap_from_name (o->add_caps.v[i]);
-      int set;
-      if (cap < 0)
-        return ab_error_setc (err, AB_EC_USAGE, 0, "exec: --cap: unknown capability `%s`", o->add_caps.v[i]);
-      for (set = 0; set < AB_CAP__SETS; set++)
-        {
-          p->caps.set[set] = true;
-          p->caps.mask[set] |= 1ull << cap;
-        }
-    }
-  if (o->no_new_privs)
-    p->no_new_privileges = true;
-  p->terminal = o->tty;
-  return 0;
-}
-
 static bool
 setgroups_allowed (pid_t pid)
 {
@@ -408,6 +318,13 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
 {
   _cleanup_container_ struct ab_container *c = NULL;
   struct ab_spec *spec = NULL;
+  struct ab_plan *plan = NULL;
+  struct ab_process_change change = {
+    .process_file = o->process_file, .args = &o->args, .cwd = o->cwd, .env = &o->env,
+    .user_set = o->user_set, .uid = o->uid, .gid = o->gid, .gid_set = o->gid_set,
+    .add_caps = &o->add_caps, .tty = o->tty, .no_new_privs = o->no_new_privs,
+  };
+  struct ab_plan_opts po = { .root = o->root, .id = o->id, .rootless = -1, .exec = &change };
   struct ab_seccomp_prog prog = { 0 };
   bool have_prog = false, pid_differs;
   struct ab_exec *x = xzalloc (sizeof *x);
@@ -440,9 +357,9 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
       goto fail;
     }
   spec = ab_container_load_spec (c, err);
-  if (spec == NULL || apply_overrides (o, spec, err) < 0)
+  if (spec == NULL || ab_plan_build (spec, &po, &plan, err) < 0)
     goto fail;
-  if (spec->process->terminal && o->console_socket == NULL)
+  if (plan->process->terminal && o->console_socket == NULL)
     {
       ab_error_setc (err, AB_EC_USAGE, 0, "exec --tty needs --console-socket");
       goto fail;
@@ -470,7 +387,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     make_subcgroup (x);
 
   memset (&xc, 0, sizeof xc);
-  xc.p = spec->process;
+  xc.p = plan->process;
   xc.spec = spec;
   xc.seccomp = have_prog ? &prog : NULL;
   xc.console_fd = console_fd;
@@ -500,14 +417,14 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
           goto fail;
         }
     }
-  if (spec->process->exec_cpu_affinity_initial && *spec->process->exec_cpu_affinity_initial)
+  if (plan->process->exec_cpu_affinity_initial && *plan->process->exec_cpu_affinity_initial)
     {
       cpu_set_t set;
       sched_getaffinity (0, sizeof saved, &saved);
-      if (ab_parse_id_list (spec->process->exec_cpu_affinity_initial, set.__bits, CPU_SETSIZE) < 0)
+      if (ab_parse_id_list (plan->process->exec_cpu_affinity_initial, set.__bits, CPU_SETSIZE) < 0)
         {
           ab_error_setc (err, AB_EC_CONFIG, EINVAL, "process.execCPUAffinity.initial: `%s`",
-                         spec->process->exec_cpu_affinity_initial);
+                         plan->process->exec_cpu_affinity_initial);
           goto fail;
         }
       if (sched_setaffinity (0, sizeof set, &set) < 0)
@@ -563,7 +480,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
       goto fail;
     }
   x->pid = pid;
-  x->pgid = xc.own_pgrp && !spec->process->terminal ? pid : 0;
+  x->pgid = xc.own_pgrp && !plan->process->terminal ? pid : 0;
   if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, true, err) < 0)
     goto fail_child;
   if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
@@ -576,6 +493,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   if (console_fd >= 0)
     close (console_fd);
   close (init_pidfd);
+  ab_plan_free (plan);
   ab_spec_free (spec);
   *out = x;
   return 0;
@@ -603,6 +521,7 @@ fail:
     close (init_pidfd);
   if (have_prog)
     ab_seccomp_prog_free (&prog);
+  ab_plan_free (plan);
   ab_spec_free (spec);
   ab_exec_free (x);
   return -1;

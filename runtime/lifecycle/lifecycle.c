@@ -18,6 +18,7 @@
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
+#include "runtime/plan/plan.h"
 #include "runtime/sync.h"
 #include "base/util.h"
 #include "base/gen.h"
@@ -40,6 +41,7 @@ ab_container_free (struct ab_container *c)
     close (c->rootfd);
   ab_cgroup_free (c->cg);
   ab_net_free (c->net);
+  ab_plan_free (c->plan);
   ab_bundle_free (c->bundle);
   ab_state_free (c->state);
   ab_strv_free (&c->degraded);

@@ -10,6 +10,7 @@
 
 #include "netns/egress.h"
 #include "netns/netns.h"
+#include "runtime/plan/plan.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/lifecycle/container.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
@@ -19,18 +20,11 @@
 #include "base/util.h"
 #include "base/gen.h"
 
-#define RESOLV_FILE "resolv.conf"
-
+/* What the container's network holds while it lives. */
 struct ab_net
 {
-  bool wall;    /* install the nftables wall */
-  bool own_ns;  /* we created the network namespace */
-  struct ab_net_policy policy;
-  struct ab_egress_policy egress;
-  uint16_t redirect[64];
-  size_t n_redirect;
-  struct ab_egress *engine; /* foreground */
-  bool foreground;
+  const struct ab_plan_net *plan;
+  struct ab_egress *engine; /* the proxy, when it runs in this process */
 };
 
 void
@@ -39,95 +33,23 @@ ab_net_free (struct ab_net *n)
   if (n == NULL)
     return;
   ab_egress_free (n->engine);
-  ab_net_policy_free (&n->policy);
-  ab_egress_policy_free (&n->egress);
   free (n);
 }
 
-static void
-add_env (struct ab_process *p, const char *entry)
-{
-  const char *eq = strchr (entry, '=');
-  size_t nl = (size_t) (eq - entry), k;
-
-  for (k = 0; k < p->env.n; k++)
-    if (strncmp (p->env.v[k], entry, nl) == 0 && p->env.v[k][nl] == '=')
-      return; /* the config's own value wins */
-  ab_strv_push (&p->env, entry);
-}
-
 int
-ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foreground, ab_error_t *err)
+ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t *err)
 {
-  struct ab_spec *s = c->bundle->spec;
-  const struct ab_linux *l = s->linux_;
-  const char *allow = ab_kvlist_get (&s->annotations, AB_ANNOT_NET_ALLOW);
-  struct ab_egress_policy baseline = { 0 };
   struct ab_net *n = xzalloc (sizeof *n);
-  bool netns = l && l->ns[AB_NS_NET].present;
-  bool joined = netns && l->ns[AB_NS_NET].path != NULL;
 
   c->net = n;
-  n->foreground = foreground;
-  n->own_ns = netns && !joined;
-  if (allow && ab_net_policy_parse (allow, &n->policy, err) < 0)
-    return ab_error_prefix (err, "config.json");
-  if (egress_baseline && ab_egress_baseline_load (AT_FDCWD, egress_baseline, &baseline, err) < 0)
-    return ab_error_prefix (err, "--egress-policy");
-  if (ab_egress_policy_parse (&s->annotations, egress_baseline ? &baseline : NULL, &n->egress, err) < 0)
-    {
-      ab_egress_policy_free (&baseline);
-      return ab_error_prefix (err, "config.json");
-    }
-  ab_egress_policy_free (&baseline);
-
-  /* A netns we create always gets the wall; a joined one (podman,
-     containerd) only when the config asks with the annotation. */
-  n->wall = n->own_ns || (joined && allow != NULL);
-  if ((allow || n->egress.enabled) && !netns)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: annotations: an egress policy needs a network namespace in linux.namespaces");
-  if (n->egress.enabled && joined)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: annotations.%s: the egress proxy needs a new network namespace, not a "
-                          "joined one (%s)",
-                          AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_NET].path);
-  if (!n->egress.enabled)
+  n->plan = &p->net;
+  if (p->net.resolv_conf == NULL)
     return 0;
-
-  n->n_redirect = ab_egress_policy_ports (&n->egress, n->redirect, AB_ARRAY_SIZE (n->redirect));
-  {
-    /* /etc/resolv.conf of the container: the stub, read-only.  The file
-       lives in the state directory, which the container's user cannot
-       traverse: the parent opens it (from_parent). */
-    static const char resolv[] = AB_EGRESS_RESOLV_CONF;
-    struct ab_mount *m;
-    if (ab_write_file_atomic (c->dirfd, RESOLV_FILE, resolv, sizeof resolv - 1, 0644, err) < 0)
-      return -1;
-    s->mounts = xreallocarray (s->mounts, s->n_mounts + 1, sizeof *s->mounts);
-    m = &s->mounts[s->n_mounts++];
-    memset (m, 0, sizeof *m);
-    m->destination = xstrdup ("/etc/resolv.conf");
-    m->source = xasprintf ("%s/%s/%s", c->root, c->id, RESOLV_FILE);
-    m->type = xstrdup ("bind");
-    m->bind = true;
-    m->flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    m->from_parent = true;
-  }
-  if (s->process)
-    {
-      /* Convenience only: transparent capture does not depend on them. */
-      static const char *const vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy" };
-      size_t i;
-      for (i = 0; i < AB_ARRAY_SIZE (vars); i++)
-        {
-          char *e = xasprintf ("%s=http://127.0.0.1:%d", vars[i], AB_NET_PROXY_HTTP_PORT);
-          add_env (s->process, e);
-          free (e);
-        }
-      add_env (s->process, "NO_PROXY=localhost,127.0.0.1,::1");
-      add_env (s->process, "no_proxy=localhost,127.0.0.1,::1");
-    }
+  /* The file the plan's /etc/resolv.conf mount binds: in the state
+     directory, which the container's user cannot traverse. */
+  if (ab_write_file_atomic (c->dirfd, "resolv.conf", p->net.resolv_conf, strlen (p->net.resolv_conf), 0644, err)
+      < 0)
+    return -1;
   return 0;
 }
 
@@ -187,7 +109,7 @@ static int
 apply_wall (void *p, ab_error_t *err)
 {
   struct apply_args *a = p;
-  return ab_netns_apply (&a->n->policy, &a->proxy, err);
+  return ab_netns_apply (a->n->plan->allow, &a->proxy, err);
 }
 
 static int
@@ -228,18 +150,19 @@ debug_rules (const char *id, const char *text)
 }
 
 int
-ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_thread, ab_error_t *err)
+ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, bool own_thread, ab_error_t *err)
 {
   struct ab_net *n = c->net;
-  const struct ab_linux *l = c->bundle->spec->linux_;
+  const struct ab_plan_net *pn = n ? n->plan : NULL;
+  const struct ab_linux *l = c->plan->spec->linux_;
   struct apply_args a;
   size_t i;
 
   ab_set_step ("network");
-  if (n == NULL || l == NULL || !l->ns[AB_NS_NET].present)
+  if (pn == NULL || !pn->netns)
     return 0;
-  if (plan->join_fd[AB_NS_NET] >= 0)
-    c->netns_fd = fcntl (plan->join_fd[AB_NS_NET], F_DUPFD_CLOEXEC, 3);
+  if (ns->join_fd[AB_NS_NET] >= 0)
+    c->netns_fd = fcntl (ns->join_fd[AB_NS_NET], F_DUPFD_CLOEXEC, 3);
   else
     {
       char path[64];
@@ -255,41 +178,41 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_th
 
   memset (&a, 0, sizeof a);
   a.n = n;
-  if (n->egress.enabled)
+  if (pn->egress.enabled)
     {
       struct ab_egress_options opt = { .http_port = AB_NET_PROXY_HTTP_PORT, .dns_port = AB_NET_PROXY_DNS_PORT };
       a.proxy.enabled = true;
       a.proxy.http_port = AB_NET_PROXY_HTTP_PORT;
       a.proxy.dns_port = AB_NET_PROXY_DNS_PORT;
-      a.proxy.redirect_ports = n->redirect;
-      a.proxy.n_redirect_ports = n->n_redirect;
+      a.proxy.redirect_ports = pn->redirect;
+      a.proxy.n_redirect_ports = pn->n_redirect;
       ab_set_step ("egress-proxy");
-      if (n->foreground)
+      if (pn->proxy_here)
         {
-          if (ab_egress_start (&n->egress, c->netns_fd, &opt, &n->engine, err) < 0)
+          if (ab_egress_start (&pn->egress, c->netns_fd, &opt, &n->engine, err) < 0)
             return -1;
         }
       else
         {
           struct ab_egress_daemon d;
           int cgfd = c->cg ? ab_cgroup_clone_fd (c->cg) : -1;
-          if (ab_egress_daemon_spawn (&n->egress, c->netns_fd, cgfd, c->dirfd, "egress.json", &opt, &d, err) < 0)
+          if (ab_egress_daemon_spawn (&pn->egress, c->netns_fd, cgfd, c->dirfd, "egress.json", &opt, &d, err) < 0)
             return -1;
           c->state->helper_pid = d.pid;
           c->state->helper_start = ab_proc_start_time (d.pid, NULL);
         }
     }
-  if (n->wall)
+  if (pn->wall)
     {
       ab_set_step ("network");
       if (run_in_netns (c->netns_fd, own_thread, apply_wall, &a, err) < 0)
         return -1;
       free (c->state->rules_text);
-      c->state->rules_text = ab_netns_rules_text (&n->policy, &a.proxy);
+      c->state->rules_text = ab_netns_rules_text (pn->allow, &a.proxy);
       if (ab_log_debug_enabled ())
         debug_rules (c->id, c->state->rules_text);
     }
-  if (!n->foreground && n->own_ns && hold_netns (c, err) < 0)
+  if (!pn->proxy_here && pn->own_ns && hold_netns (c, err) < 0)
     return -1;
   return 1;
 }
@@ -402,14 +325,14 @@ ab_net_violations_json (struct ab_container *c, bool read_wall)
   size_t nd = 0, ndec = 0;
   ab_error_t e = { 0 };
 
-  if (c->net == NULL || (!c->net->wall && c->net->engine == NULL))
+  if (c->net == NULL || (!c->net->plan->wall && c->net->engine == NULL))
     return NULL;
   if (c->net->engine)
     {
       ab_egress_stop (c->net->engine);
       ndec = ab_egress_decisions (c->net->engine, &dec, &dropped);
     }
-  if (read_wall && c->net->wall && c->netns_fd >= 0 && ab_netns_read_denied (c->netns_fd, &d, &nd, &e) < 0)
+  if (read_wall && c->net->plan->wall && c->netns_fd >= 0 && ab_netns_read_denied (c->netns_fd, &d, &nd, &e) < 0)
     ab_warn ("container `%s`: %s", c->id, e.msg);
   g = ab_gen_new (false);
   ab_gen_arr_open (g);

@@ -11,28 +11,22 @@
 #include "base/error.h"
 #include "base/gen.h"
 
-/* Where the egress proxy listens inside the container's netns (127.0.0.1,
-   [::1]): the HTTP/CONNECT proxy and the DNS stub. */
-#define AB_NET_PROXY_HTTP_PORT 3128
-#define AB_NET_PROXY_DNS_PORT 53
-
 struct ab_container;
-struct ab_ns_plan;
+struct ab_ns_setup;
 struct ab_net;
+struct ab_plan;
 
-/* Before clone: parse the policies (dev.agentbox.net.allow, the domain
-   annotations and the --egress-policy baseline), check they fit the
-   namespaces, and with a proxy add the read-only /etc/resolv.conf mount and
-   the proxy variables to the process (in memory: the snapshot is the
-   user's config).  egress_baseline may be NULL. */
-int ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foreground, ab_error_t *err);
+/* Before clone: the network of the plan p (its policies, the resolv.conf
+   of the stub, which this writes into the state directory for the plan's
+   mount of it) becomes c->net. */
+int ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t *err);
 
 /* After clone, while the child mounts: move netDevices, install the wall,
    start the proxy, keep the netns for the denied record.  1 when c->state
    changed (the caller writes it), 0 when there is no network to set up.  own_thread: the
    caller is a thread that ends after this call, which may then enter the
    container's network namespace itself (else a thread is made for that). */
-int ab_net_setup (struct ab_container *c, const struct ab_ns_plan *plan, bool own_thread, ab_error_t *err);
+int ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, bool own_thread, ab_error_t *err);
 
 /* After the container's last process: stop the proxy and describe what was
    refused, as one JSON array value (NULL when there is no wall).  Without

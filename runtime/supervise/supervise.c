@@ -27,6 +27,7 @@
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
+#include "runtime/plan/plan.h"
 #include "runtime/supervise/supervise.h"
 #include "base/util.h"
 #include "base/gen.h"
@@ -497,6 +498,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
                   ab_error_t *err)
 {
   struct ab_create_opts co = *co_in;
+  struct ab_supervise_opts so_run;
   struct ab_container *c = NULL;
   struct sigs sg = { .fd = -1 };
   struct io io;
@@ -515,8 +517,14 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
     }
   prctl (PR_SET_CHILD_SUBREAPER, 1);
   sigs_block (&sg);
+  co.timeout_ms = so->timeout_ms;
   if (ab_container_create (&co, &c, err) < 0)
     goto failed;
+  /* The wall-clock limit is the plan's: the smaller of --timeout and the
+     config's dev.agentbox.timeout. */
+  so_run = *so;
+  so_run.timeout_ms = c->plan->timeout_ms;
+  so = &so_run;
   out->degraded = c->degraded;
   memset (&c->degraded, 0, sizeof c->degraded);
   io_close_child_ends (&io);

@@ -19,6 +19,7 @@
 #include <libgen.h>
 
 #include "netns/egress.h"
+#include "runtime/plan/plan.h"
 
 static size_t
 count_dir (const char *path)
@@ -104,8 +105,14 @@ main (int argc, char **argv)
     return 2;
   if (baseline && ab_egress_baseline_load (AT_FDCWD, baseline, &base, &err) < 0)
     return die (&err);
-  if (ab_egress_policy_parse (&annots, baseline ? &base : NULL, &pol, &err) < 0)
-    return die (&err);
+  {
+    /* as the plan makes the effective policy (runtime/plan/plan.c) */
+    struct ab_egress_policy run = { 0 };
+    if (ab_egress_policy_parse (&annots, &run, &err) < 0
+        || ab_egress_policy_narrow (baseline ? &base : NULL, &run, &pol, &err) < 0)
+      return die (&err);
+    ab_egress_policy_free (&run);
+  }
 
   _cleanup_close_ int nsfd = open (netns, O_RDONLY | O_CLOEXEC);
   if (nsfd < 0)
@@ -153,7 +160,7 @@ main (int argc, char **argv)
     if (resolv != NULL)
       {
         FILE *f = fopen (resolv, "we");
-        if (f == NULL || fputs (AB_EGRESS_RESOLV_CONF, f) < 0 || fclose (f) != 0)
+        if (f == NULL || fputs (AB_PLAN_RESOLV_CONF, f) < 0 || fclose (f) != 0)
           {
             perror (resolv);
             return 1;

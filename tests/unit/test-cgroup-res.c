@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "tests/unit/tap.h"
+#include "spec/spec.h"
 #include "tests/unit/test-cgroup-util.h"
 
 #define MiB (1024 * 1024)
@@ -339,11 +340,16 @@ test_errors (void)
   e = create_error (&r);
   is_str (e, "", "a kernel memory limit the kernel may not enforce is a warning, not an error (as runc)");
   free (e);
-  r.memory.kernel = (ab_opt_i64){ true, -2 };
-  e = create_error (&r);
-  is_str (e, "linux.resources.memory.kernel: must be -1 (unlimited) or a number of bytes",
-          "a kernel memory limit below -1 is refused");
-  free (e);
+  {
+    /* The values the kernel would refuse, the parser refuses first
+       (spec/parse-resources.c, for create and update alike). */
+    const char doc[] = "{\"memory\":{\"kernel\":-2}}";
+    ab_error_t verr = { 0 };
+    struct ab_resources *v = ab_resources_parse (doc, sizeof doc - 1, "resources.json", &verr);
+    ok (v == NULL && strcmp (verr.msg, "resources.json: memory.kernel: -2 is out of range (-1 to 9223372036854775807)") == 0,
+        "a kernel memory limit below -1 is refused (%s)", verr.msg);
+    ab_resources_free (v);
+  }
 
   if (!t_own_dir ("net_cls"))
     {

@@ -8,6 +8,23 @@
 #include "netns/egress-internal.h"
 #include "tests/unit/tap.h"
 
+
+/* The annotations' policy, narrowed by a baseline (NULL: none), as the
+   plan makes the effective one (runtime/plan/plan.c). */
+static int
+policy_parse (const struct ab_kvlist *annotations, const struct ab_egress_policy *baseline,
+              struct ab_egress_policy *out, ab_error_t *err)
+{
+  struct ab_egress_policy run = { 0 };
+  int r = ab_egress_policy_parse (annotations, &run, err);
+
+  memset (out, 0, sizeof *out);
+  if (r == 0)
+    r = ab_egress_policy_narrow (baseline, &run, out, err);
+  ab_egress_policy_free (&run);
+  return r;
+}
+
 static struct ab_kv kv[3];
 static struct ab_kvlist annots;
 
@@ -32,7 +49,7 @@ parse_err (const char *allow, const char *deny, const char *pins)
   struct ab_egress_policy p;
 
   memset (&err, 0, sizeof err);
-  if (ab_egress_policy_parse (mk (allow, deny, pins), NULL, &p, &err) == 0)
+  if (policy_parse (mk (allow, deny, pins), NULL, &p, &err) == 0)
     {
       ab_egress_policy_free (&p);
       return NULL;
@@ -81,7 +98,7 @@ test_matcher (void)
   struct ab_egress_policy p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (mk ("*.example.com,exact.test", NULL, NULL), NULL, &p, &err) == 0, "parse %s",
+  ok (policy_parse (mk ("*.example.com,exact.test", NULL, NULL), NULL, &p, &err) == 0, "parse %s",
       err.msg);
   is_str (decide (&p, "a.example.com", 443), "allow allow:*.example.com",
           "*.example.com matches a.example.com");
@@ -132,7 +149,7 @@ test_grammar (void)
           "pins are for exact names");
   ok (parse_err ("a.test", NULL, "a.test=010.0.0.1") != NULL, "a dotted quad with a leading zero is refused");
 
-  ok (ab_egress_policy_parse (mk (" a.test:443:8443 , [2001:db8::1]:443, 192.0.2.1 ", "b.test",
+  ok (policy_parse (mk (" a.test:443:8443 , [2001:db8::1]:443, 192.0.2.1 ", "b.test",
                                   "a.test=192.0.2.7,a.test=[2001:db8::7]"),
                               NULL, &p, &err)
           == 0,
@@ -148,11 +165,11 @@ test_grammar (void)
   ok (ports[0] == 80 && ports[1] == 443 && ports[2] == 8443, "sorted without duplicates");
   ab_egress_policy_free (&p);
 
-  ok (ab_egress_policy_parse (mk (NULL, NULL, NULL), NULL, &p, &err) == 0 && !p.enabled,
+  ok (policy_parse (mk (NULL, NULL, NULL), NULL, &p, &err) == 0 && !p.enabled,
       "no annotation and no baseline: the policy is disabled");
   is_str (decide (&p, "a.test", 443), "deny default-deny", "a disabled policy allows nothing");
   ab_egress_policy_free (&p);
-  ok (ab_egress_policy_parse (mk ("", NULL, NULL), NULL, &p, &err) == 0 && p.enabled && p.n_allow == 0,
+  ok (policy_parse (mk ("", NULL, NULL), NULL, &p, &err) == 0 && p.enabled && p.n_allow == 0,
       "an empty allow list is enabled and allows nothing");
   ab_egress_policy_free (&p);
 }
@@ -163,7 +180,7 @@ test_deny (void)
   struct ab_egress_policy p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (
+  ok (policy_parse (
           mk ("*.example.com", "bad.example.com,*.evil.example.com,port.example.com:8443", NULL), NULL, &p,
           &err)
           == 0,
@@ -193,12 +210,12 @@ test_narrowing (void)
   struct ab_egress_policy base, p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (
+  ok (policy_parse (
           mk ("*.github.com,pypi.org:443,files.test", "bad.github.com", "pypi.org=192.0.2.1"), NULL, &base,
           &err)
           == 0,
       "baseline parses");
-  ok (ab_egress_policy_parse (
+  ok (policy_parse (
           mk ("api.github.com,*.x.github.com,pypi.org,other.test", "files.test", "api.github.com=192.0.2.9"),
           &base, &p, &err)
           == 0,
@@ -217,13 +234,13 @@ test_narrowing (void)
       "baseline pins stay; run pins for names the baseline allows are added");
   ab_egress_policy_free (&p);
 
-  ok (ab_egress_policy_parse (mk (NULL, NULL, NULL), &base, &p, &err) == 0, "no run annotations");
+  ok (policy_parse (mk (NULL, NULL, NULL), &base, &p, &err) == 0, "no run annotations");
   is_str (decide (&p, "www.github.com", 443), "allow allow:*.github.com",
           "per-run absent: the baseline applies");
   ab_egress_policy_free (&p);
 
   memset (&err, 0, sizeof err);
-  ok (ab_egress_policy_parse (mk ("api.github.com", NULL, "evil.test=192.0.2.66"), &base, &p, &err) < 0,
+  ok (policy_parse (mk ("api.github.com", NULL, "evil.test=192.0.2.66"), &base, &p, &err) < 0,
       "a run cannot pin a name the baseline does not allow");
   is_str (
       err.msg,
