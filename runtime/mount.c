@@ -130,9 +130,7 @@ ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err)
   /* Nothing we mount may propagate back to the host: make the whole tree a
      slave (or private) first.  "shared" still gets a slave "/" here; the
      rootfs mount itself becomes shared after pivot_root. */
-  if (l && l->rootfs_propagation == AB_ROOTFS_PROP_PRIVATE)
-    root_prop = MS_PRIVATE;
-  if (l && l->rootfs_propagation == AB_ROOTFS_PROP_UNBINDABLE)
+  if (l && (l->rootfs_propagation == AB_PROP_PRIVATE || l->rootfs_propagation == AB_PROP_UNBINDABLE))
     root_prop = MS_PRIVATE;
   if (mount (NULL, "/", NULL, MS_REC | root_prop, NULL) < 0)
     return ab_error_set (err, errno, "make / %s", root_prop == MS_SLAVE ? "rslave" : "rprivate");
@@ -394,6 +392,26 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
       return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR,
                             "%s: source `%s` is %sa directory but the target is %s", what, src,
                             S_ISDIR (st.st_mode) ? "" : "not ", S_ISDIR (ts.st_mode) ? "one" : "not");
+  }
+  /* The parent cloned the source in the host's mount namespace, so a
+     shared source (every mount of a systemd host) gives a tree in the
+     host's peer group: a mount the container made below it would appear
+     on the host.  It becomes a slave first, as a bind made in the
+     container's namespace after ab_rootfs_prepare's rslave would (runc):
+     the host's mounts still come in, none goes out.  Private for
+     rootfsPropagation private or unbindable, as "/" is then.  Also for
+     shared and rshared, where runc keeps such a bind a peer (Kubernetes'
+     Bidirectional volumes): the container's mounts never reach the host
+     here (audit rule AB-MNT-011); a shared option of the mount or the
+     rootfs makes it shared on top of that, for namespaces nested in the
+     container. */
+  {
+    int rp = ctx->spec->linux_ ? ctx->spec->linux_->rootfs_propagation : AB_PROP_NONE;
+    struct mount_attr a = { .propagation = rp == AB_PROP_PRIVATE || rp == AB_PROP_UNBINDABLE ? MS_PRIVATE
+                                                                                            : MS_SLAVE };
+    if (mount_setattr (tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+      return ab_error_set (err, errno, "%s: make the bind of `%s` a %s", what, src,
+                           a.propagation == MS_SLAVE ? "slave" : "private mount");
   }
   if (set_attrs (tree, m, true, what, err) < 0)
     return -1;
@@ -778,13 +796,10 @@ ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err)
   const struct ab_linux *l = ctx->spec->linux_;
 
   ab_set_step ("rootfs");
-  if (l && l->rootfs_propagation != AB_ROOTFS_PROP_UNSET)
+  /* "shared" and "rshared" alike: the whole tree, as runc's r-words. */
+  if (l && l->rootfs_propagation != AB_PROP_NONE)
     {
-      unsigned long f = l->rootfs_propagation == AB_ROOTFS_PROP_SHARED       ? MS_SHARED
-                        : l->rootfs_propagation == AB_ROOTFS_PROP_SLAVE      ? MS_SLAVE
-                        : l->rootfs_propagation == AB_ROOTFS_PROP_UNBINDABLE ? MS_UNBINDABLE
-                                                                             : MS_PRIVATE;
-      if (mount (NULL, "/", NULL, MS_REC | f, NULL) < 0)
+      if (mount (NULL, "/", NULL, MS_REC | propagation_flag (l->rootfs_propagation), NULL) < 0)
         return ab_error_set (err, errno, "linux.rootfsPropagation: set propagation of /");
     }
   if (ctx->spec->root.readonly)

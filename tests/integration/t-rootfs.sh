@@ -1,0 +1,89 @@
+#!/bin/bash
+# The container's root filesystem as runc-compatible callers shape it:
+# linux.rootfsPropagation in the recursive spellings containerd's CRI
+# writes (rslave, rshared), every effect checked from the host: a mount the
+# host makes under a shared volume shows inside, a mount the container makes
+# never reaches the host: a bind volume is a slave of its source, even with
+# rshared (where runc makes it a peer).
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands create start run delete
+plan_later
+
+caps_admin=()
+for set in bounding effective permitted; do
+  caps_admin+=("process.capabilities.$set=[\"CAP_SYS_ADMIN\",\"CAP_KILL\",\"CAP_AUDIT_WRITE\",\"CAP_NET_BIND_SERVICE\"]")
+done
+
+# host_mounted DIR: DIR is a mount point in the host's mount table.
+host_mounted () { awk -v d="$1" '$5 == d { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+
+# ---- rootfsPropagation: rslave, rshared, rprivate; binds by default ----------------------------------
+# The volume is a shared mount on the host.  The container (CAP_SYS_ADMIN)
+# mounts a tmpfs on /vol/fromctr and says so; the host then mounts a tmpfs
+# with a marker file on the volume's fromhost and says so; the container
+# prints the marker if that mount reached it.  From the host: whether the
+# container's tmpfs is in the host's mount table.
+# vol_test PROP IN OUT: rootfsPropagation PROP ("default": none), whether
+# the host's mount must reach the container, whether the container's must
+# reach the host.
+vol_test ()
+{
+  local prop=$1 in=$2 out=$3 id st vol=$T/vol-$1 edit="linux.rootfsPropagation:=$1"
+  [ "$prop" = default ] && edit=process.noNewPrivileges=true
+  mkdir -p "$vol"
+  mount --bind "$vol" "$vol" && mount --make-shared "$vol" || { ok 1 "$prop: shared host volume"; return; }
+  mkdir -p "$vol/fromctr" "$vol/fromhost"
+  make_bundle "$T/prop-$prop" "${caps_admin[@]}" process.noNewPrivileges=true "$edit" \
+    "mounts+={\"destination\":\"/vol\",\"type\":\"bind\",\"source\":\"$vol\",\"options\":[\"rbind\"]}" \
+    'process.args=["/bin/sh","-c","mount -t tmpfs ctr /vol/fromctr && touch /vol/fromctr/ctr-file && echo ready >/vol/ready && i=0; while [ ! -s /vol/host-done ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; cat /vol/fromhost/host-file 2>/dev/null || echo none"]'
+  id=$(new_id)
+  start_bg "$id" "$T/prop-$prop"
+  ok $? "$prop: a container with linux.rootfsPropagation \"$prop\" starts"
+  wait_for_file "$vol/ready" 20 || diag "$prop: no ready file; stderr: $(head -3 "$T/prop-$prop/stderr")"
+  mount -t tmpfs host "$vol/fromhost" && echo "from the host" >"$vol/fromhost/host-file"
+  echo done >"$vol/host-done"
+  wait_for_status "$id" stopped 30
+  if [ "$in" = yes ]; then
+    is "$(cat "$T/prop-$prop/stdout")" "from the host" \
+      "$prop: a tmpfs the host mounts under the shared volume afterwards shows inside the container"
+  else
+    is "$(cat "$T/prop-$prop/stdout")" none "$prop: a tmpfs the host mounts under the volume afterwards stays out"
+  fi
+  host_mounted "$vol/fromctr"
+  st=$?
+  if [ "$out" = yes ]; then
+    ok $st "$prop: the container's tmpfs on /vol/fromctr reaches the host (mounts propagate both ways)"
+  else
+    isnt $st 0 "$prop: the container's tmpfs on /vol/fromctr does not reach the host"
+    [ ! -e "$vol/fromctr/ctr-file" ]
+    ok $? "$prop: ... and the file written in it is not in the host's directory"
+  fi
+  rt delete --force "$id" >/dev/null 2>&1
+  umount -l "$vol/fromctr" 2>/dev/null
+  umount -l "$vol/fromhost" 2>/dev/null
+  umount -l "$vol"
+}
+vol_test rslave yes no
+vol_test rshared yes no
+vol_test rprivate no no
+# No rootfsPropagation: runc's rslave.  The bind's tree was cloned in the
+# host's mount namespace, where the source is shared: it must still not
+# carry the container's mounts out.
+vol_test default yes no
+
+# validate and audit take each recursive word as its plain form: validate
+# passes, and audit's report (the bundle path aside) is the plain word's.
+if agentbox_only 8; then
+  for w in shared slave private unbindable; do
+    make_bundle "$T/v-$w" "linux.rootfsPropagation:=$w" >/dev/null
+    make_bundle "$T/v-r$w" "linux.rootfsPropagation:=r$w" >/dev/null
+    out=$(rt validate --bundle "$T/v-r$w" 2>&1)
+    is "$?:$out" "0:" "validate accepts rootfsPropagation r$w"
+    "$RUNTIME" audit --bundle "$T/v-$w" --format json 7>&- 2>&1 | sed "s|$T/v-$w|BUNDLE|g" >"$T/a-$w.json"
+    "$RUNTIME" audit --bundle "$T/v-r$w" --format json 7>&- 2>&1 | sed "s|$T/v-r$w|BUNDLE|g" >"$T/a-r$w.json"
+    [ -s "$T/a-r$w.json" ] && cmp -s "$T/a-$w.json" "$T/a-r$w.json"
+    ok $? "audit reports rootfsPropagation r$w exactly as $w"
+  done
+fi
+
+done_testing
