@@ -1,10 +1,13 @@
 #!/bin/bash
-# The container's root filesystem as runc-compatible callers shape it:
-# linux.rootfsPropagation in the recursive spellings containerd's CRI
-# writes (rslave, rshared), every effect checked from the host: a mount the
-# host makes under a shared volume shows inside, a mount the container makes
-# never reaches the host: a bind volume is a slave of its source, even with
-# rshared (where runc makes it a peer).
+# The container's root filesystem as runc-compatible callers shape it, every
+# effect checked from the host:
+#  - linux.rootfsPropagation in the recursive spellings containerd's CRI
+#    writes (rslave, rshared): a mount the host makes under a shared volume
+#    shows inside, a mount the container makes never reaches the host (a
+#    bind volume is a slave of its source, even with rshared, where runc
+#    makes it a peer);
+#  - a mount destination that is a dangling symlink to a host path is made
+#    where the link points inside the rootfs, never on the host.
 . "$(dirname "$0")/lib.sh"
 require_runtime_commands create start run delete
 plan_later
@@ -13,6 +16,18 @@ caps_admin=()
 for set in bounding effective permitted; do
   caps_admin+=("process.capabilities.$set=[\"CAP_SYS_ADMIN\",\"CAP_KILL\",\"CAP_AUDIT_WRITE\",\"CAP_NET_BIND_SERVICE\"]")
 done
+
+# run_in BUNDLE: `run` it to completion (stdout and stderr in BUNDLE); its status.
+run_in ()
+{
+  local id st
+  id=$(new_id)
+  rt run --bundle "$1" "$id" </dev/null >"$1/stdout" 2>"$1/stderr"
+  st=$?
+  [ "$st" = 0 ] || diag "$(head -3 "$1/stderr")"
+  rt delete --force "$id" >/dev/null 2>&1
+  return $st
+}
 
 # host_mounted DIR: DIR is a mount point in the host's mount table.
 host_mounted () { awk -v d="$1" '$5 == d { f = 1 } END { exit !f }' /proc/self/mountinfo; }
@@ -85,5 +100,29 @@ if agentbox_only 8; then
     ok $? "audit reports rootfsPropagation r$w exactly as $w"
   done
 fi
+
+# ---- a mount destination that is a dangling symlink -------------------------------------------------
+# runc resolves it beneath the rootfs (securejoin) and makes the target
+# there.  Links to a host path (absolute, and climbing with ../..): the
+# mounts land inside the rootfs, nothing appears on the host.
+mkdir -p "$T/dsrc" && echo bound >"$T/dsrc-file"
+make_bundle "$T/dangle" process.noNewPrivileges=true \
+  'mounts+={"destination":"/mnt-abs","type":"tmpfs","source":"tmpfs","options":["nosuid"]}' \
+  "mounts+={\"destination\":\"/mnt-up\",\"type\":\"bind\",\"source\":\"$T/dsrc\",\"options\":[\"rbind\"]}" \
+  "mounts+={\"destination\":\"/etc/mnt-file\",\"type\":\"bind\",\"source\":\"$T/dsrc-file\",\"options\":[\"bind\"]}" \
+  "process.args=[\"/bin/sh\",\"-c\",\"touch /mnt-abs/in-tmpfs && ls /mnt-up >/dev/null && cat /etc/mnt-file && grep -c '$T/host-' /proc/self/mountinfo\"]"
+ln -s "$T/host-abs" "$T/dangle/rootfs/mnt-abs"
+ln -s "../../../../../../../../..$T/host-up" "$T/dangle/rootfs/mnt-up"
+ln -s "$T/host-file" "$T/dangle/rootfs/etc/mnt-file"
+run_in "$T/dangle"
+ok $? "mounts onto dangling symlinks to host paths (absolute, ../../.., a file) run"
+is "$(cat "$T/dangle/stdout")" "bound
+3" "... the three mounts are where the links point, seen from inside"
+[ ! -e "$T/host-abs" ] && [ ! -e "$T/host-up" ] && [ ! -e "$T/host-file" ]
+ok $? "... nothing appears at those paths on the host"
+is "$(stat -c %F "$T/dangle/rootfs$T/host-abs" "$T/dangle/rootfs$T/host-up" "$T/dangle/rootfs$T/host-file" 2>&1)" \
+  "directory
+directory
+regular empty file" "... the mount points are made inside the rootfs (directories, and a file for the file bind)"
 
 done_testing
