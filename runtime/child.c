@@ -204,6 +204,8 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   if (ab_pivot_root (mc, err) < 0)
     return -1;
   mc->rootfd = -1; /* closed by execve (util.h) */
+  if (ab_cwd_make (s->process->cwd, err) < 0)
+    return -1;
   if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
       || (l && ab_paths_protect (&l->readonly_paths, &l->masked_paths, err) < 0)
       || ab_root_finalize (mc, err) < 0)

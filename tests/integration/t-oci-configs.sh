@@ -110,17 +110,14 @@ is $? 0 "exec under the same profile (inherited from the config) runs"
 ok "$([ -f "$T/ex/out/sub/exec-marker" ]; echo $?)" "... in the --cwd it was given, seen from the host"
 rt delete --force "$id" >/dev/null 2>&1
 
-# ---- a missing cwd is a clear error, and nothing starts ----------------------
-# (runc creates a missing cwd; agentbox reports it: the rootfs is the
-# image's, and a cwd it lacks is a config mistake worth one line.)
+# ---- a missing cwd is made, as runc makes it ---------------------------------
+# (before the filter: this profile lacks openat2, which the lookup uses)
 
-if is_agentbox; then
-  make_bundle --out "$T/missing" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
-    'process.args=["/bin/abtest","touch","/out/ran"]' process.cwd:=/no/such/dir
-  isnt "$(run_in "$T/missing")" 0 "a cwd that does not exist in the rootfs fails the run"
-  ok "$([ ! -e "$T/missing/out/ran" ]; echo $?)" "... before the process ran"
-  like "$(cat "$T/missing/stderr")" 'process.cwd.*/no/such/dir.*No such file' "... and the error names process.cwd, the path and the cause"
-fi
+make_bundle --out "$T/missing" "${cap_edits[@]}" "$profile" process.noNewPrivileges=false \
+  'process.args=["/bin/abtest","touch","/out/ran"]' process.cwd:=/no/such/dir
+is "$(run_in "$T/missing")" 0 "a cwd that does not exist in the rootfs is made and the process runs"
+ok "$([ -e "$T/missing/out/ran" ] && [ -d "$T/missing/rootfs/no/such/dir" ]; echo $?)" \
+  "... the directory is in the rootfs, seen from the host"
 
 # ---- a bind mount with filesystem options, as the suite's mounts test writes --
 

@@ -6,6 +6,8 @@
 #    shows inside, a mount the container makes never reaches the host (a
 #    bind volume is a slave of its source, even with rshared, where runc
 #    makes it a peer);
+#  - a process.cwd that does not exist is made, as runc makes it, beneath
+#    the root: a link on the way never leads to the host;
 #  - a mount destination that is a dangling symlink to a host path is made
 #    where the link points inside the rootfs, never on the host.
 . "$(dirname "$0")/lib.sh"
@@ -99,6 +101,52 @@ if agentbox_only 8; then
     [ -s "$T/a-r$w.json" ] && cmp -s "$T/a-$w.json" "$T/a-r$w.json"
     ok $? "audit reports rootfsPropagation r$w exactly as $w"
   done
+fi
+
+# ---- process.cwd that does not exist -----------------------------------------------------------------
+# runc makes it (os.MkdirAll after pivot_root, as the container's root,
+# 0755), before the root is made read-only (the base config's root is).
+# A link on the way, dangling or not, is followed inside the root: the
+# host directory it names by its host path must stay untouched.
+umask 022
+make_bundle "$T/cwd" 'process.cwd:=/work/deep/dir' 'process.user={"uid":65534,"gid":65534}' \
+  'process.args=["/bin/abtest","cwd"]'
+run_in "$T/cwd"
+ok $? "a container whose process.cwd /work/deep/dir is missing runs (root.readonly, uid 65534)"
+is "$(sed -n 's/^ino=//p' "$T/cwd/stdout")" "$(stat -c %i "$T/cwd/rootfs/work/deep/dir" 2>&1)" \
+  "... in that directory of the rootfs (its inode, from the host)"
+is "$(stat -c '%F %u:%g %a' "$T/cwd/rootfs/work" "$T/cwd/rootfs/work/deep/dir" 2>&1)" \
+  "directory 0:0 755
+directory 0:0 755" "... made in the rootfs with every missing level, owned by the container's root, 0755 (as runc)"
+
+mkdir -p "$T/host-cwd" "$T/host-cwd-up"
+make_bundle "$T/cwdlink" 'process.cwd:=/evil/sub' 'process.args=["/bin/abtest","cwd"]'
+ln -s "$T/host-cwd" "$T/cwdlink/rootfs/evil"
+run_in "$T/cwdlink"
+ok $? "a cwd whose parent is a symlink to a host directory (by its host path) runs"
+[ ! -e "$T/host-cwd/sub" ]
+ok $? "... nothing is made in the host directory"
+is "$(sed -n 's/^ino=//p' "$T/cwdlink/stdout")" "$(stat -c %i "$T/cwdlink/rootfs$T/host-cwd/sub" 2>&1)" \
+  "... the link is followed inside the rootfs, the cwd made and entered there"
+make_bundle "$T/cwdup" 'process.cwd:=/evil/sub' 'process.args=["/bin/abtest","cwd"]'
+ln -s "../../../../../../../../../..$T/host-cwd-up" "$T/cwdup/rootfs/evil"
+run_in "$T/cwdup"
+ok $? "a cwd below a ../../.. symlink climbing to a host directory runs"
+[ ! -e "$T/host-cwd-up/sub" ]
+ok $? "... nothing is made in the host directory"
+is "$(sed -n 's/^ino=//p' "$T/cwdup/stdout")" "$(stat -c %i "$T/cwdup/rootfs$T/host-cwd-up/sub" 2>&1)" \
+  "... the climb stops at the rootfs, the cwd is made and entered inside it"
+
+# exec makes no cwd (runc's exec neither): a missing --cwd is an error.
+if "$RUNTIME" exec --help </dev/null >/dev/null 2>&1 7>&-; then
+  make_bundle "$T/cwdexec" 'process.args=["/bin/abtest","sleep","60"]'
+  id=$(new_id)
+  start_bg "$id" "$T/cwdexec"
+  rt exec --cwd /not/there "$id" /bin/abtest true </dev/null >/dev/null 2>"$T/cwdexec/exec.err"
+  isnt $? 0 "exec with a --cwd missing in the container fails"
+  [ ! -e "$T/cwdexec/rootfs/not" ]
+  ok $? "... and makes nothing in the rootfs"
+  rt delete --force "$id" >/dev/null 2>&1
 fi
 
 # ---- a mount destination that is a dangling symlink -------------------------------------------------
