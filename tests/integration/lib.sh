@@ -417,7 +417,7 @@ cg_read ()
 }
 
 # cg_frozen PID: "<v2 cgroup.freeze> <v1 freezer.state>" of PID's cgroup
-# (either may be the one in use on a hybrid host: agentbox uses v2, runc v1).
+# (on a hybrid host agentbox freezes both, runc v1 only).
 cg_frozen ()
 {
   echo "$(cat "$(cg_dir "$1" unified)/cgroup.freeze" 2>/dev/null) $(cat "$(cg_dir "$1" freezer)/freezer.state" 2>/dev/null)"

@@ -9,6 +9,19 @@
 require_runtime_commands create start state kill delete pause resume ps update
 plan_later
 
+# freezer_view PID [V1 V2]: "<v1 freezer.state> <v2 cgroup.events frozen>"
+# of PID's cgroup on the host, "-" for a freezer it does not have; with V1
+# and V2, what it would read if each it has said that.
+freezer_view ()
+{
+  local d v1=- v2=-
+  if d=$(cg_dir "$1" freezer) && [ -e "$d/freezer.state" ]; then v1=${2:-$(cat "$d/freezer.state")}; fi
+  if d=$(cg_dir "$1" unified) && [ -e "$d/cgroup.freeze" ]; then
+    v2=${3:-$(awk '$1 == "frozen" { print $2 }' "$d/cgroup.events")}
+  fi
+  echo "$v1 $v2"
+}
+
 # tick BUNDLE: the ticker's last count (host side), or "none".
 tick () { cat "$1/out/tick" 2>/dev/null || echo none; }
 
@@ -52,9 +65,30 @@ out=$(rt ps --format json "$id")
 ok $? "ps works on a paused container"
 like "$out" "\\b$pid\\b" "and lists its init"
 
+# Every freezer of the container's cgroup holds it, read on the host: v1's
+# freezer.state (what runc, podman, containerd and monitoring read on a
+# hybrid host) and v2's cgroup.events; the processes are in the v1
+# refrigerator (state D); ps lists the freezer cgroup's processes.
+fz_want=$(freezer_view "$pid" FROZEN 1)
+is "$(freezer_view "$pid")" "$fz_want" "on the host the container's freezers say frozen ($fz_want)"
+if fzdir=$(cg_dir "$pid" freezer) && [ -e "$fzdir/cgroup.procs" ]; then
+  procs=$(sort -n "$fzdir/cgroup.procs")
+  is "$(for p in $procs; do sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$p/status"; done | sort -u)" D \
+    "... and every process of its v1 freezer cgroup is held in the refrigerator (state D)"
+  is "$(rt ps --format json "$id" | tr -d '[] ' | tr ',' '\n' | sort -n)" "$procs" \
+    "... ps lists exactly the processes of that cgroup"
+else
+  skip "no v1 freezer hierarchy on this host" 2
+fi
+# A signal other than SIGKILL waits for resume: the container stays paused.
+rt kill --all "$id" WINCH
+ok $? "kill --all WINCH to the paused container succeeds"
+is "$(state_of "$id"):$(freezer_view "$pid")" "paused:$fz_want" "... it stays paused: state and freezers agree"
+
 rt resume "$id"
 ok $? "resume succeeds"
 is "$(state_of "$id")" running "state says running again"
+is "$(freezer_view "$pid")" "$(freezer_view "$pid" THAWED 0)" "... and every freezer on the host says thawed"
 wait_tick_after "$T/ticker" "$before"
 ok $? "after resume the count moves again"
 rt resume "$id" >/dev/null 2>&1
