@@ -175,16 +175,19 @@ map_mount (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m)
     {
       char attrs[512];
       attrs_text (m, attrs, sizeof attrs);
-      snprintf (
-          mech, sizeof mech,
-          "fsopen(cgroup2), whatever the type says, fsmount with %s: the container's cgroup namespace%s%s",
-          attrs,
-          a->f.ns_new[AB_NS_CGROUP] ? " shows only its own subtree" : " is the host's: the whole host tree",
-          a->f.userns && !a->f.ns_new[AB_NS_CGROUP]
-              ? "; in a user namespace without cgroup namespace: a read-only bind of the container's own "
-                "cgroup2 directory instead"
-              : "");
-      note = "runc mounts the v1 hierarchies on a v1 or hybrid host";
+      snprintf (mech, sizeof mech,
+                "%sthe v2 tree: %s (%s)",
+                strcmp (m->type, "cgroup") == 0
+                    ? "on a v1 or hybrid host, as runc: a read-only tmpfs with one read-only bind per hierarchy "
+                      "of the container's own cgroup, named as the host's mount point (memory, cpu,cpuacct "
+                      "with cpu and cpuacct symlinks, ..., unified); otherwise "
+                    : "",
+                a->f.ns_new[AB_NS_CGROUP]
+                    ? "fsopen(cgroup2) in the container's cgroup namespace, its own subtree only (a read-only "
+                      "bind of its cgroup2 directory where that namespace's owner may not mount)"
+                    : "a read-only bind of the container's own cgroup2 directory, never a new superblock in "
+                      "the host's cgroup namespace",
+                attrs);
     }
   else if (m->type && strcmp (m->type, "sysfs") == 0)
     {

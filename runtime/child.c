@@ -252,6 +252,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     .root_tree = -1,
     .userns = c->plan->new_user,
     .cgroupns = c->plan->new_cgroup || c->plan->join_fd[AB_NS_CGROUP] >= 0,
+    .cg = c->cg,
     .idmap_fds = NULL,
     .fresh = NULL,
     .fresh_fd = -1,

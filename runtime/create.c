@@ -660,6 +660,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ctx.foreground = o->foreground;
   ctx.allow_setgroups = !rootless;
 
+  ctx.cg = c->cg;
   if (ab_cgroup_selfjoin_open (c->cg, &ctx.cg_join, &ctx.n_cg_join, err) < 0)
     goto fail;
 

@@ -28,6 +28,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-security.sh \
 	tests/integration/t-hooks.sh \
 	tests/integration/t-cgroups.sh \
+	tests/integration/t-cgroup-view.sh \
 	tests/integration/t-sandbox.sh \
 	tests/integration/t-oci-configs.sh \
 	tests/integration/t-rootfs.sh \

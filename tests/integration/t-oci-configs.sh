@@ -206,21 +206,25 @@ like "$(awk '$5 == "/data"' "$T/order/stdout")" ' shared:[0-9]+ ' "... the \"sha
 # namespace.  A new cgroup2 superblock made there would show the host's whole
 # tree (every other container's cgroup) and would reset the host's
 # system-wide cgroup2 options; agentbox binds the container's own cgroup
-# read-only instead.  From the host: a sibling cgroup made next to the
-# container's must not be visible to it.
+# read-only instead (at /sys/fs/cgroup on a v2 host; at its unified
+# directory where v1 hierarchies are mounted too: t-cgroup-view.sh).  From
+# the host: a sibling cgroup made next to the container's must not be
+# visible to it.
 own2=$(sed -n 's/^0:://p' /proc/self/cgroup)
 read -r root2 mnt2 < <(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break; if ($(i + 1) == "cgroup2") { print $4, $5; exit } }' /proc/self/mountinfo)
+cgv2=/sys/fs/cgroup
+grep -q ' - cgroup ' /proc/self/mountinfo && cgv2=/sys/fs/cgroup/${mnt2##*/}
 if agentbox_only 4 && [ -n "${mnt2:-}" ]; then
   rel2=${own2#"${root2%/}"}
   sib="$mnt2${rel2%/}/abtest-sib-$$"
   mkdir "$sib"
-  make_bundle "$T/cgview" 'process.args=["/bin/abtest","ls","/sys/fs/cgroup"]'
+  make_bundle "$T/cgview" "process.args=[\"/bin/abtest\",\"ls\",\"$cgv2\"]"
   is "$(run_in "$T/cgview")" 0 "a cgroup mount in a config without a cgroup namespace runs"
   unlike "$(cat "$T/cgview/stdout")" "abtest-sib-$$" "... the container does not see a sibling cgroup the host made next to its own"
   like "$(cat "$T/cgview/stdout")" 'cgroup.procs' "... it sees its own cgroup's files"
   make_bundle "$T/cgview-ro" 'process.args=["/bin/abtest","cat","/proc/self/mountinfo"]'
   run_in "$T/cgview-ro" >/dev/null
-  like "$(awk '$5 == "/sys/fs/cgroup"' "$T/cgview-ro/stdout")" '^[0-9]+ [0-9]+ [0-9:]+ /[^ ]*agentbox-[^ ]* /sys/fs/cgroup ro,' \
+  like "$(awk -v d="$cgv2" '$5 == d' "$T/cgview-ro/stdout")" "^[0-9]+ [0-9]+ [0-9:]+ /[^ ]*agentbox-[^ ]* $cgv2 ro," \
     "... which is its own cgroup directory, mounted read-only"
   rmdir "$sib"
 fi
