@@ -72,10 +72,6 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
   if (l == NULL || !l->ns[AB_NS_MOUNT].present)
     return ab_error_setc (err, AB_EC_CONFIG, 0,
                           "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
-  if (l->ns[AB_NS_MOUNT].path)
-    return ab_error_setc (
-        err, AB_EC_CONFIG, 0,
-        "config.json: linux.namespaces: joining a mount namespace by path is not supported");
   if (l->intel_rdt)
     {
       struct stat st;
