@@ -22,6 +22,7 @@
 
 #include "runtime/kernel-compat.h"
 #include "runtime/log.h"
+#include "runtime/mount-internal.h"
 #include "runtime/mount.h"
 #include "runtime/resolve.h"
 #include "runtime/util.h"
@@ -232,8 +233,8 @@ fsconfig_sb_flags (int fsfd, unsigned long ms, const char *what, ab_error_t *err
 }
 
 /* A new filesystem instance as a detached mount fd. */
-static int
-make_fs (const char *type, const char *source, unsigned long ms, const char *data, const char *what,
+int
+ab_mount_make_fs (const char *type, const char *source, unsigned long ms, const char *data, const char *what,
          ab_error_t *err)
 {
   _cleanup_close_ int fsfd = fsopen (type, FSOPEN_CLOEXEC);
@@ -292,8 +293,8 @@ set_attrs (int mfd, const struct ab_mount *m, bool apply_top, const char *what, 
   return 0;
 }
 
-static int
-set_propagation (int target_fd, const struct ab_mount *m, const char *what, ab_error_t *err)
+int
+ab_mount_set_propagation (int target_fd, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
   struct mount_attr a = { 0 };
 
@@ -319,7 +320,7 @@ set_propagation_at (struct ab_mount_ctx *ctx, const struct ab_mount *m, const ch
   now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
   if (now < 0)
     return ab_error_prefix (err, "%s", what);
-  return set_propagation (now, m, what, err);
+  return ab_mount_set_propagation (now, m, what, err);
 }
 
 /* Since Linux 6.8 /proc/self/mountinfo lists mounts in the order they were
@@ -540,8 +541,8 @@ fresh_target (struct ab_mount_ctx *ctx, const char *dest)
   return openat (ctx->fresh_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static int
-do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+int
+ab_mount_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
   _cleanup_close_ int mfd = -1;
   _cleanup_close_ int target = -1;
@@ -554,7 +555,7 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
   if (target < 0)
     return ab_error_prefix (err, "%s", what);
   /* One mount(2) where nothing needs the detached mount: no copy-up, no
-     recursive attributes.  Its flags are those of make_fs (superblock
+     recursive attributes.  Its flags are those of ab_mount_make_fs (superblock
      flags go with mount(2) as they are).  The kernel refuses a target that
      is not a directory (ENOTDIR).  If it fails, the checks and the
      fd-based way follow: they either work (sysfs below) or say why. */
@@ -579,7 +580,7 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
   if (!S_ISDIR (ts.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: target `%s` is not a directory", what,
                           m->destination);
-  mfd = make_fs (type, m->source, m->flags, m->data, what, err);
+  mfd = ab_mount_make_fs (type, m->source, m->flags, m->data, what, err);
   if (mfd < 0 && strcmp (type, "sysfs") == 0 && ctx->userns && err && err->errnum == EPERM)
     {
       /* sysfs can only be mounted by the owner of the network namespace:
@@ -624,201 +625,7 @@ do_remount (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what
     return ab_error_prefix (err, "%s", what);
   if (set_attrs (target, m, true, what, err) < 0)
     return -1;
-  return set_propagation (target, m, what, err);
-}
-
-/* Our own cgroup in the host's cgroup2 mount, e.g.
-   /sys/fs/cgroup/unified/agentbox-x: from /proc/self/cgroup ("0::/path")
-   and the cgroup2 line of /proc/self/mountinfo (mount point, mount root). */
-static char *
-own_cgroup2_dir (void)
-{
-  _cleanup_fclose_ FILE *f = fopen ("/proc/self/cgroup", "re");
-  _cleanup_fclose_ FILE *mi = NULL;
-  char line[4096], own[4096] = "";
-  char *res = NULL;
-
-  if (f == NULL)
-    return NULL;
-  while (fgets (line, sizeof line, f))
-    if (strncmp (line, "0::", 3) == 0)
-      {
-        snprintf (own, sizeof own, "%s", line + 3);
-        own[strcspn (own, "\n")] = '\0';
-      }
-  if (own[0] != '/')
-    return NULL;
-  mi = fopen ("/proc/self/mountinfo", "re");
-  if (mi == NULL)
-    return NULL;
-  while (res == NULL && fgets (line, sizeof line, mi))
-    {
-      char *sep = strstr (line, " - cgroup2 ");
-      char root[4096], mp[4096];
-      size_t rl;
-      if (sep == NULL || sscanf (line, "%*d %*d %*s %4095s %4095s", root, mp) != 2)
-        continue;
-      rl = strlen (root);
-      if (strcmp (root, "/") == 0)
-        res = xasprintf ("%s%s", mp, own);
-      else if (strncmp (own, root, rl) == 0 && (own[rl] == '/' || own[rl] == '\0'))
-        res = xasprintf ("%s%s", mp, own + rl);
-    }
-  return res;
-}
-
-/* The container's own cgroup directory, bound read-only: what a config's
-   cgroup mount gives a container without a cgroup namespace of its own.
-   A new cgroup2 superblock there would be made in the host's (initial)
-   cgroup namespace, where
-   - it shows the whole host tree: every other container's cgroup, its
-     limits and usage (other tenants' names and activity);
-   - its mount options are system-wide: the kernel applies them to the
-     host's cgroup2 root (apply_cgroup_root_flags), so a mount without
-     nsdelegate/memory_recursiveprot turns those off for the whole machine
-     (on systemd hosts, the delegation boundary);
-   - it waits on the cgroup locks the host's cgroup work holds: 8-14 ms in
-     a quarter of the runs measured here (docs/benchmarks.md).
-   In a user namespace the mount is refused anyway (only the owner of the
-   cgroup namespace may mount); runc binds the cgroup directory there too. */
-static int
-do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *dir, const char *what,
-                ab_error_t *err)
-{
-  _cleanup_close_ int tree = -1;
-  _cleanup_close_ int target = -1;
-  struct mount_attr a
-      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
-
-  if (dir == NULL)
-    return ab_error_setc (err, AB_EC_SETUP, ENOENT, "%s: no cgroup2 hierarchy to show the container", what);
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
-  if (target < 0)
-    return ab_error_prefix (err, "%s", what);
-  tree = open_tree (AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (tree < 0)
-    return ab_error_set (err, errno, "%s: open `%s`", what, dir);
-  if (mount_setattr (tree, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
-    return ab_error_set (err, errno, "%s: make `%s` read-only", what, dir);
-  return ab_move_mount_fd (tree, target, m->destination, err) < 0 ? ab_error_prefix (err, "%s", what) : 0;
-}
-
-/* A read-only bind of one host cgroup directory onto target_fd. */
-static int
-bind_cgroup_dir (const char *dir, int target_fd, const char *name, const char *what, ab_error_t *err)
-{
-  _cleanup_close_ int tree = -1;
-  struct mount_attr a
-      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
-
-  /* Not recursive: a mount someone made below the cgroup on the host is
-     not the container's to see. */
-  tree = open_tree (AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (tree < 0)
-    return ab_error_set (err, errno, "%s: open `%s`", what, dir);
-  if (mount_setattr (tree, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
-    return ab_error_set (err, errno, "%s: make `%s` read-only", what, dir);
-  return ab_move_mount_fd (tree, target_fd, name, err) < 0 ? ab_error_prefix (err, "%s", what) : 0;
-}
-
-#define CG_VIEWS_MAX 32
-
-/* A "cgroup" mount on a v1 or hybrid host, as runc makes it: a tmpfs with
-   one directory per hierarchy, named as the host's mount point (memory,
-   cpu,cpuacct, pids, ..., unified), each a read-only bind of the
-   container's own cgroup there, so that memory/memory.limit_in_bytes,
-   pids/pids.max or cpu/cpu.cfs_quota_us show the container's limits to
-   the JVMs and build tools that size themselves by them; a symlink per
-   controller of a co-mounted hierarchy (cpu -> cpu,cpuacct); then the
-   tmpfs is made read-only.  Only the hierarchies the container has a
-   cgroup of its own in: the root of each bind is that cgroup, so neither
-   the host's other cgroups nor the container's parent can be seen or
-   reached through it (".." stops at a mount's root), and a limit cannot be
-   raised from inside.  With a cgroup namespace the container's cgroup is
-   also "/" in /proc/self/cgroup and in mountinfo; binding it rather than
-   mounting a v1 hierarchy anew keeps the host's mount options out of
-   reach.  The v2 tree alone on a v2 host stays do_cgroup's. */
-static int
-do_cgroup_v1 (struct ab_mount_ctx *ctx, const struct ab_mount *m, const struct ab_cgroup_view *v, size_t n,
-              const char *what, ab_error_t *err)
-{
-  _cleanup_close_ int target = -1, mfd = -1;
-  struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
-  size_t i;
-
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
-  if (target < 0)
-    return ab_error_prefix (err, "%s", what);
-  mfd = make_fs ("tmpfs", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755", what, err);
-  if (mfd < 0)
-    return -1;
-  /* Names made in the detached tmpfs, ours alone: no link can be there. */
-  for (i = 0; i < n; i++)
-    if (mkdirat (mfd, v[i].name, 0555) < 0 && errno != EEXIST)
-      return ab_error_set (err, errno, "%s: mkdir `%s`", what, v[i].name);
-  for (i = 0; i < n; i++)
-    {
-      const char *p = v[i].controllers;
-      while (p && *p)
-        {
-          const char *end = strchrnul (p, ',');
-          _cleanup_free_ char *c = xstrndup (p, (size_t)(end - p));
-          const char *link = ab_str_has_prefix (c, "name=") ? c + 5 : c;
-          if (*link && strcmp (link, v[i].name) != 0 && symlinkat (v[i].name, mfd, link) < 0 && errno != EEXIST)
-            return ab_error_set (err, errno, "%s: symlink `%s`", what, link);
-          p = *end ? end + 1 : NULL;
-        }
-    }
-  if (ab_move_mount_fd (mfd, target, m->destination, err) < 0)
-    return ab_error_prefix (err, "%s", what);
-  for (i = 0; i < n; i++)
-    {
-      _cleanup_close_ int at = openat (mfd, v[i].name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (at < 0)
-        return ab_error_set (err, errno, "%s: open `%s`", what, v[i].name);
-      if (bind_cgroup_dir (v[i].dir, at, v[i].name, what, err) < 0)
-        return -1;
-    }
-  if (mount_setattr (mfd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
-    return ab_error_set (err, errno, "%s: make the tmpfs read-only", what);
-  return set_propagation (mfd, m, what, err);
-}
-
-/* A config's "cgroup" or "cgroup2" mount.  "cgroup" on a v1 or hybrid host:
-   every hierarchy (do_cgroup_v1).  Otherwise the v2 tree: without a cgroup
-   namespace of its own the container gets its cgroup bound
-   (do_cgroup_bind), never a new superblock, unless the host has no cgroup2
-   tree to bind from.  In its cgroup namespace: cgroup2 (v1 hierarchies are
-   not mountable from a user namespace; the unified tree tracks the
-   container everywhere), or the bind where the namespace's owner is not
-   ours. */
-static int
-do_cgroup (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
-{
-  struct ab_cgroup_view v[CG_VIEWS_MAX];
-  size_t n = strcmp (m->type, "cgroup") == 0 ? ab_cgroup_views (ctx->cg, v, CG_VIEWS_MAX) : 0;
-  _cleanup_free_ char *own = NULL;
-  struct ab_mount copy = *m;
-  int r;
-
-  if (n > 0)
-    return do_cgroup_v1 (ctx, m, v, n, what, err);
-  /* The container's cgroup as the runtime made it: /proc/self/cgroup
-     could still name the runtime's own while the parent moves us. */
-  if (!ctx->cgroupns)
-    own = ab_cgroup_v2_dir (ctx->cg) ? xstrdup (ab_cgroup_v2_dir (ctx->cg)) : own_cgroup2_dir ();
-  if (own)
-    return do_cgroup_bind (ctx, m, own, what, err);
-  copy.type = (char *)"cgroup2";
-  copy.data = NULL;
-  r = do_fs (ctx, &copy, what, err);
-  if (r < 0 && ctx->userns && err && err->errnum == EPERM)
-    {
-      ab_error_clear (err);
-      own = ab_cgroup_v2_dir (ctx->cg) ? xstrdup (ab_cgroup_v2_dir (ctx->cg)) : own_cgroup2_dir ();
-      r = do_cgroup_bind (ctx, m, own, what, err);
-    }
-  return r;
+  return ab_mount_set_propagation (target, m, what, err);
 }
 
 int
@@ -849,9 +656,9 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
       else if (m->type == NULL || *m->type == '\0')
         r = ab_error_setc (err, AB_EC_CONFIG, 0, "%s: a mount without bind needs a type", what);
       else if (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0)
-        r = do_cgroup (ctx, m, what, err);
+        r = ab_mount_cgroup (ctx, m, what, err);
       else
-        r = do_fs (ctx, m, what, err);
+        r = ab_mount_fs (ctx, m, what, err);
       if (r < 0)
         return -1;
     }
