@@ -337,8 +337,9 @@ unsupported (struct ab_audit_ctx *a)
     return "config.json: process: required (the container has nothing to run)";
   if (!a->f.ns_present[AB_NS_MOUNT])
     return "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")";
-  if (l->ns[AB_NS_MOUNT].path)
-    return "config.json: linux.namespaces: joining a mount namespace by path is not supported";
+  if (l->ns[AB_NS_MOUNT].path && a->f.egress.enabled)
+    return "config.json: annotations." AB_ANNOT_NET_ALLOW_DOMAINS
+           ": the egress proxy's /etc/resolv.conf cannot be mounted in a mount namespace joined by path";
   if (l->intel_rdt)
     return "config.json: linux.intelRdt: not supported by agentbox";
   if (l->mount_label && *l->mount_label)

@@ -40,7 +40,7 @@ ab_console_socket_connect (const char *path, ab_error_t *err)
 }
 
 int
-ab_console_setup (int sock, const struct ab_process *p, ab_error_t *err)
+ab_console_setup (int sock, const struct ab_process *p, bool console, ab_error_t *err)
 {
   _cleanup_close_ int master = -1;
   _cleanup_close_ int slave = -1;
@@ -69,7 +69,7 @@ ab_console_setup (int sock, const struct ab_process *p, ab_error_t *err)
   if (fchown (slave, p->user.uid, p->user.gid) < 0 && errno != EINVAL)
     return ab_error_set (err, errno, "process.terminal: chown pty to %u:%u", p->user.uid, p->user.gid);
   /* /dev/console: bind the slave onto it (config-linux.md default devices). */
-  if (ioctl (master, TIOCGPTN, &ptn) == 0)
+  if (console && ioctl (master, TIOCGPTN, &ptn) == 0)
     {
       char path[64];
       _cleanup_close_ int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);

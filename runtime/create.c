@@ -72,10 +72,6 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
   if (l == NULL || !l->ns[AB_NS_MOUNT].present)
     return ab_error_setc (err, AB_EC_CONFIG, 0,
                           "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
-  if (l->ns[AB_NS_MOUNT].path)
-    return ab_error_setc (
-        err, AB_EC_CONFIG, 0,
-        "config.json: linux.namespaces: joining a mount namespace by path is not supported");
   if (l->intel_rdt)
     {
       struct stat st;
@@ -660,6 +656,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ctx.foreground = o->foreground;
   ctx.allow_setgroups = !rootless;
 
+  ctx.cg = c->cg;
   if (ab_cgroup_selfjoin_open (c->cg, &ctx.cg_join, &ctx.n_cg_join, err) < 0)
     goto fail;
 

@@ -116,7 +116,10 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
   syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
   if (x->p->terminal && x->console_fd >= 0)
     {
-      if (ab_console_setup (x->console_fd, x->p, err) < 0)
+      /* /dev/console is left alone in a mount namespace the config
+         joined by path: agentbox makes no mount there. */
+      bool joined_mnt = x->spec->linux_ && x->spec->linux_->ns[AB_NS_MOUNT].path;
+      if (ab_console_setup (x->console_fd, x->p, !joined_mnt, err) < 0)
         return -1;
       close (x->console_fd);
       x->console_fd = -1;

@@ -448,6 +448,11 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
     return ab_error_setc (err, AB_EC_STATE, ESRCH, "cannot kill container `%s`: container not running", id);
   if (syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
     return ab_error_set (err, errno, "kill container `%s` with signal %d", id, sig);
+  /* A task held by the v1 freezer does not die until it is thawed (the
+     v2 freezer lets SIGKILL through): SIGKILL to a paused container thaws
+     it, as runc's does.  Any other signal waits for `resume`. */
+  if (sig == SIGKILL && status == AB_STATUS_PAUSED && c->cg)
+    return ab_cgroup_freeze (c->cg, false, err);
   return 0;
 }
 

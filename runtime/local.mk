@@ -7,6 +7,7 @@ libagentbox_a_SOURCES += \
 	runtime/sync.h runtime/sync.c \
 	runtime/resolve.h runtime/resolve.c \
 	runtime/mount.h runtime/mount.c runtime/kernel-compat.h \
+	runtime/mount-internal.h runtime/mount-cgroup.c \
 	runtime/dev.h runtime/dev.c \
 	runtime/paths.h runtime/paths.c \
 	runtime/process.h runtime/process.c \

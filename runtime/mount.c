@@ -22,6 +22,7 @@
 
 #include "runtime/kernel-compat.h"
 #include "runtime/log.h"
+#include "runtime/mount-internal.h"
 #include "runtime/mount.h"
 #include "runtime/resolve.h"
 #include "runtime/util.h"
@@ -130,9 +131,7 @@ ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err)
   /* Nothing we mount may propagate back to the host: make the whole tree a
      slave (or private) first.  "shared" still gets a slave "/" here; the
      rootfs mount itself becomes shared after pivot_root. */
-  if (l && l->rootfs_propagation == AB_ROOTFS_PROP_PRIVATE)
-    root_prop = MS_PRIVATE;
-  if (l && l->rootfs_propagation == AB_ROOTFS_PROP_UNBINDABLE)
+  if (l && (l->rootfs_propagation == AB_PROP_PRIVATE || l->rootfs_propagation == AB_PROP_UNBINDABLE))
     root_prop = MS_PRIVATE;
   if (mount (NULL, "/", NULL, MS_REC | root_prop, NULL) < 0)
     return ab_error_set (err, errno, "make / %s", root_prop == MS_SLAVE ? "rslave" : "rprivate");
@@ -234,8 +233,8 @@ fsconfig_sb_flags (int fsfd, unsigned long ms, const char *what, ab_error_t *err
 }
 
 /* A new filesystem instance as a detached mount fd. */
-static int
-make_fs (const char *type, const char *source, unsigned long ms, const char *data, const char *what,
+int
+ab_mount_make_fs (const char *type, const char *source, unsigned long ms, const char *data, const char *what,
          ab_error_t *err)
 {
   _cleanup_close_ int fsfd = fsopen (type, FSOPEN_CLOEXEC);
@@ -294,8 +293,8 @@ set_attrs (int mfd, const struct ab_mount *m, bool apply_top, const char *what, 
   return 0;
 }
 
-static int
-set_propagation (int target_fd, const struct ab_mount *m, const char *what, ab_error_t *err)
+int
+ab_mount_set_propagation (int target_fd, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
   struct mount_attr a = { 0 };
 
@@ -321,7 +320,7 @@ set_propagation_at (struct ab_mount_ctx *ctx, const struct ab_mount *m, const ch
   now = ab_open_in_root (ctx->rootfd, m->destination, O_PATH, 0, err);
   if (now < 0)
     return ab_error_prefix (err, "%s", what);
-  return set_propagation (now, m, what, err);
+  return ab_mount_set_propagation (now, m, what, err);
 }
 
 /* Since Linux 6.8 /proc/self/mountinfo lists mounts in the order they were
@@ -394,6 +393,26 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
       return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR,
                             "%s: source `%s` is %sa directory but the target is %s", what, src,
                             S_ISDIR (st.st_mode) ? "" : "not ", S_ISDIR (ts.st_mode) ? "one" : "not");
+  }
+  /* The parent cloned the source in the host's mount namespace, so a
+     shared source (every mount of a systemd host) gives a tree in the
+     host's peer group: a mount the container made below it would appear
+     on the host.  It becomes a slave first, as a bind made in the
+     container's namespace after ab_rootfs_prepare's rslave would (runc):
+     the host's mounts still come in, none goes out.  Private for
+     rootfsPropagation private or unbindable, as "/" is then.  Also for
+     shared and rshared, where runc keeps such a bind a peer (Kubernetes'
+     Bidirectional volumes): the container's mounts never reach the host
+     here (audit rule AB-MNT-011); a shared option of the mount or the
+     rootfs makes it shared on top of that, for namespaces nested in the
+     container. */
+  {
+    int rp = ctx->spec->linux_ ? ctx->spec->linux_->rootfs_propagation : AB_PROP_NONE;
+    struct mount_attr a = { .propagation = rp == AB_PROP_PRIVATE || rp == AB_PROP_UNBINDABLE ? MS_PRIVATE
+                                                                                            : MS_SLAVE };
+    if (mount_setattr (tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+      return ab_error_set (err, errno, "%s: make the bind of `%s` a %s", what, src,
+                           a.propagation == MS_SLAVE ? "slave" : "private mount");
   }
   if (set_attrs (tree, m, true, what, err) < 0)
     return -1;
@@ -522,8 +541,8 @@ fresh_target (struct ab_mount_ctx *ctx, const char *dest)
   return openat (ctx->fresh_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static int
-do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
+int
+ab_mount_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
 {
   _cleanup_close_ int mfd = -1;
   _cleanup_close_ int target = -1;
@@ -536,7 +555,7 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
   if (target < 0)
     return ab_error_prefix (err, "%s", what);
   /* One mount(2) where nothing needs the detached mount: no copy-up, no
-     recursive attributes.  Its flags are those of make_fs (superblock
+     recursive attributes.  Its flags are those of ab_mount_make_fs (superblock
      flags go with mount(2) as they are).  The kernel refuses a target that
      is not a directory (ENOTDIR).  If it fails, the checks and the
      fd-based way follow: they either work (sysfs below) or say why. */
@@ -561,7 +580,7 @@ do_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_
   if (!S_ISDIR (ts.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "%s: target `%s` is not a directory", what,
                           m->destination);
-  mfd = make_fs (type, m->source, m->flags, m->data, what, err);
+  mfd = ab_mount_make_fs (type, m->source, m->flags, m->data, what, err);
   if (mfd < 0 && strcmp (type, "sysfs") == 0 && ctx->userns && err && err->errnum == EPERM)
     {
       /* sysfs can only be mounted by the owner of the network namespace:
@@ -606,110 +625,7 @@ do_remount (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what
     return ab_error_prefix (err, "%s", what);
   if (set_attrs (target, m, true, what, err) < 0)
     return -1;
-  return set_propagation (target, m, what, err);
-}
-
-/* Our own cgroup in the host's cgroup2 mount, e.g.
-   /sys/fs/cgroup/unified/agentbox-x: from /proc/self/cgroup ("0::/path")
-   and the cgroup2 line of /proc/self/mountinfo (mount point, mount root). */
-static char *
-own_cgroup2_dir (void)
-{
-  _cleanup_fclose_ FILE *f = fopen ("/proc/self/cgroup", "re");
-  _cleanup_fclose_ FILE *mi = NULL;
-  char line[4096], own[4096] = "";
-  char *res = NULL;
-
-  if (f == NULL)
-    return NULL;
-  while (fgets (line, sizeof line, f))
-    if (strncmp (line, "0::", 3) == 0)
-      {
-        snprintf (own, sizeof own, "%s", line + 3);
-        own[strcspn (own, "\n")] = '\0';
-      }
-  if (own[0] != '/')
-    return NULL;
-  mi = fopen ("/proc/self/mountinfo", "re");
-  if (mi == NULL)
-    return NULL;
-  while (res == NULL && fgets (line, sizeof line, mi))
-    {
-      char *sep = strstr (line, " - cgroup2 ");
-      char root[4096], mp[4096];
-      size_t rl;
-      if (sep == NULL || sscanf (line, "%*d %*d %*s %4095s %4095s", root, mp) != 2)
-        continue;
-      rl = strlen (root);
-      if (strcmp (root, "/") == 0)
-        res = xasprintf ("%s%s", mp, own);
-      else if (strncmp (own, root, rl) == 0 && (own[rl] == '/' || own[rl] == '\0'))
-        res = xasprintf ("%s%s", mp, own + rl);
-    }
-  return res;
-}
-
-/* The container's own cgroup directory, bound read-only: what a config's
-   cgroup mount gives a container without a cgroup namespace of its own.
-   A new cgroup2 superblock there would be made in the host's (initial)
-   cgroup namespace, where
-   - it shows the whole host tree: every other container's cgroup, its
-     limits and usage (other tenants' names and activity);
-   - its mount options are system-wide: the kernel applies them to the
-     host's cgroup2 root (apply_cgroup_root_flags), so a mount without
-     nsdelegate/memory_recursiveprot turns those off for the whole machine
-     (on systemd hosts, the delegation boundary);
-   - it waits on the cgroup locks the host's cgroup work holds: 8-14 ms in
-     a quarter of the runs measured here (docs/benchmarks.md).
-   In a user namespace the mount is refused anyway (only the owner of the
-   cgroup namespace may mount); runc binds the cgroup directory there too. */
-static int
-do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *dir, const char *what,
-                ab_error_t *err)
-{
-  _cleanup_close_ int tree = -1;
-  _cleanup_close_ int target = -1;
-  struct mount_attr a
-      = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
-
-  if (dir == NULL)
-    return ab_error_setc (err, AB_EC_SETUP, ENOENT, "%s: no cgroup2 hierarchy to show the container", what);
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
-  if (target < 0)
-    return ab_error_prefix (err, "%s", what);
-  tree = open_tree (AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (tree < 0)
-    return ab_error_set (err, errno, "%s: open `%s`", what, dir);
-  if (mount_setattr (tree, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
-    return ab_error_set (err, errno, "%s: make `%s` read-only", what, dir);
-  return ab_move_mount_fd (tree, target, m->destination, err) < 0 ? ab_error_prefix (err, "%s", what) : 0;
-}
-
-/* A config's "cgroup" or "cgroup2" mount.  Without a cgroup namespace of
-   its own the container gets its cgroup bound (do_cgroup_bind), never a new
-   superblock, unless the host has no cgroup2 tree to bind from.  In its
-   cgroup namespace: cgroup2 (v1 hierarchies are not mountable from a user
-   namespace; the unified tree tracks the container everywhere), or the bind
-   where the namespace's owner is not ours. */
-static int
-do_cgroup (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err)
-{
-  _cleanup_free_ char *own = ctx->cgroupns ? NULL : own_cgroup2_dir ();
-  struct ab_mount copy = *m;
-  int r;
-
-  if (own)
-    return do_cgroup_bind (ctx, m, own, what, err);
-  copy.type = (char *)"cgroup2";
-  copy.data = NULL;
-  r = do_fs (ctx, &copy, what, err);
-  if (r < 0 && ctx->userns && err && err->errnum == EPERM)
-    {
-      ab_error_clear (err);
-      own = own_cgroup2_dir ();
-      r = do_cgroup_bind (ctx, m, own, what, err);
-    }
-  return r;
+  return ab_mount_set_propagation (target, m, what, err);
 }
 
 int
@@ -740,9 +656,9 @@ ab_mounts_apply (struct ab_mount_ctx *ctx, ab_error_t *err)
       else if (m->type == NULL || *m->type == '\0')
         r = ab_error_setc (err, AB_EC_CONFIG, 0, "%s: a mount without bind needs a type", what);
       else if (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0)
-        r = do_cgroup (ctx, m, what, err);
+        r = ab_mount_cgroup (ctx, m, what, err);
       else
-        r = do_fs (ctx, m, what, err);
+        r = ab_mount_fs (ctx, m, what, err);
       if (r < 0)
         return -1;
     }
@@ -778,13 +694,10 @@ ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err)
   const struct ab_linux *l = ctx->spec->linux_;
 
   ab_set_step ("rootfs");
-  if (l && l->rootfs_propagation != AB_ROOTFS_PROP_UNSET)
+  /* "shared" and "rshared" alike: the whole tree, as runc's r-words. */
+  if (l && l->rootfs_propagation != AB_PROP_NONE)
     {
-      unsigned long f = l->rootfs_propagation == AB_ROOTFS_PROP_SHARED       ? MS_SHARED
-                        : l->rootfs_propagation == AB_ROOTFS_PROP_SLAVE      ? MS_SLAVE
-                        : l->rootfs_propagation == AB_ROOTFS_PROP_UNBINDABLE ? MS_UNBINDABLE
-                                                                             : MS_PRIVATE;
-      if (mount (NULL, "/", NULL, MS_REC | f, NULL) < 0)
+      if (mount (NULL, "/", NULL, MS_REC | propagation_flag (l->rootfs_propagation), NULL) < 0)
         return ab_error_set (err, errno, "linux.rootfsPropagation: set propagation of /");
     }
   if (ctx->spec->root.readonly)

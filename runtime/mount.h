@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "runtime/cgroup.h"
 #include "runtime/error.h"
 #include "spec/model.h"
 
@@ -18,6 +19,7 @@ struct ab_mount_ctx
   int root_tree;        /* the detached tree of root.path the parent made (taken by ab_rootfs_prepare) */
   bool userns;          /* we are in a new user namespace */
   bool cgroupns;        /* we are in a cgroup namespace of the container (new or joined) */
+  const struct ab_cgroup *cg; /* the container's cgroup (for a "cgroup" mount), or NULL */
   const int *idmap_fds; /* per mount: prepared id-mapped tree fd or -1 (may be NULL) */
   const char *fresh;    /* destination of the last tmpfs mounted here, still on top (or NULL) */
   int fresh_fd;         /* its root, opened when first needed (-1) */

@@ -94,6 +94,13 @@ ab_net_prepare (struct ab_container *c, const char *egress_baseline, bool foregr
                           AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_NET].path);
   if (!n->egress.enabled)
     return 0;
+  /* Its resolver is a bind on /etc/resolv.conf, and a mount namespace
+     joined by path gets no mount from agentbox (runtime/child.c). */
+  if (l->ns[AB_NS_MOUNT].path)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations.%s: the egress proxy's /etc/resolv.conf cannot be mounted in a "
+                          "mount namespace joined by path (%s)",
+                          AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_MOUNT].path);
 
   n->n_redirect = ab_egress_policy_ports (&n->egress, n->redirect, AB_ARRAY_SIZE (n->redirect));
   {

@@ -179,6 +179,32 @@ ab_cwd_open (const char *cwd, ab_error_t *err)
   return fd;
 }
 
+int
+ab_cwd_make (const char *cwd, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = -1, fd = -1;
+
+  if (cwd[strspn (cwd, "/")] == '\0')
+    return 0;
+  ab_set_step ("cwd");
+  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return ab_error_set (err, errno, "open /");
+  /* Made as runc makes it (os.MkdirAll in its jail): by the container's
+     root, 0755 less the umask, every missing level; a link on the way,
+     dangling or not, is followed inside the root, never to the host. */
+  fd = ab_mkpath_in_root (rootfd, cwd, AB_LAST_DIR, err);
+  if (fd < 0)
+    {
+      /* Not a mount point: the advice on unmapped owners of mount points
+         (create.c) does not apply; say first that the cwd is missing. */
+      if (err)
+        err->where[0] = '\0';
+      return ab_error_prefix (err, "process.cwd: `%s` is missing and cannot be made", cwd);
+    }
+  return 0;
+}
+
 static const char *
 env_path (char *const envp[])
 {

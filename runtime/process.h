@@ -39,6 +39,13 @@ int ab_fds_prepare (int first, ab_error_t *err);
    never land on a leaked host directory. */
 int ab_cwd_open (const char *cwd, ab_error_t *err);
 
+/* The container's first process, after pivot_root and before the root is
+   made read-only: make process.cwd if it is missing, as runc does, with
+   every missing level, owned by the container's root (the caller), 0755;
+   resolved beneath "/" (runtime/resolve.h), so a link on the way never
+   leads to the host.  exec makes nothing (runc neither). */
+int ab_cwd_make (const char *cwd, ab_error_t *err);
+
 /* Record which signals this process ignores (/proc/self/status SigIgn),
    right before cloning a container process: its ab_process_exec then
    resets only those (execve resets caught ones).  Without a snapshot it

@@ -469,14 +469,6 @@ struct ab_seccomp
   size_t n_syscalls;
 };
 
-enum ab_rootfs_propagation
-{
-  AB_ROOTFS_PROP_UNSET = 0,
-  AB_ROOTFS_PROP_SHARED,
-  AB_ROOTFS_PROP_SLAVE,
-  AB_ROOTFS_PROP_PRIVATE,
-  AB_ROOTFS_PROP_UNBINDABLE,
-};
 
 enum ab_personality_domain
 {
@@ -525,7 +517,7 @@ struct ab_linux
   struct ab_intel_rdt *intel_rdt;
   struct ab_kvlist sysctl;
   struct ab_seccomp *seccomp;
-  int rootfs_propagation; /* enum ab_rootfs_propagation */
+  int rootfs_propagation; /* enum ab_propagation, AB_PROP_NONE when unset; plain and "r" words alike (always applied recursively) */
   struct ab_strv masked_paths;
   struct ab_strv readonly_paths;
   char *mount_label;

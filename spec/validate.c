@@ -447,6 +447,44 @@ check_mounts (struct ab_jctx *c, const struct ab_spec *s)
   return 0;
 }
 
+/* A mount namespace joined by path is the caller's, with the mounts it
+   has: agentbox makes none in it (no bind of root.path, no pivot_root,
+   nothing in mounts, no masks, no read-only root; runtime/child.c), since
+   every one would change the namespace for the processes already in it
+   and outlive the container.  What the config would have it do there is
+   refused (runtime.md: a property the runtime cannot apply is an error),
+   each by its JSON path.  root.path must be the namespace's root (checked
+   at create, where the namespace is entered). */
+static int
+check_joined_mount_ns (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_linux *l = s->linux_;
+  const char *why;
+  size_t mark;
+
+  if (!ns_present (s, AB_NS_MOUNT) || ns_new (s, AB_NS_MOUNT))
+    return 0;
+  why = "agentbox makes no mount in a mount namespace joined by path (linux.namespaces: mount)";
+  if (s->n_mounts > 0)
+    return fail (c, "mounts", "%s: its mounts are its own", why);
+  if (s->root.readonly)
+    {
+      ab_jpush_key (c, "root");
+      return fail (c, "readonly", "%s: the read-only root would be the namespace's", why);
+    }
+  mark = ab_jpush_key (c, "linux");
+  if (l->rootfs_propagation != AB_PROP_NONE)
+    return fail (c, "rootfsPropagation", "%s: its propagation is its own", why);
+  if (l->masked_paths.n > 0)
+    return fail (c, "maskedPaths", "%s: the masks would be the namespace's", why);
+  if (l->readonly_paths.n > 0)
+    return fail (c, "readonlyPaths", "%s: the read-only binds would be the namespace's", why);
+  if (l->n_devices > 0)
+    return fail (c, "devices", "%s: its /dev is its own", why);
+  ab_jpop (c, mark);
+  return 0;
+}
+
 /* ---- process ------------------------------------------------------------ */
 
 static int
@@ -1012,7 +1050,8 @@ ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
   struct ab_jctx c;
 
   ab_jctx_init (&c, "config.json", err);
-  if (check_user_namespace (&c, s) < 0 || check_mounts (&c, s) < 0 || check_process (&c, s) < 0
+  if (check_user_namespace (&c, s) < 0 || check_mounts (&c, s) < 0 || check_joined_mount_ns (&c, s) < 0
+      || check_process (&c, s) < 0
       || check_uts (&c, s) < 0 || check_hooks (&c, s) < 0 || check_linux (&c, s) < 0)
     return -1;
   /* agentbox's own annotations (dev.agentbox.*): what `features` lists. */

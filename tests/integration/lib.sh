@@ -239,6 +239,15 @@ rt_log ()
   _ab_wrap "$RUNTIME" --root "$AB_STATE" --log "$log" --log-format json "$@"
 }
 
+# rt_v2only ARGS...: the runtime where the host looks cgroup v2-only
+# (cgroot.sh's with_v2_only).  A container made so must be deleted so too:
+# the normal view does not show the cgroup paths its state holds.
+rt_v2only ()
+{
+  timeout -k 5 "$AB_RT_TIMEOUT" /usr/bin/unshare --mount --propagation private -- \
+    /bin/sh -c "$_AB_V2ONLY_SH" with_v2_only "$RUNTIME" --root "$AB_STATE" "$@" 7>&-
+}
+
 # rt_noenv ARGS...: the runtime with an empty environment (no PATH, no HOME).
 rt_noenv () { _ab_wrap /usr/bin/env -i "$RUNTIME" --root "$AB_STATE" "$@"; }
 
@@ -408,7 +417,7 @@ cg_read ()
 }
 
 # cg_frozen PID: "<v2 cgroup.freeze> <v1 freezer.state>" of PID's cgroup
-# (either may be the one in use on a hybrid host: agentbox uses v2, runc v1).
+# (on a hybrid host agentbox freezes both, runc v1 only).
 cg_frozen ()
 {
   echo "$(cat "$(cg_dir "$1" unified)/cgroup.freeze" 2>/dev/null) $(cat "$(cg_dir "$1" freezer)/freezer.state" 2>/dev/null)"

@@ -28,8 +28,10 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-security.sh \
 	tests/integration/t-hooks.sh \
 	tests/integration/t-cgroups.sh \
+	tests/integration/t-cgroup-view.sh \
 	tests/integration/t-sandbox.sh \
 	tests/integration/t-oci-configs.sh \
+	tests/integration/t-rootfs.sh \
 	tests/integration/t-hostile.sh \
 	tests/integration/t-audit-live.sh
 TESTS += $(AB_INTEGRATION_TESTS)
