@@ -42,6 +42,8 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/oci-image.py \
 	tests/integration/cri/cri.proto \
 	tests/integration/cri/cri.py \
+	docs/kubernetes.md \
+	docs/runc-compat.md \
 	tests/integration/net/net.sh \
 	tests/integration/net/record.py \
 	tests/integration/net/events.py \
