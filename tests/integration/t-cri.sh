@@ -124,10 +124,7 @@ exec "$@"'
   /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root /bin/sh -c "$_CTD_NS_SH" ctd-ns "$D/vol" \
   containerd --config "$D/config.toml" </dev/null >"$D/containerd.log" 2>&1 7>&- &
 daemon=$!
-for ((i = 0; i < 100; i++)); do
-  [ -S "$D/sock" ] && break
-  sleep 0.1
-done
+wait_for_socket "$D/sock" 10
 cri Version >/dev/null ||
   bail_out "containerd's CRI did not start: $(grep -m3 -e level=error -e level=fatal -e 'failed to load plugin' "$D/containerd.log")"
 
@@ -397,9 +394,5 @@ wait "$daemon"
 ok $? "containerd stops cleanly"
 # The pods' parent cgroups are the kubelet's to remove (the runtime removes
 # only the leaves it made); do it here so the leftover check sees the rest.
-for ((i = 0; i < 50; i++)); do
-  find /sys/fs/cgroup -depth -type d -path "*$parent*" -exec rmdir {} + 2>/dev/null
-  [ -z "$(find /sys/fs/cgroup -type d -path "*$parent*" 2>/dev/null)" ] && break
-  sleep 0.1
-done
+remove_cgroup_parents "$parent"
 done_testing
