@@ -35,7 +35,7 @@ for p in bridge host-local loopback; do
   [ -x "$CNI_BIN/$p" ] || skip_all "$CNI_BIN/$p is missing (apt-get install containernetworking-plugins)"
 done
 for c in ip nsenter; do command -v $c >/dev/null || skip_all "$c is not installed"; done
-case $T in /var/lib/* | /run/containerd/*) skip_all "the test directory $T would be hidden by containerd's tmpfs" ;; esac
+case $T in /var/lib/* | /run/containerd/*) bail_out "the test directory $T would be hidden by containerd's tmpfs: set TMPDIR" ;; esac
 require_runtime_commands create start state kill delete exec
 plan_later
 
@@ -389,9 +389,12 @@ is "$shims" "" "no shim is left"
 unlike "$(cat "/proc/$daemon/mountinfo")" "io.containerd.runtime.v2.task|/sandboxes/[^ ]*/shm |/netns/" \
   "no container rootfs, sandbox /dev/shm or pod netns is mounted on the node"
 
+node_net=$(readlink "/proc/$daemon/ns/net")
 kill -TERM "$daemon"
 wait "$daemon"
 ok $? "containerd stops cleanly"
+left=$(for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$node_net" ] && echo "${p#/proc/}"; done)
+is "$left" "" "no process holds the node's network namespace: it is gone with its bridge"
 # The pods' parent cgroups are the kubelet's to remove (the runtime removes
 # only the leaves it made); do it here so the leftover check sees the rest.
 remove_cgroup_parents "$parent"
