@@ -305,12 +305,17 @@ wait_for_status ()
   return 1
 }
 
-# wait_for FILE [SECS]: until FILE exists and is not empty.
-wait_for_file ()
+# wait_for_file FILE [SECS]: until FILE exists and is not empty;
+# wait_for_socket PATH [SECS]: until a daemon has bound its unix socket PATH.
+wait_for_file () { _ab_wait_test -s "$1" "${2:-20}"; }
+wait_for_socket () { _ab_wait_test -S "$1" "${2:-20}"; }
+
+# _ab_wait_test OP PATH SECS: poll `[ OP PATH ]` for up to SECS.
+_ab_wait_test ()
 {
   local i
-  for ((i = 0; i < ${2:-20} * 10; i++)); do
-    [ -s "$1" ] && return 0
+  for ((i = 0; i < $3 * 10; i++)); do
+    [ "$1" "$2" ] && return 0
     sleep 0.1
   done
   return 1
@@ -421,6 +426,22 @@ cg_read ()
 cg_frozen ()
 {
   echo "$(cat "$(cg_dir "$1" unified)/cgroup.freeze" 2>/dev/null) $(cat "$(cg_dir "$1" freezer)/freezer.state" 2>/dev/null)"
+}
+
+# remove_cgroup_parents PARENT: remove PARENT and every cgroup below it in
+# every hierarchy, deepest first, within a bounded wait for their processes
+# to leave.  For the parents a manager made (podman's --cgroup-parent, the
+# kubelet's pod cgroups), which runtimes leave in place; done before
+# done_testing, the leftover check then sees only what the runtime left.
+remove_cgroup_parents ()
+{
+  local i
+  for ((i = 0; i < 50; i++)); do
+    find /sys/fs/cgroup -depth -type d -path "*$1*" -exec rmdir {} + 2>/dev/null
+    [ -z "$(find /sys/fs/cgroup -type d -path "*$1*" 2>/dev/null)" ] && return 0
+    sleep 0.1
+  done
+  return 1
 }
 
 # start_bg ID BUNDLE [CREATE-OPTION...]: create + start, the container's

@@ -16,6 +16,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-control.sh \
 	tests/integration/t-podman.sh \
 	tests/integration/t-containerd.sh \
+	tests/integration/t-cri.sh \
 	tests/integration/t-faults.sh \
 	tests/integration/t-namespaces.sh \
 	tests/integration/t-state.sh \
@@ -41,6 +42,10 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/cfg.py \
 	tests/integration/leftovers.py \
 	tests/integration/oci-image.py \
+	tests/integration/cri/cri.proto \
+	tests/integration/cri/cri.py \
+	docs/kubernetes.md \
+	docs/runc-compat.md \
 	tests/integration/net/net.sh \
 	tests/integration/net/record.py \
 	tests/integration/net/events.py \

@@ -126,10 +126,6 @@ is "$left" "" "no container cgroup (libpod-ID) is left below the parent"
 # The parent and its conmon cgroup are podman's, made by its cgroupfs
 # manager; remove them once conmon has gone, so that the leftover check sees
 # only what the runtime left.
-for ((i = 0; i < 50; i++)); do
-  find /sys/fs/cgroup -depth -type d -path "*$parent*" -exec rmdir {} + 2>/dev/null
-  [ -z "$(find /sys/fs/cgroup -type d -path "*$parent*" 2>/dev/null)" ] && break
-  sleep 0.1
-done
+remove_cgroup_parents "$parent"
 pm system reset -f >/dev/null 2>&1 || :
 done_testing
