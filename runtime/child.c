@@ -211,7 +211,7 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   ab_closes_deferred = false;
   if (s->process->terminal && c->console_fd >= 0)
     {
-      if (ab_console_setup (c->console_fd, s->process, err) < 0)
+      if (ab_console_setup (c->console_fd, s->process, true, err) < 0)
         return -1;
       close (c->console_fd);
       c->console_fd = -1;

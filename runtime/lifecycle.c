@@ -33,6 +33,8 @@ ab_container_free (struct ab_container *c)
     close (c->pidfd);
   if (c->netns_fd >= 0)
     close (c->netns_fd);
+  if (c->pty_master >= 0)
+    close (c->pty_master);
   ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     close (c->dirfd);
@@ -315,7 +317,7 @@ load (const char *root, const char *id, bool exclusive, bool cgroups, struct ab_
 {
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
 
-  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = c->pty_master = -1;
   c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
   if (ab_id_validate (id, err) < 0)
     return -1;
