@@ -60,8 +60,7 @@ gen_features (struct ab_gen *g)
   ab_gen_key (g, "actions");
   ab_gen_arr_open (g);
   for (i = 0; i < AB_SCMP_ACT__COUNT; i++)
-    if (i != AB_SCMP_ACT_NOTIFY) /* seccomp notification is refused */
-      ab_gen_str (g, ab_seccomp_action_name ((int) i));
+    ab_gen_str (g, ab_seccomp_action_name ((int) i));
   ab_gen_arr_close (g);
   ab_gen_key (g, "operators");
   ab_gen_arr_open (g);

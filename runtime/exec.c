@@ -151,7 +151,7 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + x->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, err);
+  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, err);
 }
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)
@@ -589,9 +589,14 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   x->pgid = xc.own_pgrp && !spec->process->terminal ? pid : 0;
   if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, true, err) < 0)
     goto fail_child;
-  if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
-      || ab_await_exec (x->sync_fd, true, err) < 0)
-    goto fail_child;
+  {
+    struct ab_listener_target t = {
+      .c = c, .sc = spec->linux_ ? spec->linux_->seccomp : NULL, .status = status, .pid = pid, .pidfd = x->pidfd,
+    };
+    if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
+        || ab_await_exec (x->sync_fd, true, &t, err) < 0)
+      goto fail_child;
+  }
   /* The child sent the master before STARTED. */
   if (relay >= 0 && (x->pty_master = ab_console_relay_take (&relay, err)) < 0)
     goto fail_child;

@@ -95,6 +95,74 @@ ab_sync_expect (int fd, uint32_t type, struct ab_sync_msg *m, ab_error_t *err)
 }
 
 int
+ab_sync_send_fd (int fd, uint32_t type, int passfd, ab_error_t *err)
+{
+  struct ab_sync_msg m;
+  struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+  struct cmsghdr *c;
+
+  /* No allocation: this runs between clone and execve. */
+  memset (&m, 0, sizeof m);
+  m.type = type;
+  memset (&u, 0, sizeof u);
+  c = CMSG_FIRSTHDR (&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (c), &passfd, sizeof passfd);
+  for (;;)
+    {
+      ssize_t r = sendmsg (fd, &msg, MSG_NOSIGNAL);
+      if (r == (ssize_t) sizeof m)
+        return 0;
+      if (r < 0 && errno == EINTR)
+        continue;
+      return ab_error_set (err, r < 0 ? errno : EPROTO, "sync: send message %u with a file descriptor", type);
+    }
+}
+
+int
+ab_sync_recv_fd (int fd, struct ab_sync_msg *m, int *passed, ab_error_t *err)
+{
+  struct iovec iov = { .iov_base = m, .iov_len = sizeof *m };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+  struct cmsghdr *c;
+  ssize_t r;
+
+  *passed = -1;
+  do
+    r = recvmsg (fd, &msg, MSG_CMSG_CLOEXEC);
+  while (r < 0 && errno == EINTR);
+  for (c = r > 0 ? CMSG_FIRSTHDR (&msg) : NULL; c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN (sizeof (int))
+        && *passed < 0)
+      memcpy (passed, CMSG_DATA (c), sizeof *passed);
+  if (r == (ssize_t) sizeof *m && !(msg.msg_flags & MSG_CTRUNC))
+    {
+      m->err.msg[sizeof m->err.msg - 1] = '\0';
+      m->err.step[sizeof m->err.step - 1] = '\0';
+      return 0;
+    }
+  if (*passed >= 0)
+    close (*passed);
+  *passed = -1;
+  if (r == 0)
+    return ab_error_setc (err, AB_EC_SETUP, EPIPE, "the container process exited during setup");
+  return ab_error_set (err, r < 0 ? errno : EPROTO, "sync: receive");
+}
+
+int
 ab_send_fds (int sock, const int *fds, int n, ab_error_t *err)
 {
   char byte = 0;

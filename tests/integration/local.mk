@@ -12,6 +12,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-cli.sh \
 	tests/integration/t-stdio.sh \
 	tests/integration/t-terminal.sh \
+	tests/integration/t-seccomp-notify.sh \
 	tests/integration/t-exec.sh \
 	tests/integration/t-kill.sh \
 	tests/integration/t-control.sh \
@@ -41,6 +42,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/leftovers.py \
 	tests/integration/oci-image.py \
 	tests/integration/pty-drive.py \
+	tests/integration/seccomp-agent.py \
 	tests/integration/net/net.sh \
 	tests/integration/net/record.py \
 	tests/integration/net/events.py \
