@@ -112,6 +112,20 @@ gen_features (struct ab_gen *g)
   ab_gen_obj_open (g);
   ab_gen_kv_bool (g, "enabled", false);
   ab_gen_obj_close (g);
+
+  /* mounts[].uidMappings/gidMappings (id-mapped binds) and
+     linux.netDevices are implemented: say so (features-linux.md). */
+  ab_gen_key (g, "mountExtensions");
+  ab_gen_obj_open (g);
+  ab_gen_key (g, "idmap");
+  ab_gen_obj_open (g);
+  ab_gen_kv_bool (g, "enabled", true);
+  ab_gen_obj_close (g);
+  ab_gen_obj_close (g);
+  ab_gen_key (g, "netDevices");
+  ab_gen_obj_open (g);
+  ab_gen_kv_bool (g, "enabled", true);
+  ab_gen_obj_close (g);
   ab_gen_obj_close (g); /* linux */
 
   ab_gen_key (g, "annotations");
