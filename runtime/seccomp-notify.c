@@ -5,6 +5,7 @@
 #include <sys/un.h>
 
 #include "runtime/seccomp-notify.h"
+#include "runtime/sync.h"
 #include "runtime/util.h"
 
 /* what: the syscall; slow: what the agent did not do in time (the send
@@ -27,14 +28,6 @@ ab_seccomp_agent_send (const struct ab_seccomp *sc, const struct ab_state *st, i
   struct timeval tv = { .tv_sec = AB_SECCOMP_AGENT_TIMEOUT_S };
   _cleanup_close_ int sock = -1;
   _cleanup_free_ char *json = NULL;
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct iovec iov;
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-  struct cmsghdr *c;
   size_t len, off = 0;
 
   ab_set_step ("seccomp");
@@ -58,28 +51,13 @@ ab_seccomp_agent_send (const struct ab_seccomp *sc, const struct ab_state *st, i
   json = ab_state_process_json (st, status, pid, sc->listener_metadata, &len);
   /* The fd with the first bytes, as the spec requires when the state takes
      more than one sendmsg. */
-  memset (&u, 0, sizeof u);
-  msg.msg_control = u.buf;
-  msg.msg_controllen = sizeof u.buf;
-  c = CMSG_FIRSTHDR (&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (c), &listener, sizeof listener);
   while (off < len)
     {
-      ssize_t n;
-      iov.iov_base = json + off;
-      iov.iov_len = len - off;
-      n = sendmsg (sock, &msg, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR)
-        continue;
+      ssize_t n = ab_sendmsg_fds (sock, json + off, len - off, &listener, off == 0 ? 1 : 0);
       if (n <= 0)
         return agent_error (err, n < 0 ? errno : EPROTO, path, "send the container process state",
                             "take the container process state");
       off += (size_t)n;
-      msg.msg_control = NULL;
-      msg.msg_controllen = 0;
     }
   /* One state per connection, then closed (config-linux.md). */
   return 0;

@@ -10,6 +10,7 @@
 #define AB_RUNTIME_SYNC_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "runtime/error.h"
 
@@ -49,6 +50,10 @@ int ab_sync_expect (int fd, uint32_t type, struct ab_sync_msg *m, ab_error_t *er
    the receiving side, *passed = the fd (close-on-exec) or -1 if none came. */
 int ab_sync_send_fd (int fd, uint32_t type, int passfd, ab_error_t *err);
 int ab_sync_recv_fd (int fd, struct ab_sync_msg *m, int *passed, ab_error_t *err);
+
+/* One sendmsg of buf with n (0..8) fds attached (SCM_RIGHTS), MSG_NOSIGNAL,
+   EINTR retried; what sendmsg returned.  Allocates nothing. */
+ssize_t ab_sendmsg_fds (int sock, const void *buf, size_t len, const int *fds, int n);
 
 /* Pass file descriptors with SCM_RIGHTS along a one-byte message. */
 int ab_send_fds (int sock, const int *fds, int n, ab_error_t *err);

@@ -22,17 +22,13 @@ _agents=()
 # agent NAME [--stall]: start seccomp-agent.py on $T/NAME.sock, output in $T/NAME/
 agent ()
 {
-  local name=$1 i
+  local name=$1
   shift
   mkdir -p "$T/$name"
   "$PYTHON3" "$AB_LIBDIR/seccomp-agent.py" "$T/$name.sock" "$T/$name" "$@" </dev/null >/dev/null \
     2>"$T/$name.err" 7>&- &
   _agents+=($!)
-  for ((i = 0; i < 100; i++)); do
-    [ -s "$T/$name/ready" ] && return 0
-    sleep 0.1
-  done
-  return 1
+  wait_for_file "$T/$name/ready" 10
 }
 stop_agents ()
 {
