@@ -46,7 +46,8 @@ help (void)
   printf ("Usage: agentbox exec [OPTIONS] ID [--] PROGRAM [ARGS...]\n\n"
           "      --process FILE       the process (a config.md process object) instead of PROGRAM\n"
           "  -d, --detach             do not wait for the process\n"
-          "  -t, --tty                allocate a pty (needs --console-socket)\n"
+          "  -t, --tty                allocate a pty: relayed to our stdio (raw mode, window size),\n"
+          "                           or its master sent to --console-socket (needed with --detach)\n"
           "      --console-socket S   send the pty master to the Unix socket S\n"
           "      --pid-file FILE      write the process's pid to FILE\n"
           "      --cwd DIR            working directory inside the container\n"
@@ -251,6 +252,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
   if (record_fd > 2)
     ab_set_cloexec (record_fd, true);
   so.no_violations = record_fd < 0; /* only the record reports them */
+  so.relay_tty = true;                /* a terminal without --console-socket (foreground only) */
   if (o.detach)
     return exec_detached (&o);
   if (ab_supervise_exec (&o, &so, &out, &err) < 0)

@@ -131,6 +131,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     }
 
   cli.co.foreground = true;
+  cli.so.relay_tty = true; /* process.terminal without --console-socket: runc's pty relay */
   cli.so.no_violations = cli.record_fd < 0; /* only the record reports them */
   if (ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0)
     {

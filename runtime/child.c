@@ -404,7 +404,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, err);
+  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, starter, err);
 }
 
 void

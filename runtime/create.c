@@ -89,8 +89,12 @@ check_supported (const struct ab_create_opts *o, const struct ab_spec *s, ab_err
      for the common case where all fit. */
   if (!o->foreground && ab_rlimits_check (s->process, l->ns[AB_NS_USER].present, err) < 0)
     return -1;
-  if (s->process->terminal && o->console_socket == NULL)
-    return ab_error_setc (err, AB_EC_USAGE, 0, "process.terminal is true: --console-socket is required");
+  /* runc: "cannot allocate tty if runc will detach without setting console
+     socket".  Only a foreground run stays to relay the terminal. */
+  if (s->process->terminal && o->console_socket == NULL && !o->relay_tty)
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "process.terminal is true: --console-socket is required when detached (create, run "
+                          "--detach); a foreground run relays the terminal itself");
   if (!s->process->terminal && o->console_socket != NULL)
     return ab_error_setc (err, AB_EC_USAGE, 0, "--console-socket given but process.terminal is false");
   return 0;
@@ -539,12 +543,12 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   const struct ab_spec *s;
   const struct ab_linux *l;
   int sp[2] = { -1, -1 };
-  int console_fd = -1, listen_fd = -1;
+  int console_fd = -1, listen_fd = -1, relay = -1;
   bool have_prog = false, rootless;
   size_t len;
   pid_t pid;
 
-  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = c->pty_master = -1;
   c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
   ab_set_step ("create");
   memset (&plan, 0, sizeof plan);
@@ -623,6 +627,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (ab_ns_plan_init (s, c->bundle, &plan, err) < 0)
     goto fail;
   if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
+    goto fail;
+  if (!o->console_socket && s->process->terminal && (console_fd = ab_console_relay_pair (&relay, err)) < 0)
     goto fail;
   if (!o->foreground && (listen_fd = start_socket_listen (c->dirfd, err)) < 0)
     goto fail;
@@ -734,6 +740,9 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED, NULL, err) < 0)
     goto fail;
   ab_trace ("child: created");
+  /* The child sent the master before CREATED. */
+  if (relay >= 0 && (c->pty_master = ab_console_relay_take (&relay, err)) < 0)
+    goto fail;
 
   ab_set_step ("create");
   if (o->pid_file && ab_write_pid_file (o->pid_file, c->bundle, pid, err) < 0)
@@ -790,6 +799,8 @@ fail:
     close (listen_fd);
   if (console_fd >= 0)
     close (console_fd);
+  if (relay >= 0)
+    close (relay);
   ab_ns_plan_close (&plan);
   if (have_prog)
     ab_seccomp_prog_free (&prog);

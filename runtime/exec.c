@@ -111,15 +111,21 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     return ab_error_set (err, errno, "join the container's namespaces (0x%x)", x->ns_flags);
   close (x->pidfd);
   x->pidfd = -1;
+  /* In a joined user namespace, become its root where it maps one, as
+     runc's nsexec does: our host ids are unmapped in there, so nothing
+     could be chowned to the process's user (the pty of --tty: EPERM).
+     A change of ids resets dumpable to fs.suid_dumpable: set it again. */
+  if ((x->ns_flags & CLONE_NEWUSER) && setresgid (0, 0, 0) == 0 && setresuid (0, 0, 0) == 0)
+    {
+      ab_process_ids_root ();
+      prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
 
   /* Never the caller's session keyring. */
   syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
   if (x->p->terminal && x->console_fd >= 0)
     {
-      /* /dev/console is left alone in a mount namespace the config
-         joined by path: agentbox makes no mount there. */
-      bool joined_mnt = x->spec->linux_ && x->spec->linux_->ns[AB_NS_MOUNT].path;
-      if (ab_console_setup (x->console_fd, x->p, !joined_mnt, err) < 0)
+      if (ab_console_setup (x->console_fd, x->p, false, err) < 0)
         return -1;
       close (x->console_fd);
       x->console_fd = -1;
@@ -145,7 +151,7 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + x->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, err);
+  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, err);
 }
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)
@@ -401,6 +407,8 @@ ab_exec_free (struct ab_exec *x)
     close (x->pidfd);
   if (x->sync_fd >= 0)
     close (x->sync_fd);
+  if (x->pty_master >= 0)
+    close (x->pty_master);
   ab_cgroup_free (x->cg);
   free (x->before);
   free (x);
@@ -416,12 +424,12 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   struct ab_exec *x = xzalloc (sizeof *x);
   struct exec_child xc;
   struct clone_args args;
-  int sp[2] = { -1, -1 }, console_fd = -1, init_pidfd = -1, own_pidns = -1, status;
+  int sp[2] = { -1, -1 }, console_fd = -1, init_pidfd = -1, own_pidns = -1, relay = -1, status;
   cpu_set_t saved;
   bool affinity_changed = false;
   pid_t pid;
 
-  x->pidfd = x->sync_fd = x->cg_dirfd = x->subcg_fd = -1;
+  x->pidfd = x->sync_fd = x->cg_dirfd = x->subcg_fd = x->pty_master = -1;
   ab_set_step ("exec");
   if (ab_container_load (o->root, o->id, false, &c, err) < 0)
     goto fail;
@@ -445,10 +453,20 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   spec = ab_container_load_spec (c, err);
   if (spec == NULL || apply_overrides (o, spec, err) < 0)
     goto fail;
-  if (spec->process->terminal && o->console_socket == NULL)
+  if (spec->process->terminal && o->console_socket == NULL && !o->relay_tty)
     {
-      ab_error_setc (err, AB_EC_USAGE, 0, "exec --tty needs --console-socket");
+      /* runc: "cannot allocate tty if runc will detach without setting
+         console socket" */
+      ab_error_setc (err, AB_EC_USAGE, 0,
+                     "exec --tty --detach needs --console-socket (in the foreground agentbox relays the terminal)");
       goto fail;
+    }
+  if (spec->process->terminal && o->tty_rows && o->tty_cols)
+    {
+      /* The caller's size, set by the child before the program runs. */
+      spec->process->console_size_set = true;
+      spec->process->console_height = o->tty_rows;
+      spec->process->console_width = o->tty_cols;
     }
   if (spec->linux_ && spec->linux_->seccomp)
     {
@@ -457,6 +475,8 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
       have_prog = true;
     }
   if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
+    goto fail;
+  if (!o->console_socket && spec->process->terminal && (console_fd = ab_console_relay_pair (&relay, err)) < 0)
     goto fail;
 
   x->cg = ab_steal_ptr (&c->cg);
@@ -569,8 +589,16 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   x->pgid = xc.own_pgrp && !spec->process->terminal ? pid : 0;
   if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, true, err) < 0)
     goto fail_child;
-  if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
-      || ab_await_exec (x->sync_fd, true, err) < 0)
+  {
+    struct ab_listener_target t = {
+      .c = c, .sc = spec->linux_ ? spec->linux_->seccomp : NULL, .status = status, .pid = pid, .pidfd = x->pidfd,
+    };
+    if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
+        || ab_await_exec (x->sync_fd, true, &t, err) < 0)
+      goto fail_child;
+  }
+  /* The child sent the master before STARTED. */
+  if (relay >= 0 && (x->pty_master = ab_console_relay_take (&relay, err)) < 0)
     goto fail_child;
   if (o->pid_file && ab_write_pid_file (o->pid_file, NULL, pid, err) < 0)
     goto fail_child;
@@ -602,6 +630,8 @@ fail:
     close (sp[1]);
   if (console_fd >= 0)
     close (console_fd);
+  if (relay >= 0)
+    close (relay);
   if (init_pidfd >= 0)
     close (init_pidfd);
   if (have_prog)

@@ -16,6 +16,7 @@
 #include "runtime/cgroup.h"
 #include "runtime/container.h"
 #include "runtime/lifecycle-internal.h"
+#include "runtime/seccomp-notify.h"
 #include "runtime/log.h"
 #include "runtime/network.h"
 #include "runtime/sync.h"
@@ -33,6 +34,8 @@ ab_container_free (struct ab_container *c)
     close (c->pidfd);
   if (c->netns_fd >= 0)
     close (c->netns_fd);
+  if (c->pty_master >= 0)
+    close (c->pty_master);
   ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     close (c->dirfd);
@@ -172,24 +175,67 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
   return r;
 }
 
+/* The listener the process sent: to the agent, then SECCOMP_DONE.  Failing
+   that, the process dies here: it must never run its program under a
+   filter whose listener no agent holds (it waits for our answer, and may
+   be waiting inside a syscall the filter handed to the absent agent). */
+static int
+pass_listener (int fd, const struct ab_listener_target *t, int listener, ab_error_t *err)
+{
+  struct ab_spec *spec = NULL;
+  const struct ab_seccomp *sc = t ? t->sc : NULL;
+  int r = -1;
+
+  if (t && sc == NULL)
+    {
+      spec = ab_container_load_spec (t->c, err);
+      sc = spec && spec->linux_ ? spec->linux_->seccomp : NULL;
+    }
+  if (sc && sc->listener_path)
+    r = ab_seccomp_agent_send (sc, t->c->state, t->status, t->pid, listener, err);
+  else if (t == NULL || t->sc || spec)
+    ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "a seccomp listener came, but the config has no listenerPath");
+  close (listener);
+  ab_spec_free (spec);
+  if (r == 0)
+    return ab_sync_send (fd, AB_SYNC_SECCOMP_DONE, 0, err);
+  if (t && t->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, t->pidfd, SIGKILL, NULL, 0);
+  return AB_AWAIT_NO_AGENT;
+}
+
 /* After `start`: the child reports STARTED (startContainer hooks ran; only
-   when `started` says it sends it), then either an error (execve failed)
-   or EOF (execve succeeded: the socket was close-on-exec). */
+   when `started` says it sends it), maybe a seccomp listener, then either
+   an error (execve failed) or EOF (execve succeeded: the socket was
+   close-on-exec). */
 int
-ab_await_exec (int fd, bool started, ab_error_t *err)
+ab_await_exec (int fd, bool started, const struct ab_listener_target *t, ab_error_t *err)
 {
   struct ab_sync_msg m;
+  int passed;
 
   if (started && ab_sync_expect (fd, AB_SYNC_STARTED, &m, err) < 0)
     return -1;
-  if (ab_sync_recv (fd, &m, NULL) < 0)
-    return 0; /* EOF: the program runs */
-  if (m.type == AB_SYNC_ERROR)
+  for (;;)
     {
-      *err = m.err;
-      return -1;
+      if (ab_sync_recv_fd (fd, &m, &passed, NULL) < 0)
+        return 0; /* EOF: the program runs */
+      if (m.type == AB_SYNC_SECCOMP && passed >= 0)
+        {
+          int r = pass_listener (fd, t, passed, err);
+          if (r < 0)
+            return r;
+          continue;
+        }
+      if (passed >= 0)
+        close (passed);
+      if (m.type == AB_SYNC_ERROR)
+        {
+          *err = m.err;
+          return -1;
+        }
+      return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "start: unexpected message %u", m.type);
     }
-  return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "start: unexpected message %u", m.type);
 }
 
 static int
@@ -239,10 +285,19 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   /* the foreground child (runtime/child.c) sends STARTED only after
      startContainer hooks */
   bool started = c->bundle && c->bundle->spec->hooks[AB_HOOK_START_CONTAINER].n;
+  const struct ab_linux *l = c->bundle ? c->bundle->spec->linux_ : NULL;
+  struct ab_listener_target t = {
+    .c = c, .sc = l ? l->seccomp : NULL, .status = AB_STATUS_CREATED, .pid = c->pid, .pidfd = c->pidfd,
+  };
 
-  if (ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err) < 0 || ab_await_exec (c->sync_fd, started, err) < 0)
+  int r = ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err);
+
+  if (r == 0)
+    r = ab_await_exec (c->sync_fd, started, &t, err);
+  if (r < 0)
     {
-      if (err->cls != AB_EC_EXEC)
+      /* (Killed by us for want of its seccomp agent: err says why.) */
+      if (err->cls != AB_EC_EXEC && r != AB_AWAIT_NO_AGENT)
         ab_explain_dead_child (c->pidfd, err);
       return -1;
     }
@@ -315,7 +370,7 @@ load (const char *root, const char *id, bool exclusive, bool cgroups, struct ab_
 {
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
 
-  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = c->pty_master = -1;
   c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
   if (ab_id_validate (id, err) < 0)
     return -1;
@@ -411,8 +466,14 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   unlinkat (c->dirfd, AB_START_SOCK, 0);
   if (ab_sync_send (fd, AB_SYNC_START, 0, err) < 0)
     return -1;
-  r = ab_await_exec (fd, true, err);
-  if (r < 0 && err->cls != AB_EC_EXEC)
+  {
+    /* The config snapshot is read only if a listener comes. */
+    struct ab_listener_target t = {
+      .c = c, .sc = NULL, .status = AB_STATUS_CREATED, .pid = c->pid, .pidfd = c->pidfd,
+    };
+    r = ab_await_exec (fd, true, &t, err);
+  }
+  if (r < 0 && err->cls != AB_EC_EXEC && r != AB_AWAIT_NO_AGENT)
     ab_explain_dead_child (c->pidfd, err);
   c->state->status = r < 0 ? AB_STATUS_STOPPED : AB_STATUS_RUNNING;
   if (ab_container_write_state (c, r < 0 ? NULL : err) < 0 && r == 0)

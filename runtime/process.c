@@ -14,6 +14,7 @@
 #include "runtime/caps.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
+#include "runtime/sync.h"
 #include "runtime/resolve.h"
 #include "runtime/util.h"
 
@@ -326,9 +327,31 @@ reset_signals (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
+/* Load the filter; one with a listener (SCMP_ACT_NOTIFY) hands its fd to
+   the starter, which passes it to the agent at listenerPath, and waits
+   until the agent has it (runtime/seccomp-notify.h).  The listener is
+   close-on-exec: the program never holds it. */
+static int
+seccomp_load (const struct ab_seccomp_prog *seccomp, int report_fd, ab_error_t *err)
+{
+  int listener;
+
+  ab_set_step ("seccomp");
+  listener = ab_seccomp_install (seccomp, err);
+  if (listener < 0 || !ab_seccomp_prog_listens (seccomp))
+    return listener < 0 ? -1 : 0;
+  /* From here every syscall may be one the agent decides, except this
+     sendmsg (validate refuses NOTIFY for it); the answer is read once the
+     agent has the fd, so it may decide that recv too. */
+  if (ab_sync_send_fd (report_fd, AB_SYNC_SECCOMP, listener, err) < 0
+      || ab_sync_expect (report_fd, AB_SYNC_SECCOMP_DONE, NULL, err) < 0)
+    return ab_error_prefix (err, "linux.seccomp.listenerPath: hand the listener over");
+  return 0;
+}
+
 int
 ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                 ab_error_t *err)
+                 int report_fd, ab_error_t *err)
 {
   bool early_seccomp = seccomp && !p->no_new_privileges;
   _cleanup_close_ int cwdfd = -1;
@@ -364,12 +387,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
      set.  The filter then governs the remaining steps, as with runc: the
      profile must allow prctl, setgroups, setresgid, setresuid, capset,
      fchdir and execve. */
-  if (early_seccomp)
-    {
-      ab_set_step ("seccomp");
-      if (ab_seccomp_install (seccomp, err) < 0)
-        return -1;
-    }
+  if (early_seccomp && seccomp_load (seccomp, report_fd, err) < 0)
+    return -1;
   if (ab_caps_drop_bounding (&p->caps, err) < 0)
     return -1;
   if (ab_user_apply (p, allow_setgroups, err) < 0)
@@ -387,12 +406,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   if (!in_cwd && fchdir (cwdfd) < 0)
     return ab_error_set (err, errno, "process.cwd: chdir `%s`", p->cwd);
   cwdfd = -1; /* close-on-exec: the execve closes it */
-  if (seccomp && !early_seccomp)
-    {
-      ab_set_step ("seccomp");
-      if (ab_seccomp_install (seccomp, err) < 0)
-        return -1;
-    }
+  if (seccomp && !early_seccomp && seccomp_load (seccomp, report_fd, err) < 0)
+    return -1;
   ab_set_step ("exec");
   ab_execvpe_container (p->args.v, p->env.v);
   {

@@ -25,6 +25,7 @@ struct ab_supervise_opts
   const char *stdin_data; /* NULL: the container's stdin is ours (or /dev/null if capture) */
   size_t stdin_len;
   bool no_violations; /* run, exec: nothing reads the wall's denials (no record): do not count them */
+  bool relay_tty;     /* process.terminal without --console-socket: relay the pty to our stdio */
 };
 void ab_supervise_opts_init (struct ab_supervise_opts *o);
 

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <inttypes.h>
 #include <seccomp.h>
@@ -958,27 +959,74 @@ check_seccomp_names (struct ab_jctx *c, const struct ab_seccomp *sc)
   return 0;
 }
 
-static int
-check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
-{
-  bool notify = false;
-  size_t mark = ab_jpush_key (c, "seccomp");
+/* The one syscall the runtime makes between loading a filter with a
+   listener and handing the listener's fd over (runtime/process.c): a NOTIFY
+   rule on it would wait for an agent that cannot have the fd yet.  (runc
+   refuses NOTIFY on write(2), its handover, for the same reason.) */
+#define HANDOVER_SYSCALL "sendmsg"
 
+/* linux.seccomp.listenerPath and SCMP_ACT_NOTIFY (config-linux.md): the
+   runtime connects to the path and sends the listener's fd there. */
+static int
+check_seccomp_listener (struct ab_jctx *c, const struct ab_seccomp *sc, bool *notify)
+{
+  struct sockaddr_un sa;
+
+  *notify = false;
   /* Every syscall would wait for the agent, including the runtime's own
      execve and the sendmsg() that hands the listener fd over. */
   if (sc->default_action == AB_SCMP_ACT_NOTIFY)
     return fail (c, "defaultAction", "SCMP_ACT_NOTIFY cannot be the default action");
   for (size_t i = 0; i < sc->n_syscalls; i++)
-    if (sc->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
-      {
-        notify = true;
-        if (sc->listener_path == NULL)
+    {
+      const struct ab_seccomp_rule *r = &sc->syscalls[i];
+      if (r->action != AB_SCMP_ACT_NOTIFY)
+        continue;
+      *notify = true;
+      if (sc->listener_path == NULL)
+        {
+          ab_jpush_key (c, "syscalls");
+          ab_jpush_index (c, i);
+          return fail (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+        }
+      for (size_t k = 0; k < r->names.n; k++)
+        if (strcmp (r->names.v[k], HANDOVER_SYSCALL) == 0)
           {
             ab_jpush_key (c, "syscalls");
             ab_jpush_index (c, i);
-            return fail (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+            ab_jpush_key (c, "names");
+            ab_jpush_index (c, k);
+            return fail (c, NULL, "SCMP_ACT_NOTIFY cannot apply to " HANDOVER_SYSCALL
+                         ": agentbox hands the listener's fd over with it, after the filter is loaded "
+                         "and before any agent has the fd");
           }
-      }
+    }
+  if (sc->listener_path == NULL)
+    return 0;
+  /* config-linux.md: "If the SCMP_ACT_NOTIFY action is not used this value
+     is ignored."  Refused here instead: an agent set up to listen would
+     never be asked, with nothing to say so. */
+  if (!*notify)
+    return fail (c, "listenerPath",
+                 "set, but no syscalls[] rule has action SCMP_ACT_NOTIFY: no agent would ever be asked");
+  /* Connected to at start, by whichever process runs it: a relative path
+     would depend on its working directory. */
+  if (sc->listener_path[0] != '/')
+    return fail (c, "listenerPath", "must be an absolute path, got \"%s\"", sc->listener_path);
+  if (strlen (sc->listener_path) >= sizeof sa.sun_path)
+    return fail (c, "listenerPath", "%zu bytes: longer than a unix socket address takes (%zu)",
+                 strlen (sc->listener_path), sizeof sa.sun_path - 1);
+  return 0;
+}
+
+static int
+check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
+{
+  bool notify;
+  size_t mark = ab_jpush_key (c, "seccomp");
+
+  if (check_seccomp_listener (c, sc, &notify) < 0)
+    return -1;
   if (check_seccomp_names (c, sc) < 0)
     return -1;
   /* seccomp(2) refuses WAIT_KILLABLE_RECV without a listener. */

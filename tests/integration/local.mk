@@ -11,6 +11,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-run.sh \
 	tests/integration/t-cli.sh \
 	tests/integration/t-stdio.sh \
+	tests/integration/t-terminal.sh \
+	tests/integration/t-seccomp-notify.sh \
 	tests/integration/t-exec.sh \
 	tests/integration/t-kill.sh \
 	tests/integration/t-control.sh \
@@ -46,6 +48,8 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/cri/cri.py \
 	docs/kubernetes.md \
 	docs/runc-compat.md \
+	tests/integration/pty-drive.py \
+	tests/integration/seccomp-agent.py \
 	tests/integration/net/net.sh \
 	tests/integration/net/record.py \
 	tests/integration/net/events.py \
