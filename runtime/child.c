@@ -209,6 +209,14 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
       || ab_root_finalize (mc, err) < 0)
     return -1;
   ab_closes_deferred = false;
+  /* The closes deferred while the mount tree was built happen now, in one
+     close_range or two, not at execve: some of those fds are of the host
+     (the rootfs's mount point as the host sees it, whose ".." leads to the
+     host's /), and execve resolves process.args[0] while close-on-exec fds
+     are still open -- "/proc/self/fd/N/../.." would run a host binary
+     (CVE-2024-21626, attack 3a).  Nor may a created init that waits for
+     `start` hold them where /proc/1/fd shows them. */
+  close_inherited_fds (c);
   if (s->process->terminal && c->console_fd >= 0)
     {
       if (ab_console_setup (c->console_fd, s->process, err) < 0)
