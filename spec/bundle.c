@@ -124,13 +124,11 @@ is_dir_or_above (const struct stat *root, const struct stat *top, const char *di
    mount).  A root that is or holds the state root (--root) or the cache
    would let the container rewrite the state of other containers (their
    pids, which kill and delete signal) or the compiled seccomp programs
-   other containers load.  Checked on the fd create clones the root from,
-   so what is checked is what runs. */
-static int
-check_root_identity (const struct ab_bundle *b, const struct stat *root, const struct ab_bundle_guard *guard,
-                     ab_error_t *err)
+   other containers load.  create checks the fd it clones the root from, so
+   what is checked is what runs. */
+int
+ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err)
 {
-  const char *path = b->spec->root.path;
   struct stat top;
 
   if (stat ("/", &top) < 0)
@@ -194,7 +192,7 @@ resolve_rootfs (struct ab_bundle *b, const struct ab_bundle_guard *guard, ab_err
     {
       if (fstat (fd, &st) < 0)
         return ab_error_set (err, errno, "config.json: root.path: stat `%s`", joined);
-      if (check_root_identity (b, &st, guard, err) < 0)
+      if (ab_root_dir_check (&st, b->spec->root.path, guard, err) < 0)
         return -1;
       b->rootfs = ab_steal_ptr (&joined);
       b->rootfs_fd = ab_steal_fd (&fd);
@@ -211,7 +209,7 @@ resolve_rootfs (struct ab_bundle *b, const struct ab_bundle_guard *guard, ab_err
     return ab_error_setc (err, AB_EC_CONFIG, e.errnum, "config.json: root.path: `%s` is not a directory", joined);
   if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: root.path: `%s` is not a directory", joined);
-  if (check_root_identity (b, &st, guard, err) < 0)
+  if (ab_root_dir_check (&st, b->spec->root.path, guard, err) < 0)
     return -1;
   snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
   n = readlink (link, real, sizeof real - 1);

@@ -49,6 +49,13 @@ struct ab_bundle_guard
   const char *cache;
 };
 
+/* That the directory `root` (a stat of what was opened) may be a
+   container's root: not the host's /, and neither one of the guard's
+   directories nor above them (NULL guard: only the first).  `path` is
+   root.path as written, for the message (class config). */
+struct stat;
+int ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err);
+
 /* Read, parse and validate <dir>/config.json and check that the root
    filesystem is a directory of its own: not the host's root, and neither
    one of the guard's directories nor above them (compared by device and

@@ -266,13 +266,15 @@ fi
 # rewrite the state of other containers or the seccomp programs they load.
 # Refused by validate and create alike (compared by device and inode of the
 # directory opened, so every spelling of / is caught), and nothing runs.
-if agentbox_only 17; then
+if agentbox_only 18; then
   marker=$T/ran-on-the-host
   b=$T/slash
   make_bundle "$b" 'root.path:=/' "process.args=[\"/bin/sh\",\"-c\",\"echo ran >$marker\"]"
   out=$(rt validate --bundle "$b" 2>&1)
   is "$? $out" "1 agentbox: config.json: root.path: \`/\` is the host's root directory; a container needs a root filesystem of its own" \
     "validate refuses root.path / in one line naming root.path (exit 1)"
+  like "$(rt audit --bundle "$b" 2>&1 | head -3)" "agentbox refuses this config: config.json: root.path: \`/\` is the host's root directory" \
+    "audit gives create's verdict"
   id=$(new_id)
   rt create --bundle "$b" "$id" </dev/null >"$T/out" 2>&1 # (a file: an init that got created must not hang us)
   like "$? $(cat "$T/out")" "^1 agentbox: config.json: root.path: \`/\` is the host's root directory" "create refuses it (exit 1)"
