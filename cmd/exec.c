@@ -239,7 +239,8 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
   if (o.process_file && o.args.n)
     return ab_cmd_usage_error ("exec", "give either --process FILE or a program, not both");
   if (g->systemd_cgroup)
-    return ab_cmd_usage_error ("exec", "--systemd-cgroup: the systemd cgroup driver is not supported");
+    return ab_cmd_usage_error ("exec", "%s: the systemd cgroup driver is not supported (use cgroupfs)",
+                               g->systemd_cgroup);
   if ((n = ab_cmd_check_preserve_fds ("exec", o.preserve_fds, record_fd)) != 0)
     return n;
 
