@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "runtime/cache.h"
+#include "runtime/exe.h"
 #include "runtime/log.h"
 #include "runtime/sandbox.h"
 #include "runtime/state.h"
@@ -46,7 +47,7 @@ ab_sandbox_init_path (void)
     return buf;
   /* the build tree: next to the binary that was started (before any
      re-exec from a sealed copy, which has no path) */
-  exe = getenv ("AGENTBOX_EXE");
+  exe = getenv (AB_EXE_PATH_ENV);
   if (exe == NULL || *exe == '\0')
     {
       ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
