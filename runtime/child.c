@@ -18,6 +18,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "hooks/hooks.h"
@@ -272,6 +273,11 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   if (ab_cgroup_selfjoin (c->cg_join, c->n_cg_join, err) < 0)
     return -1;
   ab_set_step ("init");
+  /* runc's default: the container starts with umask 022 unless
+     process.user.umask says otherwise (ab_user_apply), never with the
+     caller's (a 000 would make what the container writes writable by
+     all).  Set before the mount points and device nodes are made. */
+  umask (022);
   close_inherited_fds (c);
   for (i = 0; i < 3; i++)
     if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)

@@ -1,9 +1,11 @@
 #!/bin/bash
-# HOME, as runc sets it: when process.env has none (or an empty one), the
-# home directory of process.user.uid in the container's /etc/passwd, else
-# "/", for run, create/start and exec.  The passwd file is the image's and
-# is read inside the container's root: a link out of it, a FIFO or a device
-# in its place never reach the host or block the runtime.
+# runc's defaults for the container's process that configs leave out:
+#   - HOME: when process.env has none (or an empty one), the home directory
+#     of process.user.uid in the container's /etc/passwd, else "/", for run,
+#     create/start and exec.  The passwd file is the image's and is read
+#     inside the container's root: a link out of it, a FIFO or a device in
+#     its place never reach the host or block the runtime;
+#   - umask 022 unless process.user.umask is set, never the caller's.
 . "$(dirname "$0")/lib.sh"
 require_runtime_commands create start run exec state delete
 plan_later
@@ -63,6 +65,20 @@ for kind in $kinds; do
 done
 rm -f "$b/rootfs/etc/passwd"
 mv "$b/rootfs/etc/passwd.real" "$b/rootfs/etc/passwd"
+
+# ---- umask ----------------------------------------------------------------------------------
+
+b=$T/umask
+make_bundle --out "$b" 'process.args=["/bin/sh","-c","umask; mkdir /out/made"]'
+mkdir -p "$b/rootfs/newdir-parent"
+cfg "$b/config.json" 'mounts+={"destination":"/newdir-parent/mnt","type":"tmpfs","source":"tmpfs"}'
+out=$(umask 000 && rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+is "$out $(stat -c %a "$b/out/made" "$b/rootfs/newdir-parent/mnt" 2>&1 | tr '\n' ' ')" "0022 755 755 " \
+  "a caller's umask 000 does not reach the container: 022, as runc (and the mount point it made is 755)"
+rmdir "$b/out/made" "$b/rootfs/newdir-parent/mnt"
+cfg "$b/config.json" 'process.user.umask=63'
+out=$(umask 000 && rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+is "$out $(stat -c %a "$b/out/made" 2>&1)" "0077 700" "process.user.umask 077 is what the process gets"
 
 # ---- the built-in sandbox ------------------------------------------------------------------
 
