@@ -47,6 +47,9 @@ isnt $? 0 "kill with an unknown signal name fails"
 like "$err" 'NOSUCHSIG' "the error names the signal"
 rt kill "$id" 99 >/dev/null 2>&1
 isnt $? 0 "kill with an out-of-range signal number fails"
+# Signal 0 (runc sends it): nothing is delivered, the process must be there.
+err=$(rt kill "$id" 0 2>&1)
+is "$? $err" "0 " "kill ID 0 of a running container succeeds (the check that it is there)"
 is "$(state_of "$id")" running "the refused kills leave the container running"
 rt kill "$id" KILL && wait_for_status "$id" stopped
 err=$(rt kill "$id" KILL 2>&1)
