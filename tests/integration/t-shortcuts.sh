@@ -40,17 +40,24 @@ b=$T/fds
 make_bundle --out "$b"
 install -m 0755 "$ABTEST" "$b/host-only"
 climb=$(printf '../%.0s' {1..40})
-ran=""
-for n in $(seq 3 24); do
-  for path in "/proc/self/fd/$n/../host-only" "/proc/self/fd/$n/$climb${b#/}/host-only"; do
-    cfg "$b/config.json" "process.args=[\"$path\",\"write\",\"/out/ran\",\"fd $n\"]"
-    rt run --bundle "$b" "$(new_id)" </dev/null >/dev/null 2>&1
-    st=$?
-    [ "$st" = 0 ] || [ -e "$b/out/ran" ] && ran="$ran $n:$st"
-    rm -f "$b/out/ran"
+# ran_host_file CMD...: the /proc/self/fd/N paths (N = 3..24, to the bundle
+# and climbing to the host's /) with which `CMD PATH` ran the host file.
+ran_host_file ()
+{
+  local n path st ran=""
+  for n in $(seq 3 24); do
+    for path in "/proc/self/fd/$n/../host-only" "/proc/self/fd/$n/$climb${b#/}/host-only"; do
+      "$@" "$path" </dev/null >/dev/null 2>&1
+      st=$?
+      { [ "$st" = 0 ] || [ -e "$b/out/ran" ]; } && ran="$ran $n:$st"
+      rm -f "$b/out/ran"
+    done
   done
-done
-is "$ran" "" "process.args through /proc/self/fd/N (N = 3..24) never executes a host file (CVE-2024-21626 attack 3a)"
+  echo "$ran"
+}
+run_as_args () { cfg "$b/config.json" "process.args=[\"$1\",\"write\",\"/out/ran\",\"yes\"]" && rt run --bundle "$b" "$(new_id)"; }
+exec_as_args () { rt exec "$id" "$1" write /out/ran yes; }
+is "$(ran_host_file run_as_args)" "" "process.args through /proc/self/fd/N (N = 3..24) never executes a host file (CVE-2024-21626 attack 3a)"
 
 # While it waits for start the init holds only its sockets: nothing a
 # process that can read /proc/1/fd (another container sharing the pid
@@ -73,16 +80,7 @@ rt delete --force "$id"
 cfg "$b/config.json" 'process.args=["/bin/abtest","sleep-forever"]'
 id=$(new_id)
 start_bg "$id" "$b"
-ran=""
-for n in $(seq 3 24); do
-  for path in "/proc/self/fd/$n/../host-only" "/proc/self/fd/$n/$climb${b#/}/host-only"; do
-    rt exec "$id" "$path" write /out/ran "fd $n" </dev/null >/dev/null 2>&1
-    st=$?
-    [ "$st" = 0 ] || [ -e "$b/out/ran" ] && ran="$ran $n:$st"
-    rm -f "$b/out/ran"
-  done
-done
-is "$ran" "" "exec's program through /proc/self/fd/N (N = 3..24) never is a host file"
+is "$(ran_host_file exec_as_args)" "" "exec's program through /proc/self/fd/N (N = 3..24) never is a host file"
 rt delete --force "$id"
 
 # ---- mount(2) onto /proc/self/fd/N: masks land where they are asked -------------------------
