@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <sys/stat.h>
 
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
@@ -349,6 +350,18 @@ unsupported (struct ab_audit_ctx *a)
   for (size_t i = 0; i < a->s->n_mounts; i++)
     if (strcmp (a->s->mounts[i].destination, "/") == 0)
       return "config.json: mounts: mounting over / is not supported";
+  if (a->f.rootfs != NULL)
+    {
+      /* create's check of the root (spec/bundle.c), on what root.path names
+         on this host; the state root and the cache depend on the caller's
+         --root and environment, which create checks too. */
+      static __thread ab_error_t e;
+      struct stat st;
+
+      memset (&e, 0, sizeof e);
+      if (stat (a->f.rootfs, &st) == 0 && ab_root_dir_check (&st, a->s->root.path, NULL, &e) < 0)
+        return e.msg;
+    }
   if ((ab_kvlist_get (&a->s->annotations, AB_ANNOT_NET_ALLOW) || a->f.egress.enabled)
       && !a->f.ns_present[AB_NS_NET])
     return "config.json: annotations: an egress policy needs a network namespace in linux.namespaces";

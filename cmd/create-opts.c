@@ -44,7 +44,8 @@ ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_op
   o->root = g->root;
   o->rootless = g->rootless;
   if (g->systemd_cgroup)
-    return ab_cmd_usage_error (cmd, "--systemd-cgroup: the systemd cgroup driver is not supported (use cgroupfs)");
+    return ab_cmd_usage_error (cmd, "%s: the systemd cgroup driver is not supported (use cgroupfs)",
+                               g->systemd_cgroup);
   return 0;
 }
 

@@ -48,6 +48,8 @@ usage (FILE *f)
               "  --log FILE              append log entries to FILE\n"
               "  --log-format text|json  format of --log entries (default text)\n"
               "  --debug                 verbose logging\n"
+              "  --cgroup-manager cgroupfs|systemd\n"
+              "                          the cgroup driver (crun's option): only cgroupfs is supported\n"
               "  --systemd-cgroup        accepted for runc compatibility; not supported\n"
               "  --rootless true|false|auto\n"
               "  --help, --version\n\n"
@@ -103,6 +105,7 @@ enum
   OPT_LOG_FORMAT,
   OPT_DEBUG,
   OPT_SYSTEMD_CGROUP,
+  OPT_CGROUP_MANAGER,
   OPT_ROOTLESS,
   OPT_HELP,
   OPT_VERSION,
@@ -118,6 +121,7 @@ main (int argc, char **argv)
     { "log-format", required_argument, NULL, OPT_LOG_FORMAT },
     { "debug", no_argument, NULL, OPT_DEBUG },
     { "systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP },
+    { "cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER },
     { "rootless", optional_argument, NULL, OPT_ROOTLESS },
     { "criu", required_argument, NULL, OPT_CRIU },
     { "help", no_argument, NULL, OPT_HELP },
@@ -160,7 +164,16 @@ main (int argc, char **argv)
           g.debug = true;
           break;
         case OPT_SYSTEMD_CGROUP:
-          g.systemd_cgroup = true;
+          g.systemd_cgroup = "--systemd-cgroup";
+          break;
+        case OPT_CGROUP_MANAGER:
+          /* crun's spelling of the cgroup driver choice */
+          if (strcmp (optarg, "systemd") == 0)
+            g.systemd_cgroup = "--cgroup-manager systemd";
+          else if (strcmp (optarg, "cgroupfs") == 0)
+            g.systemd_cgroup = NULL;
+          else
+            return ab_cmd_usage_error (NULL, "--cgroup-manager: expected cgroupfs or systemd, got `%s`", optarg);
           break;
         case OPT_ROOTLESS:
           if (ab_parse_tristate (optarg, &g.rootless) < 0)

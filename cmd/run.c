@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
+#include "runtime/cache.h"
 #include "runtime/container.h"
 #include "runtime/exe.h"
 #include "runtime/log.h"
@@ -88,7 +89,10 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   if (cli.sandbox)
     r = ab_sandbox_bundle (&cli.sb, &bundle, &err);
   else
-    r = ab_bundle_load (cli.co.bundle, &bundle, &err);
+    {
+      struct ab_bundle_guard guard = ab_bundle_guard (cli.co.root);
+      r = ab_bundle_load (cli.co.bundle, &guard, &bundle, &err);
+    }
   if (r < 0)
     {
       memset (&out, 0, sizeof out);

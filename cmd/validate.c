@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "runtime/cache.h"
 #include "runtime/log.h"
 #include "spec/spec.h"
 
@@ -18,11 +19,11 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   struct ab_bundle *b = NULL;
+  struct ab_bundle_guard guard;
   const char *bundle = ".";
   ab_error_t err = { 0 };
   int c;
 
-  (void) g;
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
     switch (c)
       {
@@ -39,7 +40,8 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
       }
   if ((c = ab_cmd_positionals ("validate", argc, argv, 0, 0, "")) != 0)
     return c;
-  if (ab_bundle_load (bundle, &b, &err) < 0)
+  guard = ab_bundle_guard (g->root);
+  if (ab_bundle_load (bundle, &guard, &b, &err) < 0)
     {
       ab_log_error (&err);
       return AB_EXIT_FAILURE;

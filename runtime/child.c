@@ -244,6 +244,14 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
       || ab_root_finalize (mc, err) < 0)
     return -1;
   ab_closes_deferred = false;
+  /* The closes deferred while the mount tree was built happen now, in one
+     close_range or two, not at execve: some of those fds are of the host
+     (the rootfs's mount point as the host sees it, whose ".." leads to the
+     host's /), and execve resolves process.args[0] while close-on-exec fds
+     are still open -- "/proc/self/fd/N/../.." would run a host binary
+     (CVE-2024-21626, attack 3a).  Nor may a created init that waits for
+     `start` hold them where /proc/1/fd shows them. */
+  close_inherited_fds (c);
   if (s->process->terminal && c->console_fd >= 0)
     {
       if (ab_console_setup (c->console_fd, s->process, !joined_mnt, err) < 0)
@@ -300,6 +308,11 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   if (ab_cgroup_selfjoin (c->cg_join, c->n_cg_join, err) < 0)
     return -1;
   ab_set_step ("init");
+  /* runc's default: the container starts with umask 022 unless
+     process.user.umask says otherwise (ab_user_apply), never with the
+     caller's (a 000 would make what the container writes writable by
+     all).  Set before the mount points and device nodes are made. */
+  umask (022);
   close_inherited_fds (c);
   for (i = 0; i < 3; i++)
     if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)

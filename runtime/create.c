@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 
 #include "hooks/hooks.h"
+#include "runtime/cache.h"
 #include "runtime/caps.h"
 #include "runtime/cgroup.h"
 #include "runtime/child.h"
@@ -562,8 +563,12 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   c->created_here = true;
   if (o->prebuilt)
     c->bundle = o->prebuilt;
-  else if (ab_bundle_load (o->bundle, &c->bundle, err) < 0)
-    return -1;
+  else
+    {
+      struct ab_bundle_guard guard = ab_bundle_guard (o->root);
+      if (ab_bundle_load (o->bundle, &guard, &c->bundle, err) < 0)
+        return -1;
+    }
   s = c->bundle->spec;
   l = s->linux_;
   ab_trace ("bundle loaded");

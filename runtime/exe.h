@@ -9,6 +9,10 @@
 #ifndef AB_RUNTIME_EXE_H
 #define AB_RUNTIME_EXE_H
 
+/* Set by the first stage for the sealed copy (which has no path of its
+   own): where the binary that was started is.  Ours, not the caller's. */
+#define AB_EXE_PATH_ENV "AGENTBOX_EXE"
+
 #include <stdbool.h>
 
 #include "runtime/error.h"

@@ -263,14 +263,17 @@ apply_overrides (const struct ab_exec_opts *o, struct ab_spec *s, ab_error_t *er
     }
   for (i = 0; i < o->add_caps.n; i++)
     {
+      /* Bounding, effective and permitted, as runc and crun: never
+         inheritable or ambient, which would carry the capability across
+         execve into programs that were never meant to hold it. */
+      static const int sets[] = { AB_CAP_BOUNDING, AB_CAP_EFFECTIVE, AB_CAP_PERMITTED };
       int cap = ab_cap_from_name (o->add_caps.v[i]);
-      int set;
       if (cap < 0)
         return ab_error_setc (err, AB_EC_USAGE, 0, "exec: --cap: unknown capability `%s`", o->add_caps.v[i]);
-      for (set = 0; set < AB_CAP__SETS; set++)
+      for (size_t k = 0; k < AB_ARRAY_SIZE (sets); k++)
         {
-          p->caps.set[set] = true;
-          p->caps.mask[set] |= 1ull << cap;
+          p->caps.set[sets[k]] = true;
+          p->caps.mask[sets[k]] |= 1ull << cap;
         }
     }
   if (o->no_new_privs)

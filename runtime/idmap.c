@@ -175,21 +175,15 @@ int
 ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err)
 {
   _cleanup_close_ int fd = ab_steal_fd (&b->rootfs_fd), tree = -1, ns = -1;
-  struct stat st;
 
-  /* The directory the bundle's load resolved and checked (spec/bundle.c),
-     by the fd it kept: no path is resolved again, so a symlink swapped
-     into root.path since cannot make another directory the root.  The fd
-     is used once: it closes here.  A bundle without it (not loaded by
-     this process) walks root.path the way the load did. */
+  /* The directory the bundle's load resolved and checked (spec/bundle.c:
+     a directory, not the host's root, not holding the state root), by the
+     fd it kept: no path is resolved again, so a symlink swapped into
+     root.path since cannot make another directory the root.  The fd is
+     used once: it closes here.  There is no second way in: a walk of the
+     path here would clone what the checks never saw. */
   if (fd < 0)
-    {
-      fd = ab_bundle_open_path (b->dir, NULL, b->rootfs, "root.path", err);
-      if (fd < 0)
-        return -1;
-      if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
-        return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "root.path: `%s` is not a directory", b->rootfs);
-    }
+    return ab_error_setc (err, AB_EC_INTERNAL, EBADF, "root.path: the bundle's root directory fd is gone");
   tree = open_tree (fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return ab_error_set (err, errno, "root.path: clone `%s`", b->rootfs);

@@ -500,7 +500,20 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
     return -1;
   status = ab_state_status (c->dirfd, c->state);
   if (status != AB_STATUS_CREATED && status != AB_STATUS_RUNNING && status != AB_STATUS_PAUSED)
-    return ab_error_setc (err, AB_EC_STATE, 0, "cannot kill container `%s`: container not running", id);
+    {
+      /* As runc: a stopped container is no error for --all, which
+         containerd's shim sends after every task exit.  What is left in its
+         cgroups (a daemon of a container in the host's pid namespace) still
+         gets the signal; a cgroup already gone has nobody to signal.  The
+         init itself is never signalled by pid once stopped: the pid may
+         have been recycled. */
+      if (!all)
+        return ab_error_setc (err, AB_EC_STATE, 0, "cannot kill container `%s`: container not running", id);
+      if (c->cg && ab_cgroup_kill (c->cg, sig, err) < 0 && err->errnum != ENOENT)
+        return -1;
+      ab_error_clear (err);
+      return 0;
+    }
   if (all && c->cg)
     return ab_cgroup_kill (c->cg, sig, err);
   /* The pidfd pins the process we checked: a recycled pid is never signalled. */

@@ -206,6 +206,83 @@ ab_cwd_make (const char *cwd, ab_error_t *err)
   return 0;
 }
 
+char *
+ab_passwd_home (const char *buf, size_t len, uid_t uid)
+{
+  const char *p = buf, *end = buf + len;
+
+  while (p < end)
+    {
+      const char *nl = memchr (p, '\n', (size_t)(end - p));
+      const char *line_end = nl ? nl : end;
+      const char *f[7];
+      int n = 0;
+
+      /* name:password:uid:gid:gecos:home:shell */
+      f[n++] = p;
+      for (const char *q = p; q < line_end && n < 7; q++)
+        if (*q == ':')
+          f[n++] = q + 1;
+      if (n == 7 && *p != '#' && *p != '+' && *p != '-')
+        {
+          char num[16];
+          size_t l = (size_t)(f[3] - f[2] - 1);
+          uint64_t v;
+
+          if (l > 0 && l < sizeof num)
+            {
+              memcpy (num, f[2], l);
+              num[l] = '\0';
+              if (ab_parse_u64 (num, &v) == 0 && v == (uint64_t)uid)
+                {
+                  size_t hl = (size_t)(f[6] - f[5] - 1);
+                  return hl > 0 ? xstrndup (f[5], hl) : xstrdup ("/");
+                }
+            }
+        }
+      p = line_end + 1;
+    }
+  return xstrdup ("/");
+}
+
+/* runc's default: with no HOME in process.env (or an empty one), HOME is the
+   home directory of process.user.uid in the container's /etc/passwd, else
+   "/".  The file is the image's: resolved inside the container's root
+   (RESOLVE_IN_ROOT, no magic links: a link cannot reach the host's
+   passwd), opened without blocking on a FIFO, only a regular file, read
+   bounded.  Anything wrong with it means no entry.  Returns the
+   environment to exec with (malloc'ed array; its strings are env's, but
+   the HOME entry), or NULL to use env as it is. */
+#define AB_PASSWD_MAX (4u << 20)
+static char **
+env_with_home (char *const *env, uid_t uid, char **home_entry)
+{
+  _cleanup_close_ int rootfd = -1, fd = -1;
+  _cleanup_free_ char *buf = NULL, *home = NULL;
+  size_t n = 0, k = 0, len = 0;
+  struct stat st;
+  char **v;
+
+  for (size_t i = 0; env && env[i]; i++)
+    if (strncmp (env[i], "HOME=", 5) == 0 && env[i][5] != '\0')
+      return NULL;
+  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd >= 0)
+    fd = ab_open_in_root (rootfd, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, NULL);
+  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode)
+      && ab_read_fd_sized (fd, AB_PASSWD_MAX, (size_t)st.st_size, &buf, &len, NULL) == 0)
+    home = ab_passwd_home (buf, len, uid);
+  *home_entry = xasprintf ("HOME=%s", home ? home : "/");
+  while (env && env[n])
+    n++;
+  v = xcalloc (n + 2, sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (env[i], "HOME=", 5) != 0) /* an empty HOME is replaced */
+      v[k++] = env[i];
+  v[k] = *home_entry;
+  return v;
+}
+
 static const char *
 env_path (char *const envp[])
 {
@@ -355,6 +432,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
 {
   bool early_seccomp = seccomp && !p->no_new_privileges;
   _cleanup_close_ int cwdfd = -1;
+  _cleanup_free_ char **env = NULL;
+  _cleanup_free_ char *home = NULL;
   bool in_cwd;
 
   /* The cwd is resolved first, while every syscall is still ours to make:
@@ -366,6 +445,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   cwdfd = ab_cwd_open (p->cwd, err);
   if (cwdfd < 0)
     return -1;
+  /* Read while we are still root in the container, before the rlimits. */
+  env = env_with_home (p->env.v, (uid_t)p->user.uid, &home);
   /* Entered as root too, like runc, for a cwd only root can search (root
      squashing filesystems aside, where the retry after setuid works). */
   in_cwd = fchdir (cwdfd) == 0;
@@ -409,7 +490,7 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   if (seccomp && !early_seccomp && seccomp_load (seccomp, report_fd, err) < 0)
     return -1;
   ab_set_step ("exec");
-  ab_execvpe_container (p->args.v, p->env.v);
+  ab_execvpe_container (p->args.v, env ? env : p->env.v);
   {
     int e = errno;
     return ab_error_setc (err, AB_EC_EXEC, e, "exec `%s`", p->args.v[0]);

@@ -1,5 +1,6 @@
 /* The last steps of every container process (init or exec'd), in order:
- *   cwd resolved -> rlimits -> (seccomp without no_new_privs) -> bounding
+ *   cwd resolved -> HOME (when process.env has none) -> rlimits ->
+ *   (seccomp without no_new_privs) -> bounding
  *   set -> user and groups -> capabilities -> no_new_privs -> chdir ->
  *   seccomp -> execve
  * Everything that can fail happens before execve and is reported over the
@@ -8,6 +9,7 @@
 #define AB_RUNTIME_PROCESS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "runtime/error.h"
 #include "runtime/seccomp.h"
@@ -33,6 +35,11 @@ int ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t 
    fallback: walk /proc/self/fd), and clear close-on-exec on the preserved
    fds 3..first-1. */
 int ab_fds_prepare (int first, ab_error_t *err);
+
+/* The home directory of `uid` in passwd(5) text (buf, len bytes): the
+   sixth field of its first entry, or "/" when it has none or the entry
+   leaves it empty.  Malloc'ed. */
+char *ab_passwd_home (const char *buf, size_t len, uid_t uid);
 
 /* Resolve process.cwd inside the container: an O_PATH fd of it, for
    fchdir.  openat2 with RESOLVE_NO_MAGICLINKS: a /proc/self/fd/N cwd can

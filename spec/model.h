@@ -227,6 +227,7 @@ struct ab_hook
   char *path;
   struct ab_strv args;
   struct ab_strv env;
+  bool env_set; /* "env" is present (even empty): exactly env; absent: the runtime's own */
   bool timeout_set;
   int timeout; /* seconds, > 0 */
 };

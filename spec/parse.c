@@ -639,9 +639,12 @@ parse_hooks (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
           /* config.md: path MUST be absolute; timeout MUST be > 0. */
           if (ab_parse_enter_item (c, a, i, &e, &im) < 0
               || ab_parse_get_path (c, e, "path", AB_REQUIRED, &h->path) < 0
-              || ab_jget_strv (c, e, "args", AB_OPTIONAL, &h->args) < 0
-              || ab_jget_strv (c, e, "env", AB_OPTIONAL, &h->env) < 0)
+              || ab_jget_strv (c, e, "args", AB_OPTIONAL, &h->args) < 0)
             return -1;
+          r = ab_jget_strv (c, e, "env", AB_OPTIONAL, &h->env);
+          if (r < 0)
+            return -1;
+          h->env_set = r > 0;
           r = ab_jget_i64 (c, e, "timeout", AB_OPTIONAL, 1, INT32_MAX, &timeout);
           if (r < 0)
             return -1;

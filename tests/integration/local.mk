@@ -36,6 +36,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-oci-configs.sh \
 	tests/integration/t-rootfs.sh \
 	tests/integration/t-hostile.sh \
+	tests/integration/t-shortcuts.sh \
+	tests/integration/t-home.sh \
 	tests/integration/t-audit-live.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
