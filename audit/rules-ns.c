@@ -345,8 +345,6 @@ unsupported (struct ab_audit_ctx *a)
     return "config.json: linux.intelRdt: not supported by agentbox";
   if (l->mount_label && *l->mount_label)
     return "config.json: linux.mountLabel: SELinux mount labels are not supported";
-  if (l->seccomp && l->seccomp->listener_path)
-    return "config.json: linux.seccomp.listenerPath: seccomp notification is not supported";
   for (size_t i = 0; i < a->s->n_mounts; i++)
     if (strcmp (a->s->mounts[i].destination, "/") == 0)
       return "config.json: mounts: mounting over / is not supported";

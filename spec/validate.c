@@ -1004,11 +1004,9 @@ check_seccomp_listener (struct ab_jctx *c, const struct ab_seccomp *sc, bool *no
   if (sc->listener_path == NULL)
     return 0;
   /* config-linux.md: "If the SCMP_ACT_NOTIFY action is not used this value
-     is ignored."  Refused here instead: an agent set up to listen would
-     never be asked, with nothing to say so. */
+     is ignored."  So it is, as runc does: nothing connects to it. */
   if (!*notify)
-    return fail (c, "listenerPath",
-                 "set, but no syscalls[] rule has action SCMP_ACT_NOTIFY: no agent would ever be asked");
+    return 0;
   /* Connected to at start, by whichever process runs it: a relative path
      would depend on its working directory. */
   if (sc->listener_path[0] != '/')

@@ -176,11 +176,16 @@ is "$(state_of "$id")" "" "no container is left"
 
 # ---- what create refuses --------------------------------------------------------------------
 
-if agentbox_only 4; then
-  make_bundle "$T/v" 'linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","listenerPath":"/run/agent.sock"}'
-  err=$(rt run --bundle "$T/v" "$(new_id)" </dev/null 2>&1 >/dev/null)
-  like "$err" 'linux.seccomp.listenerPath: set, but no syscalls\[\] rule has action SCMP_ACT_NOTIFY' \
-    "listenerPath without a NOTIFY rule is refused, naming the JSON path"
+if agentbox_only 6; then
+  # config-linux.md: without an SCMP_ACT_NOTIFY rule listenerPath is ignored.
+  # Nothing listens there: a runtime that connected would fail as above.
+  make_bundle --out "$T/v" "linux.seccomp={\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"$T/nobody.sock\"}" \
+    'process.args=["/bin/sh","-c","echo ran >/out/ran"]'
+  id=$(new_id)
+  rt run --bundle "$T/v" "$id" </dev/null >/dev/null 2>&1
+  is $? 0 "listenerPath without a NOTIFY rule is ignored: the container runs"
+  [ -e "$T/v/out/ran" ]
+  ok $? "... from the host: the program ran, and nothing connected to listenerPath"
   make_bundle "$T/w" 'linux.seccomp={"defaultAction":"SCMP_ACT_ALLOW","listenerPath":"/run/agent.sock","syscalls":[{"names":["getpid","sendmsg"],"action":"SCMP_ACT_NOTIFY"}]}'
   err=$(rt run --bundle "$T/w" "$(new_id)" </dev/null 2>&1 >/dev/null)
   like "$err" 'linux.seccomp.syscalls\[0\].names\[1\]: SCMP_ACT_NOTIFY cannot apply to sendmsg' \
@@ -191,6 +196,9 @@ if agentbox_only 4; then
     "validate: NOTIFY without listenerPath is refused"
   rt features 2>/dev/null | grep -q '"SCMP_ACT_NOTIFY"'
   ok $? "features lists SCMP_ACT_NOTIFY among the seccomp actions"
+  out=$(rt audit --bundle "$T/n" 2>&1)
+  ! grep -q "agentbox refuses this config" <<<"$out" && grep -q "listenerPath.*agent at $T/nobody.sock" <<<"$out"
+  ok $? "audit of a NOTIFY config names the agent and, as create, does not refuse it"
 fi
 
 stop_agents
