@@ -4,6 +4,8 @@
 
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -73,6 +75,9 @@ mk_socket (struct mk_listeners *m, int family, int type, uint16_t port, const ch
   /* No SO_REUSEADDR on UDP and no SO_REUSEPORT at all: either would let a
      process in the container bind the same port and take our traffic. */
   if (type == SOCK_STREAM && setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+    goto fail;
+  /* Accepted sockets inherit it: the relay writes what it has at once. */
+  if (type == SOCK_STREAM && setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
     goto fail;
   if (family == AF_INET6 && setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
     goto fail;
@@ -196,6 +201,14 @@ loop_main (void *arg)
   struct ab_egress *e = arg;
   struct epoll_event evs[64];
   uint64_t last_sweep = ab_egress_now_ms ();
+  sigset_t pipe_sig;
+
+  /* splice(2) to a socket whose peer is gone raises SIGPIPE (it has no
+     MSG_NOSIGNAL): blocked here, it stays pending on this thread, and the
+     write fails with EPIPE as it should. */
+  sigemptyset (&pipe_sig);
+  sigaddset (&pipe_sig, SIGPIPE);
+  pthread_sigmask (SIG_BLOCK, &pipe_sig, NULL);
 
   while (!e->stopping)
     {
@@ -287,6 +300,7 @@ ab_egress_stop (struct ab_egress *e)
   close_ep (e, &e->dns_udp);
   close_ep (e, &e->wake);
   e->wake_fd = -1;
+  ab_egress_pipes_free (e);
   if (e->epfd >= 0)
     close (e->epfd);
   e->epfd = -1;

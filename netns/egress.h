@@ -163,6 +163,8 @@ struct ab_egress_options
   unsigned idle_timeout_ms;    /* relay without traffic either way (0: 300 s) */
   unsigned max_connections;    /* proxy connections at once; more are reset (0: 512, ~130 KiB each at most) */
   size_t max_decisions;        /* record entries kept; later ones are counted only (0: 10000) */
+  bool copy_relay;             /* relay through user-space buffers, never splice(2) (tests the fallback
+                                  taken when no pipe can be had) */
 };
 
 struct ab_egress;
