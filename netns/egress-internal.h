@@ -280,9 +280,11 @@ struct ab_egress_pipe
   int rd, wr;
   size_t len; /* bytes inside */
   bool full;  /* the last splice into it found no room (or nothing to read): wait for it to drain */
+  bool big;   /* grown past the default size (counted in n_big_pipes) */
 };
 
 #define AB_EGRESS_PIPE_POOL 32 /* empty pipes kept for the next connections */
+#define AB_EGRESS_BIG_PIPES 64 /* pipes grown for bulk transfers, at once */
 
 struct ab_egress
 {
@@ -321,6 +323,7 @@ struct ab_egress
 
   struct ab_egress_pipe pipes[AB_EGRESS_PIPE_POOL]; /* empty, ready for reuse */
   size_t n_pipes;
+  size_t n_big_pipes;
 };
 
 enum

@@ -24,6 +24,8 @@ The relay tests (bytes from tests/egress/pattern.py, checked by SHA-256):
                                    (down): read 1 MiB, then nothing for STALL seconds
   raw WAY DATA [DATA2]             send DATA on a plain HTTP connection (WAY as above), read the
                                    answer's head, send DATA2, shut down our write side, read to EOF
+  body-then WAY N RAW              POST /sink of N bytes with Expect: 100-continue (the body
+                                   follows the 100 answer, so the proxy splices it), then RAW
   raw-sink N                       CONNECT raw.test:7000, "sink" and N bytes, shut down our write
                                    side, read the service's "N SHA" answer
   raw-source N M                   CONNECT raw.test:7000, "source N": read to EOF, then send M bytes
@@ -406,6 +408,17 @@ def main():
             s.shutdown(socket.SHUT_WR)
             more, err = read_all(s)
             out(data=(data + more).decode(errors="replace"), error=err)
+        elif cmd == "body-then":
+            s, prefix = open_way(args[0])
+            s.sendall(("POST %s/sink HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: %s\r\n"
+                       "Expect: 100-continue\r\n\r\n" % (prefix, args[1])).encode())
+            line, _, _ = read_head(s)
+            for c in pattern.chunks(int(args[1])):
+                s.sendall(c)
+            s.sendall(unescape(args[2]))
+            s.shutdown(socket.SHUT_WR)
+            data, err = read_all(s)
+            out(continue_=line, data=data.decode(errors="replace"), error=err)
         elif cmd == "raw-sink":
             s, _ = open_way("connect", "raw.test:7000")
             s.sendall(b"sink\n")
