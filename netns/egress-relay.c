@@ -12,8 +12,8 @@
  *                        HTTP request bodies of a Content-Length.  Plain HTTP
  *                        is read request by request: every head is parsed
  *                        and must name the host the connection was decided
- *                        for, or the connection is cut and the refusal
- *                        recorded.  A blind relay after the first head would
+ *                        for, or nothing more goes upstream on it and the
+ *                        refusal is recorded.  A blind relay after the first head would
  *                        let a kept-alive connection carry a second request
  *                        for another site to the same address (virtual
  *                        hosting), so the proxy finds where each body ends
@@ -25,8 +25,8 @@
  *
  * Order: each direction has a buffer and a pipe.  Bytes enter the pipe only
  * while the buffer is empty, and bytes enter the buffer only after the
- * pipe's were moved into it (queue), so the buffer's bytes are always the
- * older ones and are written first (flush).  Backpressure: a side is read
+ * pipe's were moved into it (pipe_to_buf), so the buffer's bytes are always
+ * the older ones and are written first (flush).  Backpressure: a side is read
  * only while its direction has room (level-triggered epoll, as the rest of
  * the engine); a pipe holds at most RELAY_PIPE bytes. */
 #include "config.h"
@@ -218,8 +218,9 @@ pipe_fill (struct ab_egress *e, struct ab_egress_pipe *p, int from, uint64_t lim
 }
 
 /* Move the pipe's bytes into the buffer (rare: a buffer append while the
-   pipe holds bytes), so that the buffer stays the older of the two. */
-static void
+   pipe holds bytes), so that the buffer stays the older of the two.
+   False if the pipe would not give them back (the stream is broken). */
+static bool
 pipe_to_buf (struct ab_egress_pipe *p, struct ab_egress_buf *b)
 {
   while (p->rd >= 0 && p->len > 0)
@@ -228,21 +229,31 @@ pipe_to_buf (struct ab_egress_pipe *p, struct ab_egress_buf *b)
 
       buf_reserve (b, p->len);
       r = read (p->rd, b->d + b->len, p->len);
+      if (r < 0 && errno == EINTR)
+        continue;
       if (r <= 0)
-        abort (); /* the bytes counted in are there: a pipe cannot lose them */
+        return false;
       b->len += (size_t)r;
       p->len -= (size_t)r;
     }
   p->full = false;
+  return true;
 }
 
-static void
-queue (struct ab_egress_buf *b, struct ab_egress_pipe *p, const void *d, size_t n)
+/* Queue bytes for the upstream behind what its pipe holds; false when the
+   connection had to be closed. */
+static bool
+c2u_queue (struct ab_egress *e, struct ab_egress_conn *c, const void *d, size_t n)
 {
   if (n == 0)
-    return;
-  pipe_to_buf (p, b);
-  ab_egress_buf_append (b, d, n);
+    return true;
+  if (!pipe_to_buf (&c->c2u_pipe, &c->c2u))
+    {
+      ab_egress_conn_close (e, c);
+      return false;
+    }
+  ab_egress_buf_append (&c->c2u, d, n);
+  return true;
 }
 
 /* Write what is queued for `to`: the buffer, then the pipe.  Returns -1 on
@@ -375,7 +386,8 @@ frame (struct ab_egress *e, struct ab_egress_conn *c)
         case AB_FR_BLIND:
           if (have == 0)
             return;
-          queue (&c->c2u, &c->c2u_pipe, c->head.d, have);
+          if (!c2u_queue (e, c, c->head.d, have))
+            return;
           head_consume (&c->head, have);
           return;
         case AB_FR_BODY:
@@ -387,7 +399,8 @@ frame (struct ab_egress *e, struct ab_egress_conn *c)
           if (have == 0)
             return;
           k = have < c->body_left ? have : (size_t)c->body_left;
-          queue (&c->c2u, &c->c2u_pipe, c->head.d, k);
+          if (!c2u_queue (e, c, c->head.d, k))
+            return;
           head_consume (&c->head, k);
           c->body_left -= k;
           continue;
@@ -400,7 +413,8 @@ frame (struct ab_egress *e, struct ab_egress_conn *c)
               cut (e, c, "http-malformed", NULL);
               return;
             }
-          queue (&c->c2u, &c->c2u_pipe, c->head.d, (size_t)n);
+          if (!c2u_queue (e, c, c->head.d, (size_t)n))
+            return;
           head_consume (&c->head, (size_t)n);
           if (!done)
             return;
@@ -418,7 +432,8 @@ frame (struct ab_egress *e, struct ab_egress_conn *c)
               cut (e, c, refusal, r == AB_HTTP_OK && h.has_host ? h.host_hdr : NULL);
               return;
             }
-          queue (&c->c2u, &c->c2u_pipe, c->head.d, h.head_len);
+          if (!c2u_queue (e, c, c->head.d, h.head_len))
+            return;
           head_consume (&c->head, h.head_len);
           ab_egress_relay_request (c, &h, true);
           continue;
@@ -560,10 +575,7 @@ upstream_in (struct ab_egress *e, struct ab_egress_conn *c)
   if (spliced)
     r = pipe_fill (e, &c->u2c_pipe, c->uep.fd, UINT64_MAX);
   else
-    {
-      pipe_to_buf (&c->u2c_pipe, &c->u2c);
-      r = ab_egress_buf_read (&c->u2c, c->uep.fd, RELAY_BUF);
-    }
+    r = pipe_to_buf (&c->u2c_pipe, &c->u2c) ? ab_egress_buf_read (&c->u2c, c->uep.fd, RELAY_BUF) : -2;
   if (r == -2)
     {
       ab_egress_conn_close (e, c);
@@ -640,7 +652,11 @@ side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
     }
   else
     {
-      pipe_to_buf (&c->u2c_pipe, &c->u2c);
+      if (!pipe_to_buf (&c->u2c_pipe, &c->u2c))
+        {
+          ab_egress_conn_close (e, c);
+          return;
+        }
       while (ab_egress_buf_read (&c->u2c, c->uep.fd, SIZE_MAX) > 0)
         ;
       ab_egress_ep_remove (e, &c->uep);
@@ -683,7 +699,8 @@ ab_egress_relay_start (struct ab_egress *e, struct ab_egress_conn *c, const void
 {
   c->state = AB_CS_RELAY;
   c->deadline = 0;
-  queue (&c->c2u, &c->c2u_pipe, first, n);
+  if (!c2u_queue (e, c, first, n))
+    return;
   head_consume (&c->head, consume);
   frame (e, c);
   ab_egress_relay_kick (e, c);

@@ -30,7 +30,8 @@ Then, with --strace K, the proxy's syscalls per small request (strace -c
 on the engine's threads, K requests per proxied contender, untimed):
   syscalls fig=proxy contender=C per_request=X top=NAME:X,...
 
-    proxy.py --builddir B --runs N [--size-mb 200] [--latency-batch 50] [--strace K] [--target SPEC]...
+    proxy.py --builddir B --runs N [--size-mb 200] [--latency-batch 50] [--strace K] [--driver EXE]
+             [--target SPEC]...
 """
 import argparse
 import importlib.util
@@ -148,11 +149,13 @@ def main():
     p.add_argument("--latency-batch", type=int, default=50)
     p.add_argument("--target", action="append", default=[])
     p.add_argument("--strace", type=int, default=0, help="then K small requests per contender under strace -c")
+    p.add_argument("--driver", help="another build's egress-driver (to measure an older engine)")
     a = p.parse_args()
     a.builddir = os.path.abspath(a.builddir)
     fig = "proxy"
     httpbench = os.path.join(a.builddir, "tests", "egress", "httpbench")
-    world.DRIVER = os.path.join(a.builddir, "tests", "egress", "egress-driver")
+    world.DRIVER = os.path.abspath(a.driver) if a.driver else os.path.join(a.builddir, "tests", "egress",
+                                                                           "egress-driver")
     for exe in (httpbench, world.DRIVER):
         if not os.access(exe, os.X_OK):
             bench.die("%s not built (make -C %s %s)" % (exe, a.builddir, os.path.relpath(exe, a.builddir)))

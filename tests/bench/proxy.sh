@@ -10,7 +10,8 @@
 #   latency     microseconds of a small request on a new connection
 #               (BENCH_PROXY_BATCH, default 50, per run)
 # then the proxy's syscalls per small request (strace -c, untimed,
-# BENCH_PROXY_STRACE requests, default 200; 0: none).  Targets (issue 25):
+# BENCH_PROXY_STRACE requests, default 200; 0: none).  BENCH_PROXY_DRIVER=EXE
+# measures another build's tests/egress/egress-driver (an older engine).  Targets (issue 25):
 # each proxied way >= 0.9x the direct throughput and <= 1.2x its latency.
 #
 #   cd BUILDDIR && SRCDIR/tests/bench/proxy.sh [N]          (as root; default N=10)
@@ -22,5 +23,6 @@ for way in proxy connect transparent; do
 done
 "$PYTHON3" "$BENCH_LIBDIR/proxy.py" --builddir "${AB_TOP_BUILDDIR:-.}" --runs "$BENCH_N" \
   --size-mb "${BENCH_PROXY_MB:-200}" --latency-batch "${BENCH_PROXY_BATCH:-50}" \
-  --strace "${BENCH_PROXY_STRACE:-200}" "${targets[@]}" || bench_die "the driver failed (exit $?)"
+  --strace "${BENCH_PROXY_STRACE:-200}" ${BENCH_PROXY_DRIVER:+--driver "$BENCH_PROXY_DRIVER"} "${targets[@]}" ||
+  bench_die "the driver failed (exit $?)"
 bench_finish

@@ -44,8 +44,18 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pattern  # noqa: E402
+
+class _Pattern:
+    """tests/egress/pattern.py, imported on first use: the other commands
+    work from a copy of this file alone (tests/integration/t-egress.sh)."""
+
+    def __getattr__(self, name):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import pattern as mod
+        return getattr(mod, name)
+
+
+pattern = _Pattern()
 
 PROXY = ("127.0.0.1", 3128)
 UPSTREAM = "192.0.2.10"
