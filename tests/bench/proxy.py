@@ -20,9 +20,11 @@ Contenders (the same client, tests/egress/httpbench get):
   connect      inside the container, CONNECT bench.test:80 then GET in the tunnel
   transparent  inside the container, GET to 192.0.2.10:80, captured by the wall
 
-Metrics: `throughput` (MB/s of one SIZE-MB body, each run a new connection)
-and `latency` (microseconds of a small request on a new connection, connect
-to the last body byte).  Interleaved: run r of every contender before run
+Metrics: `throughput` (MB/s of one SIZE-MB body, each run a new connection),
+`latency` (microseconds of a small request on a new connection, connect
+to the last body byte), and for the proxied contenders `proxy_cpu` (the
+engine's CPU time during a throughput run, all threads, from schedstat, in
+ms per GB relayed).  Interleaved: run r of every contender before run
 r+1 of any, the order rotated each run.  Printed with tests/bench/bench.py's
 Report (result, ratio vs_direct, target lines) and its CpuMeter (machine).
 
@@ -109,6 +111,18 @@ def client(w, who, path, runs):
     return ok, fails
 
 
+def cpu_ns(pid):
+    """CPU time of every thread of pid so far (schedstat: nanoseconds, not ticks)."""
+    total = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def strace_counts(path):
     """{syscall: calls} of an `strace -c` summary."""
     counts = {}
@@ -169,14 +183,19 @@ def main():
         tput = {c: [] for c in CONTENDERS}
         lat = {c: [] for c in CONTENDERS}
         fails = {c: [] for c in CONTENDERS}
+        cpu = {c: [] for c in CONTENDERS[1:]}
         for who in CONTENDERS:  # warm-up: the name is resolved, the caches are hot
             client(w, who, "/small", 2)
         for r in range(a.runs):
             order = CONTENDERS[r % len(CONTENDERS):] + CONTENDERS[:r % len(CONTENDERS)]
             for who in order:
+                c0 = cpu_ns(drv.pid)
                 got, bad = client(w, who, "/big?n=%d" % size, 1)
                 tput[who] += [n / us for us, n in got if n == size]  # bytes per microsecond = MB/s
                 fails[who] += bad + ["short body %d" % n for _, n in got if n != size]
+                if who in cpu and got:
+                    cpu[who].append((cpu_ns(drv.pid) - c0) / size)  # ns per byte = s per GB = ms per MB
+
             for who in order:
                 got, bad = client(w, who, "/small", a.latency_batch)
                 lat[who] += [us for us, _ in got]
@@ -185,6 +204,8 @@ def main():
             rep.result(who, "throughput", "MB/s", tput[who], len(fails[who]))
         for who in CONTENDERS:
             rep.result(who, "latency", "us", lat[who], 0)
+        for who in CONTENDERS[1:]:  # the engine's own CPU time, all its threads, per GB relayed
+            rep.result(who, "proxy_cpu", "ms_per_GB", [x * 1000 for x in cpu[who]], 0)
         for metric in ("throughput", "latency"):
             base = rep.medians.get(("direct", metric))
             for who in CONTENDERS[1:]:

@@ -7,12 +7,14 @@
 # veths of tests/bench/proxy.py's own (loopback and a veth pair), removed
 # with it.  Two metrics, interleaved run by run, the order rotated:
 #   throughput  MB/s of one BENCH_PROXY_MB body (default 200 MB) on a new connection
+#               (and proxy_cpu: the engine's CPU time per GB relayed)
 #   latency     microseconds of a small request on a new connection
 #               (BENCH_PROXY_BATCH, default 50, per run)
 # then the proxy's syscalls per small request (strace -c, untimed,
-# BENCH_PROXY_STRACE requests, default 200; 0: none).  BENCH_PROXY_DRIVER=EXE
-# measures another build's tests/egress/egress-driver (an older engine).  Targets (issue 25):
+# BENCH_PROXY_STRACE requests, default 200; 0: none).  Targets (issue 25):
 # each proxied way >= 0.9x the direct throughput and <= 1.2x its latency.
+# BENCH_PROXY_DRIVER=EXE measures another build's tests/egress/egress-driver
+# (an older engine) in the same way.
 #
 #   cd BUILDDIR && SRCDIR/tests/bench/proxy.sh [N]          (as root; default N=10)
 . "$(dirname "$0")/lib.sh"
