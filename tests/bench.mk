@@ -34,7 +34,10 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py test
 	docs/bench/after-fourth-static-run1.txt docs/bench/after-fourth-static-run2.txt \
 	docs/bench/after-fourth-static-lone.txt docs/bench/after-fourth-dynamic-run1.txt \
 	docs/bench/after-fifth-static-run1.txt docs/bench/after-fifth-static-run2.txt \
-	docs/bench/after-fifth-static-lone.txt
+	docs/bench/after-fifth-static-lone.txt \
+	docs/bench/proxy-before-e4cd3a6-run1.txt docs/bench/proxy-before-e4cd3a6-run2.txt \
+	docs/bench/proxy-before-e4cd3a6-run3.txt docs/bench/proxy-after-0283798-run1.txt \
+	docs/bench/proxy-after-0283798-run2.txt docs/bench/proxy-after-0283798-run3.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench
