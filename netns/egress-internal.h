@@ -324,6 +324,8 @@ struct ab_egress
   struct ab_egress_pipe pipes[AB_EGRESS_PIPE_POOL]; /* empty, ready for reuse */
   size_t n_pipes;
   size_t n_big_pipes;
+  size_t n_pipes_open, pipes_max; /* every pipe (in use and pooled), and the fd budget for them */
+  bool accept_paused;             /* out of fds: the listeners are not watched until the next sweep */
 };
 
 enum
@@ -336,6 +338,8 @@ enum
 /* egress-loop.c */
 int ab_egress_ep_update (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
 void ab_egress_ep_remove (struct ab_egress *e, struct ab_egress_ep *ep);
+/* A listener's accept4 failed with errnum. */
+void ab_egress_accept_failed (struct ab_egress *e, int errnum);
 
 /* egress-resolve.c: look a name up in the pin table; when it is resolved
    (or pinned) return it, else register the waiter, start a resolution if

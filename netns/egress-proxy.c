@@ -532,7 +532,10 @@ ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener)
       uint64_t now;
 
       if (fd < 0)
-        return;
+        {
+          ab_egress_accept_failed (e, errno);
+          return;
+        }
       if (e->n_conns >= e->opt.max_connections)
         {
           close (fd); /* the client sees a reset: refused, never queued without bound */

@@ -123,8 +123,9 @@ head_consume (struct ab_egress_buf *h, size_t n)
 
 /* ---- pipes ------------------------------------------------------------ */
 
-/* A pipe from the pool, or a new one.  False when none can be had (out of
-   file descriptors, or copy_relay): the direction copies instead. */
+/* A pipe from the pool, or a new one.  False when none can be had (past
+   the engine's fd budget, out of file descriptors, or copy_relay): the
+   direction copies instead. */
 static bool
 pipe_get (struct ab_egress *e, struct ab_egress_pipe *p)
 {
@@ -139,8 +140,9 @@ pipe_get (struct ab_egress *e, struct ab_egress_pipe *p)
       *p = e->pipes[--e->n_pipes];
       return true;
     }
-  if (pipe2 (fds, O_NONBLOCK | O_CLOEXEC) < 0)
+  if (e->n_pipes_open >= e->pipes_max || pipe2 (fds, O_NONBLOCK | O_CLOEXEC) < 0)
     return false;
+  e->n_pipes_open++;
   *p = (struct ab_egress_pipe){ .rd = fds[0], .wr = fds[1] };
   return true;
 }
@@ -171,6 +173,7 @@ pipe_put (struct ab_egress *e, struct ab_egress_pipe *p)
       close (p->rd);
       close (p->wr);
       e->n_big_pipes -= p->big;
+      e->n_pipes_open--;
     }
   *p = (struct ab_egress_pipe){ .rd = -1, .wr = -1 };
 }
@@ -184,6 +187,7 @@ ab_egress_pipes_free (struct ab_egress *e)
       close (e->pipes[e->n_pipes].rd);
       close (e->pipes[e->n_pipes].wr);
       e->n_big_pipes -= e->pipes[e->n_pipes].big;
+      e->n_pipes_open--;
     }
 }
 

@@ -165,8 +165,9 @@ struct ab_egress_options
   unsigned head_timeout_ms;    /* request head / ClientHello must arrive within (0: 10 s) */
   unsigned connect_timeout_ms; /* upstream connect, per address (0: 10 s) */
   unsigned idle_timeout_ms;    /* relay without traffic either way (0: 300 s) */
-  unsigned max_connections;    /* proxy connections at once; more are reset (0: 512; each at most ~200 KiB
-                                  of buffers and two pipes: 6 fds) */
+  unsigned max_connections;    /* proxy connections at once; more are reset (0: 512; each two sockets, at
+                                  most ~200 KiB of buffers, up to two pipes: the engine's pipes take at
+                                  most an eighth of RLIMIT_NOFILE in fds, past that the relay copies) */
   size_t max_decisions;        /* record entries kept; later ones are counted only (0: 10000) */
   bool copy_relay;             /* relay through user-space buffers, never splice(2) (tests the fallback
                                   taken when no pipe can be had) */

@@ -30,6 +30,8 @@ The relay tests (bytes from tests/egress/pattern.py, checked by SHA-256):
                                    side, read the service's "N SHA" answer
   raw-source N M                   CONNECT raw.test:7000, "source N": read to EOF, then send M bytes
                                    and shut down
+  hold N SECONDS                   open N connections to the proxy and send nothing: print how
+                                   many connected, then keep them SECONDS
   reset URL KEEP                   absolute-URI GET, read KEEP body bytes, then reset (RST)
   get URL                          absolute-URI GET, read to EOF or error: what arrived
 """
@@ -447,6 +449,16 @@ def main():
             s.shutdown(socket.SHUT_WR)
             time.sleep(0.5)
             out(n=len(data), sha_ok=hashlib.sha256(data).hexdigest() == pattern.sha(int(args[0])), error=err)
+        elif cmd == "hold":
+            held = []
+            for _ in range(int(args[0])):
+                try:
+                    held.append(socket.create_connection(PROXY, timeout=5))
+                except OSError:
+                    break
+            print(json.dumps({"held": len(held)}), flush=True)
+            time.sleep(float(args[1]))
+            out(held=len(held))
         elif cmd == "reset":
             s, prefix = open_way("proxy")
             s.sendall(("GET %s%s HTTP/1.1\r\nHost: allowed.test\r\n\r\n" % (prefix, args[0])).encode())

@@ -214,9 +214,11 @@ table inet abegress {
         return self.events(since, settle=0)
 
     # ---- the supervisor --------------------------------------------------
-    def driver(self, annotations, cpid=None, extra=()):
+    def driver(self, annotations, cpid=None, extra=(), nofile=None):
         resolv = os.path.join(self.tmp, "resolv.conf")
         cmd = [DRIVER, "run", "--netns", "/proc/%s/ns/net" % (cpid or self.cpid), "--resolv", resolv]
+        if nofile:  # prlimit execs the driver: the pid stays the driver's
+            cmd = ["prlimit", "--nofile=%d:%d" % (nofile, nofile), "--"] + cmd
         cmd += list(extra) + ["%s=%s" % kv for kv in annotations.items()]
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
@@ -502,8 +504,9 @@ def test_relay(w):
 WAYS = ("proxy", "connect", "transparent", "tls-connect", "tls-transparent")
 
 
-def pipes_of(pid):
-    """Pipes the engine holds (the driver's stdio are pipes too: not counted)."""
+def pipe_fds(pid):
+    """File descriptors of pipes the engine holds, two a pipe (the driver's
+    stdio are pipes too: not counted)."""
     n = 0
     for fd in os.listdir("/proc/%d/fd" % pid):
         if int(fd) <= 2:
@@ -558,7 +561,7 @@ def test_slow_reader(w, p):
     c = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
                           "xfer", "proxy", "down", str(n), "3"], stdout=subprocess.PIPE, text=True)
     time.sleep(2)
-    pipes = pipes_of(p.pid)
+    pipes = pipe_fds(p.pid)
     r = json.loads(c.communicate(timeout=120)[0].strip().splitlines()[-1])
     evs = w.events(m)
     t0, t1 = r["stall"] or (0, 0)
@@ -642,6 +645,49 @@ def test_requests(w, p, label):
        [x for x in d if x["name"] == "other.test"][-6:])
 
 
+def cpu_ms(pid):
+    total = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+            total += int(f.read().split()[0])
+    return total / 1e6
+
+
+def test_fd_limits(w):
+    """Out of file descriptors: the engine waits, copies, and serves again."""
+    nofile = 64
+    p, _ = w.driver(POLICY, nofile=nofile)
+    try:
+        hold = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
+                                 "hold", "100", "4"], stdout=subprocess.PIPE, text=True)
+        held = json.loads(hold.stdout.readline())
+        time.sleep(0.5)
+        c0 = cpu_ms(p.pid)
+        time.sleep(2)
+        used = cpu_ms(p.pid) - c0
+        hold.kill()
+        hold.wait()
+        time.sleep(0.5)
+        r = w.client("xfer", "proxy", "down", str(1 << 20))
+        ok(held.get("held") == 100 and used < 500 and r.get("sha_ok") and p.poll() is None,
+           "an engine out of file descriptors (RLIMIT_NOFILE %d, 100 idle clients) stops watching its listeners "
+           "instead of spinning on them (%d ms of CPU in 2 s), and serves again once the clients are gone"
+           % (nofile, used), (held, used, r))
+        cmd = ["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"), "xfer", "proxy",
+               "down", str(8 << 20), "2"]
+        stalled = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(12)]
+        time.sleep(1.5)
+        pipes = pipe_fds(p.pid) // 2
+        results = [json.loads(c.communicate(timeout=120)[0].strip().splitlines()[-1]) for c in stalled]
+        ok(0 < pipes <= nofile // 8 and all(x.get("sha_ok") for x in results),
+           "past its budget of pipes (an eighth of RLIMIT_NOFILE, here %d) the relay copies: %d pipes while 12 "
+           "clients stall, and every transfer arrives intact" % (nofile // 8, pipes), (pipes, results))
+    finally:
+        p.stdin.write("stop\n")
+        p.stdin.flush()
+        p.communicate()
+
+
 def test_copy_relay(w):
     """The same relay through user-space buffers (no pipe could be had)."""
     p, _ = w.driver(POLICY, extra=("--copy",))
@@ -649,7 +695,7 @@ def test_copy_relay(w):
         test_integrity(w, "copy relay")
         test_halfclose(w, "copy relay")
         test_requests(w, p, "copy relay")
-        ok(pipes_of(p.pid) == 0, "the copy relay holds no pipe", pipes_of(p.pid))
+        ok(pipe_fds(p.pid) == 0, "the copy relay holds no pipe", pipe_fds(p.pid))
     finally:
         p.stdin.write("stop\n")
         p.stdin.flush()
@@ -855,6 +901,7 @@ def inner():
         test_baseline(w)
         test_timeouts(w)
         test_copy_relay(w)
+        test_fd_limits(w)
         test_daemon(w, "v2")
         test_daemon(w, "v1")
         test_daemon_term_and_errors(w)
