@@ -272,13 +272,13 @@ ab_http_parse_head (const char *buf, size_t len, struct ab_http_head *h, const c
 
 enum
 {
-  CH_SIZE,      /* hex digits of the chunk size */
-  CH_EXT,       /* ";name=value" up to the CR */
-  CH_SIZE_LF,   /* the LF after the size line */
-  CH_DATA,      /* `left` data bytes */
-  CH_DATA_CR,   /* the CRLF after the data */
+  CH_SIZE,    /* hex digits of the chunk size */
+  CH_EXT,     /* ";name=value" up to the CR */
+  CH_SIZE_LF, /* the LF after the size line */
+  CH_DATA,    /* `left` data bytes */
+  CH_DATA_CR, /* the CRLF after the data */
   CH_DATA_LF,
-  CH_TRAILER,   /* start of a trailer line, or the final CRLF */
+  CH_TRAILER, /* start of a trailer line, or the final CRLF */
   CH_TRAILER_LINE,
   CH_TRAILER_LF,
   CH_FINAL_LF,
@@ -287,7 +287,10 @@ enum
 static int
 hexval (uint8_t c)
 {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 ssize_t

@@ -601,8 +601,9 @@ static int
 flush_both (struct ab_egress *e, struct ab_egress_conn *c)
 {
   int a = c2u_pending (c) > 0 ? flush (c->uep.fd, &c->c2u, &c->c2u_pipe) : 0;
-  int b = a >= 0 && ab_egress_relay_u2c_pending (c) > 0 && !c->c_wshut ? flush (c->cep.fd, &c->u2c, &c->u2c_pipe)
-                                                                       : 0;
+  int b = a >= 0 && ab_egress_relay_u2c_pending (c) > 0 && !c->c_wshut
+              ? flush (c->cep.fd, &c->u2c, &c->u2c_pipe)
+              : 0;
 
   if (a < 0 || b < 0)
     {

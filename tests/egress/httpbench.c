@@ -176,10 +176,11 @@ one_get (const char *mode, const struct sockaddr_in *sa, const char *name, const
         goto fail;
     }
   if (strcmp (mode, "proxy") == 0)
-    n = snprintf (req, sizeof req, "GET http://%s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: httpbench\r\n\r\n", name,
-                  path, name);
+    n = snprintf (req, sizeof req, "GET http://%s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: httpbench\r\n\r\n",
+                  name, path, name);
   else
-    n = snprintf (req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: httpbench\r\n\r\n", path, name);
+    n = snprintf (req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: httpbench\r\n\r\n", path,
+                  name);
   *why = "request";
   if (send_all (fd, req, (size_t)n) < 0 || read_head (fd, buf, sizeof buf, &got, &hl) < 0)
     goto fail;

@@ -200,7 +200,8 @@ scan (const char *s, size_t step, bool *done)
 static void
 test_chunked (void)
 {
-  static const char body[] = "5\r\nhello\r\n1A;ext=\"v\"\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-T: 1\r\n\r\n";
+  static const char body[]
+      = "5\r\nhello\r\n1A;ext=\"v\"\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-T: 1\r\n\r\n";
   static const struct
   {
     const char *body, *what;
