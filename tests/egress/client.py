@@ -30,6 +30,7 @@ The relay tests (bytes from tests/egress/pattern.py, checked by SHA-256):
                                    side, read the service's "N SHA" answer
   raw-source N M                   CONNECT raw.test:7000, "source N": read to EOF, then send M bytes
                                    and shut down
+  tunnel-pipelined AUTHORITY SNI   CONNECT and the ClientHello in one write, then GET /tls
   hold N SECONDS                   open N connections to the proxy and send nothing: print how
                                    many connected, then keep them SECONDS
   reset URL KEEP                   absolute-URI GET, read KEEP body bytes, then reset (RST)
@@ -449,6 +450,45 @@ def main():
             s.shutdown(socket.SHUT_WR)
             time.sleep(0.5)
             out(n=len(data), sha_ok=hashlib.sha256(data).hexdigest() == pattern.sha(int(args[0])), error=err)
+        elif cmd == "tunnel-pipelined":
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            inc, outg = ssl.MemoryBIO(), ssl.MemoryBIO()
+            t = ctx.wrap_bio(inc, outg, server_hostname=args[1])
+            try:
+                t.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            s = socket.create_connection(PROXY, timeout=5)
+            s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (args[0], args[0])).encode() + outg.read())
+            line, data = read_status(s)
+            inc.write(data.partition(b"\r\n\r\n")[2])
+
+            def pump(op):
+                while True:
+                    try:
+                        return op()
+                    except ssl.SSLWantReadError:
+                        s.sendall(outg.read())
+                        chunk = s.recv(65536)
+                        if not chunk:
+                            raise ConnectionError("EOF from the proxy")
+                        inc.write(chunk)
+            body, err = b"", None
+            try:
+                pump(t.do_handshake)
+                pump(lambda: t.write(("GET /tls HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                                      % args[1]).encode()))
+                s.sendall(outg.read())
+                while True:
+                    chunk = pump(lambda: t.read(65536))
+                    if not chunk:
+                        break
+                    body += chunk
+            except (ssl.SSLError, OSError) as e:
+                err = str(e) or type(e).__name__
+            out(status=line, body=body.decode(errors="replace"), error=err)
         elif cmd == "hold":
             held = []
             for _ in range(int(args[0])):

@@ -374,6 +374,15 @@ def test_proxy(w):
     ok("403" in r.get("status", "") and no_contact(evs, "192.0.2.11"),
        "CONNECT to a non-listed name with an allowed SNI is refused", (r, evs))
 
+    m = w.mark()
+    r1 = w.client("tunnel-pipelined", "allowed.test:443", "allowed.test")
+    r2 = w.client("tunnel-pipelined", "allowed.test:443", "other.test")
+    evs = w.events(m)
+    ok("upstream 192.0.2.10:443 /tls" in r1.get("body", "") and "body" in r2 and not r2["body"]
+       and [e.get("name") for e in evs if e.get("kind") == "sni"] == ["allowed.test"],
+       "a ClientHello sent in the same write as its CONNECT is inspected at once: served when its SNI is the "
+       "CONNECT's, cut when it names another host", (r1, r2, evs))
+
     results = {}
     for name in ("evil-loop.test", "mapped.test", "meta.test", "hostlocal.test", "evil-private.test"):
         r = w.client("http", str(HTTP_PORT), "CONNECT %s:443 HTTP/1.1\\r\\n\\r\\n" % name)
