@@ -72,6 +72,9 @@ ab_egress_head_explicit (struct ab_egress *e, struct ab_egress_conn *c)
       return;
     }
   c->rewritten = ab_http_rewrite_origin ((const char *)c->head.d, &h, &c->rewritten_len);
+  /* One request: the rewrite asked the upstream to close after it, and
+     the next one could name another host. */
+  ab_egress_relay_request (c, &h, false);
   ab_egress_conn_decide (e, c);
 }
 
@@ -142,6 +145,10 @@ ab_egress_head_transparent (struct ab_egress *e, struct ab_egress_conn *c)
       return;
     }
   snprintf (c->name, sizeof c->name, "%s", h.host_hdr);
+  /* Sent as it is, keep-alive included: the relay checks every later
+     request's Host against this decision. */
+  c->forward_from = h.head_len;
+  ab_egress_relay_request (c, &h, true);
   ab_egress_conn_decide (e, c);
 }
 
@@ -154,6 +161,7 @@ ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
   char sni[AB_EGRESS_NAME_MAX + 1], proto[24];
   struct ab_http_head h;
   const char *why, *name = NULL, *bad = NULL;
+  bool http = false;
   int r;
 
   snprintf (proto, sizeof proto, "%s", c->protocol);
@@ -177,6 +185,7 @@ ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
         bad = "http-malformed";
       else if (h.has_host && !c->literal && strcmp (h.host_hdr, c->name) != 0)
         bad = "host-mismatch", name = h.host_hdr;
+      http = true;
       snprintf (proto, sizeof proto, "http-host");
     }
   if (bad != NULL)
@@ -187,11 +196,14 @@ ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
       ab_egress_conn_refuse (e, c, 403, NULL, NULL);
       return;
     }
-  ab_egress_buf_append (&c->c2u, c->head.d, c->head.len);
-  ab_egress_buf_free (&c->head);
-  c->state = AB_CS_RELAY;
-  c->deadline = 0;
-  ab_egress_conn_update (e, c);
+  /* HTTP in the tunnel is read request by request like any plain HTTP;
+     TLS and other protocols pass as they come (the CONNECT decision is for
+     the stream). */
+  if (http)
+    ab_egress_relay_request (c, &h, true);
+  else
+    c->fr = AB_FR_BLIND;
+  ab_egress_relay_start (e, c, c->head.d, http ? h.head_len : 0, http ? h.head_len : 0);
   return;
 
 more:

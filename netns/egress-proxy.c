@@ -1,12 +1,20 @@
 /* The HTTP/CONNECT proxy and the transparent capture, one connection at a
  * time: read the head (request or ClientHello), decide on the name, connect
- * from the host netns to a pinned and checked address, relay with bounded
- * buffers.  The invariant every path keeps: bytes from the container only
- * ever reach an address that is pinned for a name the policy allows (or a
- * literal it lists), and that is not private, local or metadata. */
+ * from the host netns to a pinned and checked address, then hand the
+ * connection to the relay (egress-relay.c).  The invariant every path
+ * keeps: bytes from the container only ever reach an address that is
+ * pinned for a name the policy allows (or a literal it lists), and that is
+ * not private, local or metadata.
+ *
+ * Per connection the work is kept to what the decision needs: the head is
+ * read as soon as the connection is accepted (it has usually arrived), the
+ * upstream connect is checked for completion at once (over a veth it has
+ * usually completed), what is read is written in the same turn, and the
+ * host-local probe of an address is reused for a second (AB_EGRESS_PROBE_MS). */
 #include "config.h"
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -21,84 +29,10 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-/* ---- buffers ---------------------------------------------------------- */
-
-static size_t
-buf_pending (const struct ab_egress_buf *b)
-{
-  return b->len - b->off;
-}
-
-void
-ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n)
-{
-  if (n == 0)
-    return;
-  if (b->off > 0 && b->off == b->len)
-    b->off = b->len = 0;
-  if (b->len + n > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 4096;
-      while (cap < b->len + n)
-        cap *= 2;
-      b->d = xrealloc (b->d, cap);
-      b->cap = cap;
-    }
-  memcpy (b->d + b->len, p, n);
-  b->len += n;
-}
-
-void
-ab_egress_buf_free (struct ab_egress_buf *b)
-{
-  free (b->d);
-  memset (b, 0, sizeof *b);
-}
-
-/* Read from fd into b while it has room below max.  Returns bytes read, 0 on
-   EOF, -1 on EAGAIN, -2 on error. */
-static ssize_t
-buf_read (struct ab_egress_buf *b, int fd, size_t max)
-{
-  uint8_t tmp[16384];
-  size_t room;
-  ssize_t r;
-
-  /* Slide the unsent bytes to the front when the tail is short: interest
-     is computed from the pending bytes, so a buffer that has room must
-     really take a read (or level-triggered epoll spins). */
-  if (b->off > 0 && (b->off == b->len || b->len + sizeof tmp > max))
-    {
-      memmove (b->d, b->d + b->off, b->len - b->off);
-      b->len -= b->off;
-      b->off = 0;
-    }
-  room = max > b->len ? max - b->len : 0;
-  if (room == 0)
-    return -1;
-  r = recv (fd, tmp, room < sizeof tmp ? room : sizeof tmp, 0);
-  if (r < 0)
-    return errno == EAGAIN || errno == EINTR ? -1 : -2;
-  if (r > 0)
-    ab_egress_buf_append (b, tmp, (size_t)r);
-  return r;
-}
-
-static ssize_t
-buf_write (struct ab_egress_buf *b, int fd)
-{
-  ssize_t w = send (fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
-
-  if (w < 0)
-    return errno == EAGAIN || errno == EINTR ? 0 : -1;
-  b->off += (size_t)w;
-  return w;
-}
-
 /* ---- life ------------------------------------------------------------- */
 
-static void
-conn_close (struct ab_egress *e, struct ab_egress_conn *c)
+void
+ab_egress_conn_close (struct ab_egress *e, struct ab_egress_conn *c)
 {
   if (c->dead)
     return;
@@ -133,13 +67,14 @@ conn_free (struct ab_egress *e, struct ab_egress_conn *c)
   ab_egress_buf_free (&c->head);
   ab_egress_buf_free (&c->c2u);
   ab_egress_buf_free (&c->u2c);
+  ab_egress_relay_release (e, c);
   free (c->rewritten);
   free (c);
 }
 
-/* Recompute both sockets' epoll interest from the state and the buffers
-   (level-triggered: a side is read only while its buffer has room, which
-   is the backpressure). */
+/* Recompute both sockets' epoll interest from the state and the queues
+   (level-triggered: a side is read only while its direction has room,
+   which is the backpressure). */
 void
 ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
 {
@@ -158,27 +93,19 @@ ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
       uev = EPOLLOUT;
       break;
     case AB_CS_INSPECT:
-      cev = EPOLLIN;
-      if (!c->u_eof && buf_pending (&c->u2c) < RELAY_BUF)
-        uev |= EPOLLIN;
-      break;
     case AB_CS_RELAY:
-      if (!c->c_eof && buf_pending (&c->c2u) < RELAY_BUF)
-        cev |= EPOLLIN;
-      if (!c->u_eof && buf_pending (&c->u2c) < RELAY_BUF)
-        uev |= EPOLLIN;
-      if (buf_pending (&c->c2u) > 0)
-        uev |= EPOLLOUT;
+      cev = ab_egress_relay_interest (c, true);
+      uev = ab_egress_relay_interest (c, false);
       break;
     case AB_CS_CLOSING:
-      cev = buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
+      cev = ab_egress_buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
+      if (ab_egress_buf_pending (&c->u2c) > 0 && !c->c_wshut)
+        cev |= EPOLLOUT;
       break;
     }
-  if (buf_pending (&c->u2c) > 0 && !c->c_wshut)
-    cev |= EPOLLOUT;
   if ((c->cep.fd >= 0 && ab_egress_ep_update (e, &c->cep, cev) < 0)
       || (c->uep.fd >= 0 && ab_egress_ep_update (e, &c->uep, uev) < 0))
-    conn_close (e, c);
+    ab_egress_conn_close (e, c);
 }
 
 /* Refuse: record the decision (when rule is set), send what the client can
@@ -209,6 +136,7 @@ ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status
       c->uep.fd = -1;
     }
   ab_egress_buf_free (&c->u2c);
+  ab_egress_relay_release (e, c);
   if (c->tls)
     ab_egress_buf_append (&c->u2c, tls_alert, sizeof tls_alert);
   else if (c->state == AB_CS_INSPECT)
@@ -236,8 +164,6 @@ ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *te
 }
 
 /* ---- upstream --------------------------------------------------------- */
-
-static void conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c);
 
 /* The SSRF check, plus one the range table cannot know: an address that is
    configured on the host itself (its public IP reaches host services).  A
@@ -267,6 +193,22 @@ candidate_refusal (const struct ab_egress_addr *a)
   return ab_egress_addr_equal (&la, a) ? "ssrf:host-local" : NULL;
 }
 
+/* candidate_refusal of a resolved name's i-th address, taken again once the
+   verdicts are AB_EGRESS_PROBE_MS old.  A resolved name's addresses never
+   change (pinned), so the verdicts stay theirs; the host's own addresses
+   may, which is why they age at all. */
+static const char *
+name_refusal (struct ab_egress_name *n, size_t i, uint64_t now)
+{
+  if (n->verdict_ms == 0 || now - n->verdict_ms >= AB_EGRESS_PROBE_MS)
+    {
+      for (size_t k = 0; k < n->n_addrs; k++)
+        n->verdict[k] = candidate_refusal (&n->addrs[k]);
+      n->verdict_ms = now ? now : 1;
+    }
+  return n->verdict[i];
+}
+
 static void
 conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
 {
@@ -283,20 +225,23 @@ conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
       memmove (c->head.d, c->head.d + c->forward_from, c->head.len - c->forward_from);
       c->head.len -= c->forward_from;
       c->forward_from = 0;
-      ab_egress_conn_update (e, c);
+      if (c->head.len > 0)
+        ab_egress_head_tunnel (e, c);
+      if (!c->dead && c->state == AB_CS_INSPECT)
+        ab_egress_relay_kick (e, c);
       return;
     }
-  if (c->rewritten)
-    ab_egress_buf_append (&c->c2u, c->rewritten, c->rewritten_len);
-  ab_egress_buf_append (&c->c2u, c->head.d + c->forward_from, c->head.len - c->forward_from);
-  ab_egress_buf_free (&c->head);
-  c->state = AB_CS_RELAY;
-  ab_egress_conn_update (e, c);
+  /* The decided head (rewritten, or as the client sent it), then what
+     follows it, framed by the relay. */
+  ab_egress_relay_start (e, c, c->rewritten ? c->rewritten : (const char *)c->head.d,
+                         c->rewritten ? c->rewritten_len : c->forward_from, c->forward_from);
 }
 
 static void
 conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
 {
+  static const int one = 1;
+
   while (c->i_cand < c->n_cand)
     {
       struct ab_egress_addr *a = &c->cand[c->i_cand++];
@@ -314,15 +259,21 @@ conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
       fd = socket (a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
       if (fd < 0)
         continue;
+      /* The relay writes what it got as it gets it: without NODELAY the
+         tail of a request body waits for the ACK of its head, which a
+         server delays while it waits for the body. */
+      (void)setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       ab_egress_addr_to_sockaddr (a, c->port, &ss, &sl);
-      c->uep.fd = fd;
-      c->uep.events = 0;
-      if (connect (fd, (struct sockaddr *)&ss, sl) == 0)
+      c->uep = (struct ab_egress_ep){ .kind = AB_EP_UPSTREAM, .fd = fd, .owner = c };
+      /* Over a veth the handshake usually completes inside connect(): a
+         second connect() says so (0) without an epoll round (EALREADY). */
+      if (connect (fd, (struct sockaddr *)&ss, sl) == 0
+          || (errno == EINPROGRESS && connect (fd, (struct sockaddr *)&ss, sl) == 0))
         {
           conn_connected (e, c);
           return;
         }
-      if (errno == EINPROGRESS)
+      if (errno == EINPROGRESS || errno == EALREADY)
         {
           c->state = AB_CS_CONNECTING;
           c->deadline = ab_egress_now_ms () + e->opt.connect_timeout_ms;
@@ -335,11 +286,12 @@ conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
 
 /* The name's addresses are known: pick the candidates and connect. */
 static void
-conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_egress_name *n,
-                 const char *rule)
+conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_name *n, const char *rule)
 {
   const char *refusal = NULL;
   const struct ab_egress_addr *first = NULL;
+  uint64_t now = ab_egress_now_ms ();
+  size_t i;
 
   c->n_cand = c->i_cand = 0;
   if (c->transparent)
@@ -347,12 +299,14 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
       /* The client connected to an address of its own choosing: it must be
          one the name is pinned to, or an allowed SNI would carry the bytes
          to any host. */
-      if (!c->literal && !ab_egress_name_has_addr (n, &c->odst))
+      for (i = 0; i < n->n_addrs && !ab_egress_addr_equal (&n->addrs[i], &c->odst); i++)
+        ;
+      if (i == n->n_addrs)
         {
           ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
           return;
         }
-      refusal = candidate_refusal (&c->odst);
+      refusal = name_refusal (n, i, now);
       if (refusal != NULL)
         {
           ab_egress_conn_refuse (e, c, 403, refusal, &c->odst);
@@ -361,9 +315,9 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
       c->cand[c->n_cand++] = c->odst;
     }
   else
-    for (size_t i = 0; i < n->n_addrs; i++)
+    for (i = 0; i < n->n_addrs; i++)
       {
-        const char *r = candidate_refusal (&n->addrs[i]);
+        const char *r = name_refusal (n, i, now);
         if (r == NULL)
           c->cand[c->n_cand++] = n->addrs[i];
         else if (refusal == NULL)
@@ -443,122 +397,65 @@ ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
 
 /* ---- events ----------------------------------------------------------- */
 
+/* The first bytes of a connection not decided yet. */
 static void
-client_readable (struct ab_egress *e, struct ab_egress_conn *c)
+head_readable (struct ab_egress *e, struct ab_egress_conn *c)
 {
-  ssize_t r;
+  size_t bound = c->transparent ? HEAD_MAX : AB_HTTP_MAX_HEAD;
+  ssize_t r = ab_egress_buf_read (&c->head, c->cep.fd, bound);
 
-  switch (c->state)
+  if (r == -1 && c->head.len < bound)
     {
-    case AB_CS_HEAD:
-    case AB_CS_INSPECT:
-      r = buf_read (&c->head, c->cep.fd,
-                    c->transparent || c->state == AB_CS_INSPECT ? HEAD_MAX : AB_HTTP_MAX_HEAD);
-      if (r == -1 && c->head.len < (c->state == AB_CS_HEAD && !c->transparent ? AB_HTTP_MAX_HEAD : HEAD_MAX))
-        return;
-      if (r == 0 || r == -2)
-        {
-          conn_close (e, c);
-          return;
-        }
-      if (c->state == AB_CS_INSPECT)
-        {
-          ab_egress_head_tunnel (e, c);
-          return;
-        }
-      if (c->transparent)
-        {
-          ab_egress_head_transparent (e, c);
-          return;
-        }
-      ab_egress_head_explicit (e, c);
+      ab_egress_conn_update (e, c);
       return;
-    case AB_CS_RELAY:
-      r = buf_read (&c->c2u, c->cep.fd, RELAY_BUF);
-      if (r == 0)
-        c->c_eof = true;
-      else if (r == -2)
-        {
-          conn_close (e, c);
-          return;
-        }
-      c->last_io = ab_egress_now_ms ();
-      break;
-    case AB_CS_CLOSING:
-      {
-        uint8_t sink[4096];
-        r = recv (c->cep.fd, sink, sizeof sink, 0);
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-          {
-            conn_close (e, c);
-            return;
-          }
-      }
-      break;
     }
+  if (r == 0 || r == -2)
+    {
+      ab_egress_conn_close (e, c);
+      return;
+    }
+  if (c->transparent)
+    ab_egress_head_transparent (e, c);
+  else
+    ab_egress_head_explicit (e, c);
 }
 
-/* Move data along and propagate half-closes; close when both ways are done. */
+/* A refusal on its way out: send it, drop what the client still sends,
+   shut down our side once it is out. */
 static void
-conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
+closing_event (struct ab_egress *e, struct ab_egress_conn *c, uint32_t events)
 {
-  if (c->dead)
-    return;
-  if (c->state == AB_CS_CLOSING)
+  struct ab_egress_buf *b = &c->u2c;
+  uint8_t sink[4096];
+  ssize_t r;
+
+  while ((events & EPOLLOUT) && ab_egress_buf_pending (b) > 0)
     {
-      if (buf_pending (&c->u2c) == 0 && !c->c_wshut)
+      r = send (c->cep.fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
+      if (r < 0 && errno != EAGAIN && errno != EINTR)
         {
-          shutdown (c->cep.fd, SHUT_WR);
-          c->c_wshut = true;
+          ab_egress_conn_close (e, c);
+          return;
         }
-      ab_egress_conn_update (e, c);
-      return;
+      if (r < 0)
+        break;
+      b->off += (size_t)r;
     }
-  if (c->state != AB_CS_RELAY && c->state != AB_CS_INSPECT)
+  if (events & EPOLLIN)
     {
-      ab_egress_conn_update (e, c);
-      return;
+      r = recv (c->cep.fd, sink, sizeof sink, 0);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+        {
+          ab_egress_conn_close (e, c);
+          return;
+        }
     }
-  if (c->c_eof && buf_pending (&c->c2u) == 0 && !c->u_wshut)
-    {
-      shutdown (c->uep.fd, SHUT_WR);
-      c->u_wshut = true;
-    }
-  if (c->u_eof && buf_pending (&c->u2c) == 0 && !c->c_wshut)
+  if (ab_egress_buf_pending (b) == 0 && !c->c_wshut)
     {
       shutdown (c->cep.fd, SHUT_WR);
       c->c_wshut = true;
     }
-  if (c->c_wshut && c->u_wshut)
-    {
-      conn_close (e, c);
-      return;
-    }
-  if (c->state == AB_CS_INSPECT && c->u_wshut == false && c->u_eof && buf_pending (&c->u2c) == 0)
-    {
-      conn_close (e, c);
-      return;
-    }
   ab_egress_conn_update (e, c);
-}
-
-/* A socket that hung up (both directions over, or reset) stays readable
-   for epoll forever: take what it still holds, stop watching it, and finish
-   the other direction. */
-static void
-side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
-{
-  struct ab_egress_ep *ep = client ? &c->cep : &c->uep;
-  struct ab_egress_buf *in = client ? &c->c2u : &c->u2c, *out = client ? &c->u2c : &c->c2u;
-
-  while (buf_read (in, ep->fd, SIZE_MAX) > 0)
-    ;
-  ab_egress_ep_remove (e, ep);
-  ab_egress_buf_free (out); /* nobody left to deliver it to */
-  if (client)
-    c->c_eof = c->c_wshut = true;
-  else
-    c->u_eof = c->u_wshut = true;
 }
 
 void
@@ -566,7 +463,6 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
 {
   struct ab_egress_conn *c = ep->owner;
   bool client = ep == &c->cep;
-  bool relaying = c->state == AB_CS_RELAY || c->state == AB_CS_INSPECT;
 
   if (c->dead)
     return;
@@ -582,80 +478,48 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
       conn_connected (e, c);
       return;
     }
-  if (events & EPOLLERR)
+  if (c->state == AB_CS_INSPECT || c->state == AB_CS_RELAY)
     {
-      conn_close (e, c);
+      ab_egress_relay_event (e, c, client, events);
       return;
     }
-  if ((events & EPOLLHUP) && !(relaying && (client ? c->state == AB_CS_RELAY : true)))
+  if ((events & (EPOLLERR | EPOLLHUP)) || !client)
     {
-      conn_close (e, c);
+      ab_egress_conn_close (e, c);
       return;
     }
-  if (events & EPOLLHUP)
-    {
-      side_hup (e, c, client);
-      conn_pump (e, c);
-      return;
-    }
-  if (client)
-    {
-      if ((events & EPOLLOUT) && buf_pending (&c->u2c) > 0 && buf_write (&c->u2c, c->cep.fd) < 0)
-        {
-          conn_close (e, c);
-          return;
-        }
-      if (events & EPOLLIN)
-        client_readable (e, c);
-    }
-  else
-    {
-      if ((events & EPOLLOUT) && buf_pending (&c->c2u) > 0 && buf_write (&c->c2u, c->uep.fd) < 0)
-        {
-          conn_close (e, c);
-          return;
-        }
-      if ((events & EPOLLIN) && !c->u_eof)
-        {
-          ssize_t r = buf_read (&c->u2c, c->uep.fd, RELAY_BUF);
-          if (r == 0)
-            c->u_eof = true;
-          else if (r == -2)
-            {
-              conn_close (e, c);
-              return;
-            }
-          c->last_io = ab_egress_now_ms ();
-        }
-    }
-  conn_pump (e, c);
+  if (c->state == AB_CS_CLOSING)
+    closing_event (e, c, events);
+  else if (c->state == AB_CS_HEAD && (events & EPOLLIN))
+    head_readable (e, c);
 }
 
 /* An original destination differing from the listener's own address means
-   the nftables redirect brought the connection here. */
+   the nftables redirect brought the connection here.  (The listener's
+   address is known: no getsockname per connection.) */
 static bool
-original_dst (int fd, const struct ab_egress_ep *listener, struct ab_egress_addr *a, uint16_t *port)
+original_dst (struct ab_egress *e, int fd, const struct ab_egress_ep *listener, struct ab_egress_addr *a,
+              uint16_t *port)
 {
-  struct sockaddr_storage ss, local;
-  socklen_t sl = sizeof ss, ll = sizeof local;
-  struct ab_egress_addr la;
-  uint16_t lport;
+  struct ab_egress_addr la = { .family = listener == &e->listen_http6 ? AF_INET6 : AF_INET };
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
   int r;
 
-  if (listener == NULL)
-    return false;
   memset (&ss, 0, sizeof ss);
-  if (getsockname (fd, (struct sockaddr *)&local, &ll) < 0)
-    return false;
-  if (local.ss_family == AF_INET)
-    r = getsockopt (fd, SOL_IP, SO_ORIGINAL_DST, &ss, &sl);
+  if (la.family == AF_INET)
+    {
+      la.addr[0] = 127, la.addr[3] = 1;
+      r = getsockopt (fd, SOL_IP, SO_ORIGINAL_DST, &ss, &sl);
+    }
   else
-    r = getsockopt (fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &sl);
+    {
+      la.addr[15] = 1;
+      r = getsockopt (fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &sl);
+    }
   if (r < 0 || ab_egress_addr_from_sockaddr ((struct sockaddr *)&ss, a, port) < 0)
     return false; /* no conntrack entry: nothing was redirected */
-  if (ab_egress_addr_from_sockaddr ((struct sockaddr *)&local, &la, &lport) < 0)
-    return false;
-  return !(ab_egress_addr_equal (a, &la) && *port == lport);
+  return !(ab_egress_addr_equal (a, &la) && *port == e->http_port);
 }
 
 void
@@ -665,28 +529,36 @@ ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener)
     {
       int fd = accept4 (listener->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
       struct ab_egress_conn *c;
+      uint64_t now;
 
       if (fd < 0)
-        return;
+        {
+          ab_egress_accept_failed (e, errno);
+          return;
+        }
       if (e->n_conns >= e->opt.max_connections)
         {
           close (fd); /* the client sees a reset: refused, never queued without bound */
           continue;
         }
+      now = ab_egress_now_ms ();
       c = xzalloc (sizeof *c);
       c->cep = (struct ab_egress_ep){ .kind = AB_EP_CLIENT, .fd = fd, .owner = c };
       c->uep = (struct ab_egress_ep){ .kind = AB_EP_UPSTREAM, .fd = -1, .owner = c };
-      c->transparent = original_dst (fd, listener, &c->odst, &c->oport);
+      c->c2u_pipe = c->u2c_pipe = (struct ab_egress_pipe){ .rd = -1, .wr = -1 };
+      c->transparent = original_dst (e, fd, listener, &c->odst, &c->oport);
       c->state = AB_CS_HEAD;
-      c->deadline = ab_egress_now_ms () + e->opt.head_timeout_ms;
-      c->last_io = ab_egress_now_ms ();
+      c->deadline = now + e->opt.head_timeout_ms;
+      c->last_io = now;
       ab_egress_conn_set_protocol (c, c->transparent ? AB_EGRESS_P_HTTP_HOST : AB_EGRESS_P_HTTP, "http");
       c->next = e->conns;
       if (e->conns)
         e->conns->prev = c;
       e->conns = c;
       e->n_conns++;
-      ab_egress_conn_update (e, c);
+      /* The head has usually arrived with the handshake's last ACK: read it
+         now rather than after an epoll round. */
+      head_readable (e, c);
     }
 }
 
@@ -699,7 +571,7 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
     {
       next = c->next;
       if (!c->dead && all)
-        conn_close (e, c);
+        ab_egress_conn_close (e, c);
       if (!c->dead)
         {
           bool half = c->c_eof || c->u_eof;
@@ -723,17 +595,17 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
               break;
             case AB_CS_INSPECT:
               if (c->deadline != 0 && now >= c->deadline)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               else if (now - c->last_io >= idle)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               break;
             case AB_CS_RELAY:
               if (now - c->last_io >= idle)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               break;
             case AB_CS_CLOSING:
               if (now >= c->deadline)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               break;
             }
         }
