@@ -162,7 +162,7 @@ gen_limits (struct ab_gen *g, unsigned limits)
     const char *name;
   } names[] = {
     { AB_LIMIT_MEMORY, "memory" },   { AB_LIMIT_PIDS, "pids" }, { AB_LIMIT_OUTPUT, "output" },
-    { AB_LIMIT_TIMEOUT, "timeout" }, { AB_LIMIT_CPU, "cpu" },
+    { AB_LIMIT_TIMEOUT, "timeout" }, { AB_LIMIT_CPU, "cpu" }, { AB_LIMIT_WORKSPACE, "workspace" },
   };
   size_t i;
 
@@ -238,6 +238,32 @@ gen_egress (struct ab_gen *g, const char *egress_json)
   if (j->type == AB_J_ARRAY && i == j->u.arr.n)
     {
       ab_gen_key (g, "dev.agentbox/egress");
+      ab_gen_json (g, j);
+    }
+  ab_json_free (j);
+}
+
+/* workspaceChanges: an overlay workspace's change set (runtime/wsstore.h),
+   re-emitted only when it is a JSON object, like the violations. */
+static void
+gen_workspace (struct ab_gen *g, const char *workspace_json)
+{
+  static const struct ab_json_limits lim = {
+    .max_bytes = 64u << 20,
+    .max_depth = 4,
+    .max_string = 64u << 10,
+    .max_items = 1u << 22,
+    .max_nodes = 1u << 24,
+  };
+  ab_error_t err = { 0 };
+  struct ab_json *j;
+
+  if (workspace_json == NULL)
+    return;
+  j = ab_json_parse (workspace_json, strlen (workspace_json), &lim, "workspace changes", &err);
+  if (j && j->type == AB_J_OBJECT)
+    {
+      ab_gen_key (g, "workspaceChanges");
       ab_gen_json (g, j);
     }
   ab_json_free (j);
@@ -336,6 +362,17 @@ judge (const struct ab_outcome *o, struct verdict *v)
       snprintf (v->message, sizeof v->message,
                 "the command exited with status %d after hitting its CPU time limit", o->exit_code);
       v->action = "reduce_work";
+    }
+  else if (o->limits_hit & AB_LIMIT_WORKSPACE)
+    {
+      /* Whatever the exit status: some writes failed with ENOSPC. */
+      v->code = "limit_exceeded";
+      snprintf (v->message, sizeof v->message,
+                "the command exited with status %d after its workspace changes filled their storage: some writes "
+                "failed with ENOSPC (workspace_size)",
+                o->exit_code);
+      v->retryable = true;
+      v->action = "increase_workspace_size";
     }
   else if (o->exit_code != 0)
     {
@@ -447,6 +484,7 @@ structured_content (const struct ab_outcome *o, const struct verdict *v)
   if (bad_violations)
     ab_gen_str (g, "violations: the record of denied operations was malformed and is omitted");
   ab_gen_arr_close (g);
+  gen_workspace (g, o->workspace_json);
   ab_gen_key (g, "error");
   if (v->code == NULL)
     ab_gen_null (g);

@@ -45,6 +45,7 @@ enum
   AB_LIMIT_OUTPUT = 1u << 2,
   AB_LIMIT_TIMEOUT = 1u << 3,
   AB_LIMIT_CPU = 1u << 4,
+  AB_LIMIT_WORKSPACE = 1u << 5, /* an overlay workspace's change set filled its storage */
 };
 
 struct ab_stream
@@ -75,6 +76,7 @@ struct ab_outcome
   char *id;
   bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
   char *egress_json;      /* every decision of the egress proxy (a JSON array value), or NULL */
+  char *workspace_json;   /* an overlay workspace's change set (a JSON object value), or NULL */
 };
 void ab_outcome_free (struct ab_outcome *o);
 
