@@ -94,25 +94,6 @@ do_diff (struct ab_global *g, const char *id, bool json)
 }
 
 static void
-gen_problems (struct ab_gen *g, const struct ab_ws_report *rep)
-{
-  size_t i;
-
-  ab_gen_key (g, "problems");
-  ab_gen_arr_open (g);
-  for (i = 0; i < rep->n; i++)
-    {
-      ab_gen_obj_open (g);
-      ab_gen_key (g, "path");
-      ab_gen_bytes (g, rep->v[i].path, strlen (rep->v[i].path));
-      ab_gen_kv_str (g, "problem", ab_ws_problem_name (rep->v[i].kind));
-      ab_gen_kv_str (g, "reason", rep->v[i].reason);
-      ab_gen_obj_close (g);
-    }
-  ab_gen_arr_close (g);
-}
-
-static void
 print_problems (const char *id, const struct ab_ws_report *rep, const char *what)
 {
   size_t i;
@@ -140,13 +121,7 @@ do_apply (struct ab_global *g, const char *id, bool json, bool overwrite, bool p
     {
       _cleanup_gen_ struct ab_gen *gen = ab_gen_new (false);
       ab_gen_obj_open (gen);
-      ab_gen_kv_str (gen, "id", id);
-      ab_gen_kv_str (gen, "workspace", res.workspace);
-      ab_gen_kv_str (gen, "result", r == 0 ? "applied" : "refused");
-      ab_gen_kv_u64 (gen, "applied", res.rep.applied);
-      ab_gen_kv_u64 (gen, "skipped", res.rep.skipped);
-      ab_gen_kv_bool (gen, "resumed", res.rep.resumed);
-      gen_problems (gen, &res.rep);
+      ab_workspace_result_gen (gen, id, &res, true, r);
       if (emit_json (gen) < 0)
         status = AB_EXIT_FAILURE;
     }
@@ -187,10 +162,7 @@ do_discard (struct ab_global *g, const char *id, bool json)
     {
       _cleanup_gen_ struct ab_gen *gen = ab_gen_new (false);
       ab_gen_obj_open (gen);
-      ab_gen_kv_str (gen, "id", id);
-      ab_gen_kv_str (gen, "workspace", res.workspace);
-      ab_gen_kv_str (gen, "result", res.finished ? "applied" : "discarded");
-      ab_gen_kv_bool (gen, "rolledBack", res.rolled_back);
+      ab_workspace_result_gen (gen, id, &res, false, 0);
       if (emit_json (gen) < 0)
         status = AB_EXIT_FAILURE;
     }

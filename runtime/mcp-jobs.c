@@ -196,10 +196,8 @@ unknown_handle (struct ab_mcp_server *s, struct ab_mcp_job *j)
                           false, "create_new_sandbox");
 }
 
-/* Claim the right to respond: false when the job was canceled (then no
-   response may be sent, ever). */
-static bool
-claim_response (struct ab_mcp_server *s, struct ab_mcp_job *j)
+bool
+ab_mcp_claim_response (struct ab_mcp_server *s, struct ab_mcp_job *j)
 {
   bool ok;
 
@@ -233,12 +231,12 @@ run_destroy (struct ab_mcp_server *s, struct ab_mcp_job *j)
   pthread_mutex_unlock (&s->lock);
   if (id == NULL)
     {
-      if (claim_response (s, j))
+      if (ab_mcp_claim_response (s, j))
         unknown_handle (s, j);
       return;
     }
   status = ab_mcp_run_helper (s, "delete", id, "--force", &out);
-  if (!claim_response (s, j))
+  if (!ab_mcp_claim_response (s, j))
     ;
   else if (status == 0)
     send_structured (s, j, "destroyed", NULL, true);
@@ -263,6 +261,11 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
       run_destroy (s, j);
       return;
     }
+  if (j->tool == AB_TOOL_WS_APPLY || j->tool == AB_TOOL_WS_DISCARD)
+    {
+      ab_mcp_workspace_run (s, j);
+      return;
+    }
   if (j->tool == AB_TOOL_EXEC)
     {
       ssize_t i;
@@ -273,7 +276,7 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
       pthread_mutex_unlock (&s->lock);
       if (j->container_id == NULL)
         {
-          if (claim_response (s, j))
+          if (ab_mcp_claim_response (s, j))
             unknown_handle (s, j);
           return;
         }
@@ -291,7 +294,7 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
   if (ab_mcp_spawn (s, args.v, j->stdin_data != NULL, true, &w, &err) < 0)
     {
       ab_strv_free (&args);
-      if (claim_response (s, j))
+      if (ab_mcp_claim_response (s, j))
         {
           size_t len;
           _cleanup_free_ char *frame = NULL;
@@ -315,7 +318,7 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
   j->pidfd = -1;
   pthread_mutex_unlock (&s->lock);
 
-  if (!claim_response (s, j))
+  if (!ab_mcp_claim_response (s, j))
     {
       /* Canceled: whatever the worker managed to leave goes too. */
       if (j->tool != AB_TOOL_EXEC)

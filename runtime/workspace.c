@@ -7,6 +7,7 @@
 #include "runtime/container.h"
 #include "runtime/util.h"
 #include "runtime/workspace.h"
+#include "spec/gen.h"
 
 void
 ab_workspace_result_free (struct ab_workspace_result *r)
@@ -14,6 +15,37 @@ ab_workspace_result_free (struct ab_workspace_result *r)
   free (r->workspace);
   ab_ws_report_free (&r->rep);
   memset (r, 0, sizeof *r);
+}
+
+void
+ab_workspace_result_gen (struct ab_gen *g, const char *id, const struct ab_workspace_result *r, bool apply, int rc)
+{
+  size_t i;
+
+  ab_gen_kv_str (g, "id", id);
+  ab_gen_kv_str (g, "workspace", r->workspace ? r->workspace : "");
+  if (!apply)
+    {
+      ab_gen_kv_str (g, "result", r->finished ? "applied" : "discarded");
+      ab_gen_kv_bool (g, "rolledBack", r->rolled_back);
+      return;
+    }
+  ab_gen_kv_str (g, "result", rc == 0 ? "applied" : "refused");
+  ab_gen_kv_u64 (g, "applied", r->rep.applied);
+  ab_gen_kv_u64 (g, "skipped", r->rep.skipped);
+  ab_gen_kv_bool (g, "resumed", r->rep.resumed);
+  ab_gen_key (g, "problems");
+  ab_gen_arr_open (g);
+  for (i = 0; i < r->rep.n; i++)
+    {
+      ab_gen_obj_open (g);
+      ab_gen_key (g, "path");
+      ab_gen_bytes (g, r->rep.v[i].path, strlen (r->rep.v[i].path));
+      ab_gen_kv_str (g, "problem", ab_ws_problem_name (r->rep.v[i].kind));
+      ab_gen_kv_str (g, "reason", r->rep.v[i].reason);
+      ab_gen_obj_close (g);
+    }
+  ab_gen_arr_close (g);
 }
 
 static void

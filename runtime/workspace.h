@@ -32,6 +32,12 @@ void ab_workspace_result_free (struct ab_workspace_result *r);
 int ab_workspace_apply (const char *root, const char *id, bool overwrite, bool partial,
                         struct ab_workspace_result *r, ab_error_t *err);
 
+/* The result as JSON members of the caller's open object: id, workspace,
+   result ("applied", "refused", "discarded"), and for an apply the counts
+   and the problems (rc: what ab_workspace_apply returned). */
+struct ab_gen;
+void ab_workspace_result_gen (struct ab_gen *g, const char *id, const struct ab_workspace_result *r, bool apply, int rc);
+
 /* Remove change set `id` without applying it; an interrupted apply is
    rolled back first. */
 int ab_workspace_discard (const char *root, const char *id, struct ab_workspace_result *r, ab_error_t *err);
