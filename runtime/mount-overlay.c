@@ -110,6 +110,7 @@ overlay_attached (int lower_tree, const char *layer_path, const char *what, ab_e
   struct attached_job j = { .lower_tree = lower_tree, .layer_path = layer_path, .what = what };
   pthread_t t;
 
+  ab_debug ("%s: the overlay's layers attached in a private mount namespace", what);
   if (pthread_create (&t, NULL, attached_run, &j) != 0)
     return ab_error_set (err, EAGAIN, "%s: a thread for the overlay", what);
   pthread_join (t, NULL);

@@ -148,7 +148,7 @@ ab_workspace_apply (const char *root, const char *id, bool overwrite, bool parti
     goto out;
   if (ab_ws_journal_state (cs->dirfd) != AB_WS_JOURNAL_NONE)
     rc = ab_ws_resume (&x, &r->rep, err);
-  else if (ab_ws_diff (x.upper_fd, x.dir_fd, &changes, err) == 0)
+  else if (ab_ws_diff (x.upper_fd, x.dir_fd, x.started_ns, &changes, err) == 0)
     rc = ab_ws_apply (&x, &changes, &r->rep, err);
   ab_ws_changes_free (&changes);
   /* Applied: the change set is spent. */

@@ -147,6 +147,7 @@ same_contents (int dirfd_a, int dirfd_b, const char *name)
 
 struct walk
 {
+  uint64_t started_ns;
   struct ab_ws_changes *out;
   ab_error_t *err;
   char path[8192];
@@ -317,10 +318,14 @@ entry_other (struct walk *w, int upper, int lower, const char *name, const struc
 
   if (inner || lst == NULL)
     {
+      struct stat dst;
       ch = add (w, name, AB_WS_CREATED, st, inner);
-      /* Copied up, yet not in the lower directory now: it existed when
-         the run wrote it, and was deleted on the host since. */
-      if (!inner && ovl_xattr (-1, upper, name, "origin", v, sizeof v) >= 0)
+      /* Copied up, yet not in the lower directory now: renamed by the run
+         (from another name), or deleted on the host since the run wrote
+         it.  Only the host can change the lower directory: unchanged since
+         the run started, it was a rename. */
+      if (!inner && lower >= 0 && ovl_xattr (-1, upper, name, "origin", v, sizeof v) >= 0 && fstat (lower, &dst) == 0
+          && (uint64_t)dst.st_ctim.tv_sec * 1000000000u + (uint64_t)dst.st_ctim.tv_nsec >= w->started_ns)
         {
           w->out->totals[AB_WS_CREATED]--;
           w->out->totals[AB_WS_MODIFIED]++;
@@ -417,12 +422,13 @@ walk_dir (struct walk *w, int upper, int lower, bool inner, int depth)
 }
 
 int
-ab_ws_diff (int upper_fd, int lower_fd, struct ab_ws_changes *out, ab_error_t *err)
+ab_ws_diff (int upper_fd, int lower_fd, uint64_t started_ns, struct ab_ws_changes *out, ab_error_t *err)
 {
   struct walk *w = xzalloc (sizeof *w);
   int r;
 
   memset (out, 0, sizeof *out);
+  w->started_ns = started_ns;
   w->out = out;
   w->err = err;
   r = walk_dir (w, upper_fd, lower_fd, lower_fd < 0, 0);

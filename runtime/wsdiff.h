@@ -63,7 +63,7 @@ struct ab_ws_change
   bool outside;    /* the target leads out of the workspace (absolute, or too many "..") */
   bool refused;    /* a device node, fifo or socket: never applied */
   bool inner;      /* below a created, replaced or type-changed directory: applied with it */
-  bool copied_up;  /* the upper object was copied up from a lower one that existed then */
+  bool copied_up;  /* the upper object was copied up from the lower one of this path, which existed then */
 };
 
 struct ab_ws_changes
@@ -80,8 +80,11 @@ struct ab_ws_changes
 #define AB_WS_MAX_DEPTH 256
 
 /* The changes of upper_fd (the upper layer's root directory) over lower_fd
-   (the workspace), sorted by path; lower_fd -1 reads every entry as new. */
-int ab_ws_diff (int upper_fd, int lower_fd, struct ab_ws_changes *out, ab_error_t *err);
+   (the workspace), sorted by path; lower_fd -1 reads every entry as new.
+   started_ns is when the run started: a copied-up file whose name is not
+   in the lower directory was renamed by the run when that directory has
+   not changed since, and is counted as deleted on the host otherwise. */
+int ab_ws_diff (int upper_fd, int lower_fd, uint64_t started_ns, struct ab_ws_changes *out, ab_error_t *err);
 void ab_ws_changes_free (struct ab_ws_changes *c);
 
 const char *ab_ws_kind_name (int kind);   /* "created", "type-changed", ... */

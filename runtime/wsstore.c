@@ -523,7 +523,7 @@ ab_changeset_diff (const struct ab_changeset *cs, struct ab_ws_changes *out, ab_
   lower = ab_changeset_open_workspace (cs, err);
   if (lower < 0)
     return -1;
-  return ab_ws_diff (upper, lower, out, err);
+  return ab_ws_diff (upper, lower, cs->m.started_ns, out, err);
 }
 
 bool
