@@ -106,6 +106,12 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
         char ts[64];
         if (ab_strv_contains (&ids, sets.v[i]) || ab_changeset_open (g->root, sets.v[i], &cs, &e) < 0)
           continue;
+        if (cs->remnant)
+          {
+            /* an applied change set a killed apply left: nothing pending */
+            ab_changeset_free (cs);
+            continue;
+          }
         ab_format_time_rfc3339 (cs->m.created_ns, ts, sizeof ts);
         if (json)
           {

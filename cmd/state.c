@@ -23,8 +23,11 @@ state_json (const char *root, const struct ab_state *s, int status, size_t *len)
   char *json = ab_state_oci_json (s, status, true, len);
   struct ab_json *j, *w;
 
-  if (mode == NULL || strcmp (mode, "overlay") != 0 || ab_changeset_open (root, s->id, &cs, &e) < 0)
-    return json;
+  if (mode == NULL || strcmp (mode, "overlay") != 0 || ab_changeset_open (root, s->id, &cs, &e) < 0 || cs->remnant)
+    {
+      ab_changeset_free (cs);
+      return json;
+    }
   j = ab_json_parse (json, *len, &ab_json_config_limits, "state", &e);
   if (j != NULL)
     {
@@ -68,7 +71,7 @@ ab_cmd_state (struct ab_global *g, int argc, char **argv)
     {
       struct ab_changeset *cs = NULL;
       ab_error_t e = { 0 };
-      if (err.cls == AB_EC_NOTFOUND && ab_changeset_open (g->root, argv[optind], &cs, &e) == 0)
+      if (err.cls == AB_EC_NOTFOUND && ab_changeset_open (g->root, argv[optind], &cs, &e) == 0 && !cs->remnant)
         ab_error_setc (&err, AB_EC_NOTFOUND, 0,
                        "container `%s` does not exist; its workspace change set of `%s` is pending (agentbox "
                        "workspace diff|apply|discard %s)",

@@ -115,6 +115,7 @@ do_apply (struct ab_global *g, const char *id, bool json, bool overwrite, bool p
   struct ab_workspace_result res;
   ab_error_t err = { 0 };
   int r = ab_workspace_apply (g->root, id, overwrite, partial, &res, &err);
+  const char *ws = res.workspace ? res.workspace : "the workspace";
   int status = r == 0 ? AB_EXIT_OK : r == 1 ? EXIT_REFUSED : ab_cmd_fail (&err);
 
   if (r >= 0 && json)
@@ -137,7 +138,7 @@ do_apply (struct ab_global *g, const char *id, bool json, bool overwrite, bool p
     {
       print_problems (id, &res.rep, "left out: ");
       printf ("%s%zu change%s applied to %s", res.rep.resumed ? "an interrupted apply resumed: " : "", res.rep.applied,
-              res.rep.applied == 1 ? "" : "s", res.workspace);
+              res.rep.applied == 1 ? "" : "s", ws);
       if (res.rep.skipped)
         printf (", %zu left out", res.rep.skipped);
       printf ("\n");
@@ -152,12 +153,14 @@ do_discard (struct ab_global *g, const char *id, bool json)
   struct ab_workspace_result res;
   ab_error_t err = { 0 };
   int status = AB_EXIT_OK;
+  const char *ws;
 
   if (ab_workspace_discard (g->root, id, &res, &err) < 0)
     {
       ab_workspace_result_free (&res);
       return ab_cmd_fail (&err);
     }
+  ws = res.workspace ? res.workspace : "the workspace";
   if (json)
     {
       _cleanup_gen_ struct ab_gen *gen = ab_gen_new (false);
@@ -167,11 +170,9 @@ do_discard (struct ab_global *g, const char *id, bool json)
         status = AB_EXIT_FAILURE;
     }
   else if (res.finished)
-    printf ("an interrupted apply of %s had put everything in place: finished it (%s holds the changes)\n", id,
-            res.workspace);
+    printf ("an interrupted apply of %s had put everything in place: finished it (%s holds the changes)\n", id, ws);
   else
-    printf ("%s%s discarded (%s is as it was)\n", res.rolled_back ? "an interrupted apply rolled back; " : "", id,
-            res.workspace);
+    printf ("%s%s discarded (%s is as it was)\n", res.rolled_back ? "an interrupted apply rolled back; " : "", id, ws);
   ab_workspace_result_free (&res);
   return status;
 }

@@ -138,15 +138,24 @@ ab_workspace_apply (const char *root, const char *id, bool overwrite, bool parti
   _cleanup_ (changeset_freep) struct ab_changeset *cs = NULL;
   struct ab_ws_changes changes = { 0 };
   struct ab_ws_apply_ctx x = { .upper_fd = -1, .dir_fd = -1, .overwrite = overwrite, .partial = partial };
-  int rc = -1;
+  int rc = -1, journal;
 
   memset (r, 0, sizeof *r);
   if (open_final (root, id, &cs, err) < 0)
     goto out;
+  if (cs->remnant)
+    {
+      /* an apply killed while it removed the spent change set */
+      r->rep.resumed = true;
+      rc = ab_changeset_remove (cs, err);
+      goto out;
+    }
   r->workspace = xstrdup (cs->m.workspace);
-  if (make_ctx (cs, &x, true, err) < 0)
+  journal = ab_ws_journal_state (cs->dirfd);
+  /* a committed apply has nothing left to copy from the upper layer */
+  if (make_ctx (cs, &x, journal != AB_WS_JOURNAL_COMMITTED, err) < 0)
     goto out;
-  if (ab_ws_journal_state (cs->dirfd) != AB_WS_JOURNAL_NONE)
+  if (journal != AB_WS_JOURNAL_NONE)
     rc = ab_ws_resume (&x, &r->rep, err);
   else if (ab_ws_diff (x.upper_fd, x.dir_fd, x.started_ns, &changes, err) == 0)
     rc = ab_ws_apply (&x, &changes, &r->rep, err);
@@ -169,10 +178,11 @@ ab_workspace_discard (const char *root, const char *id, struct ab_workspace_resu
   memset (r, 0, sizeof *r);
   if (open_final (root, id, &cs, err) < 0)
     goto out;
-  r->workspace = xstrdup (cs->m.workspace);
+  r->workspace = cs->m.workspace ? xstrdup (cs->m.workspace) : NULL;
+  r->finished = cs->remnant; /* its apply had put everything in place */
   /* Only an interrupted apply needs the workspace: a change set whose
      directory went away can still be thrown away. */
-  if (ab_ws_journal_state (cs->dirfd) != AB_WS_JOURNAL_NONE)
+  if (!cs->remnant && ab_ws_journal_state (cs->dirfd) != AB_WS_JOURNAL_NONE)
     {
       int u;
       if (make_ctx (cs, &x, false, err) < 0 || (u = ab_ws_rollback (&x, err)) < 0)

@@ -465,6 +465,14 @@ ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, 
                               "id)", id);
       return ab_error_set (err, e, "open the workspace change set `%s`", id);
     }
+  if (faccessat (cs->dirfd, META, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+    {
+      /* What a removal killed half-way left: no storage, no workspace. */
+      cs->remnant = true;
+      cs->layer_path = xstrdup ("");
+      *out = cs;
+      return 0;
+    }
   if (meta_read (cs, err) < 0)
     {
       ab_changeset_free (cs);
@@ -492,6 +500,9 @@ ab_changeset_lock (struct ab_changeset *cs, ab_error_t *err)
 int
 ab_changeset_open_workspace (const struct ab_changeset *cs, ab_error_t *err)
 {
+  if (cs->remnant)
+    return ab_error_setc (err, AB_EC_STATE, 0, "workspace change set `%s` was applied; only its directory is left",
+                          cs->id);
   struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
   _cleanup_close_ int fd = (int)syscall (SYS_openat2, AT_FDCWD, cs->m.workspace, &how, sizeof how);
   struct stat st;
@@ -514,6 +525,10 @@ ab_changeset_diff (const struct ab_changeset *cs, struct ab_ws_changes *out, ab_
   _cleanup_close_ int upper = -1, lower = -1;
 
   memset (out, 0, sizeof *out);
+  if (cs->remnant)
+    return ab_error_setc (err, AB_EC_STATE, 0,
+                          "workspace change set `%s` was applied; only its directory is left (discard removes it)",
+                          cs->id);
   upper = cs->layer_fd < 0 ? -1 : openat (cs->layer_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (upper < 0)
     return ab_error_setc (err, AB_EC_STATE, errno,
@@ -583,9 +598,9 @@ ab_changeset_record_json (const struct ab_changeset *cs, bool *full)
   return ab_gen_steal (g, false, NULL);
 }
 
-/* Remove the storage, then the journal and meta.json (the last: a change
-   set whose meta.json is left is still one discard can finish), then the
-   directories. */
+/* Remove the storage, then meta.json and the journal, then the
+   directories: killed at any point, what is left is a change set, or a
+   remnant, that the next apply or discard removes. */
 static int
 remove_all (struct ab_changeset *cs, ab_error_t *err)
 {
@@ -594,7 +609,9 @@ remove_all (struct ab_changeset *cs, ab_error_t *err)
   static const char *const layers[] = { "upper", "work", "lower" };
   size_t i;
 
-  if (cs->m.changes_dir == NULL)
+  if (cs->remnant)
+    ;
+  else if (cs->m.changes_dir == NULL)
     {
       if (cs->layer_fd >= 0)
         {
@@ -617,10 +634,12 @@ remove_all (struct ab_changeset *cs, ab_error_t *err)
       if (cs->made_layer && rmdir (cs->layer_path) < 0 && errno != ENOENT && errno != ENOTEMPTY)
         return ab_error_set (err, errno, "workspace change set `%s`: remove `%s`", cs->id, cs->layer_path);
     }
-  if (cs->dirfd >= 0 && unlinkat (cs->dirfd, "journal", 0) < 0 && errno != ENOENT)
-    return ab_error_set (err, errno, "workspace change set `%s`: remove its journal", cs->id);
+  /* meta.json before the journal: a change set killed in between is a
+     remnant (runtime/wsstore.h) whose journal says the apply committed. */
   if (cs->dirfd >= 0 && unlinkat (cs->dirfd, META, 0) < 0 && errno != ENOENT)
     return ab_error_set (err, errno, "workspace change set `%s`: remove " META, cs->id);
+  if (cs->dirfd >= 0 && unlinkat (cs->dirfd, "journal", 0) < 0 && errno != ENOENT)
+    return ab_error_set (err, errno, "workspace change set `%s`: remove its journal", cs->id);
   if (sets >= 0 && unlinkat (sets, cs->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
     return ab_error_set (err, errno, "workspace change set `%s`: remove its directory", cs->id);
   /* The last one leaves the state root as create found it. */

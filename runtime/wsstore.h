@@ -54,6 +54,7 @@ struct ab_changeset
   char *layer_path;
   bool made;        /* by this process (create): abort removes it */
   bool made_layer;  /* ... and the caller's directory with it */
+  bool remnant;     /* only what an apply killed while removing it left: no meta.json, no storage */
   struct ab_ws_meta m;
 };
 

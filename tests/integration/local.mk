@@ -29,6 +29,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-hooks.sh \
 	tests/integration/t-cgroups.sh \
 	tests/integration/t-sandbox.sh \
+	tests/integration/t-workspace.sh \
 	tests/integration/t-oci-configs.sh \
 	tests/integration/t-hostile.sh \
 	tests/integration/t-audit-live.sh
