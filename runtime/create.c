@@ -617,10 +617,6 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       || ab_container_write_state (c, err) < 0)
     goto fail;
 
-  ab_set_step ("workspace");
-  if (s->workspace.mode == AB_WS_MODE_OVERLAY
-      && ab_changeset_create (o->root, c->rootfd, c->id, c->bundle, &c->ws, err) < 0)
-    goto fail;
   ab_set_step ("network");
   if (ab_net_prepare (c, o->egress_policy, o->foreground, err) < 0)
     goto fail;
@@ -699,6 +695,12 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (ab_container_write_state (c, err) < 0)
     goto fail;
   net_job_start (&netj, c, &plan);
+  /* An overlay workspace's change set, in a thread of its own until the
+     mount trees are sent (after the clone: the child must not inherit a
+     lock another thread holds). */
+  if (s->workspace.mode == AB_WS_MODE_OVERLAY
+      && ab_changeset_create (o->root, c->rootfd, c->id, c->bundle, &c->ws, err) < 0)
+    goto fail;
 
   if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
     goto fail;

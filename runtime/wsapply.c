@@ -240,15 +240,19 @@ stage_file (const struct ab_ws_apply_ctx *x, int from_dir, const char *from, int
   out = openat (to_dir, to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0)
     return ab_error_set (err, errno, "apply: create a temporary file for `%s`", what);
+  /* copy_file_range while it works (same filesystem type); once it says
+     the two cannot (the upper layer's tmpfs to a disk), read and write. */
+  static bool no_cfr;
   for (;;)
     {
-      n = copy_file_range (in, NULL, out, NULL, 1u << 30, 0);
+      n = no_cfr ? -1 : copy_file_range (in, NULL, out, NULL, 1u << 30, 0);
       if (n > 0)
         continue;
       if (n == 0)
         break;
-      if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+      if (!no_cfr && errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
         return ab_error_set (err, errno, "apply: copy `%s`", what);
+      no_cfr = true;
       while ((n = read (in, buf, sizeof buf)) > 0)
         if (ab_write_all (out, buf, (size_t)n) < 0)
           return ab_error_set (err, errno, "apply: write `%s`", what);

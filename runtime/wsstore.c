@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "runtime/idmap.h"
 #include "runtime/kernel-compat.h"
+#include "runtime/log.h"
 #include "runtime/mount-overlay.h"
 #include "runtime/state.h"
 #include "runtime/wsstore.h"
@@ -43,6 +45,7 @@ ab_changeset_free (struct ab_changeset *cs)
 {
   if (cs == NULL)
     return;
+  ab_changeset_join (cs, NULL);
   if (cs->dirfd >= 0)
     close (cs->dirfd);
   if (cs->layer_fd >= 0)
@@ -251,12 +254,15 @@ describe_workspace (struct ab_changeset *cs, const struct ab_bundle *b, struct s
   return 0;
 }
 
-/* A tmpfs of `size` bytes on the layer directory, mounted in our (the
-   host's) mount namespace so that it outlives the container. */
+/* A tmpfs of `size` bytes on the change set's directory (at), mounted in
+   our (the host's) mount namespace so that it outlives the container; the
+   change set is its root: meta.json, the journal and the layers live in
+   memory, bounded, and nothing but the mount point touches the state
+   root's filesystem. */
 static int
-mount_tmpfs (struct ab_changeset *cs, ab_error_t *err)
+mount_tmpfs (struct ab_changeset *cs, int at, ab_error_t *err)
 {
-  _cleanup_close_ int fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC), at = -1, mfd = -1;
+  _cleanup_close_ int fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC), mfd = -1;
   char size[32];
 
   snprintf (size, sizeof size, "%llu", (unsigned long long)cs->m.size);
@@ -265,12 +271,10 @@ mount_tmpfs (struct ab_changeset *cs, ab_error_t *err)
       || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return ab_error_set (err, errno, "workspace change set: a tmpfs of %s bytes", size);
   mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-  at = openat (cs->dirfd, "layer", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (mfd < 0 || at < 0)
+  if (mfd < 0 || move_mount (mfd, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return ab_error_set (err, errno, "workspace change set: mount its tmpfs on `%s`", cs->layer_path);
-  if (move_mount (mfd, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return ab_error_set (err, errno, "workspace change set: mount its tmpfs on `%s`", cs->layer_path);
-  cs->layer_fd = openat (mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cs->dirfd = openat (mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cs->layer_fd = cs->dirfd < 0 ? -1 : dup (cs->dirfd);
   if (cs->layer_fd < 0)
     return ab_error_set (err, errno, "workspace change set: open `%s`", cs->layer_path);
   return 0;
@@ -332,14 +336,17 @@ make_layers (struct ab_changeset *cs, const struct stat *ws, ab_error_t *err)
   return 0;
 }
 
+/* <root>/.changesets/<id>: made (refused while one of that id is
+   pending), then the tmpfs on it, or the directory itself for a change
+   set whose layers are in the caller's directory. */
 static int
 make_dirs (struct ab_changeset *cs, int rootfd, ab_error_t *err)
 {
-  _cleanup_close_ int sets = -1;
+  _cleanup_close_ int sets = -1, at = -1;
 
   if (mkdirat (rootfd, AB_CHANGESETS_DIR, 0700) < 0 && errno != EEXIST)
     return ab_error_set (err, errno, "create the change sets' directory `%s`", AB_CHANGESETS_DIR);
-  sets = openat (rootfd, AB_CHANGESETS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  sets = openat (rootfd, AB_CHANGESETS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sets < 0)
     return ab_error_set (err, errno, "open the change sets' directory `%s`", AB_CHANGESETS_DIR);
   if (mkdirat (sets, cs->id, 0700) < 0)
@@ -352,10 +359,42 @@ make_dirs (struct ab_changeset *cs, int rootfd, ab_error_t *err)
       return ab_error_set (err, errno, "create the workspace change set `%s`", cs->id);
     }
   cs->made = true;
-  cs->dirfd = openat (sets, cs->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (cs->dirfd < 0)
+  at = openat (sets, cs->id, (cs->m.changes_dir ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (at < 0)
     return ab_error_set (err, errno, "open the workspace change set `%s`", cs->id);
+  if (cs->m.changes_dir == NULL)
+    return mount_tmpfs (cs, at, err);
+  cs->dirfd = ab_steal_fd (&at);
   return 0;
+}
+
+static int
+create (struct ab_changeset *cs, int rootfd, const struct ab_bundle *b, ab_error_t *err)
+{
+  struct stat ws;
+
+  if (describe_workspace (cs, b, &ws, err) < 0 || make_dirs (cs, rootfd, err) < 0)
+    return -1;
+  if (cs->m.changes_dir && open_changes_dir (cs, err) < 0)
+    return -1;
+  return make_layers (cs, &ws, err) < 0 || meta_write (cs, err) < 0 ? -1 : 0;
+}
+
+/* The job: made in a thread of its own from right after the container's
+   clone (never across it: the child must not inherit a lock this thread
+   holds) to just before its mount trees are sent.  The directory and mount
+   on the state root's filesystem cost what its metadata writes cost (on a
+   disk, each a journal commit away), while create's own thread writes the
+   state and the id maps: they overlap.  The thread only reads the bundle,
+   which nothing changes meanwhile. */
+static void *
+create_run (void *p)
+{
+  struct ab_changeset *cs = p;
+
+  ab_set_step ("workspace");
+  cs->job_r = create (cs, cs->job_rootfd, cs->job_bundle, &cs->job_err);
+  return NULL;
 }
 
 int
@@ -365,7 +404,6 @@ ab_changeset_create (const char *root, int rootfd, const char *id, const struct 
   const struct ab_workspace *w = &b->spec->workspace;
   struct ab_changeset *cs;
   struct timespec t0;
-  struct stat ws;
 
   if (geteuid () != 0)
     return ab_error_setc (err, AB_EC_CONFIG, EPERM,
@@ -384,24 +422,30 @@ ab_changeset_create (const char *root, int rootfd, const char *id, const struct 
   cs->m.size = w->size;
   cs->m.changes_dir = w->changes_dir ? xstrdup (w->changes_dir) : NULL;
   cs->m.list_max = w->list_max;
-  if (describe_workspace (cs, b, &ws, err) < 0 || make_dirs (cs, rootfd, err) < 0)
-    return -1;
-  if (cs->m.changes_dir)
+  cs->layer_path = cs->m.changes_dir ? xstrdup (cs->m.changes_dir)
+                                     : xasprintf ("%s/" AB_CHANGESETS_DIR "/%s", root, id);
+  cs->job_rootfd = rootfd;
+  cs->job_bundle = b;
+  cs->job_started = pthread_create (&cs->job, NULL, create_run, cs) == 0;
+  if (!cs->job_started)
     {
-      cs->layer_path = xstrdup (cs->m.changes_dir);
-      if (open_changes_dir (cs, err) < 0)
-        return -1;
+      cs->job_joined = true;
+      return create (cs, rootfd, b, err);
     }
-  else
+  return 0;
+}
+
+int
+ab_changeset_join (struct ab_changeset *cs, ab_error_t *err)
+{
+  if (cs->job_started && !cs->job_joined)
     {
-      cs->layer_path = xasprintf ("%s/" AB_CHANGESETS_DIR "/%s/layer", root, id);
-      if (mkdirat (cs->dirfd, "layer", 0700) < 0)
-        return ab_error_set (err, errno, "workspace change set: create `%s`", cs->layer_path);
-      if (mount_tmpfs (cs, err) < 0)
-        return -1;
+      pthread_join (cs->job, NULL);
+      cs->job_joined = true;
+      if (cs->job_r < 0 && err)
+        *err = cs->job_err;
+      return cs->job_r;
     }
-  if (make_layers (cs, &ws, err) < 0 || meta_write (cs, err) < 0)
-    return -1;
   return 0;
 }
 
@@ -411,6 +455,9 @@ ab_changeset_overlay (struct ab_changeset *cs, int *tree, const char *what, ab_e
   struct stat st;
   int ovl;
 
+  if (ab_changeset_join (cs, err) < 0)
+    return -1;
+  ab_trace ("workspace change set made");
   /* The tree is of the directory described above: one swapped in between
      the two resolutions would not be the workspace apply writes to. */
   if (fstat (*tree, &st) < 0 || st.st_dev != cs->m.dev || st.st_ino != cs->m.ino)
@@ -419,6 +466,7 @@ ab_changeset_overlay (struct ab_changeset *cs, int *tree, const char *what, ab_e
   ovl = ab_overlay_tree (*tree, cs->layer_fd, cs->layer_path, what, err);
   if (ovl < 0)
     return -1;
+  ab_trace ("workspace overlay made");
   close (*tree);
   *tree = ovl;
   return 0;
@@ -467,7 +515,8 @@ ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, 
     }
   if (faccessat (cs->dirfd, META, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
     {
-      /* What a removal killed half-way left: no storage, no workspace. */
+      /* No storage: what a removal killed half-way left, or the mount
+         point of a tmpfs that went away with its mount namespace. */
       cs->remnant = true;
       cs->layer_path = xstrdup ("");
       *out = cs;
@@ -478,12 +527,18 @@ ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, 
       ab_changeset_free (cs);
       return -1;
     }
-  cs->layer_path = cs->m.changes_dir ? xstrdup (cs->m.changes_dir)
-                                     : xasprintf ("%s/" AB_CHANGESETS_DIR "/%s/layer", root, id);
-  {
-    struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
-    cs->layer_fd = (int)syscall (SYS_openat2, AT_FDCWD, cs->layer_path, &how, sizeof how);
-  }
+  if (cs->m.changes_dir)
+    {
+      struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+      cs->layer_path = xstrdup (cs->m.changes_dir);
+      cs->layer_fd = (int)syscall (SYS_openat2, AT_FDCWD, cs->layer_path, &how, sizeof how);
+    }
+  else
+    {
+      /* the tmpfs is the change set's directory */
+      cs->layer_path = xasprintf ("%s/" AB_CHANGESETS_DIR "/%s", root, id);
+      cs->layer_fd = dup (cs->dirfd);
+    }
   *out = cs;
   return 0;
 }
@@ -598,34 +653,29 @@ ab_changeset_record_json (const struct ab_changeset *cs, bool *full)
   return ab_gen_steal (g, false, NULL);
 }
 
-/* Remove the storage, then meta.json and the journal, then the
-   directories: killed at any point, what is left is a change set, or a
-   remnant, that the next apply or discard removes. */
+/* Remove the storage (for a tmpfs: meta.json, the journal and the layers
+   at once), then the directories: killed at any point, what is left is a
+   change set, or a remnant, that the next apply or discard removes. */
 static int
 remove_all (struct ab_changeset *cs, ab_error_t *err)
 {
   _cleanup_close_ int rootfd = open (cs->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  _cleanup_close_ int sets = rootfd < 0 ? -1 : openat (rootfd, AB_CHANGESETS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int sets
+      = rootfd < 0 ? -1 : openat (rootfd, AB_CHANGESETS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   static const char *const layers[] = { "upper", "work", "lower" };
   size_t i;
 
-  if (cs->remnant)
-    ;
-  else if (cs->m.changes_dir == NULL)
+  ab_changeset_join (cs, NULL);
+  if (cs->m.changes_dir == NULL && !cs->remnant)
     {
-      if (cs->layer_fd >= 0)
-        {
-          close (cs->layer_fd);
-          cs->layer_fd = -1;
-        }
+      ab_closep_now (&cs->layer_fd);
+      ab_closep_now (&cs->dirfd);
       /* EINVAL: not mounted (any more): the mount namespace that held it
-         is gone, and what is left is the empty directory. */
+         is gone, and what is left is the empty mount point. */
       if (umount2 (cs->layer_path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
         return ab_error_set (err, errno, "workspace change set `%s`: unmount `%s`", cs->id, cs->layer_path);
-      if (cs->dirfd >= 0 && ab_rm_tree_at (cs->dirfd, "layer", 4 * AB_WS_MAX_DEPTH) < 0)
-        return ab_error_set (err, errno, "workspace change set `%s`: remove `%s`", cs->id, cs->layer_path);
     }
-  else if (cs->layer_fd >= 0)
+  else if (cs->layer_fd >= 0 && !cs->remnant)
     {
       for (i = 0; i < AB_ARRAY_SIZE (layers); i++)
         if (ab_rm_tree_at (cs->layer_fd, layers[i], 4 * AB_WS_MAX_DEPTH) < 0)
@@ -640,7 +690,7 @@ remove_all (struct ab_changeset *cs, ab_error_t *err)
     return ab_error_set (err, errno, "workspace change set `%s`: remove " META, cs->id);
   if (cs->dirfd >= 0 && unlinkat (cs->dirfd, "journal", 0) < 0 && errno != ENOENT)
     return ab_error_set (err, errno, "workspace change set `%s`: remove its journal", cs->id);
-  if (sets >= 0 && unlinkat (sets, cs->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+  if (sets >= 0 && ab_rm_tree_at (sets, cs->id, 4 * AB_WS_MAX_DEPTH) < 0)
     return ab_error_set (err, errno, "workspace change set `%s`: remove its directory", cs->id);
   /* The last one leaves the state root as create found it. */
   if (rootfd >= 0)

@@ -2,14 +2,17 @@
  * changed, from create until `agentbox workspace apply` or `discard`, past
  * the container's own delete.
  *
- *   <root>/.changesets/<id>/   0700, one per container id
+ *   <root>/.changesets/<id>/   one per container id: a tmpfs of
+ *                              dev.agentbox.workspace.size bytes (mode 0700)
  *       meta.json              the workspace (path, device, inode), when the
  *                              run started, the lower layer's id mapping
  *       journal                while an apply runs (runtime/wsapply.h)
- *       layer/                 a tmpfs of dev.agentbox.workspace.size bytes,
- *                              or the caller's directory (…workspace.changes):
- *           upper/ work/       the overlay's upper layer and work directory
- *           lower/             a mount point (runtime/mount-overlay.c)
+ *       upper/ work/           the overlay's upper layer and work directory
+ *       lower/                 a mount point (runtime/mount-overlay.c)
+ *
+ * With dev.agentbox.workspace.changes the directory is a plain one (0700)
+ * holding meta.json and the journal, and upper/, work/ and lower/ are in the
+ * caller's directory.
  *
  * The tmpfs bounds the change set: past it the container's writes fail with
  * ENOSPC (and its record says limitsHit "workspace"); a change set cannot
@@ -18,6 +21,7 @@
 #ifndef AB_RUNTIME_WSSTORE_H
 #define AB_RUNTIME_WSSTORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,22 +53,31 @@ struct ab_changeset
 {
   char *id;
   char *root;       /* the state root */
-  int dirfd;        /* <root>/.changesets/<id> */
-  int layer_fd;     /* the layer directory */
+  int dirfd;        /* <root>/.changesets/<id> (the tmpfs's root) */
+  int layer_fd;     /* the directory holding upper/, work/, lower/ */
   char *layer_path;
   bool made;        /* by this process (create): abort removes it */
   bool made_layer;  /* ... and the caller's directory with it */
-  bool remnant;     /* only what an apply killed while removing it left: no meta.json, no storage */
+  bool remnant;     /* no meta.json, no storage: what a removal killed half-way left */
   struct ab_ws_meta m;
+  /* create's job (a thread; ab_changeset_join) */
+  pthread_t job;
+  bool job_started, job_joined;
+  int job_rootfd, job_r;
+  const struct ab_bundle *job_bundle;
+  ab_error_t job_err;
 };
 
 /* create: a new change set for the overlay workspace of bundle b (its
-   spec->workspace), with the workspace opened the way its bind would be.
-   Refused (class exists) while one of that id is pending. */
+   spec->workspace), with the workspace opened the way its bind would be;
+   refused (class exists) while one of that id is pending.  Made in a
+   thread (*out at once): rootfd and b must stay until
+   ab_changeset_join, which says whether it worked. */
 int ab_changeset_create (const char *root, int rootfd, const char *id, const struct ab_bundle *b,
                          struct ab_changeset **out, ab_error_t *err);
+int ab_changeset_join (struct ab_changeset *cs, ab_error_t *err);
 /* Replace *tree, the workspace's bind tree, by the overlay mount (closing
-   it); the tree must be the directory create recorded. */
+   it); the tree must be the directory create recorded.  Joins create. */
 int ab_changeset_overlay (struct ab_changeset *cs, int *tree, const char *what, ab_error_t *err);
 /* A failed create: remove everything ab_changeset_create made, and free. */
 void ab_changeset_abort (struct ab_changeset *cs);

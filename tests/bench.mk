@@ -8,7 +8,8 @@
 #   make bench BENCH_N=200        more runs per figure
 #   make bench BENCH_FIGURES=exec one figure (profile: where the time goes)
 #   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
-BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run
+BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run \
+	workspace-start workspace-diff workspace-apply
 BENCH_N ?=
 BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
@@ -19,10 +20,13 @@ BENCH_FIGURE_FILES = \
 	tests/bench/footprint.sh \
 	tests/bench/mcp.sh \
 	tests/bench/profile.sh \
-	tests/bench/netns-run.sh
+	tests/bench/netns-run.sh \
+	tests/bench/workspace-start.sh \
+	tests/bench/workspace-diff.sh \
+	tests/bench/workspace-apply.sh
 
 TESTS += tests/bench/smoke.sh
-EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py tests/bench/smoke.sh \
+EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib.sh tests/bench/bench.py tests/bench/smoke.sh \
 	docs/benchmarks.md docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
 	docs/bench/before-3e38eed-lone.txt docs/bench/before-3e38eed-mcp400.txt docs/bench/before-3e38eed-profile.txt \
 	docs/bench/before-ca2e398-run3.txt docs/bench/after-c00527b-run1.txt docs/bench/after-c00527b-lone.txt \

@@ -220,7 +220,7 @@ make_ws "$ws" 1234:1234
 id=$(new_id)
 rt run --default --workspace "$ws" --workspace-mode overlay "$id" -- /bin/sh -c \
   'echo s >/workspace/suid; echo c >/workspace/capped; echo x >/workspace/sub/x; mkfifo /workspace/fifo' </dev/null >/dev/null 2>&1
-upper=$AB_STATE/.changesets/$id/layer/upper
+upper=$AB_STATE/.changesets/$id/upper
 chmod 6755 "$upper/suid"
 setcap cap_sys_admin+ep "$upper/capped"
 is "$(stat -c %a "$upper/suid"):$(getcap "$upper/capped" | grep -c sys_admin)" "6755:1" \
