@@ -717,6 +717,10 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
   j->seq = ++s->next_seq;
   pthread_mutex_unlock (&s->lock);
   j->max_record = 40 * a->max_output + (1u << 20);
+  /* an overlay's change list (a persistent sandbox's too): deletions are
+     never capped */
+  if (a->overlay || tool == AB_TOOL_EXEC)
+    j->max_record += 64u << 20;
   if (tool == AB_TOOL_RUN || tool == AB_TOOL_CREATE)
     j->container_id
         = xasprintf ("mcp-%ld-%llu", (long)getpid (), (unsigned long long)ab_mcp_next_container (s));

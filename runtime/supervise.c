@@ -557,7 +557,9 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   outcome_stats (out, c->cg, NULL);
   out->violations_json = ab_net_violations_json (c, !so->no_violations);
   out->egress_json = ab_net_decisions_json (c);
-  outcome_workspace (out, c->ws);
+  /* only a record reports the change list (a walk of what changed) */
+  if (!so->no_violations)
+    outcome_workspace (out, c->ws);
   if (!so->keep)
     {
       ab_error_t e = { 0 };

@@ -24,7 +24,7 @@ struct ab_supervise_opts
   bool passthrough;   /* also write captured output to our own stdout/stderr */
   const char *stdin_data; /* NULL: the container's stdin is ours (or /dev/null if capture) */
   size_t stdin_len;
-  bool no_violations; /* run, exec: nothing reads the wall's denials (no record): do not count them */
+  bool no_violations; /* run, exec: no record: neither the wall's denials nor a change list are gathered */
 };
 void ab_supervise_opts_init (struct ab_supervise_opts *o);
 

@@ -242,7 +242,7 @@ stage_file (const struct ab_ws_apply_ctx *x, int from_dir, const char *from, int
     return ab_error_set (err, errno, "apply: create a temporary file for `%s`", what);
   /* copy_file_range while it works (same filesystem type); once it says
      the two cannot (the upper layer's tmpfs to a disk), read and write. */
-  static bool no_cfr;
+  static __thread bool no_cfr;
   for (;;)
     {
       n = no_cfr ? -1 : copy_file_range (in, NULL, out, NULL, 1u << 30, 0);
