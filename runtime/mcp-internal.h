@@ -153,6 +153,10 @@ struct ab_mcp_job *ab_mcp_tools_call (struct ab_mcp_server *s, struct ab_mcp_req
    fix (bad arguments, an unknown handle).  path may be NULL. */
 void ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool modern, const char *code,
                              const char *path, const char *message, bool retryable, const char *action);
+/* A tool result of one text block (JSON text), also as structuredContent
+   when structured. */
+void ab_mcp_send_text_result (struct ab_mcp_server *s, const char *id_json, bool modern, const char *text,
+                              bool structured, bool is_error);
 void ab_mcp_job_free (struct ab_mcp_job *j);
 
 /* mcp-worker.c */

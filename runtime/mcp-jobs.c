@@ -162,7 +162,7 @@ forward_record (struct ab_mcp_server *s, struct ab_mcp_job *j, const struct ab_m
 static void
 send_structured (struct ab_mcp_server *s, struct ab_mcp_job *j, const char *key, const char *str, bool b)
 {
-  _cleanup_gen_ struct ab_gen *sc = ab_gen_new (false), *g = NULL;
+  _cleanup_gen_ struct ab_gen *sc = ab_gen_new (false);
   _cleanup_free_ char *text = NULL;
 
   ab_gen_obj_open (sc);
@@ -172,19 +172,7 @@ send_structured (struct ab_mcp_server *s, struct ab_mcp_job *j, const char *key,
     ab_gen_kv_bool (sc, key, b);
   ab_gen_obj_close (sc);
   text = ab_gen_steal (sc, false, NULL);
-  g = ab_mcp_result_begin (j->id_json, j->modern);
-  ab_gen_key (g, "content");
-  ab_gen_arr_open (g);
-  ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "type", "text");
-  ab_gen_kv_str (g, "text", text);
-  ab_gen_obj_close (g);
-  ab_gen_arr_close (g);
-  ab_gen_key (g, "structuredContent");
-  ab_gen_raw_number (g, text);
-  ab_gen_kv_bool (g, "isError", false);
-  ab_mcp_result_end (g, j->modern);
-  ab_mcp_send_gen (s, g);
+  ab_mcp_send_text_result (s, j->id_json, j->modern, text, true, false);
 }
 
 static void

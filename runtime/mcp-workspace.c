@@ -100,24 +100,6 @@ ab_mcp_workspace_args (struct ab_jctx *c, struct ab_json *args, struct ab_mcp_jo
   return 0;
 }
 
-static void
-send_result (struct ab_mcp_server *s, struct ab_mcp_job *j, const char *text, bool is_error)
-{
-  _cleanup_gen_ struct ab_gen *g = ab_mcp_result_begin (j->id_json, j->modern);
-
-  ab_gen_key (g, "content");
-  ab_gen_arr_open (g);
-  ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "type", "text");
-  ab_gen_kv_str (g, "text", text);
-  ab_gen_obj_close (g);
-  ab_gen_arr_close (g);
-  ab_gen_key (g, "structuredContent");
-  ab_gen_raw_number (g, text);
-  ab_gen_kv_bool (g, "isError", is_error);
-  ab_mcp_result_end (g, j->modern);
-  ab_mcp_send_gen (s, g);
-}
 
 void
 ab_mcp_workspace_run (struct ab_mcp_server *s, struct ab_mcp_job *j)
@@ -152,7 +134,7 @@ ab_mcp_workspace_run (struct ab_mcp_server *s, struct ab_mcp_job *j)
       ab_workspace_result_gen (g, j->container_id, &res, apply, rc);
       ab_gen_obj_close (g);
       text = ab_gen_steal (g, false, NULL);
-      send_result (s, j, text, rc == 1);
+      ab_mcp_send_text_result (s, j->id_json, j->modern, text, true, rc == 1);
     }
   ab_workspace_result_free (&res);
 }

@@ -209,6 +209,33 @@ gen_violations (struct ab_gen *g, const char *violations_json, bool *bad)
   ab_json_free (j);
 }
 
+/* JSON text another module made, re-emitted under key only when it parses
+   within lim as a value of type t (an array: of objects only), so that the
+   frame stays valid whatever it holds. */
+static void
+gen_checked (struct ab_gen *g, const char *key, const char *text, const struct ab_json_limits *lim,
+             enum ab_jtype t, const char *what)
+{
+  ab_error_t err = { 0 };
+  struct ab_json *j;
+  size_t i;
+
+  if (text == NULL)
+    return;
+  j = ab_json_parse (text, strlen (text), lim, what, &err);
+  if (j == NULL)
+    return;
+  for (i = 0; j->type == AB_J_ARRAY && i < j->u.arr.n; i++)
+    if (j->u.arr.items[i]->type != AB_J_OBJECT)
+      break;
+  if (j->type == t && (t != AB_J_ARRAY || i == j->u.arr.n))
+    {
+      ab_gen_key (g, key);
+      ab_gen_json (g, j);
+    }
+  ab_json_free (j);
+}
+
 /* _meta "dev.agentbox/egress": every decision of the egress proxy, allowed
    or refused, when the run had one.  Like the violations, re-emitted only
    when it is a JSON array of objects; the bounds fit the engine's own cap
@@ -223,28 +250,12 @@ gen_egress (struct ab_gen *g, const char *egress_json)
     .max_items = 1u << 16,
     .max_nodes = 1u << 20,
   };
-  ab_error_t err = { 0 };
-  struct ab_json *j;
-  size_t i;
 
-  if (egress_json == NULL)
-    return;
-  j = ab_json_parse (egress_json, strlen (egress_json), &lim, "egress decisions", &err);
-  if (j == NULL)
-    return;
-  for (i = 0; j->type == AB_J_ARRAY && i < j->u.arr.n; i++)
-    if (j->u.arr.items[i]->type != AB_J_OBJECT)
-      break;
-  if (j->type == AB_J_ARRAY && i == j->u.arr.n)
-    {
-      ab_gen_key (g, "dev.agentbox/egress");
-      ab_gen_json (g, j);
-    }
-  ab_json_free (j);
+  gen_checked (g, "dev.agentbox/egress", egress_json, &lim, AB_J_ARRAY, "egress decisions");
 }
 
 /* workspaceChanges: an overlay workspace's change set (runtime/wsstore.h),
-   re-emitted only when it is a JSON object, like the violations. */
+   a JSON object; deletions are never capped, hence the bounds. */
 static void
 gen_workspace (struct ab_gen *g, const char *workspace_json)
 {
@@ -255,18 +266,8 @@ gen_workspace (struct ab_gen *g, const char *workspace_json)
     .max_items = 1u << 22,
     .max_nodes = 1u << 24,
   };
-  ab_error_t err = { 0 };
-  struct ab_json *j;
 
-  if (workspace_json == NULL)
-    return;
-  j = ab_json_parse (workspace_json, strlen (workspace_json), &lim, "workspace changes", &err);
-  if (j && j->type == AB_J_OBJECT)
-    {
-      ab_gen_key (g, "workspaceChanges");
-      ab_gen_json (g, j);
-    }
-  ab_json_free (j);
+  gen_checked (g, "workspaceChanges", workspace_json, &lim, AB_J_OBJECT, "workspace changes");
 }
 
 static bool
