@@ -261,6 +261,29 @@ like "$out" "status=0 in-mount=$" "... and nothing is written into that mount"
 [ ! -e "$ws/sub/x" ]
 ok $? "... nor below it"
 
+# An apply killed before it put anything in place, then the host swaps the
+# directory the rest goes to for a symlink to a directory outside: the
+# next apply, and a discard, refuse to reach through it.
+make_ws "$ws" 1234:1234
+id=$(new_id)
+rt run --default --workspace "$ws" --workspace-mode overlay "$id" -- /bin/sh -c \
+  'echo x >/workspace/sub/x; echo y >/workspace/sub/y' </dev/null >/dev/null 2>&1
+(strace -o /dev/null -qq -e inject=renameat2:signal=KILL:when=1 "$RUNTIME" --root "$AB_STATE" workspace apply "$id" \
+  >/dev/null 2>&1)
+mkdir "$T/outside"
+mv "$ws/sub" "$ws/sub.moved"
+ln -s "$T/outside" "$ws/sub"
+rt workspace apply "$id" >/dev/null 2>"$T/r.err"
+is "$?:$(ls -A "$T/outside")" "1:" "resuming an apply whose directory became a symlink fails, writing nothing through it"
+like "$(cat "$T/r.err")" "apply: reach the directory of \`sub/x\`" "... naming the path"
+rt workspace discard "$id" >/dev/null 2>&1
+is "$?:$(ls -A "$T/outside")" "1:" "... and a discard does not roll back through it either"
+rm "$ws/sub"
+mv "$ws/sub.moved" "$ws/sub"
+rt workspace discard "$id" >/dev/null 2>&1
+is "$?:$(ls -A "$ws/sub")" "0:c" "with the directory back, the discard rolls back: sub/ as it was"
+rm -rf "$T/outside"
+
 # ---- kill -9 at every step of an apply ----------------------------------------------------------------
 # Each renameat2, copy_file_range, mkdirat and unlinkat of an apply is in
 # turn the point where the apply is killed (strace delivers SIGKILL on entry
