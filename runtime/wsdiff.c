@@ -234,6 +234,8 @@ read_names (struct walk *w, int dirfd, struct ab_strv *names)
         close (fd);
       return ab_error_set (w->err, errno, "workspace change set: read directory `%s`", w->path[0] ? w->path : ".");
     }
+  /* the dup shares the caller's offset: from the start, whatever read it before */
+  rewinddir (d);
   while ((e = readdir (d)) != NULL)
     if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
       ab_strv_push (names, e->d_name);

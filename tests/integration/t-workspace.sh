@@ -261,27 +261,29 @@ like "$out" "status=0 in-mount=$" "... and nothing is written into that mount"
 [ ! -e "$ws/sub/x" ]
 ok $? "... nor below it"
 
-# An apply killed before it put anything in place, then the host swaps the
-# directory the rest goes to for a symlink to a directory outside: the
-# next apply, and a discard, refuse to reach through it.
+# An apply killed while it staged (nothing in place yet), then the host
+# swaps a directory on the way to the change (olddir of olddir/deep/x) for
+# a symlink to a directory outside that has a deep/ too: the next apply,
+# which stages again, and a discard refuse to reach through it (the last
+# component is opened O_NOFOLLOW anyway; this is about the ones before).
 make_ws "$ws" 1234:1234
 id=$(new_id)
 rt run --default --workspace "$ws" --workspace-mode overlay "$id" -- /bin/sh -c \
-  'echo x >/workspace/sub/x; echo y >/workspace/sub/y' </dev/null >/dev/null 2>&1
-(strace -o /dev/null -qq -e inject=renameat2:signal=KILL:when=1 "$RUNTIME" --root "$AB_STATE" workspace apply "$id" \
-  >/dev/null 2>&1)
-mkdir "$T/outside"
-mv "$ws/sub" "$ws/sub.moved"
-ln -s "$T/outside" "$ws/sub"
+  'echo x >/workspace/olddir/deep/x; echo y >/workspace/olddir/deep/y' </dev/null >/dev/null 2>&1
+(strace -o /dev/null -qq -e inject=copy_file_range:signal=KILL:when=1 "$RUNTIME" --root "$AB_STATE" workspace apply \
+  "$id" >/dev/null 2>&1)
+mkdir -p "$T/outside/deep"
+mv "$ws/olddir" "$ws/olddir.moved"
+ln -s ../outside "$ws/olddir" # relative: on the same mount, so only the symlink rules stop it
 rt workspace apply "$id" >/dev/null 2>"$T/r.err"
-is "$?:$(ls -A "$T/outside")" "1:" "resuming an apply whose directory became a symlink fails, writing nothing through it"
-like "$(cat "$T/r.err")" "apply: reach the directory of \`sub/x\`" "... naming the path"
+is "$?:$(ls -A "$T/outside/deep")" "1:" "resuming an apply through a directory that became a symlink fails, writing nothing through it"
+like "$(cat "$T/r.err")" "apply: reach the directory of \`olddir/deep/x\`" "... naming the path"
 rt workspace discard "$id" >/dev/null 2>&1
-is "$?:$(ls -A "$T/outside")" "1:" "... and a discard does not roll back through it either"
-rm "$ws/sub"
-mv "$ws/sub.moved" "$ws/sub"
+is "$?:$(ls -A "$T/outside/deep")" "1:" "... and a discard does not roll back through it either"
+rm "$ws/olddir"
+mv "$ws/olddir.moved" "$ws/olddir"
 rt workspace discard "$id" >/dev/null 2>&1
-is "$?:$(ls -A "$ws/sub")" "0:c" "with the directory back, the discard rolls back: sub/ as it was"
+is "$?:$(ls -A "$ws/olddir/deep")" "0:d" "with the directory back, the discard rolls back: olddir/deep/ as it was"
 rm -rf "$T/outside"
 
 # ---- kill -9 at every step of an apply ----------------------------------------------------------------
@@ -409,9 +411,10 @@ rt workspace discard "$id" >/dev/null 2>&1
 out=$(/usr/bin/unshare --mount --propagation private -- /bin/sh -c '
   mkdir -p "$1/ol/l" "$1/ol/u" "$1/ol/w" "$1/ol/m" && echo f >"$1/ol/l/f" &&
   mount -t overlay ab-ovl -o "lowerdir=$1/ol/l,upperdir=$1/ol/u,workdir=$1/ol/w" "$1/ol/m" || exit 99
+  t=$1
   shift
   "$@" </dev/null >/dev/null; echo "status=$?"
-  echo "mounts=$(grep -c changesets /proc/self/mountinfo)"' sh "$T" \
+  echo "mounts=$(grep -c "$t/state/.changesets" /proc/self/mountinfo)"' sh "$T" \
   "$RUNTIME" --root "$AB_STATE" run --default --workspace "$T/ol/m" --workspace-mode overlay "$(new_id)" -- true 2>&1)
 like "$out" '^status=125$' "a workspace on overlayfs is refused (exit 125)"
 is "$(grep -c '^agentbox: ' <<<"$out")" 1 "... with one line"
