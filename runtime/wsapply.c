@@ -51,13 +51,29 @@ struct op
   bool skipped;     /* partial: changed on the host while the apply ran; left out */
 };
 
+/* The directory of the last path looked up, kept open: the operations
+   are in path order, so most share it with the one before. */
+struct dir_cache
+{
+  char *dir;
+  int fd;
+};
+
 struct plan
 {
   struct op *v;
   size_t n;
   char nonce[17];
   bool have_plan, staged_end, committed;
+  struct dir_cache ws, up; /* in the workspace, in the upper layer */
 };
+
+static void
+plan_init (struct plan *p)
+{
+  memset (p, 0, sizeof *p);
+  p->ws.fd = p->up.fd = -1;
+}
 
 static void
 plan_free (struct plan *p)
@@ -67,7 +83,11 @@ plan_free (struct plan *p)
   for (i = 0; i < p->n; i++)
     free (p->v[i].path);
   free (p->v);
-  memset (p, 0, sizeof *p);
+  free (p->ws.dir);
+  free (p->up.dir);
+  ab_closep_now (&p->ws.fd);
+  ab_closep_now (&p->up.fd);
+  plan_init (p);
 }
 
 void
@@ -132,6 +152,27 @@ open_parent (int dirfd, const char *path)
     return openat (dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   dir = xstrndup (path, (size_t)(slash - path));
   return (int)syscall (SYS_openat2, dirfd, dir, &how, sizeof how);
+}
+
+/* open_parent through the cache: the fd is the cache's (not to close);
+   -1 with errno when the directory cannot be reached. */
+static int
+parent_fd (struct dir_cache *c, int dirfd, const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  size_t n = slash ? (size_t)(slash - path) : 0;
+
+  if (c->dir && strlen (c->dir) == n && memcmp (c->dir, path, n) == 0)
+    {
+      if (c->fd < 0)
+        errno = ENOENT;
+      return c->fd;
+    }
+  free (c->dir);
+  ab_closep_now (&c->fd);
+  c->dir = xstrndup (path, n);
+  c->fd = open_parent (dirfd, path);
+  return c->fd;
 }
 
 static void
@@ -441,7 +482,7 @@ journal_read (const struct ab_ws_apply_ctx *x, struct plan *p, ab_error_t *err)
   size_t len;
   char *line, *next;
 
-  memset (p, 0, sizeof *p);
+  plan_init (p);
   if (ab_read_file_at (x->journal_dir, JOURNAL, 1u << 30, &buf, &len, err) < 0)
     return -1;
   for (line = buf; line < buf + len; line = next)
@@ -545,9 +586,10 @@ target_conflicts (const struct ab_ws_apply_ctx *x, int parent, const char *path,
 /* One operation for change ch, or none (false with a problem reported,
    or nothing to do). */
 static bool
-plan_one (const struct ab_ws_apply_ctx *x, const struct ab_ws_change *ch, struct op *o, struct ab_ws_report *rep)
+plan_one (const struct ab_ws_apply_ctx *x, struct plan *p, const struct ab_ws_change *ch, struct op *o,
+          struct ab_ws_report *rep)
 {
-  _cleanup_close_ int parent = open_parent (x->dir_fd, ch->path);
+  int parent = parent_fd (&p->ws, x->dir_fd, ch->path);
   const char *name = base_name (ch->path);
   struct stat st;
   bool have;
@@ -601,7 +643,7 @@ make_plan (const struct ab_ws_apply_ctx *x, const struct ab_ws_changes *c, struc
   unsigned char rnd[8];
   size_t i;
 
-  memset (p, 0, sizeof *p);
+  plan_init (p);
   if (getrandom (rnd, sizeof rnd, 0) != sizeof rnd)
     return -1;
   for (i = 0; i < 8; i++)
@@ -621,7 +663,7 @@ make_plan (const struct ab_ws_apply_ctx *x, const struct ab_ws_changes *c, struc
         }
       if (ch->inner)
         continue; /* with the new directory it is in */
-      if (plan_one (x, ch, &o, rep))
+      if (plan_one (x, p, ch, &o, rep))
         {
           o.path = xstrdup (ch->path);
           p->v[p->n++] = o;
@@ -634,17 +676,11 @@ make_plan (const struct ab_ws_apply_ctx *x, const struct ab_ws_changes *c, struc
 
 /* ---- doing and undoing -------------------------------------------------- */
 
-static int
-upper_parent (const struct ab_ws_apply_ctx *x, const char *path)
-{
-  return open_parent (x->upper_fd, path);
-}
-
 /* Remove the temporary object of op n, if any. */
 static void
-drop_tmp (const struct ab_ws_apply_ctx *x, const struct plan *p, size_t n)
+drop_tmp (const struct ab_ws_apply_ctx *x, struct plan *p, size_t n)
 {
-  _cleanup_close_ int parent = open_parent (x->dir_fd, p->v[n].path);
+  int parent = parent_fd (&p->ws, x->dir_fd, p->v[n].path);
   char t[64];
 
   tmp_name (t, sizeof t, p, n);
@@ -660,14 +696,14 @@ stage_all (const struct ab_ws_apply_ctx *x, struct plan *p, ab_error_t *err)
   for (i = 0; i < p->n; i++)
     {
       struct op *o = &p->v[i];
-      _cleanup_close_ int parent = -1, up = -1;
+      int parent, up;
       struct stat st;
       char t[64];
 
       if (o->kind != OP_PUT)
         continue;
-      parent = open_parent (x->dir_fd, o->path);
-      up = upper_parent (x, o->path);
+      parent = parent_fd (&p->ws, x->dir_fd, o->path);
+      up = parent_fd (&p->up, x->upper_fd, o->path);
       if (parent < 0 || up < 0)
         return ab_error_setc (err, AB_EC_STATE, errno, "apply: reach the directory of `%s`", o->path);
       tmp_name (t, sizeof t, p, i);
@@ -704,10 +740,10 @@ chmod_nofollow (int parent, const char *name, uint32_t mode, uint64_t ino)
 /* Do op n (resumable: what is already done is left).  1 when the target
    changed under us since it was planned (a late conflict). */
 static int
-do_op (const struct ab_ws_apply_ctx *x, const struct plan *p, size_t n, ab_error_t *err)
+do_op (const struct ab_ws_apply_ctx *x, struct plan *p, size_t n, ab_error_t *err)
 {
   const struct op *o = &p->v[n];
-  _cleanup_close_ int parent = open_parent (x->dir_fd, o->path);
+  int parent = parent_fd (&p->ws, x->dir_fd, o->path);
   const char *name = base_name (o->path);
   struct stat st, ts;
   bool have;
@@ -750,10 +786,10 @@ do_op (const struct ab_ws_apply_ctx *x, const struct plan *p, size_t n, ab_error
 
 /* Undo op n, whatever of it was done (best effort: every op is tried). */
 static int
-undo_op (const struct ab_ws_apply_ctx *x, const struct plan *p, size_t n, ab_error_t *err)
+undo_op (const struct ab_ws_apply_ctx *x, struct plan *p, size_t n, ab_error_t *err)
 {
   const struct op *o = &p->v[n];
-  _cleanup_close_ int parent = open_parent (x->dir_fd, o->path);
+  int parent = parent_fd (&p->ws, x->dir_fd, o->path);
   const char *name = base_name (o->path);
   struct stat st;
   char t[64];
@@ -791,7 +827,7 @@ undo_op (const struct ab_ws_apply_ctx *x, const struct plan *p, size_t n, ab_err
 }
 
 static int
-undo_all (const struct ab_ws_apply_ctx *x, const struct plan *p, ab_error_t *err)
+undo_all (const struct ab_ws_apply_ctx *x, struct plan *p, ab_error_t *err)
 {
   ab_error_t first = { 0 };
   size_t i;

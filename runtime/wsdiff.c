@@ -313,7 +313,7 @@ entry_dir (struct walk *w, int upper, int lower, const char *name, const struct 
    none) of the same name. */
 static int
 entry_other (struct walk *w, int upper, int lower, const char *name, const struct stat *st, const struct stat *lst,
-             bool inner)
+             bool inner, bool impure)
 {
   struct ab_ws_change *ch;
   char v[256];
@@ -326,7 +326,8 @@ entry_other (struct walk *w, int upper, int lower, const char *name, const struc
          (from another name), or deleted on the host since the run wrote
          it.  Only the host can change the lower directory: unchanged since
          the run started, it was a rename. */
-      if (!inner && lower >= 0 && ovl_xattr (-1, upper, name, "origin", v, sizeof v) >= 0 && fstat (lower, &dst) == 0
+      if (!inner && impure && lower >= 0 && ovl_xattr (-1, upper, name, "origin", v, sizeof v) >= 0
+          && fstat (lower, &dst) == 0
           && (uint64_t)dst.st_ctim.tv_sec * 1000000000u + (uint64_t)dst.st_ctim.tv_nsec >= w->started_ns)
         {
           w->out->totals[AB_WS_CREATED]--;
@@ -379,6 +380,7 @@ static int
 walk_dir (struct walk *w, int upper, int lower, bool inner, int depth)
 {
   _cleanup_strv_ struct ab_strv names = { 0 };
+  bool impure;
   size_t i;
 
   if (depth > AB_WS_MAX_DEPTH)
@@ -387,6 +389,13 @@ walk_dir (struct walk *w, int upper, int lower, bool inner, int depth)
                           AB_WS_MAX_DEPTH);
   if (read_names (w, upper, &names) < 0)
     return -1;
+  /* The overlay marks a directory "impure" when something in it was
+     copied up (or moved in with its origin): without the mark no entry
+     here has an origin to look for (unless the mark cannot be read). */
+  {
+    char v[8];
+    impure = !inner && (ovl_xattr (upper, -1, NULL, "impure", v, sizeof v) >= 0 || errno != ENODATA);
+  }
   for (i = 0; i < names.n; i++)
     {
       const char *name = names.v[i];
@@ -416,7 +425,7 @@ walk_dir (struct walk *w, int upper, int lower, bool inner, int depth)
       if (S_ISDIR (st.st_mode))
         r = entry_dir (w, upper, lower, name, &st, have_lower ? &lst : NULL, inner, depth);
       else
-        r = entry_other (w, upper, lower, name, &st, have_lower ? &lst : NULL, inner);
+        r = entry_other (w, upper, lower, name, &st, have_lower ? &lst : NULL, inner, impure);
       if (r < 0)
         return -1;
     }
