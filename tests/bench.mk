@@ -35,7 +35,7 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib
 	docs/bench/after-fourth-static-run1.txt docs/bench/after-fourth-static-run2.txt \
 	docs/bench/after-fourth-static-lone.txt docs/bench/after-fourth-dynamic-run1.txt \
 	docs/bench/after-fifth-static-run1.txt docs/bench/after-fifth-static-run2.txt \
-	docs/bench/after-fifth-static-lone.txt
+	docs/bench/after-fifth-static-lone.txt docs/bench/workspace-run1.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench
