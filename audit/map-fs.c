@@ -123,6 +123,17 @@ map_bind (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m, char *mech
           ? "private (rootfsPropagation), so no mount crosses it"
           : "a slave of its source, so the host's mounts come in and none made in the container goes out",
       attrs, m->destination, facts);
+  if (a->s->workspace.mode == AB_WS_MODE_OVERLAY && i == a->s->workspace.mount)
+    {
+      /* dev.agentbox.workspace.mode=overlay: what create sends instead */
+      size_t n = strlen (mech);
+      snprintf (mech + n, len - n,
+                "; then made read-only and the lower layer of an overlay the parent builds (redirect_dir, "
+                "metacopy, index off) whose upper layer is the change set's (%s%s): the source is not written; "
+                "`agentbox workspace apply` writes the changes to it later",
+                a->s->workspace.changes_dir ? "in " : "a tmpfs under the state root",
+                a->s->workspace.changes_dir ? a->s->workspace.changes_dir : "");
+    }
 }
 
 static void

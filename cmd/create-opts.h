@@ -56,6 +56,8 @@ struct ab_run_cli
   struct ab_supervise_opts so;
   struct ab_sandbox_opts sb;
   bool sandbox; /* --default */
+  bool ws_overlay; /* --workspace-mode overlay */
+  bool ws_opts;    /* --workspace-size or --workspace-changes */
   bool detach;
   uint64_t timeout_ms; /* --timeout, 0 = none */
   int record_fd;       /* -1: no record */
@@ -65,8 +67,5 @@ int ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **arg
 /* The wall-clock limit: the smaller of --timeout and the annotation. */
 int ab_run_cli_timeout (struct ab_run_cli *cli, const struct ab_spec *s, ab_error_t *err);
 void ab_run_cli_free (struct ab_run_cli *cli);
-
-/* "1024", "64k", "512M", "2G" (powers of 1024). */
-int ab_parse_size (const char *s, uint64_t *out);
 
 #endif

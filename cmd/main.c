@@ -32,6 +32,7 @@ static const struct ab_cmd commands[] = {
   { "spec", ab_cmd_spec, "write a config.json (the hardened agent profile by default)", false },
   { "features", ab_cmd_features, "print the OCI features.json of this build", false },
   { "validate", ab_cmd_validate, "check a bundle's config.json the way create does", false },
+  { "workspace", ab_cmd_workspace, "show, apply or discard the change set of an overlay workspace", false },
   { "audit", ab_cmd_audit, "show what a config does to the kernel and what is dangerous in it", false },
   { "mcp", ab_cmd_mcp, "serve MCP over stdio (sandbox_run, sandbox_create/exec/destroy)", true },
   { NULL, NULL, NULL, false },

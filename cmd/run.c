@@ -75,6 +75,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
+  bool overlay;
   int r, status;
 
   r = ab_parse_run_cli ("run", g, argc, argv, &cli);
@@ -120,6 +121,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   if (cli.record_fd > 2)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
+  overlay = bundle->spec->workspace.mode == AB_WS_MODE_OVERLAY;
   if (ab_run_cli_timeout (&cli, bundle->spec, &err) < 0)
     {
       ab_bundle_free (bundle);
@@ -143,6 +145,10 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       out.exit_status = ab_run_exit_for (&err);
     }
   status = out.exit_status;
+  /* The record says it (workspaceChanges); a person is told here. */
+  if (overlay && cli.record_fd < 0 && out.reason != AB_REASON_SETUP_FAILED && !out.canceled)
+    fprintf (stderr, "agentbox: the workspace's changes are kept as change set `%s`: agentbox workspace diff|apply|discard %s\n",
+             cli.co.id, cli.co.id);
   if (out.canceled)
     status = 128 + SIGUSR1;
   else if (cli.record_fd >= 0 && ab_record_write (cli.record_fd, &out, cli.record_id, &err) < 0)

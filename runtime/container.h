@@ -14,6 +14,7 @@
 #include "spec/spec.h"
 
 struct ab_cgroup;
+struct ab_changeset;
 struct ab_net;
 struct ab_seccomp_prog;
 
@@ -55,6 +56,7 @@ struct ab_container
   bool created_here;  /* by this process: then c->state->netns_held is all it ever held */
   struct ab_net *net; /* network policies and the proxy (runtime/network.h) */
   struct ab_strv degraded; /* protections create could not apply here (the record's `degraded`) */
+  struct ab_changeset *ws; /* an overlay workspace's change set (runtime/wsstore.h), or NULL */
 };
 
 void ab_create_opts_init (struct ab_create_opts *o);

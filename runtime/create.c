@@ -49,6 +49,7 @@
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
+#include "runtime/wsstore.h"
 #include "spec/annotations.h"
 #include "spec/bundle-links.h"
 #include "spec/gen.h"
@@ -306,6 +307,9 @@ send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *er
     n += ab_mount_from_parent (&s->mounts[i]);
   if (ab_idmap_prepare (c->bundle, pid, userns, fds, err) < 0)
     goto out;
+  /* An overlay workspace: its overlay in place of the bind's tree. */
+  if (c->ws && ab_changeset_overlay (c->ws, &fds[s->workspace.mount], "workspace", err) < 0)
+    goto out;
   if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0 || ab_send_fds (c->sync_fd, &root, 1, err) < 0)
     goto out;
   for (i = 0; i < s->n_mounts; i++)
@@ -523,6 +527,8 @@ create_abort (struct ab_container *c)
         ;
     }
   ab_container_release_resources (c, &ignored);
+  ab_changeset_abort (c->ws); /* a change set of a run that never was */
+  c->ws = NULL;
   if (c->dirfd >= 0)
     {
       close (c->dirfd);
@@ -697,6 +703,12 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   if (ab_container_write_state (c, err) < 0)
     goto fail;
   net_job_start (&netj, c, &plan);
+  /* An overlay workspace's change set, in a thread of its own until the
+     mount trees are sent (after the clone: the child must not inherit a
+     lock another thread holds). */
+  if (s->workspace.mode == AB_WS_MODE_OVERLAY
+      && ab_changeset_create (o->root, c->rootfd, c->id, c->bundle, &c->ws, err) < 0)
+    goto fail;
 
   if (plan.new_user && ab_ns_write_idmaps (pid, l, rootless, err) < 0)
     goto fail;

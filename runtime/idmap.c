@@ -67,13 +67,42 @@ userns_with (const struct ab_idmaps *uids, const struct ab_idmaps *gids, ab_erro
   return r < 0 ? -1 : fd;
 }
 
-/* A detached clone of the source, from the fd of one resolution of its
-   path: nothing swapped in afterwards can redirect the bind.
+/* The source of bind mounts[i], resolved once:
    - a mount the runtime added from its own state (from_parent): its path;
    - a workspace the caller resolved (source_nofollow): walked refusing
      every symlink on the path;
    - a bind of config.json: resolved beneath the bundle or the rootfs once
      the path enters them (spec/bundle-links.h), as given elsewhere. */
+int
+ab_bind_source_open (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_error_t *err)
+{
+  int fd;
+
+  if (m->from_parent)
+    {
+      fd = open (m->source, O_PATH | O_CLOEXEC);
+      if (fd < 0)
+        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s`", i, m->source);
+      return fd;
+    }
+  if (m->source_nofollow)
+    {
+      struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+      fd = (int) syscall (SYS_openat2, AT_FDCWD, m->source, &how, sizeof how);
+      if (fd < 0)
+        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s` (no symlink allowed on the path)", i,
+                             m->source);
+      return fd;
+    }
+  {
+    char what[64 + 4096];
+    snprintf (what, sizeof what, "mounts[%zu] (%s): bind source", i, m->destination);
+    return ab_bundle_open_path (b->dir, b->rootfs, m->source, what, err);
+  }
+}
+
+/* A detached clone of the source, from the fd of one resolution of its
+   path: nothing swapped in afterwards can redirect the bind. */
 static int
 open_source (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_error_t *err)
 {
@@ -88,22 +117,9 @@ open_source (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_e
         return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s`", i, m->source);
       return tree;
     }
-  if (m->source_nofollow)
-    {
-      struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
-      fd = (int) syscall (SYS_openat2, AT_FDCWD, m->source, &how, sizeof how);
-      if (fd < 0)
-        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s` (no symlink allowed on the path)", i,
-                             m->source);
-    }
-  else
-    {
-      char what[64 + 4096];
-      snprintf (what, sizeof what, "mounts[%zu] (%s): bind source", i, m->destination);
-      fd = ab_bundle_open_path (b->dir, b->rootfs, m->source, what, err);
-      if (fd < 0)
-        return -1;
-    }
+  fd = ab_bind_source_open (b, i, m, err);
+  if (fd < 0)
+    return -1;
   tree = open_tree (fd, "", flags | AT_EMPTY_PATH);
   if (tree < 0)
     return ab_error_set (err, errno, "mounts[%zu]: clone bind source `%s`", i, m->source);

@@ -21,6 +21,7 @@
 #include "runtime/network.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
+#include "runtime/wsstore.h"
 #include "spec/gen.h"
 
 void
@@ -46,6 +47,7 @@ ab_container_free (struct ab_container *c)
   ab_bundle_free (c->bundle);
   ab_state_free (c->state);
   ab_strv_free (&c->degraded);
+  ab_changeset_free (c->ws);
   free (c->id);
   free (c->root);
   free (c);

@@ -8,6 +8,11 @@ libagentbox_a_SOURCES += \
 	runtime/resolve.h runtime/resolve.c \
 	runtime/mount.h runtime/mount.c runtime/kernel-compat.h \
 	runtime/mount-internal.h runtime/mount-cgroup.c \
+	runtime/mount-overlay.h runtime/mount-overlay.c \
+	runtime/wsdiff.h runtime/wsdiff.c \
+	runtime/wsstore.h runtime/wsstore.c \
+	runtime/wsapply.h runtime/wsapply.c \
+	runtime/workspace.h runtime/workspace.c \
 	runtime/dev.h runtime/dev.c \
 	runtime/paths.h runtime/paths.c \
 	runtime/process.h runtime/process.c \

@@ -3,7 +3,8 @@ libagentbox_a_SOURCES += \
 	runtime/record.h runtime/record.c \
 	runtime/mcp.h runtime/mcp-internal.h \
 	runtime/mcp.c runtime/mcp-frame.c runtime/mcp-lifecycle.c \
-	runtime/mcp-tools.c runtime/mcp-jobs.c runtime/mcp-worker.c
+	runtime/mcp-tools.c runtime/mcp-jobs.c runtime/mcp-worker.c \
+	runtime/mcp-workspace.c
 
 # The tools' outputSchema is docs/result-schema.json, compiled in as a C
 # string so that the published schema and the served one cannot differ.

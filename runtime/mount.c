@@ -159,9 +159,8 @@ ab_rootfs_prepare (struct ab_mount_ctx *ctx, ab_error_t *err)
   return 0;
 }
 
-/* The kernel explains fsconfig failures on the fs context fd. */
-static void
-append_kernel_message (int fsfd, ab_error_t *err)
+void
+ab_fs_kernel_message (int fsfd, ab_error_t *err)
 {
   char buf[256];
   ssize_t n;
@@ -202,7 +201,7 @@ fsconfig_data (int fsfd, const char *data, const char *what, ab_error_t *err)
       if (r < 0)
         {
           ab_error_set (err, errno, "%s: option `%s%s%s`", what, opt, eq ? "=" : "", eq ? eq + 1 : "");
-          append_kernel_message (fsfd, err);
+          ab_fs_kernel_message (fsfd, err);
           return -1;
         }
     }
@@ -226,7 +225,7 @@ fsconfig_sb_flags (int fsfd, unsigned long ms, const char *what, ab_error_t *err
     if ((ms & sb[i].flag) && fsconfig (fsfd, FSCONFIG_SET_FLAG, sb[i].name, NULL, 0) < 0)
       {
         ab_error_set (err, errno, "%s: option `%s`", what, sb[i].name);
-        append_kernel_message (fsfd, err);
+        ab_fs_kernel_message (fsfd, err);
         return -1;
       }
   return 0;
@@ -246,7 +245,7 @@ ab_mount_make_fs (const char *type, const char *source, unsigned long ms, const 
   if (source && *source && fsconfig (fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
     {
       ab_error_set (err, errno, "%s: source `%s`", what, source);
-      append_kernel_message (fsfd, err);
+      ab_fs_kernel_message (fsfd, err);
       return -1;
     }
   if (fsconfig_sb_flags (fsfd, ms, what, err) < 0 || fsconfig_data (fsfd, data, what, err) < 0)
@@ -254,7 +253,7 @@ ab_mount_make_fs (const char *type, const char *source, unsigned long ms, const 
   if (fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     {
       ab_error_set (err, errno, "%s: create %s filesystem", what, type);
-      append_kernel_message (fsfd, err);
+      ab_fs_kernel_message (fsfd, err);
       return -1;
     }
   mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned int)attr);

@@ -54,6 +54,10 @@ int ab_mount_on_fd (const char *source, int source_fd, int target_fd, const char
 /* Low-level: attach a detached mount fd (fsmount/open_tree) onto target_fd. */
 int ab_move_mount_fd (int from_fd, int target_fd, const char *what, ab_error_t *err);
 
+/* The kernel explains fsconfig failures on the fs context fd: append its
+   message to err's (" (kernel: ...)"). */
+void ab_fs_kernel_message (int fsfd, ab_error_t *err);
+
 /* Convert MS_* per-mount flags to MOUNT_ATTR_* bits. */
 uint64_t ab_ms_to_mount_attr (unsigned long ms);
 

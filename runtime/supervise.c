@@ -30,6 +30,7 @@
 #include "runtime/network.h"
 #include "runtime/supervise.h"
 #include "runtime/util.h"
+#include "runtime/wsstore.h"
 #include "spec/gen.h"
 
 void
@@ -65,6 +66,7 @@ ab_outcome_free (struct ab_outcome *o)
   ab_strv_free (&o->degraded);
   free (o->violations_json);
   free (o->egress_json);
+  free (o->workspace_json);
   free (o->id);
   memset (o, 0, sizeof *o);
 }
@@ -572,6 +574,20 @@ outcome_stats (struct ab_outcome *out, struct ab_cgroup *cg, const struct ab_cgr
     out->limits_hit |= AB_LIMIT_PIDS;
 }
 
+/* An overlay workspace's change set, for the record: what the program
+   changed, and whether it ran out of room. */
+static void
+outcome_workspace (struct ab_outcome *out, const struct ab_changeset *cs)
+{
+  bool full;
+
+  if (cs == NULL)
+    return;
+  out->workspace_json = ab_changeset_record_json (cs, &full);
+  if (full)
+    out->limits_hit |= AB_LIMIT_WORKSPACE;
+}
+
 static void
 setup_failed (struct ab_outcome *out, const ab_error_t *err, uint64_t t0)
 {
@@ -652,6 +668,9 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   outcome_stats (out, c->cg, NULL);
   out->violations_json = ab_net_violations_json (c, !so->no_violations);
   out->egress_json = ab_net_decisions_json (c);
+  /* only a record reports the change list (a walk of what changed) */
+  if (!so->no_violations)
+    outcome_workspace (out, c->ws);
   if (!so->keep)
     {
       ab_error_t e = { 0 };
@@ -742,6 +761,15 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
         {
           ab_net_counts_read (wall_fd, &after);
           out->violations_json = ab_net_violations_since (&before, &after);
+        }
+      if (!so->no_violations)
+        {
+          /* a persistent sandbox's change set so far (none: ENOENT) */
+          struct ab_changeset *cs = NULL;
+          ab_error_t none = { 0 };
+          if (ab_changeset_open (eo.root, eo.id, &cs, &none) == 0)
+            outcome_workspace (out, cs);
+          ab_changeset_free (cs);
         }
     }
   out->duration_ns = ab_now_monotonic_ns () - t0;

@@ -156,6 +156,8 @@ int ab_write_file_atomic_open (int dirfd, const char *name, const char *data, si
 int ab_parse_u64 (const char *s, uint64_t *out);
 int ab_parse_i64 (const char *s, int64_t *out);
 int ab_parse_int (const char *s, int *out);
+/* A size in bytes: "1024", "64k", "512M", "2G" (powers of 1024; "MB"/"MiB" suffixes too). */
+int ab_parse_size (const char *s, uint64_t *out);
 
 /* A CPU or memory-node list ("0-3,7") into a bit mask of nbits bits;
    returns the highest bit set + 1, or -1 for bad syntax or a bit >= nbits. */
@@ -198,5 +200,10 @@ int ab_cmp_int (const void *a, const void *b);
 /* Close the n fds (entries < 0 are skipped, the array is sorted in
    place): one close_range per run of consecutive numbers. */
 void ab_close_all (int *fds, size_t n);
+
+/* Remove `name` in dirfd and everything below it, never following a
+   symlink, at most `depth` directories deep (ELOOP beyond).  0, or -1 with
+   errno; a name already gone is 0. */
+int ab_rm_tree_at (int dirfd, const char *name, int depth);
 
 #endif

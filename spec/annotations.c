@@ -1,5 +1,8 @@
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "runtime/util.h"
 #include "netns/egress.h"
 #include "netns/netns.h"
@@ -128,6 +131,93 @@ check_rootfs_idmap (const struct ab_spec *s, ab_error_t *err)
   return 0;
 }
 
+/* ---- dev.agentbox.workspace.* ------------------------------------------ */
+
+void
+ab_workspace_free (struct ab_workspace *w)
+{
+  free (w->destination);
+  free (w->changes_dir);
+  memset (w, 0, sizeof *w);
+}
+
+static int __attribute__ ((format (printf, 3, 4)))
+ws_err (ab_error_t *err, const char *key, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: annotations.%s: %s", key, msg);
+}
+
+/* The workspace mount: the last mount at the destination (the one on top),
+   which must be a bind of a host directory for the overlay to have a lower
+   layer. */
+static int
+ws_find_mount (struct ab_spec *s, ab_error_t *err)
+{
+  struct ab_workspace *w = &s->workspace;
+  size_t i;
+
+  for (i = s->n_mounts; i-- > 0;)
+    if (strcmp (s->mounts[i].destination, w->destination) == 0)
+      {
+        if (!ab_mount_is_bind (&s->mounts[i]))
+          return ws_err (err, AB_ANNOT_WS_MODE,
+                         "overlay needs a bind mount of a host directory at `%s`, but mounts[%zu] is %s%s", w->destination,
+                         i, s->mounts[i].type ? "of type " : "a remount", s->mounts[i].type ? s->mounts[i].type : "");
+        w->mount = i;
+        return 0;
+      }
+  return ws_err (err, AB_ANNOT_WS_MODE, "overlay needs a bind mount at `%s` (mounts has none; see %s)",
+                 w->destination, AB_ANNOT_WS_DESTINATION);
+}
+
+int
+ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err)
+{
+  struct ab_workspace *w = &s->workspace;
+  const char *mode = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_MODE);
+  const char *dest = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_DESTINATION);
+  const char *size = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_SIZE);
+  const char *changes = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_CHANGES);
+  const char *max = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_LIST_MAX);
+  const char *given = dest ? AB_ANNOT_WS_DESTINATION : size ? AB_ANNOT_WS_SIZE : changes ? AB_ANNOT_WS_CHANGES : max ? AB_ANNOT_WS_LIST_MAX : NULL;
+
+  w->list_max = AB_WS_DEFAULT_LIST_MAX;
+  if (mode == NULL || strcmp (mode, "bind") == 0)
+    {
+      /* Refused rather than ignored: the caller asked for something a
+         bound workspace would silently not do. */
+      if (given)
+        return ws_err (err, given, "only with %s=overlay", AB_ANNOT_WS_MODE);
+      return 0;
+    }
+  if (strcmp (mode, "overlay") != 0)
+    return ws_err (err, AB_ANNOT_WS_MODE, "must be \"bind\" or \"overlay\", not \"%s\"", mode);
+  w->mode = AB_WS_MODE_OVERLAY;
+  if (dest && (!ab_path_is_clean_absolute (dest) || strcmp (dest, "/") == 0))
+    return ws_err (err, AB_ANNOT_WS_DESTINATION, "must be an absolute path below /, not \"%s\"", dest);
+  w->destination = xstrdup (dest ? dest : AB_WS_DEFAULT_DESTINATION);
+  if (size && changes)
+    return ws_err (err, AB_ANNOT_WS_SIZE,
+                   "not with %s: a change set kept in a directory of yours is bounded by its filesystem",
+                   AB_ANNOT_WS_CHANGES);
+  if (size && (ab_parse_size (size, &w->size) < 0 || w->size < (1u << 20)))
+    return ws_err (err, AB_ANNOT_WS_SIZE, "expected a size of at least 1M, like 512M or 2G, not \"%s\"", size);
+  if (changes && !ab_path_is_clean_absolute (changes))
+    return ws_err (err, AB_ANNOT_WS_CHANGES, "must be an absolute path without . or .., not \"%s\"", changes);
+  if (max && (ab_parse_u64 (max, &w->list_max) < 0 || w->list_max == 0 || w->list_max > 1000000))
+    return ws_err (err, AB_ANNOT_WS_LIST_MAX, "expected a number from 1 to 1000000, not \"%s\"", max);
+  w->changes_dir = changes ? xstrdup (changes) : NULL;
+  if (!changes && !size)
+    w->size = AB_WS_DEFAULT_SIZE;
+  return ws_find_mount (s, err);
+}
+
 static const struct ab_annotation_info known[] = {
   { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of this and "
                       "--timeout applies",
@@ -150,6 +240,25 @@ static const struct ab_annotation_info known[] = {
     "owned by host root works under the mapping with nothing chowned (the container's root then owns the "
     "image's files: keep root.readonly unless the image may be changed)",
     validate_bool },
+  /* dev.agentbox.workspace.*: parsed with the config (ab_annot_workspace_parse) */
+  { AB_ANNOT_WS_MODE,
+    "\"bind\" (default) or \"overlay\": the workspace mount shows its host directory through an overlay; what "
+    "the container changes is kept as a change set (`agentbox workspace diff|apply|discard ID`) and the directory "
+    "is untouched until it is applied",
+    NULL },
+  { AB_ANNOT_WS_DESTINATION, "overlay: the destination of the workspace mount (default /workspace)", NULL },
+  { AB_ANNOT_WS_SIZE,
+    "overlay: the most the change set may hold, e.g. 512M (default 1G): beyond it writes fail with ENOSPC and the "
+    "record says limitsHit workspace",
+    NULL },
+  { AB_ANNOT_WS_CHANGES,
+    "overlay: a host directory (absent or empty) that keeps the change set instead of the state root; bounded by "
+    "its filesystem",
+    NULL },
+  { AB_ANNOT_WS_LIST_MAX,
+    "overlay: changes listed in the result record (default 1000); deletions and replaced directories are always "
+    "listed",
+    NULL },
   { NULL, NULL, NULL },
 };
 

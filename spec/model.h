@@ -527,6 +527,32 @@ struct ab_linux
   struct ab_memory_policy *memory_policy;
 };
 
+/* ---- the workspace (dev.agentbox.workspace.*) -------------------------- */
+
+/* How the workspace mount shows its host directory: bound as it is, or
+   through an overlay whose changes are kept aside as a change set until
+   they are applied or discarded (runtime/wsstore.h). */
+enum ab_ws_mode
+{
+  AB_WS_MODE_BIND = 0,
+  AB_WS_MODE_OVERLAY,
+};
+
+#define AB_WS_DEFAULT_DESTINATION "/workspace"
+#define AB_WS_DEFAULT_SIZE (1ull << 30)   /* the change set's tmpfs: as the sandbox's tmpfs /workspace */
+#define AB_WS_DEFAULT_LIST_MAX 1000       /* entries of the record's change list */
+
+/* Parsed once from the annotations (spec/annotations.c). */
+struct ab_workspace
+{
+  int mode;              /* enum ab_ws_mode */
+  char *destination;     /* the workspace mount's destination */
+  uint64_t size;         /* bytes of the change set's tmpfs (0: changes_dir holds it) */
+  char *changes_dir;     /* a host directory that holds the layers instead, or NULL */
+  uint64_t list_max;     /* changes listed in a record besides deletions and replaced directories */
+  size_t mount;          /* overlay: index in mounts[] of the workspace mount (set by the validator's check) */
+};
+
 /* ---- the whole document ----------------------------------------------- */
 
 struct ab_spec
@@ -541,6 +567,7 @@ struct ab_spec
   char *domainname;
   struct ab_hook_list hooks[AB_HOOK__KINDS];
   struct ab_kvlist annotations;
+  struct ab_workspace workspace; /* from dev.agentbox.workspace.* */
   struct ab_linux *linux_; /* NULL when absent */
 
   /* JSON paths of properties the model does not know (ignored, per the

@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <sys/mount.h>
 
+#include "spec/annotations.h"
 #include "spec/parse-internal.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
@@ -692,7 +693,8 @@ parse_document (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
       || ab_parse_string_map (c, root, "annotations", &s->annotations, NULL) < 0
       || ab_parse_linux (c, root, s) < 0)
     return -1;
-  return 0;
+  /* after mounts[]: the workspace annotations name one of them */
+  return ab_annot_workspace_parse (s, c->err);
 }
 
 static void
@@ -809,6 +811,7 @@ ab_spec_free (struct ab_spec *s)
       free (s->hooks[k].v);
     }
   ab_kvlist_free (&s->annotations);
+  ab_workspace_free (&s->workspace);
   ab_linux_free (s->linux_);
   ab_strv_free (&s->unknown);
   ab_strv_free (&s->warnings);

@@ -10,7 +10,8 @@
 #   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
 #   make bench BENCH_FIGURES=proxy what the egress proxy costs an HTTP client
 #                                 (BENCH_PROXY_MB, BENCH_PROXY_BATCH, BENCH_PROXY_STRACE)
-BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run proxy
+BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run proxy \
+	workspace-start workspace-diff workspace-apply
 BENCH_N ?=
 BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
@@ -22,10 +23,13 @@ BENCH_FIGURE_FILES = \
 	tests/bench/mcp.sh \
 	tests/bench/profile.sh \
 	tests/bench/netns-run.sh \
-	tests/bench/proxy.sh
+	tests/bench/proxy.sh \
+	tests/bench/workspace-start.sh \
+	tests/bench/workspace-diff.sh \
+	tests/bench/workspace-apply.sh
 
 TESTS += tests/bench/smoke.sh
-EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py tests/bench/proxy.py tests/bench/smoke.sh \
+EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib.sh tests/bench/bench.py tests/bench/proxy.py tests/bench/smoke.sh \
 	docs/benchmarks.md docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
 	docs/bench/before-3e38eed-lone.txt docs/bench/before-3e38eed-mcp400.txt docs/bench/before-3e38eed-profile.txt \
 	docs/bench/before-ca2e398-run3.txt docs/bench/after-c00527b-run1.txt docs/bench/after-c00527b-lone.txt \
@@ -37,7 +41,8 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py test
 	docs/bench/after-fifth-static-lone.txt \
 	docs/bench/proxy-before-e4cd3a6-run1.txt docs/bench/proxy-before-e4cd3a6-run2.txt \
 	docs/bench/proxy-before-e4cd3a6-run3.txt docs/bench/proxy-after-0283798-run1.txt \
-	docs/bench/proxy-after-0283798-run2.txt docs/bench/proxy-after-0283798-run3.txt
+	docs/bench/proxy-after-0283798-run2.txt docs/bench/proxy-after-0283798-run3.txt \
+	docs/bench/workspace-run1.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench

@@ -582,6 +582,9 @@ _ab_finish ()
   local id
   if [ -s "$T/ids" ]; then
     while read -r id; do rt delete --force "$id" </dev/null >/dev/null 2>&1; done <"$T/ids"
+    # an overlay workspace's change set outlives its container
+    [ -d "$AB_STATE/.changesets" ] &&
+      while read -r id; do rt workspace discard "$id" </dev/null >/dev/null 2>&1; done <"$T/ids"
   fi
   check_leftovers
   _ab_cleanup_dir
