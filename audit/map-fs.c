@@ -57,30 +57,12 @@ flags_text (char *buf, size_t len, uint64_t bits, const struct flag_name *t, siz
       o += (size_t)snprintf (buf + o, len - o, "%s%s", o ? "," : "", t[i].name);
 }
 
-static const char *
-propagation_name (int p, bool rec)
-{
-  switch (p)
-    {
-    case AB_PROP_SHARED:
-      return rec ? "rshared" : "shared";
-    case AB_PROP_SLAVE:
-      return rec ? "rslave" : "slave";
-    case AB_PROP_PRIVATE:
-      return rec ? "rprivate" : "private";
-    case AB_PROP_UNBINDABLE:
-      return rec ? "runbindable" : "unbindable";
-    default:
-      return NULL;
-    }
-}
-
 /* "ro,nosuid on the mount[; recursively ...][; propagation ...]" */
 static void
 attrs_text (const struct ab_mount *m, char *buf, size_t len)
 {
   char top[128], rec[128];
-  const char *prop = propagation_name (m->propagation, m->propagation_recursive);
+  const char *prop = ab_propagation_name (m->propagation, m->propagation_recursive);
 
   flags_text (top, sizeof top, m->flags, ms_names, AB_ARRAY_SIZE (ms_names));
   flags_text (rec, sizeof rec, m->attr_set, attr_names, AB_ARRAY_SIZE (attr_names));
@@ -124,17 +106,34 @@ map_bind (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m, char *mech
   char attrs[512], facts[1024];
   bool from_parent = m->idmap || m->uid_mappings.n || m->gid_mappings.n;
 
+  int rp = a->l ? a->l->rootfs_propagation : AB_PROP_NONE;
+
   attrs_text (m, attrs, sizeof attrs);
   source_facts (a, i, m, facts, sizeof facts);
   snprintf (
       mech, len,
-      "%s open_tree(%s%s, following symlinks) of %s; mount_setattr %s; move_mount onto %s resolved inside "
-      "the rootfs%s",
+      "%s open_tree(%s%s, following symlinks) of %s; made %s; mount_setattr %s; move_mount onto %s resolved "
+      "inside the rootfs%s",
       from_parent ? "the parent opens it in the host's mount namespace, id-mapped (MOUNT_ATTR_IDMAP), and "
                     "passes it over:"
                   : "the child:",
       m->recursive ? "AT_RECURSIVE" : "non-recursive", m->recursive ? ", submounts included" : "",
-      m->source ? m->source : "?", attrs, m->destination, facts);
+      m->source ? m->source : "?",
+      rp == AB_PROP_PRIVATE || rp == AB_PROP_UNBINDABLE
+          ? "private (rootfsPropagation), so no mount crosses it"
+          : "a slave of its source, so the host's mounts come in and none made in the container goes out",
+      attrs, m->destination, facts);
+  if (a->s->workspace.mode == AB_WS_MODE_OVERLAY && i == a->s->workspace.mount)
+    {
+      /* dev.agentbox.workspace.mode=overlay: what create sends instead */
+      size_t n = strlen (mech);
+      snprintf (mech + n, len - n,
+                "; then made read-only and the lower layer of an overlay the parent builds (redirect_dir, "
+                "metacopy, index off) whose upper layer is the change set's (%s%s): the source is not written; "
+                "`agentbox workspace apply` writes the changes to it later",
+                a->s->workspace.changes_dir ? "in " : "a tmpfs under the state root",
+                a->s->workspace.changes_dir ? a->s->workspace.changes_dir : "");
+    }
 }
 
 static void
@@ -187,16 +186,19 @@ map_mount (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m)
     {
       char attrs[512];
       attrs_text (m, attrs, sizeof attrs);
-      snprintf (
-          mech, sizeof mech,
-          "fsopen(cgroup2), whatever the type says, fsmount with %s: the container's cgroup namespace%s%s",
-          attrs,
-          a->f.ns_new[AB_NS_CGROUP] ? " shows only its own subtree" : " is the host's: the whole host tree",
-          a->f.userns && !a->f.ns_new[AB_NS_CGROUP]
-              ? "; in a user namespace without cgroup namespace: a read-only bind of the container's own "
-                "cgroup2 directory instead"
-              : "");
-      note = "runc mounts the v1 hierarchies on a v1 or hybrid host";
+      snprintf (mech, sizeof mech,
+                "%sthe v2 tree: %s (%s)",
+                strcmp (m->type, "cgroup") == 0
+                    ? "on a v1 or hybrid host, as runc: a read-only tmpfs with one read-only bind per hierarchy "
+                      "of the container's own cgroup, named as the host's mount point (memory, cpu,cpuacct "
+                      "with cpu and cpuacct symlinks, ..., unified); otherwise "
+                    : "",
+                a->f.ns_new[AB_NS_CGROUP]
+                    ? "fsopen(cgroup2) in the container's cgroup namespace, its own subtree only (a read-only "
+                      "bind of its cgroup2 directory where that namespace's owner may not mount)"
+                    : "a read-only bind of the container's own cgroup2 directory, never a new superblock in "
+                      "the host's cgroup namespace",
+                attrs);
     }
   else if (m->type && strcmp (m->type, "sysfs") == 0)
     {
@@ -222,7 +224,7 @@ map_mount (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m)
 static void
 map_mounts (struct ab_audit_ctx *a)
 {
-  int prop = a->l ? a->l->rootfs_propagation : AB_ROOTFS_PROP_UNSET;
+  int prop = a->l ? a->l->rootfs_propagation : AB_PROP_NONE;
   struct ab_audit_line *l;
 
   l = ab_audit_add (
@@ -230,7 +232,7 @@ map_mounts (struct ab_audit_ctx *a)
       "/ made %s first, so nothing mounted here propagates to the host; the rootfs (%s) bound onto itself "
       "(recursive), made private and pinned with an O_PATH fd; every destination below is resolved inside "
       "it (openat2 RESOLVE_IN_ROOT), never through a symlink to the host",
-      prop == AB_ROOTFS_PROP_PRIVATE || prop == AB_ROOTFS_PROP_UNBINDABLE ? "rprivate" : "rslave",
+      prop == AB_PROP_PRIVATE || prop == AB_PROP_UNBINDABLE ? "rprivate" : "rslave",
       a->s->root.path && a->s->root.path[0] == '/' ? "an absolute path" : "relative to the bundle");
   ab_audit_line_value (l, "%s", a->s->root.path ? a->s->root.path : "-");
   for (size_t i = 0; i < a->s->n_mounts; i++)
@@ -396,14 +398,13 @@ map_paths (struct ab_audit_ctx *a)
   else
     ab_audit_add (a, AB_AUDIT_S_PATHS, "root.readonly", "root.readonly", AB_AUDIT_L_WEAK,
                   "false: the image stays writable");
-  if (a->l && a->l->rootfs_propagation != AB_ROOTFS_PROP_UNSET)
+  if (a->l && a->l->rootfs_propagation != AB_PROP_NONE)
     {
-      static const char *const names[] = { "", "shared", "slave", "private", "unbindable" };
       int p = a->l->rootfs_propagation;
       ab_audit_add (
           a, AB_AUDIT_S_PATHS, "rootfsPropagation", "linux.rootfsPropagation",
-          p == AB_ROOTFS_PROP_SHARED ? AB_AUDIT_L_WEAK : 0, "/ made r%s after pivot_root%s", names[p],
-          p == AB_ROOTFS_PROP_SHARED ? ": a new peer group of the container's own (the rootfs bind was made "
+          p == AB_PROP_SHARED ? AB_AUDIT_L_WEAK : 0, "/ made %s after pivot_root%s", ab_propagation_name (p, true),
+          p == AB_PROP_SHARED ? ": a new peer group of the container's own (the rootfs bind was made "
                                        "private), so its mounts reach nested mount namespaces, not the host"
                                      : "");
     }

@@ -303,9 +303,14 @@ map_namespaces (struct ab_audit_ctx *a)
         }
       if (t == AB_NS_MOUNT)
         {
-          l = ab_audit_add (a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces", AB_AUDIT_L_REFUSED,
-                            "joining a mount namespace is refused by agentbox");
-          ab_audit_line_note (l, "runc setns()es into it and mounts there");
+          l = ab_audit_add (a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces",
+                            a->f.ns_host[t] ? AB_AUDIT_L_REFUSED : AB_AUDIT_L_WEAK,
+                            "setns into it by an intermediate process before clone3, and left as it is: no "
+                            "mount, no pivot_root, no masks; the process starts at its root, which must be "
+                            "root.path and not the host's root%s",
+                            a->f.ns_host[t] ? ": /proc/1's is the host's, refused" : "");
+          ab_audit_line_note (l, "runc setns()es into it, mounts there and pivot_root()s, changing the namespace "
+                                 "for everything else in it");
         }
       else
         l = ab_audit_add (

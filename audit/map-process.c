@@ -225,9 +225,20 @@ map_seccomp (struct ab_audit_ctx *a)
                     sc->flags ? ", flags" : "",
                     a->f.nnp ? "right before execve, after the privilege drop"
                              : "before setresuid (no no_new_privs)");
-      if (sc->listener_path)
-        ab_audit_add (a, AB_AUDIT_S_SECCOMP, "listenerPath", "linux.seccomp.listenerPath", AB_AUDIT_L_REFUSED,
-                      "SCMP_ACT_NOTIFY is refused by agentbox (not supported yet)");
+      size_t n_notify = 0;
+      for (size_t i = 0; i < sc->n_syscalls; i++)
+        n_notify += sc->syscalls[i].action == AB_SCMP_ACT_NOTIFY;
+      /* Without a NOTIFY rule listenerPath is ignored (config-linux.md). */
+      if (sc->listener_path && n_notify > 0)
+        {
+          size_t n = n_notify;
+          /* The agent is a host process: what it answers (an errno, a
+             value, or "continue") is the verdict on those calls. */
+          ab_audit_add (a, AB_AUDIT_S_SECCOMP, "listenerPath", "linux.seccomp.listenerPath", AB_AUDIT_L_HOST,
+                        "the filter's listener goes to the agent at %s before the program runs: it decides "
+                        "the syscalls of %zu SCMP_ACT_NOTIFY rule%s",
+                        sc->listener_path, n, n == 1 ? "" : "s");
+        }
       map_seccomp_counts (a, sc, def);
     }
   for (size_t i = 0; i < ab_n_dangers; i++)

@@ -316,7 +316,7 @@ rule_root (struct ab_audit_ctx *a)
                    a->s->root.readonly ? "true" : "false or absent");
   if (a->s->root.path && ab_path_has_dotdot (a->s->root.path))
     ab_audit_find (a, "AB-MNT-010", "root.path", "root.path %s has a \"..\" component", a->s->root.path);
-  if (a->l && a->l->rootfs_propagation == AB_ROOTFS_PROP_SHARED)
+  if (a->l && a->l->rootfs_propagation == AB_PROP_SHARED)
     ab_audit_find (a, "AB-MNT-011", "linux.rootfsPropagation", "rootfsPropagation is shared");
 }
 

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <sys/stat.h>
 
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
@@ -336,6 +337,15 @@ rule_refused (struct ab_audit_ctx *a)
      lifecycle/create.c): what it refuses, create refuses. */
   if (ab_spec_validate (a->s, &err) < 0 || ab_spec_check_supported (a->s, &err) < 0)
     why = err.msg;
+  else if (a->f.rootfs != NULL)
+    {
+      /* create's check of the root (spec/bundle.c), on what root.path names
+         on this host; the state root and the cache depend on the caller's
+         --root and environment, which create checks too. */
+      struct stat st;
+      if (stat (a->f.rootfs, &st) == 0 && ab_root_dir_check (&st, a->s->root.path, NULL, &err) < 0)
+        why = err.msg;
+    }
   if (why == NULL)
     {
       a->r->accepted = true;

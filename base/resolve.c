@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -121,15 +122,15 @@ creation_failed (ab_error_t *err, int e, const char *what, const char *copy, con
   return -1;
 }
 
-/* Whether a path has a `.` or `..` component. */
+/* Whether a path has a `..` component (or, with dot, a `.` one too). */
 static bool
-has_dot_component (const char *p)
+has_dots (const char *p, bool dot)
 {
   while (*p)
     {
       size_t n = strcspn (p, "/");
 
-      if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+      if ((dot && n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
         return true;
       p = skip_slashes (p + n);
     }
@@ -156,7 +157,7 @@ make_last (int rootfd, const char *path, int last, ab_error_t *err)
 
   while (len > 0 && copy[len - 1] == '/')
     copy[--len] = '\0';
-  if (has_dot_component (copy))
+  if (has_dots (copy, true))
     return -2;
   name = strrchr (copy, '/');
   name = name ? name + 1 : copy;
@@ -180,89 +181,258 @@ make_last (int rootfd, const char *path, int last, ab_error_t *err)
         ab_close (nf); /* read-only: may wait for execve (util.h) */
     }
   fd = open_raw (rootfd, copy, O_PATH, 0);
+  if (fd < 0 && errno == ENOENT)
+    return -2; /* the name is a dangling link: the walk follows it */
   if (fd < 0)
     return ab_error_set (err, errno, "resolve `%s` in the container", copy);
   return fd;
 }
 
+/* The walk of ab_mkpath_in_root: one component at a time, each opened
+   with O_NOFOLLOW relative to the fd of its resolved parent, so the
+   kernel never follows a link of the rootfs for us.  A symlink, dangling
+   or not, is read and its target resolved beneath the root as
+   RESOLVE_IN_ROOT would (runc's securejoin does the same): an absolute
+   target starts again at the root, a `..` of a target goes up one resolved
+   directory and stops at the root.  `..` is taken lexically from the
+   directories this walk resolved itself, never from the filesystem, so a
+   directory moved meanwhile cannot lead out.  What is missing is made in
+   the directory it belongs to: so a mount point behind a dangling link
+   (a mount destination /run -> /var/run where /var/run is missing) is
+   made where the link points, inside the root, never on the host. */
+#define WALK_MAX_LINKS 40
+
+struct walk
+{
+  int rootfd;
+  int cur;          /* fd of the directory resolved so far */
+  char *resolved;   /* its path from the root, "" for the root: for `..` */
+  char *todo;       /* what is left to resolve, components joined by '/' */
+  unsigned links;   /* symlinks followed */
+};
+
+static void
+walk_free (struct walk *w)
+{
+  if (w->cur >= 0)
+    ab_close (w->cur);
+  free (w->resolved);
+  free (w->todo);
+}
+
+/* Go to the root (an absolute link) or up one resolved directory. */
+static int
+walk_reset (struct walk *w, bool up, ab_error_t *err)
+{
+  int fd;
+
+  if (up)
+    {
+      char *slash = strrchr (w->resolved, '/');
+      if (slash)
+        *slash = '\0';
+      else
+        w->resolved[0] = '\0';
+    }
+  else
+    w->resolved[0] = '\0';
+  /* A path of directories this walk opened one by one: no link on it,
+     unless one was swapped in since, which RESOLVE_IN_ROOT (or the
+     fallback's refusal of links) keeps inside the root. */
+  fd = open_raw (w->rootfd, w->resolved[0] ? w->resolved : ".", O_PATH | O_DIRECTORY, 0);
+  if (fd < 0)
+    return ab_error_set (err, errno, "resolve `/%s` in the container", w->resolved);
+  ab_close (w->cur);
+  w->cur = fd;
+  return 0;
+}
+
+/* Replace the component just taken (a symlink opened as fd) by its target. */
+static int
+walk_follow (struct walk *w, int link, const char *rest, const char *path, ab_error_t *err)
+{
+  char target[PATH_MAX];
+  ssize_t n;
+  char *todo;
+
+  if (++w->links > WALK_MAX_LINKS)
+    return ab_error_setc (err, AB_EC_CONFIG, ELOOP, "resolve `%s` in the container: more than %d symlinks", path,
+                          WALK_MAX_LINKS);
+  n = readlinkat (link, "", target, sizeof target - 1);
+  if (n < 0)
+    return ab_error_set (err, errno, "resolve `%s` in the container: read a symlink", path);
+  target[n] = '\0';
+  if (n == 0)
+    return ab_error_set (err, ENOENT, "resolve `%s` in the container: an empty symlink", path);
+  todo = xasprintf ("%s%s%s", target, *rest ? "/" : "", rest);
+  free (w->todo);
+  w->todo = todo;
+  if (target[0] == '/' && walk_reset (w, false, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Make `name` in the directory the walk stands in.  A refusal names that
+   directory (err->where), for the parent to tell whose it is (create.c). */
+static int
+walk_create (const struct walk *w, const char *name, int kind, const char *path, ab_error_t *err)
+{
+  int e;
+
+  if (kind == AB_LAST_DIR)
+    {
+      if (mkdirat (w->cur, name, 0755) == 0 || errno == EEXIST)
+        return 0;
+    }
+  else if (kind == AB_LAST_FILE)
+    {
+      int nf = openat (w->cur, name, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+      if (nf >= 0)
+        ab_close (nf); /* read-only: may wait for execve (util.h) */
+      if (nf >= 0 || errno == EEXIST)
+        return 0;
+    }
+  else
+    return ab_error_set (err, ENOENT, "resolve `%s` in the container", path);
+  e = errno;
+  ab_error_set (err, e, "create %s `/%s%s%s` in the container (for `%s`)", kind == AB_LAST_DIR ? "directory" : "file",
+                w->resolved, w->resolved[0] ? "/" : "", name, path);
+  if (err && (e == EACCES || e == EPERM))
+    snprintf (err->where, sizeof err->where, "/%s", w->resolved);
+  return -1;
+}
+
+static int
+mkpath_walk (int rootfd, const char *path, int last, ab_error_t *err)
+{
+  struct walk w = { .rootfd = rootfd, .cur = -1, .resolved = xstrdup (""), .todo = xstrdup (skip_slashes (path)) };
+  unsigned made = 0;
+  int r = -1;
+
+  if (has_dots (w.todo, false))
+    {
+      /* config.json's paths have none (spec/validate.c); only a link's
+         target may go up */
+      r = ab_error_setc (err, AB_EC_CONFIG, EXDEV, "resolve `%s` in the container: `..` component", path);
+      goto out;
+    }
+  w.cur = dup (rootfd);
+  if (w.cur < 0)
+    {
+      r = ab_error_set (err, errno, "dup");
+      goto out;
+    }
+  for (;;)
+    {
+      char *p = w.todo, *slash, *name;
+      const char *rest;
+      bool is_last;
+      struct stat st;
+      int fd;
+
+      while (*p == '/')
+        p++;
+      if (*p == '\0')
+        {
+          /* the root itself, or a path ending in `..`, `.` or a link to one */
+          r = open_raw (w.cur, ".", O_PATH, 0);
+          if (r < 0)
+            ab_error_set (err, errno, "resolve `%s` in the container", path);
+          goto out;
+        }
+      slash = strchr (p, '/');
+      name = slash ? xstrndup (p, (size_t)(slash - p)) : xstrdup (p);
+      rest = slash ? skip_slashes (slash) : "";
+      is_last = *rest == '\0';
+      if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+        {
+          bool up = name[1] == '.';
+          free (name);
+          memmove (w.todo, rest, strlen (rest) + 1);
+          if (up && walk_reset (&w, true, err) < 0)
+            goto out;
+          continue;
+        }
+      fd = openat (w.cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT)
+        {
+          /* Made where the walk stands, then opened again like any other
+             component (a link planted in between is followed inside the
+             root).  Bounded: each pass either makes a name or finds one. */
+          if (++made > 4096 || walk_create (&w, name, is_last ? last : AB_LAST_DIR, path, err) < 0)
+            {
+              if (made > 4096)
+                ab_error_setc (err, AB_EC_SETUP, ELOOP, "resolve `%s` in the container: it keeps vanishing", path);
+              free (name);
+              goto out;
+            }
+          free (name);
+          continue;
+        }
+      if (fd < 0 || fstat (fd, &st) < 0)
+        {
+          ab_error_set (err, errno, "resolve `%s` in the container: `%s`", path, name);
+          if (fd >= 0)
+            ab_close (fd);
+          free (name);
+          goto out;
+        }
+      if (S_ISLNK (st.st_mode))
+        {
+          int f = walk_follow (&w, fd, rest, path, err);
+          ab_close (fd);
+          free (name);
+          if (f < 0)
+            goto out;
+          continue;
+        }
+      if (is_last)
+        {
+          free (name);
+          r = fd;
+          goto out;
+        }
+      if (!S_ISDIR (st.st_mode))
+        {
+          ab_close (fd);
+          ab_error_set (err, ENOTDIR, "resolve `%s` in the container: `%s` is not a directory", path, name);
+          free (name);
+          goto out;
+        }
+      {
+        char *res = xasprintf ("%s%s%s", w.resolved, w.resolved[0] ? "/" : "", name);
+        free (w.resolved);
+        w.resolved = res;
+      }
+      free (name);
+      ab_close (w.cur);
+      w.cur = fd;
+      memmove (w.todo, rest, strlen (rest) + 1);
+    }
+out:
+  walk_free (&w);
+  return r;
+}
+
 int
 ab_mkpath_in_root (int rootfd, const char *path, int last, ab_error_t *err)
 {
-  _cleanup_free_ char *copy = NULL;
-  _cleanup_close_ int parent = -1;
-  char *p, *slash;
   int fd;
 
-  /* The common case: the target already exists. */
-  fd = open_raw (rootfd, path, O_PATH, 0);
-  if (fd >= 0)
-    return fd;
-  if (errno != ENOENT)
-    return ab_error_set (err, errno, "resolve `%s` in the container", path);
-  fd = make_last (rootfd, path, last, err);
-  if (fd != -2)
-    return fd;
-
-  /* Walk from the root, creating what is missing.  Each mkdirat/openat is
-     relative to the fd of the already resolved parent, with a single name:
-     the kernel resolved every symlink on the way inside the root. */
-  copy = xstrdup (skip_slashes (path));
-  parent = dup (rootfd);
-  if (parent < 0)
-    return ab_error_set (err, errno, "dup");
-  p = copy;
-  for (;;)
+  /* The common cases, with openat2: the target exists (a link on the way
+     followed inside the root by the kernel), or only its last component
+     is missing.  Without openat2 the walk does it all: the fallback of
+     open_raw refuses links, where the walk follows them inside the root. */
+  if (have_openat2 && !ab_resolve_force_fallback)
     {
-      bool is_last;
-      int cfd;
-      slash = strchr (p, '/');
-      if (slash)
-        *slash = '\0';
-      is_last = slash == NULL || *skip_slashes (slash + 1) == '\0';
-      if (*p == '\0' || strcmp (p, ".") == 0)
-        {
-          if (is_last)
-            break;
-          p = (char *) skip_slashes (slash + 1);
-          continue;
-        }
-      if (strcmp (p, "..") == 0)
-        return ab_error_setc (err, AB_EC_CONFIG, EXDEV, "resolve `%s` in the container: `..` component", path);
-      /* Resolve the prefix path so far from the root (symlinks clamped). */
-      if (slash)
-        *slash = '\0';
-      cfd = open_raw (rootfd, copy, O_PATH, 0);
-      if (cfd < 0 && errno == ENOENT)
-        {
-          if (!is_last || last == AB_LAST_DIR)
-            {
-              if (mkdirat (parent, p, 0755) < 0 && errno != EEXIST)
-                return creation_failed (err, errno, "directory", copy, p);
-            }
-          else if (last == AB_LAST_FILE)
-            {
-              int nf = openat (parent, p, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-              if (nf < 0 && errno != EEXIST)
-                return creation_failed (err, errno, "file", copy, p);
-              if (nf >= 0)
-                ab_close (nf); /* read-only: may wait for execve (util.h) */
-            }
-          else
-            return ab_error_set (err, ENOENT, "resolve `%s` in the container", path);
-          cfd = open_raw (rootfd, copy, O_PATH, 0);
-        }
-      if (cfd < 0)
-        return ab_error_set (err, errno, "resolve `%s` in the container", copy);
-      if (is_last)
-        return cfd;
-      ab_close (parent);
-      parent = cfd;
-      *slash = '/';
-      p = (char *) skip_slashes (slash + 1);
+      fd = open_raw (rootfd, path, O_PATH, 0);
+      if (fd >= 0)
+        return fd;
+      if (errno != ENOENT)
+        return ab_error_set (err, errno, "resolve `%s` in the container", path);
+      fd = make_last (rootfd, path, last, err);
+      if (fd != -2)
+        return fd;
     }
-  /* path named the root itself */
-  fd = open_raw (rootfd, ".", O_PATH, 0);
-  if (fd < 0)
-    return ab_error_set (err, errno, "open the container root");
-  return fd;
+  return mkpath_walk (rootfd, path, last, err);
 }

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -557,4 +558,132 @@ ab_close_all (int *fds, size_t n)
           if (k == i || fds[k] != fds[k - 1])
             close (fds[k]);
     }
+}
+
+int
+ab_parse_size (const char *s, uint64_t *out)
+{
+  char num[32];
+  size_t i = 0;
+  uint64_t v, mul = 1;
+
+  while (s[i] >= '0' && s[i] <= '9' && i < sizeof num - 1)
+    {
+      num[i] = s[i];
+      i++;
+    }
+  num[i] = '\0';
+  if (i == 0 || ab_parse_u64 (num, &v) < 0)
+    return -1;
+  switch (s[i])
+    {
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      mul = 1ull << 10;
+      break;
+    case 'm':
+    case 'M':
+      mul = 1ull << 20;
+      break;
+    case 'g':
+    case 'G':
+      mul = 1ull << 30;
+      break;
+    default:
+      return -1;
+    }
+  if (s[i] && s[i + 1] && strcmp (s + i + 1, "B") && strcmp (s + i + 1, "iB"))
+    return -1;
+  if (v > UINT64_MAX / mul)
+    return -1;
+  *out = v * mul;
+  return 0;
+}
+
+int
+ab_rm_tree_at (int at, const char *name, int depth)
+{
+  struct stat st;
+  struct dirent *e;
+  DIR *d;
+  int fd, pass;
+
+  if (fstatat (at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR (st.st_mode))
+    return unlinkat (at, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+  if (depth <= 0)
+    {
+      errno = ELOOP;
+      return -1;
+    }
+  /* Twice at most: entries a first pass missed while it deleted. */
+  for (pass = 0; pass < 2; pass++)
+    {
+      fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 || (d = fdopendir (fd)) == NULL)
+        {
+          if (fd >= 0)
+            close (fd);
+          return -1;
+        }
+      while ((e = readdir (d)) != NULL)
+        if (strcmp (e->d_name, ".") && strcmp (e->d_name, "..") && ab_rm_tree_at (dirfd (d), e->d_name, depth - 1) < 0)
+          {
+            int saved = errno;
+            closedir (d);
+            errno = saved;
+            return -1;
+          }
+      closedir (d);
+      if (unlinkat (at, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+        return 0;
+      if (errno != ENOTEMPTY)
+        return -1;
+    }
+  return -1;
+}
+
+/* The home directory of `uid` in passwd(5) text (buf, len bytes): the
+   sixth field of its first entry, or "/" when it has none or the entry
+   leaves it empty.  Malloc'ed. */
+char *
+ab_passwd_home (const char *buf, size_t len, uid_t uid)
+{
+  const char *p = buf, *end = buf + len;
+
+  while (p < end)
+    {
+      const char *nl = memchr (p, '\n', (size_t)(end - p));
+      const char *line_end = nl ? nl : end;
+      const char *f[7];
+      int n = 0;
+
+      /* name:password:uid:gid:gecos:home:shell */
+      f[n++] = p;
+      for (const char *q = p; q < line_end && n < 7; q++)
+        if (*q == ':')
+          f[n++] = q + 1;
+      if (n == 7 && *p != '#' && *p != '+' && *p != '-')
+        {
+          char num[16];
+          size_t l = (size_t)(f[3] - f[2] - 1);
+          uint64_t v;
+
+          if (l > 0 && l < sizeof num)
+            {
+              memcpy (num, f[2], l);
+              num[l] = '\0';
+              if (ab_parse_u64 (num, &v) == 0 && v == (uint64_t)uid)
+                {
+                  size_t hl = (size_t)(f[6] - f[5] - 1);
+                  return hl > 0 ? xstrndup (f[5], hl) : xstrdup ("/");
+                }
+            }
+        }
+      p = line_end + 1;
+    }
+  return xstrdup ("/");
 }

@@ -22,6 +22,11 @@
 #define _cleanup_fclose_ _cleanup_ (ab_fclosep)
 #define _cleanup_strv_ _cleanup_ (ab_strv_freep)
 
+/* Set by the first stage of agentbox for its sealed copy, which has no
+   path of its own (runtime/exe.c): where the binary that was started is.
+   Ours, not the caller's: never passed on to what agentbox runs (hooks). */
+#define AB_EXE_PATH_ENV "AGENTBOX_EXE"
+
 #define AB_ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
 #define AB_UNUSED __attribute__ ((unused))
 
@@ -156,6 +161,8 @@ int ab_write_file_atomic_open (int dirfd, const char *name, const char *data, si
 int ab_parse_u64 (const char *s, uint64_t *out);
 int ab_parse_i64 (const char *s, int64_t *out);
 int ab_parse_int (const char *s, int *out);
+/* A size in bytes: "1024", "64k", "512M", "2G" (powers of 1024; "MB"/"MiB" suffixes too). */
+int ab_parse_size (const char *s, uint64_t *out);
 
 /* A CPU or memory-node list ("0-3,7") into a bit mask of nbits bits;
    returns the highest bit set + 1, or -1 for bad syntax or a bit >= nbits. */
@@ -198,5 +205,15 @@ int ab_cmp_int (const void *a, const void *b);
 /* Close the n fds (entries < 0 are skipped, the array is sorted in
    place): one close_range per run of consecutive numbers. */
 void ab_close_all (int *fds, size_t n);
+
+/* Remove `name` in dirfd and everything below it, never following a
+   symlink, at most `depth` directories deep (ELOOP beyond).  0, or -1 with
+   errno; a name already gone is 0. */
+int ab_rm_tree_at (int dirfd, const char *name, int depth);
+
+/* The home directory of `uid` in passwd(5) text (buf, len bytes): the
+   sixth field of its first entry, or "/" when it has none or the entry
+   leaves it empty.  Malloc'ed. */
+char *ab_passwd_home (const char *buf, size_t len, uid_t uid);
 
 #endif

@@ -26,7 +26,8 @@ struct ab_global
   const char *log_path;   /* --log */
   int log_format;         /* enum ab_log_format */
   bool debug;
-  bool systemd_cgroup;    /* --systemd-cgroup: accepted, refused when used */
+  const char *systemd_cgroup; /* the option that asked for the systemd cgroup driver (--systemd-cgroup,
+                                 --cgroup-manager systemd): accepted, refused when used; or NULL */
   int rootless;           /* --rootless: -1 auto, 0 false, 1 true */
   const char *argv0;
   char **argv_all; /* the whole command line, for a re-exec from the sealed copy */
@@ -95,5 +96,6 @@ int ab_cmd_resume (struct ab_global *g, int argc, char **argv);
 int ab_cmd_ps (struct ab_global *g, int argc, char **argv);
 int ab_cmd_update (struct ab_global *g, int argc, char **argv);
 int ab_cmd_mcp (struct ab_global *g, int argc, char **argv);
+int ab_cmd_workspace (struct ab_global *g, int argc, char **argv);
 
 #endif

@@ -144,8 +144,9 @@ ab_parse_signal (const char *s)
   int n;
   size_t i;
 
+  /* 0 as runc takes it: no signal, the check that the process is there. */
   if (ab_parse_int (s, &n) == 0)
-    return n > 0 && n < NSIG ? n : -1;
+    return n >= 0 && n < NSIG ? n : -1;
   if (strncasecmp (s, "SIG", 3) == 0)
     s += 3;
   for (i = 0; i < AB_ARRAY_SIZE (signals); i++)

@@ -47,7 +47,8 @@ ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_op
   o->root = g->root;
   o->rootless = g->rootless;
   if (g->systemd_cgroup)
-    return ab_cmd_usage_error (cmd, "--systemd-cgroup: the systemd cgroup driver is not supported (use cgroupfs)");
+    return ab_cmd_usage_error (cmd, "%s: the systemd cgroup driver is not supported (use cgroupfs)",
+                               g->systemd_cgroup);
   return 0;
 }
 
@@ -79,53 +80,14 @@ ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **arg
   return ab_cmd_check_preserve_fds (cmd, o->preserve_fds, -1);
 }
 
-int
-ab_parse_size (const char *s, uint64_t *out)
-{
-  char num[32];
-  size_t i = 0;
-  uint64_t v, mul = 1;
-
-  while (s[i] >= '0' && s[i] <= '9' && i < sizeof num - 1)
-    {
-      num[i] = s[i];
-      i++;
-    }
-  num[i] = '\0';
-  if (i == 0 || ab_parse_u64 (num, &v) < 0)
-    return -1;
-  switch (s[i])
-    {
-    case '\0':
-      break;
-    case 'k':
-    case 'K':
-      mul = 1ull << 10;
-      break;
-    case 'm':
-    case 'M':
-      mul = 1ull << 20;
-      break;
-    case 'g':
-    case 'G':
-      mul = 1ull << 30;
-      break;
-    default:
-      return -1;
-    }
-  if (s[i] && s[i + 1] && strcmp (s + i + 1, "B") && strcmp (s + i + 1, "iB"))
-    return -1;
-  if (v > UINT64_MAX / mul)
-    return -1;
-  *out = v * mul;
-  return 0;
-}
-
 enum
 {
   OPT_KEEP = AB_OPT__CREATE_LAST,
   OPT_DEFAULT,
   OPT_WORKSPACE,
+  OPT_WORKSPACE_MODE,
+  OPT_WORKSPACE_SIZE,
+  OPT_WORKSPACE_CHANGES,
   OPT_TIMEOUT,
   OPT_MAX_OUTPUT,
   OPT_MEMORY,
@@ -159,12 +121,63 @@ run_help (void)
           "  hardened profile of `agentbox spec`, a tmpfs /workspace unless --workspace is given:\n"
           "      --default            run PROGRAM in the built-in sandbox\n"
           "      --workspace DIR      bind DIR read-write at /workspace\n"
+          "      --workspace-mode overlay  show DIR through an overlay: DIR is untouched, what changes is\n"
+          "                           kept as a change set (agentbox workspace diff|apply|discard ID)\n"
+          "      --workspace-size SIZE  the most an overlay's change set may hold (default 1G)\n"
+          "      --workspace-changes D  keep the change set in the empty directory D (not in --root)\n"
           "      --cwd DIR            working directory (default /workspace)\n"
           "      --env NAME=VALUE     add to the environment (repeatable)\n"
           "      --memory BYTES       memory limit (e.g. 512M)\n"
           "      --pids N             limit on processes and threads\n"
           "      --allow-domain NAME  let the program reach NAME through the egress proxy (repeatable)\n"
           "      --annotation K=V     an annotation of the sandbox's config, e.g. dev.agentbox.net.pins\n");
+}
+
+static void
+push_annotation (struct ab_kvlist *l, const char *key, const char *value)
+{
+  l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
+  l->v[l->n].key = xstrdup (key);
+  l->v[l->n].value = xstrdup (value);
+  l->n++;
+}
+
+/* The overlay workspace of the built-in sandbox: the annotations a bundle
+   would carry (spec/annotations.h), checked there with the rest of the
+   config; only what the command line alone can tell is checked here. */
+static int
+workspace_opt (const char *cmd, struct ab_run_cli *cli, int c, const char *arg)
+{
+  _cleanup_free_ char *real = NULL;
+  uint64_t size;
+
+  switch (c)
+    {
+    case OPT_WORKSPACE_MODE:
+      if (strcmp (arg, "bind") != 0 && strcmp (arg, "overlay") != 0)
+        return ab_cmd_usage_error (cmd, "--workspace-mode: expected bind or overlay, got `%s`", arg);
+      push_annotation (&cli->sb.annotations, AB_ANNOT_WS_MODE, arg);
+      cli->ws_overlay = strcmp (arg, "overlay") == 0;
+      return 0;
+    case OPT_WORKSPACE_SIZE:
+      if (ab_parse_size (arg, &size) < 0)
+        return ab_cmd_usage_error (cmd, "--workspace-size: expected a size like 512M, got `%s`", arg);
+      push_annotation (&cli->sb.annotations, AB_ANNOT_WS_SIZE, arg);
+      cli->ws_opts = true;
+      return 0;
+    default:
+      /* absolute: the annotation is read where the run started from is unknown */
+      if (arg[0] != '/')
+        {
+          char cwd[4096];
+          if (getcwd (cwd, sizeof cwd) == NULL)
+            return ab_cmd_usage_error (cmd, "--workspace-changes: `%s`: %s", arg, strerror (errno));
+          real = xasprintf ("%s/%s", cwd, arg);
+        }
+      push_annotation (&cli->sb.annotations, AB_ANNOT_WS_CHANGES, real ? real : arg);
+      cli->ws_opts = true;
+      return 0;
+    }
 }
 
 int
@@ -176,6 +189,9 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "keep", no_argument, NULL, OPT_KEEP },
     { "default", no_argument, NULL, OPT_DEFAULT },
     { "workspace", required_argument, NULL, OPT_WORKSPACE },
+    { "workspace-mode", required_argument, NULL, OPT_WORKSPACE_MODE },
+    { "workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE },
+    { "workspace-changes", required_argument, NULL, OPT_WORKSPACE_CHANGES },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
     { "memory", required_argument, NULL, OPT_MEMORY },
@@ -227,6 +243,12 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
         case OPT_WORKSPACE:
           cli->sb.workspace = optarg;
           break;
+        case OPT_WORKSPACE_MODE:
+        case OPT_WORKSPACE_SIZE:
+        case OPT_WORKSPACE_CHANGES:
+          if ((r = workspace_opt (cmd, cli, c, optarg)) != 0)
+            return r;
+          break;
         case OPT_TIMEOUT:
           if (ab_parse_duration_ms (optarg, &cli->so.timeout_ms) < 0 || cli->so.timeout_ms == 0)
             return ab_cmd_usage_error (cmd, "--timeout: expected a duration like 30s or 1500ms, got `%s`", optarg);
@@ -258,13 +280,11 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
         case OPT_ANNOTATION:
           {
             const char *eq = strchr (optarg, '=');
-            struct ab_kvlist *l = &cli->sb.annotations;
+            _cleanup_free_ char *key = NULL;
             if (eq == NULL || eq == optarg)
               return ab_cmd_usage_error (cmd, "--annotation: expected KEY=VALUE, got `%s`", optarg);
-            l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
-            l->v[l->n].key = xstrndup (optarg, (size_t) (eq - optarg));
-            l->v[l->n].value = xstrdup (eq + 1);
-            l->n++;
+            key = xstrndup (optarg, (size_t) (eq - optarg));
+            push_annotation (&cli->sb.annotations, key, eq + 1);
             break;
           }
         case OPT_ALLOW_DOMAIN:
@@ -319,6 +339,11 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     return ab_cmd_usage_error (cmd, "unexpected argument `%s` (program arguments need --default)", argv[optind]);
   if (!cli->so.passthrough && cli->record_fd < 0)
     return ab_cmd_usage_error (cmd, "--no-stream without --record would discard the output");
+  if ((cli->ws_overlay || cli->ws_opts) && !cli->sandbox)
+    return ab_cmd_usage_error (cmd, "--workspace-mode, --workspace-size and --workspace-changes are options of "
+                                    "--default (a bundle says it with the dev.agentbox.workspace.* annotations)");
+  if (cli->ws_overlay && cli->sb.workspace == NULL)
+    return ab_cmd_usage_error (cmd, "--workspace-mode overlay needs --workspace DIR (the directory it shows)");
   return ab_cmd_check_preserve_fds (cmd, cli->co.preserve_fds, cli->record_fd);
 }
 

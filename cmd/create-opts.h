@@ -50,14 +50,13 @@ struct ab_run_cli
   struct ab_supervise_opts so;
   struct ab_sandbox_opts sb;
   bool sandbox; /* --default */
+  bool ws_overlay; /* --workspace-mode overlay */
+  bool ws_opts;    /* --workspace-size or --workspace-changes */
   bool detach;
   int record_fd;       /* -1: no record */
   const char *record_id; /* raw JSON of the request id ("null" when absent) */
 };
 int ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_run_cli *cli);
 void ab_run_cli_free (struct ab_run_cli *cli);
-
-/* "1024", "64k", "512M", "2G" (powers of 1024). */
-int ab_parse_size (const char *s, uint64_t *out);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
+#include "runtime/cache.h"
 #include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
 #include "base/util.h"
@@ -17,6 +18,7 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
   struct ab_create_opts o;
   struct ab_container *c = NULL;
   const struct ab_idmaps *uids, *gids;
+  struct ab_bundle_guard guard;
   ab_error_t err = { 0 };
   int r;
 
@@ -24,7 +26,8 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
   r = ab_parse_create_opts ("create", g, argc, argv, &o);
   if (r != 0)
     return r < 0 ? AB_EXIT_OK : r;
-  if (ab_bundle_load (o.bundle, &o.prebuilt, &err) < 0)
+  guard = ab_bundle_guard (g->root);
+  if (ab_bundle_load (o.bundle, &guard, &o.prebuilt, &err) < 0)
     return ab_cmd_fail (&err);
   /* Before anything is made: from a sealed copy of ourselves unless the
      container's user namespace cannot write our binary anyway. */

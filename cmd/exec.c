@@ -18,6 +18,7 @@
 #include "runtime/supervise/supervise.h"
 #include "base/util.h"
 #include "spec/annotations.h"
+#include "spec/tables.h"
 
 enum
 {
@@ -46,13 +47,15 @@ help (void)
   printf ("Usage: agentbox exec [OPTIONS] ID [--] PROGRAM [ARGS...]\n\n"
           "      --process FILE       the process (a config.md process object) instead of PROGRAM\n"
           "  -d, --detach             do not wait for the process\n"
-          "  -t, --tty                allocate a pty (needs --console-socket)\n"
+          "  -t, --tty                allocate a pty: relayed to our stdio (raw mode, window size),\n"
+          "                           or its master sent to --console-socket (needed with --detach)\n"
           "      --console-socket S   send the pty master to the Unix socket S\n"
           "      --pid-file FILE      write the process's pid to FILE\n"
           "      --cwd DIR            working directory inside the container\n"
           "  -e, --env NAME=VALUE     add to the environment (repeatable)\n"
           "  -u, --user UID[:GID]     run as this user of the container\n"
-          "      --cap CAP            add a capability (repeatable)\n"
+          "      --cap CAP            add CAP (e.g. CAP_KILL) to the bounding, effective and\n"
+          "                           permitted sets, as runc (repeatable)\n"
           "      --preserve-fds N     pass fds 3..3+N-1\n"
           "      --no-new-privs       set no_new_privs even if the config does not\n"
           "      --timeout DUR        wall-clock limit; the process and what it started are killed\n"
@@ -169,6 +172,12 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
           break;
         }
       case OPT_CAP:
+        /* Checked here, before anything runs: a usage error, not exec's
+           255 for a process that could not be started. */
+        if (ab_cap_from_name (optarg) < 0)
+          return ab_cmd_usage_error ("exec", "--cap: unknown capability `%s` (capabilities(7) names, such as "
+                                             "CAP_KILL)",
+                                     optarg);
         ab_strv_push (&o.add_caps, optarg);
         break;
       case OPT_PRESERVE_FDS:
@@ -231,7 +240,8 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
   if (o.process_file && o.args.n)
     return ab_cmd_usage_error ("exec", "give either --process FILE or a program, not both");
   if (g->systemd_cgroup)
-    return ab_cmd_usage_error ("exec", "--systemd-cgroup: the systemd cgroup driver is not supported");
+    return ab_cmd_usage_error ("exec", "%s: the systemd cgroup driver is not supported (use cgroupfs)",
+                               g->systemd_cgroup);
   if ((n = ab_cmd_check_preserve_fds ("exec", o.preserve_fds, record_fd)) != 0)
     return n;
 
@@ -251,6 +261,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
   if (record_fd > 2)
     ab_set_cloexec (record_fd, true);
   so.no_violations = record_fd < 0; /* only the record reports them */
+  so.relay_tty = true;                /* a terminal without --console-socket (foreground only) */
   if (o.detach)
     return exec_detached (&o);
   if (ab_supervise_exec (&o, &so, &out, &err) < 0)

@@ -69,8 +69,7 @@ gen_features (struct ab_gen *g)
   ab_gen_key (g, "actions");
   ab_gen_arr_open (g);
   for (i = 0; i < AB_SCMP_ACT__COUNT; i++)
-    if (i != AB_SCMP_ACT_NOTIFY) /* seccomp notification is refused */
-      ab_gen_str (g, ab_seccomp_action_name ((int) i));
+    ab_gen_str (g, ab_seccomp_action_name ((int) i));
   ab_gen_arr_close (g);
   ab_gen_key (g, "operators");
   ab_gen_arr_open (g);
@@ -121,6 +120,20 @@ gen_features (struct ab_gen *g)
   ab_gen_key (g, "intelRdt");
   ab_gen_obj_open (g);
   ab_gen_kv_bool (g, "enabled", false);
+  ab_gen_obj_close (g);
+
+  /* mounts[].uidMappings/gidMappings (id-mapped binds) and
+     linux.netDevices are implemented: say so (features-linux.md). */
+  ab_gen_key (g, "mountExtensions");
+  ab_gen_obj_open (g);
+  ab_gen_key (g, "idmap");
+  ab_gen_obj_open (g);
+  ab_gen_kv_bool (g, "enabled", true);
+  ab_gen_obj_close (g);
+  ab_gen_obj_close (g);
+  ab_gen_key (g, "netDevices");
+  ab_gen_obj_open (g);
+  ab_gen_kv_bool (g, "enabled", true);
   ab_gen_obj_close (g);
   ab_gen_obj_close (g); /* linux */
 

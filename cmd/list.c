@@ -1,4 +1,6 @@
-/* agentbox list [--format table|json] [--quiet] */
+/* agentbox list [--format table|json] [--quiet]: the containers, then the
+ * pending workspace change sets of containers that are gone (status
+ * "changes", the workspace in the BUNDLE column). */
 #include "config.h"
 
 #include <getopt.h>
@@ -6,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "runtime/lifecycle/container.h"
+#include "runtime/lifecycle/wsstore.h"
 #include "base/util.h"
 #include "base/gen.h"
 
@@ -92,6 +95,45 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
         printf ("%-20s %-8d %-10s %-40s %-30s %s\n", s->id, status == AB_STATUS_STOPPED ? 0 : (int) s->pid,
                 ab_status_name (status), s->bundle, ts, "root");
     }
+  /* Change sets whose container is gone: still pending, and shown. */
+  {
+    _cleanup_strv_ struct ab_strv sets = { 0 };
+    ab_changeset_list (g->root, &sets, &err);
+    for (i = 0; i < sets.n; i++)
+      {
+        struct ab_changeset *cs = NULL;
+        ab_error_t e = { 0 };
+        char ts[64];
+        if (ab_strv_contains (&ids, sets.v[i]) || ab_changeset_open (g->root, sets.v[i], &cs, &e) < 0)
+          continue;
+        if (cs->remnant)
+          {
+            /* an applied change set a killed apply left: nothing pending */
+            ab_changeset_free (cs);
+            continue;
+          }
+        ab_format_time_rfc3339 (cs->m.created_ns, ts, sizeof ts);
+        if (json)
+          {
+            ab_gen_obj_open (gen);
+            ab_gen_kv_str (gen, "ociVersion", "1.3.0");
+            ab_gen_kv_str (gen, "id", cs->id);
+            ab_gen_kv_i64 (gen, "pid", 0);
+            ab_gen_kv_str (gen, "status", "changes");
+            ab_gen_kv_str (gen, "bundle", "");
+            ab_gen_kv_str (gen, "rootfs", "");
+            ab_gen_kv_str (gen, "created", ts);
+            ab_gen_kv_str (gen, "owner", "root");
+            ab_gen_kv_str (gen, "workspace", cs->m.workspace);
+            ab_gen_obj_close (gen);
+          }
+        else if (quiet)
+          printf ("%s\n", cs->id);
+        else
+          printf ("%-20s %-8d %-10s %-40s %-30s %s\n", cs->id, 0, "changes", cs->m.workspace, ts, "root");
+        ab_changeset_free (cs);
+      }
+  }
   if (json)
     {
       size_t len;

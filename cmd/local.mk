@@ -20,4 +20,5 @@ agentbox_SOURCES += \
 	cmd/features.c \
 	cmd/validate.c \
 	cmd/audit.c \
+	cmd/workspace.c \
 	cmd/mcp.c

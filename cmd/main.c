@@ -31,6 +31,7 @@ static const struct ab_cmd commands[] = {
   { "spec", ab_cmd_spec, "write a config.json (the hardened agent profile by default)", false },
   { "features", ab_cmd_features, "print the OCI features.json of this build", false },
   { "validate", ab_cmd_validate, "check a bundle's config.json the way create does", false },
+  { "workspace", ab_cmd_workspace, "show, apply or discard the change set of an overlay workspace", false },
   { "audit", ab_cmd_audit, "show what a config does to the kernel and what is dangerous in it", false },
   { "mcp", ab_cmd_mcp, "serve MCP over stdio (sandbox_run, sandbox_create/exec/destroy)", true },
   { NULL, NULL, NULL, false },
@@ -47,6 +48,8 @@ usage (FILE *f)
               "  --log FILE              append log entries to FILE\n"
               "  --log-format text|json  format of --log entries (default text)\n"
               "  --debug                 verbose logging\n"
+              "  --cgroup-manager cgroupfs|systemd\n"
+              "                          the cgroup driver (crun's option): only cgroupfs is supported\n"
               "  --systemd-cgroup        accepted for runc compatibility; not supported\n"
               "  --rootless true|false|auto\n"
               "  --help, --version\n\n"
@@ -77,6 +80,7 @@ enum
   OPT_LOG_FORMAT,
   OPT_DEBUG,
   OPT_SYSTEMD_CGROUP,
+  OPT_CGROUP_MANAGER,
   OPT_ROOTLESS,
   OPT_HELP,
   OPT_VERSION,
@@ -92,6 +96,7 @@ main (int argc, char **argv)
     { "log-format", required_argument, NULL, OPT_LOG_FORMAT },
     { "debug", no_argument, NULL, OPT_DEBUG },
     { "systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP },
+    { "cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER },
     { "rootless", optional_argument, NULL, OPT_ROOTLESS },
     { "criu", required_argument, NULL, OPT_CRIU },
     { "help", no_argument, NULL, OPT_HELP },
@@ -134,7 +139,16 @@ main (int argc, char **argv)
           g.debug = true;
           break;
         case OPT_SYSTEMD_CGROUP:
-          g.systemd_cgroup = true;
+          g.systemd_cgroup = "--systemd-cgroup";
+          break;
+        case OPT_CGROUP_MANAGER:
+          /* crun's spelling of the cgroup driver choice */
+          if (strcmp (optarg, "systemd") == 0)
+            g.systemd_cgroup = "--cgroup-manager systemd";
+          else if (strcmp (optarg, "cgroupfs") == 0)
+            g.systemd_cgroup = NULL;
+          else
+            return ab_cmd_usage_error (NULL, "--cgroup-manager: expected cgroupfs or systemd, got `%s`", optarg);
           break;
         case OPT_ROOTLESS:
           if (parse_tristate (optarg, &g.rootless) < 0)

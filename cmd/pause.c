@@ -8,8 +8,10 @@ int
 ab_cmd_pause (struct ab_global *g, int argc, char **argv)
 {
   return ab_cmd_on_id (g, argc, argv, "pause",
-                       "Freeze every process of a running container (the cgroup freezer); its status\n"
-                       "becomes `paused` until `agentbox resume ID`.  A paused container can be\n"
-                       "killed and deleted with --force; exec into it is refused.",
+                       "Freeze every process of a running container with every cgroup freezer it\n"
+                       "has: cgroup.freeze (v2) and freezer.state (v1), both on a hybrid host; its\n"
+                       "status becomes `paused` until `agentbox resume ID`.  Signals other than KILL\n"
+                       "wait for the resume; SIGKILL and delete --force thaw it.  exec into it is\n"
+                       "refused.",
                        ab_container_pause);
 }

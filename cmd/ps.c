@@ -107,7 +107,8 @@ ab_cmd_ps (struct ab_global *g, int argc, char **argv)
     return c;
   if (ab_container_pids (g->root, argv[optind], &pids, &n, &err) < 0)
     return ab_cmd_fail (&err);
-  qsort (pids, n, sizeof *pids, ab_cmp_int);
+  if (n > 0) /* a stopped container's list may be empty, and NULL */
+    qsort (pids, n, sizeof *pids, ab_cmp_int);
   if (json)
     {
       _cleanup_gen_ struct ab_gen *gen = ab_gen_new (false);

@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
+#include "runtime/cache.h"
 #include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
 #include "base/log.h"
@@ -74,6 +75,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
+  bool overlay;
   int r, status;
 
   r = ab_parse_run_cli ("run", g, argc, argv, &cli);
@@ -88,7 +90,10 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   if (cli.sandbox)
     r = ab_sandbox_bundle (&cli.sb, &bundle, &err);
   else
-    r = ab_bundle_load (cli.co.bundle, &bundle, &err);
+    {
+      struct ab_bundle_guard guard = ab_bundle_guard (cli.co.root);
+      r = ab_bundle_load (cli.co.bundle, &guard, &bundle, &err);
+    }
   if (r < 0)
     {
       memset (&out, 0, sizeof out);
@@ -116,6 +121,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   if (cli.record_fd > 2)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
+  overlay = bundle->spec->workspace.mode == AB_WS_MODE_OVERLAY;
 
   if (cli.detach)
     {
@@ -125,6 +131,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     }
 
   cli.co.foreground = true;
+  cli.so.relay_tty = true; /* process.terminal without --console-socket: runc's pty relay */
   cli.so.no_violations = cli.record_fd < 0; /* only the record reports them */
   if (ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0)
     {
@@ -132,6 +139,10 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       out.exit_status = ab_run_exit_for (&err);
     }
   status = out.exit_status;
+  /* The record says it (workspaceChanges); a person is told here. */
+  if (overlay && cli.record_fd < 0 && out.reason != AB_REASON_SETUP_FAILED && !out.canceled)
+    fprintf (stderr, "agentbox: the workspace's changes are kept as change set `%s`: agentbox workspace diff|apply|discard %s\n",
+             cli.co.id, cli.co.id);
   if (out.canceled)
     status = 128 + SIGUSR1;
   else if (cli.record_fd >= 0 && ab_record_write (cli.record_fd, &out, cli.record_id, &err) < 0)

@@ -6,7 +6,45 @@
 
 #include "cmd/cmd.h"
 #include "runtime/lifecycle/container.h"
+#include "runtime/lifecycle/wsstore.h"
 #include "base/util.h"
+#include "base/gen.h"
+#include "base/json.h"
+#include "spec/annotations.h"
+
+/* The OCI state; an overlay workspace's pending change set as the extra
+   property dev.agentbox/workspaceChanges. */
+static char *
+state_json (const char *root, const struct ab_state *s, int status, size_t *len)
+{
+  const char *mode = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_MODE);
+  struct ab_changeset *cs = NULL;
+  ab_error_t e = { 0 };
+  char *json = ab_state_oci_json (s, status, true, len);
+  struct ab_json *j, *w;
+
+  if (mode == NULL || strcmp (mode, "overlay") != 0 || ab_changeset_open (root, s->id, &cs, &e) < 0 || cs->remnant)
+    {
+      ab_changeset_free (cs);
+      return json;
+    }
+  j = ab_json_parse (json, *len, &ab_json_config_limits, "state", &e);
+  if (j != NULL)
+    {
+      _cleanup_gen_ struct ab_gen *g = ab_gen_new (true);
+      w = ab_json_new (AB_J_OBJECT);
+      ab_json_set (w, "state", ab_json_new_str ("pending"));
+      ab_json_set (w, "workspace", ab_json_new_str (cs->m.workspace));
+      ab_json_set (w, "destination", ab_json_new_str (cs->m.destination));
+      ab_json_set (j, "dev.agentbox/workspaceChanges", w);
+      ab_gen_json (g, j);
+      free (json);
+      json = ab_gen_steal (g, true, len);
+      ab_json_free (j);
+    }
+  ab_changeset_free (cs);
+  return json;
+}
 
 int
 ab_cmd_state (struct ab_global *g, int argc, char **argv)
@@ -30,8 +68,18 @@ ab_cmd_state (struct ab_global *g, int argc, char **argv)
   if ((c = ab_cmd_positionals ("state", argc, argv, 1, 1, "container ID")) != 0)
     return c;
   if (ab_container_state (g->root, argv[optind], &s, &status, &err) < 0)
-    return ab_cmd_fail (&err);
-  json = ab_state_oci_json (s, status, true, &len);
+    {
+      struct ab_changeset *cs = NULL;
+      ab_error_t e = { 0 };
+      if (err.cls == AB_EC_NOTFOUND && ab_changeset_open (g->root, argv[optind], &cs, &e) == 0 && !cs->remnant)
+        ab_error_setc (&err, AB_EC_NOTFOUND, 0,
+                       "container `%s` does not exist; its workspace change set of `%s` is pending (agentbox "
+                       "workspace diff|apply|discard %s)",
+                       argv[optind], cs->m.workspace, argv[optind]);
+      ab_changeset_free (cs);
+      return ab_cmd_fail (&err);
+    }
+  json = state_json (g->root, s, status, &len);
   if (ab_write_all (1, json, len) < 0)
     return AB_EXIT_FAILURE;
   return AB_EXIT_OK;

@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "base/log.h"
+#include "runtime/cache.h"
 #include "runtime/lifecycle/container.h"
 #include "runtime/plan/plan.h"
 #include "spec/spec.h"
@@ -24,6 +25,7 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
   struct ab_plan_opts po = { .root = g->root, .id = "validate", .rootless = g->rootless };
   struct ab_bundle *b = NULL;
   struct ab_plan *plan = NULL;
+  struct ab_bundle_guard guard;
   const char *bundle = ".";
   ab_error_t err = { 0 };
   int c;
@@ -47,7 +49,8 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
   /* The same three steps as create's first phase (runtime/lifecycle/create.c
      phase_plan), with create's default options: the config's own checks,
      the host's, the plan. */
-  if (ab_bundle_load (bundle, &b, &err) < 0 || ab_container_check (b->spec, false, &err) < 0
+  guard = ab_bundle_guard (g->root);
+  if (ab_bundle_load (bundle, &guard, &b, &err) < 0 || ab_container_check (b->spec, false, &err) < 0
       || ab_plan_build (b->spec, &po, &plan, &err) < 0)
     {
       ab_bundle_free (b);

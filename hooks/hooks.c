@@ -109,10 +109,41 @@ spawn_hook (const char *path, char *const *argv, char *const *envp, int in_fd, i
   return 0;
 }
 
+/* The environment of a hook without "env" (config.md leaves it to the
+   runtime), as runc gives it.  The hooks on the host (prestart,
+   createRuntime, poststart, poststop) get the runtime's own, less what
+   agentbox set for itself.  The hooks in the container's namespaces
+   (createContainer, startContainer: the latter a program of the
+   container's filesystem) get the container process's environment, which
+   runc's init has taken on by then: the caller's environment (an agent's
+   API keys) never enters the container that way.  The strings are not
+   copied; free only the array. */
+static char **
+hook_env (int kind, const struct ab_spec *s)
+{
+  extern char **environ;
+  char *const *from = environ;
+  bool container = kind == AB_HOOK_CREATE_CONTAINER || kind == AB_HOOK_START_CONTAINER;
+  size_t n = 0, k = 0;
+  char **v;
+
+  if (container)
+    from = s->process ? s->process->env.v : NULL;
+  while (from && from[n])
+    n++;
+  v = xcalloc (n + 1, sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    if (container || !ab_str_has_prefix (from[i], AB_EXE_PATH_ENV "="))
+      v[k++] = from[i];
+  return v;
+}
+
 static int
-run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len, ab_error_t *err)
+run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len,
+         ab_error_t *err)
 {
   static char *const empty_env[] = { NULL };
+  _cleanup_free_ char **inherited = h->env_set ? NULL : hook_env (kind, s);
   char *default_argv[] = { h->path, NULL };
   int in[2] = { -1, -1 }, errp[2] = { -1, -1 };
   _cleanup_close_ int pidfd = -1;
@@ -130,8 +161,8 @@ run_one (const struct ab_hook *h, int kind, size_t idx, const char *state, size_
   snprintf (what, sizeof what, "hooks.%s[%zu]", ab_hook_kind_name (kind), idx);
   if (pipe2 (in, O_CLOEXEC) < 0 || pipe2 (errp, O_CLOEXEC) < 0)
     return ab_error_setc (err, AB_EC_HOOK, errno, "%s: pipe", what);
-  r = spawn_hook (h->path, h->args.n ? h->args.v : default_argv, h->env.n ? h->env.v : empty_env, in[0],
-                  errp[1], &pid);
+  r = spawn_hook (h->path, h->args.n ? h->args.v : default_argv,
+                  inherited ? inherited : h->env.n ? h->env.v : empty_env, in[0], errp[1], &pid);
   close (in[0]);
   close (errp[1]);
   if (r != 0)
@@ -261,7 +292,7 @@ ab_hooks_run (const struct ab_spec *s, int kind, const char *state_json, size_t 
   size_t i;
 
   for (i = 0; i < l->n; i++)
-    if (run_one (&l->v[i], kind, i, state_json, state_len, err) < 0)
+    if (run_one (s, &l->v[i], kind, i, state_json, state_len, err) < 0)
       {
         /* runtime.md, step 13: a failing poststop hook is a warning, and
            "the remaining hooks and lifecycle continue as if the hook had

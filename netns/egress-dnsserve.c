@@ -272,7 +272,10 @@ ab_egress_dns_tcp_accept (struct ab_egress *e)
       struct ab_egress_dnsconn *c;
 
       if (fd < 0)
-        return;
+        {
+          ab_egress_accept_failed (e, errno);
+          return;
+        }
       if (e->n_dnsconns >= DNS_MAX_TCP_CONNS)
         {
           close (fd);

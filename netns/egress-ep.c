@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include "netns/egress-internal.h"
 
@@ -44,20 +45,26 @@ ab_egress_buf_pending (const struct ab_egress_buf *b)
 }
 
 void
+ab_egress_buf_reserve (struct ab_egress_buf *b, size_t n)
+{
+  size_t cap = b->cap ? b->cap : 4096;
+
+  if (b->off > 0 && b->off == b->len)
+    b->off = b->len = 0;
+  if (b->len + n <= b->cap)
+    return;
+  while (cap < b->len + n)
+    cap *= 2;
+  b->d = xrealloc (b->d, cap);
+  b->cap = cap;
+}
+
+void
 ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n)
 {
   if (n == 0)
     return;
-  if (b->off > 0 && b->off == b->len)
-    b->off = b->len = 0;
-  if (b->len + n > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 4096;
-      while (cap < b->len + n)
-        cap *= 2;
-      b->d = xrealloc (b->d, cap);
-      b->cap = cap;
-    }
+  ab_egress_buf_reserve (b, n);
   memcpy (b->d + b->len, p, n);
   b->len += n;
 }
@@ -69,10 +76,56 @@ ab_egress_buf_free (struct ab_egress_buf *b)
   memset (b, 0, sizeof *b);
 }
 
+ssize_t
+ab_egress_buf_read (struct ab_egress_buf *b, int fd, size_t max)
+{
+  size_t room, want;
+  ssize_t r;
+
+  /* Slide the unsent bytes to the front when the tail is short: interest
+     is computed from the pending bytes, so a buffer that has room must
+     really take a read (or level-triggered epoll spins). */
+  if (b->off > 0 && (b->off == b->len || b->len + 16384 > max))
+    {
+      memmove (b->d, b->d + b->off, b->len - b->off);
+      b->len -= b->off;
+      b->off = 0;
+    }
+  room = max > b->len ? max - b->len : 0;
+  if (room == 0)
+    return -1;
+  want = room < 65536 ? room : 65536;
+  ab_egress_buf_reserve (b, want);
+  r = recv (fd, b->d + b->len, want, 0);
+  if (r < 0)
+    return errno == EAGAIN || errno == EINTR ? -1 : -2;
+  b->len += (size_t)r;
+  return r;
+}
+
+
 /* The protocol a connection turned out to speak, for its record. */
 void
 ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text)
 {
   c->proto = proto;
   snprintf (c->protocol, sizeof c->protocol, "%s", text);
+}
+
+/* accept4 failed for want of a file descriptor (or of memory): the
+   listener stays readable, and level-triggered epoll would wake the loop
+   for it again at once, forever.  Stop watching the listeners until the
+   next sweep (a connection was closed, or SWEEP_MS passed); the kernel
+   keeps the clients in the listen backlog meanwhile. */
+void
+ab_egress_accept_failed (struct ab_egress *e, int errnum)
+{
+  struct ab_egress_ep *eps[] = { &e->listen_http4, &e->listen_http6, &e->listen_dns_tcp };
+
+  if (errnum != EMFILE && errnum != ENFILE && errnum != ENOBUFS && errnum != ENOMEM)
+    return;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (eps); i++)
+    if (eps[i]->fd >= 0)
+      ab_egress_ep_update (e, eps[i], 0);
+  e->accept_paused = true;
 }

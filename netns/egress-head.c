@@ -1,19 +1,31 @@
 /* The first bytes of a proxy connection: the request head of an HTTP_PROXY
  * client, the ClientHello or Host of a redirected connection, the first
  * bytes inside a CONNECT tunnel.  Each reads what it can into the
- * connection and says what the proxy (egress-proxy.c) does next: wait for
- * more, decide on the name, refuse, or relay. */
+ * connection and says what comes next -- wait for more, decide on the
+ * name, refuse, relay -- which its caller (egress-proxy.c, egress-relay.c)
+ * does: this file calls neither. */
 #include "config.h"
 
 #include "netns/egress-internal.h"
 
 static int
-head_refuse (struct ab_egress_head_refusal *v, int status, const char *rule, const struct ab_egress_addr *addr)
+head_refuse (struct ab_egress_head_verdict *v, int status, const char *rule, const struct ab_egress_addr *addr)
 {
   v->status = status;
   v->rule = rule;
   v->addr = addr;
   return AB_HEAD_REFUSE;
+}
+
+/* The head h is a request the relay frames (ab_egress_relay_request);
+   keep: keep-alive, the relay reads the later requests too. */
+static int
+head_frame (struct ab_egress_head_verdict *v, const struct ab_http_head *h, bool keep, int next)
+{
+  v->frame = true;
+  v->keep = keep;
+  v->h = *h;
+  return next;
 }
 
 /* ---- heads ------------------------------------------------------------ */
@@ -34,7 +46,7 @@ looks_like_http (const uint8_t *p, size_t n)
 
 /* A request to the proxy itself (HTTP_PROXY clients). */
 int
-ab_egress_head_explicit (struct ab_egress_conn *c, struct ab_egress_head_refusal *v)
+ab_egress_head_explicit (struct ab_egress_conn *c, struct ab_egress_head_verdict *v)
 {
   struct ab_http_head h;
   const char *why;
@@ -76,12 +88,14 @@ ab_egress_head_explicit (struct ab_egress_conn *c, struct ab_egress_head_refusal
       return head_refuse (v, 403, "host-mismatch", NULL);
     }
   c->rewritten = ab_http_rewrite_origin ((const char *)c->head.d, &h, &c->rewritten_len);
-  return AB_HEAD_DECIDE;
+  /* One request: the rewrite asked the upstream to close after it, and
+     the next one could name another host. */
+  return head_frame (v, &h, false, AB_HEAD_DECIDE);
 }
 
 /* A redirected connection: the name comes from the ClientHello or Host. */
 int
-ab_egress_head_transparent (struct ab_egress_conn *c, struct ab_egress_head_refusal *v)
+ab_egress_head_transparent (struct ab_egress_conn *c, struct ab_egress_head_verdict *v)
 {
   char sni[AB_EGRESS_NAME_MAX + 1];
   struct ab_http_head h;
@@ -136,18 +150,22 @@ ab_egress_head_transparent (struct ab_egress_conn *c, struct ab_egress_head_refu
       return head_refuse (v, 400, "http-malformed", &c->odst);
     }
   snprintf (c->name, sizeof c->name, "%s", h.host_hdr);
-  return AB_HEAD_DECIDE;
+  /* Sent as it is, keep-alive included: the relay checks every later
+     request's Host against this decision. */
+  c->forward_from = h.head_len;
+  return head_frame (v, &h, true, AB_HEAD_DECIDE);
 }
 
 /* Inside a CONNECT tunnel: the first client bytes must not name another
    host than the CONNECT did (domain fronting, a ClientHello for a listed
    name smuggled to an unlisted one is handled by the CONNECT decision). */
 int
-ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_head_refusal *v)
+ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_head_verdict *v)
 {
   char sni[AB_EGRESS_NAME_MAX + 1], proto[24];
   struct ab_http_head h;
   const char *why, *name = NULL, *bad = NULL;
+  bool http = false;
   int r;
 
   snprintf (proto, sizeof proto, "%s", c->protocol);
@@ -171,6 +189,7 @@ ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_
         bad = "http-malformed";
       else if (h.has_host && !c->literal && strcmp (h.host_hdr, c->name) != 0)
         bad = "host-mismatch", name = h.host_hdr;
+      http = true;
       snprintf (proto, sizeof proto, "http-host");
     }
   if (bad != NULL)
@@ -180,11 +199,13 @@ ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_
       c->tls = c->head.d[0] == 0x16;
       return head_refuse (v, 403, NULL, NULL);
     }
-  ab_egress_buf_append (&c->c2u, c->head.d, c->head.len);
-  ab_egress_buf_free (&c->head);
-  c->state = AB_CS_RELAY;
-  c->deadline = 0;
-  return AB_HEAD_MORE; /* the update that follows reads the new state */
+  /* HTTP in the tunnel is read request by request like any plain HTTP;
+     TLS and other protocols pass as they come (the CONNECT decision is for
+     the stream). */
+  if (http)
+    return head_frame (v, &h, true, AB_HEAD_RELAY);
+  c->fr = AB_FR_BLIND;
+  return AB_HEAD_RELAY;
 
 more:
   if (c->deadline == 0)

@@ -138,6 +138,33 @@ parse_target (const char *t, size_t len, size_t t_off, struct ab_http_head *h, c
   return AB_HTTP_OK;
 }
 
+static bool
+header_is (const char *line, const char *colon, const char *name)
+{
+  return (size_t)(colon - line) == strlen (name) && strncasecmp (line, name, strlen (name)) == 0;
+}
+
+/* Content-Length: digits only; a repeated header must repeat the value. */
+static int
+parse_length (const char *v, size_t len, struct ab_http_head *h, const char **why)
+{
+  uint64_t n = 0;
+
+  if (len == 0 || len > 18)
+    return (*why = "invalid Content-Length"), AB_HTTP_BAD;
+  for (size_t i = 0; i < len; i++)
+    {
+      if (!isdigit ((unsigned char)v[i]))
+        return (*why = "invalid Content-Length"), AB_HTTP_BAD;
+      n = n * 10 + (uint64_t)(v[i] - '0');
+    }
+  if (h->has_length && h->content_length != n)
+    return (*why = "conflicting Content-Length headers"), AB_HTTP_BAD;
+  h->has_length = true;
+  h->content_length = n;
+  return AB_HTTP_OK;
+}
+
 static int
 parse_header (const char *line, size_t len, struct ab_http_head *h, const char **why)
 {
@@ -155,15 +182,28 @@ parse_header (const char *line, size_t len, struct ab_http_head *h, const char *
   for (const char *p = colon + 1; p < end; p++)
     if ((unsigned char)*p < 0x20 && *p != '\t')
       return (*why = "control byte in a header value"), AB_HTTP_BAD;
-  if ((size_t)(colon - line) != 4 || strncasecmp (line, "host", 4) != 0)
-    return AB_HTTP_OK;
-  if (h->has_host)
-    return (*why = "more than one Host header"), AB_HTTP_BAD;
-  h->has_host = true;
   for (v = colon + 1; v < end && (*v == ' ' || *v == '\t'); v++)
     ;
   while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
     end--;
+  if (header_is (line, colon, "content-length"))
+    return parse_length (v, (size_t)(end - v), h, why);
+  if (header_is (line, colon, "transfer-encoding"))
+    {
+      /* Only "chunked" alone: with another coding before it the upstream
+         may or may not decode, and the body would end elsewhere for it. */
+      if (h->chunked || (size_t)(end - v) != 7 || strncasecmp (v, "chunked", 7) != 0)
+        return (*why = "unsupported transfer coding"), AB_HTTP_BAD;
+      h->chunked = true;
+      return AB_HTTP_OK;
+    }
+  if (header_is (line, colon, "upgrade"))
+    h->upgrade = true;
+  if (!header_is (line, colon, "host"))
+    return AB_HTTP_OK;
+  if (h->has_host)
+    return (*why = "more than one Host header"), AB_HTTP_BAD;
+  h->has_host = true;
   if (ab_http_parse_authority (v, (size_t)(end - v), h->host_hdr, sizeof h->host_hdr, &h->host_hdr_port,
                                &port_given)
       < 0)
@@ -223,7 +263,112 @@ ab_http_parse_head (const char *buf, size_t len, struct ab_http_head *h, const c
         return AB_HTTP_BAD;
       off = (size_t)(cr - buf) + 2;
     }
+  /* RFC 9112 6.1: a request with both is an attack or a broken client; an
+     HTTP/1.0 server knows no chunked coding at all. */
+  if (h->chunked && (h->has_length || h->minor == 0))
+    return (*why = "Transfer-Encoding with Content-Length or in HTTP/1.0"), AB_HTTP_BAD;
   return AB_HTTP_OK;
+}
+
+/* ---- chunked bodies --------------------------------------------------- */
+
+enum
+{
+  CH_SIZE,    /* hex digits of the chunk size */
+  CH_EXT,     /* ";name=value" up to the CR */
+  CH_SIZE_LF, /* the LF after the size line */
+  CH_DATA,    /* `left` data bytes */
+  CH_DATA_CR, /* the CRLF after the data */
+  CH_DATA_LF,
+  CH_TRAILER, /* start of a trailer line, or the final CRLF */
+  CH_TRAILER_LINE,
+  CH_TRAILER_LF,
+  CH_FINAL_LF,
+};
+
+static int
+hexval (uint8_t c)
+{
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+ssize_t
+ab_http_chunked_scan (struct ab_http_chunked *s, const uint8_t *p, size_t n, bool *done)
+{
+  size_t i = 0;
+
+  *done = false;
+  while (i < n)
+    {
+      uint8_t c = p[i];
+      switch (s->state)
+        {
+        case CH_SIZE:
+          if (hexval (c) >= 0 && s->digits < 15)
+            {
+              s->left = s->left * 16 + (uint64_t)hexval (c);
+              s->digits++;
+              break;
+            }
+          if (s->digits == 0 || (c != ';' && c != '\r'))
+            return -1;
+          s->state = c == ';' ? CH_EXT : CH_SIZE_LF;
+          break;
+        case CH_EXT:
+          if (c == '\r')
+            s->state = CH_SIZE_LF;
+          else if (c == '\n' || (c < 0x20 && c != '\t') || c == 0x7f)
+            return -1;
+          break;
+        case CH_SIZE_LF:
+          if (c != '\n')
+            return -1;
+          s->state = s->left > 0 ? CH_DATA : CH_TRAILER;
+          break;
+        case CH_DATA:
+          {
+            size_t k = n - i < s->left ? n - i : (size_t)s->left;
+            s->left -= k;
+            i += k;
+            if (s->left == 0)
+              s->state = CH_DATA_CR;
+            continue;
+          }
+        case CH_DATA_CR:
+        case CH_TRAILER_LF:
+          if (c != (s->state == CH_DATA_CR ? '\r' : '\n'))
+            return -1;
+          s->state = s->state == CH_DATA_CR ? CH_DATA_LF : CH_TRAILER;
+          break;
+        case CH_DATA_LF:
+          if (c != '\n')
+            return -1;
+          s->state = CH_SIZE;
+          s->digits = 0;
+          break;
+        case CH_TRAILER:
+          s->state = c == '\r' ? CH_FINAL_LF : CH_TRAILER_LINE;
+          if (c == '\n' || c == ' ' || c == '\t')
+            return -1;
+          break;
+        case CH_TRAILER_LINE:
+          if (c == '\r')
+            s->state = CH_TRAILER_LF;
+          else if (c == '\n' || c == '\0')
+            return -1;
+          break;
+        case CH_FINAL_LF:
+          if (c != '\n')
+            return -1;
+          *done = true;
+          return (ssize_t)i + 1;
+        }
+      i++;
+    }
+  return (ssize_t)i;
 }
 
 static bool

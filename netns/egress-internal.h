@@ -116,6 +116,15 @@ struct ab_http_head
   bool has_host;
   char host_hdr[AB_EGRESS_NAME_MAX + 3]; /* Host header's host, normalised like `host` */
   uint16_t host_hdr_port;                /* 0 when the header had no port */
+  /* Where the body ends (RFC 9112 6.3, requests): a chunked body, else
+     Content-Length bytes, else none.  Framing two parsers could read
+     differently (both headers, two lengths, a coding other than chunked)
+     is refused, so the proxy and the upstream agree on where the next
+     request starts. */
+  bool chunked;
+  bool has_length; /* a Content-Length header */
+  uint64_t content_length;
+  bool upgrade; /* an Upgrade header: the connection may stop being HTTP */
 };
 
 enum
@@ -128,6 +137,19 @@ enum
 
 /* Parse a request head.  *why gets a short reason on AB_HTTP_BAD. */
 int ab_http_parse_head (const char *buf, size_t len, struct ab_http_head *h, const char **why);
+
+/* A chunked request body read as it streams by (RFC 9112 7.1), strictly:
+   CRLF only, hex sizes of at most 15 digits, trailer lines without bare CR
+   or LF.  Zero-initialise, then feed it the bytes in order. */
+struct ab_http_chunked
+{
+  int state;
+  uint64_t left; /* data bytes of the current chunk still to come */
+  unsigned digits;
+};
+/* How many of the n bytes belong to the body (all, or up to its last
+   byte: *done is then set), or -1 when they cannot be a chunked body. */
+ssize_t ab_http_chunked_scan (struct ab_http_chunked *s, const uint8_t *p, size_t n, bool *done);
 /* The head to send upstream for an absolute-form request: origin-form
    request line, the client's headers minus Proxy-* and Connection/Keep-Alive,
    Host added when the client sent none, and "Connection: close" (one request
@@ -190,6 +212,11 @@ struct ab_egress_name
   size_t n_addrs;
   const char *refusal; /* why a FAILED name failed, when it is not the resolver */
   struct ab_egress_waiter *waiters;
+  /* The proxy's SSRF verdict per address (NULL: may be connected to) and
+     when it was taken: the host-local probe costs four syscalls an address,
+     so a connection reuses a verdict younger than AB_EGRESS_PROBE_MS. */
+  const char *verdict[AB_EGRESS_MAX_ADDRS];
+  uint64_t verdict_ms; /* 0: never taken */
 };
 
 enum
@@ -222,6 +249,18 @@ struct ab_egress_job
   struct ab_egress_addr addrs[AB_EGRESS_MAX_ADDRS];
   size_t n_addrs;
 };
+
+/* A pipe the relay splices through (egress-relay.c); rd < 0: none. */
+struct ab_egress_pipe
+{
+  int rd, wr;
+  size_t len; /* bytes inside */
+  bool full;  /* the last splice into it found no room (or nothing to read): wait for it to drain */
+  bool big;   /* grown past the default size (counted in n_big_pipes) */
+};
+
+#define AB_EGRESS_PIPE_POOL 32 /* empty pipes kept for the next connections */
+#define AB_EGRESS_BIG_PIPES 64 /* pipes grown for bulk transfers, at once */
 
 struct ab_egress
 {
@@ -257,6 +296,12 @@ struct ab_egress
   size_t n_udpqs;
 
   struct ab_egress_record record;
+
+  struct ab_egress_pipe pipes[AB_EGRESS_PIPE_POOL]; /* empty, ready for reuse */
+  size_t n_pipes;
+  size_t n_big_pipes;
+  size_t n_pipes_open, pipes_max; /* every pipe (in use and pooled), and the fd budget for them */
+  bool accept_paused;             /* out of fds: the listeners are not watched until the next sweep */
   ab_egress_resolved_fn resolved; /* set by the engine before the resolver starts */
 };
 
@@ -267,9 +312,11 @@ enum
   AB_WAIT_CONN,
 };
 
-/* egress-ep.c: epoll registrations. */
+/* egress-ep.c: epoll registrations, and the listeners' back-off. */
 int ab_egress_ep_update (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
 void ab_egress_ep_remove (struct ab_egress *e, struct ab_egress_ep *ep);
+/* A listener's accept4 failed with errnum. */
+void ab_egress_accept_failed (struct ab_egress *e, int errnum);
 
 /* egress-resolve.c: look a name up in the pin table; when it is resolved
    (or pinned) return it, else register the waiter, start a resolution if
@@ -281,8 +328,6 @@ void ab_egress_resolver_stop (struct ab_egress *e);
 /* Move finished jobs into the pin table and wake their waiters. */
 void ab_egress_resolver_collect (struct ab_egress *e);
 void ab_egress_names_free (struct ab_egress *e);
-/* Whether addr is one of the name's pinned addresses. */
-bool ab_egress_name_has_addr (const struct ab_egress_name *n, const struct ab_egress_addr *addr);
 
 /* egress-dnsserve.c */
 void ab_egress_dns_udp_ready (struct ab_egress *e);
@@ -295,11 +340,11 @@ void ab_egress_dns_sweep (struct ab_egress *e, uint64_t now_ms, bool all);
 void ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener);
 void ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
 void ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_name *n);
-
 void ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now_ms, bool all);
 
-/* ---- proxy connections (egress-proxy.c, egress-head.c) ----------------- */
+/* ---- proxy connections (egress-proxy.c, egress-head.c, egress-relay.c) - */
 
+#define AB_EGRESS_PROBE_MS 1000
 #define RELAY_BUF 65536
 #define HEAD_MAX (AB_TLS_MAX_HELLO + 4096) /* a ClientHello split into many records, or an HTTP head */
 #define CLOSE_LINGER_MS 2000
@@ -321,6 +366,17 @@ struct ab_egress_buf
   size_t len, off, cap;
 };
 
+/* How the relay reads what the client sends upstream (egress-relay.c). */
+enum ab_egress_framing
+{
+  AB_FR_BLIND,   /* not HTTP (TLS, another protocol in a tunnel): passed as it comes */
+  AB_FR_HEAD,    /* the next request head: parsed and checked before it is sent */
+  AB_FR_BODY,    /* body_left bytes of the current request */
+  AB_FR_CHUNKED, /* a chunked body, read as it passes */
+  AB_FR_UPGRADE, /* after an Upgrade request: nothing more until the status (101: blind) */
+  AB_FR_DONE,    /* no more requests on this connection: what the client sends is dropped */
+};
+
 struct ab_egress_conn
 {
   struct ab_egress_conn *prev, *next;
@@ -331,9 +387,19 @@ struct ab_egress_conn
   bool tls;                   /* transparent: the head is a ClientHello */
   struct ab_egress_addr odst; /* transparent: the original destination */
   uint16_t oport;
-  struct ab_egress_buf head; /* client bytes not yet decided on */
+  struct ab_egress_buf head; /* client bytes not yet decided on, then not yet framed (head.off stays 0) */
   struct ab_egress_buf c2u, u2c;
-  size_t forward_from; /* head bytes before this are replaced by `rewritten` */
+  struct ab_egress_pipe c2u_pipe, u2c_pipe; /* spliced bytes, behind the buffers' */
+  bool c2u_nopipe, u2c_nopipe;              /* no pipe to be had: copy through the buffers */
+  int fr;                                   /* enum ab_egress_framing of the client's bytes */
+  bool fr_keep;                             /* more requests may follow the current one */
+  bool fr_upgrade;                          /* the current request has an Upgrade header */
+  unsigned n_requests;                      /* requests sent upstream in full */
+  uint64_t body_left;
+  struct ab_http_chunked chunk;
+  char status[12]; /* AB_FR_UPGRADE: the first bytes of the answer */
+  size_t status_len;
+  size_t forward_from; /* head bytes before this are sent (or replaced by `rewritten`) once connected */
   char *rewritten;     /* absolute-URI request rewritten to origin form */
   size_t rewritten_len;
   char name[AB_EGRESS_NAME_MAX + 3];
@@ -344,33 +410,72 @@ struct ab_egress_conn
   struct ab_egress_addr cand[AB_EGRESS_MAX_ADDRS];
   size_t n_cand, i_cand;
   bool c_eof, u_eof, u_wshut, c_wshut;
+  bool c2u_closed; /* a later request was refused: nothing more goes upstream */
   uint64_t deadline, last_io;
 };
 
 /* egress-ep.c: the clock, buffers and protocol label of a connection. */
 uint64_t ab_egress_now_ms (void);
+/* Room for n more bytes at the end of b. */
+void ab_egress_buf_reserve (struct ab_egress_buf *b, size_t n);
 void ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n);
 void ab_egress_buf_free (struct ab_egress_buf *b);
 size_t ab_egress_buf_pending (const struct ab_egress_buf *b);
+/* Read from fd into b while it has room below max.  Returns bytes read, 0 on
+   EOF, -1 on EAGAIN, -2 on error. */
+ssize_t ab_egress_buf_read (struct ab_egress_buf *b, int fd, size_t max);
 void ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text);
 
 /* egress-head.c: the first bytes of a connection, to the proxy itself,
-   redirected, or inside a CONNECT tunnel.  Each returns what the proxy
-   does next; a refusal fills *v. */
+   redirected, or inside a CONNECT tunnel.  Each returns what its caller
+   does next, and fills *v for it. */
 enum ab_egress_head_next
 {
-  AB_HEAD_MORE,   /* update the connection (wait for bytes, or relay) */
+  AB_HEAD_MORE,   /* update the connection: wait for more bytes */
   AB_HEAD_DECIDE, /* c->name and c->port are read: decide, resolve, connect */
-  AB_HEAD_REFUSE, /* refuse as *v says */
+  AB_HEAD_REFUSE, /* refuse as v says */
+  AB_HEAD_RELAY,  /* the tunnel's first bytes passed: relay */
 };
-struct ab_egress_head_refusal
+struct ab_egress_head_verdict
 {
-  int status;                        /* the HTTP status */
-  const char *rule;                  /* recorded when not NULL */
-  const struct ab_egress_addr *addr; /* the destination to record, or NULL */
+  int status;                        /* REFUSE: the HTTP status */
+  const char *rule;                  /* REFUSE: recorded when not NULL */
+  const struct ab_egress_addr *addr; /* REFUSE: the destination to record, or NULL */
+  bool frame;                        /* DECIDE, RELAY: h is a request the relay frames */
+  bool keep;                         /* ... with keep-alive (the later requests are read too) */
+  struct ab_http_head h;
 };
-int ab_egress_head_explicit (struct ab_egress_conn *c, struct ab_egress_head_refusal *v);
-int ab_egress_head_transparent (struct ab_egress_conn *c, struct ab_egress_head_refusal *v);
-int ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_head_refusal *v);
+int ab_egress_head_explicit (struct ab_egress_conn *c, struct ab_egress_head_verdict *v);
+int ab_egress_head_transparent (struct ab_egress_conn *c, struct ab_egress_head_verdict *v);
+int ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_head_verdict *v);
+
+/* egress-relay.c: the sockets of a connection (interest, close, refusal)
+   and the relay of a decided one. */
+void ab_egress_conn_close (struct ab_egress *e, struct ab_egress_conn *c);
+/* Recompute both sockets' epoll interest from the state and the queues. */
+void ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c);
+/* Refuse: record the decision (when rule is set), answer what the client
+   understands (HTTP status, TLS alert, or nothing inside a tunnel), close
+   once flushed. */
+void ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
+                            const struct ab_egress_addr *addr);
+/* The framing of a request whose head goes upstream now (the first one at
+   the decision, the later ones as the relay reads them). */
+void ab_egress_relay_request (struct ab_egress_conn *c, const struct ab_http_head *h, bool keep);
+/* Connected: send `first` (n bytes: the decided head, or nothing), drop
+   `consume` bytes of c->head, frame the rest as c->fr says; the state
+   becomes AB_CS_RELAY. */
+void ab_egress_relay_start (struct ab_egress *e, struct ab_egress_conn *c, const void *first, size_t n,
+                            size_t consume);
+/* Write what is queued both ways, propagate half-closes, update interest. */
+/* The first bytes inside a CONNECT tunnel, as egress-head.c judges them:
+   wait, refuse, or relay (HTTP framed request by request, anything else
+   as it comes). */
+void ab_egress_relay_tunnel (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_relay_kick (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_relay_event (struct ab_egress *e, struct ab_egress_conn *c, bool client, uint32_t events);
+/* Give back a connection's pipes (to the pool when empty). */
+void ab_egress_relay_release (struct ab_egress *e, struct ab_egress_conn *c);
+void ab_egress_pipes_free (struct ab_egress *e);
 
 #endif

@@ -5,16 +5,30 @@
 
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "netns/egress-internal.h"
 
 #define DEFAULT_HTTP_PORT 3128
 #define SWEEP_MS 250
+
+static void
+accept_resume (struct ab_egress *e)
+{
+  struct ab_egress_ep *eps[] = { &e->listen_http4, &e->listen_http6, &e->listen_dns_tcp };
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (eps); i++)
+    if (eps[i]->fd >= 0)
+      ab_egress_ep_update (e, eps[i], EPOLLIN);
+  e->accept_paused = false;
+}
 
 /* ---- listeners, made inside the container's netns --------------------- */
 
@@ -46,6 +60,9 @@ mk_socket (struct mk_listeners *m, int family, int type, uint16_t port, const ch
   /* No SO_REUSEADDR on UDP and no SO_REUSEPORT at all: either would let a
      process in the container bind the same port and take our traffic. */
   if (type == SOCK_STREAM && setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+    goto fail;
+  /* Accepted sockets inherit it: the relay writes what it has at once. */
+  if (type == SOCK_STREAM && setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
     goto fail;
   if (family == AF_INET6 && setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
     goto fail;
@@ -169,6 +186,14 @@ loop_main (void *arg)
   struct ab_egress *e = arg;
   struct epoll_event evs[64];
   uint64_t last_sweep = ab_egress_now_ms ();
+  sigset_t pipe_sig;
+
+  /* splice(2) to a socket whose peer is gone raises SIGPIPE (it has no
+     MSG_NOSIGNAL): blocked here, it stays pending on this thread, and the
+     write fails with EPIPE as it should. */
+  sigemptyset (&pipe_sig);
+  sigaddset (&pipe_sig, SIGPIPE);
+  pthread_sigmask (SIG_BLOCK, &pipe_sig, NULL);
 
   while (!e->stopping)
     {
@@ -217,6 +242,8 @@ loop_main (void *arg)
           ab_egress_dns_sweep (e, now, false);
           e->reap_pending = false; /* the sweeps freed what they closed too */
           last_sweep = now;
+          if (e->accept_paused)
+            accept_resume (e);
         }
     }
   ab_egress_proxy_sweep (e, ab_egress_now_ms (), true);
@@ -260,6 +287,7 @@ ab_egress_stop (struct ab_egress *e)
   close_ep (e, &e->dns_udp);
   close_ep (e, &e->wake);
   e->wake_fd = -1;
+  ab_egress_pipes_free (e);
   if (e->epfd >= 0)
     close (e->epfd);
   e->epfd = -1;
@@ -300,6 +328,7 @@ ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab
 {
   _cleanup_ (egress_freep) struct ab_egress *e = xzalloc (sizeof *e);
   struct ab_egress_ep *eps[5];
+  struct rlimit nofile;
   int r;
 
   e->epfd = e->wake_fd = -1;
@@ -318,6 +347,11 @@ ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab
     e->opt.max_decisions = 10000;
   ab_egress_policy_copy (&e->policy, p);
   ab_egress_record_init (&e->record, e->opt.max_decisions);
+  /* Pipes may take a quarter of the process's file descriptors (the engine
+     shares them with the supervisor); past that the relay copies. */
+  e->pipes_max = getrlimit (RLIMIT_NOFILE, &nofile) < 0 || nofile.rlim_cur == RLIM_INFINITY
+                     ? SIZE_MAX
+                     : (size_t)nofile.rlim_cur / 8;
 
   e->epfd = epoll_create1 (EPOLL_CLOEXEC);
   if (e->epfd < 0)

@@ -1,12 +1,20 @@
 /* The HTTP/CONNECT proxy and the transparent capture, one connection at a
  * time: read the head (request or ClientHello), decide on the name, connect
- * from the host netns to a pinned and checked address, relay with bounded
- * buffers.  The invariant every path keeps: bytes from the container only
- * ever reach an address that is pinned for a name the policy allows (or a
- * literal it lists), and that is not private, local or metadata. */
+ * from the host netns to a pinned and checked address, then hand the
+ * connection to the relay (egress-relay.c).  The invariant every path
+ * keeps: bytes from the container only ever reach an address that is
+ * pinned for a name the policy allows (or a literal it lists), and that is
+ * not private, local or metadata.
+ *
+ * Per connection the work is kept to what the decision needs: the head is
+ * read as soon as the connection is accepted (it has usually arrived), the
+ * upstream connect is checked for completion at once (over a veth it has
+ * usually completed), what is read is written in the same turn, and the
+ * host-local probe of an address is reused for a second (AB_EGRESS_PROBE_MS). */
 #include "config.h"
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -21,71 +29,6 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-/* Read from fd into b while it has room below max.  Returns bytes read, 0 on
-   EOF, -1 on EAGAIN, -2 on error. */
-static ssize_t
-buf_read (struct ab_egress_buf *b, int fd, size_t max)
-{
-  uint8_t tmp[16384];
-  size_t room;
-  ssize_t r;
-
-  /* Slide the unsent bytes to the front when the tail is short: interest
-     is computed from the pending bytes, so a buffer that has room must
-     really take a read (or level-triggered epoll spins). */
-  if (b->off > 0 && (b->off == b->len || b->len + sizeof tmp > max))
-    {
-      memmove (b->d, b->d + b->off, b->len - b->off);
-      b->len -= b->off;
-      b->off = 0;
-    }
-  room = max > b->len ? max - b->len : 0;
-  if (room == 0)
-    return -1;
-  r = recv (fd, tmp, room < sizeof tmp ? room : sizeof tmp, 0);
-  if (r < 0)
-    return errno == EAGAIN || errno == EINTR ? -1 : -2;
-  if (r > 0)
-    ab_egress_buf_append (b, tmp, (size_t)r);
-  return r;
-}
-
-static ssize_t
-buf_write (struct ab_egress_buf *b, int fd)
-{
-  ssize_t w = send (fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
-
-  if (w < 0)
-    return errno == EAGAIN || errno == EINTR ? 0 : -1;
-  b->off += (size_t)w;
-  return w;
-}
-
-/* ---- life ------------------------------------------------------------- */
-
-static void
-conn_close (struct ab_egress *e, struct ab_egress_conn *c)
-{
-  if (c->dead)
-    return;
-  c->dead = true;
-  e->reap_pending = true;
-  if (c->state == AB_CS_RESOLVING)
-    ab_egress_name_cancel (e, c);
-  if (c->cep.fd >= 0)
-    {
-      ab_egress_ep_remove (e, &c->cep);
-      close (c->cep.fd);
-      c->cep.fd = -1;
-    }
-  if (c->uep.fd >= 0)
-    {
-      ab_egress_ep_remove (e, &c->uep);
-      close (c->uep.fd);
-      c->uep.fd = -1;
-    }
-}
-
 static void
 conn_free (struct ab_egress *e, struct ab_egress_conn *c)
 {
@@ -99,105 +42,12 @@ conn_free (struct ab_egress *e, struct ab_egress_conn *c)
   ab_egress_buf_free (&c->head);
   ab_egress_buf_free (&c->c2u);
   ab_egress_buf_free (&c->u2c);
+  ab_egress_relay_release (e, c);
   free (c->rewritten);
   free (c);
 }
 
-/* Recompute both sockets' epoll interest from the state and the buffers
-   (level-triggered: a side is read only while its buffer has room, which
-   is the backpressure). */
-static void
-conn_update (struct ab_egress *e, struct ab_egress_conn *c)
-{
-  uint32_t cev = 0, uev = 0;
-
-  if (c->dead)
-    return;
-  switch (c->state)
-    {
-    case AB_CS_HEAD:
-      cev = EPOLLIN;
-      break;
-    case AB_CS_RESOLVING:
-      break;
-    case AB_CS_CONNECTING:
-      uev = EPOLLOUT;
-      break;
-    case AB_CS_INSPECT:
-      cev = EPOLLIN;
-      if (!c->u_eof && ab_egress_buf_pending (&c->u2c) < RELAY_BUF)
-        uev |= EPOLLIN;
-      break;
-    case AB_CS_RELAY:
-      if (!c->c_eof && ab_egress_buf_pending (&c->c2u) < RELAY_BUF)
-        cev |= EPOLLIN;
-      if (!c->u_eof && ab_egress_buf_pending (&c->u2c) < RELAY_BUF)
-        uev |= EPOLLIN;
-      if (ab_egress_buf_pending (&c->c2u) > 0)
-        uev |= EPOLLOUT;
-      break;
-    case AB_CS_CLOSING:
-      cev = ab_egress_buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
-      break;
-    }
-  if (ab_egress_buf_pending (&c->u2c) > 0 && !c->c_wshut)
-    cev |= EPOLLOUT;
-  if ((c->cep.fd >= 0 && ab_egress_ep_update (e, &c->cep, cev) < 0)
-      || (c->uep.fd >= 0 && ab_egress_ep_update (e, &c->uep, uev) < 0))
-    conn_close (e, c);
-}
-
-/* Refuse: record the decision (when rule is set), send what the client can
-   understand (HTTP status, TLS alert, or nothing inside a tunnel), and close
-   once it is flushed. */
-static void
-conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
-                       const struct ab_egress_addr *addr)
-{
-  static const uint8_t tls_alert[] = { 0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31 }; /* fatal access_denied */
-  const char *reason = status == 403   ? "Forbidden"
-                       : status == 400 ? "Bad Request"
-                       : status == 408 ? "Request Timeout"
-                       : status == 431 ? "Request Header Fields Too Large"
-                       : status == 502 ? "Bad Gateway"
-                       : status == 503 ? "Service Unavailable"
-                                       : "Gateway Timeout";
-  char body[AB_EGRESS_NAME_MAX + 128], msg[AB_EGRESS_NAME_MAX + 512];
-  int bl, ml;
-
-  if (rule != NULL)
-    ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, addr, c->port, false, rule);
-  if (c->state == AB_CS_RESOLVING)
-    ab_egress_name_cancel (e, c);
-  if (c->uep.fd >= 0)
-    {
-      ab_egress_ep_remove (e, &c->uep);
-      close (c->uep.fd);
-      c->uep.fd = -1;
-    }
-  ab_egress_buf_free (&c->u2c);
-  if (c->tls)
-    ab_egress_buf_append (&c->u2c, tls_alert, sizeof tls_alert);
-  else if (c->state == AB_CS_INSPECT)
-    ; /* inside a tunnel that is not TLS: just close */
-  else
-    {
-      bl = snprintf (body, sizeof body, "agentbox egress: %s %s\n", rule ? rule : reason, c->name);
-      ml = snprintf (
-          msg, sizeof msg,
-          "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n"
-          "X-Agentbox-Egress: %s\r\n\r\n%s",
-          status, reason, bl, rule ? rule : reason, body);
-      ab_egress_buf_append (&c->u2c, msg, (size_t)ml);
-    }
-  c->state = AB_CS_CLOSING;
-  c->deadline = ab_egress_now_ms () + CLOSE_LINGER_MS;
-  conn_update (e, c);
-}
-
 /* ---- upstream --------------------------------------------------------- */
-
-static void conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c);
 
 /* The SSRF check, plus one the range table cannot know: an address that is
    configured on the host itself (its public IP reaches host services).  A
@@ -227,6 +77,22 @@ candidate_refusal (const struct ab_egress_addr *a)
   return ab_egress_addr_equal (&la, a) ? "ssrf:host-local" : NULL;
 }
 
+/* candidate_refusal of a resolved name's i-th address, taken again once the
+   verdicts are AB_EGRESS_PROBE_MS old.  A resolved name's addresses never
+   change (pinned), so the verdicts stay theirs; the host's own addresses
+   may, which is why they age at all. */
+static const char *
+name_refusal (struct ab_egress_name *n, size_t i, uint64_t now)
+{
+  if (n->verdict_ms == 0 || now - n->verdict_ms >= AB_EGRESS_PROBE_MS)
+    {
+      for (size_t k = 0; k < n->n_addrs; k++)
+        n->verdict[k] = candidate_refusal (&n->addrs[k]);
+      n->verdict_ms = now ? now : 1;
+    }
+  return n->verdict[i];
+}
+
 static void
 conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
 {
@@ -243,20 +109,23 @@ conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
       memmove (c->head.d, c->head.d + c->forward_from, c->head.len - c->forward_from);
       c->head.len -= c->forward_from;
       c->forward_from = 0;
-      conn_update (e, c);
+      if (c->head.len > 0)
+        ab_egress_relay_tunnel (e, c);
+      if (!c->dead && c->state == AB_CS_INSPECT)
+        ab_egress_relay_kick (e, c);
       return;
     }
-  if (c->rewritten)
-    ab_egress_buf_append (&c->c2u, c->rewritten, c->rewritten_len);
-  ab_egress_buf_append (&c->c2u, c->head.d + c->forward_from, c->head.len - c->forward_from);
-  ab_egress_buf_free (&c->head);
-  c->state = AB_CS_RELAY;
-  conn_update (e, c);
+  /* The decided head (rewritten, or as the client sent it), then what
+     follows it, framed by the relay. */
+  ab_egress_relay_start (e, c, c->rewritten ? c->rewritten : (const char *)c->head.d,
+                         c->rewritten ? c->rewritten_len : c->forward_from, c->forward_from);
 }
 
 static void
 conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
 {
+  static const int one = 1;
+
   while (c->i_cand < c->n_cand)
     {
       struct ab_egress_addr *a = &c->cand[c->i_cand++];
@@ -274,32 +143,39 @@ conn_connect_next (struct ab_egress *e, struct ab_egress_conn *c)
       fd = socket (a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
       if (fd < 0)
         continue;
+      /* The relay writes what it got as it gets it: without NODELAY the
+         tail of a request body waits for the ACK of its head, which a
+         server delays while it waits for the body. */
+      (void)setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       ab_egress_addr_to_sockaddr (a, c->port, &ss, &sl);
-      c->uep.fd = fd;
-      c->uep.events = 0;
-      if (connect (fd, (struct sockaddr *)&ss, sl) == 0)
+      c->uep = (struct ab_egress_ep){ .kind = AB_EP_UPSTREAM, .fd = fd, .owner = c };
+      /* Over a veth the handshake usually completes inside connect(): a
+         second connect() says so (0) without an epoll round (EALREADY). */
+      if (connect (fd, (struct sockaddr *)&ss, sl) == 0
+          || (errno == EINPROGRESS && connect (fd, (struct sockaddr *)&ss, sl) == 0))
         {
           conn_connected (e, c);
           return;
         }
-      if (errno == EINPROGRESS)
+      if (errno == EINPROGRESS || errno == EALREADY)
         {
           c->state = AB_CS_CONNECTING;
           c->deadline = ab_egress_now_ms () + e->opt.connect_timeout_ms;
-          conn_update (e, c);
+          ab_egress_conn_update (e, c);
           return;
         }
     }
-  conn_refuse (e, c, 502, NULL, NULL);
+  ab_egress_conn_refuse (e, c, 502, NULL, NULL);
 }
 
 /* The name's addresses are known: pick the candidates and connect. */
 static void
-conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_egress_name *n,
-                 const char *rule)
+conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_name *n, const char *rule)
 {
   const char *refusal = NULL;
   const struct ab_egress_addr *first = NULL;
+  uint64_t now = ab_egress_now_ms ();
+  size_t i;
 
   c->n_cand = c->i_cand = 0;
   if (c->transparent)
@@ -307,23 +183,25 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
       /* The client connected to an address of its own choosing: it must be
          one the name is pinned to, or an allowed SNI would carry the bytes
          to any host. */
-      if (!c->literal && !ab_egress_name_has_addr (n, &c->odst))
+      for (i = 0; i < n->n_addrs && !ab_egress_addr_equal (&n->addrs[i], &c->odst); i++)
+        ;
+      if (i == n->n_addrs)
         {
-          conn_refuse (e, c, 403, "not-pinned", &c->odst);
+          ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
           return;
         }
-      refusal = candidate_refusal (&c->odst);
+      refusal = name_refusal (n, i, now);
       if (refusal != NULL)
         {
-          conn_refuse (e, c, 403, refusal, &c->odst);
+          ab_egress_conn_refuse (e, c, 403, refusal, &c->odst);
           return;
         }
       c->cand[c->n_cand++] = c->odst;
     }
   else
-    for (size_t i = 0; i < n->n_addrs; i++)
+    for (i = 0; i < n->n_addrs; i++)
       {
-        const char *r = candidate_refusal (&n->addrs[i]);
+        const char *r = name_refusal (n, i, now);
         if (r == NULL)
           c->cand[c->n_cand++] = n->addrs[i];
         else if (refusal == NULL)
@@ -331,7 +209,7 @@ conn_have_addrs (struct ab_egress *e, struct ab_egress_conn *c, const struct ab_
       }
   if (c->n_cand == 0)
     {
-      conn_refuse (e, c, 403, refusal, first);
+      ab_egress_conn_refuse (e, c, 403, refusal, first);
       return;
     }
   ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, &c->cand[0], c->port, true, rule);
@@ -348,7 +226,7 @@ ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct 
   c->state = AB_CS_HEAD; /* no longer a waiter */
   if (n->state != AB_NAME_RESOLVED)
     {
-      conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+      ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
       return;
     }
   ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule);
@@ -365,7 +243,7 @@ conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
   c->literal = c->name[0] == '[' || ab_egress_ip_parse (c->name, strlen (c->name), &lit.addrs[0]) == 0;
   if (!ab_egress_policy_decide (&e->policy, c->name, c->port, rule, sizeof rule))
     {
-      conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
+      ab_egress_conn_refuse (e, c, 403, rule, c->transparent ? &c->odst : NULL);
       return;
     }
   if (c->literal)
@@ -378,7 +256,7 @@ conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
       lit.n_addrs = 1;
       if (c->transparent && !ab_egress_addr_equal (&lit.addrs[0], &c->odst))
         {
-          conn_refuse (e, c, 403, "not-pinned", &c->odst);
+          ab_egress_conn_refuse (e, c, 403, "not-pinned", &c->odst);
           return;
         }
       conn_have_addrs (e, c, &lit, rule);
@@ -389,13 +267,13 @@ conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
   n = ab_egress_name_lookup (e, c->name, AB_WAIT_CONN, c);
   if (n == NULL)
     {
-      conn_update (e, c);
+      ab_egress_conn_update (e, c);
       return;
     }
   c->state = AB_CS_HEAD;
   if (n->state != AB_NAME_RESOLVED)
     {
-      conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
+      ab_egress_conn_refuse (e, c, 502, n->refusal ? n->refusal : "resolve-failed", NULL);
       return;
     }
   conn_have_addrs (e, c, n, rule);
@@ -403,123 +281,75 @@ conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
 
 /* ---- events ----------------------------------------------------------- */
 
+/* The first bytes of a connection not decided yet. */
 static void
-client_readable (struct ab_egress *e, struct ab_egress_conn *c)
+head_readable (struct ab_egress *e, struct ab_egress_conn *c)
 {
-  ssize_t r;
+  size_t bound = c->transparent ? HEAD_MAX : AB_HTTP_MAX_HEAD;
+  ssize_t r = ab_egress_buf_read (&c->head, c->cep.fd, bound);
 
-  switch (c->state)
+  if (r == -1 && c->head.len < bound)
     {
-    case AB_CS_HEAD:
-    case AB_CS_INSPECT:
-      r = buf_read (&c->head, c->cep.fd,
-                    c->transparent || c->state == AB_CS_INSPECT ? HEAD_MAX : AB_HTTP_MAX_HEAD);
-      if (r == -1 && c->head.len < (c->state == AB_CS_HEAD && !c->transparent ? AB_HTTP_MAX_HEAD : HEAD_MAX))
-        return;
-      if (r == 0 || r == -2)
-        {
-          conn_close (e, c);
-          return;
-        }
-      {
-        struct ab_egress_head_refusal v = { 0 };
-        int next = c->state == AB_CS_INSPECT ? ab_egress_head_tunnel (e, c, &v)
-                   : c->transparent          ? ab_egress_head_transparent (c, &v)
-                                             : ab_egress_head_explicit (c, &v);
-        if (next == AB_HEAD_REFUSE)
-          conn_refuse (e, c, v.status, v.rule, v.addr);
-        else if (next == AB_HEAD_DECIDE)
-          conn_decide (e, c);
-        else
-          conn_update (e, c);
-      }
+      ab_egress_conn_update (e, c);
       return;
-    case AB_CS_RELAY:
-      r = buf_read (&c->c2u, c->cep.fd, RELAY_BUF);
-      if (r == 0)
-        c->c_eof = true;
-      else if (r == -2)
-        {
-          conn_close (e, c);
-          return;
-        }
-      c->last_io = ab_egress_now_ms ();
-      break;
-    case AB_CS_CLOSING:
-      {
-        uint8_t sink[4096];
-        r = recv (c->cep.fd, sink, sizeof sink, 0);
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-          {
-            conn_close (e, c);
-            return;
-          }
-      }
-      break;
     }
+  if (r == 0 || r == -2)
+    {
+      ab_egress_conn_close (e, c);
+      return;
+    }
+  {
+    struct ab_egress_head_verdict v = { 0 };
+    int next = c->transparent ? ab_egress_head_transparent (c, &v) : ab_egress_head_explicit (c, &v);
+    if (next == AB_HEAD_REFUSE)
+      ab_egress_conn_refuse (e, c, v.status, v.rule, v.addr);
+    else if (next == AB_HEAD_DECIDE)
+      {
+        if (v.frame)
+          ab_egress_relay_request (c, &v.h, v.keep);
+        conn_decide (e, c);
+      }
+    else
+      ab_egress_conn_update (e, c);
+  }
 }
 
-/* Move data along and propagate half-closes; close when both ways are done. */
+/* A refusal on its way out: send it, drop what the client still sends,
+   shut down our side once it is out. */
 static void
-conn_pump (struct ab_egress *e, struct ab_egress_conn *c)
+closing_event (struct ab_egress *e, struct ab_egress_conn *c, uint32_t events)
 {
-  if (c->dead)
-    return;
-  if (c->state == AB_CS_CLOSING)
+  struct ab_egress_buf *b = &c->u2c;
+  uint8_t sink[4096];
+  ssize_t r;
+
+  while ((events & EPOLLOUT) && ab_egress_buf_pending (b) > 0)
     {
-      if (ab_egress_buf_pending (&c->u2c) == 0 && !c->c_wshut)
+      r = send (c->cep.fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
+      if (r < 0 && errno != EAGAIN && errno != EINTR)
         {
-          shutdown (c->cep.fd, SHUT_WR);
-          c->c_wshut = true;
+          ab_egress_conn_close (e, c);
+          return;
         }
-      conn_update (e, c);
-      return;
+      if (r < 0)
+        break;
+      b->off += (size_t)r;
     }
-  if (c->state != AB_CS_RELAY && c->state != AB_CS_INSPECT)
+  if (events & EPOLLIN)
     {
-      conn_update (e, c);
-      return;
+      r = recv (c->cep.fd, sink, sizeof sink, 0);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+        {
+          ab_egress_conn_close (e, c);
+          return;
+        }
     }
-  if (c->c_eof && ab_egress_buf_pending (&c->c2u) == 0 && !c->u_wshut)
-    {
-      shutdown (c->uep.fd, SHUT_WR);
-      c->u_wshut = true;
-    }
-  if (c->u_eof && ab_egress_buf_pending (&c->u2c) == 0 && !c->c_wshut)
+  if (ab_egress_buf_pending (b) == 0 && !c->c_wshut)
     {
       shutdown (c->cep.fd, SHUT_WR);
       c->c_wshut = true;
     }
-  if (c->c_wshut && c->u_wshut)
-    {
-      conn_close (e, c);
-      return;
-    }
-  if (c->state == AB_CS_INSPECT && c->u_wshut == false && c->u_eof && ab_egress_buf_pending (&c->u2c) == 0)
-    {
-      conn_close (e, c);
-      return;
-    }
-  conn_update (e, c);
-}
-
-/* A socket that hung up (both directions over, or reset) stays readable
-   for epoll forever: take what it still holds, stop watching it, and finish
-   the other direction. */
-static void
-side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
-{
-  struct ab_egress_ep *ep = client ? &c->cep : &c->uep;
-  struct ab_egress_buf *in = client ? &c->c2u : &c->u2c, *out = client ? &c->u2c : &c->c2u;
-
-  while (buf_read (in, ep->fd, SIZE_MAX) > 0)
-    ;
-  ab_egress_ep_remove (e, ep);
-  ab_egress_buf_free (out); /* nobody left to deliver it to */
-  if (client)
-    c->c_eof = c->c_wshut = true;
-  else
-    c->u_eof = c->u_wshut = true;
+  ab_egress_conn_update (e, c);
 }
 
 void
@@ -527,7 +357,6 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
 {
   struct ab_egress_conn *c = ep->owner;
   bool client = ep == &c->cep;
-  bool relaying = c->state == AB_CS_RELAY || c->state == AB_CS_INSPECT;
 
   if (c->dead)
     return;
@@ -543,80 +372,48 @@ ab_egress_proxy_event (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t ev
       conn_connected (e, c);
       return;
     }
-  if (events & EPOLLERR)
+  if (c->state == AB_CS_INSPECT || c->state == AB_CS_RELAY)
     {
-      conn_close (e, c);
+      ab_egress_relay_event (e, c, client, events);
       return;
     }
-  if ((events & EPOLLHUP) && !(relaying && (client ? c->state == AB_CS_RELAY : true)))
+  if ((events & (EPOLLERR | EPOLLHUP)) || !client)
     {
-      conn_close (e, c);
+      ab_egress_conn_close (e, c);
       return;
     }
-  if (events & EPOLLHUP)
-    {
-      side_hup (e, c, client);
-      conn_pump (e, c);
-      return;
-    }
-  if (client)
-    {
-      if ((events & EPOLLOUT) && ab_egress_buf_pending (&c->u2c) > 0 && buf_write (&c->u2c, c->cep.fd) < 0)
-        {
-          conn_close (e, c);
-          return;
-        }
-      if (events & EPOLLIN)
-        client_readable (e, c);
-    }
-  else
-    {
-      if ((events & EPOLLOUT) && ab_egress_buf_pending (&c->c2u) > 0 && buf_write (&c->c2u, c->uep.fd) < 0)
-        {
-          conn_close (e, c);
-          return;
-        }
-      if ((events & EPOLLIN) && !c->u_eof)
-        {
-          ssize_t r = buf_read (&c->u2c, c->uep.fd, RELAY_BUF);
-          if (r == 0)
-            c->u_eof = true;
-          else if (r == -2)
-            {
-              conn_close (e, c);
-              return;
-            }
-          c->last_io = ab_egress_now_ms ();
-        }
-    }
-  conn_pump (e, c);
+  if (c->state == AB_CS_CLOSING)
+    closing_event (e, c, events);
+  else if (c->state == AB_CS_HEAD && (events & EPOLLIN))
+    head_readable (e, c);
 }
 
 /* An original destination differing from the listener's own address means
-   the nftables redirect brought the connection here. */
+   the nftables redirect brought the connection here.  (The listener's
+   address is known: no getsockname per connection.) */
 static bool
-original_dst (int fd, const struct ab_egress_ep *listener, struct ab_egress_addr *a, uint16_t *port)
+original_dst (struct ab_egress *e, int fd, const struct ab_egress_ep *listener, struct ab_egress_addr *a,
+              uint16_t *port)
 {
-  struct sockaddr_storage ss, local;
-  socklen_t sl = sizeof ss, ll = sizeof local;
-  struct ab_egress_addr la;
-  uint16_t lport;
+  struct ab_egress_addr la = { .family = listener == &e->listen_http6 ? AF_INET6 : AF_INET };
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
   int r;
 
-  if (listener == NULL)
-    return false;
   memset (&ss, 0, sizeof ss);
-  if (getsockname (fd, (struct sockaddr *)&local, &ll) < 0)
-    return false;
-  if (local.ss_family == AF_INET)
-    r = getsockopt (fd, SOL_IP, SO_ORIGINAL_DST, &ss, &sl);
+  if (la.family == AF_INET)
+    {
+      la.addr[0] = 127, la.addr[3] = 1;
+      r = getsockopt (fd, SOL_IP, SO_ORIGINAL_DST, &ss, &sl);
+    }
   else
-    r = getsockopt (fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &sl);
+    {
+      la.addr[15] = 1;
+      r = getsockopt (fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &sl);
+    }
   if (r < 0 || ab_egress_addr_from_sockaddr ((struct sockaddr *)&ss, a, port) < 0)
     return false; /* no conntrack entry: nothing was redirected */
-  if (ab_egress_addr_from_sockaddr ((struct sockaddr *)&local, &la, &lport) < 0)
-    return false;
-  return !(ab_egress_addr_equal (a, &la) && *port == lport);
+  return !(ab_egress_addr_equal (a, &la) && *port == e->http_port);
 }
 
 void
@@ -626,28 +423,36 @@ ab_egress_proxy_accept (struct ab_egress *e, struct ab_egress_ep *listener)
     {
       int fd = accept4 (listener->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
       struct ab_egress_conn *c;
+      uint64_t now;
 
       if (fd < 0)
-        return;
+        {
+          ab_egress_accept_failed (e, errno);
+          return;
+        }
       if (e->n_conns >= e->opt.max_connections)
         {
           close (fd); /* the client sees a reset: refused, never queued without bound */
           continue;
         }
+      now = ab_egress_now_ms ();
       c = xzalloc (sizeof *c);
       c->cep = (struct ab_egress_ep){ .kind = AB_EP_CLIENT, .fd = fd, .owner = c };
       c->uep = (struct ab_egress_ep){ .kind = AB_EP_UPSTREAM, .fd = -1, .owner = c };
-      c->transparent = original_dst (fd, listener, &c->odst, &c->oport);
+      c->c2u_pipe = c->u2c_pipe = (struct ab_egress_pipe){ .rd = -1, .wr = -1 };
+      c->transparent = original_dst (e, fd, listener, &c->odst, &c->oport);
       c->state = AB_CS_HEAD;
-      c->deadline = ab_egress_now_ms () + e->opt.head_timeout_ms;
-      c->last_io = ab_egress_now_ms ();
+      c->deadline = now + e->opt.head_timeout_ms;
+      c->last_io = now;
       ab_egress_conn_set_protocol (c, c->transparent ? AB_EGRESS_P_HTTP_HOST : AB_EGRESS_P_HTTP, "http");
       c->next = e->conns;
       if (e->conns)
         e->conns->prev = c;
       e->conns = c;
       e->n_conns++;
-      conn_update (e, c);
+      /* The head has usually arrived with the handshake's last ACK: read it
+         now rather than after an epoll round. */
+      head_readable (e, c);
     }
 }
 
@@ -660,7 +465,7 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
     {
       next = c->next;
       if (!c->dead && all)
-        conn_close (e, c);
+        ab_egress_conn_close (e, c);
       if (!c->dead)
         {
           bool half = c->c_eof || c->u_eof;
@@ -671,7 +476,7 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
             {
             case AB_CS_HEAD:
               if (now >= c->deadline)
-                conn_refuse (e, c, 408, NULL, NULL);
+                ab_egress_conn_refuse (e, c, 408, NULL, NULL);
               break;
             case AB_CS_RESOLVING:
             case AB_CS_CONNECTING:
@@ -680,21 +485,21 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
               if (c->state == AB_CS_CONNECTING && c->i_cand < c->n_cand)
                 conn_connect_next (e, c);
               else
-                conn_refuse (e, c, 504, NULL, NULL);
+                ab_egress_conn_refuse (e, c, 504, NULL, NULL);
               break;
             case AB_CS_INSPECT:
               if (c->deadline != 0 && now >= c->deadline)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               else if (now - c->last_io >= idle)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               break;
             case AB_CS_RELAY:
               if (now - c->last_io >= idle)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               break;
             case AB_CS_CLOSING:
               if (now >= c->deadline)
-                conn_close (e, c);
+                ab_egress_conn_close (e, c);
               break;
             }
         }

@@ -9,7 +9,11 @@
  * captured ports (80, 443, ...).  Every upstream connection is made by the
  * supervisor from the host netns, to an address the supervisor resolved or
  * pinned itself and checked against the private/metadata ranges.  Every
- * decision is recorded.
+ * decision is recorded.  Once decided, a connection is relayed with
+ * splice(2) where the bytes cannot name another host (TLS, tunnels, the
+ * answers, request bodies); plain HTTP is read request by request, and a
+ * later request on a kept-alive connection that names another host is
+ * refused and recorded (egress-relay.c).
  *
  * Policy input (annotations; an admin baseline with the same keys can only be
  * narrowed by them, see ab_egress_policy_parse):
@@ -91,8 +95,12 @@ struct ab_egress_options
   unsigned head_timeout_ms;    /* request head / ClientHello must arrive within (0: 10 s) */
   unsigned connect_timeout_ms; /* upstream connect, per address (0: 10 s) */
   unsigned idle_timeout_ms;    /* relay without traffic either way (0: 300 s) */
-  unsigned max_connections;    /* proxy connections at once; more are reset (0: 512, ~130 KiB each at most) */
+  unsigned max_connections;    /* proxy connections at once; more are reset (0: 512; each two sockets, at
+                                  most ~200 KiB of buffers, up to two pipes: the engine's pipes take at
+                                  most an eighth of RLIMIT_NOFILE in fds, past that the relay copies) */
   size_t max_decisions;        /* record entries kept; later ones are counted only (0: 10000) */
+  bool copy_relay;             /* relay through user-space buffers, never splice(2) (tests the fallback
+                                  taken when no pipe can be had) */
 };
 
 struct ab_egress;
@@ -132,7 +140,9 @@ struct ab_egress_decision
   char protocol[24]; /* its text, see the enum */
   bool allowed;
   char *rule; /* "allow:*.example.com", "deny:bad.example", "default-deny", "ssrf:rfc1918", "not-pinned",
-                 "sni-mismatch", "host-mismatch", ... */
+                 "sni-mismatch", "host-mismatch", ...; a later request on a kept-alive plain HTTP
+                 connection ("http-host"): "host-mismatch", "no-host", "upgrade-not-first",
+                 "http-malformed" */
 };
 
 /* A copy of the record (free with ab_egress_decisions_free).  *dropped gets

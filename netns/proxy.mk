@@ -10,6 +10,7 @@ libagentbox_a_SOURCES += \
 	netns/egress-resolve.c \
 	netns/egress-dnsserve.c \
 	netns/egress-proxy.c \
+	netns/egress-relay.c \
 	netns/egress-head.c \
 	netns/egress-loop.c \
 	netns/egress-daemon.c

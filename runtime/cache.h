@@ -17,10 +17,20 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "spec/spec.h"
+
 #define AB_CACHE_WHY_MAX 256
 
 /* The base directory (see above), or NULL when there is none. */
 const char *ab_cache_base (void);
+
+/* What a bundle's root.path may neither be nor contain (spec/spec.h):
+   the state root and the cache base. */
+static inline struct ab_bundle_guard
+ab_bundle_guard (const char *state_root)
+{
+  return (struct ab_bundle_guard){ .state_root = state_root, .cache = ab_cache_base () };
+}
 
 /* Open the base directory (made 0711 if missing), O_PATH, after checking
    that it is a directory of the effective uid that no one else can write.

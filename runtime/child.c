@@ -18,6 +18,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "hooks/hooks.h"
@@ -193,25 +194,67 @@ join_after_parent (struct ab_child_ctx *c, bool cgroupns_early, ab_error_t *err)
   return ab_sync_expect (c->sync_fd, AB_SYNC_HOOKS_DONE, NULL, err);
 }
 
+/* A mount namespace joined by path (linux.namespaces[].path of type
+   mount) is left as it is: no propagation change, no bind of root.path,
+   no mounts, no /dev, no pivot_root, no masks (spec/validate.c refuses
+   the config fields that would ask for them), because every one of them
+   would change the namespace for the processes already in it and outlive
+   the container; pivot_root would even move the root of every process
+   there.  The process runs at the namespace's root, where setns put us,
+   and that root must be root.path, as the config says: the directory the
+   parent resolved (its tree, in mc->root_tree).  Never the host's own
+   root (a copy of the host's mount table, such as `unshare --mount`
+   makes, has that root). */
+static int
+joined_root_check (const struct ab_child_ctx *c, const struct ab_mount_ctx *mc, ab_error_t *err)
+{
+  struct stat ns_root, want;
+
+  ab_set_step ("rootfs");
+  if (stat ("/", &ns_root) < 0 || fstat (mc->root_tree, &want) < 0)
+    return ab_error_set (err, errno, "stat the root of the joined mount namespace");
+  if (ns_root.st_dev == c->ns->host_root_dev && ns_root.st_ino == c->ns->host_root_ino)
+    return ab_error_setc (err, AB_EC_CONFIG, EPERM,
+                          "linux.namespaces: the mount namespace `%s` has the host's root directory as its root",
+                          c->plan->spec->linux_->ns[AB_NS_MOUNT].path);
+  if (ns_root.st_dev != want.st_dev || ns_root.st_ino != want.st_ino)
+    return ab_error_setc (err, AB_EC_CONFIG, EXDEV,
+                          "root.path: `%s` is not the root of the mount namespace `%s` joined by path (agentbox "
+                          "makes no pivot_root there)",
+                          c->bundle->rootfs, c->plan->spec->linux_->ns[AB_NS_MOUNT].path);
+  return 0;
+}
+
 /* pivot_root and everything done in the final root before `created`. */
 static int
 finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
 {
   const struct ab_spec *s = c->plan->spec;
   const struct ab_linux *l = s->linux_;
+  bool joined_mnt = c->ns->join_fd[AB_NS_MOUNT] >= 0;
 
   ab_closes_deferred = true;
-  if (ab_pivot_root (mc, err) < 0)
+  if (!joined_mnt && ab_pivot_root (mc, err) < 0)
     return -1;
   mc->rootfd = -1; /* closed by execve (util.h) */
+  if (ab_cwd_make (c->plan->process->cwd, err) < 0)
+    return -1;
   if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
       || (l && ab_paths_protect (&l->readonly_paths, &l->masked_paths, err) < 0)
       || ab_root_finalize (mc, err) < 0)
     return -1;
   ab_closes_deferred = false;
+  /* The closes deferred while the mount tree was built happen now, in one
+     close_range or two, not at execve: some of those fds are of the host
+     (the rootfs's mount point as the host sees it, whose ".." leads to the
+     host's /), and execve resolves process.args[0] while close-on-exec fds
+     are still open -- "/proc/self/fd/N/../.." would run a host binary
+     (CVE-2024-21626, attack 3a).  Nor may a created init that waits for
+     `start` hold them where /proc/1/fd shows them. */
+  close_inherited_fds (c);
   if (c->plan->process->terminal && c->console_fd >= 0)
     {
-      if (ab_console_setup (c->console_fd, c->plan->process, err) < 0)
+      if (ab_console_setup (c->console_fd, c->plan->process, !joined_mnt, err) < 0)
         return -1;
       close (c->console_fd);
       c->console_fd = -1;
@@ -252,6 +295,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     .root_tree = -1,
     .userns = c->ns->new_user,
     .cgroupns = c->ns->new_cgroup || c->ns->join_fd[AB_NS_CGROUP] >= 0,
+    .cg = c->cg,
     .idmap_fds = NULL,
     .fresh = NULL,
     .fresh_fd = -1,
@@ -266,6 +310,11 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   if (ab_cgroup_selfjoin (c->cg_join, c->n_cg_join, err) < 0)
     return -1;
   ab_set_step ("init");
+  /* runc's default: the container starts with umask 022 unless
+     process.user.umask says otherwise (ab_user_apply), never with the
+     caller's (a 000 would make what the container writes writable by
+     all).  Set before the mount points and device nodes are made. */
+  umask (022);
   close_inherited_fds (c);
   for (i = 0; i < 3; i++)
     if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)
@@ -312,8 +361,9 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
 
   /* The mount tree's fds are left for execve to close (util.h). */
   ab_closes_deferred = true;
-  if (ab_rootfs_prepare (&mc, err) < 0 || ab_mounts_apply (&mc, err) < 0
-      || ab_dev_setup (s, mc.rootfd, c->ns->new_user, err) < 0)
+  if (c->ns->join_fd[AB_NS_MOUNT] >= 0 ? joined_root_check (c, &mc, err) < 0
+                                         : (ab_rootfs_prepare (&mc, err) < 0 || ab_mounts_apply (&mc, err) < 0
+                                            || ab_dev_setup (s, mc.rootfd, c->ns->new_user, err) < 0))
     return -1;
   ab_closes_deferred = false;
 
@@ -369,7 +419,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, err);
+  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, starter, err);
 }
 
 void

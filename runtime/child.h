@@ -28,6 +28,7 @@ struct ab_child_ctx
   bool allow_setgroups;
   const char *annotations_json;       /* for container-namespace hooks' state */
   struct ab_cgroup_selfjoin *cg_join; /* v1 `tasks` fds to join first, n_cg_join of them */
+  const struct ab_cgroup *cg;         /* the container's cgroup: what a "cgroup" mount shows */
   size_t n_cg_join;
 };
 

@@ -40,7 +40,7 @@ ab_console_socket_connect (const char *path, ab_error_t *err)
 }
 
 int
-ab_console_setup (int sock, const struct ab_process *p, ab_error_t *err)
+ab_console_setup (int sock, const struct ab_process *p, bool dev_console, ab_error_t *err)
 {
   _cleanup_close_ int master = -1;
   _cleanup_close_ int slave = -1;
@@ -68,8 +68,11 @@ ab_console_setup (int sock, const struct ab_process *p, ab_error_t *err)
     }
   if (fchown (slave, p->user.uid, p->user.gid) < 0 && errno != EINVAL)
     return ab_error_set (err, errno, "process.terminal: chown pty to %u:%u", p->user.uid, p->user.gid);
-  /* /dev/console: bind the slave onto it (config-linux.md default devices). */
-  if (ioctl (master, TIOCGPTN, &ptn) == 0)
+  /* /dev/console: bind the slave onto it (config-linux.md default devices).
+     Not for an exec'd process: that would stack one more mount on the
+     container's /dev/console per `exec --tty`, left pointing at a pty that
+     is gone once the process ends. */
+  if (dev_console && ioctl (master, TIOCGPTN, &ptn) == 0)
     {
       char path[64];
       _cleanup_close_ int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -90,4 +93,96 @@ ab_console_setup (int sock, const struct ab_process *p, ab_error_t *err)
   if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
     return ab_error_set (err, errno, "process.terminal: make the pty stdio");
   return 0;
+}
+
+int
+ab_console_relay_pair (int *ours, ab_error_t *err)
+{
+  int sp[2];
+
+  /* SOCK_STREAM like a --console-socket connection; close-on-exec both: the
+     child's end is closed by ab_console_setup's caller long before exec. */
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+    return ab_error_set (err, errno, "process.terminal: socketpair for the terminal relay");
+  *ours = sp[0];
+  return sp[1];
+}
+
+int
+ab_console_relay_take (int *ours, ab_error_t *err)
+{
+  int master = -1;
+  int r = ab_recv_fds (*ours, &master, 1, err);
+
+  close (*ours);
+  *ours = -1;
+  if (r < 0)
+    return ab_error_prefix (err, "process.terminal: the pty master");
+  /* Ours alone (the child closed its copy): non-blocking is safe here and
+     keeps the relay from blocking on a container that reads no input. */
+  ab_set_nonblock (master, true);
+  return master;
+}
+
+void
+ab_caller_tty_find (struct ab_caller_tty *t)
+{
+  memset (t, 0, sizeof *t);
+  t->fd = -1;
+  for (int fd = 0; fd <= 2; fd++)
+    if (isatty (fd))
+      {
+        t->fd = fd;
+        return;
+      }
+}
+
+bool
+ab_caller_tty_size (const struct ab_caller_tty *t, unsigned short *rows, unsigned short *cols)
+{
+  struct winsize ws;
+
+  if (t->fd < 0 || ioctl (t->fd, TIOCGWINSZ, &ws) < 0 || ws.ws_row == 0 || ws.ws_col == 0)
+    return false;
+  *rows = ws.ws_row;
+  *cols = ws.ws_col;
+  return true;
+}
+
+void
+ab_caller_tty_resize (const struct ab_caller_tty *t, int master)
+{
+  struct winsize ws;
+
+  if (t->fd >= 0 && master >= 0 && ioctl (t->fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+    ioctl (master, TIOCSWINSZ, &ws);
+}
+
+int
+ab_caller_tty_raw (struct ab_caller_tty *t, ab_error_t *err)
+{
+  struct termios raw;
+
+  if (t->raw || !isatty (0))
+    return 0;
+  if (tcgetattr (0, &t->saved) < 0)
+    return ab_error_set (err, errno, "process.terminal: tcgetattr on stdin");
+  raw = t->saved;
+  cfmakeraw (&raw);
+  if (tcsetattr (0, TCSANOW, &raw) < 0)
+    return ab_error_set (err, errno, "process.terminal: raw mode on stdin");
+  t->raw = true;
+  return 0;
+}
+
+void
+ab_caller_tty_restore (struct ab_caller_tty *t)
+{
+  if (!t->raw)
+    return;
+  /* TCSANOW, not TCSADRAIN: a reader of the terminal that stopped reading
+     must not keep us from restoring it and exiting. */
+  while (tcsetattr (0, TCSANOW, &t->saved) < 0 && errno == EINTR)
+    ;
+  t->raw = false;
 }

@@ -71,7 +71,7 @@ static void
 remember_path (const char *path)
 {
   if (path)
-    setenv ("AGENTBOX_EXE", path, 1);
+    setenv (AB_EXE_PATH_ENV, path, 1);
 }
 
 /* Whether we run from the overlay a first stage made (overlay_copy): the

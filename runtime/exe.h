@@ -9,6 +9,8 @@
 #ifndef AB_RUNTIME_EXE_H
 #define AB_RUNTIME_EXE_H
 
+/* AB_EXE_PATH_ENV (base/util.h): where the binary that was started is. */
+
 #include <stdbool.h>
 
 #include "base/error.h"

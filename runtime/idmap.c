@@ -67,13 +67,42 @@ userns_with (const struct ab_idmaps *uids, const struct ab_idmaps *gids, ab_erro
   return r < 0 ? -1 : fd;
 }
 
-/* A detached clone of the source, from the fd of one resolution of its
-   path: nothing swapped in afterwards can redirect the bind.
+/* The source of bind mounts[i], resolved once:
    - a mount the runtime added from its own state (from_parent): its path;
    - a workspace the caller resolved (source_nofollow): walked refusing
      every symlink on the path;
    - a bind of config.json: resolved beneath the bundle or the rootfs once
      the path enters them (spec/bundle-links.h), as given elsewhere. */
+int
+ab_bind_source_open (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_error_t *err)
+{
+  int fd;
+
+  if (m->from_parent)
+    {
+      fd = open (m->source, O_PATH | O_CLOEXEC);
+      if (fd < 0)
+        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s`", i, m->source);
+      return fd;
+    }
+  if (m->source_nofollow)
+    {
+      struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+      fd = (int) syscall (SYS_openat2, AT_FDCWD, m->source, &how, sizeof how);
+      if (fd < 0)
+        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s` (no symlink allowed on the path)", i,
+                             m->source);
+      return fd;
+    }
+  {
+    char what[64 + 4096];
+    snprintf (what, sizeof what, "mounts[%zu] (%s): bind source", i, m->destination);
+    return ab_bundle_open_path (b->dir, b->rootfs, m->source, what, err);
+  }
+}
+
+/* A detached clone of the source, from the fd of one resolution of its
+   path: nothing swapped in afterwards can redirect the bind. */
 static int
 open_source (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_error_t *err)
 {
@@ -88,22 +117,9 @@ open_source (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_e
         return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s`", i, m->source);
       return tree;
     }
-  if (m->source_nofollow)
-    {
-      struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
-      fd = (int) syscall (SYS_openat2, AT_FDCWD, m->source, &how, sizeof how);
-      if (fd < 0)
-        return ab_error_set (err, errno, "mounts[%zu]: open bind source `%s` (no symlink allowed on the path)", i,
-                             m->source);
-    }
-  else
-    {
-      char what[64 + 4096];
-      snprintf (what, sizeof what, "mounts[%zu] (%s): bind source", i, m->destination);
-      fd = ab_bundle_open_path (b->dir, b->rootfs, m->source, what, err);
-      if (fd < 0)
-        return -1;
-    }
+  fd = ab_bind_source_open (b, i, m, err);
+  if (fd < 0)
+    return -1;
   tree = open_tree (fd, "", flags | AT_EMPTY_PATH);
   if (tree < 0)
     return ab_error_set (err, errno, "mounts[%zu]: clone bind source `%s`", i, m->source);
@@ -175,21 +191,15 @@ int
 ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err)
 {
   _cleanup_close_ int fd = ab_steal_fd (&b->rootfs_fd), tree = -1, ns = -1;
-  struct stat st;
 
-  /* The directory the bundle's load resolved and checked (spec/bundle.c),
-     by the fd it kept: no path is resolved again, so a symlink swapped
-     into root.path since cannot make another directory the root.  The fd
-     is used once: it closes here.  A bundle without it (not loaded by
-     this process) walks root.path the way the load did. */
+  /* The directory the bundle's load resolved and checked (spec/bundle.c:
+     a directory, not the host's root, not holding the state root), by the
+     fd it kept: no path is resolved again, so a symlink swapped into
+     root.path since cannot make another directory the root.  The fd is
+     used once: it closes here.  There is no second way in: a walk of the
+     path here would clone what the checks never saw. */
   if (fd < 0)
-    {
-      fd = ab_bundle_open_path (b->dir, NULL, b->rootfs, "root.path", err);
-      if (fd < 0)
-        return -1;
-      if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
-        return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR, "root.path: `%s` is not a directory", b->rootfs);
-    }
+    return ab_error_setc (err, AB_EC_INTERNAL, EBADF, "root.path: the bundle's root directory fd is gone");
   tree = open_tree (fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return ab_error_set (err, errno, "root.path: clone `%s`", b->rootfs);

@@ -30,6 +30,10 @@ ab_mount_from_parent (const struct ab_mount *m)
   return ab_mount_is_bind (m) || ab_mount_is_idmapped (m) || m->from_parent || m->source_nofollow;
 }
 
+/* An O_PATH fd of the source of bind mounts[i], resolved the way its tree
+   is (below): the workspace's change set records what it is. */
+int ab_bind_source_open (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_error_t *err);
+
 /* fds[i] for every mounts[i] that ab_mount_from_parent (else -1).  The mapping is
    the mount's own uid/gidMappings (a user namespace made for it) or the
    container's user namespace (/proc/<child>/ns/user). */

@@ -4,6 +4,10 @@
 libagentbox_a_SOURCES += \
 	runtime/sync.h runtime/sync.c \
 	runtime/mount.h runtime/mount.c \
+	runtime/mount-internal.h runtime/mount-fs.c runtime/mount-cgroup.c \
+	runtime/mount-overlay.h runtime/mount-overlay.c \
+	runtime/wsdiff.h runtime/wsdiff.c \
+	runtime/wsapply.h runtime/wsapply.c \
 	runtime/dev.h runtime/dev.c \
 	runtime/paths.h runtime/paths.c \
 	runtime/process.h runtime/process.c \

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "runtime/cgroup/cgroup.h"
 #include "base/error.h"
 #include "spec/model.h"
 
@@ -20,6 +21,7 @@ struct ab_mount_ctx
   int root_tree;        /* the detached tree of root.path the parent made (taken by ab_rootfs_prepare) */
   bool userns;          /* we are in a new user namespace */
   bool cgroupns;        /* we are in a cgroup namespace of the container (new or joined) */
+  const struct ab_cgroup *cg; /* the container's cgroup (for a "cgroup" mount), or NULL */
   const int *idmap_fds; /* per mount: prepared id-mapped tree fd or -1 (may be NULL) */
   const char *fresh;    /* destination of the last tmpfs mounted here, still on top (or NULL) */
   int fresh_fd;         /* its root, opened when first needed (-1) */
@@ -52,5 +54,9 @@ int ab_mount_on_fd (const char *source, int source_fd, int target_fd, const char
 
 /* Low-level: attach a detached mount fd (fsmount/open_tree) onto target_fd. */
 int ab_move_mount_fd (int from_fd, int target_fd, const char *what, ab_error_t *err);
+
+/* The kernel explains fsconfig failures on the fs context fd: append its
+   message to err's (" (kernel: ...)"). */
+void ab_fs_kernel_message (int fsfd, ab_error_t *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -43,6 +44,31 @@ ab_ns_supported (int type)
       cache[type] = access (path, F_OK) == 0 ? 1 : -1;
     }
   return cache[type] > 0;
+}
+
+/* A mount namespace joined by path is left as it is (runtime/child.c), so
+   joining the runtime's own, or pid 1's, would run the container on the
+   host's mount table: refused.  Its root is compared with the host's root
+   directory once inside (a copy of the host's table has that root too). */
+static int
+joined_mount_ns_check (int fd, const char *path, struct ab_ns_setup *plan, ab_error_t *err)
+{
+  static const char *const hosts[] = { "/proc/self/ns/mnt", "/proc/1/ns/mnt" };
+  struct stat st, host, root;
+
+  if (fstat (fd, &st) < 0)
+    return ab_error_set (err, errno, "linux.namespaces: stat mount namespace `%s`", path);
+  for (size_t i = 0; i < AB_ARRAY_SIZE (hosts); i++)
+    if (stat (hosts[i], &host) == 0 && host.st_dev == st.st_dev && host.st_ino == st.st_ino)
+      return ab_error_setc (err, AB_EC_CONFIG, EPERM,
+                            "linux.namespaces: mount namespace `%s` is the host's (%s): a container never runs "
+                            "on the host's mount table",
+                            path, hosts[i]);
+  if (stat ("/", &root) < 0)
+    return ab_error_set (err, errno, "stat /");
+  plan->host_root_dev = root.st_dev;
+  plan->host_root_ino = root.st_ino;
+  return 0;
 }
 
 int
@@ -108,6 +134,11 @@ ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_
           {
             ab_error_setc (err, AB_EC_CONFIG, type < 0 ? errno : EINVAL,
                            "linux.namespaces: `%s` is not a %s namespace", ns->path, ab_ns_name (t));
+            ab_ns_setup_close (plan);
+            return -1;
+          }
+        if (t == AB_NS_MOUNT && joined_mount_ns_check (fd, ns->path, plan, err) < 0)
+          {
             ab_ns_setup_close (plan);
             return -1;
           }

@@ -19,9 +19,14 @@ struct ab_ns_setup
   bool new_time;             /* unshared by the child, offsets written, then entered */
   int join_fd[AB_NS__COUNT]; /* fds of namespaces to join, -1 if none */
   bool any_join;
+  /* With a mount namespace to join: the host's root directory, which its
+     root must not be (runtime/child.c). */
+  dev_t host_root_dev;
+  ino_t host_root_ino;
 };
 
-/* Open and type-check linux.namespaces[].path; compute the clone flags. */
+/* Open and type-check linux.namespaces[].path; compute the clone flags.
+   A mount namespace to join must not be the runtime's own (the host's). */
 int ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_setup *plan, ab_error_t *err);
 void ab_ns_setup_close (struct ab_ns_setup *plan);
 

@@ -14,6 +14,7 @@
 #include "runtime/caps.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
+#include "runtime/sync.h"
 #include "base/resolve.h"
 #include "base/util.h"
 
@@ -92,8 +93,6 @@ ab_process_ids_root (void)
   ids_are_root = true;
 }
 
-/* setgroups/setresgid/setresuid with PR_SET_KEEPCAPS, so the configured
-   capabilities survive leaving uid 0. */
 static int
 ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err)
 {
@@ -184,6 +183,70 @@ ab_cwd_open (const char *cwd, ab_error_t *err)
   return fd;
 }
 
+int
+ab_cwd_make (const char *cwd, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = -1, fd = -1;
+
+  if (cwd[strspn (cwd, "/")] == '\0')
+    return 0;
+  ab_set_step ("cwd");
+  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return ab_error_set (err, errno, "open /");
+  /* Made as runc makes it (os.MkdirAll in its jail): by the container's
+     root, 0755 less the umask, every missing level; a link on the way,
+     dangling or not, is followed inside the root, never to the host. */
+  fd = ab_mkpath_in_root (rootfd, cwd, AB_LAST_DIR, err);
+  if (fd < 0)
+    {
+      /* Not a mount point: the advice on unmapped owners of mount points
+         (create.c) does not apply; say first that the cwd is missing. */
+      if (err)
+        err->where[0] = '\0';
+      return ab_error_prefix (err, "process.cwd: `%s` is missing and cannot be made", cwd);
+    }
+  return 0;
+}
+
+/* runc's default: with no HOME in process.env (or an empty one), HOME is the
+   home directory of process.user.uid in the container's /etc/passwd, else
+   "/".  The file is the image's: resolved inside the container's root
+   (RESOLVE_IN_ROOT, no magic links: a link cannot reach the host's
+   passwd), opened without blocking on a FIFO, only a regular file, read
+   bounded.  Anything wrong with it means no entry.  Returns the
+   environment to exec with (malloc'ed array; its strings are env's, but
+   the HOME entry), or NULL to use env as it is. */
+#define AB_PASSWD_MAX (4u << 20)
+static char **
+env_with_home (char *const *env, uid_t uid, char **home_entry)
+{
+  _cleanup_close_ int rootfd = -1, fd = -1;
+  _cleanup_free_ char *buf = NULL, *home = NULL;
+  size_t n = 0, k = 0, len = 0;
+  struct stat st;
+  char **v;
+
+  for (size_t i = 0; env && env[i]; i++)
+    if (strncmp (env[i], "HOME=", 5) == 0 && env[i][5] != '\0')
+      return NULL;
+  rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd >= 0)
+    fd = ab_open_in_root (rootfd, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, NULL);
+  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode)
+      && ab_read_fd_sized (fd, AB_PASSWD_MAX, (size_t)st.st_size, &buf, &len, NULL) == 0)
+    home = ab_passwd_home (buf, len, uid);
+  *home_entry = xasprintf ("HOME=%s", home ? home : "/");
+  while (env && env[n])
+    n++;
+  v = xcalloc (n + 2, sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (env[i], "HOME=", 5) != 0) /* an empty HOME is replaced */
+      v[k++] = env[i];
+  v[k] = *home_entry;
+  return v;
+}
+
 static const char *
 env_path (char *const envp[])
 {
@@ -195,10 +258,6 @@ env_path (char *const envp[])
   return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 }
 
-/* The PATH lookup of the container: argv[0] with a '/' is used as is,
-   otherwise each directory of PATH from `env` (default
-   /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin) is tried
-   with execve.  Returns only on failure (errno). */
 static void
 ab_execvpe_container (char *const argv[], char *const envp[])
 {
@@ -309,12 +368,36 @@ reset_signals (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
+/* Load the filter; one with a listener (SCMP_ACT_NOTIFY) hands its fd to
+   the starter, which passes it to the agent at listenerPath, and waits
+   until the agent has it (runtime/seccomp-notify.h).  The listener is
+   close-on-exec: the program never holds it. */
+static int
+seccomp_load (const struct ab_seccomp_prog *seccomp, int report_fd, ab_error_t *err)
+{
+  int listener;
+
+  ab_set_step ("seccomp");
+  listener = ab_seccomp_install (seccomp, err);
+  if (listener < 0 || !ab_seccomp_prog_listens (seccomp))
+    return listener < 0 ? -1 : 0;
+  /* From here every syscall may be one the agent decides, except this
+     sendmsg (validate refuses NOTIFY for it); the answer is read once the
+     agent has the fd, so it may decide that recv too. */
+  if (ab_sync_send_fd (report_fd, AB_SYNC_SECCOMP, listener, err) < 0
+      || ab_sync_expect (report_fd, AB_SYNC_SECCOMP_DONE, NULL, err) < 0)
+    return ab_error_prefix (err, "linux.seccomp.listenerPath: hand the listener over");
+  return 0;
+}
+
 int
 ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                 ab_error_t *err)
+                 int report_fd, ab_error_t *err)
 {
   bool early_seccomp = seccomp && !p->no_new_privileges;
   _cleanup_close_ int cwdfd = -1;
+  _cleanup_free_ char **env = NULL;
+  _cleanup_free_ char *home = NULL;
   bool in_cwd;
 
   /* The cwd is resolved first, while every syscall is still ours to make:
@@ -326,6 +409,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   cwdfd = ab_cwd_open (p->cwd, err);
   if (cwdfd < 0)
     return -1;
+  /* Read while we are still root in the container, before the rlimits. */
+  env = env_with_home (p->env.v, (uid_t)p->user.uid, &home);
   /* Entered as root too, like runc, for a cwd only root can search (root
      squashing filesystems aside, where the retry after setuid works). */
   in_cwd = fchdir (cwdfd) == 0;
@@ -347,12 +432,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
      set.  The filter then governs the remaining steps, as with runc: the
      profile must allow prctl, setgroups, setresgid, setresuid, capset,
      fchdir and execve. */
-  if (early_seccomp)
-    {
-      ab_set_step ("seccomp");
-      if (ab_seccomp_install (seccomp, err) < 0)
-        return -1;
-    }
+  if (early_seccomp && seccomp_load (seccomp, report_fd, err) < 0)
+    return -1;
   if (ab_caps_drop_bounding (&p->caps, err) < 0)
     return -1;
   if (ab_user_apply (p, allow_setgroups, err) < 0)
@@ -370,14 +451,10 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   if (!in_cwd && fchdir (cwdfd) < 0)
     return ab_error_set (err, errno, "process.cwd: chdir `%s`", p->cwd);
   cwdfd = -1; /* close-on-exec: the execve closes it */
-  if (seccomp && !early_seccomp)
-    {
-      ab_set_step ("seccomp");
-      if (ab_seccomp_install (seccomp, err) < 0)
-        return -1;
-    }
+  if (seccomp && !early_seccomp && seccomp_load (seccomp, report_fd, err) < 0)
+    return -1;
   ab_set_step ("exec");
-  ab_execvpe_container (p->args.v, p->env.v);
+  ab_execvpe_container (p->args.v, env ? env : p->env.v);
   {
     int e = errno;
     return ab_error_setc (err, AB_EC_EXEC, e, "exec `%s`", p->args.v[0]);

@@ -1,5 +1,6 @@
 /* The last steps of every container process (init or exec'd), in order:
- *   cwd resolved -> rlimits -> (seccomp without no_new_privs) -> bounding
+ *   cwd resolved -> HOME (when process.env has none) -> rlimits ->
+ *   (seccomp without no_new_privs) -> bounding
  *   set -> user and groups -> capabilities -> no_new_privs -> chdir ->
  *   seccomp -> execve
  * Everything that can fail happens before execve and is reported over the
@@ -8,6 +9,7 @@
 #define AB_RUNTIME_PROCESS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "base/error.h"
 #include "runtime/seccomp.h"
@@ -29,16 +31,25 @@ void ab_process_ids_root (void);
    fds 3..first-1. */
 int ab_fds_prepare (int first, ab_error_t *err);
 
+/* The container's first process, after pivot_root and before the root is
+   made read-only: make process.cwd if it is missing, as runc does, with
+   every missing level, owned by the container's root (the caller), 0755;
+   resolved beneath "/" (base/resolve.h), so a link on the way never
+   leads to the host.  exec makes nothing (runc neither). */
+int ab_cwd_make (const char *cwd, ab_error_t *err);
+
 /* Record which signals this process ignores (/proc/self/status SigIgn),
    right before cloning a container process: its ab_process_exec then
    resets only those (execve resets caught ones).  Without a snapshot it
    resets all. */
 void ab_signals_snapshot (void);
 
-/* Privilege drop and exec.  `seccomp` may be NULL.  Does not return on
-   success; on failure *err is set (class AB_EC_EXEC for a program that
-   cannot be executed, errnum ENOENT/EACCES/...). */
+/* Privilege drop and exec.  `seccomp` may be NULL; a filter with a
+   listener is handed over on report_fd (the starter's setup socket,
+   runtime/seccomp-notify.h).  Does not return on success; on failure *err
+   is set (class AB_EC_EXEC for a program that cannot be executed, errnum
+   ENOENT/EACCES/...). */
 int ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                     ab_error_t *err);
+                     int report_fd, ab_error_t *err);
 
 #endif

@@ -481,8 +481,6 @@ ab_seccomp_compile_cached (const struct ab_seccomp *s, struct ab_seccomp_prog *o
   char why[AB_CACHE_WHY_MAX];
   size_t keylen, vallen;
 
-  if (s->listener_path)
-    return ab_seccomp_compile (s, out, err);
   dfd = ab_cache_open_dir ("seccomp", 0700, why);
   if (dfd < 0 && why[0])
     ab_warn ("seccomp cache not used: %s", why);

@@ -34,8 +34,6 @@
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-static const char notify_unsupported[] = "seccomp notification is not supported yet";
-
 /* The kernel's limit on one program (BPF_MAXINSNS). */
 #define AB_SECCOMP_MAX_INSNS 4096
 /* The largest errno the kernel returns as is; larger values are clamped. */
@@ -190,9 +188,18 @@ map_action (int action, bool errno_set, uint32_t errno_ret, const char *path, co
       *out = SCMP_ACT_TRACE (errno_set ? errno_ret : EPERM);
       return 0;
     case AB_SCMP_ACT_NOTIFY:
+      /* The listener fd this creates goes to linux.seccomp.listenerPath
+         (runtime/seccomp-notify.h).  As the default, every syscall the
+         runtime makes between loading the filter and handing the fd over
+         (the handover's own sendmsg) would wait for an agent that does not
+         have it yet. */
+      if (strcmp (what, "defaultAction") == 0)
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: SCMP_ACT_NOTIFY cannot be the default action", path,
+                              what);
+      *out = SCMP_ACT_NOTIFY;
+      return 0;
     default:
-      return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: SCMP_ACT_NOTIFY: %s", path, what,
-                            notify_unsupported);
+      return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: invalid seccomp action %d", path, what, action);
     }
 }
 
@@ -231,11 +238,21 @@ add_architectures (scmp_filter_ctx ctx, const struct ab_strv *archs, ab_error_t 
   return 0;
 }
 
+/* The profile has SCMP_ACT_NOTIFY rules: the program creates a listener. */
+static bool
+notifies (const struct ab_seccomp *s)
+{
+  for (size_t i = 0; i < s->n_syscalls; i++)
+    if (s->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
+      return true;
+  return false;
+}
+
 /* Translate the configured flags to SECCOMP_FILTER_FLAG_* and check that the
    running kernel takes them, here in the parent, rather than failing in the
    child at the last step. */
 static int
-map_flags (unsigned flags, unsigned *out, ab_error_t *err)
+map_flags (unsigned flags, bool notify, unsigned *out, ab_error_t *err)
 {
   unsigned known = 0;
   size_t i;
@@ -246,12 +263,13 @@ map_flags (unsigned flags, unsigned *out, ab_error_t *err)
       known |= flag_table[i].ab;
       if ((flags & flag_table[i].ab) == 0)
         continue;
-      if (flag_table[i].ab == AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV)
+      if (flag_table[i].ab == AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV && !notify)
         /* The kernel only takes it together with NEW_LISTENER (EINVAL
-           otherwise), and NEW_LISTENER is what SCMP_ACT_NOTIFY needs. */
+           otherwise), and NEW_LISTENER comes with SCMP_ACT_NOTIFY rules. */
         return ab_error_setc (err, AB_EC_CONFIG, 0,
-                              "linux.seccomp.flags: %s needs a seccomp notification listener, and %s",
-                              flag_table[i].name, notify_unsupported);
+                              "linux.seccomp.flags: %s needs a seccomp notification listener (an "
+                              "SCMP_ACT_NOTIFY rule)",
+                              flag_table[i].name);
       if (!ab_seccomp_flag_supported (flag_table[i].ab))
         return ab_error_setc (err, AB_EC_CONFIG, 0,
                               "linux.seccomp.flags: %s is not supported by the running kernel",
@@ -261,6 +279,17 @@ map_flags (unsigned flags, unsigned *out, ab_error_t *err)
   if (flags & ~known)
     return ab_error_setc (err, AB_EC_CONFIG, 0, "linux.seccomp.flags: unknown flag bits 0x%x",
                           flags & ~known);
+  if (notify)
+    {
+      /* The listener: seccomp(2) returns its fd. */
+      *out |= (unsigned)SECCOMP_FILTER_FLAG_NEW_LISTENER;
+      /* TSYNC reports a thread it could not synchronise through the return
+         value, which is the listener's fd now: the kernel takes the two only
+         with TSYNC_ESRCH (Linux 5.7).  The process is single-threaded here,
+         so no thread is ever reported. */
+      if (*out & SECCOMP_FILTER_FLAG_TSYNC)
+        *out |= (unsigned)SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+    }
   return 0;
 }
 
@@ -435,23 +464,15 @@ ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout la
   _cleanup_ (prog_freep) struct ab_seccomp_prog prog = { 0 };
   _cleanup_scmp_ctx_ scmp_filter_ctx ctx = NULL;
   uint32_t default_action;
-  size_t i;
   int r;
 
   memset (out, 0, sizeof *out);
-
-  if (s->listener_path != NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "linux.seccomp.listenerPath: %s", notify_unsupported);
-  for (i = 0; i < s->n_syscalls; i++)
-    if (s->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
-      return ab_error_setc (err, AB_EC_CONFIG, 0, "linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY: %s",
-                            i, notify_unsupported);
 
   if (map_action (s->default_action, s->default_errno_ret_set, s->default_errno_ret, "linux.seccomp",
                   "defaultAction", "defaultErrnoRet", &default_action, err)
       < 0)
     return -1;
-  if (map_flags (s->flags, &prog.flags, err) < 0)
+  if (map_flags (s->flags, notifies (s), &prog.flags, err) < 0)
     return -1;
 
   /* seccomp_init probes the kernel (API level) on first use, so actions the
@@ -607,6 +628,8 @@ ab_seccomp_install (const struct ab_seccomp_prog *p, ab_error_t *err)
   fprog.len = p->len;
   fprog.filter = p->insns;
   r = sys_seccomp (SECCOMP_SET_MODE_FILTER, p->flags, &fprog);
+  if (r >= 0 && (p->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER))
+    return (int)r; /* the listener's fd (close-on-exec) */
   if (r == 0)
     return 0;
   if (r > 0)
@@ -692,4 +715,10 @@ ab_seccomp_flag_supported (unsigned ab_flag)
         return v > 0;
       }
   return false;
+}
+
+bool
+ab_seccomp_prog_listens (const struct ab_seccomp_prog *p)
+{
+  return (p->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0;
 }

@@ -33,7 +33,8 @@ enum ab_seccomp_layout
 #define AB_SECCOMP_SCHEME 2
 
 /* Compile `s`.  Errors name the JSON path (linux.seccomp.syscalls[2].action).
-   A NOTIFY action or a listenerPath is refused (not supported yet). */
+   SCMP_ACT_NOTIFY rules make a program that asks seccomp(2) for a listener
+   (SECCOMP_FILTER_FLAG_NEW_LISTENER); NOTIFY as the default is refused. */
 int ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err);
 
 /* The same through the compiled-program cache (runtime/cache.h, outside
@@ -42,8 +43,12 @@ int ab_seccomp_compile_cached (const struct ab_seccomp *s, struct ab_seccomp_pro
 
 /* Install the program in the calling thread: seccomp(SECCOMP_SET_MODE_FILTER,
    flags, prog).  Async-signal-safe: suitable between clone and execve.
-   Without no_new_privs this needs CAP_SYS_ADMIN in the current user namespace. */
+   Without no_new_privs this needs CAP_SYS_ADMIN in the current user namespace.
+   Returns 0, or for a program that listens (ab_seccomp_prog_listens) the
+   listener's fd, close-on-exec, whatever its number. */
 int ab_seccomp_install (const struct ab_seccomp_prog *p, ab_error_t *err);
+
+bool ab_seccomp_prog_listens (const struct ab_seccomp_prog *p);
 
 void ab_seccomp_prog_free (struct ab_seccomp_prog *p);
 

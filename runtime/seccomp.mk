@@ -1,4 +1,5 @@
 # runtime/: seccomp (libseccomp) and capabilities (libcap).
 libagentbox_a_SOURCES += \
 	runtime/seccomp.h runtime/seccomp.c runtime/seccomp-cache.c runtime/cache.h \
+	runtime/seccomp-notify.h runtime/seccomp-notify.c \
 	runtime/caps.h runtime/caps.c

@@ -10,6 +10,7 @@
 #define AB_RUNTIME_SYNC_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/error.h"
 
@@ -25,6 +26,8 @@ enum ab_sync_type
   AB_SYNC_START,           /* parent or `start` -> child: execute the user program */
   AB_SYNC_STARTED,         /* child -> starter: startContainer hooks ran; execve follows */
   AB_SYNC_PID,             /* joiner -> parent: pid of the container process */
+  AB_SYNC_SECCOMP,         /* child -> starter: the seccomp listener's fd rides along (SCM_RIGHTS) */
+  AB_SYNC_SECCOMP_DONE,    /* starter -> child: the agent at listenerPath has it; go on */
 };
 
 struct ab_sync_msg
@@ -42,6 +45,15 @@ int ab_sync_recv (int fd, struct ab_sync_msg *m, ab_error_t *err);
 /* Receive and require `type`; an AB_SYNC_ERROR from the peer is copied into
    *err (so the child's message is what the caller sees). */
 int ab_sync_expect (int fd, uint32_t type, struct ab_sync_msg *m, ab_error_t *err);
+
+/* A message with one fd attached (SCM_RIGHTS), in a single sendmsg; and
+   the receiving side, *passed = the fd (close-on-exec) or -1 if none came. */
+int ab_sync_send_fd (int fd, uint32_t type, int passfd, ab_error_t *err);
+int ab_sync_recv_fd (int fd, struct ab_sync_msg *m, int *passed, ab_error_t *err);
+
+/* One sendmsg of buf with n (0..8) fds attached (SCM_RIGHTS), MSG_NOSIGNAL,
+   EINTR retried; what sendmsg returned.  Allocates nothing. */
+ssize_t ab_sendmsg_fds (int sock, const void *buf, size_t len, const int *fds, int n);
 
 /* Pass file descriptors with SCM_RIGHTS along a one-byte message. */
 int ab_send_fds (int sock, const int *fds, int n, ab_error_t *err);

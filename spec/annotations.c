@@ -1,5 +1,8 @@
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "base/util.h"
 #include "spec/annotations.h"
 #include "spec/netpolicy.h"
@@ -85,6 +88,97 @@ type_rootfs_idmap (struct ab_spec *s, const char *value, ab_error_t *err)
   return 0;
 }
 
+/* ---- dev.agentbox.workspace.* ------------------------------------------ */
+
+void
+ab_workspace_free (struct ab_workspace *w)
+{
+  free (w->destination);
+  free (w->changes_dir);
+  memset (w, 0, sizeof *w);
+}
+
+static int __attribute__ ((format (printf, 3, 4)))
+ws_err (ab_error_t *err, const char *key, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: annotations.%s: %s", key, msg);
+}
+
+/* The workspace mount: the last mount at the destination (the one on top),
+   which must be a bind of a host directory for the overlay to have a lower
+   layer. */
+static int
+ws_find_mount (struct ab_spec *s, ab_error_t *err)
+{
+  struct ab_workspace *w = &s->workspace;
+  size_t i;
+
+  for (i = s->n_mounts; i-- > 0;)
+    if (strcmp (s->mounts[i].destination, w->destination) == 0)
+      {
+        if (!ab_mount_is_bind (&s->mounts[i]))
+          return ws_err (err, AB_ANNOT_WS_MODE,
+                         "overlay needs a bind mount of a host directory at `%s`, but mounts[%zu] is %s%s", w->destination,
+                         i, s->mounts[i].type ? "of type " : "a remount", s->mounts[i].type ? s->mounts[i].type : "");
+        w->mount = i;
+        return 0;
+      }
+  return ws_err (err, AB_ANNOT_WS_MODE, "overlay needs a bind mount at `%s` (mounts has none; see %s)",
+                 w->destination, AB_ANNOT_WS_DESTINATION);
+}
+
+/* The workspace's keys make one setting, typed once (for the first of
+   them); each error names its key. */
+static int
+type_workspace (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
+{
+  struct ab_workspace *w = &s->workspace;
+  const char *mode = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_MODE);
+  const char *dest = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_DESTINATION);
+  const char *size = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_SIZE);
+  const char *changes = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_CHANGES);
+  const char *max = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_LIST_MAX);
+  const char *given = dest ? AB_ANNOT_WS_DESTINATION : size ? AB_ANNOT_WS_SIZE : changes ? AB_ANNOT_WS_CHANGES : max ? AB_ANNOT_WS_LIST_MAX : NULL;
+
+  if (w->typed)
+    return 0; /* the first of its keys reported its error, if any */
+  w->typed = true;
+  if (mode == NULL || strcmp (mode, "bind") == 0)
+    {
+      /* Refused rather than ignored: the caller asked for something a
+         bound workspace would silently not do. */
+      if (given)
+        return ws_err (err, given, "only with %s=overlay", AB_ANNOT_WS_MODE);
+      return 0;
+    }
+  if (strcmp (mode, "overlay") != 0)
+    return ws_err (err, AB_ANNOT_WS_MODE, "must be \"bind\" or \"overlay\", not \"%s\"", mode);
+  w->mode = AB_WS_MODE_OVERLAY;
+  if (dest && (!ab_path_is_clean_absolute (dest) || strcmp (dest, "/") == 0))
+    return ws_err (err, AB_ANNOT_WS_DESTINATION, "must be an absolute path below /, not \"%s\"", dest);
+  w->destination = xstrdup (dest ? dest : AB_WS_DEFAULT_DESTINATION);
+  if (size && changes)
+    return ws_err (err, AB_ANNOT_WS_SIZE,
+                   "not with %s: a change set kept in a directory of yours is bounded by its filesystem",
+                   AB_ANNOT_WS_CHANGES);
+  if (size && (ab_parse_size (size, &w->size) < 0 || w->size < (1u << 20)))
+    return ws_err (err, AB_ANNOT_WS_SIZE, "expected a size of at least 1M, like 512M or 2G, not \"%s\"", size);
+  if (changes && !ab_path_is_clean_absolute (changes))
+    return ws_err (err, AB_ANNOT_WS_CHANGES, "must be an absolute path without . or .., not \"%s\"", changes);
+  if (max && (ab_parse_u64 (max, &w->list_max) < 0 || w->list_max == 0 || w->list_max > 1000000))
+    return ws_err (err, AB_ANNOT_WS_LIST_MAX, "expected a number from 1 to 1000000, not \"%s\"", max);
+  w->changes_dir = changes ? xstrdup (changes) : NULL;
+  if (!changes && !size)
+    w->size = AB_WS_DEFAULT_SIZE;
+  return ws_find_mount (s, err);
+}
+
 /* The one table of agentbox's annotations: names, documentation for
    `features`, typers. */
 static const struct
@@ -113,6 +207,23 @@ static const struct
       "owned by host root works under the mapping with nothing chowned (the container's root then owns the "
       "image's files: keep root.readonly unless the image may be changed)" },
     type_rootfs_idmap },
+  { { AB_ANNOT_WS_MODE,
+      "\"bind\" (default) or \"overlay\": the workspace mount shows its host directory through an overlay; what "
+      "the container changes is kept as a change set (`agentbox workspace diff|apply|discard ID`) and the "
+      "directory is untouched until it is applied" },
+    type_workspace },
+  { { AB_ANNOT_WS_DESTINATION, "overlay: the destination of the workspace mount (default /workspace)" },
+    type_workspace },
+  { { AB_ANNOT_WS_SIZE,
+      "overlay: the most the change set may hold, e.g. 512M (default 1G): beyond it writes fail with ENOSPC and "
+      "the record says limitsHit workspace" },
+    type_workspace },
+  { { AB_ANNOT_WS_CHANGES, "overlay: a host directory (absent or empty) that keeps the change set instead of "
+                           "the state root; bounded by its filesystem" },
+    type_workspace },
+  { { AB_ANNOT_WS_LIST_MAX, "overlay: changes listed in the result record (default 1000); deletions and replaced "
+                            "directories are always listed" },
+    type_workspace },
 };
 
 const struct ab_annotation_info *
@@ -129,6 +240,7 @@ ab_annotations_known (void)
 void
 ab_annotations_type (struct ab_spec *s)
 {
+  s->workspace.list_max = AB_WS_DEFAULT_LIST_MAX;
   for (size_t i = 0; i < s->annotations.n; i++)
     {
       const char *k = s->annotations.v[i].key;
@@ -145,11 +257,11 @@ ab_annotations_type (struct ab_spec *s)
                        "config.json: annotations.%s: unknown agentbox annotation (see `agentbox features`)", k);
       else if (known[t].type (s, s->annotations.v[i].value, &err) == 0)
         continue;
-      /* the network parsers name the annotation themselves */
-      else if (!ab_str_has_prefix (err.msg, "annotations."))
-        ab_error_prefix (&err, "config.json: annotations.%s", k);
-      else
+      /* the network and workspace typers name the annotation themselves */
+      else if (ab_str_has_prefix (err.msg, "annotations."))
         ab_error_prefix (&err, "config.json");
+      else if (!ab_str_has_prefix (err.msg, "config.json: "))
+        ab_error_prefix (&err, "config.json: annotations.%s", k);
       if (s->agentbox.error == NULL)
         s->agentbox.error = xstrdup (err.msg);
     }

@@ -14,6 +14,11 @@
 #define AB_ANNOT_PREFIX "dev.agentbox."
 #define AB_ANNOT_TIMEOUT "dev.agentbox.timeout"
 #define AB_ANNOT_ROOTFS_IDMAP "dev.agentbox.rootfs.idmap"
+#define AB_ANNOT_WS_MODE "dev.agentbox.workspace.mode"
+#define AB_ANNOT_WS_DESTINATION "dev.agentbox.workspace.destination"
+#define AB_ANNOT_WS_SIZE "dev.agentbox.workspace.size"
+#define AB_ANNOT_WS_CHANGES "dev.agentbox.workspace.changes"
+#define AB_ANNOT_WS_LIST_MAX "dev.agentbox.workspace.list-max"
 /* AB_ANNOT_NET_ALLOW, AB_ANNOT_NET_ALLOW_DOMAINS, AB_ANNOT_NET_DENY_DOMAINS
    and AB_ANNOT_NET_PINS are in spec/netpolicy.h, with their grammars. */
 
@@ -26,7 +31,8 @@ struct ab_annotation_info
 /* NULL-terminated. */
 const struct ab_annotation_info *ab_annotations_known (void);
 
-/* Type every dev.agentbox.* annotation of s into s->agentbox (the parser
+/* Type every dev.agentbox.* annotation of s into s->agentbox and
+   s->workspace (the parser
    calls it once).  Never fails: what does not parse is kept as an error
    message there, for the validator and `audit`. */
 void ab_annotations_type (struct ab_spec *s);
@@ -36,6 +42,11 @@ void ab_agentbox_free (struct ab_agentbox *a);
    unknown key under our prefix, a malformed value), and what the typed
    values need from the rest of the config (namespaces, mappings). */
 int ab_annotations_validate (const struct ab_spec *s, ab_error_t *err);
+
+/* s->workspace (dev.agentbox.workspace.*, typed by ab_annotations_type
+   with the rest: a malformed value, or an overlay without a bind mount at
+   its destination, is its error). */
+void ab_workspace_free (struct ab_workspace *w);
 
 /* A duration: "30", "30s", "1500ms", "2m", "1h".  Milliseconds. */
 int ab_parse_duration_ms (const char *s, uint64_t *out);

@@ -64,6 +64,104 @@ done:
   return 0;
 }
 
+static bool
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Is the directory `root` the directory `dir` or one of its ancestors?
+   Identity is device and inode, never a path string: a bind mount of a
+   directory (of / above all) is the same inode on the same device under
+   another name, and so are "..", symlinks and /proc/self/root.  The
+   ancestors are found by "..", which the kernel resolves across mount
+   points to the real parent, until the runtime's own root (`top`).  A
+   `dir` that does not exist yet is checked by its nearest existing
+   directory, where create would make it.  1 yes, 0 no, -1 with errno. */
+static int
+is_dir_or_above (const struct stat *root, const struct stat *top, const char *dir)
+{
+  _cleanup_free_ char *p = xstrdup (*dir ? dir : ".");
+  struct stat st;
+
+  while (stat (p, &st) < 0)
+    {
+      char *slash = strrchr (p, '/');
+
+      if (errno != ENOENT)
+        return -1;
+      if (slash == NULL)
+        strcpy (p, ".");
+      else if (slash == p)
+        p[1] = '\0';
+      else
+        *slash = '\0';
+    }
+  for (;;)
+    {
+      char *up;
+
+      if (same_file (&st, root))
+        return 1;
+      if (same_file (&st, top))
+        return 0;
+      if (strlen (p) > PATH_MAX - 4)
+        {
+          errno = ENAMETOOLONG;
+          return -1;
+        }
+      up = xasprintf ("%s/..", p);
+      free (p);
+      p = up;
+      if (stat (p, &st) < 0)
+        return -1;
+    }
+}
+
+/* root.path must be a root of its own.  The host's root as the container's
+   would hand it every file of the host (and the readonly/masked paths would
+   not change that: they are made in the container's private copy of the
+   mount).  A root that is or holds the state root (--root) or the cache
+   would let the container rewrite the state of other containers (their
+   pids, which kill and delete signal) or the compiled seccomp programs
+   other containers load.  create checks the fd it clones the root from, so
+   what is checked is what runs. */
+int
+ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err)
+{
+  struct stat top;
+
+  if (stat ("/", &top) < 0)
+    return ab_error_set (err, errno, "config.json: root.path: stat /");
+  if (same_file (root, &top))
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: root.path: `%s` is the host's root directory; a container needs a root "
+                          "filesystem of its own",
+                          path);
+  if (guard == NULL)
+    return 0;
+  for (int i = 0; i < 2; i++)
+    {
+      const char *dir = i == 0 ? guard->state_root : guard->cache;
+      const char *what = i == 0 ? "agentbox's state root" : "agentbox's cache";
+      const char *option = i == 0 ? "--root" : "AGENTBOX_CACHE_DIR";
+      int r;
+
+      if (dir == NULL || *dir == '\0')
+        continue;
+      r = is_dir_or_above (root, &top, dir);
+      if (r < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, errno, "config.json: root.path: compare `%s` with %s `%s`", path,
+                              what, dir);
+      if (r > 0)
+        return ab_error_setc (err, AB_EC_CONFIG, 0,
+                              "config.json: root.path: `%s` is or contains %s `%s` (%s); the container could "
+                              "rewrite it",
+                              path, what, dir, option);
+    }
+  return 0;
+}
+
 /* root.path, relative to the bundle unless absolute (config.md), must be a
    directory.  Resolved like a bind source (spec/bundle-links.h): beneath the
    bundle once the path is in it, so that a symlink of the bundle cannot
@@ -71,7 +169,7 @@ done:
    directory, and create clones the root from the fd kept here (never by
    this path string). */
 static int
-resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
+resolve_rootfs (struct ab_bundle *b, const struct ab_bundle_guard *guard, ab_error_t *err)
 {
   const char *path = b->spec->root.path;
   _cleanup_free_ char *joined = NULL;
@@ -92,6 +190,10 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
   fd = ab_open_canonical (joined, O_PATH | O_DIRECTORY);
   if (fd >= 0)
     {
+      if (fstat (fd, &st) < 0)
+        return ab_error_set (err, errno, "config.json: root.path: stat `%s`", joined);
+      if (ab_root_dir_check (&st, b->spec->root.path, guard, err) < 0)
+        return -1;
       b->rootfs = ab_steal_ptr (&joined);
       b->rootfs_fd = ab_steal_fd (&fd);
       return 0;
@@ -107,6 +209,8 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
     return ab_error_setc (err, AB_EC_CONFIG, e.errnum, "config.json: root.path: `%s` is not a directory", joined);
   if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: root.path: `%s` is not a directory", joined);
+  if (ab_root_dir_check (&st, b->spec->root.path, guard, err) < 0)
+    return -1;
   snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
   n = readlink (link, real, sizeof real - 1);
   if (n <= 0 || real[0] != '/')
@@ -149,10 +253,11 @@ check_bind_sources (const struct ab_bundle *b, ab_error_t *err)
 }
 
 static int
-bundle_build (char *dir, char *config, size_t len, struct ab_bundle **out, ab_error_t *err)
+bundle_build (char *dir, char *config, size_t len, const struct ab_bundle_guard *guard, struct ab_bundle **out,
+              ab_error_t *err)
 {
   struct ab_bundle *b = xzalloc (sizeof *b);
-  _cleanup_ (ab_bundle_freep) struct ab_bundle *guard = b;
+  _cleanup_ (ab_bundle_freep) struct ab_bundle *owned = b;
 
   b->rootfs_fd = -1;
   b->dir = dir;
@@ -161,15 +266,15 @@ bundle_build (char *dir, char *config, size_t len, struct ab_bundle **out, ab_er
   b->spec = ab_spec_parse (config, len, err);
   if (b->spec == NULL)
     return -1;
-  if (ab_spec_validate (b->spec, err) < 0 || resolve_rootfs (b, err) < 0)
+  if (ab_spec_validate (b->spec, err) < 0 || resolve_rootfs (b, guard, err) < 0)
     return -1;
-  *out = ab_steal_ptr (&guard);
+  *out = ab_steal_ptr (&owned);
   return 0;
 }
 
 int
-ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab_bundle **out,
-                      ab_error_t *err)
+ab_bundle_from_bytes (const char *dir, const struct ab_bundle_guard *guard, const char *config, size_t len,
+                      struct ab_bundle **out, ab_error_t *err)
 {
   _cleanup_free_ char *canon = NULL;
   char *copy;
@@ -182,7 +287,7 @@ ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab
   copy = xmalloc (len + 1);
   memcpy (copy, config, len);
   copy[len] = '\0';
-  return bundle_build (ab_steal_ptr (&canon), copy, len, out, err);
+  return bundle_build (ab_steal_ptr (&canon), copy, len, guard, out, err);
 }
 
 int
@@ -210,7 +315,7 @@ ab_config_read_at (int dirfd, const char *path, const char *prefix, char **buf, 
 }
 
 int
-ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err)
+ab_bundle_load (const char *dir, const struct ab_bundle_guard *guard, struct ab_bundle **out, ab_error_t *err)
 {
   _cleanup_free_ char *canon = NULL, *config = NULL, *prefix = NULL;
   _cleanup_close_ int dfd = -1;
@@ -221,7 +326,7 @@ ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err)
   prefix = xasprintf ("bundle `%s`: ", canon);
   if (ab_config_read_at (dfd, "config.json", prefix, &config, &len, err) < 0)
     return -1;
-  if (bundle_build (ab_steal_ptr (&canon), ab_steal_ptr (&config), len, out, err) < 0)
+  if (bundle_build (ab_steal_ptr (&canon), ab_steal_ptr (&config), len, guard, out, err) < 0)
     return -1;
   if (check_bind_sources (*out, err) < 0)
     {

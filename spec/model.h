@@ -228,6 +228,7 @@ struct ab_hook
   char *path;
   struct ab_strv args;
   struct ab_strv env;
+  bool env_set; /* "env" is present (even empty): exactly env; absent: the runtime's own */
   bool timeout_set;
   int timeout; /* seconds, > 0 */
 };
@@ -470,14 +471,6 @@ struct ab_seccomp
   size_t n_syscalls;
 };
 
-enum ab_rootfs_propagation
-{
-  AB_ROOTFS_PROP_UNSET = 0,
-  AB_ROOTFS_PROP_SHARED,
-  AB_ROOTFS_PROP_SLAVE,
-  AB_ROOTFS_PROP_PRIVATE,
-  AB_ROOTFS_PROP_UNBINDABLE,
-};
 
 enum ab_personality_domain
 {
@@ -526,7 +519,7 @@ struct ab_linux
   struct ab_intel_rdt *intel_rdt;
   struct ab_kvlist sysctl;
   struct ab_seccomp *seccomp;
-  int rootfs_propagation; /* enum ab_rootfs_propagation */
+  int rootfs_propagation; /* enum ab_propagation, AB_PROP_NONE when unset; plain and "r" words alike (always applied recursively) */
   struct ab_strv masked_paths;
   struct ab_strv readonly_paths;
   char *mount_label;
@@ -555,6 +548,33 @@ struct ab_agentbox
   char *egress_error; /* the domain allowlist's, or NULL */
 };
 
+/* ---- the workspace (dev.agentbox.workspace.*) -------------------------- */
+
+/* How the workspace mount shows its host directory: bound as it is, or
+   through an overlay whose changes are kept aside as a change set until
+   they are applied or discarded (runtime/lifecycle/wsstore.h). */
+enum ab_ws_mode
+{
+  AB_WS_MODE_BIND = 0,
+  AB_WS_MODE_OVERLAY,
+};
+
+#define AB_WS_DEFAULT_DESTINATION "/workspace"
+#define AB_WS_DEFAULT_SIZE (1ull << 30)   /* the change set's tmpfs: as the sandbox's tmpfs /workspace */
+#define AB_WS_DEFAULT_LIST_MAX 1000       /* entries of the record's change list */
+
+/* Parsed once from the annotations (spec/annotations.c). */
+struct ab_workspace
+{
+  int mode;              /* enum ab_ws_mode */
+  char *destination;     /* the workspace mount's destination */
+  uint64_t size;         /* bytes of the change set's tmpfs (0: changes_dir holds it) */
+  char *changes_dir;     /* a host directory that holds the layers instead, or NULL */
+  uint64_t list_max;     /* changes listed in a record besides deletions and replaced directories */
+  size_t mount;          /* overlay: index in mounts[] of the workspace mount */
+  bool typed;            /* one of its keys was there (they are typed together) */
+};
+
 /* ---- the whole document ----------------------------------------------- */
 
 struct ab_spec
@@ -569,7 +589,8 @@ struct ab_spec
   char *domainname;
   struct ab_hook_list hooks[AB_HOOK__KINDS];
   struct ab_kvlist annotations;
-  struct ab_agentbox agentbox; /* the dev.agentbox.* ones, typed */
+  struct ab_agentbox agentbox;   /* the dev.agentbox.* ones, typed */
+  struct ab_workspace workspace; /* dev.agentbox.workspace.*, typed */
   struct ab_linux *linux_; /* NULL when absent */
 
   /* JSON paths of properties the model does not know (ignored, per the

@@ -511,27 +511,25 @@ parse_memory_policy (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
 static int
 parse_rootfs_propagation (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
 {
-  static const char *const names[] = {
-    [AB_ROOTFS_PROP_SHARED] = "shared",
-    [AB_ROOTFS_PROP_SLAVE] = "slave",
-    [AB_ROOTFS_PROP_PRIVATE] = "private",
-    [AB_ROOTFS_PROP_UNBINDABLE] = "unbindable",
-  };
   char q[AB_QUOTE_SIZE];
   _cleanup_free_ char *v = NULL;
-  size_t i;
-  int r = ab_jget_str (c, lo, "rootfsPropagation", AB_OPTIONAL, &v);
+  int r = ab_jget_str (c, lo, "rootfsPropagation", AB_OPTIONAL, &v), kind;
 
   if (r <= 0)
     return r;
-  for (i = 1; i < AB_ARRAY_SIZE (names); i++)
-    if (strcmp (v, names[i]) == 0)
-      {
-        l->rootfs_propagation = (int)i;
-        return 1;
-      }
+  /* The words of the mount options (spec/tables.c), plain or recursive:
+     containerd's CRI writes rslave and rshared.  Both forms are applied
+     to the whole tree (runtime/mount.c). */
+  kind = ab_propagation_from_name (v, NULL);
+  if (kind > 0)
+    {
+      l->rootfs_propagation = kind;
+      return 1;
+    }
   ab_jpush_key (c, "rootfsPropagation");
-  return ab_jerr (c, "unknown propagation %s (shared, slave, private or unbindable)", ab_quote (q, v));
+  return ab_jerr (c, "unknown propagation %s (shared, slave, private, unbindable, or rshared, rslave, rprivate, "
+                     "runbindable)",
+                  ab_quote (q, v));
 }
 
 static int

@@ -628,9 +628,12 @@ parse_hooks (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
           /* config.md: path MUST be absolute; timeout MUST be > 0. */
           if (ab_parse_enter_item (c, a, i, &e, &im) < 0
               || ab_parse_get_path (c, e, "path", AB_REQUIRED, &h->path) < 0
-              || ab_jget_strv (c, e, "args", AB_OPTIONAL, &h->args) < 0
-              || ab_jget_strv (c, e, "env", AB_OPTIONAL, &h->env) < 0)
+              || ab_jget_strv (c, e, "args", AB_OPTIONAL, &h->args) < 0)
             return -1;
+          r = ab_jget_strv (c, e, "env", AB_OPTIONAL, &h->env);
+          if (r < 0)
+            return -1;
+          h->env_set = r > 0;
           r = ab_jget_i64 (c, e, "timeout", AB_OPTIONAL, 1, INT32_MAX, &timeout);
           if (r < 0)
             return -1;
@@ -713,6 +716,7 @@ ab_spec_parse (const char *buf, size_t len, ab_error_t *err)
   s = xzalloc (sizeof *s);
   if (parse_document (&c, root, s) < 0)
     return NULL;
+  /* after mounts[]: the workspace annotations name one of them */
   ab_annotations_type (s);
   /* config.md "Extensibility": unknown properties MUST be ignored; we keep
      their paths for `agentbox audit`. */
@@ -797,6 +801,7 @@ ab_spec_free (struct ab_spec *s)
     }
   ab_kvlist_free (&s->annotations);
   ab_agentbox_free (&s->agentbox);
+  ab_workspace_free (&s->workspace);
   ab_linux_free (s->linux_);
   ab_strv_free (&s->unknown);
   ab_strv_free (&s->warnings);

@@ -58,17 +58,35 @@ struct ab_bundle
                         clones the root from it (ab_rootfs_tree) */
 };
 
+/* Directories of agentbox's own that root.path may neither be nor contain
+   (either may be NULL): the state root (--root) and the cache base.  The
+   host's root is refused with or without a guard. */
+struct ab_bundle_guard
+{
+  const char *state_root;
+  const char *cache;
+};
+
+/* That the directory `root` (a stat of what was opened) may be a
+   container's root: not the host's /, and neither one of the guard's
+   directories nor above them (NULL guard: only the first).  `path` is
+   root.path as written, for the message (class config). */
+struct stat;
+int ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err);
+
 /* Read, parse and validate <dir>/config.json and check that the root
-   filesystem is a directory. */
+   filesystem is a directory of its own: not the host's root, and neither
+   one of the guard's directories nor above them (compared by device and
+   inode of the directory opened). */
 /* Read a config file the way create does: `path` relative to dirfd (or
    absolute), a regular file opened without blocking on a FIFO or taking a
    terminal, at most AB_CONFIG_MAX_BYTES.  Errors start with `prefix`
    ("bundle `DIR`: ", or ""). */
 int ab_config_read_at (int dirfd, const char *path, const char *prefix, char **buf, size_t *len, ab_error_t *err);
-int ab_bundle_load (const char *dir, struct ab_bundle **out, ab_error_t *err);
-/* Same, from bytes already read (the state directory's snapshot). */
-int ab_bundle_from_bytes (const char *dir, const char *config, size_t len, struct ab_bundle **out,
-                          ab_error_t *err);
+int ab_bundle_load (const char *dir, const struct ab_bundle_guard *guard, struct ab_bundle **out, ab_error_t *err);
+/* Same, from bytes already read (the built-in sandbox's generated config). */
+int ab_bundle_from_bytes (const char *dir, const struct ab_bundle_guard *guard, const char *config, size_t len,
+                          struct ab_bundle **out, ab_error_t *err);
 void ab_bundle_free (struct ab_bundle *b);
 static inline void
 ab_bundle_freep (struct ab_bundle **b)

@@ -483,6 +483,33 @@ ab_mount_options (size_t *n)
   return mount_options;
 }
 
+/* The propagation words are the PROPAGATION entries of the mount option
+   table: linux.rootfsPropagation, mounts[].options and `audit` all read
+   them there. */
+int
+ab_propagation_from_name (const char *name, bool *recursive)
+{
+  const struct ab_mount_option *o = ab_mount_option_lookup (name);
+
+  if (o == NULL || o->kind != AB_MOPT_PROPAGATION)
+    return -1;
+  if (recursive)
+    *recursive = (o->flag & MS_REC) != 0;
+  return o->value;
+}
+
+const char *
+ab_propagation_name (int kind, bool recursive)
+{
+  size_t i;
+
+  for (i = 0; i < AB_ARRAY_SIZE (mount_options); i++)
+    if (mount_options[i].kind == AB_MOPT_PROPAGATION && mount_options[i].value == kind
+        && ((mount_options[i].flag & MS_REC) != 0) == recursive)
+      return mount_options[i].name;
+  return NULL;
+}
+
 /* ---- scheduler, I/O priority, memory policy ---------------------------- */
 
 /* sched(7): the enum values are the kernel's SCHED_* numbers. */

@@ -7,6 +7,7 @@
 #ifndef AB_SPEC_TABLES_H
 #define AB_SPEC_TABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,11 @@ struct ab_mount_option
 const struct ab_mount_option *ab_mount_option_lookup (const char *name);
 /* The recognised option names in features.md order; count via *n. */
 const struct ab_mount_option *ab_mount_options (size_t *n);
+/* Propagation words (shared, rslave, ...), from the same table: the kind
+   (enum ab_propagation) and whether the word is the recursive "r" form;
+   -1 / NULL when unknown. */
+int ab_propagation_from_name (const char *name, bool *recursive);
+const char *ab_propagation_name (int kind, bool recursive);
 
 int ab_sched_policy_from_name (const char *name);   /* enum ab_sched_policy */
 const char *ab_sched_policy_name (int policy);

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <inttypes.h>
 #include <seccomp.h>
@@ -374,6 +375,44 @@ check_mounts (struct ab_jctx *c, const struct ab_spec *s)
         return -1;
       ab_jpop (c, im);
     }
+  ab_jpop (c, mark);
+  return 0;
+}
+
+/* A mount namespace joined by path is the caller's, with the mounts it
+   has: agentbox makes none in it (no bind of root.path, no pivot_root,
+   nothing in mounts, no masks, no read-only root; runtime/child.c), since
+   every one would change the namespace for the processes already in it
+   and outlive the container.  What the config would have it do there is
+   refused (runtime.md: a property the runtime cannot apply is an error),
+   each by its JSON path.  root.path must be the namespace's root (checked
+   at create, where the namespace is entered). */
+static int
+check_joined_mount_ns (struct ab_jctx *c, const struct ab_spec *s)
+{
+  const struct ab_linux *l = s->linux_;
+  const char *why;
+  size_t mark;
+
+  if (!ns_present (s, AB_NS_MOUNT) || ns_new (s, AB_NS_MOUNT))
+    return 0;
+  why = "agentbox makes no mount in a mount namespace joined by path (linux.namespaces: mount)";
+  if (s->n_mounts > 0)
+    return fail (c, "mounts", "%s: its mounts are its own", why);
+  if (s->root.readonly)
+    {
+      ab_jpush_key (c, "root");
+      return fail (c, "readonly", "%s: the read-only root would be the namespace's", why);
+    }
+  mark = ab_jpush_key (c, "linux");
+  if (l->rootfs_propagation != AB_PROP_NONE)
+    return fail (c, "rootfsPropagation", "%s: its propagation is its own", why);
+  if (l->masked_paths.n > 0)
+    return fail (c, "maskedPaths", "%s: the masks would be the namespace's", why);
+  if (l->readonly_paths.n > 0)
+    return fail (c, "readonlyPaths", "%s: the read-only binds would be the namespace's", why);
+  if (l->n_devices > 0)
+    return fail (c, "devices", "%s: its /dev is its own", why);
   ab_jpop (c, mark);
   return 0;
 }
@@ -902,27 +941,72 @@ check_seccomp_names (struct ab_jctx *c, const struct ab_seccomp *sc)
   return 0;
 }
 
-static int
-check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
-{
-  bool notify = false;
-  size_t mark = ab_jpush_key (c, "seccomp");
+/* The one syscall the runtime makes between loading a filter with a
+   listener and handing the listener's fd over (runtime/process.c): a NOTIFY
+   rule on it would wait for an agent that cannot have the fd yet.  (runc
+   refuses NOTIFY on write(2), its handover, for the same reason.) */
+#define HANDOVER_SYSCALL "sendmsg"
 
+/* linux.seccomp.listenerPath and SCMP_ACT_NOTIFY (config-linux.md): the
+   runtime connects to the path and sends the listener's fd there. */
+static int
+check_seccomp_listener (struct ab_jctx *c, const struct ab_seccomp *sc, bool *notify)
+{
+  struct sockaddr_un sa;
+
+  *notify = false;
   /* Every syscall would wait for the agent, including the runtime's own
      execve and the sendmsg() that hands the listener fd over. */
   if (sc->default_action == AB_SCMP_ACT_NOTIFY)
     return fail (c, "defaultAction", "SCMP_ACT_NOTIFY cannot be the default action");
   for (size_t i = 0; i < sc->n_syscalls; i++)
-    if (sc->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
-      {
-        notify = true;
-        if (sc->listener_path == NULL)
+    {
+      const struct ab_seccomp_rule *r = &sc->syscalls[i];
+      if (r->action != AB_SCMP_ACT_NOTIFY)
+        continue;
+      *notify = true;
+      if (sc->listener_path == NULL)
+        {
+          ab_jpush_key (c, "syscalls");
+          ab_jpush_index (c, i);
+          return fail (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+        }
+      for (size_t k = 0; k < r->names.n; k++)
+        if (strcmp (r->names.v[k], HANDOVER_SYSCALL) == 0)
           {
             ab_jpush_key (c, "syscalls");
             ab_jpush_index (c, i);
-            return fail (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+            ab_jpush_key (c, "names");
+            ab_jpush_index (c, k);
+            return fail (c, NULL, "SCMP_ACT_NOTIFY cannot apply to " HANDOVER_SYSCALL
+                         ": agentbox hands the listener's fd over with it, after the filter is loaded "
+                         "and before any agent has the fd");
           }
-      }
+    }
+  if (sc->listener_path == NULL)
+    return 0;
+  /* config-linux.md: "If the SCMP_ACT_NOTIFY action is not used this value
+     is ignored."  So it is, as runc does: nothing connects to it. */
+  if (!*notify)
+    return 0;
+  /* Connected to at start, by whichever process runs it: a relative path
+     would depend on its working directory. */
+  if (sc->listener_path[0] != '/')
+    return fail (c, "listenerPath", "must be an absolute path, got \"%s\"", sc->listener_path);
+  if (strlen (sc->listener_path) >= sizeof sa.sun_path)
+    return fail (c, "listenerPath", "%zu bytes: longer than a unix socket address takes (%zu)",
+                 strlen (sc->listener_path), sizeof sa.sun_path - 1);
+  return 0;
+}
+
+static int
+check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
+{
+  bool notify;
+  size_t mark = ab_jpush_key (c, "seccomp");
+
+  if (check_seccomp_listener (c, sc, &notify) < 0)
+    return -1;
   if (check_seccomp_names (c, sc) < 0)
     return -1;
   /* seccomp(2) refuses WAIT_KILLABLE_RECV without a listener. */
@@ -1001,9 +1085,6 @@ check_supported (const struct ab_spec *s, ab_error_t *err)
   if (l == NULL || !l->ns[AB_NS_MOUNT].present)
     return ab_error_setc (err, AB_EC_CONFIG, 0,
                           "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
-  if (l->ns[AB_NS_MOUNT].path)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: linux.namespaces: joining a mount namespace by path is not supported");
   /* Refused either way; the message says whether the host could have had it. */
   if (l->intel_rdt && stat ("/sys/fs/resctrl/schemata", &st) < 0)
     return ab_error_setc (err, AB_EC_CONFIG, ENOENT,
@@ -1013,9 +1094,6 @@ check_supported (const struct ab_spec *s, ab_error_t *err)
   if (l->mount_label && *l->mount_label)
     return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
                           "config.json: linux.mountLabel: SELinux mount labels are not supported yet");
-  if (l->seccomp && l->seccomp->listener_path)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: linux.seccomp.listenerPath: seccomp notification is not supported yet");
   for (size_t i = 0; i < s->n_mounts; i++)
     if (strcmp (s->mounts[i].destination, "/") == 0)
       return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
@@ -1039,6 +1117,13 @@ ab_spec_check_egress_netns (const struct ab_spec *s, const struct ab_egress_poli
                           "config.json: annotations.%s: the egress proxy needs a new network namespace, not a "
                           "joined one (%s)",
                           AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_NET].path);
+  /* Its resolver is a bind on /etc/resolv.conf, and a mount namespace
+     joined by path gets no mount from agentbox (runtime/child.c). */
+  if (egress->enabled && l->ns[AB_NS_MOUNT].path)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations.%s: the egress proxy's /etc/resolv.conf cannot be mounted in a "
+                          "mount namespace joined by path (%s)",
+                          AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_MOUNT].path);
   return 0;
 }
 
@@ -1048,7 +1133,8 @@ ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
   struct ab_jctx c;
 
   ab_jctx_init (&c, "config.json", err);
-  if (check_user_namespace (&c, s) < 0 || check_mounts (&c, s) < 0 || check_process (&c, s) < 0
+  if (check_user_namespace (&c, s) < 0 || check_mounts (&c, s) < 0 || check_joined_mount_ns (&c, s) < 0
+      || check_process (&c, s) < 0
       || check_uts (&c, s) < 0 || check_hooks (&c, s) < 0 || check_linux (&c, s) < 0)
     return -1;
   /* agentbox's own annotations (dev.agentbox.*): what `features` lists. */

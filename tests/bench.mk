@@ -8,7 +8,10 @@
 #   make bench BENCH_N=200        more runs per figure
 #   make bench BENCH_FIGURES=exec one figure (profile: where the time goes)
 #   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
-BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run
+#   make bench BENCH_FIGURES=proxy what the egress proxy costs an HTTP client
+#                                 (BENCH_PROXY_MB, BENCH_PROXY_BATCH, BENCH_PROXY_STRACE)
+BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run proxy \
+	workspace-start workspace-diff workspace-apply
 BENCH_N ?=
 BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
@@ -19,10 +22,14 @@ BENCH_FIGURE_FILES = \
 	tests/bench/footprint.sh \
 	tests/bench/mcp.sh \
 	tests/bench/profile.sh \
-	tests/bench/netns-run.sh
+	tests/bench/netns-run.sh \
+	tests/bench/proxy.sh \
+	tests/bench/workspace-start.sh \
+	tests/bench/workspace-diff.sh \
+	tests/bench/workspace-apply.sh
 
 TESTS += tests/bench/smoke.sh
-EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py tests/bench/smoke.sh \
+EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib.sh tests/bench/bench.py tests/bench/proxy.py tests/bench/smoke.sh \
 	docs/benchmarks.md docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
 	docs/bench/before-3e38eed-lone.txt docs/bench/before-3e38eed-mcp400.txt docs/bench/before-3e38eed-profile.txt \
 	docs/bench/before-ca2e398-run3.txt docs/bench/after-c00527b-run1.txt docs/bench/after-c00527b-lone.txt \
@@ -31,11 +38,15 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/bench.py test
 	docs/bench/after-fourth-static-run1.txt docs/bench/after-fourth-static-run2.txt \
 	docs/bench/after-fourth-static-lone.txt docs/bench/after-fourth-dynamic-run1.txt \
 	docs/bench/after-fifth-static-run1.txt docs/bench/after-fifth-static-run2.txt \
-	docs/bench/after-fifth-static-lone.txt
+	docs/bench/after-fifth-static-lone.txt \
+	docs/bench/proxy-before-e4cd3a6-run1.txt docs/bench/proxy-before-e4cd3a6-run2.txt \
+	docs/bench/proxy-before-e4cd3a6-run3.txt docs/bench/proxy-after-0283798-run1.txt \
+	docs/bench/proxy-after-0283798-run2.txt docs/bench/proxy-after-0283798-run3.txt \
+	docs/bench/workspace-run1.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench
-bench: agentbox
+bench: agentbox tests/egress/egress-driver tests/egress/httpbench
 	@rc=0; : >bench-results.txt; \
 	for f in $(BENCH_FIGURES); do \
 	  { AB_TOP_SRCDIR='$(abs_top_srcdir)' AB_TOP_BUILDDIR='$(abs_top_builddir)' \

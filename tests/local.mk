@@ -24,6 +24,11 @@ tests_unit_test_util_SOURCES = tests/unit/test-util.c
 tests_unit_test_util_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-util
 
+check_PROGRAMS += tests/unit/test-wsdiff
+tests_unit_test_wsdiff_SOURCES = tests/unit/test-wsdiff.c
+tests_unit_test_wsdiff_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-wsdiff
+
 check_PROGRAMS += tests/unit/test-state
 tests_unit_test_state_SOURCES = tests/unit/test-state.c
 tests_unit_test_state_LDADD = libagentbox.a $(AB_LIBS)

@@ -29,6 +29,13 @@ check_PROGRAMS += tests/egress/egress-driver
 tests_egress_egress_driver_SOURCES = tests/egress/egress-driver.c
 tests_egress_egress_driver_LDADD = libagentbox.a $(AB_LIBS)
 
+# The two ends of the proxy benchmark (tests/bench/proxy.sh), plain C: no
+# libagentbox, no sanitizers in what it measures.
+check_PROGRAMS += tests/egress/httpbench
+tests_egress_httpbench_SOURCES = tests/egress/httpbench.c
+tests_egress_httpbench_CFLAGS = -std=gnu17 $(WARN_CFLAGS) -O2 -pthread
+tests_egress_httpbench_LDFLAGS = -pthread
+
 TESTS += tests/egress/test-egress.py
 EXTRA_DIST += tests/egress/test-egress.py tests/egress/upstream.py tests/egress/client.py \
-	tests/egress/bench-relay.py
+	tests/egress/pattern.py tests/egress/bench-relay.py

@@ -250,6 +250,7 @@ ab_cg_devices_bpf (const struct ab_device_rule *rules, size_t n, struct ab_cg_bp
 {
   struct emitter e = { 0 };
   size_t i, total = n + AB_ARRAY_SIZE (default_rules);
+  bool decided = false;
 
   emit (&e, LDX_W (R2, R1, 0)); /* access_type = access << 16 | type */
   emit (&e, MOV32_REG (R3, R2));
@@ -260,10 +261,22 @@ ab_cg_devices_bpf (const struct ab_device_rule *rules, size_t n, struct ab_cg_bp
   emit (&e, LDX_W (R6, R1, 8)); /* minor */
   /* v1 applies rules in order, so the last one that matches decides:
      test them from the last back to the first, the defaults first of all. */
-  for (i = total; i-- > 0;)
-    emit_rule (&e, i >= n ? &default_rules[i - n] : &rules[i]);
-  emit (&e, MOV64_IMM (R0, 0)); /* what "deny a" leaves: nothing */
-  emit (&e, EXIT_INSN ());
+  for (i = total; i-- > 0 && !decided;)
+    {
+      const struct ab_device_rule *d = i >= n ? &default_rules[i - n] : &rules[i];
+      emit_rule (&e, d);
+      /* A type "a" rule decides every request, so what it shadows (the
+         rules before it, the final deny) is never reached; the verifier
+         refuses a program with unreachable instructions ("unreachable
+         insn"), which runc's default "deny a" first rule made of every
+         config on a cgroup v2 host. */
+      decided = d->type == 'a';
+    }
+  if (!decided)
+    {
+      emit (&e, MOV64_IMM (R0, 0)); /* what "deny a" leaves: nothing */
+      emit (&e, EXIT_INSN ());
+    }
   out->insns = e.v;
   out->n = e.n;
 }

@@ -201,26 +201,66 @@ wait_state (struct ab_cg_hier *h, bool frozen, ab_error_t *err)
     }
 }
 
-/* The hierarchy that can freeze the container: v2, else the v1 freezer. */
-static struct ab_cg_hier *
-freezer (struct ab_cgroup *cg)
+/* The freezers of the container's cgroup: the v2 one (cgroup.freeze) and
+   the v1 freezer hierarchy, both on a hybrid host where each is there.
+   runc freezes through v1 there, and podman, containerd and monitoring
+   read v1's freezer.state: it must say FROZEN whenever the container is
+   paused, and cgroup.events' frozen (v2) too.  The order matters: a task
+   the v1 freezer holds in the refrigerator never reaches the v2 freezer's
+   trap, so v2 would wait forever; so v2 freezes first and v1 thaws
+   first (`hs` holds v2 first).  Returns how many (0, 1 or 2). */
+static size_t
+freezers (struct ab_cgroup *cg, struct ab_cg_hier *hs[2])
 {
-  if (cg->v2 && ab_cg_has_file (cg->v2, "cgroup.freeze"))
-    return cg->v2;
-  return ab_cg_v1 (cg, "freezer");
+  size_t n = 0;
+
+  if (cg->v2 && ab_cg_live (cg->v2) && ab_cg_has_file (cg->v2, "cgroup.freeze"))
+    hs[n++] = cg->v2;
+  if ((hs[n] = ab_cg_v1 (cg, "freezer")) != NULL)
+    n++;
+  return n;
+}
+
+static int
+set_state (struct ab_cg_hier *h, bool frozen, ab_error_t *err)
+{
+  if (h->v2 ? ab_cg_write (h, "cgroup.freeze", frozen ? "1" : "0", "freeze", err)
+            : ab_cg_write (h, "freezer.state", frozen ? "FROZEN" : "THAWED", "freeze", err))
+    return -1;
+  return wait_state (h, frozen, err);
 }
 
 int
 ab_cgroup_freeze (struct ab_cgroup *cg, bool frozen, ab_error_t *err)
 {
-  struct ab_cg_hier *h = freezer (cg);
+  struct ab_cg_hier *hs[2];
+  size_t n = freezers (cg, hs), i;
 
-  if (h == NULL)
+  if (n == 0)
     return ab_error_setc (err, AB_EC_RESOURCE, 0, "cannot freeze: no cgroup.freeze (v2) and no v1 freezer");
-  if (h->v2 ? ab_cg_write (h, "cgroup.freeze", frozen ? "1" : "0", "freeze", err)
-            : ab_cg_write (h, "freezer.state", frozen ? "FROZEN" : "THAWED", "freeze", err))
-    return -1;
-  return wait_state (h, frozen, err);
+  for (i = 0; i < n; i++)
+    if (set_state (hs[frozen ? i : n - 1 - i], frozen, err) < 0)
+      return -1;
+  return 0;
+}
+
+/* Whether a freezer holds the container now (paused): FROZEN or FREEZING
+   in v1, cgroup.freeze 1 in v2. */
+static bool
+frozen_now (struct ab_cgroup *cg)
+{
+  struct ab_cg_hier *hs[2];
+  size_t n = freezers (cg, hs);
+
+  for (size_t i = 0; i < n; i++)
+    {
+      _cleanup_free_ char *st = NULL;
+      ab_error_t e;
+      if (ab_cg_read (hs[i], hs[i]->v2 ? "cgroup.freeze" : "freezer.state", &st, &e) == 0
+          && (hs[i]->v2 ? st[0] == '1' : !ab_str_has_prefix (st, "THAWED")))
+        return true;
+    }
+  return false;
 }
 
 /* ---- kill ----------------------------------------------------------------------- */
@@ -267,11 +307,18 @@ signal_all (struct ab_cgroup *cg, int sig, size_t *n_signalled, ab_error_t *err)
 int
 ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
 {
-  struct ab_cg_hier *fz;
+  struct ab_cg_hier *hs[2];
+  bool fz, paused;
   int round;
 
   if (cg->planned)
     return 0;
+  fz = freezers (cg, hs) > 0;
+  /* A paused container stays paused for any signal but SIGKILL: the
+     signal waits for `resume`, and `state` still says paused.  SIGKILL
+     thaws it, as runc does: a task in the v1 freezer does not die until
+     it leaves the refrigerator (the v2 freezer lets SIGKILL through). */
+  paused = fz && frozen_now (cg);
 
   /* cgroup.kill kills the whole subtree at once, and the kernel stops
      forks racing with it from escaping.  Opened without a probe first: a
@@ -282,7 +329,11 @@ ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
       ab_error_t e = { 0 };
       _cleanup_close_ int fd = ab_cg_open_w (cg->v2, "cgroup.kill", "kill", &e);
       if (fd >= 0)
-        return ab_cg_write_fd (cg->v2, fd, "cgroup.kill", "1", "kill", err);
+        {
+          if (ab_cg_write_fd (cg->v2, fd, "cgroup.kill", "1", "kill", err) < 0)
+            return -1;
+          return paused ? ab_cgroup_freeze (cg, false, err) : 0;
+        }
       if (e.errnum != ENOENT)
         {
           if (err)
@@ -290,7 +341,6 @@ ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
           return -1;
         }
     }
-  fz = freezer (cg);
   /* Otherwise freeze first: a frozen process cannot fork, so the list we
      signal is the whole of the cgroup. */
   for (round = 0; round < KILL_ROUNDS; round++)
@@ -299,9 +349,9 @@ ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
       int r;
 
       if (fz && ab_cgroup_freeze (cg, true, err) < 0)
-        fz = NULL; /* signal without it, and repeat until empty */
+        fz = false; /* signal without it, and repeat until empty */
       r = signal_all (cg, sig, &n, err);
-      if (fz && ab_cgroup_freeze (cg, false, err) < 0)
+      if (fz && !(paused && sig != SIGKILL) && ab_cgroup_freeze (cg, false, err) < 0)
         return -1;
       if (r < 0)
         return -1;

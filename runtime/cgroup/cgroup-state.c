@@ -100,6 +100,47 @@ ab_cgroup_selfjoin_free (struct ab_cgroup_selfjoin **j, size_t *n)
   *n = 0;
 }
 
+/* ---- the container's view ------------------------------------------------------- */
+
+static const char *
+base_name (const char *path)
+{
+  const char *slash = strrchr (path, '/');
+
+  return slash ? slash + 1 : path;
+}
+
+size_t
+ab_cgroup_views (const struct ab_cgroup *cg, struct ab_cgroup_view *out, size_t max)
+{
+  size_t n = 0, i;
+
+  if (cg == NULL || cg->mode == AB_CGROUP_V2 || cg->mode == AB_CGROUP_NONE)
+    return 0;
+  /* v1 first, in the order of the host's mounts; the v2 tree last */
+  for (int pass = 0; pass < 2; pass++)
+    for (i = 0; i < cg->n && n < max; i++)
+      {
+        const struct ab_cg_hier *h = &cg->h[i];
+        if (h->v2 != (pass == 1) || h->dir == NULL || *base_name (h->mountpoint) == '\0')
+          continue;
+        out[n++] = (struct ab_cgroup_view){ .name = base_name (h->mountpoint),
+                                            .dir = h->dir,
+                                            .controllers = h->controllers ? h->controllers : "",
+                                            .v2 = h->v2 };
+      }
+  for (i = 0; i < n; i++)
+    if (!out[i].v2)
+      return n;
+  return 0;
+}
+
+const char *
+ab_cgroup_v2_dir (const struct ab_cgroup *cg)
+{
+  return cg && cg->v2 ? cg->v2->dir : NULL;
+}
+
 /* ---- state ---------------------------------------------------------------------- */
 
 static const char *const mode_names[] = {

@@ -130,4 +130,23 @@ int ab_cgroup_load (struct ab_json *obj, struct ab_cgroup **out, ab_error_t *err
    NULL; for logs and the state file. */
 const char *ab_cgroup_v2_path (struct ab_cgroup *cg);
 
+/* One hierarchy of the container's cgroup as a config's "cgroup" mount
+   shows it on a v1 or hybrid host (runtime/mount.c): the host directory of
+   the container's cgroup in it, and the name of the host's mount point
+   (memory, cpu,cpuacct, unified, ...) with its controllers, for the
+   symlinks of co-mounted hierarchies. */
+struct ab_cgroup_view
+{
+  const char *name;
+  const char *dir;
+  const char *controllers; /* "cpu,cpuacct"; "" for v2 */
+  bool v2;
+};
+/* The hierarchies of cg with a v1 controller, then its v2 one, at most
+   `max`; 0 when it has no v1 hierarchy (a v2 host: the caller keeps its v2
+   view).  The strings are cg's. */
+size_t ab_cgroup_views (const struct ab_cgroup *cg, struct ab_cgroup_view *out, size_t max);
+/* The host directory of the container's v2 cgroup, or NULL. */
+const char *ab_cgroup_v2_dir (const struct ab_cgroup *cg);
+
 #endif

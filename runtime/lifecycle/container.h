@@ -14,6 +14,7 @@
 #include "spec/spec.h"
 
 struct ab_cgroup;
+struct ab_changeset;
 struct ab_net;
 struct ab_plan;
 struct ab_seccomp_prog;
@@ -26,6 +27,8 @@ struct ab_create_opts
   struct ab_bundle *prebuilt; /* an already loaded bundle (taken over) */
   const char *pid_file;
   const char *console_socket;
+  bool relay_tty;             /* process.terminal without console_socket: the caller relays the pty
+                                 (a foreground run); the master ends up in pty_master */
   int preserve_fds;
   bool no_new_keyring;
   bool foreground;            /* the caller stays and supervises (run without --detach) */
@@ -51,10 +54,12 @@ struct ab_container
   int pidfd;
   int sync_fd; /* parent end of the setup socket (foreground) */
   int netns_fd; /* the container's netns, held for the denied record; -1 */
+  int pty_master; /* relay_tty: the master of the container's terminal; -1 */
   bool started;
   bool created_here;  /* by this process: then c->state->netns_held is all it ever held */
   struct ab_net *net; /* network policies and the proxy (runtime/lifecycle/network.h) */
   struct ab_strv degraded; /* protections create could not apply here (the record's `degraded`) */
+  struct ab_changeset *ws; /* an overlay workspace's change set (runtime/lifecycle/wsstore.h), or NULL */
 };
 
 void ab_create_opts_init (struct ab_create_opts *o);

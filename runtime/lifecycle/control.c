@@ -82,9 +82,20 @@ ab_container_pids (const char *root, const char *id, pid_t **pids, size_t *n, ab
   _cleanup_container_ struct ab_container *c = NULL;
 
   ab_set_step ("ps");
-  if (load_live (root, id, false, LIVE, "list the processes of", &c, err) < 0)
+  /* As runc, a stopped container is no error: its list is what is left in
+     its cgroup (nothing, unless a process outlived the init in the host's
+     pid namespace), and empty once the cgroup is gone. */
+  if (load_live (root, id, false, LIVE | 1u << AB_STATUS_STOPPED, "list the processes of", &c, err) < 0)
     return -1;
-  return ab_cgroup_pids (c->cg, pids, n, err);
+  if (ab_cgroup_pids (c->cg, pids, n, err) < 0)
+    {
+      if (ab_state_status (c->dirfd, c->state) != AB_STATUS_STOPPED || err->errnum != ENOENT)
+        return -1;
+      ab_error_clear (err);
+      *pids = NULL;
+      *n = 0;
+    }
+  return 0;
 }
 
 int

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 
 #include "hooks/hooks.h"
+#include "runtime/cache.h"
 #include "runtime/caps.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/child.h"
@@ -42,6 +43,7 @@
 #include "runtime/idmap.h"
 #include "runtime/lsm.h"
 #include "runtime/lifecycle/network.h"
+#include "runtime/lifecycle/wsstore.h"
 #include "runtime/process.h"
 #include "base/resolve.h"
 #include "runtime/ns.h"
@@ -82,8 +84,12 @@ ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err)
 static int
 check_usage (const struct ab_create_opts *o, const struct ab_spec *s, ab_error_t *err)
 {
-  if (s->process->terminal && o->console_socket == NULL)
-    return ab_error_setc (err, AB_EC_USAGE, 0, "process.terminal is true: --console-socket is required");
+  /* runc: "cannot allocate tty if runc will detach without setting console
+     socket".  Only a foreground run stays to relay the terminal. */
+  if (s->process->terminal && o->console_socket == NULL && !o->relay_tty)
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "process.terminal is true: --console-socket is required when detached (create, run "
+                          "--detach); a foreground run relays the terminal itself");
   if (!s->process->terminal && o->console_socket != NULL)
     return ab_error_setc (err, AB_EC_USAGE, 0, "--console-socket given but process.terminal is false");
   return 0;
@@ -277,6 +283,9 @@ send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *er
     n += ab_mount_from_parent (&p->mounts[i]);
   if (ab_idmap_prepare (c->bundle, p->mounts, p->n_mounts, pid, userns, fds, err) < 0)
     goto out;
+  /* An overlay workspace: its overlay in place of the bind's tree. */
+  if (c->ws && ab_changeset_overlay (c->ws, &fds[p->spec->workspace.mount], "workspace", err) < 0)
+    goto out;
   if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0 || ab_send_fds (c->sync_fd, &root, 1, err) < 0)
     goto out;
   for (i = 0; i < p->n_mounts; i++)
@@ -457,6 +466,8 @@ create_abort (struct ab_container *c)
         ;
     }
   ab_container_release_resources (c, &ignored);
+  ab_changeset_abort (c->ws); /* a change set of a run that never was */
+  c->ws = NULL;
   if (c->dirfd >= 0)
     {
       close (c->dirfd);
@@ -491,6 +502,7 @@ struct create_tx
   struct net_job netj;
   int sp[2];
   int console_fd, listen_fd;
+  int relay; /* the other end of the console pair, for a relayed terminal; -1 */
 };
 
 static int
@@ -507,8 +519,12 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
   c->id = xstrdup (o->id);
   c->root = xstrdup (o->root);
   c->created_here = true;
-  if (c->bundle == NULL && ab_bundle_load (o->bundle, &c->bundle, err) < 0)
-    return -1;
+  if (c->bundle == NULL)
+    {
+      struct ab_bundle_guard guard = ab_bundle_guard (o->root);
+      if (ab_bundle_load (o->bundle, &guard, &c->bundle, err) < 0)
+        return -1;
+    }
   ab_trace ("bundle loaded");
   if (ab_container_check (c->bundle->spec, o->foreground, err) < 0
       || check_usage (o, c->bundle->spec, err) < 0
@@ -587,6 +603,10 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
     return -1;
   if (tx->o->console_socket && (tx->console_fd = ab_console_socket_connect (tx->o->console_socket, err)) < 0)
     return -1;
+  /* No console socket (a foreground run): the pty comes back to us to relay. */
+  if (!tx->o->console_socket && c->plan->process->terminal
+      && (tx->console_fd = ab_console_relay_pair (&tx->relay, err)) < 0)
+    return -1;
   if (!tx->o->foreground && (tx->listen_fd = start_socket_listen (c->dirfd, err)) < 0)
     return -1;
   ab_set_step ("cgroups");
@@ -616,6 +636,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
     .no_new_keyring = tx->o->no_new_keyring,
     .foreground = tx->o->foreground,
     .allow_setgroups = !c->plan->rootless,
+    .cg = c->cg,
   };
   pid_t pid;
 
@@ -651,6 +672,12 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
   if (ab_container_write_state (c, err) < 0)
     return -1;
   net_job_start (&tx->netj, c, &tx->ns);
+  /* An overlay workspace's change set, in a thread of its own until the
+     mount trees are sent (after the clone: the child must not inherit a
+     lock another thread holds). */
+  if (c->plan->spec->workspace.mode == AB_WS_MODE_OVERLAY
+      && ab_changeset_create (tx->o->root, c->rootfd, c->id, c->bundle, &c->ws, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -712,6 +739,9 @@ phase_hooks (struct create_tx *tx, ab_error_t *err)
   if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED, NULL, err) < 0)
     return -1;
   ab_trace ("child: created");
+  /* The child sent the master before CREATED. */
+  if (tx->relay >= 0 && (c->pty_master = ab_console_relay_take (&tx->relay, err)) < 0)
+    return -1;
   return 0;
 }
 
@@ -752,6 +782,7 @@ create_close (struct create_tx *tx)
     ab_closep_now (&tx->sp[i]);
   ab_closep_now (&tx->listen_fd);
   ab_closep_now (&tx->console_fd);
+  ab_closep_now (&tx->relay);
   ab_ns_setup_close (&tx->ns);
   if (tx->have_prog)
     ab_seccomp_prog_free (&tx->prog);
@@ -765,11 +796,11 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 {
   static int (*const phases[]) (struct create_tx *, ab_error_t *)
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
-  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1 };
+  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1 };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);
   int r = 0;
 
-  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = c->pty_master = -1;
   c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
   for (int t = 0; t < AB_NS__COUNT; t++)
     tx.ns.join_fd[t] = -1;

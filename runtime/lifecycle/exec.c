@@ -112,12 +112,21 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     return ab_error_set (err, errno, "join the container's namespaces (0x%x)", x->ns_flags);
   close (x->pidfd);
   x->pidfd = -1;
+  /* In a joined user namespace, become its root where it maps one, as
+     runc's nsexec does: our host ids are unmapped in there, so nothing
+     could be chowned to the process's user (the pty of --tty: EPERM).
+     A change of ids resets dumpable to fs.suid_dumpable: set it again. */
+  if ((x->ns_flags & CLONE_NEWUSER) && setresgid (0, 0, 0) == 0 && setresuid (0, 0, 0) == 0)
+    {
+      ab_process_ids_root ();
+      prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
 
   /* Never the caller's session keyring. */
   syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
   if (x->p->terminal && x->console_fd >= 0)
     {
-      if (ab_console_setup (x->console_fd, x->p, err) < 0)
+      if (ab_console_setup (x->console_fd, x->p, false, err) < 0)
         return -1;
       close (x->console_fd);
       x->console_fd = -1;
@@ -143,7 +152,7 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + x->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, err);
+  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, err);
 }
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)
@@ -308,6 +317,8 @@ ab_exec_free (struct ab_exec *x)
     close (x->pidfd);
   if (x->sync_fd >= 0)
     close (x->sync_fd);
+  if (x->pty_master >= 0)
+    close (x->pty_master);
   ab_cgroup_free (x->cg);
   free (x->before);
   free (x);
@@ -323,6 +334,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     .process_file = o->process_file, .args = &o->args, .cwd = o->cwd, .env = &o->env,
     .user_set = o->user_set, .uid = o->uid, .gid = o->gid, .gid_set = o->gid_set,
     .add_caps = &o->add_caps, .tty = o->tty, .no_new_privs = o->no_new_privs,
+    .tty_rows = o->tty_rows, .tty_cols = o->tty_cols,
   };
   struct ab_plan_opts po = { .root = o->root, .id = o->id, .rootless = -1, .exec = &change };
   struct ab_seccomp_prog prog = { 0 };
@@ -330,12 +342,12 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   struct ab_exec *x = xzalloc (sizeof *x);
   struct exec_child xc;
   struct clone_args args;
-  int sp[2] = { -1, -1 }, console_fd = -1, init_pidfd = -1, own_pidns = -1, status;
+  int sp[2] = { -1, -1 }, console_fd = -1, init_pidfd = -1, own_pidns = -1, relay = -1, status;
   cpu_set_t saved;
   bool affinity_changed = false;
   pid_t pid;
 
-  x->pidfd = x->sync_fd = x->cg_dirfd = x->subcg_fd = -1;
+  x->pidfd = x->sync_fd = x->cg_dirfd = x->subcg_fd = x->pty_master = -1;
   ab_set_step ("exec");
   if (ab_container_load (o->root, o->id, false, &c, err) < 0)
     goto fail;
@@ -359,9 +371,12 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   spec = ab_container_load_spec (c, err);
   if (spec == NULL || ab_plan_build (spec, &po, &plan, err) < 0)
     goto fail;
-  if (plan->process->terminal && o->console_socket == NULL)
+  if (plan->process->terminal && o->console_socket == NULL && !o->relay_tty)
     {
-      ab_error_setc (err, AB_EC_USAGE, 0, "exec --tty needs --console-socket");
+      /* runc: "cannot allocate tty if runc will detach without setting
+         console socket" */
+      ab_error_setc (err, AB_EC_USAGE, 0,
+                     "exec --tty --detach needs --console-socket (in the foreground agentbox relays the terminal)");
       goto fail;
     }
   if (spec->linux_ && spec->linux_->seccomp)
@@ -371,6 +386,8 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
       have_prog = true;
     }
   if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
+    goto fail;
+  if (!o->console_socket && plan->process->terminal && (console_fd = ab_console_relay_pair (&relay, err)) < 0)
     goto fail;
 
   x->cg = ab_steal_ptr (&c->cg);
@@ -483,8 +500,16 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   x->pgid = xc.own_pgrp && !plan->process->terminal ? pid : 0;
   if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, true, err) < 0)
     goto fail_child;
-  if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
-      || ab_await_exec (x->sync_fd, true, err) < 0)
+  {
+    struct ab_listener_target t = {
+      .c = c, .sc = spec->linux_ ? spec->linux_->seccomp : NULL, .status = status, .pid = pid, .pidfd = x->pidfd,
+    };
+    if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
+        || ab_await_exec (x->sync_fd, true, &t, err) < 0)
+      goto fail_child;
+  }
+  /* The child sent the master before STARTED. */
+  if (relay >= 0 && (x->pty_master = ab_console_relay_take (&relay, err)) < 0)
     goto fail_child;
   if (o->pid_file && ab_write_pid_file (o->pid_file, NULL, pid, err) < 0)
     goto fail_child;
@@ -517,6 +542,8 @@ fail:
     close (sp[1]);
   if (console_fd >= 0)
     close (console_fd);
+  if (relay >= 0)
+    close (relay);
   if (init_pidfd >= 0)
     close (init_pidfd);
   if (have_prog)

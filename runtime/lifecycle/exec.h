@@ -29,6 +29,8 @@ struct ab_exec_opts
   struct ab_strv add_caps;  /* --cap */
   bool tty;
   const char *console_socket;
+  bool relay_tty;           /* a terminal without console_socket: the caller relays it (pty_master) */
+  unsigned short tty_rows, tty_cols; /* the relayed terminal's first size (0: consoleSize or none) */
   const char *pid_file;
   int preserve_fds;
   bool detach;
@@ -50,6 +52,7 @@ struct ab_exec
   int subcg_fd;
   pid_t pgid;
   struct ab_cgroup_stats *before;
+  int pty_master;       /* relay_tty: the master of the process's terminal; -1 */
 };
 
 /* The uid/gid maps of a running container's user namespace when it has

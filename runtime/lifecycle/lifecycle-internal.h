@@ -40,8 +40,22 @@ struct ab_spec *ab_container_load_spec (struct ab_container *c, ab_error_t *err)
    by a signal (from outside: a kill of the container during its setup),
    say that instead. */
 void ab_explain_dead_child (int pidfd, ab_error_t *err);
+/* Where the listener of a seccomp filter goes (runtime/seccomp-notify.h),
+   should the process loading it send one. */
+struct ab_listener_target
+{
+  struct ab_container *c;       /* the container: its state */
+  const struct ab_seccomp *sc;  /* NULL: read from c's config snapshot when a listener comes */
+  int status;                   /* the container's status, for the state */
+  pid_t pid;                    /* the process loading the filter (host pid) */
+  int pidfd;                    /* ... killed when the agent cannot get the listener */
+};
+
 /* After a start/exec request: STARTED (when `started`: the child sends
-   it), then EOF (executed) or an error. */
-int ab_await_exec (int fd, bool started, ab_error_t *err);
+   it), a seccomp listener to pass on to t (t may be NULL: none expected),
+   then EOF (executed) or an error: -1, or AB_AWAIT_NO_AGENT when the
+   listener could not be passed on and the process was killed for it. */
+int ab_await_exec (int fd, bool started, const struct ab_listener_target *t, ab_error_t *err);
+#define AB_AWAIT_NO_AGENT (-2)
 
 #endif

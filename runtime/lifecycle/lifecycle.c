@@ -19,6 +19,8 @@
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
 #include "runtime/plan/plan.h"
+#include "runtime/seccomp-notify.h"
+#include "runtime/lifecycle/wsstore.h"
 #include "runtime/sync.h"
 #include "base/util.h"
 #include "base/gen.h"
@@ -34,6 +36,8 @@ ab_container_free (struct ab_container *c)
     close (c->pidfd);
   if (c->netns_fd >= 0)
     close (c->netns_fd);
+  if (c->pty_master >= 0)
+    close (c->pty_master);
   ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     close (c->dirfd);
@@ -45,6 +49,7 @@ ab_container_free (struct ab_container *c)
   ab_bundle_free (c->bundle);
   ab_state_free (c->state);
   ab_strv_free (&c->degraded);
+  ab_changeset_free (c->ws);
   free (c->id);
   free (c->root);
   free (c);
@@ -174,24 +179,72 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
   return r;
 }
 
+/* The listener the process sent: to the agent, then SECCOMP_DONE.  Failing
+   that, the process dies here: it must never run its program under a
+   filter whose listener no agent holds (it waits for our answer, and may
+   be waiting inside a syscall the filter handed to the absent agent). */
+static int
+pass_listener (int fd, const struct ab_listener_target *t, int listener, ab_error_t *err)
+{
+  struct ab_spec *spec = NULL;
+  const struct ab_seccomp *sc = t ? t->sc : NULL;
+  int r = -1;
+
+  if (t && sc == NULL)
+    {
+      spec = ab_container_load_spec (t->c, err);
+      sc = spec && spec->linux_ ? spec->linux_->seccomp : NULL;
+    }
+  if (sc && sc->listener_path)
+    {
+      size_t len;
+      _cleanup_free_ char *json
+          = ab_state_process_json (t->c->state, t->status, t->pid, sc->listener_metadata, &len);
+      r = ab_seccomp_agent_send (sc, json, len, listener, err);
+    }
+  else if (t == NULL || t->sc || spec)
+    ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "a seccomp listener came, but the config has no listenerPath");
+  close (listener);
+  ab_spec_free (spec);
+  if (r == 0)
+    return ab_sync_send (fd, AB_SYNC_SECCOMP_DONE, 0, err);
+  if (t && t->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, t->pidfd, SIGKILL, NULL, 0);
+  return AB_AWAIT_NO_AGENT;
+}
+
 /* After `start`: the child reports STARTED (startContainer hooks ran; only
-   when `started` says it sends it), then either an error (execve failed)
-   or EOF (execve succeeded: the socket was close-on-exec). */
+   when `started` says it sends it), maybe a seccomp listener, then either
+   an error (execve failed) or EOF (execve succeeded: the socket was
+   close-on-exec). */
 int
-ab_await_exec (int fd, bool started, ab_error_t *err)
+ab_await_exec (int fd, bool started, const struct ab_listener_target *t, ab_error_t *err)
 {
   struct ab_sync_msg m;
+  int passed;
 
   if (started && ab_sync_expect (fd, AB_SYNC_STARTED, &m, err) < 0)
     return -1;
-  if (ab_sync_recv (fd, &m, NULL) < 0)
-    return 0; /* EOF: the program runs */
-  if (m.type == AB_SYNC_ERROR)
+  for (;;)
     {
-      *err = m.err;
-      return -1;
+      if (ab_sync_recv_fd (fd, &m, &passed, NULL) < 0)
+        return 0; /* EOF: the program runs */
+      if (m.type == AB_SYNC_SECCOMP && passed >= 0)
+        {
+          int r = pass_listener (fd, t, passed, err);
+          if (r < 0)
+            return r;
+          continue;
+        }
+      if (passed >= 0)
+        close (passed);
+      if (m.type == AB_SYNC_ERROR)
+        {
+          *err = m.err;
+          return -1;
+        }
+      return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "start: unexpected message %u", m.type);
     }
-  return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "start: unexpected message %u", m.type);
 }
 
 static int
@@ -241,10 +294,19 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   /* the foreground child (runtime/child.c) sends STARTED only after
      startContainer hooks */
   bool started = c->bundle && c->bundle->spec->hooks[AB_HOOK_START_CONTAINER].n;
+  const struct ab_linux *l = c->bundle ? c->bundle->spec->linux_ : NULL;
+  struct ab_listener_target t = {
+    .c = c, .sc = l ? l->seccomp : NULL, .status = AB_STATUS_CREATED, .pid = c->pid, .pidfd = c->pidfd,
+  };
 
-  if (ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err) < 0 || ab_await_exec (c->sync_fd, started, err) < 0)
+  int r = ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err);
+
+  if (r == 0)
+    r = ab_await_exec (c->sync_fd, started, &t, err);
+  if (r < 0)
     {
-      if (err->cls != AB_EC_EXEC)
+      /* (Killed by us for want of its seccomp agent: err says why.) */
+      if (err->cls != AB_EC_EXEC && r != AB_AWAIT_NO_AGENT)
         ab_explain_dead_child (c->pidfd, err);
       return -1;
     }
@@ -317,7 +379,7 @@ load (const char *root, const char *id, bool exclusive, bool cgroups, struct ab_
 {
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
 
-  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = -1;
+  c->rootfd = c->dirfd = c->pidfd = c->sync_fd = c->netns_fd = c->pty_master = -1;
   c->state_file = (struct ab_state_file)AB_STATE_FILE_INIT;
   if (ab_id_validate (id, err) < 0)
     return -1;
@@ -413,8 +475,14 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   unlinkat (c->dirfd, AB_START_SOCK, 0);
   if (ab_sync_send (fd, AB_SYNC_START, 0, err) < 0)
     return -1;
-  r = ab_await_exec (fd, true, err);
-  if (r < 0 && err->cls != AB_EC_EXEC)
+  {
+    /* The config snapshot is read only if a listener comes. */
+    struct ab_listener_target t = {
+      .c = c, .sc = NULL, .status = AB_STATUS_CREATED, .pid = c->pid, .pidfd = c->pidfd,
+    };
+    r = ab_await_exec (fd, true, &t, err);
+  }
+  if (r < 0 && err->cls != AB_EC_EXEC && r != AB_AWAIT_NO_AGENT)
     ab_explain_dead_child (c->pidfd, err);
   c->state->status = r < 0 ? AB_STATUS_STOPPED : AB_STATUS_RUNNING;
   if (ab_container_write_state (c, r < 0 ? NULL : err) < 0 && r == 0)
@@ -441,7 +509,20 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
     return -1;
   status = ab_state_status (c->dirfd, c->state);
   if (status != AB_STATUS_CREATED && status != AB_STATUS_RUNNING && status != AB_STATUS_PAUSED)
-    return ab_error_setc (err, AB_EC_STATE, 0, "cannot kill container `%s`: container not running", id);
+    {
+      /* As runc: a stopped container is no error for --all, which
+         containerd's shim sends after every task exit.  What is left in its
+         cgroups (a daemon of a container in the host's pid namespace) still
+         gets the signal; a cgroup already gone has nobody to signal.  The
+         init itself is never signalled by pid once stopped: the pid may
+         have been recycled. */
+      if (!all)
+        return ab_error_setc (err, AB_EC_STATE, 0, "cannot kill container `%s`: container not running", id);
+      if (c->cg && ab_cgroup_kill (c->cg, sig, err) < 0 && err->errnum != ENOENT)
+        return -1;
+      ab_error_clear (err);
+      return 0;
+    }
   if (all && c->cg)
     return ab_cgroup_kill (c->cg, sig, err);
   /* The pidfd pins the process we checked: a recycled pid is never signalled. */
@@ -450,6 +531,11 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
     return ab_error_setc (err, AB_EC_STATE, ESRCH, "cannot kill container `%s`: container not running", id);
   if (syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
     return ab_error_set (err, errno, "kill container `%s` with signal %d", id, sig);
+  /* A task held by the v1 freezer does not die until it is thawed (the
+     v2 freezer lets SIGKILL through): SIGKILL to a paused container thaws
+     it, as runc's does.  Any other signal waits for `resume`. */
+  if (sig == SIGKILL && status == AB_STATUS_PAUSED && c->cg)
+    return ab_cgroup_freeze (c->cg, false, err);
   return 0;
 }
 

@@ -5,4 +5,6 @@ libagentbox_a_SOURCES += \
 	runtime/lifecycle/container.h runtime/lifecycle/lifecycle-internal.h \
 	runtime/lifecycle/create.c runtime/lifecycle/lifecycle.c runtime/lifecycle/control.c \
 	runtime/lifecycle/network.h runtime/lifecycle/network.c \
-	runtime/lifecycle/exec.h runtime/lifecycle/exec.c
+	runtime/lifecycle/exec.h runtime/lifecycle/exec.c \
+	runtime/lifecycle/wsstore.h runtime/lifecycle/wsstore.c \
+	runtime/lifecycle/workspace.h runtime/lifecycle/workspace.c

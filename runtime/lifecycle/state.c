@@ -560,10 +560,11 @@ ab_state_status (int dirfd, const struct ab_state *s)
   return AB_STATUS_RUNNING;
 }
 
-char *
-ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *len)
+/* The OCI state object (runtime.md): `state`, hooks' stdin, and the
+   `state` of a seccomp agent's container process state. */
+static void
+gen_oci_state (struct ab_gen *g, const struct ab_state *s, int status)
 {
-  _cleanup_gen_ struct ab_gen *g = ab_gen_new (pretty);
   char ts[64];
   size_t i;
 
@@ -591,7 +592,33 @@ ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *le
       ab_gen_obj_close (g);
     }
   ab_gen_obj_close (g);
+}
+
+char *
+ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *len)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (pretty);
+
+  gen_oci_state (g, s, status);
   return ab_gen_steal (g, true, len);
+}
+
+char *
+ab_state_process_json (const struct ab_state *s, int status, pid_t pid, const char *metadata, size_t *len)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  static const char *const fds[] = { "seccompFd" };
+
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "ociVersion", AB_OCI_VERSION);
+  ab_gen_kv_strv (g, "fds", (char *const *) fds, 1);
+  ab_gen_kv_i64 (g, "pid", pid);
+  if (metadata)
+    ab_gen_kv_str (g, "metadata", metadata);
+  ab_gen_key (g, "state");
+  gen_oci_state (g, s, status);
+  ab_gen_obj_close (g);
+  return ab_gen_steal (g, false, len);
 }
 
 static int

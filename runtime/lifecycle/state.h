@@ -116,6 +116,9 @@ int ab_state_pidfd (const struct ab_state *s);
 
 /* OCI state JSON (runtime.md; plus runc's rootfs/created/owner). */
 char *ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *len);
+/* The container process state of config-linux.md (for a seccomp agent):
+   ociVersion, fds ["seccompFd"], pid, metadata (when not NULL), state. */
+char *ab_state_process_json (const struct ab_state *s, int status, pid_t pid, const char *metadata, size_t *len);
 
 /* All container ids under root, sorted. */
 int ab_state_list (int rootfd, struct ab_strv *ids, ab_error_t *err);

@@ -2,7 +2,8 @@
 libagentbox_a_SOURCES += \
 	runtime/mcp/mcp.h runtime/mcp/mcp-internal.h \
 	runtime/mcp/mcp.c runtime/mcp/mcp-dispatch.c runtime/mcp/mcp-frame.c runtime/mcp/mcp-lifecycle.c \
-	runtime/mcp/mcp-tools.c runtime/mcp/mcp-jobs.c runtime/mcp/mcp-worker.c
+	runtime/mcp/mcp-tools.c runtime/mcp/mcp-jobs.c runtime/mcp/mcp-worker.c \
+	runtime/mcp/mcp-workspace.c
 
 # The tools' outputSchema is docs/result-schema.json, compiled in as a C
 # string so that the published schema and the served one cannot differ.

@@ -114,7 +114,7 @@ void
 ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool modern, const char *code,
                         const char *path, const char *message, bool retryable, const char *action)
 {
-  _cleanup_gen_ struct ab_gen *e = ab_gen_new (false), *g = NULL;
+  _cleanup_gen_ struct ab_gen *e = ab_gen_new (false);
   _cleanup_free_ char *text = NULL;
 
   ab_gen_obj_open (e);
@@ -133,8 +133,15 @@ ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool moder
   ab_gen_obj_close (e);
   ab_gen_obj_close (e);
   text = ab_gen_steal (e, false, NULL);
+  ab_mcp_send_text_result (s, id_json, modern, text, false, true);
+}
 
-  g = ab_mcp_result_begin (id_json, modern);
+void
+ab_mcp_send_text_result (struct ab_mcp_server *s, const char *id_json, bool modern, const char *text,
+                         bool structured, bool is_error)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_mcp_result_begin (id_json, modern);
+
   ab_gen_key (g, "content");
   ab_gen_arr_open (g);
   ab_gen_obj_open (g);
@@ -142,7 +149,27 @@ ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool moder
   ab_gen_kv_str (g, "text", text);
   ab_gen_obj_close (g);
   ab_gen_arr_close (g);
-  ab_gen_kv_bool (g, "isError", true);
+  if (structured)
+    {
+      ab_gen_key (g, "structuredContent");
+      ab_gen_raw_number (g, text);
+    }
+  ab_gen_kv_bool (g, "isError", is_error);
   ab_mcp_result_end (g, modern);
   ab_mcp_send_gen (s, g);
+}
+
+/* A job is answered once: claimed (under the server lock) by whoever sends
+   its response, unless it was canceled. */
+bool
+ab_mcp_claim_response (struct ab_mcp_server *s, struct ab_mcp_job *j)
+{
+  bool ok;
+
+  pthread_mutex_lock (&s->lock);
+  ok = !j->canceled;
+  if (ok)
+    j->responding = true;
+  pthread_mutex_unlock (&s->lock);
+  return ok;
 }

@@ -5,6 +5,7 @@
  *   mcp-tools.c      the tools, their schemas, and argument checking
  *   mcp-jobs.c       jobs, the pool, sandbox handles, responses, cleanup
  *   mcp-worker.c     the worker processes: spawn, supervise, progress
+ *   mcp-workspace.c  workspace_apply and workspace_discard: change sets of overlay workspaces
  *   mcp-frame.c      frames out: one write per frame, the envelopes
  * Each file uses only the files listed below it. */
 #ifndef AB_RUNTIME_MCP_INTERNAL_H
@@ -55,6 +56,8 @@ enum ab_mcp_tool
   AB_TOOL_CREATE,
   AB_TOOL_EXEC,
   AB_TOOL_DESTROY,
+  AB_TOOL_WS_APPLY,
+  AB_TOOL_WS_DISCARD,
 };
 
 /* One tools/call, from parsing to its response. */
@@ -69,6 +72,7 @@ struct ab_mcp_job
   uint64_t seq;        /* record id given to the worker */
   char *container_id;  /* run, create: the container the worker makes */
   char *handle;        /* exec, destroy: the handle the call names */
+  bool overwrite, partial; /* workspace_apply (the change set is container_id) */
   struct ab_strv args; /* the worker's command line after the binary */
   struct ab_strv prog; /* exec: the program, put after the container id */
   char *stdin_data;    /* NULL: /dev/null */
@@ -131,6 +135,15 @@ void ab_mcp_gen_server_info (struct ab_gen *g);
    fix (bad arguments, an unknown handle).  path may be NULL. */
 void ab_mcp_send_tool_error (struct ab_mcp_server *s, const char *id_json, bool modern, const char *code,
                              const char *path, const char *message, bool retryable, const char *action);
+/* A tool result of one text block (JSON text), also as structuredContent
+   when structured. */
+void ab_mcp_send_text_result (struct ab_mcp_server *s, const char *id_json, bool modern, const char *text,
+                              bool structured, bool is_error);
+
+/* Claim the right to respond to j: false when it was canceled (then no
+   response may be sent, ever). */
+struct ab_mcp_job;
+bool ab_mcp_claim_response (struct ab_mcp_server *s, struct ab_mcp_job *j);
 
 /* mcp-dispatch.c */
 /* Handle one line of input (without its LF). */
@@ -209,5 +222,15 @@ void ab_mcp_workers_stop (struct ab_mcp_server *s);
 void ab_mcp_job_free (struct ab_mcp_job *j);
 /* Mint a handle for a new sandbox (mcp-worker.c keeps the table). */
 uint64_t ab_mcp_next_container (struct ab_mcp_server *s);
+
+/* mcp-workspace.c */
+/* The tools/list entries of workspace_apply and workspace_discard. */
+void ab_mcp_workspace_tools (struct ab_gen *g);
+/* Their arguments into j (0), or -1 after an error in *c. */
+int ab_mcp_workspace_args (struct ab_jctx *c, struct ab_json *args, struct ab_mcp_job *j);
+/* Run one (in the pool thread: no container is involved) and respond. */
+void ab_mcp_workspace_run (struct ab_mcp_server *s, struct ab_mcp_job *j);
+/* At exit: throw away every change set left in the server's state root. */
+void ab_mcp_workspace_discard_all (struct ab_mcp_server *s);
 
 #endif

@@ -177,7 +177,7 @@ forward_record (struct ab_mcp_server *s, struct ab_mcp_job *j, const struct ab_m
 static void
 send_structured (struct ab_mcp_server *s, struct ab_mcp_job *j, const char *key, const char *str, bool b)
 {
-  _cleanup_gen_ struct ab_gen *sc = ab_gen_new (false), *g = NULL;
+  _cleanup_gen_ struct ab_gen *sc = ab_gen_new (false);
   _cleanup_free_ char *text = NULL;
 
   ab_gen_obj_open (sc);
@@ -187,19 +187,7 @@ send_structured (struct ab_mcp_server *s, struct ab_mcp_job *j, const char *key,
     ab_gen_kv_bool (sc, key, b);
   ab_gen_obj_close (sc);
   text = ab_gen_steal (sc, false, NULL);
-  g = ab_mcp_result_begin (j->id_json, j->modern);
-  ab_gen_key (g, "content");
-  ab_gen_arr_open (g);
-  ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "type", "text");
-  ab_gen_kv_str (g, "text", text);
-  ab_gen_obj_close (g);
-  ab_gen_arr_close (g);
-  ab_gen_key (g, "structuredContent");
-  ab_gen_raw_number (g, text);
-  ab_gen_kv_bool (g, "isError", false);
-  ab_mcp_result_end (g, j->modern);
-  ab_mcp_send_gen (s, g);
+  ab_mcp_send_text_result (s, j->id_json, j->modern, text, true, false);
 }
 
 static void
@@ -209,21 +197,6 @@ unknown_handle (struct ab_mcp_server *s, struct ab_mcp_job *j)
                           "no sandbox has this handle on this server: handles are bound to the server that "
                           "created them and end with sandbox_destroy",
                           false, "create_new_sandbox");
-}
-
-/* Claim the right to respond: false when the job was canceled (then no
-   response may be sent, ever). */
-static bool
-claim_response (struct ab_mcp_server *s, struct ab_mcp_job *j)
-{
-  bool ok;
-
-  pthread_mutex_lock (&s->lock);
-  ok = !j->canceled;
-  if (ok)
-    j->responding = true;
-  pthread_mutex_unlock (&s->lock);
-  return ok;
 }
 
 /* ------------------------------------------------------------------ */
@@ -248,12 +221,12 @@ run_destroy (struct ab_mcp_server *s, struct ab_mcp_job *j)
   pthread_mutex_unlock (&s->lock);
   if (id == NULL)
     {
-      if (claim_response (s, j))
+      if (ab_mcp_claim_response (s, j))
         unknown_handle (s, j);
       return;
     }
   status = ab_mcp_run_helper (s, "delete", id, "--force", &out);
-  if (!claim_response (s, j))
+  if (!ab_mcp_claim_response (s, j))
     ;
   else if (status == 0)
     send_structured (s, j, "destroyed", NULL, true);
@@ -278,6 +251,11 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
       run_destroy (s, j);
       return;
     }
+  if (j->tool == AB_TOOL_WS_APPLY || j->tool == AB_TOOL_WS_DISCARD)
+    {
+      ab_mcp_workspace_run (s, j);
+      return;
+    }
   if (j->tool == AB_TOOL_EXEC)
     {
       ssize_t i;
@@ -288,7 +266,7 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
       pthread_mutex_unlock (&s->lock);
       if (j->container_id == NULL)
         {
-          if (claim_response (s, j))
+          if (ab_mcp_claim_response (s, j))
             unknown_handle (s, j);
           return;
         }
@@ -306,7 +284,7 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
   if (ab_mcp_spawn (s, args.v, j->stdin_data != NULL, true, &w, &err) < 0)
     {
       ab_strv_free (&args);
-      if (claim_response (s, j))
+      if (ab_mcp_claim_response (s, j))
         {
           size_t len;
           _cleanup_free_ char *frame = NULL;
@@ -330,7 +308,7 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
   j->pidfd = -1;
   pthread_mutex_unlock (&s->lock);
 
-  if (!claim_response (s, j))
+  if (!ab_mcp_claim_response (s, j))
     {
       /* Canceled: whatever the worker managed to leave goes too. */
       if (j->tool != AB_TOOL_EXEC)

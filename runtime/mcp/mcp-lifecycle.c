@@ -25,7 +25,9 @@ static const char instructions[]
       "hosts), no capabilities, a read-only view of the host's /usr and /etc, and a writable /workspace. "
       "sandbox_run runs one command in a fresh sandbox and returns its exit code, signal, output and the "
       "limits it hit; sandbox_create returns a handle for a sandbox that persists between sandbox_exec "
-      "calls until sandbox_destroy.";
+      "calls until sandbox_destroy. With workspace_mode \"overlay\" the host workspace is left untouched: the "
+      "result's workspaceChanges lists what the command changed, and workspace_apply or workspace_discard "
+      "decides.";
 
 static void
 gen_capabilities (struct ab_gen *g)

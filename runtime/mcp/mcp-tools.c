@@ -109,6 +109,16 @@ sandbox_props (struct ab_gen *g)
   prop_str (g, "workspace", "^/",
             "host directory mounted read-write at /workspace (must be inside a directory the server "
             "was started with --workspace-root); default: an empty tmpfs");
+  prop (g, "workspace_mode", "string",
+        "\"bind\" (default): the workspace is changed as the command runs; \"overlay\": the workspace is left "
+        "as it is, the result's workspaceChanges lists what the command changed, and workspace_apply or "
+        "workspace_discard decides (needs workspace)");
+  ab_gen_key (g, "enum");
+  ab_gen_arr_open (g);
+  ab_gen_str (g, "bind");
+  ab_gen_str (g, "overlay");
+  ab_gen_arr_close (g);
+  ab_gen_obj_close (g);
   prop_strs (g, "allow_domains", 0, DOMAIN_PATTERN,
              "host names the sandbox may reach through the egress proxy; default: no network");
 }
@@ -240,6 +250,7 @@ gen_tools (struct ab_gen *g)
   annotations (g, "Destroy a persistent sandbox", true, true, false);
   ab_gen_obj_close (g);
 
+  ab_mcp_workspace_tools (g);
   ab_gen_arr_close (g);
 }
 
@@ -282,6 +293,7 @@ struct call_args
   char *cwd, *stdin_data, *workspace, *handle;
   size_t stdin_len;
   uint64_t timeout_ms, max_output, memory, pids;
+  bool overlay; /* workspace_mode "overlay" */
 };
 
 static void
@@ -423,6 +435,21 @@ parse_env (struct ab_jctx *c, struct ab_json *args, struct ab_strv *env)
 }
 
 static int
+parse_workspace_mode (struct ab_jctx *c, struct ab_json *args, struct call_args *a)
+{
+  _cleanup_free_ char *mode = NULL;
+
+  if (ab_jget_str (c, args, "workspace_mode", AB_OPTIONAL, &mode) < 0)
+    return -1;
+  if (mode && strcmp (mode, "bind") != 0 && strcmp (mode, "overlay") != 0)
+    return arg_err (c, "workspace_mode", "must be \"bind\" or \"overlay\", not `%.100s`", mode);
+  a->overlay = mode && strcmp (mode, "overlay") == 0;
+  if (a->overlay && a->workspace == NULL)
+    return arg_err (c, "workspace_mode", "overlay needs a workspace (the host directory it shows)");
+  return 0;
+}
+
+static int
 parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, unsigned want,
             struct call_args *a)
 {
@@ -500,6 +527,8 @@ parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, un
             return -1;
           ab_jpop (c, m);
         }
+      if (parse_workspace_mode (c, args, a) < 0)
+        return -1;
       if (ab_jget_strv (c, args, "allow_domains", AB_OPTIONAL, &a->domains) < 0)
         return -1;
       for (i = 0; i < a->domains.n; i++)
@@ -594,6 +623,11 @@ sandbox_opts (struct ab_strv *v, const struct call_args *a)
       ab_strv_push (v, "--workspace");
       ab_strv_push (v, a->workspace);
     }
+  if (a->overlay)
+    {
+      ab_strv_push (v, "--workspace-mode");
+      ab_strv_push (v, "overlay");
+    }
   if (a->memory)
     push_num (v, "--memory", a->memory, "");
   if (a->pids)
@@ -628,6 +662,10 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
   j->seq = ++s->next_seq;
   pthread_mutex_unlock (&s->lock);
   j->max_record = 40 * a->max_output + (1u << 20);
+  /* an overlay's change list (a persistent sandbox's too): deletions are
+     never capped */
+  if (a->overlay || tool == AB_TOOL_EXEC)
+    j->max_record += 64u << 20;
   if (tool == AB_TOOL_RUN || tool == AB_TOOL_CREATE)
     j->container_id
         = xasprintf ("mcp-%ld-%llu", (long)getpid (), (unsigned long long)ab_mcp_next_container (s));
@@ -654,6 +692,8 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
       command_opts (&j->args, a, j->seq);
       break;
     case AB_TOOL_DESTROY:
+    case AB_TOOL_WS_APPLY:
+    case AB_TOOL_WS_DISCARD:
       break;
     }
   j->handle = ab_steal_ptr (&a->handle);
@@ -681,6 +721,8 @@ ab_mcp_tools_call (struct ab_mcp_server *s, struct ab_mcp_request *r)
     { "sandbox_create", AB_TOOL_CREATE, WANT_SANDBOX },
     { "sandbox_exec", AB_TOOL_EXEC, WANT_HANDLE | WANT_COMMAND },
     { "sandbox_destroy", AB_TOOL_DESTROY, WANT_HANDLE },
+    { "workspace_apply", AB_TOOL_WS_APPLY, 0 },
+    { "workspace_discard", AB_TOOL_WS_DISCARD, 0 },
   };
   struct ab_json *name = r->params ? ab_json_member (r->params, "name") : NULL;
   struct ab_json *args = r->params ? ab_json_member (r->params, "arguments") : NULL;
@@ -725,19 +767,30 @@ ab_mcp_tools_call (struct ab_mcp_server *s, struct ab_mcp_request *r)
     }
 
   ab_jctx_init (&c, "arguments", &err);
-  if (parse_args (s, &c, args && args->type == AB_J_OBJECT ? args : &empty, tools[i].want, &a) < 0)
+  if (tools[i].tool == AB_TOOL_WS_APPLY || tools[i].tool == AB_TOOL_WS_DISCARD)
     {
-      _cleanup_free_ char *path = error_path (err.msg);
-      ab_mcp_send_tool_error (s, r->id_json, r->modern, "invalid_arguments", path, err.msg, true,
-                              "fix_arguments");
-      call_args_free (&a);
-      return NULL;
+      j = xzalloc (sizeof *j);
+      j->tool = tools[i].tool;
+      j->pidfd = -1;
+      if (ab_mcp_workspace_args (&c, args && args->type == AB_J_OBJECT ? args : &empty, j) < 0)
+        goto invalid;
     }
-  j = build_job (s, tools[i].tool, &a);
+  else if (parse_args (s, &c, args && args->type == AB_J_OBJECT ? args : &empty, tools[i].want, &a) < 0)
+    goto invalid;
+  else
+    j = build_job (s, tools[i].tool, &a);
   call_args_free (&a);
   j->id_json = xstrdup (r->id_json);
   j->modern = r->modern;
   if (token)
     j->progress_json = ab_mcp_json_text (token);
   return ab_steal_ptr (&j);
+
+invalid:
+  {
+    _cleanup_free_ char *path = error_path (err.msg);
+    ab_mcp_send_tool_error (s, r->id_json, r->modern, "invalid_arguments", path, err.msg, true, "fix_arguments");
+    call_args_free (&a);
+    return NULL;
+  }
 }

@@ -93,6 +93,7 @@ sweep_stale (struct ab_mcp_server *s, int rootfd)
         waitpid (pid, NULL, 0);
     }
   ab_strv_free (&ids);
+  ab_mcp_workspace_discard_all (s); /* a crashed predecessor's */
 }
 
 /* The state root: created for this server, locked for its lifetime (a
@@ -144,6 +145,9 @@ remove_state_root (struct ab_mcp_server *s)
   _cleanup_close_ int pfd = -1;
   struct stat st;
 
+  /* Change sets live as long as the server (their workspaces untouched);
+     their tmpfs mounts are not ours to walk into. */
+  ab_mcp_workspace_discard_all (s);
   if (slash)
     *slash = '\0';
   pfd = open (slash == parent ? "/" : slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

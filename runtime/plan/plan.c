@@ -106,13 +106,17 @@ change_process (struct ab_plan_storage *st, const struct ab_spec *s, const struc
     }
   for (size_t i = 0; x->add_caps && i < x->add_caps->n; i++)
     {
+      /* Bounding, effective and permitted, as runc and crun: never
+         inheritable or ambient, which would carry the capability across
+         execve into programs that were never meant to hold it. */
+      static const int sets[] = { AB_CAP_BOUNDING, AB_CAP_EFFECTIVE, AB_CAP_PERMITTED };
       int cap = ab_cap_from_name (x->add_caps->v[i]);
       if (cap < 0)
         return ab_error_setc (err, AB_EC_USAGE, 0, "exec: --cap: unknown capability `%s`", x->add_caps->v[i]);
-      for (int set = 0; set < AB_CAP__SETS; set++)
+      for (size_t k = 0; k < AB_ARRAY_SIZE (sets); k++)
         {
-          st->process.caps.set[set] = true;
-          st->process.caps.mask[set] |= 1ull << cap;
+          st->process.caps.set[sets[k]] = true;
+          st->process.caps.mask[sets[k]] |= 1ull << cap;
         }
     }
   if (x->no_new_privs)
@@ -255,6 +259,13 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
     st->process = *s->process;
   if (o->exec && change_process (st, s, o->exec, err) < 0)
     return -1;
+  if (o->exec && st->process.terminal && o->exec->tty_rows && o->exec->tty_cols)
+    {
+      /* The caller's size, set by the child before the program runs. */
+      st->process.console_size_set = true;
+      st->process.console_height = o->exec->tty_rows;
+      st->process.console_width = o->exec->tty_cols;
+    }
   p->process = (s->process || o->exec) ? &st->process : NULL;
   p->n_spec_mounts = s->n_mounts;
   if (o->exec == NULL && plan_network (p, s, o, err) < 0)

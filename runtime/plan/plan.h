@@ -47,8 +47,9 @@ struct ab_process_change
   uint32_t uid;
   uint32_t gid;
   bool gid_set;
-  const struct ab_strv *add_caps; /* --cap names: raised in every set */
+  const struct ab_strv *add_caps; /* --cap names: raised in bounding, effective and permitted */
   bool tty;
+  unsigned tty_rows, tty_cols;    /* the caller's terminal size (0: none), for the pty */
   bool no_new_privs;              /* force no_new_privs on */
 };
 

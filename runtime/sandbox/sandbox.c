@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "runtime/cache.h"
+#include "runtime/exe.h"
 #include "base/log.h"
 #include "runtime/sandbox/sandbox.h"
 #include "runtime/lifecycle/state.h"
@@ -48,7 +49,7 @@ ab_sandbox_init_path (void)
     return buf;
   /* the build tree: next to the binary that was started (before any
      re-exec from a sealed copy, which has no path) */
-  exe = getenv ("AGENTBOX_EXE");
+  exe = getenv (AB_EXE_PATH_ENV);
   if (exe == NULL || *exe == '\0')
     {
       ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
@@ -278,6 +279,7 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   _cleanup_json_ struct ab_json *doc = NULL;
   _cleanup_gen_ struct ab_gen *g = NULL;
   struct ab_default_opts d = { 0 };
+  struct ab_bundle_guard guard;
   struct ab_json *process, *mounts, *linux_, *masked, *env, *res, *ann;
   const char *buf;
   size_t len, i;
@@ -444,7 +446,8 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   g = ab_gen_new (true);
   ab_gen_json (g, doc);
   buf = ab_gen_buf (g, &len);
-  if (ab_bundle_from_bytes (o->root, buf, len, out, err) < 0)
+  guard = ab_bundle_guard (o->root);
+  if (ab_bundle_from_bytes (o->root, &guard, buf, len, out, err) < 0)
     return -1;
   if (o->workspace)
     {

@@ -165,7 +165,7 @@ gen_limits (struct ab_gen *g, unsigned limits)
     const char *name;
   } names[] = {
     { AB_LIMIT_MEMORY, "memory" },   { AB_LIMIT_PIDS, "pids" }, { AB_LIMIT_OUTPUT, "output" },
-    { AB_LIMIT_TIMEOUT, "timeout" }, { AB_LIMIT_CPU, "cpu" },
+    { AB_LIMIT_TIMEOUT, "timeout" }, { AB_LIMIT_CPU, "cpu" }, { AB_LIMIT_WORKSPACE, "workspace" },
   };
   size_t i;
 
@@ -212,6 +212,33 @@ gen_violations (struct ab_gen *g, const char *violations_json, bool *bad)
   ab_json_free (j);
 }
 
+/* JSON text another module made, re-emitted under key only when it parses
+   within lim as a value of type t (an array: of objects only), so that the
+   frame stays valid whatever it holds. */
+static void
+gen_checked (struct ab_gen *g, const char *key, const char *text, const struct ab_json_limits *lim,
+             enum ab_jtype t, const char *what)
+{
+  ab_error_t err = { 0 };
+  struct ab_json *j;
+  size_t i;
+
+  if (text == NULL)
+    return;
+  j = ab_json_parse (text, strlen (text), lim, what, &err);
+  if (j == NULL)
+    return;
+  for (i = 0; j->type == AB_J_ARRAY && i < j->u.arr.n; i++)
+    if (j->u.arr.items[i]->type != AB_J_OBJECT)
+      break;
+  if (j->type == t && (t != AB_J_ARRAY || i == j->u.arr.n))
+    {
+      ab_gen_key (g, key);
+      ab_gen_json (g, j);
+    }
+  ab_json_free (j);
+}
+
 /* _meta "dev.agentbox/egress": every decision of the egress proxy, allowed
    or refused, when the run had one.  Like the violations, re-emitted only
    when it is a JSON array of objects; the bounds fit the engine's own cap
@@ -226,24 +253,24 @@ gen_egress (struct ab_gen *g, const char *egress_json)
     .max_items = 1u << 16,
     .max_nodes = 1u << 20,
   };
-  ab_error_t err = { 0 };
-  struct ab_json *j;
-  size_t i;
 
-  if (egress_json == NULL)
-    return;
-  j = ab_json_parse (egress_json, strlen (egress_json), &lim, "egress decisions", &err);
-  if (j == NULL)
-    return;
-  for (i = 0; j->type == AB_J_ARRAY && i < j->u.arr.n; i++)
-    if (j->u.arr.items[i]->type != AB_J_OBJECT)
-      break;
-  if (j->type == AB_J_ARRAY && i == j->u.arr.n)
-    {
-      ab_gen_key (g, "dev.agentbox/egress");
-      ab_gen_json (g, j);
-    }
-  ab_json_free (j);
+  gen_checked (g, "dev.agentbox/egress", egress_json, &lim, AB_J_ARRAY, "egress decisions");
+}
+
+/* workspaceChanges: an overlay workspace's change set (runtime/lifecycle/wsstore.h),
+   a JSON object; deletions are never capped, hence the bounds. */
+static void
+gen_workspace (struct ab_gen *g, const char *workspace_json)
+{
+  static const struct ab_json_limits lim = {
+    .max_bytes = 64u << 20,
+    .max_depth = 4,
+    .max_string = 64u << 10,
+    .max_items = 1u << 22,
+    .max_nodes = 1u << 24,
+  };
+
+  gen_checked (g, "workspaceChanges", workspace_json, &lim, AB_J_OBJECT, "workspace changes");
 }
 
 static bool
@@ -339,6 +366,17 @@ judge (const struct ab_outcome *o, struct verdict *v)
       snprintf (v->message, sizeof v->message,
                 "the command exited with status %d after hitting its CPU time limit", o->exit_code);
       v->action = "reduce_work";
+    }
+  else if (o->limits_hit & AB_LIMIT_WORKSPACE)
+    {
+      /* Whatever the exit status: some writes failed with ENOSPC. */
+      v->code = "limit_exceeded";
+      snprintf (v->message, sizeof v->message,
+                "the command exited with status %d after its workspace changes filled their storage: some writes "
+                "failed with ENOSPC (workspace_size)",
+                o->exit_code);
+      v->retryable = true;
+      v->action = "increase_workspace_size";
     }
   else if (o->exit_code != 0)
     {
@@ -450,6 +488,7 @@ structured_content (const struct ab_outcome *o, const struct verdict *v)
   if (bad_violations)
     ab_gen_str (g, "violations: the record of denied operations was malformed and is omitted");
   ab_gen_arr_close (g);
+  gen_workspace (g, o->workspace_json);
   ab_gen_key (g, "error");
   if (v->code == NULL)
     ab_gen_null (g);

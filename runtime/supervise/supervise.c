@@ -23,6 +23,7 @@
 
 #include "netns/netns.h"
 #include "runtime/cgroup/cgroup.h"
+#include "runtime/console.h"
 #include "runtime/lifecycle/exec.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
@@ -30,6 +31,7 @@
 #include "runtime/plan/plan.h"
 #include "runtime/supervise/supervise.h"
 #include "base/util.h"
+#include "runtime/lifecycle/wsstore.h"
 #include "base/gen.h"
 
 void
@@ -65,6 +67,7 @@ ab_outcome_free (struct ab_outcome *o)
   ab_strv_free (&o->degraded);
   free (o->violations_json);
   free (o->egress_json);
+  free (o->workspace_json);
   free (o->id);
   memset (o, 0, sizeof *o);
 }
@@ -77,9 +80,11 @@ stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int *t
 {
   size_t take = n;
 
-  s->total += n;
   if (*tee >= 0 && ab_write_all (*tee, buf, n) < 0)
     *tee = -1;
+  if (s == NULL)
+    return; /* copied, not captured */
+  s->total += n;
   if (max != 0)
     take = s->len >= max ? 0 : (size_t) (max - s->len < n ? max - s->len : n);
   if (take)
@@ -96,12 +101,21 @@ stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int *t
     }
 }
 
-/* Pipes between the program and us. */
+/* Pipes between the program and us, or its terminal. */
 struct io
 {
   int out[2], err[2], in[2];
   size_t in_off;
   int tee_out, tee_err; /* where the captured streams are copied to, or -1 */
+  /* process.terminal relayed (no --console-socket): the pty master, whose
+     output is copied to our stdout (and captured), and our stdin (or
+     stdin_data) copied to it. */
+  int pty;
+  bool pty_in;           /* our stdin is still read */
+  const char *pend;      /* input not yet written to the pty */
+  size_t pend_len;
+  char pbuf[4096];
+  struct ab_caller_tty caller;
 };
 
 static void
@@ -110,6 +124,12 @@ io_init (struct io *io)
   io->out[0] = io->out[1] = io->err[0] = io->err[1] = io->in[0] = io->in[1] = -1;
   io->in_off = 0;
   io->tee_out = io->tee_err = -1;
+  io->pty = -1;
+  io->pty_in = false;
+  io->pend = NULL;
+  io->pend_len = 0;
+  io->caller.fd = -1;
+  io->caller.raw = false;
 }
 
 static int
@@ -162,9 +182,69 @@ io_close (struct io *io)
       closep2 (&io->err[i]);
       closep2 (&io->in[i]);
     }
+  closep2 (&io->pty);
+  ab_caller_tty_restore (&io->caller);
 }
 
-/* Drain a pipe without blocking; returns false at EOF. */
+/* The program got a terminal we relay (master: ours now).  Its output
+   goes to our stdout, captured as `stdout` when the caller captures;
+   our stdin, or the stdin_data, goes to it. */
+static int
+io_relay_tty (struct io *io, const struct ab_supervise_opts *so, int *master, ab_error_t *err)
+{
+  io->pty = *master;
+  *master = -1;
+  io->tee_out = so->capture && !so->passthrough ? -1 : 1;
+  if (so->stdin_data)
+    {
+      io->pend = so->stdin_data;
+      io->pend_len = so->stdin_len;
+    }
+  else
+    io->pty_in = true;
+  ab_caller_tty_resize (&io->caller, io->pty);
+  return ab_caller_tty_raw (&io->caller, err);
+}
+
+/* Copy input to the terminal, as much as it takes now. */
+static void
+pty_write (struct io *io)
+{
+  ssize_t w = write (io->pty, io->pend, io->pend_len);
+
+  if (w > 0)
+    {
+      io->pend += w;
+      io->pend_len -= (size_t) w;
+    }
+  else if (w < 0 && errno != EAGAIN && errno != EINTR)
+    {
+      /* The terminal is gone (EIO): the input goes nowhere. */
+      io->pend_len = 0;
+      io->pty_in = false;
+    }
+}
+
+/* One read of our stdin (poll said it is ready: a terminal or pipe does
+   not block).  Our stdin is not made non-blocking: its file description
+   may be the caller's terminal, shared with the caller's shell. */
+static void
+stdin_read (struct io *io)
+{
+  ssize_t r = read (0, io->pbuf, sizeof io->pbuf);
+
+  if (r > 0)
+    {
+      io->pend = io->pbuf;
+      io->pend_len = (size_t) r;
+    }
+  else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+    io->pty_in = false;
+}
+
+/* Drain a pipe (or a pty master) without blocking; returns false at EOF
+   (a master reads EIO once every holder of the slave closed it, after the
+   data they wrote). */
 static bool
 drain (int fd, struct ab_stream *s, uint64_t max, int *tee, unsigned *limits)
 {
@@ -264,6 +344,10 @@ sigs_block (struct sigs *s)
   sigaddset (&mask, SIGQUIT);
   sigaddset (&mask, SIGUSR1);
   sigaddset (&mask, SIGCHLD);
+  /* Not the program's either: with a relayed terminal it means "copy the
+     caller's window size", and the pty signals the program itself.  Its
+     default disposition is to be ignored, so without one nothing changes. */
+  sigaddset (&mask, SIGWINCH);
   /* A reader of our stdout that goes away must not kill us (and abandon the
      container): the copy fails with EPIPE instead, and the signal is read
      and dropped. */
@@ -295,7 +379,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
        siginfo_t *info, ab_error_t *err)
 {
   uint64_t t0 = ab_now_monotonic_ns (), deadline = 0;
-  bool exited = false, out_open = io->out[0] >= 0, err_open = io->err[0] >= 0;
+  bool exited = false, out_open = io->out[0] >= 0, err_open = io->err[0] >= 0, pty_open = io->pty >= 0;
 
   /* Saturated: a limit of centuries (any u64 of ms parses) must not wrap
      around to a deadline in the past. */
@@ -309,10 +393,10 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
   if (io->in[1] >= 0)
     ab_set_nonblock (io->in[1], true);
 
-  while (!exited || out_open || err_open)
+  while (!exited || out_open || err_open || pty_open)
     {
-      struct pollfd p[5];
-      int n = 0, ipid = -1, isig = -1, iout = -1, ierr = -1, iin = -1, timeout = -1;
+      struct pollfd p[7];
+      int n = 0, ipid = -1, isig = -1, iout = -1, ierr = -1, iin = -1, ipty = -1, istdin = -1, timeout = -1;
       if (!exited)
         {
           ipid = n;
@@ -337,6 +421,19 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
         {
           iin = n;
           p[n++] = (struct pollfd){ .fd = io->in[1], .events = POLLOUT };
+        }
+      if (pty_open)
+        {
+          /* Input waits in pend until the terminal takes it; no more is
+             read meanwhile, so a program that reads nothing stalls the
+             caller's input, never the relay of its output. */
+          ipty = n;
+          p[n++] = (struct pollfd){ .fd = io->pty, .events = (short) (POLLIN | (io->pend_len ? POLLOUT : 0)) };
+          if (io->pty_in && io->pend_len == 0 && !exited)
+            {
+              istdin = n;
+              p[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
+            }
         }
       if (deadline && !exited)
         {
@@ -369,6 +466,8 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
                 reap_orphans (u->pid);
               else if (si.ssi_signo == SIGPIPE)
                 continue; /* ours, not the program's */
+              else if (si.ssi_signo == SIGWINCH)
+                ab_caller_tty_resize (&io->caller, io->pty);
               else if (si.ssi_signo == SIGUSR1)
                 {
                   out->canceled = true;
@@ -386,6 +485,13 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
           if ((w < 0 && errno != EAGAIN) || io->in_off >= so->stdin_len)
             closep2 (&io->in[1]);
         }
+      if (istdin >= 0 && p[istdin].revents)
+        stdin_read (io);
+      if (ipty >= 0 && (p[ipty].revents & POLLOUT) && io->pend_len)
+        pty_write (io);
+      if (ipty >= 0 && (p[ipty].revents & (POLLIN | POLLHUP | POLLERR)))
+        pty_open = drain (io->pty, so->capture ? &out->out : NULL, so->max_output, &io->tee_out,
+                          &out->limits_hit);
       if (iout >= 0 && p[iout].revents)
         out_open = drain (io->out[0], &out->out, so->max_output, &io->tee_out, &out->limits_hit);
       if (ierr >= 0 && p[ierr].revents)
@@ -469,6 +575,20 @@ outcome_stats (struct ab_outcome *out, struct ab_cgroup *cg, const struct ab_cgr
     out->limits_hit |= AB_LIMIT_PIDS;
 }
 
+/* An overlay workspace's change set, for the record: what the program
+   changed, and whether it ran out of room. */
+static void
+outcome_workspace (struct ab_outcome *out, const struct ab_changeset *cs)
+{
+  bool full;
+
+  if (cs == NULL)
+    return;
+  out->workspace_json = ab_changeset_record_json (cs, &full);
+  if (full)
+    out->limits_hit |= AB_LIMIT_WORKSPACE;
+}
+
 static void
 setup_failed (struct ab_outcome *out, const ab_error_t *err, uint64_t t0)
 {
@@ -518,6 +638,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   prctl (PR_SET_CHILD_SUBREAPER, 1);
   sigs_block (&sg);
   co.timeout_ms = so->timeout_ms;
+  co.relay_tty = so->relay_tty;
   if (ab_container_create (&co, &c, err) < 0)
     goto failed;
   /* The wall-clock limit is the plan's: the smaller of --timeout and the
@@ -529,6 +650,12 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   memset (&c->degraded, 0, sizeof c->degraded);
   io_close_child_ends (&io);
   ab_trace ("created");
+  if (c->pty_master >= 0)
+    {
+      ab_caller_tty_find (&io.caller);
+      if (io_relay_tty (&io, so, &c->pty_master, err) < 0)
+        goto failed_container;
+    }
   if (ab_container_start_local (c, err) < 0)
     {
       if (err->cls != AB_EC_EXEC)
@@ -549,6 +676,9 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   outcome_stats (out, c->cg, NULL);
   out->violations_json = ab_net_violations_json (c, !so->no_violations);
   out->egress_json = ab_net_decisions_json (c);
+  /* only a record reports the change list (a walk of what changed) */
+  if (!so->no_violations)
+    outcome_workspace (out, c->ws);
   if (!so->keep)
     {
       ab_error_t e = { 0 };
@@ -610,6 +740,10 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
   wall_fd = so->no_violations ? -1 : ab_net_held_netns (eo.root, eo.id);
   if (wall_fd >= 0)
     ab_net_counts_read (wall_fd, &before);
+  eo.relay_tty = so->relay_tty;
+  ab_caller_tty_find (&io.caller);
+  if (eo.relay_tty)
+    ab_caller_tty_size (&io.caller, &eo.tty_rows, &eo.tty_cols);
   started = ab_exec_start (&eo, &x, err);
   if (started < 0)
     {
@@ -621,6 +755,11 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
   else
     {
       io_close_child_ends (&io);
+      if (x->pty_master >= 0 && io_relay_tty (&io, so, &x->pty_master, err) < 0)
+        {
+          ab_exec_kill_all (x);
+          goto failed;
+        }
       u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .arg = x };
       if (watch (&u, so, &io, &sg, out, &info, err) < 0)
         goto failed;
@@ -630,6 +769,15 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
         {
           ab_net_counts_read (wall_fd, &after);
           out->violations_json = ab_net_violations_since (&before, &after);
+        }
+      if (!so->no_violations)
+        {
+          /* a persistent sandbox's change set so far (none: ENOENT) */
+          struct ab_changeset *cs = NULL;
+          ab_error_t none = { 0 };
+          if (ab_changeset_open (eo.root, eo.id, &cs, &none) == 0)
+            outcome_workspace (out, cs);
+          ab_changeset_free (cs);
         }
     }
   out->duration_ns = ab_now_monotonic_ns () - t0;

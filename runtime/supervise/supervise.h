@@ -24,7 +24,8 @@ struct ab_supervise_opts
   bool passthrough;   /* also write captured output to our own stdout/stderr */
   const char *stdin_data; /* NULL: the container's stdin is ours (or /dev/null if capture) */
   size_t stdin_len;
-  bool no_violations; /* run, exec: nothing reads the wall's denials (no record): do not count them */
+  bool no_violations; /* run, exec: no record: neither the wall's denials nor a change list are gathered */
+  bool relay_tty;     /* process.terminal without --console-socket: relay the pty to our stdio */
 };
 void ab_supervise_opts_init (struct ab_supervise_opts *o);
 
@@ -45,6 +46,7 @@ enum
   AB_LIMIT_OUTPUT = 1u << 2,
   AB_LIMIT_TIMEOUT = 1u << 3,
   AB_LIMIT_CPU = 1u << 4,
+  AB_LIMIT_WORKSPACE = 1u << 5, /* an overlay workspace's change set filled its storage */
 };
 
 struct ab_stream
@@ -75,6 +77,7 @@ struct ab_outcome
   char *id;
   bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
   char *egress_json;      /* every decision of the egress proxy (a JSON array value), or NULL */
+  char *workspace_json;   /* an overlay workspace's change set (a JSON object value), or NULL */
 };
 void ab_outcome_free (struct ab_outcome *o);
 

@@ -4,7 +4,8 @@ commands interleaved, times them, and prints one `result` line per
 contender and metric.  The figure scripts call it through lib.sh
 (bench_drive), never directly.
 
-    bench.py [COMMON] latency    --cmd TEMPLATE [--setup T] [--teardown T]
+    bench.py [COMMON] latency    --cmd TEMPLATE [--setup T] [--teardown T] [--before T] [--after T]
+                                 [--minus NAME=REF]...
     bench.py [COMMON] throughput --cmd TEMPLATE --concurrency C --rounds R --batch K --expect TEXT
     bench.py [COMMON] footprint  --cmd TEMPLATE --strace-runs S
     bench.py [COMMON] mcp        --agentbox EXE --argv JSON
@@ -19,7 +20,12 @@ A TEMPLATE is one command line, split like a shell would (shlex), with
 container that --setup starts and --teardown removes), {bundle} the bundle
 (DIR/bundle-NAME if the contender has one of its own, else DIR/bundle).
 Every contender runs the same template, so the numbers differ only by the
-runtime (or, with bundles of their own, only by the config).
+runtime (or, with bundles of their own, only by the config).  --before and
+--after run untimed around every run (warm-up runs too) with that run's
+{id}: what a timed command needs made first (a change set to apply) or
+removed after it (the change set a run left).  --minus NAME=REF prints the
+difference of the medians, NAME's minus REF's, as minus_REF (a target can
+name it).
 
 Interleaving: run r of every contender happens before run r+1 of any, and
 the order of the contenders rotates every run, so drift in the machine's
@@ -221,22 +227,22 @@ class Bench:
         os.makedirs(self.logs, exist_ok=True)
         self.seq = 0
 
-    def argv(self, template, name, exe):
+    def argv(self, template, name, exe, rid=None):
         self.seq += 1
         bundle = os.path.join(self.a.dir, "bundle-" + name)  # a contender's own bundle, if it has one
         if not os.path.isdir(bundle):
             bundle = os.path.join(self.a.dir, "bundle")
         d = {"rt": exe, "root": os.path.join(self.a.dir, "state-" + name), "bundle": bundle,
-             "id": "%s%s-%d" % (self.a.prefix, name, self.seq), "cid": "%s%s-c" % (self.a.prefix, name)}
+             "id": rid or "%s%s-%d" % (self.a.prefix, name, self.seq), "cid": "%s%s-c" % (self.a.prefix, name)}
         return [w.format(**d) for w in shlex.split(template)]
 
     def files(self, name):
         base = os.path.join(self.logs, "%s-%d" % (name, self.seq))
         return base + ".out", base + ".err"
 
-    def one(self, template, name, exe, extra=()):
+    def one(self, template, name, exe, extra=(), rid=None):
         """Spawn and reap one command of contender name (untimed callers too)."""
-        argv = list(extra) + self.argv(template, name, exe)
+        argv = list(extra) + self.argv(template, name, exe, rid)
         out, err = self.files(name)
         self.ns.enter(name)
         r = spawn(argv, out, err)
@@ -276,10 +282,26 @@ class Bench:
             if self.a.teardown:
                 self.one(self.a.teardown, name, exe)
 
+    def around(self, which, name, exe, rid):
+        """--before or --after of one run (untimed); a failure is noted."""
+        template = getattr(self.a, which, None)
+        if template:
+            r = self.one(template, name, exe, rid=rid)
+            if r.rc != 0:
+                self.fail_note(name, r)
+
+    def timed(self, name, exe, extra=()):
+        """One run of --cmd between its --before and --after."""
+        rid = "%s%s-r%d" % (self.a.prefix, name, self.seq + 1)
+        self.around("before", name, exe, rid)
+        run = self.one(self.a.cmd, name, exe, extra=extra, rid=rid)
+        self.around("after", name, exe, rid)
+        return run
+
     def warmup(self):
         for _ in range(self.a.warmup):
             for name, exe in self.contenders:
-                self.one(self.a.cmd, name, exe)
+                self.timed(name, exe)
 
     def interleaved(self, runs, wrap=None, measure=None):
         """runs rounds of --cmd, every contender once per round (rotated).
@@ -291,7 +313,7 @@ class Bench:
         for r in range(runs):
             for name, exe in self.rotated(r):
                 self.gap()
-                run = self.one(self.a.cmd, name, exe, extra=wrap(name, r) if wrap else ())
+                run = self.timed(name, exe, extra=wrap(name, r) if wrap else ())
                 v = measure(name, r, run) if measure else (run.ms if run.rc == 0 else None)
                 if v is not None:
                     got[name].append(v)
@@ -314,6 +336,13 @@ class Bench:
         finally:
             self.teardown()
         self.report("wall", "ms", got, fails)
+        med = self.rep.medians
+        for spec in self.a.minus:
+            name, _, ref = spec.partition("=")
+            if (name, "wall") in med and (ref, "wall") in med:
+                d = med[(name, "wall")] - med[(ref, "wall")]
+                self.rep.got[(name, "wall", "minus_" + ref)] = d
+                print("ratio fig=%s contender=%s metric=wall minus_%s=%.3f" % (self.a.fig, name, ref, d), flush=True)
 
     def footprint(self):
         """Peak RSS through GNU time (-f %M: ru_maxrss of its child, the
@@ -689,6 +718,9 @@ def main():
     lat.add_argument("--cmd", required=True)
     lat.add_argument("--setup")
     lat.add_argument("--teardown")
+    lat.add_argument("--before")
+    lat.add_argument("--after")
+    lat.add_argument("--minus", action="append", default=[])
     tp = sub.add_parser("throughput")
     tp.add_argument("--cmd", required=True)
     tp.add_argument("--concurrency", type=int, default=4)

@@ -14,7 +14,8 @@
 #   - N: the first argument, else $BENCH_N, else the figure's default;
 #   - BENCH_GAP_MS: an untimed pause before every timed run (default 0:
 #     back to back), for the start of a lone run on an idle machine;
-#   - one scratch directory $B (removed at exit) holding the rootfs (static
+#   - one scratch directory $B (removed at exit; in $BENCH_TMPDIR, default
+#     /tmp: a tmpfs there puts the state roots where /run usually is) holding the rootfs (static
 #     busybox), the bundle, one state root per contender and agentbox's
 #     seccomp cache (AGENTBOX_CACHE_DIR, warmed by the untimed warm-up runs);
 #   - the driver, tests/bench/bench.py, run once per figure inside the
@@ -78,7 +79,7 @@ bench_init ()
     bench_die "agentbox not found: set AGENTBOX or run from the build directory"
   [ -x "$BUSYBOX" ] || bench_die "$BUSYBOX missing: apt-get install busybox-static"
   BENCH_PREFIX=abb-$$-
-  B=$(mktemp -d /tmp/ab-bench.XXXXXX) || bench_die "mktemp failed"
+  B=$(mktemp -d "${BENCH_TMPDIR:-/tmp}/ab-bench.XXXXXX") || bench_die "mktemp failed"
   chmod 0711 "$B" # the containers' user namespaces traverse it
   trap bench_cleanup EXIT
   export AGENTBOX_CACHE_DIR=$B/cache

@@ -49,7 +49,7 @@ check_figure ()
   done
   [ $targets = 0 ] ||
     like "$out" "^target fig=$fig contender=[^ ]+ metric=[^ ]+ want=" "$script: it states its targets"
-  bad=$(grep -E '^(ratio|target) ' <<<"$out" | grep -vE "^(ratio fig=$fig contender=[^ ]+ metric=[^ ]+( (vs|minus)_(runc|crun|run)=$num)+|target fig=$fig contender=[^ ]+ metric=[^ ]+ want=[a-z0-9_]+(<=|>=)$num got=($num|none) met=(yes|no|unknown))\$")
+  bad=$(grep -E '^(ratio|target) ' <<<"$out" | grep -vE "^(ratio fig=$fig contender=[^ ]+ metric=[^ ]+( (vs|minus)_[a-z0-9]+=$num)+|target fig=$fig contender=[^ ]+ metric=[^ ]+ want=[a-z0-9_]+(<=|>=)$num got=($num|none) met=(yes|no|unknown))\$")
   is "$bad" "" "$script: every ratio and target line is well-formed"
   unlike "$out" '^leftover ' "$script: nothing left behind"
   like "$out" "^clean fig=$fig " "$script: its own leftover check ran"
@@ -65,6 +65,12 @@ check_figure throughput.sh throughput $(each runs_per_s) $(each wall)
 check_figure footprint.sh footprint $(each maxrss) $(each syscalls)
 check_figure mcp.sh mcp mcp:wall run:wall mcp-minus-run:wall
 check_figure --no-targets netns-run.sh netns-run netns:wall no-netns:wall
+BENCH_PROXY_MB=20 BENCH_PROXY_BATCH=5 BENCH_PROXY_STRACE=5 \
+  check_figure proxy.sh proxy direct:throughput proxy:throughput connect:throughput transparent:throughput \
+  direct:latency proxy:latency connect:latency transparent:latency
+check_figure workspace-start.sh workspace-start bind:wall overlay:wall
+check_figure workspace-diff.sh workspace-diff small10:wall big10:wall big10k:wall
+check_figure workspace-apply.sh workspace-apply small10:wall big10:wall big10k:wall
 
 # profile.sh, not a figure: phases, milestones, the syscall counts.
 out=$(BENCH_N=2 "$bench/profile.sh" 2>"$T/profile.err" </dev/null)

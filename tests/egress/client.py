@@ -15,13 +15,53 @@ the proxy).  Each subcommand prints one JSON object on stdout.
   halfclose PROXYPORT RAW          send RAW, shut down our write side, read to EOF
   idle PROXYPORT [AUTHORITY]       connect (and CONNECT), then send nothing: wait for EOF
   stall PROXYPORT URL SECONDS      send an absolute-URI GET, then read nothing for SECONDS
+
+The relay tests (bytes from tests/egress/pattern.py, checked by SHA-256):
+  xfer WAY DIR N [STALL]           WAY: proxy (absolute URI to the proxy), connect (CONNECT
+                                   allowed.test:80, HTTP inside), transparent (192.0.2.10:80),
+                                   tls-connect, tls-transparent (the same over TLS to :443);
+                                   DIR: down (GET /rand), up, up-chunked (POST /sink); STALL
+                                   (down): read 1 MiB, then nothing for STALL seconds
+  raw WAY DATA [DATA2]             send DATA on a plain HTTP connection (WAY as above), read the
+                                   answer's head, send DATA2, shut down our write side, read to EOF
+  body-then WAY N RAW              POST /sink of N bytes with Expect: 100-continue (the body
+                                   follows the 100 answer, so the proxy splices it), then RAW
+  raw-sink N                       CONNECT raw.test:7000, "sink" and N bytes, shut down our write
+                                   side, read the service's "N SHA" answer
+  raw-source N M                   CONNECT raw.test:7000, "source N": read to EOF, then send M bytes
+                                   and shut down
+  tunnel-pipelined AUTHORITY SNI   CONNECT and the ClientHello in one write, then GET /tls
+  hold N SECONDS                   open N connections to the proxy and send nothing: print how
+                                   many connected, then keep them SECONDS
+  reset URL KEEP                   absolute-URI GET, read KEEP body bytes, then reset (RST)
+  get URL                          absolute-URI GET, read to EOF or error: what arrived
 """
+import hashlib
 import json
+import os
+import random
 import socket
 import ssl
 import struct
 import sys
 import threading
+import time
+
+
+class _Pattern:
+    """tests/egress/pattern.py, imported on first use: the other commands
+    work from a copy of this file alone (tests/integration/t-egress.sh)."""
+
+    def __getattr__(self, name):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import pattern as mod
+        return getattr(mod, name)
+
+
+pattern = _Pattern()
+
+PROXY = ("127.0.0.1", 3128)
+UPSTREAM = "192.0.2.10"
 
 TYPES = {"A": 1, "AAAA": 28, "MX": 15, "TXT": 16, "ANY": 255}
 
@@ -165,6 +205,109 @@ def forwarder(target):
     return 9001
 
 
+def tls_wrap(sock, sni):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx.wrap_socket(sock, server_hostname=sni)
+
+
+def open_way(way, authority=None):
+    """A connection to allowed.test (or CONNECT to authority) the given way;
+    (socket, request target prefix)."""
+    if way in ("proxy",):
+        return socket.create_connection(PROXY, timeout=30), "http://allowed.test"
+    if way in ("connect", "tls-connect"):
+        s = socket.create_connection(PROXY, timeout=30)
+        auth = authority or "allowed.test:%d" % (443 if way == "tls-connect" else 80)
+        s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (auth, auth)).encode())
+        line, data = read_status(s)
+        if " 200 " not in line + " " or not data.endswith(b"\r\n\r\n"):
+            raise OSError("CONNECT answered %r" % line)
+        return (tls_wrap(s, "allowed.test") if way == "tls-connect" else s), ""
+    s = socket.create_connection((UPSTREAM, 443 if way == "tls-transparent" else 80), timeout=30)
+    return (tls_wrap(s, "allowed.test") if way == "tls-transparent" else s), ""
+
+
+def read_head(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise OSError("EOF before the end of the head: %r" % data[:200])
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    fields = {}
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        fields[k.strip().lower().decode()] = v.strip().decode()
+    return head.split(b"\r\n")[0].decode(), fields, rest
+
+
+def xfer(way, direction, n, stall):
+    s, prefix = open_way(way)
+    if direction == "down":
+        if stall:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        s.sendall(("GET %s/rand?n=%d HTTP/1.1\r\nHost: allowed.test\r\n\r\n" % (prefix, n)).encode())
+        line, fields, rest = read_head(s)
+        h, got, window = hashlib.sha256(rest), len(rest), None
+        while got < int(fields.get("content-length", "0")):
+            if stall and window is None and got >= 1 << 20:
+                t0 = time.time()
+                time.sleep(stall)
+                window = (t0, time.time())
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            h.update(chunk)
+            got += len(chunk)
+        return {"status": line, "n": got, "sha_ok": got == n and h.hexdigest() == pattern.sha(n), "stall": window}
+    chunked = direction == "up-chunked"
+    head = "POST %s/sink HTTP/1.1\r\nHost: allowed.test\r\n%s\r\n" % (
+        prefix, "Transfer-Encoding: chunked\r\n" if chunked else "Content-Length: %d\r\n" % n)
+    s.sendall(head.encode())
+    rnd = random.Random(n)
+    for c in pattern.chunks(n):
+        if not chunked:
+            s.sendall(c)
+            continue
+        while c:  # chunks of odd sizes, some with an extension
+            k = min(len(c), rnd.randint(1, 100000))
+            s.sendall(b"%x%s\r\n" % (k, b";x=1" if k % 3 == 0 else b"") + c[:k] + b"\r\n")
+            c = c[k:]
+    if chunked:
+        s.sendall(b"0\r\nX-Trailer: t\r\n\r\n")
+    line, fields, rest = read_head(s)
+    while len(rest) < int(fields.get("content-length", "0")):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    try:
+        answer = json.loads(rest)
+    except ValueError:
+        answer = {}
+    return {"status": line, "n": answer.get("n"), "sha_ok": answer.get("n") == n and answer.get("sha") == pattern.sha(n)}
+
+
+def read_all(s):
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError as e:
+        return data, str(e) or type(e).__name__
+    return data, None
+
+
+def unescape(text):
+    return text.encode().decode("unicode_escape").encode("latin-1")
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     try:
@@ -246,7 +389,6 @@ def main():
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.sendall(("GET %s HTTP/1.1\r\n\r\n" % args[1]).encode())
             print(json.dumps({"sent": True}), flush=True)
-            import time
             time.sleep(float(args[2]))
             out(done=True)
         elif cmd == "idle":
@@ -265,6 +407,116 @@ def main():
                 out(eof=True, status=status, data=data.decode(errors="replace"))
             except socket.timeout:
                 out(timeout=True, status=status)
+        elif cmd == "xfer":
+            out(**xfer(args[0], args[1], int(args[2]), float(args[3]) if len(args) > 3 else 0))
+        elif cmd == "raw":
+            s, _ = open_way(args[0])
+            s.sendall(unescape(args[1]))
+            data = b""
+            if len(args) > 2:
+                line, _, _ = read_head(s)
+                data = line.encode() + b"\r\n"
+                s.sendall(unescape(args[2]))
+                time.sleep(0.3)
+            s.shutdown(socket.SHUT_WR)
+            more, err = read_all(s)
+            out(data=(data + more).decode(errors="replace"), error=err)
+        elif cmd == "body-then":
+            s, prefix = open_way(args[0])
+            s.sendall(("POST %s/sink HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: %s\r\n"
+                       "Expect: 100-continue\r\n\r\n" % (prefix, args[1])).encode())
+            line, _, _ = read_head(s)
+            for c in pattern.chunks(int(args[1])):
+                s.sendall(c)
+            s.sendall(unescape(args[2]))
+            s.shutdown(socket.SHUT_WR)
+            data, err = read_all(s)
+            out(continue_=line, data=data.decode(errors="replace"), error=err)
+        elif cmd == "raw-sink":
+            s, _ = open_way("connect", "raw.test:7000")
+            s.sendall(b"sink\n")
+            for c in pattern.chunks(int(args[0])):
+                s.sendall(c)
+            s.shutdown(socket.SHUT_WR)
+            data, err = read_all(s)
+            out(answer=data.decode(errors="replace").strip(), want="%s %s" % (args[0], pattern.sha(int(args[0]))),
+                error=err)
+        elif cmd == "raw-source":
+            s, _ = open_way("connect", "raw.test:7000")
+            s.sendall(("source %s\n" % args[0]).encode())
+            data, err = read_all(s)
+            for c in pattern.chunks(int(args[1])):
+                s.sendall(c)
+            s.shutdown(socket.SHUT_WR)
+            time.sleep(0.5)
+            out(n=len(data), sha_ok=hashlib.sha256(data).hexdigest() == pattern.sha(int(args[0])), error=err)
+        elif cmd == "tunnel-pipelined":
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            inc, outg = ssl.MemoryBIO(), ssl.MemoryBIO()
+            t = ctx.wrap_bio(inc, outg, server_hostname=args[1])
+            try:
+                t.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            s = socket.create_connection(PROXY, timeout=5)
+            s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (args[0], args[0])).encode() + outg.read())
+            line, data = read_status(s)
+            inc.write(data.partition(b"\r\n\r\n")[2])
+
+            def pump(op):
+                while True:
+                    try:
+                        return op()
+                    except ssl.SSLWantReadError:
+                        s.sendall(outg.read())
+                        chunk = s.recv(65536)
+                        if not chunk:
+                            raise ConnectionError("EOF from the proxy")
+                        inc.write(chunk)
+            body, err = b"", None
+            try:
+                pump(t.do_handshake)
+                pump(lambda: t.write(("GET /tls HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                                      % args[1]).encode()))
+                s.sendall(outg.read())
+                while True:
+                    chunk = pump(lambda: t.read(65536))
+                    if not chunk:
+                        break
+                    body += chunk
+            except (ssl.SSLError, OSError) as e:
+                err = str(e) or type(e).__name__
+            out(status=line, body=body.decode(errors="replace"), error=err)
+        elif cmd == "hold":
+            held = []
+            for _ in range(int(args[0])):
+                try:
+                    held.append(socket.create_connection(PROXY, timeout=5))
+                except OSError:
+                    break
+            print(json.dumps({"held": len(held)}), flush=True)
+            time.sleep(float(args[1]))
+            out(held=len(held))
+        elif cmd == "reset":
+            s, prefix = open_way("proxy")
+            s.sendall(("GET %s%s HTTP/1.1\r\nHost: allowed.test\r\n\r\n" % (prefix, args[0])).encode())
+            line, fields, rest = read_head(s)
+            while len(rest) < int(args[1]):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                rest += chunk
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+            out(status=line, n=len(rest))
+        elif cmd == "get":
+            s, prefix = open_way("proxy")
+            s.sendall(("GET %s%s HTTP/1.1\r\nHost: allowed.test\r\n\r\n" % (prefix, args[0])).encode())
+            data, err = read_all(s)
+            head, _, body = data.partition(b"\r\n\r\n")
+            out(status=head.split(b"\r\n")[0].decode(errors="replace"), n=len(body), error=err)
         else:
             out(error="unknown command " + cmd)
     except (OSError, ssl.SSLError) as e:

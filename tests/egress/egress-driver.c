@@ -7,7 +7,10 @@
  *               and the record, exit
  *
  *   egress-driver run    --netns PATH [--baseline FILE] [--resolv FILE] [--idle-ms N] [--head-ms N]
- *                        [KEY=VALUE...]
+ *                        [--copy] [KEY=VALUE...]
+ *
+ * --copy relays through user-space buffers (ab_egress_options.copy_relay),
+ * the path taken when no pipe can be had.
  *   egress-driver daemon --netns PATH --cgroup DIR --record FILE [KEY=VALUE...]
  *
  * KEY=VALUE are annotations (dev.agentbox.net.allow-domains=...).
@@ -87,6 +90,8 @@ main (int argc, char **argv)
         opt.idle_timeout_ms = (unsigned)atoi (argv[++i]);
       else if (strcmp (a, "--head-ms") == 0 && i + 1 < argc)
         opt.head_timeout_ms = (unsigned)atoi (argv[++i]);
+      else if (strcmp (a, "--copy") == 0)
+        opt.copy_relay = true;
       else if (strchr (a, '=') != NULL)
         {
           const char *eq = strchr (a, '=');

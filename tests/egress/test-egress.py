@@ -28,11 +28,13 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import pattern  # noqa: E402
 BUILD = os.environ.get("AB_TOP_BUILDDIR", os.getcwd())
 DRIVER = os.path.join(BUILD, "tests", "egress", "egress-driver")
 PY = sys.executable
 HTTP_PORT = 3128
-CAPTURED = (80, 443, 8443)
+CAPTURED = (80, 443, 7000, 8443)
 
 count = 0
 failures = 0
@@ -212,9 +214,11 @@ table inet abegress {
         return self.events(since, settle=0)
 
     # ---- the supervisor --------------------------------------------------
-    def driver(self, annotations, cpid=None, extra=()):
+    def driver(self, annotations, cpid=None, extra=(), nofile=None):
         resolv = os.path.join(self.tmp, "resolv.conf")
         cmd = [DRIVER, "run", "--netns", "/proc/%s/ns/net" % (cpid or self.cpid), "--resolv", resolv]
+        if nofile:  # prlimit execs the driver: the pid stays the driver's
+            cmd = ["prlimit", "--nofile=%d:%d" % (nofile, nofile), "--"] + cmd
         cmd += list(extra) + ["%s=%s" % kv for kv in annotations.items()]
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
@@ -255,13 +259,13 @@ POLICY = {
     "dev.agentbox.net.allow-domains": ",".join([
         "allowed.test", "*.wild.test", "other-port.test:8443", "192.0.2.12:80", "evil-private.test",
         "evil-loop.test", "mapped.test", "meta.test", "hostlocal.test", "hosts-resolved.test",
-        "hosts-private.test"]),
+        "hosts-private.test", "raw.test:7000"]),
     "dev.agentbox.net.deny-domains": "bad.wild.test",
     "dev.agentbox.net.pins": ",".join([
         "allowed.test=192.0.2.10", "allowed.test=2001:db8::10", "a.wild.test=192.0.2.10",
         "bad.wild.test=192.0.2.10", "other-port.test=192.0.2.10", "other.test=192.0.2.11",
         "evil-private.test=10.0.0.5", "evil-loop.test=127.0.0.1", "mapped.test=::ffff:127.0.0.1",
-        "meta.test=169.254.169.254", "hostlocal.test=192.0.2.254"]),
+        "meta.test=169.254.169.254", "hostlocal.test=192.0.2.254", "raw.test=192.0.2.10"]),
 }
 
 
@@ -369,6 +373,15 @@ def test_proxy(w):
     evs = w.events(m)
     ok("403" in r.get("status", "") and no_contact(evs, "192.0.2.11"),
        "CONNECT to a non-listed name with an allowed SNI is refused", (r, evs))
+
+    m = w.mark()
+    r1 = w.client("tunnel-pipelined", "allowed.test:443", "allowed.test")
+    r2 = w.client("tunnel-pipelined", "allowed.test:443", "other.test")
+    evs = w.events(m)
+    ok("upstream 192.0.2.10:443 /tls" in r1.get("body", "") and "body" in r2 and not r2["body"]
+       and [e.get("name") for e in evs if e.get("kind") == "sni"] == ["allowed.test"],
+       "a ClientHello sent in the same write as its CONNECT is inspected at once: served when its SNI is the "
+       "CONNECT's, cut when it names another host", (r1, r2, evs))
 
     results = {}
     for name in ("evil-loop.test", "mapped.test", "meta.test", "hostlocal.test", "evil-private.test"):
@@ -495,6 +508,207 @@ def test_relay(w):
     r = w.client("halfclose", str(HTTP_PORT), "GET http://allowed.test/hc HTTP/1.0\\r\\n\\r\\n")
     ok("upstream 192.0.2.10:80 /hc" in r.get("data", ""),
        "a client that shuts down its write side after the request still gets the whole response", r)
+
+
+WAYS = ("proxy", "connect", "transparent", "tls-connect", "tls-transparent")
+
+
+def pipe_fds(pid):
+    """File descriptors of pipes the engine holds, two a pipe (the driver's
+    stdio are pipes too: not counted)."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        if int(fd) <= 2:
+            continue
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("pipe:")
+        except OSError:
+            pass
+    return n
+
+
+def test_integrity(w, label):
+    """Every way to the upstream, both directions, checked by SHA-256 on the
+    other side: the relay loses, doubles and reorders nothing."""
+    n = 16 << 20
+    bad = {}
+    for way in WAYS:
+        for d in ("down", "up", "up-chunked"):
+            r = w.client("xfer", way, d, str(n))
+            if not (r.get("sha_ok") and " 200 " in r.get("status", "") + " "):
+                bad["%s/%s" % (way, d)] = r
+    ok(not bad, "%s: 16 MiB down and up (Content-Length and chunked bodies) through the proxy, a CONNECT tunnel and "
+       "the capture, plain and TLS, arrive intact (SHA-256 checked by the receiver)" % label, bad)
+
+
+def test_halfclose(w, label):
+    n = 8 << 20
+    m = w.mark()
+    r = w.client("raw-sink", str(n))
+    ok(r.get("want") and r.get("answer") == r.get("want"),
+       "%s: a client that shuts down its side after 8 MiB: the upstream reads them all and EOF, and its answer "
+       "still comes back" % label, r)
+    r = w.client("raw-source", str(n), str(n // 2))
+    evs = w.wait_event(m, lambda e: e.get("kind") == "drained")
+    drained = [e for e in evs if e.get("kind") == "drained"]
+    ok(r.get("sha_ok") and drained and drained[0]["n"] == n // 2 and drained[0]["sha"] == pattern.sha(n // 2),
+       "%s: an upstream that shuts down its side after 8 MiB: the client gets them all and EOF, and 4 MiB the "
+       "client sends after that still reach the upstream" % label, (r, drained))
+
+
+def test_slow_reader(w, p):
+    # What the kernel may hold between the upstream and the stalled client:
+    # the upstream's send buffer, the proxy's two sockets (receive autotuned
+    # up to tcp_rmem's max), the pipe, the client's receive buffer.
+    with open("/proc/sys/net/ipv4/tcp_rmem") as f:
+        rmem = int(f.read().split()[2])
+    with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+        wmem = int(f.read().split()[2])
+    bound = rmem + 2 * wmem + (4 << 20)
+    n = max(64 << 20, 2 * bound) // (1 << 20) << 20
+    m = w.mark()
+    c = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
+                          "xfer", "proxy", "down", str(n), "3"], stdout=subprocess.PIPE, text=True)
+    time.sleep(2)
+    pipes = pipe_fds(p.pid)
+    r = json.loads(c.communicate(timeout=120)[0].strip().splitlines()[-1])
+    evs = w.events(m)
+    t0, t1 = r["stall"] or (0, 0)
+    during = max([e["sent"] for e in evs if e.get("kind") in ("progress", "sent") and e["t"] < t1 - 0.5] or [0])
+    ok(r.get("sha_ok") and during <= bound and pipes > 0,
+       "a client that stops reading for 3 s: the upstream is held back at the kernel's socket buffers (it sent "
+       "%d MiB of %d meanwhile, at most %d may be buffered) through the spliced relay, and the client then gets "
+       "every byte intact" % (during >> 20, n >> 20, bound >> 20),
+       (r, during, pipes, [e for e in evs if e.get("kind") != "http"][:20]))
+
+
+def test_resets(w, p):
+    m = w.mark()
+    r = w.client("reset", "/rand?n=%d" % (64 << 20), str(1 << 20))
+    evs = w.wait_event(m, lambda e: e.get("kind") == "sent", limit=10)
+    sent = [e for e in evs if e.get("kind") == "sent"]
+    after = w.client("xfer", "proxy", "down", str(1 << 20))
+    ok(r.get("n", 0) >= 1 << 20 and sent and not sent[0]["complete"] and after.get("sha_ok") and p.poll() is None,
+       "a client that resets in the middle of 64 MiB: the proxy drops the upstream connection (its send fails "
+       "after %s bytes) and serves the next client" % (sent[0]["sent"] if sent else "?"), (r, sent, after))
+    r = w.client("get", "/reset?n=%d" % (8 << 20))
+    after = w.client("xfer", "proxy", "down", str(1 << 20))
+    ok("200" in r.get("status", "") and r.get("n", 1 << 30) < 8 << 20 and after.get("sha_ok") and p.poll() is None,
+       "an upstream that resets in the middle of a response: the client's connection ends short, no hang, and "
+       "the proxy serves the next client", (r, after))
+
+
+def test_requests(w, p, label):
+    """Plain HTTP is read request by request: a kept-alive connection
+    carries requests for the host it was decided for, and nothing else."""
+    two = "GET /k1 HTTP/1.1\\r\\nHost: allowed.test\\r\\n\\r\\nGET /k2 HTTP/1.1\\r\\nHost: allowed.test\\r\\n\\r\\n"
+    smuggle = ("GET /s1 HTTP/1.1\\r\\nHost: allowed.test\\r\\n\\r\\n"
+               "GET /s2 HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n")
+    chunked = ("POST /sink HTTP/1.1\\r\\nHost: allowed.test\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n"
+               "5\\r\\nhello\\r\\n0\\r\\n\\r\\nGET /s3 HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n")
+    for way in ("transparent", "connect"):
+        m = w.mark()
+        r = w.client("body-then", way, str(4 << 20), "GET /s5 HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n")
+        evs = w.events(m)
+        ok([(e.get("kind"), e.get("n"), e.get("host")) for e in evs if e.get("kind") in ("sink", "http")]
+           == [("http", None, "allowed.test"), ("sink", 4 << 20, None)] and " 200 " in r.get("data", ""),
+           "%s, %s: a request for another host after a 4 MiB Content-Length body never reaches the "
+           "upstream: the body ends where its length says" % (label, way), (r, evs))
+        m = w.mark()
+        r = w.client("raw", way, two)
+        evs = w.events(m)
+        ok([e.get("path") for e in evs if e.get("kind") == "http"] == ["/k1", "/k2"] and r.get("data", "").count(" 200 ") == 2,
+           "%s, %s: two requests for the decided host on one kept-alive connection are both served" % (label, way),
+           (r, evs))
+        m = w.mark()
+        r1 = w.client("raw", way, smuggle)
+        r2 = w.client("raw", way, chunked)
+        evs = w.events(m)
+        served = [(e.get("path"), e.get("host")) for e in evs if e.get("kind") == "http"]
+        ok(served == [("/s1", "allowed.test"), ("/sink", "allowed.test")]
+           and [e.get("n") for e in evs if e.get("kind") == "sink"] == [5],
+           "%s, %s: a later request for another host on the same connection (after a plain or a chunked "
+           "request) never reaches the upstream" % (label, way), (served, r1, r2))
+    m = w.mark()
+    r = w.client("raw", "transparent", "POST /sink HTTP/1.1\\r\\nHost: allowed.test\\r\\nContent-Length: 6\\r\\n"
+                 "Transfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\nGET /s4 HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n")
+    r2 = w.client("raw", "proxy", "GET http://allowed.test/e1 HTTP/1.1\\r\\n\\r\\n"
+                  "GET http://other.test/e2 HTTP/1.1\\r\\n\\r\\n")
+    evs = w.events(m)
+    ok(r.get("data", "").startswith("HTTP/1.1 400 ") and [e.get("path") for e in evs if e.get("kind") == "http"] == ["/e1"],
+       "%s: a body framed two ways (Content-Length and chunked) is refused with 400 before anything is sent, "
+       "and an HTTP_PROXY client's connection carries its first request only" % label, (r, r2, evs))
+    m = w.mark()
+    r = w.client("raw", "transparent", "GET /upgrade HTTP/1.1\\r\\nHost: allowed.test\\r\\nUpgrade: echo\\r\\n"
+                 "Connection: Upgrade\\r\\n\\r\\n", "GET /u1 HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n")
+    r2 = w.client("raw", "transparent", "GET /u2 HTTP/1.1\\r\\nHost: allowed.test\\r\\nUpgrade: echo\\r\\n\\r\\n",
+                  "GET /u3 HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n")
+    evs = w.events(m)
+    ok("HTTP/1.1 101 " in r.get("data", "") and "GET /u1 HTTP/1.1\r\nHost: other.test" in r.get("data", "")
+       and [e.get("path") for e in evs if e.get("kind") == "http"] == ["/upgrade", "/u2"],
+       "%s: after 101 Switching Protocols the connection is no longer HTTP and passes as it comes; an "
+       "Upgrade answered otherwise keeps it HTTP, and the next request is checked" % label, (r, r2, evs))
+    d = w.decisions(p)
+    ok(all(find(d, name="other.test", protocol="http-host", allowed=False, rule=rule) for rule in ("host-mismatch",)),
+       "%s: each refused later request is recorded (other.test, http-host, host-mismatch)" % label,
+       [x for x in d if x["name"] == "other.test"][-6:])
+
+
+def cpu_ms(pid):
+    total = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+            total += int(f.read().split()[0])
+    return total / 1e6
+
+
+def test_fd_limits(w):
+    """Out of file descriptors: the engine waits, copies, and serves again."""
+    nofile = 64
+    p, _ = w.driver(POLICY, nofile=nofile)
+    try:
+        hold = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
+                                 "hold", "100", "4"], stdout=subprocess.PIPE, text=True)
+        held = json.loads(hold.stdout.readline())
+        time.sleep(0.5)
+        c0 = cpu_ms(p.pid)
+        time.sleep(2)
+        used = cpu_ms(p.pid) - c0
+        hold.kill()
+        hold.wait()
+        time.sleep(0.5)
+        r = w.client("xfer", "proxy", "down", str(1 << 20))
+        ok(held.get("held") == 100 and used < 500 and r.get("sha_ok") and p.poll() is None,
+           "an engine out of file descriptors (RLIMIT_NOFILE %d, 100 idle clients) stops watching its listeners "
+           "instead of spinning on them (%d ms of CPU in 2 s), and serves again once the clients are gone"
+           % (nofile, used), (held, used, r))
+        cmd = ["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"), "xfer", "proxy",
+               "down", str(8 << 20), "2"]
+        stalled = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(12)]
+        time.sleep(1.5)
+        pipes = pipe_fds(p.pid) // 2
+        results = [json.loads(c.communicate(timeout=120)[0].strip().splitlines()[-1]) for c in stalled]
+        ok(0 < pipes <= nofile // 8 and all(x.get("sha_ok") for x in results),
+           "past its budget of pipes (an eighth of RLIMIT_NOFILE, here %d) the relay copies: %d pipes while 12 "
+           "clients stall, and every transfer arrives intact" % (nofile // 8, pipes), (pipes, results))
+    finally:
+        p.stdin.write("stop\n")
+        p.stdin.flush()
+        p.communicate()
+
+
+def test_copy_relay(w):
+    """The same relay through user-space buffers (no pipe could be had)."""
+    p, _ = w.driver(POLICY, extra=("--copy",))
+    try:
+        test_integrity(w, "copy relay")
+        test_halfclose(w, "copy relay")
+        test_requests(w, p, "copy relay")
+        ok(pipe_fds(p.pid) == 0, "the copy relay holds no pipe", pipe_fds(p.pid))
+    finally:
+        p.stdin.write("stop\n")
+        p.stdin.flush()
+        p.communicate()
 
 
 def test_timeouts(w):
@@ -676,7 +890,7 @@ def inner():
     try:
         w.start()
         p, info = w.driver(POLICY)
-        ok(info["http_port"] == HTTP_PORT and info["dns_port"] == 53 and info["redirect"] == [80, 443, 8443],
+        ok(info["http_port"] == HTTP_PORT and info["dns_port"] == 53 and info["redirect"] == [80, 443, 7000, 8443],
            "the engine listens on 127.0.0.1:3128 and :53 inside the container and lists the ports to capture",
            info)
         test_dns(w)
@@ -684,12 +898,19 @@ def inner():
         test_transparent(w)
         test_host_resolver(w)
         test_relay(w)
+        test_integrity(w, "splice relay")
+        test_halfclose(w, "splice relay")
+        test_slow_reader(w, p)
+        test_resets(w, p)
+        test_requests(w, p, "splice relay")
         test_backpressure(w, p)
         test_parallel(w)
         test_record(w, p)
         test_stop(w, p)
         test_baseline(w)
         test_timeouts(w)
+        test_copy_relay(w)
+        test_fd_limits(w)
         test_daemon(w, "v2")
         test_daemon(w, "v1")
         test_daemon_term_and_errors(w)

@@ -7,16 +7,38 @@ what reached it and what did not.
     upstream.py LOG CERT KEY
 
 Listens on every address: HTTP on 80 and 8080, TLS (real, self-signed; the
-SNI is logged) on 443 and 8443, a bare TCP logger on 22, a UDP logger on 53.
-Prints "ready" once every socket is bound.
+SNI is logged) on 443 and 8443, a bare TCP logger on 22, a UDP logger on 53,
+and the raw service of the relay tests on 7000.  Prints "ready" once every
+socket is bound.
+
+HTTP paths (keep-alive, the same over TLS):
+  /big?n=N       N bytes of "x"
+  /rand?n=N      N bytes of pattern.py's stream; logs "progress" every
+                 4 MiB sent and "sent" at the end (complete or aborted)
+  /reset?n=N     the head of N bytes and half of them, then a reset (RST)
+  /upgrade       101 Switching Protocols, then echoes raw bytes to EOF
+  POST /sink     reads the body (Content-Length or chunked); answers and
+                 logs its length and SHA-256
+  anything else  "upstream LOCAL PATH"
+Raw service on 7000, by its first line:
+  "sink"         reads to EOF, answers "N SHA" and closes
+  "source N"     sends N pattern bytes, shuts down its write side, reads to
+                 EOF and logs "drained" with what it read
 """
+import hashlib
 import http.server
 import json
+import os
 import socket
 import socketserver
 import ssl
+import struct
 import sys
 import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pattern  # noqa: E402
 
 LOG_LOCK = threading.Lock()
 
@@ -43,6 +65,43 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if self.path.startswith("/rand?n="):
+            self.send_rand(int(self.path[8:]))
+            return
+        if self.path.startswith("/reset?n="):
+            n = int(self.path[9:])
+            self.send_response(200)
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            self.wfile.write(next(pattern.chunks(n // 2, n // 2)))
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+            return
+        if self.path == "/upgrade":
+            self.send_response(101)
+            self.send_header("Upgrade", "echo")
+            self.send_header("Connection", "Upgrade")
+            self.end_headers()
+            self.wfile.flush()
+            while True:
+                data = self.connection.recv(65536)
+                if not data:
+                    break
+                log(kind="echo", data=data.decode(errors="replace"))
+                self.connection.sendall(data)
+            self.close_connection = True
+            return
+        if self.command == "POST" and self.path == "/sink":
+            n, digest = self.read_body()
+            log(kind="sink", n=n, sha=digest)
+            body = json.dumps({"n": n, "sha": digest}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if self.path.startswith("/big?n="):
             n = int(self.path[7:])
             self.send_response(200)
@@ -62,6 +121,47 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     do_GET = do_POST = do_HEAD = do_PUT = handle_one
+
+    def send_rand(self, n):
+        self.send_response(200)
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        sent = 0
+        try:
+            for c in pattern.chunks(n, 1 << 18):
+                self.wfile.write(c)
+                sent += len(c)
+                if sent % (4 << 20) < len(c):
+                    log(kind="progress", path=self.path, sent=sent, t=time.time())
+            log(kind="sent", path=self.path, sent=sent, complete=True, t=time.time())
+        except OSError as e:
+            log(kind="sent", path=self.path, sent=sent, complete=False, error=str(e))
+            self.close_connection = True
+
+    def read_body(self):
+        h = hashlib.sha256()
+        n = 0
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b""):
+                        pass
+                    break
+                data = self.rfile.read(size)
+                h.update(data)
+                n += len(data)
+                self.rfile.readline()
+        else:
+            left = int(self.headers.get("Content-Length", "0"))
+            while left > 0:
+                data = self.rfile.read(min(left, 1 << 20))
+                if not data:
+                    break
+                h.update(data)
+                n += len(data)
+                left -= len(data)
+        return n, h.hexdigest()
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -124,6 +224,50 @@ def tcp_logger(family, port):
     threading.Thread(target=run, daemon=True).start()
 
 
+def raw_service(port):
+    """Half-closes both ways (see the docstring)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port))
+    s.listen(16)
+
+    def drain(c, first=b""):
+        h, n = hashlib.sha256(first), len(first)
+        while True:
+            data = c.recv(1 << 20)
+            if not data:
+                return n, h.hexdigest()
+            h.update(data)
+            n += len(data)
+
+    def one(c):
+        with c:
+            line = b""
+            while not line.endswith(b"\n"):
+                data = c.recv(1)
+                if not data:
+                    return
+                line += data
+            words = line.split()
+            if words == [b"sink"]:
+                n, digest = drain(c)
+                log(kind="raw-sink", n=n, sha=digest)
+                c.sendall(("%d %s\n" % (n, digest)).encode())
+            elif len(words) == 2 and words[0] == b"source":
+                for chunk in pattern.chunks(int(words[1])):
+                    c.sendall(chunk)
+                c.shutdown(socket.SHUT_WR)
+                n, digest = drain(c)
+                log(kind="drained", n=n, sha=digest)
+
+    def run():
+        while True:
+            c, _ = s.accept()
+            threading.Thread(target=one, args=(c,), daemon=True).start()
+
+    threading.Thread(target=run, daemon=True).start()
+
+
 def udp_logger(family, port):
     s = socket.socket(family, socket.SOCK_DGRAM)
     if family == socket.AF_INET6:
@@ -145,6 +289,7 @@ def main():
         servers += [Server(fam, 80), Server(fam, 8080), Server(fam, 443, ctx), Server(fam, 8443, ctx)]
         tcp_logger(fam, 22)
         udp_logger(fam, 53)
+    raw_service(7000)
     for s in servers:
         threading.Thread(target=s.serve_forever, daemon=True).start()
     print("ready", flush=True)

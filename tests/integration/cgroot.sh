@@ -54,3 +54,32 @@ with_own_cgroup_root ()
   /usr/bin/unshare --cgroup --mount --propagation private -- /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root "$@"
 }
 
+
+# with_v2_only CMD...: run CMD where the machine looks like a host with
+# cgroup v2 only (e.g. Debian 12), for the v2 code paths on a hybrid host:
+# in a private mount namespace every cgroup (v1) and cgroup2 mount and the
+# tmpfs holding them at /sys/fs/cgroup are unmounted, and the host's cgroup2
+# hierarchy is mounted again at /sys/fs/cgroup alone, with the super
+# options it has (in the initial cgroup namespace a cgroup2 mount applies
+# its options to the whole hierarchy, so they must be the host's own).  On
+# a hybrid host that hierarchy holds no controller (they are bound to v1):
+# limits cannot be tested there, but cgroup.procs, cgroup.freeze,
+# cgroup.kill and the BPF device filter can.  Status 125 if the view
+# cannot be made (no cgroup2 hierarchy at all).  The view is the same for
+# every invocation, so paths stored at create resolve at delete.
+_AB_V2ONLY_SH='
+opts=$(awk '\''{ split($0, p, " - "); split(p[2], f, " "); if (f[1] == "cgroup2") { print f[3]; exit } }'\'' /proc/self/mountinfo)
+[ -n "$opts" ] || { echo "with_v2_only: no cgroup2 hierarchy" >&2; exit 125; }
+for m in $(awk '\''{ split($0, p, " - "); split(p[2], f, " "); if (f[1] == "cgroup" || f[1] == "cgroup2") print $5 }'\'' /proc/self/mountinfo | sort -r); do
+  /usr/bin/umount "$m" || exit 125
+done
+if awk '\''$5 == "/sys/fs/cgroup" { f = 1 } END { exit !f }'\'' /proc/self/mountinfo; then
+  /usr/bin/umount /sys/fs/cgroup || exit 125
+fi
+/usr/bin/mount -t cgroup2 -o "$opts" cgroup2 /sys/fs/cgroup || exit 125
+exec "$@"'
+
+with_v2_only ()
+{
+  /usr/bin/unshare --mount --propagation private -- /bin/sh -c "$_AB_V2ONLY_SH" with_v2_only "$@"
+}

@@ -239,6 +239,15 @@ rt_log ()
   _ab_wrap "$RUNTIME" --root "$AB_STATE" --log "$log" --log-format json "$@"
 }
 
+# rt_v2only ARGS...: the runtime where the host looks cgroup v2-only
+# (cgroot.sh's with_v2_only).  A container made so must be deleted so too:
+# the normal view does not show the cgroup paths its state holds.
+rt_v2only ()
+{
+  timeout -k 5 "$AB_RT_TIMEOUT" /usr/bin/unshare --mount --propagation private -- \
+    /bin/sh -c "$_AB_V2ONLY_SH" with_v2_only "$RUNTIME" --root "$AB_STATE" "$@" 7>&-
+}
+
 # rt_noenv ARGS...: the runtime with an empty environment (no PATH, no HOME).
 rt_noenv () { _ab_wrap /usr/bin/env -i "$RUNTIME" --root "$AB_STATE" "$@"; }
 
@@ -296,12 +305,17 @@ wait_for_status ()
   return 1
 }
 
-# wait_for FILE [SECS]: until FILE exists and is not empty.
-wait_for_file ()
+# wait_for_file FILE [SECS]: until FILE exists and is not empty;
+# wait_for_socket PATH [SECS]: until a daemon has bound its unix socket PATH.
+wait_for_file () { _ab_wait_test -s "$1" "${2:-20}"; }
+wait_for_socket () { _ab_wait_test -S "$1" "${2:-20}"; }
+
+# _ab_wait_test OP PATH SECS: poll `[ OP PATH ]` for up to SECS.
+_ab_wait_test ()
 {
   local i
-  for ((i = 0; i < ${2:-20} * 10; i++)); do
-    [ -s "$1" ] && return 0
+  for ((i = 0; i < $3 * 10; i++)); do
+    [ "$1" "$2" ] && return 0
     sleep 0.1
   done
   return 1
@@ -408,10 +422,26 @@ cg_read ()
 }
 
 # cg_frozen PID: "<v2 cgroup.freeze> <v1 freezer.state>" of PID's cgroup
-# (either may be the one in use on a hybrid host: agentbox uses v2, runc v1).
+# (on a hybrid host agentbox freezes both, runc v1 only).
 cg_frozen ()
 {
   echo "$(cat "$(cg_dir "$1" unified)/cgroup.freeze" 2>/dev/null) $(cat "$(cg_dir "$1" freezer)/freezer.state" 2>/dev/null)"
+}
+
+# remove_cgroup_parents PARENT: remove PARENT and every cgroup below it in
+# every hierarchy, deepest first, within a bounded wait for their processes
+# to leave.  For the parents a manager made (podman's --cgroup-parent, the
+# kubelet's pod cgroups), which runtimes leave in place; done before
+# done_testing, the leftover check then sees only what the runtime left.
+remove_cgroup_parents ()
+{
+  local i
+  for ((i = 0; i < 50; i++)); do
+    find /sys/fs/cgroup -depth -type d -path "*$1*" -exec rmdir {} + 2>/dev/null
+    [ -z "$(find /sys/fs/cgroup -type d -path "*$1*" 2>/dev/null)" ] && return 0
+    sleep 0.1
+  done
+  return 1
 }
 
 # start_bg ID BUNDLE [CREATE-OPTION...]: create + start, the container's
@@ -552,6 +582,9 @@ _ab_finish ()
   local id
   if [ -s "$T/ids" ]; then
     while read -r id; do rt delete --force "$id" </dev/null >/dev/null 2>&1; done <"$T/ids"
+    # an overlay workspace's change set outlives its container
+    [ -d "$AB_STATE/.changesets" ] &&
+      while read -r id; do rt workspace discard "$id" </dev/null >/dev/null 2>&1; done <"$T/ids"
   fi
   check_leftovers
   _ab_cleanup_dir

@@ -11,11 +11,14 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-run.sh \
 	tests/integration/t-cli.sh \
 	tests/integration/t-stdio.sh \
+	tests/integration/t-terminal.sh \
+	tests/integration/t-seccomp-notify.sh \
 	tests/integration/t-exec.sh \
 	tests/integration/t-kill.sh \
 	tests/integration/t-control.sh \
 	tests/integration/t-podman.sh \
 	tests/integration/t-containerd.sh \
+	tests/integration/t-cri.sh \
 	tests/integration/t-faults.sh \
 	tests/integration/t-namespaces.sh \
 	tests/integration/t-state.sh \
@@ -28,9 +31,14 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-security.sh \
 	tests/integration/t-hooks.sh \
 	tests/integration/t-cgroups.sh \
+	tests/integration/t-cgroup-view.sh \
 	tests/integration/t-sandbox.sh \
+	tests/integration/t-workspace.sh \
 	tests/integration/t-oci-configs.sh \
+	tests/integration/t-rootfs.sh \
 	tests/integration/t-hostile.sh \
+	tests/integration/t-shortcuts.sh \
+	tests/integration/t-home.sh \
 	tests/integration/t-audit-live.sh \
 	tests/integration/t-validate-create.sh
 TESTS += $(AB_INTEGRATION_TESTS)
@@ -40,6 +48,12 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/cfg.py \
 	tests/integration/leftovers.py \
 	tests/integration/oci-image.py \
+	tests/integration/cri/cri.proto \
+	tests/integration/cri/cri.py \
+	docs/kubernetes.md \
+	docs/runc-compat.md \
+	tests/integration/pty-drive.py \
+	tests/integration/seccomp-agent.py \
 	tests/integration/net/net.sh \
 	tests/integration/net/record.py \
 	tests/integration/net/events.py \

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""oci-image.py ROOTFS OUT.tar NAME: ROOTFS as an OCI image archive of one
-uncompressed layer (image-layout: oci-layout, index.json, blobs), named NAME
-for `ctr images import`.  Entry point /bin/sh, PATH=/bin."""
+"""oci-image.py ROOTFS OUT.tar NAME [ENTRYPOINT...]: ROOTFS as an OCI image
+archive of one uncompressed layer (image-layout: oci-layout, index.json,
+blobs), named NAME for `ctr images import`.  PATH=/bin; the command is
+/bin/sh, or ENTRYPOINT when given (t-cri.sh's pod sandbox image)."""
 import hashlib, io, json, os, sys, tarfile
 
 rootfs, out, name = sys.argv[1:4]
+entrypoint = sys.argv[4:]
 def blob(data):
     return "sha256:" + hashlib.sha256(data).hexdigest(), data
 buf = io.BytesIO()
@@ -13,7 +15,8 @@ with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
         t.add(os.path.join(rootfs, entry), arcname=entry)
 layer_d, layer = blob(buf.getvalue())
 cfg_d, cfg = blob(json.dumps({"architecture": "amd64", "os": "linux",
-    "config": {"Cmd": ["/bin/sh"], "Env": ["PATH=/bin"]},
+    "config": {"Entrypoint": entrypoint, "Env": ["PATH=/bin"]} if entrypoint else
+              {"Cmd": ["/bin/sh"], "Env": ["PATH=/bin"]},
     "rootfs": {"type": "layers", "diff_ids": [layer_d]}}).encode())
 man_d, man = blob(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
     "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cfg_d, "size": len(cfg)},

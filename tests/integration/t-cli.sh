@@ -108,6 +108,27 @@ isnt $? 0 "an unknown --log-format is refused"
 
 rt frobnicate </dev/null >/dev/null 2>&1
 isnt $? 0 "an unknown command fails"
+
+# --cgroup-manager (crun's spelling of the driver choice): cgroupfs works,
+# systemd is refused as --systemd-cgroup is, anything else is a usage error.
+if agentbox_only 6; then
+  make_bundle "$T/cgm" 'process.args=["/bin/abtest","echo","ran"]'
+  out=$(rt --cgroup-manager cgroupfs run --bundle "$T/cgm" "$(new_id)" </dev/null 2>&1)
+  is "$? $out" "0 ran" "--cgroup-manager cgroupfs: the container runs"
+  out=$(rt --cgroup-manager=cgroupfs run --bundle "$T/cgm" "$(new_id)" </dev/null 2>&1)
+  is "$? $out" "0 ran" "--cgroup-manager=cgroupfs too"
+  out=$(rt --cgroup-manager systemd run --bundle "$T/cgm" "$(new_id)" </dev/null 2>&1)
+  is "$? $out" "2 agentbox: run: --cgroup-manager systemd: the systemd cgroup driver is not supported (use cgroupfs) (see \`agentbox run --help\`)" \
+    "--cgroup-manager systemd: run is refused in one line, exit 2, like --systemd-cgroup"
+  out=$(rt --systemd-cgroup create --bundle "$T/cgm" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^2 agentbox: create: --systemd-cgroup: the systemd cgroup driver is not supported" \
+    "--systemd-cgroup: create is refused the same way"
+  out=$(rt --cgroup-manager=systemd list -q 2>&1)
+  is "$? $out" "0 " "--cgroup-manager=systemd is accepted by commands that make no cgroup (list)"
+  out=$(rt --cgroup-manager disabled list 2>&1)
+  like "$? $out" "^2 agentbox: --cgroup-manager: expected cgroupfs or systemd, got \`disabled\`" \
+    "another --cgroup-manager value is a usage error naming it"
+fi
 rt --no-such-flag list </dev/null >/dev/null 2>&1
 isnt $? 0 "an unknown global flag fails"
 rt create --no-such-flag --bundle "$T/b" "$(new_id)" </dev/null >/dev/null 2>&1

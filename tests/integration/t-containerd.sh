@@ -40,11 +40,7 @@ make_rootfs "$D/rootfs"
 /usr/bin/unshare --cgroup --mount --propagation private -- /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root \
   containerd --config "$D/config.toml" </dev/null >"$D/containerd.log" 2>&1 7>&- &
 daemon=$!
-for ((i = 0; i < 100; i++)); do
-  [ -S "$D/sock" ] && break
-  sleep 0.1
-done
-[ -S "$D/sock" ] || bail_out "containerd did not start: $(tail -3 "$D/containerd.log")"
+wait_for_socket "$D/sock" 10 || bail_out "containerd did not start: $(tail -3 "$D/containerd.log")"
 
 c () { timeout -k 5 "$AB_RT_TIMEOUT" ctr --address "$D/sock" "$@" 7>&-; }
 
@@ -118,9 +114,5 @@ kill -TERM "$daemon"
 wait "$daemon"
 ok $? "containerd stops cleanly"
 # Parents named after the test that the runtime may not remove (runc keeps them).
-for ((i = 0; i < 50; i++)); do
-  find /sys/fs/cgroup -depth -type d -path "*$parent*" -exec rmdir {} + 2>/dev/null
-  [ -z "$(find /sys/fs/cgroup -type d -path "*$parent*" 2>/dev/null)" ] && break
-  sleep 0.1
-done
+remove_cgroup_parents "$parent"
 done_testing

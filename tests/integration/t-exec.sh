@@ -62,6 +62,27 @@ like "$out" '^gid=65534$' "exec --user sets the gid"
 xc --user 65534:65534 "$id" /bin/abtest status
 like "$out" '^CapEff=0000000000000000$' "a process exec'd as a non-root user has no effective capabilities"
 
+# --cap adds to the bounding, effective and permitted sets only (runc, crun):
+# an inheritable or ambient capability would survive execve into programs
+# never meant to hold it.  Read from the host's /proc/PID/status.
+status_of () { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$2/status" 2>/dev/null; }
+rm -f "$T/cap.pid"
+rt exec --detach --cap CAP_CHOWN --pid-file "$T/cap.pid" "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1
+cpid=$(cat "$T/cap.pid" 2>/dev/null)
+base=$(status_of CapBnd "$pid")
+want=$(printf '%016x' $((0x$base | 1)))
+is "$(for k in CapBnd CapEff CapPrm CapInh CapAmb; do printf '%s=%s ' $k "$(status_of $k "${cpid:-0}")"; done)" \
+  "CapBnd=$want CapEff=$want CapPrm=$want CapInh=0000000000000000 CapAmb=0000000000000000 " \
+  "exec --cap CAP_CHOWN adds it to bounding, effective and permitted, not to inheritable or ambient"
+[ -n "$cpid" ] && kill -9 "$cpid" 2>/dev/null
+if agentbox_only 2; then
+  xc --cap CAP_BOGUS "$id" /bin/abtest true
+  is "$rc $(cat "$T/exec.err")" "2 agentbox: exec: --cap: unknown capability \`CAP_BOGUS\` (capabilities(7) names, such as CAP_KILL) (see \`agentbox exec --help\`)" \
+    "exec --cap with an unknown name is a one-line usage error naming it (exit 2)"
+  xc --cap cap_kill "$id" /bin/abtest true
+  like "$rc $(cat "$T/exec.err")" "^2 .*unknown capability \`cap_kill\`" "... and so is a lower-case name"
+fi
+
 cat >"$T/process.json" <<'EOF'
 {
   "args": ["/bin/abtest", "getuid"],

@@ -129,6 +129,48 @@ like "$mpoints" '^/$' "... after pivot_root: its mount table has the root at /"
 unlike "$mpoints" "^$T" "... and no mount point under the host's $T"
 is "$(cat "$o/createRuntime.root" 2>/dev/null)" "$(stat -c %d:%i /)" "the createRuntime hook's / is the host's"
 
+# ---- hooks without env --------------------------------------------------------------------------
+
+# As runc: a hook on the host without "env" gets the runtime's own
+# environment; one in the container's namespaces gets the container
+# process's (process.env), never the caller's variables.  "env": [] is an
+# empty environment anywhere.
+b=$T/noenv
+make_bundle --out "$b" 'process.args=["/bin/abtest","sleep-forever"]'
+cp "$T/hook.sh" "$b/rootfs/hook.sh"
+o2=$b/out
+for kind in prestart createRuntime createContainer startContainer poststart poststop; do
+  dir=$o2 script=$T/hook.sh
+  [ $kind = startContainer ] && dir=/out script=/hook.sh
+  cfg "$b/config.json" "hooks.$kind=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"$script\",\"$kind\",\"$dir\"]}]"
+done
+probe="AB_HOOK_PROBE=from-the-runtime-$$"
+id=$(new_id)
+env "$probe" "$RUNTIME" --root "$AB_STATE" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 7>&- &&
+  env "$probe" "$RUNTIME" --root "$AB_STATE" start "$id" 7>&-
+wait_for_file "$o2/poststart.state" 10
+rt kill "$id" KILL && wait_for_status "$id" stopped
+env "$probe" "$RUNTIME" --root "$AB_STATE" delete "$id" 7>&-
+for kind in prestart createRuntime poststart poststop; do
+  environ=$(tr '\0' '\n' <"$o2/$kind.environ" 2>/dev/null)
+  like "$environ" "^$probe\$" "the $kind hook without env gets the runtime's environment"
+  if is_agentbox; then
+    unlike "$environ" '^AGENTBOX_EXE=' "... less what agentbox set for itself"
+  fi
+done
+for kind in createContainer startContainer; do
+  environ=$(tr '\0' '\n' <"$o2/$kind.environ" 2>/dev/null)
+  like "$environ" "^$(cfg "$b/config.json" --get process.env | json_get 0)\$" "the $kind hook without env gets process.env"
+  unlike "$environ" "^AB_HOOK_PROBE=" "... and nothing of the caller's"
+done
+cfg "$b/config.json" 'hooks.createRuntime[0].env=[]' '!hooks.prestart' '!hooks.createContainer' '!hooks.startContainer' \
+  '!hooks.poststart' '!hooks.poststop'
+rm -f "$o2/createRuntime.environ"
+id=$(new_id)
+env "$probe" "$RUNTIME" --root "$AB_STATE" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 7>&-
+is "$(tr '\0' '|' <"$o2/createRuntime.environ" 2>&1)" "" "a hook with \"env\": [] gets an empty environment"
+rt delete --force "$id"
+
 # ---- failing and hanging create-time hooks ----------------------------------------------------------
 
 # nothing_of ID BUNDLE: no state, no cgroup, no process in the bundle's rootfs.

@@ -260,4 +260,81 @@ if agentbox_only 9; then
     "without a user namespace it is refused"
 fi
 
+# ---- 5. root.path: the host's / or a directory above agentbox's own ----------
+
+# Each of these would run the container on the host's files, or let it
+# rewrite the state of other containers or the seccomp programs they load.
+# Refused by validate and create alike (compared by device and inode of the
+# directory opened, so every spelling of / is caught), and nothing runs.
+if agentbox_only 18; then
+  marker=$T/ran-on-the-host
+  b=$T/slash
+  make_bundle "$b" 'root.path:=/' "process.args=[\"/bin/sh\",\"-c\",\"echo ran >$marker\"]"
+  out=$(rt validate --bundle "$b" 2>&1)
+  is "$? $out" "1 agentbox: config.json: root.path: \`/\` is the host's root directory; a container needs a root filesystem of its own" \
+    "validate refuses root.path / in one line naming root.path (exit 1)"
+  like "$(rt audit --bundle "$b" 2>&1 | head -3)" "agentbox refuses this config: config.json: root.path: \`/\` is the host's root directory" \
+    "audit gives create's verdict"
+  id=$(new_id)
+  rt create --bundle "$b" "$id" </dev/null >"$T/out" 2>&1 # (a file: an init that got created must not hang us)
+  like "$? $(cat "$T/out")" "^1 agentbox: config.json: root.path: \`/\` is the host's root directory" "create refuses it (exit 1)"
+  rt delete --force "$id" >/dev/null 2>&1
+  out=$(rt run --bundle "$b" "$id" </dev/null 2>&1)
+  like "$? $out" "^125 agentbox: config.json: root.path: \`/\` is the host's root directory" "run refuses it (exit 125)"
+  [ ! -e "$marker" ] && [ ! -e "$AB_STATE/$id" ] && ! rt state "$id" >/dev/null 2>&1
+  ok $? "the program never ran on the host, and no state of the id is left"
+
+  hardened_bundle "$T/slash-hardened"
+  cfg "$T/slash-hardened/config.json" 'root.path:=/' "process.args=[\"/bin/sh\",\"-c\",\"echo ran >$marker\"]"
+  out=$(rt run --bundle "$T/slash-hardened" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^125 agentbox: config.json: root.path: \`/\` is the host's root directory" \
+    "the hardened profile of \`spec\` with root.path / is refused too"
+
+  ln -s / "$T/to-slash"
+  cfg "$b/config.json" "root.path:=$T/to-slash"
+  like "$(rt validate --bundle "$b" 2>&1)" "root.path: \`$T/to-slash\` is the host's root directory" \
+    "a symlink to / is refused"
+  cfg "$b/config.json" "root.path:=$T/../../../../../../../../../.."
+  like "$(rt validate --bundle "$b" 2>&1)" "root.path: \`$T(/\.\.)+\` is the host's root directory" \
+    "a path that climbs to / with .. is refused"
+  cfg "$b/config.json" "root.path:=/proc/self/root"
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^125 .*root.path: \`/proc/self/root\` is the host's root directory" "/proc/self/root is refused"
+  # A bind mount of / elsewhere is the same directory under another name;
+  # made in a private mount namespace so the host never sees it.
+  mkdir -p "$T/alias"
+  cfg "$b/config.json" "root.path:=$T/alias"
+  out=$(B=$b ID=$(new_id) timeout -k 5 60 unshare --mount --propagation private /bin/sh -c \
+    'mount --bind / "$1" && shift && "$@" validate --bundle "$B" 2>&1; echo "status $?"; "$@" run --bundle "$B" "$ID" </dev/null 2>&1; echo "status $?"' \
+    sh "$T/alias" "$RUNTIME" --root "$AB_STATE" 7>&-)
+  like "$out" "root.path: \`$T/alias\` is the host's root directory" "a bind mount of / is refused (validate)"
+  like "$(printf '%s\n' "$out" | grep -c '^status [1-9]')" "^2$" "... and run fails too, both with a non-zero status"
+  [ ! -e "$marker" ]
+  ok $? "none of them ran the program on the host"
+
+  # Above the state root (--root) or the cache: a working rootfs otherwise.
+  b=$T/above
+  make_bundle "$b" 'process.args=["/bin/abtest","true"]'
+  R=$b/rootfs/run/agentbox
+  out=$("$RUNTIME" --root "$R" validate --bundle "$b" 2>&1 7>&-)
+  is "$? $out" "1 agentbox: config.json: root.path: \`rootfs\` is or contains agentbox's state root \`$R\` (--root); the container could rewrite it" \
+    "a root that would hold the state root (not made yet) is refused, naming root.path and --root"
+  id=$(new_id)
+  out=$("$RUNTIME" --root "$R" run --bundle "$b" "$id" </dev/null 2>&1 7>&-)
+  like "$? $out" "^125 .*root.path: \`rootfs\` is or contains agentbox's state root" "run refuses it (exit 125)"
+  [ ! -e "$b/rootfs/run" ]
+  ok $? "... before the state root is made inside it"
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+  is "$? $out" "0 " "the same bundle runs with a state root elsewhere"
+  out=$(AGENTBOX_CACHE_DIR=$b/rootfs/var/cache/agentbox rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^125 .*root.path: \`rootfs\` is or contains agentbox's cache \`$b/rootfs/var/cache/agentbox\` \(AGENTBOX_CACHE_DIR\)" \
+    "a root that holds the cache is refused"
+  cfg "$b/config.json" "root.path:=$T"
+  like "$(rt validate --bundle "$b" 2>&1)" "root.path: \`$T\` is or contains agentbox's state root \`$AB_STATE\`" \
+    "a directory above the state root is refused"
+  cfg "$b/config.json" "root.path:=$AB_STATE"
+  like "$(rt validate --bundle "$b" 2>&1)" "root.path: \`$AB_STATE\` is or contains agentbox's state root" \
+    "the state root itself is refused"
+fi
+
 done_testing

@@ -276,6 +276,23 @@ start_bg "$id" "$T/oom"
 is "$(cat "/proc/$(pid_of "$id")/oom_score_adj" 2>&1)" 345 "process.oomScoreAdj 345 is the process's oom_score_adj on the host"
 rt delete --force "$id"
 
+# Below our own score (containerd's CRI gives every pod sandbox -998): that
+# takes CAP_SYS_RESOURCE, which root lacks on some hosts; there the container
+# is refused at create, as runc refuses it (docs/runc-compat.md).
+make_bundle "$T/oom-low" "$sleeper" process.oomScoreAdj=-998
+id=$(new_id)
+if (($(printf '%d' "0x$(awk '$1 == "CapEff:" { print $2 }' /proc/self/status)") >> 24 & 1)); then
+  start_bg "$id" "$T/oom-low"
+  is "$(cat "/proc/$(pid_of "$id")/oom_score_adj" 2>&1)" -998 "process.oomScoreAdj -998 is applied (we hold CAP_SYS_RESOURCE)"
+  rt delete --force "$id"
+else
+  err=$(rt create --bundle "$T/oom-low" "$id" </dev/null 2>&1 >/dev/null)
+  isnt $? 0 "without CAP_SYS_RESOURCE, process.oomScoreAdj -998 is refused at create"
+  like "$err" 'oom_score_adj' "... the error names oom_score_adj"
+  ! rt state "$id" >/dev/null 2>&1
+  ok $? "... and no container is left"
+fi
+
 rt delete --force "$hard_id"
 wait_gone "$hpid"
 ok $? "the hardened container's process is gone after delete --force"

@@ -47,13 +47,24 @@ isnt $? 0 "kill with an unknown signal name fails"
 like "$err" 'NOSUCHSIG' "the error names the signal"
 rt kill "$id" 99 >/dev/null 2>&1
 isnt $? 0 "kill with an out-of-range signal number fails"
+# Signal 0 (runc sends it): nothing is delivered, the process must be there.
+err=$(rt kill "$id" 0 2>&1)
+is "$? $err" "0 " "kill ID 0 of a running container succeeds (the check that it is there)"
 is "$(state_of "$id")" running "the refused kills leave the container running"
 rt kill "$id" KILL && wait_for_status "$id" stopped
 err=$(rt kill "$id" KILL 2>&1)
 isnt $? 0 "kill of a stopped container fails"
 # runc: msg="container not running"
 like "$err" 'not running' "the error says the container is not running"
+# runc: with --all a stopped container is no error; containerd's shim sends
+# `kill --all ID 9` after every task exit.
+err=$(rt kill --all "$id" KILL 2>&1)
+is "$? $err" "0 " "kill --all of a stopped container exits 0 and says nothing"
+err=$(rt kill --all "$id" TERM 2>&1)
+is "$? $err" "0 " "... with any signal"
 rt delete "$id"
+err=$(rt kill --all "$id" KILL 2>&1)
+like "$? $err" "^1 .*does not exist" "kill --all of a deleted container still fails (exit 1)"
 
 id=$(new_id)
 rt create --bundle "$T/sleeper" "$id" </dev/null >/dev/null 2>&1
@@ -126,8 +137,11 @@ else
   alive "$grandchild"
   ok $? "... but not the grandchild, which only --all or delete --force reach"
 fi
-rt delete --force "$id"
+wait_for_status "$id" stopped
+err=$(rt kill --all "$id" KILL 2>&1)
+is "$? $err" "0 " "kill --all KILL of the stopped container exits 0"
 wait_gone "$grandchild"
-ok $? "delete --force of the stopped container still ends the grandchild"
+ok $? "... and ends what was left in its cgroup (the grandchild)"
+rt delete --force "$id"
 
 done_testing

@@ -116,6 +116,83 @@ is "$(awk '$1 == "Uid:" { print $2 }' "/proc/$pid/status")" "100000" \
 is "$(awk '{ print $1, $2, $3 }' "/proc/$pid/uid_map")" "0 100000 65536" "the uid map is the config's"
 rt delete --force "$id"
 
+# ---- a mount namespace joined by path ------------------------------------------------------------
+# The test makes the namespace and holds it with a bind-mounted nsfs file:
+# in it, the bundle's rootfs bound onto itself, a tmpfs with a marker file
+# on /marker, pivot_root into the rootfs.  The container joins it by path
+# and runs at its root: it sees the marker (a mount of that namespace
+# only), its /proc/PID/ns/mnt is the file's namespace, and agentbox changed
+# nothing there (the namespace's mountinfo is the same before and after).
+# What would have agentbox mount in it, a root.path that is not its root,
+# and the runtime's own mount namespace are refused by name.
+if agentbox_only 19; then
+  mkdir -p "$T/mntns"
+  mount --bind "$T/mntns" "$T/mntns" && mount --make-private "$T/mntns" && touch "$T/mntns/ns"
+  make_bundle "$T/joinmnt" 'process.args=["/bin/sh","-c","cat /marker/file; sleep 60"]' \
+    'mounts=[]' 'linux.maskedPaths=[]' 'linux.readonlyPaths=[]' 'root.readonly=false' \
+    'linux.namespaces=[{"type":"pid"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]' \
+    "linux.namespaces[type=mount].path:=$T/mntns/ns"
+  R=$T/joinmnt/rootfs
+  mkdir -p "$R/marker"
+  unshare --mount="$T/mntns/ns" --propagation private /bin/sh -c \
+    "mount --bind '$R' '$R' && mount -t tmpfs marker '$R/marker' && echo in-the-namespace >'$R/marker/file' &&
+     cd '$R' && /usr/sbin/pivot_root . . && exec /bin/umount -l ."
+  ok $? "a mount namespace rooted at the rootfs is made and held by $T/mntns/ns"
+  mi_before=$(nsenter --mount="$T/mntns/ns" /bin/cat /proc/self/mountinfo 2>&1)
+  id=$(new_id)
+  start_bg "$id" "$T/joinmnt"
+  ok $? "a container joining that mount namespace by path starts"
+  pid=$(pid_of "$id")
+  is "$(ns_ino "${pid:-x}" mnt)" "$(stat -c %i "$T/mntns/ns")" \
+    "its /proc/PID/ns/mnt is the namespace of the file (inode from the host)"
+  wait_for_file "$T/joinmnt/stdout" 10
+  is "$(cat "$T/joinmnt/stdout")" in-the-namespace "it sees the namespace's own tmpfs at /marker"
+  is "$(rt exec "$id" /bin/cat /marker/file 2>&1 </dev/null)" in-the-namespace "... and so does a process exec'd into it"
+  rt delete --force "$id"
+  wait_gone "${pid:-x}"
+  ok $? "delete --force ends it"
+  is "$(nsenter --mount="$T/mntns/ns" /bin/cat /proc/self/mountinfo 2>&1)" "$mi_before" \
+    "the namespace's mount table is as it was: agentbox mounted, pivoted and masked nothing there"
+
+  # Refusals, each naming what to fix; validate says the same as create.
+  make_bundle "$T/joinmnt-mounts" "linux.namespaces=[{\"type\":\"pid\"},{\"type\":\"uts\"},{\"type\":\"mount\",\"path\":\"$T/mntns/ns\"}]" \
+    'linux.maskedPaths=[]' 'linux.readonlyPaths=[]' 'root.readonly=false'
+  out=$(rt create --bundle "$T/joinmnt-mounts" "$(new_id)" 2>&1 </dev/null)
+  is "$?" 1 "a joined mount namespace with mounts in the config is refused (exit 1)"
+  like "$out" '^agentbox: config.json: mounts: agentbox makes no mount in a mount namespace joined by path' \
+    "... in one line naming mounts"
+  is "$(rt validate --bundle "$T/joinmnt-mounts" 2>&1)" "$out" "... and validate says the same"
+  cfg "$T/joinmnt-mounts/config.json" 'mounts=[]' 'root.readonly=true'
+  like "$(rt validate --bundle "$T/joinmnt-mounts" 2>&1)" 'config.json: root.readonly: agentbox makes no mount' \
+    "root.readonly with a joined mount namespace is refused by name"
+  cfg "$T/joinmnt-mounts/config.json" 'root.readonly=false' 'linux.maskedPaths=["/proc/kcore"]'
+  like "$(rt validate --bundle "$T/joinmnt-mounts" 2>&1)" 'config.json: linux.maskedPaths: agentbox makes no mount' \
+    "maskedPaths with a joined mount namespace are refused by name"
+
+  make_bundle "$T/joinmnt-other" "linux.namespaces=[{\"type\":\"pid\"},{\"type\":\"uts\"},{\"type\":\"mount\",\"path\":\"$T/mntns/ns\"}]" \
+    'mounts=[]' 'linux.maskedPaths=[]' 'linux.readonlyPaths=[]' 'root.readonly=false'
+  out=$(rt run --bundle "$T/joinmnt-other" "$(new_id)" 2>&1 </dev/null)
+  isnt "$?" 0 "a root.path that is not the joined namespace's root is refused"
+  like "$out" "root.path: .* is not the root of the mount namespace" "... naming root.path"
+
+  make_bundle "$T/joinmnt-host" 'linux.namespaces=[{"type":"pid"},{"type":"uts"},{"type":"mount","path":"/proc/self/ns/mnt"}]' \
+    'mounts=[]' 'linux.maskedPaths=[]' 'linux.readonlyPaths=[]' 'root.readonly=false'
+  out=$(rt create --bundle "$T/joinmnt-host" "$(new_id)" 2>&1 </dev/null)
+  is "$?" 1 "joining the runtime's own mount namespace is refused"
+  like "$out" "mount namespace \`/proc/self/ns/mnt\` is the host's" "... saying it is the host's"
+  # A copy of the host's mount table (what `unshare --mount` leaves) has
+  # the host's root directory as its root: refused, whatever root.path says.
+  touch "$T/mntns/hostcopy"
+  unshare --mount="$T/mntns/hostcopy" --propagation private true
+  cfg "$T/joinmnt-other/config.json" "linux.namespaces[type=mount].path:=$T/mntns/hostcopy"
+  out=$(rt run --bundle "$T/joinmnt-other" "$(new_id)" 2>&1 </dev/null)
+  isnt "$?" 0 "a mount namespace whose root is the host's root is refused"
+  like "$out" "has the host's root directory as its root" "... saying so"
+  umount "$T/mntns/hostcopy"
+  umount "$T/mntns/ns" && umount "$T/mntns"
+  ok $? "the namespace file and its directory unmount (nothing of agentbox holds them)"
+fi
+
 # ---- agentbox's own default --------------------------------------------------------------------
 
 if agentbox_only 2; then

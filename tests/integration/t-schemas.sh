@@ -23,7 +23,7 @@ if agentbox_only 7; then
   "$PYTHON3" "$check" features "$T/features.json"
   ok $? "agentbox features validates against features-schema.json"
   like "$(cat "$T/features.json")" '"dev.agentbox.net.allow"' "features lists agentbox's own annotations"
-  unlike "$(cat "$T/features.json")" '"SCMP_ACT_NOTIFY"' "features does not advertise seccomp notification (refused)"
+  like "$(cat "$T/features.json")" '"SCMP_ACT_NOTIFY"' "features advertises seccomp notification (SCMP_ACT_NOTIFY)"
   "$PYTHON3" - "$T/features.json" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))
@@ -33,6 +33,13 @@ assert "CAP_CHECKPOINT_RESTORE" in f["linux"]["capabilities"]
 assert "rro" in f["mountOptions"] and "idmap" in f["mountOptions"]
 PY
   ok $? "features: spec versions, every namespace type, capabilities and mount options"
+  "$PYTHON3" - "$T/features.json" <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))["linux"]
+assert l["mountExtensions"]["idmap"]["enabled"] is True
+assert l["netDevices"]["enabled"] is True
+PY
+  ok $? "features advertises what is implemented: id-mapped mounts (mountExtensions.idmap) and netDevices"
 fi
 
 make_bundle "$T/b" 'process.args=["/bin/abtest","sleep-forever"]'

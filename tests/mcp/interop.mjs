@@ -31,11 +31,12 @@ function skip(name, why) {
 }
 
 const params = { command: agentbox, args: ["--root", root, "mcp"], stderr: "ignore" };
-const names = ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_destroy"];
+const names = ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_destroy", "workspace_apply",
+               "workspace_discard"];
 
 async function exercise(client, era) {
   const { tools } = await client.listTools();
-  ok(JSON.stringify(tools.map((t) => t.name)) === JSON.stringify(names), `${era}: listTools gives the four tools`,
+  ok(JSON.stringify(tools.map((t) => t.name)) === JSON.stringify(names), `${era}: listTools gives the six tools`,
      tools.map((t) => t.name));
   const run = tools.find((t) => t.name === "sandbox_run");
   ok(run?.outputSchema?.properties?.exitCode && run?.annotations?.title, `${era}: sandbox_run has an outputSchema and annotations`);

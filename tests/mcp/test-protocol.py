@@ -39,8 +39,9 @@ t.ok(res.get("protocolVersion") == LEGACY and res.get("capabilities", {}).get("t
      "legacy: initialize 2025-11-25 answers 2025-11-25 with the tools capability and serverInfo", r)
 r = s.call("tools/list", modern=False)
 names = [x["name"] for x in r["result"]["tools"]] if r and "result" in r else []
-t.ok(names == ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_destroy"] and "resultType" not in r["result"],
-     "legacy: after initialize, tools/list without _meta lists the four tools (2025 shape)", r)
+t.ok(names == ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_destroy", "workspace_apply",
+              "workspace_discard"] and "resultType" not in r["result"],
+     "legacy: after initialize, tools/list without _meta lists the six tools (2025 shape)", r)
 r = s.call("initialize", {"protocolVersion": LEGACY, "capabilities": {}}, modern=False)
 t.ok(code(r) == -32600, "legacy: a second initialize on the connection is -32600", r)
 r = s.call("server/discover", modern=False)
@@ -107,9 +108,10 @@ res = r and r.get("result", {})
 tools = {x["name"]: x for x in res.get("tools", [])}
 t.ok(res.get("resultType") == "complete" and isinstance(res.get("ttlMs"), int) and res.get("cacheScope") == "public",
      "modern: tools/list carries resultType, ttlMs and cacheScope", r)
-t.ok(sorted(tools) == ["sandbox_create", "sandbox_destroy", "sandbox_exec", "sandbox_run"]
+t.ok(sorted(tools) == ["sandbox_create", "sandbox_destroy", "sandbox_exec", "sandbox_run", "workspace_apply",
+                      "workspace_discard"]
      and all(x.get("title") and x.get("description") and x.get("annotations") for x in tools.values()),
-     "tools/list: four tools, each with a title, a description and annotations")
+     "tools/list: six tools, each with a title, a description and annotations")
 with open(os.path.join(os.environ.get("AB_TOP_SRCDIR", "."), "docs", "result-schema.json")) as f:
     published = json.load(f)
 t.ok(tools.get("sandbox_run", {}).get("outputSchema") == published
@@ -131,14 +133,20 @@ t.ok(not problems, "every inputSchema and outputSchema is a valid Draft 2020-12 
 run_in = tools["sandbox_run"]["inputSchema"]
 t.ok(run_in.get("required") == ["argv"] and set(run_in["properties"]) == {
     "argv", "cwd", "env", "stdin", "timeout_ms", "max_output_bytes", "memory_bytes", "pids_limit", "workspace",
-    "allow_domains"}, "sandbox_run takes argv (required), cwd, env, stdin, timeout_ms, max_output_bytes, "
-    "memory_bytes, pids_limit, workspace and allow_domains", run_in)
+    "workspace_mode", "allow_domains"} and run_in["properties"]["workspace_mode"].get("enum") == ["bind", "overlay"],
+    "sandbox_run takes argv (required), cwd, env, stdin, timeout_ms, max_output_bytes, "
+    "memory_bytes, pids_limit, workspace, workspace_mode (bind or overlay) and allow_domains", run_in)
 t.ok(set(tools["sandbox_exec"]["inputSchema"]["properties"]) == {
     "handle", "argv", "cwd", "env", "stdin", "timeout_ms", "max_output_bytes"}
     and set(tools["sandbox_create"]["inputSchema"]["properties"]) == {
-    "memory_bytes", "pids_limit", "workspace", "allow_domains"}
+    "memory_bytes", "pids_limit", "workspace", "workspace_mode", "allow_domains"}
     and tools["sandbox_destroy"]["inputSchema"].get("required") == ["handle"],
     "sandbox_create/exec/destroy take the documented arguments")
+t.ok(set(tools["workspace_apply"]["inputSchema"]["properties"]) == {"id", "overwrite", "partial"}
+     and tools["workspace_apply"]["inputSchema"].get("required") == ["id"]
+     and set(tools["workspace_discard"]["inputSchema"]["properties"]) == {"id"}
+     and tools["workspace_discard"]["inputSchema"].get("required") == ["id"],
+     "workspace_apply takes id (required), overwrite and partial; workspace_discard takes id")
 r = s.call("tools/list", {"cursor": "next"})
 t.ok(code(r) == -32602, "tools/list with a cursor it never handed out is -32602", r)
 r = s.call("ping")
@@ -256,6 +264,12 @@ bad_args("sandbox_run", {"argv": ["x" * (200 << 10)]}, "argv[0]", "an argument l
 bad_args("sandbox_exec", {"argv": ["ls"]}, "handle", "sandbox_exec without a handle")
 bad_args("sandbox_destroy", {"handle": 7}, "handle", "a handle that is not a string")
 bad_args("sandbox_create", {"argv": ["ls"]}, "argv", "sandbox_create given argv")
+bad_args("sandbox_run", {"argv": ["ls"], "workspace_mode": "copy"}, "workspace_mode", "an unknown workspace_mode")
+bad_args("sandbox_run", {"argv": ["ls"], "workspace_mode": "overlay"}, "workspace_mode",
+         "workspace_mode overlay without a workspace")
+bad_args("workspace_apply", {}, "id", "workspace_apply without an id")
+bad_args("workspace_apply", {"id": "mcp-1-1", "overwrite": "yes"}, "overwrite", "overwrite that is not a boolean")
+bad_args("workspace_discard", {"id": "mcp-1-1", "partial": True}, "partial", "workspace_discard given partial")
 
 import random  # noqa: E402
 rng = random.Random(20261202)

@@ -109,12 +109,18 @@ f, raw = s.tool("sandbox_run", {"argv": ["/no/such/program"]})
 t.ok(sc(f).get("exitCode") == 127 and f["result"]["isError"] is True,
      "a program that does not exist: exit 127 with isError, not a protocol error", f)
 
+# A missing cwd is made (as runc does), but not in the shared read-only
+# skeleton of the sandbox's root: the container's root may not write there.
 f, raw = s.tool("sandbox_run", {"argv": ["true"], "cwd": "/no/such/dir"})
 err = f.get("error", {}) if f else {}
 t.ok(err.get("code") == -31007 and err.get("data", {}).get("step") == "cwd"
-     and err["data"].get("errnoName") == "ENOENT" and err["data"].get("suggested_action") == "fix_arguments",
-     "a sandbox that cannot be set up (no such cwd) is a JSON-RPC error with step, errno and what to do", f)
+     and err["data"].get("errnoName") == "EACCES" and err["data"].get("suggested_action") == "fix_arguments"
+     and "`/no/such/dir` is missing and cannot be made" in err.get("message", ""),
+     "a sandbox that cannot be set up (a cwd missing in the skeleton) is a JSON-RPC error with step, errno and "
+     "what to do", f)
 valid_record(raw, "setup failure")
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "pwd"], "cwd": "/tmp/made/here"})
+t.ok(sc(f).get("stdout") == "/tmp/made/here\n", "a cwd missing in the sandbox's /tmp is made there", f)
 
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; wait"],
                                 "pids_limit": 3})
@@ -307,6 +313,87 @@ f, raw = w.tool("sandbox_run", {"argv": ["true"], "workspace": "/tmp"})
 t.ok(tool_error(f) and tool_error(f)["path"] == "workspace", "workspace: a directory outside every root is refused", f)
 f, raw = w.tool("sandbox_run", {"argv": ["true"], "workspace": inside + "/../../"})
 t.ok(tool_error(f) and tool_error(f)["path"] == "workspace", "workspace: .. out of the root is refused", f)
+
+# workspace_mode overlay: the host directory is untouched; the result lists
+# the changes; workspace_apply and workspace_discard decide.
+
+
+def listing(d):
+    out = {}
+    for dirpath, _, files in os.walk(d):
+        for n in files:
+            p = os.path.join(dirpath, n)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, d)] = fh.read()
+    return out
+
+
+def mounts_of(path):
+    with open("/proc/self/mountinfo") as fh:
+        return [l for l in fh if path in l]
+
+
+before = listing(inside)
+f, raw = w.tool("sandbox_run", {"argv": ["sh", "-c", "echo overlay > /workspace/ov.txt; rm /workspace/out.txt"],
+                                "workspace": inside, "workspace_mode": "overlay"})
+valid_record(raw, "overlay")
+wc = sc(f).get("workspaceChanges", {})
+t.ok(listing(inside) == before, "overlay: the host directory is untouched by the call (checked from outside)")
+t.ok(sorted((c["change"], c["path"]) for c in wc.get("changes", [])) == [("created", "ov.txt"), ("deleted", "out.txt")]
+     and wc.get("workspace") == inside and str(wc.get("id", "")).startswith("mcp-%d-" % w.proc.pid),
+     "overlay: the result's workspaceChanges lists the created and the deleted file", wc)
+f, raw = w.tool("workspace_apply", {"id": wc.get("id", "")})
+r = sc(f)
+t.ok(f and f["result"].get("isError") is False and r.get("result") == "applied" and r.get("applied") == 2,
+     "workspace_apply applies the change set", f)
+t.ok(listing(inside) == {"ov.txt": b"overlay\n"}, "... the host directory is what the sandbox saw", listing(inside))
+f, raw = w.tool("workspace_apply", {"id": wc.get("id", "")})
+t.ok(tool_error(f) and tool_error(f)["code"] == "unknown_change_set", "... and the change set is spent", f)
+
+before = listing(inside)
+f, raw = w.tool("sandbox_run", {"argv": ["sh", "-c", "echo again >> /workspace/ov.txt"], "workspace": inside,
+                                "workspace_mode": "overlay"})
+cid = sc(f).get("workspaceChanges", {}).get("id", "")
+with open(os.path.join(inside, "ov.txt"), "a") as fh:
+    fh.write("host\n")
+f, raw = w.tool("workspace_apply", {"id": cid})
+r = sc(f)
+t.ok(f and f["result"].get("isError") is True and r.get("result") == "refused"
+     and [(p["path"], p["problem"]) for p in r.get("problems", [])] == [("ov.txt", "conflict")],
+     "workspace_apply refuses a path the host changed since the call started (a conflict, isError)", f)
+t.ok(listing(inside) == {"ov.txt": b"overlay\nhost\n"}, "... and changes nothing", listing(inside))
+before = listing(inside)
+f, raw = w.tool("workspace_discard", {"id": cid})
+t.ok(f and sc(f).get("result") == "discarded" and listing(inside) == before
+     and not os.path.exists(os.path.join(w.state_root, ".changesets")),
+     "workspace_discard throws the change set away, the directory as it was", f)
+f, raw = w.tool("workspace_discard", {"id": "mcp-1-1"})
+t.ok(tool_error(f) and tool_error(f)["code"] == "unknown_change_set", "workspace_discard: another server's id names nothing", f)
+
+f, raw = w.tool("sandbox_create", {"workspace": inside, "workspace_mode": "overlay"})
+handle = sc(f).get("handle", "")
+f, raw = w.tool("sandbox_exec", {"handle": handle, "argv": ["sh", "-c", "echo p > /workspace/persist"]})
+valid_record(raw, "overlay exec")
+wc = sc(f).get("workspaceChanges", {})
+t.ok([c["path"] for c in wc.get("changes", [])] == ["persist"] and not os.path.exists(os.path.join(inside, "persist")),
+     "overlay sandbox_create: sandbox_exec's result carries the change set so far, the host untouched", wc)
+f, raw = w.tool("workspace_apply", {"id": wc.get("id", "")})
+t.ok(tool_error(f) and tool_error(f)["code"] == "workspace_error"
+     and tool_error(f)["suggested_action"] == "destroy_sandbox_first",
+     "workspace_apply waits for the sandbox to be destroyed", f)
+w.tool("sandbox_destroy", {"handle": handle})
+f, raw = w.tool("workspace_apply", {"id": wc.get("id", "")})
+t.ok(sc(f).get("result") == "applied" and os.path.exists(os.path.join(inside, "persist")),
+     "... then applies what it wrote", f)
+
+# A change set left pending goes with the server, the directory untouched.
+before = listing(inside)
+f, raw = w.tool("sandbox_run", {"argv": ["sh", "-c", "echo left > /workspace/left"], "workspace": inside,
+                                "workspace_mode": "overlay"})
+root = w.state_root
+t.ok(mounts_of(root + "/.changesets/"), "a pending change set's storage is mounted", mounts_of(root))
+t.ok(w.close() == 0 and not os.path.exists(root) and not mounts_of(root) and listing(inside) == before,
+     "EOF: the server discards its pending change sets (nothing mounted or left, the directory as it was)")
 w.cleanup()
 shutil.rmtree(ws_root, ignore_errors=True)
 

@@ -194,6 +194,36 @@ bpf_run (const struct ab_cg_bpf *p, unsigned type, unsigned access, unsigned maj
   return -1;
 }
 
+/* Whether every instruction can be reached from the first (the kernel's
+   verifier refuses a program with one that cannot: "unreachable insn"). */
+static bool
+bpf_all_reachable (const struct ab_cg_bpf *p)
+{
+  bool *seen = xcalloc (p->n + 1, sizeof *seen);
+  bool all = true;
+  size_t pc;
+
+  seen[0] = true;
+  for (pc = 0; pc < p->n; pc++)
+    {
+      const struct bpf_insn *i = &p->insns[pc];
+      if (!seen[pc])
+        continue;
+      if (BPF_CLASS (i->code) == BPF_JMP && BPF_OP (i->code) != BPF_EXIT)
+        {
+          size_t to = pc + 1 + (size_t)i->off;
+          if (to < p->n)
+            seen[to] = true;
+        }
+      if (!(BPF_CLASS (i->code) == BPF_JMP && (BPF_OP (i->code) == BPF_EXIT || BPF_OP (i->code) == BPF_JA)))
+        seen[pc + 1] = true;
+    }
+  for (pc = 0; pc < p->n; pc++)
+    all = all && seen[pc];
+  free (seen);
+  return all;
+}
+
 #define C BPF_DEVCG_DEV_CHAR
 #define B BPF_DEVCG_DEV_BLOCK
 #define R BPF_DEVCG_ACC_READ
@@ -234,12 +264,27 @@ test_bpf (void)
   is_int (bpf_run (&p, C, M, 136, 7, &bad), 0, "pty slaves cannot be made with mknod");
   is_int (bpf_run (&p, C, R, 1, 1, &bad), 0, "/dev/mem (1:1) is denied by default");
   ok (!bad, "the program uses only the instructions the interpreter knows and always exits");
+  ok (bpf_all_reachable (&p), "every instruction of the program can be reached (the verifier's rule)");
   free (p.insns);
 
   struct ab_device_rule all[] = { { .allow = true, .type = 'a', .access = "rwm" } };
   ab_cg_devices_bpf (all, 1, &p);
   got = bpf_run (&p, B, R | W | M, 7, 7, &bad);
   is_int (got, 1, "an \"allow a\" rule allows every device");
+  ok (bpf_all_reachable (&p), "... with no instruction left unreachable behind it");
+  free (p.insns);
+
+  /* runc's default: deny everything first, then allow some. */
+  struct ab_device_rule runc[] = {
+    { .allow = false, .type = 'a', .access = "rwm" },
+    { .allow = true, .type = 'c', .major = { true, 10 }, .minor = { true, 200 }, .access = "rwm" },
+  };
+  ab_cg_devices_bpf (runc, 2, &p);
+  ok (bpf_all_reachable (&p), "a leading \"deny a\" (runc's default) leaves no unreachable instruction");
+  is_int (bpf_run (&p, C, R | W, 10, 200, &bad), 1, "... the device allowed after it opens");
+  is_int (bpf_run (&p, C, R, 1, 1, &bad), 0, "... any other is denied");
+  is_int (bpf_run (&p, C, R | W, 1, 3, &bad), 1, "... and the defaults still apply");
+  ok (!bad, "... and the program always exits");
   free (p.insns);
 }
 

@@ -131,6 +131,109 @@ test_authority (void)
           "an unbracketed IPv6 authority is refused");
 }
 
+/* Where a request's body ends: the proxy forwards exactly that much before
+   it reads (and checks) the next head. */
+static void
+test_framing (void)
+{
+  static const struct
+  {
+    const char *req, *what;
+  } bad[] = {
+    { "POST /x HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "Content-Length with Transfer-Encoding (CL.TE)" },
+    { "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n",
+      "Transfer-Encoding with Content-Length (TE.CL)" },
+    { "POST /x HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\n", "two different lengths" },
+    { "POST /x HTTP/1.1\r\nContent-Length: 4, 4\r\n\r\n", "a length list" },
+    { "POST /x HTTP/1.1\r\nContent-Length: +4\r\n\r\n", "a signed length" },
+    { "POST /x HTTP/1.1\r\nContent-Length: 0x10\r\n\r\n", "a hex length" },
+    { "POST /x HTTP/1.1\r\nContent-Length: 9999999999999999999\r\n\r\n", "a length over 18 digits" },
+    { "POST /x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "a coding before chunked" },
+    { "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n", "chunked not last" },
+    { "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "two Transfer-Encoding headers" },
+    { "POST /x HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", "a look-alike coding" },
+    { "POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "chunked in HTTP/1.0" },
+  };
+  struct ab_http_head h;
+
+  ok (parse ("GET /x HTTP/1.1\r\nHost: a.test\r\n\r\n", &h) == AB_HTTP_OK && !h.chunked && !h.has_length
+          && !h.upgrade,
+      "a request without Content-Length or Transfer-Encoding has no body");
+  ok (parse ("POST /x HTTP/1.1\r\ncontent-length:  1234 \r\nContent-Length: 1234\r\n\r\n", &h) == AB_HTTP_OK
+          && h.has_length && h.content_length == 1234 && !h.chunked,
+      "Content-Length (any case, padded, repeated with the same value)");
+  ok (parse ("POST /x HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n", &h) == AB_HTTP_OK && h.chunked,
+      "Transfer-Encoding: chunked");
+  ok (parse ("GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", &h) == AB_HTTP_OK
+          && h.upgrade,
+      "an Upgrade header is flagged");
+  for (size_t i = 0; i < AB_ARRAY_SIZE (bad); i++)
+    is_int (parse (bad[i].req, &h), AB_HTTP_BAD, "refused framing: %s", bad[i].what);
+}
+
+/* Scan s in pieces of `step` bytes; the body's length, or -1. */
+static ssize_t
+scan (const char *s, size_t step, bool *done)
+{
+  struct ab_http_chunked c = { 0 };
+  size_t n = strlen (s), off = 0;
+
+  *done = false;
+  while (off < n && !*done)
+    {
+      size_t k = n - off < step ? n - off : step;
+      ssize_t r = ab_http_chunked_scan (&c, (const uint8_t *)s + off, k, done);
+      if (r < 0)
+        return -1;
+      off += (size_t)r;
+      if (!*done && (size_t)r != k)
+        return -1; /* a scan that stops early must say done */
+    }
+  return (ssize_t)off;
+}
+
+static void
+test_chunked (void)
+{
+  static const char body[]
+      = "5\r\nhello\r\n1A;ext=\"v\"\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-T: 1\r\n\r\n";
+  static const struct
+  {
+    const char *body, *what;
+  } bad[] = {
+    { "5\nhello\r\n0\r\n\r\n", "a bare LF after the size" },
+    { "5\r\nhelloX\r\n0\r\n\r\n", "data longer than its size" },
+    { "5\r\nhello\n0\r\n\r\n", "a bare LF after the data" },
+    { "g\r\n", "a size that is not hex" },
+    { "\r\n", "an empty size" },
+    { "-5\r\n", "a signed size" },
+    { " 5\r\n", "a space before the size" },
+    { "1000000000000000\r\n", "a size of 16 hex digits" },
+    { "0\r\nX: a\nY: b\r\n\r\n", "a bare LF in a trailer" },
+    { "0\r\n folded\r\n\r\n", "a folded trailer" },
+    { "5;a\nb\r\nhello\r\n0\r\n\r\n", "a bare LF in a chunk extension" },
+  };
+  bool done;
+  size_t steps[] = { 1, 2, 3, 7, 1000 };
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (steps); i++)
+    ok (scan (body, steps[i], &done) == (ssize_t)strlen (body) && done,
+        "a chunked body with an extension and a trailer ends at its last CRLF (fed %zu bytes at a time)",
+        steps[i]);
+  {
+    char both[256];
+    snprintf (both, sizeof both, "%sGET /next HTTP/1.1\r\n\r\n", body);
+    ok (scan (both, 1000, &done) == (ssize_t)strlen (body) && done,
+        "the bytes after the body are not the body's (the next request starts there)");
+  }
+  ok (scan ("0\r\n\r\n", 1, &done) == 5 && done, "an empty chunked body");
+  ok (scan ("5\r\nhel", 1000, &done) == 6 && !done, "a body cut short is not done");
+  for (size_t i = 0; i < AB_ARRAY_SIZE (bad); i++)
+    is_int (scan (bad[i].body, 1000, &done), -1, "refused chunked body: %s", bad[i].what);
+}
+
 int
 main (void)
 {
@@ -138,5 +241,7 @@ main (void)
   test_hostile ();
   test_rewrite ();
   test_authority ();
+  test_framing ();
+  test_chunked ();
   return tap_done ();
 }

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "runtime/idmap.h"
 #include "spec/bundle-links.h"
 #include "tests/unit/test-parse-util.h"
 
@@ -55,7 +56,7 @@ load_err (const char *rel)
   struct ab_bundle *b = NULL;
 
   memset (&err, 0, sizeof err);
-  if (ab_bundle_load (p, &b, &err) == 0)
+  if (ab_bundle_load (p, NULL, &b, &err) == 0)
     {
       ab_bundle_free (b);
       return NULL;
@@ -77,7 +78,7 @@ test_load (void)
   make_dir ("ok");
   make_dir ("ok/rootfs");
   write_file ("ok/config.json", config_ok);
-  ok (ab_bundle_load (odd, &b, &err) == 0, "a bundle loads: %s", err.msg);
+  ok (ab_bundle_load (odd, NULL, &b, &err) == 0, "a bundle loads: %s", err.msg);
   if (b == NULL)
     return;
   is_str (b->dir, dir, "the bundle directory is made canonical");
@@ -114,7 +115,7 @@ test_rootfs (void)
   write_file ("abs/config.json", abs);
   {
     _cleanup_free_ char *p = at ("abs");
-    ok (ab_bundle_load (p, &b, &err) == 0 && strcmp (b->rootfs, real) == 0,
+    ok (ab_bundle_load (p, NULL, &b, &err) == 0 && strcmp (b->rootfs, real) == 0,
         "an absolute root.path is used as is");
     ab_bundle_free (b);
     b = NULL;
@@ -128,7 +129,7 @@ test_rootfs (void)
     _cleanup_free_ char *p = at ("link"), *l = at ("link/rootfs"), *want = at ("link/img/rootfs");
     if (symlink ("img/rootfs", l) < 0)
       printf ("# symlink: %s\n", strerror (errno));
-    ok (ab_bundle_load (p, &b, &err) == 0 && strcmp (b->rootfs, want) == 0,
+    ok (ab_bundle_load (p, NULL, &b, &err) == 0 && strcmp (b->rootfs, want) == 0,
         "a root filesystem linked inside the bundle is recorded as the directory it names");
     ab_bundle_free (b);
     b = NULL;
@@ -254,6 +255,121 @@ test_config_file (void)
           "a parse error is reported as the parser words it");
 }
 
+/* Load bundle `rel`, its root.path set to `root`, under `guard`: the error
+   message, or NULL on success. */
+static const char *
+load_root_err (const char *rel, const char *root, const struct ab_bundle_guard *guard)
+{
+  static ab_error_t err;
+  _cleanup_free_ char *p = at (rel), *cfg = NULL, *file = NULL;
+  struct ab_bundle *b = NULL;
+
+  file = xasprintf ("%s/config.json", rel);
+  cfg = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"%s\"},"
+                   "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]}}",
+                   root);
+  write_file (file, cfg);
+  memset (&err, 0, sizeof err);
+  if (ab_bundle_load (p, guard, &b, &err) == 0)
+    {
+      ab_bundle_free (b);
+      return NULL;
+    }
+  return err.msg;
+}
+
+/* root.path is a root of its own: never the host's /, however it is named,
+   never the state root or the cache or a directory above them.  Compared by
+   device and inode of what the load opened, so every spelling is caught. */
+static void
+test_root_identity (void)
+{
+  _cleanup_free_ char *dotdot = NULL, *slash = at ("slash"), *msg = NULL;
+  _cleanup_free_ char *g = at ("ident/g"), *state = at ("ident/g/run/agentbox"), *cache = at ("ident/g/cache");
+  _cleanup_free_ char *sib = at ("ident/g/img");
+  struct ab_bundle_guard guard = { .state_root = state, .cache = cache };
+  struct ab_bundle_guard none = { 0 };
+  const char *e;
+
+  make_dir ("ident");
+  make_dir ("ident/g");
+  make_dir ("ident/g/run");
+  make_dir ("ident/g/run/agentbox");
+  make_dir ("ident/g/cache");
+  make_dir ("ident/g/img");
+  e = load_root_err ("ident", "/", NULL);
+  is_str (e, "config.json: root.path: `/` is the host's root directory; a container needs a root filesystem of "
+             "its own",
+          "root.path / is refused, naming root.path");
+  dotdot = xasprintf ("%s/../../../../../../../..", base);
+  e = load_root_err ("ident", dotdot, &none);
+  ok (e && strstr (e, "is the host's root directory"), "a path that climbs to / with .. is refused too: %s",
+      e ? e : "(loaded)");
+  if (symlink ("/", slash) < 0)
+    printf ("# symlink: %s\n", strerror (errno));
+  e = load_root_err ("ident", slash, NULL);
+  ok (e && strstr (e, "is the host's root directory"), "a symlink to / (outside the bundle) is refused too: %s",
+      e ? e : "(loaded)");
+  e = load_root_err ("ident", "/proc/self/root", NULL);
+  ok (e && strstr (e, "is the host's root directory"), "/proc/self/root is refused too: %s", e ? e : "(loaded)");
+
+  msg = xasprintf ("config.json: root.path: `%s` is or contains agentbox's state root `%s` (--root); the "
+                   "container could rewrite it",
+                   g, state);
+  is_str (load_root_err ("ident", g, &guard), msg, "a directory above the state root is refused");
+  e = load_root_err ("ident", state, &guard);
+  ok (e && strstr (e, "is or contains agentbox's state root"), "the state root itself is refused: %s",
+      e ? e : "(loaded)");
+  {
+    /* A state root not made yet is checked where create would make it. */
+    _cleanup_free_ char *later = at ("ident/g/run/not/yet");
+    struct ab_bundle_guard gl = { .state_root = later };
+    _cleanup_free_ char *run = at ("ident/g/run");
+    e = load_root_err ("ident", run, &gl);
+    ok (e && strstr (e, "is or contains agentbox's state root"), "... also before the state root exists: %s",
+        e ? e : "(loaded)");
+  }
+  e = load_root_err ("ident", cache, &guard);
+  ok (e && strstr (e, "is or contains agentbox's cache") && strstr (e, "AGENTBOX_CACHE_DIR"),
+      "the cache directory is refused: %s", e ? e : "(loaded)");
+  ok (load_root_err ("ident", sib, &guard) == NULL, "a sibling of the state root and the cache loads");
+  ok (load_root_err ("ident", g, NULL) == NULL, "(without a guard the same directory loads)");
+}
+
+/* create clones the root from the fd the load opened and checked
+   (ab_rootfs_tree), never from root.path again: a rootfs swapped for a link
+   to another directory after the load changes nothing. */
+static void
+test_root_tree_from_loaded_fd (void)
+{
+  _cleanup_free_ char *p = at ("swap"), *rootfs = at ("swap/rootfs"), *moved = at ("swap/rootfs.checked");
+  _cleanup_close_ int tree = -1;
+  ab_error_t err = { 0 };
+  struct ab_bundle *b = NULL;
+
+  if (geteuid () != 0)
+    {
+      printf ("ok %d - # SKIP open_tree needs root\n", ++tap_count);
+      return;
+    }
+  make_dir ("swap");
+  make_dir ("swap/rootfs");
+  make_dir ("swap/other");
+  write_file ("swap/rootfs/checked", "");
+  write_file ("swap/other/swapped-in", "");
+  write_file ("swap/config.json", config_ok);
+  ok (ab_bundle_load (p, NULL, &b, &err) == 0, "(the bundle loads: %s)", err.msg);
+  if (b == NULL)
+    return;
+  if (rename (rootfs, moved) < 0 || symlink ("other", rootfs) < 0)
+    printf ("# swap: %s\n", strerror (errno));
+  tree = ab_rootfs_tree (b, 0, false, &err);
+  ok (tree >= 0 && faccessat (tree, "checked", F_OK, 0) == 0 && faccessat (tree, "swapped-in", F_OK, 0) < 0,
+      "the root is cloned from the directory the load checked, not from what root.path names now (%s)",
+      tree < 0 ? err.msg : "cloned");
+  ab_bundle_free (b);
+}
+
 static void
 test_validate_and_bytes (void)
 {
@@ -270,11 +386,11 @@ test_validate_and_bytes (void)
   ok (s != NULL && ab_spec_validate (s, &verr) < 0, "(the fixture parses and fails validation: %s)",
       verr.msg);
   ab_spec_free (s);
-  ok (ab_bundle_from_bytes (dir, invalid, strlen (invalid), &b, &err) < 0 && strcmp (err.msg, verr.msg) == 0,
+  ok (ab_bundle_from_bytes (dir, NULL, invalid, strlen (invalid), &b, &err) < 0 && strcmp (err.msg, verr.msg) == 0,
       "loading validates: the validator's error is returned");
   copy = xstrdup (config_ok);
   memset (&err, 0, sizeof err);
-  ok (ab_bundle_from_bytes (dir, copy, strlen (copy), &b, &err) == 0, "a bundle loads from bytes: %s",
+  ok (ab_bundle_from_bytes (dir, NULL, copy, strlen (copy), &b, &err) == 0, "a bundle loads from bytes: %s",
       err.msg);
   memset (copy, 'x', strlen (copy));
   free (copy);
@@ -282,7 +398,7 @@ test_validate_and_bytes (void)
       "from_bytes keeps its own copy of the bytes");
   ab_bundle_free (b);
   b = NULL;
-  ok (ab_bundle_from_bytes ("", config_ok, strlen (config_ok), &b, &err) < 0 && err.cls == AB_EC_USAGE,
+  ok (ab_bundle_from_bytes ("", NULL, config_ok, strlen (config_ok), &b, &err) < 0 && err.cls == AB_EC_USAGE,
       "an empty bundle path is a usage error");
 }
 
@@ -313,6 +429,8 @@ main (void)
   test_source_link ();
   test_config_file ();
   test_validate_and_bytes ();
+  test_root_identity ();
+  test_root_tree_from_loaded_fd ();
   /* FTW_PHYS: remove the symlinks the tests made, never what they name. */
   if (nftw (base, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
     printf ("# cleanup of %s failed: %s\n", base, strerror (errno));

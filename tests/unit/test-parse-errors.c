@@ -395,10 +395,14 @@ static const struct rule_case cases[] = {
   { 'l', "'sysctl':{'net.ipv4.ip_forward':1}",
     "config.json: linux.sysctl.net.ipv4.ip_forward: must be a string, not a number",
     "sysctl values are strings" },
-  { 'l', "'rootfsPropagation':'rslave'",
-    "config.json: linux.rootfsPropagation: unknown propagation \"rslave\" (shared, slave, private or "
-    "unbindable)",
-    "rootfsPropagation is one of four names" },
+  { 'l', "'rootfsPropagation':'rbind'",
+    "config.json: linux.rootfsPropagation: unknown propagation \"rbind\" (shared, slave, private, unbindable, "
+    "or rshared, rslave, rprivate, runbindable)",
+    "rootfsPropagation takes propagation words only, not other mount options" },
+  { 'l', "'rootfsPropagation':'RSLAVE'",
+    "config.json: linux.rootfsPropagation: unknown propagation \"RSLAVE\" (shared, slave, private, unbindable, "
+    "or rshared, rslave, rprivate, runbindable)",
+    "rootfsPropagation words are case-sensitive" },
   { 'l', "'maskedPaths':['/proc/kcore','proc/keys']",
     "config.json: linux.maskedPaths[1]: must be an absolute path, not \"proc/keys\"",
     "masked paths must be absolute" },

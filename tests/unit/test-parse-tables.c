@@ -232,6 +232,17 @@ test_mount_options (void)
   o = ab_mount_option_lookup ("rslave");
   ok (o && o->kind == AB_MOPT_PROPAGATION && o->flag == (MS_SLAVE | MS_REC) && o->value == AB_PROP_SLAVE,
       "rslave is recursive slave propagation");
+  {
+    bool rec = false;
+    ok (ab_propagation_from_name ("rslave", &rec) == AB_PROP_SLAVE && rec
+            && ab_propagation_from_name ("shared", &rec) == AB_PROP_SHARED && !rec
+            && ab_propagation_from_name ("rbind", &rec) == -1 && ab_propagation_from_name ("ro", NULL) == -1,
+        "propagation words come from the mount option table, other options are none");
+    ok (strcmp (ab_propagation_name (AB_PROP_PRIVATE, true), "rprivate") == 0
+            && strcmp (ab_propagation_name (AB_PROP_UNBINDABLE, false), "unbindable") == 0
+            && ab_propagation_name (AB_PROP_NONE, false) == NULL,
+        "... and back to their words");
+  }
   o = ab_mount_option_lookup ("unbindable");
   ok (o && o->kind == AB_MOPT_PROPAGATION && o->flag == MS_UNBINDABLE && o->value == AB_PROP_UNBINDABLE,
       "unbindable is non-recursive");

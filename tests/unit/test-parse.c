@@ -228,7 +228,7 @@ test_maximal_linux (const struct ab_spec *s)
           && strcmp (l->net_devices[0].name, "ctr_eth0") == 0 && l->net_devices[1].name == NULL,
       "netDevices in order, the name optional");
   is_str (l->cgroups_path, "/agentbox/run-7f", "cgroupsPath");
-  is_int (l->rootfs_propagation, AB_ROOTFS_PROP_UNBINDABLE, "rootfsPropagation");
+  is_int (l->rootfs_propagation, AB_PROP_UNBINDABLE, "rootfsPropagation");
   ok (l->masked_paths.n == 2 && l->readonly_paths.n == 2
           && strcmp (l->readonly_paths.v[1], "/proc/sysrq-trigger") == 0,
       "maskedPaths and readonlyPaths");
@@ -434,10 +434,38 @@ test_unknown_capabilities (void)
   ab_spec_free (s);
 }
 
+/* linux.rootfsPropagation takes the eight words of the mount options, plain
+   and recursive (containerd's CRI writes rslave and rshared); every one is
+   applied to the whole tree, so the recursive form parses to the same
+   kind as the plain one. */
+static void
+test_rootfs_propagation_words (void)
+{
+  static const struct
+  {
+    const char *word;
+    int kind;
+  } words[] = {
+    { "shared", AB_PROP_SHARED },   { "rshared", AB_PROP_SHARED },         { "slave", AB_PROP_SLAVE },
+    { "rslave", AB_PROP_SLAVE },    { "private", AB_PROP_PRIVATE },        { "rprivate", AB_PROP_PRIVATE },
+    { "unbindable", AB_PROP_UNBINDABLE }, { "runbindable", AB_PROP_UNBINDABLE },
+  };
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (words); i++)
+    {
+      _cleanup_free_ char *members = xasprintf ("'rootfsPropagation':'%s'", words[i].word);
+      struct ab_spec *s = parse_ok (lnx (members));
+      ok (s && s->linux_ && s->linux_->rootfs_propagation == words[i].kind, "rootfsPropagation \"%s\" is accepted",
+          words[i].word);
+      ab_spec_free (s);
+    }
+}
+
 int
 main (void)
 {
   test_fixtures ();
+  test_rootfs_propagation_words ();
   test_runc_spec ();
   test_podman_style ();
   test_maximal ();

@@ -68,33 +68,56 @@ run (bool fallback)
   ok (mk (rootfd, "/nope", AB_LAST_ANY) < 0, "%s: a missing path that must exist is an error", how);
   ok (mk (rootfd, "/a/../../x", AB_LAST_DIR) < 0, "%s: a `..` component is refused", how);
 
-  /* An absolute symlink in the rootfs resolves inside the root. */
+  /* A symlink of the rootfs, absolute or climbing with `..`, dangling or
+     not, is followed inside the root: the missing target is made there
+     (as runc's securejoin), never on the host. */
   snprintf (outside, sizeof outside, "%s/outside-%s", top, how);
   mkdir (outside, 0755);
   snprintf (rel, sizeof rel, "%s/link", sub);
-  symlink (outside + strlen (top), rel); /* "/outside-HOW": absolute, inside the root it is missing */
-  ok (mk (rootfd, "/link/new", AB_LAST_DIR) < 0, "%s: a symlink to a directory missing in the root fails",
-      how);
-  snprintf (rel, sizeof rel, "outside-%s/new", how);
-  ok (!is_type (rel, S_IFDIR), "%s: ... and nothing is made outside the root", how);
-  snprintf (rel, sizeof rel, "%s/outside-%s", sub, how);
-  mkdir (rel, 0755);
-  if (fallback)
-    {
-      /* the walk without openat2 follows no symlink at all */
-      ok (mk (rootfd, "/link/new", AB_LAST_DIR) < 0, "%s: a symlink on the way is refused", how);
-      snprintf (rel, sizeof rel, "%s/outside-%s/new", how, how);
-      ok (!is_type (rel, S_IFDIR), "%s: ... and nothing is made inside the root", how);
-    }
-  else
-    {
-      ok (mk (rootfd, "/link/new", AB_LAST_DIR) == 0,
-          "%s: with the target in the root, the symlink is followed there", how);
-      snprintf (rel, sizeof rel, "%s/outside-%s/new", how, how);
-      ok (is_type (rel, S_IFDIR), "%s: ... and the directory is made inside the root", how);
-    }
+  symlink (outside + strlen (top), rel); /* "/outside-HOW": absolute, missing in the root */
+  ok (mk (rootfd, "/link/new", AB_LAST_DIR) == 0, "%s: a path through a dangling absolute symlink is made", how);
+  snprintf (rel, sizeof rel, "%s/outside-%s/new", how, how);
+  ok (is_type (rel, S_IFDIR), "%s: ... where the link points inside the root", how);
   snprintf (rel, sizeof rel, "outside-%s/new", how);
   ok (!is_type (rel, S_IFDIR), "%s: ... not in the host directory of the same name", how);
+  ok (mk (rootfd, "/link/new", AB_LAST_DIR) == 0, "%s: the link, now leading to a directory, is followed again",
+      how);
+
+  /* The mount destination itself a dangling link: ../../.. climbs no
+     higher than the root. */
+  snprintf (rel, sizeof rel, "%s/a/up", sub);
+  symlink ("../../../../../outside-up", rel);
+  ok (mk (rootfd, "/a/up", AB_LAST_DIR) == 0, "%s: a dangling ../../.. symlink as the last component is made", how);
+  snprintf (rel, sizeof rel, "%s/outside-up", how);
+  ok (is_type (rel, S_IFDIR), "%s: ... as a directory at the root's top, where the climb stops", how);
+  ok (!is_type ("outside-up", S_IFDIR), "%s: ... and nothing above the root", how);
+  snprintf (rel, sizeof rel, "%s/a/file-link", sub);
+  symlink ("/etc/made-file", rel);
+  snprintf (rel, sizeof rel, "%s/etc", sub);
+  mkdir (rel, 0755);
+  ok (mk (rootfd, "/a/file-link", AB_LAST_FILE) == 0, "%s: a file mount point behind an absolute dangling link", how);
+  snprintf (rel, sizeof rel, "%s/etc/made-file", how);
+  ok (is_type (rel, S_IFREG), "%s: ... is an empty file at the target inside the root", how);
+  ok (access ("/etc/made-file", F_OK) != 0, "%s: ... and not on the host", how);
+
+  /* A loop of links ends with ELOOP, and a link inside a link's target
+     is resolved the same way. */
+  snprintf (rel, sizeof rel, "%s/loop1", sub);
+  symlink ("loop2", rel);
+  snprintf (rel, sizeof rel, "%s/loop2", sub);
+  symlink ("/loop1", rel);
+  {
+    ab_error_t err = { 0 };
+    int fd = ab_mkpath_in_root (rootfd, "/loop1/x", AB_LAST_DIR, &err);
+    ok (fd < 0 && err.errnum == ELOOP, "%s: a loop of symlinks fails with ELOOP", how);
+    if (fd >= 0)
+      close (fd);
+  }
+  snprintf (rel, sizeof rel, "%s/chain", sub);
+  symlink ("link/../a/up/deeper", rel); /* link -> /outside-HOW; .. of it is the root */
+  ok (mk (rootfd, "/chain", AB_LAST_DIR) == 0, "%s: a chain of links with `..` between them", how);
+  snprintf (rel, sizeof rel, "%s/outside-up/deeper", how);
+  ok (is_type (rel, S_IFDIR), "%s: ... resolves as the kernel would inside the root", how);
   close (rootfd);
 }
 

@@ -14,13 +14,16 @@
 #include <stdatomic.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/seccomp.h"
+#include "runtime/sync.h"
 #include "tests/unit/tap.h"
 
 /* The probe syscall: getppid cannot fail and has no effect, so any error it
@@ -876,24 +879,10 @@ test_refusals (void)
   struct ab_seccomp *s;
   struct ab_seccomp_rule *r;
 
-  s = profile_new (AB_SCMP_ACT_ALLOW);
-  s->listener_path = xstrdup ("/run/agent.sock");
-  is_str (compile_error (s), "linux.seccomp.listenerPath: seccomp notification is not supported yet",
-          "listenerPath is refused");
-  profile_free (s);
-
-  s = profile_new (AB_SCMP_ACT_ALLOW);
-  profile_add (s, AB_SCMP_ACT_ERRNO, "getppid");
-  profile_add (s, AB_SCMP_ACT_NOTIFY, "openat");
-  is_str (compile_error (s),
-          "linux.seccomp.syscalls[1].action: SCMP_ACT_NOTIFY: seccomp notification is not supported yet",
-          "an SCMP_ACT_NOTIFY rule is refused, naming its entry");
-  profile_free (s);
-
   s = profile_new (AB_SCMP_ACT_NOTIFY);
-  is_str (compile_error (s),
-          "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY: seccomp notification is not supported yet",
-          "defaultAction SCMP_ACT_NOTIFY is refused");
+  s->listener_path = xstrdup ("/run/agent.sock");
+  is_str (compile_error (s), "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action",
+          "defaultAction SCMP_ACT_NOTIFY is refused (the handover itself would wait for the agent)");
   profile_free (s);
 
   s = profile_new (AB_SCMP_ACT_ERRNO);
@@ -967,7 +956,7 @@ install_error_in_child (const struct ab_seccomp_prog *p, char *msg, size_t size)
   if (pid == 0)
     {
       prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-      if (ab_seccomp_install (p, &err) == 0)
+      if (ab_seccomp_install (p, &err) >= 0) /* 0, or a listener's fd */
         child_exit (0);
       ab_write_all (fds[1], err.msg, strlen (err.msg));
       child_exit (1);
@@ -1031,8 +1020,7 @@ test_flags (void)
   s->flags = AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV;
   is_str (compile_error (s),
           "linux.seccomp.flags: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs a seccomp notification "
-          "listener, and "
-          "seccomp notification is not supported yet",
+          "listener (an SCMP_ACT_NOTIFY rule)",
           "WAIT_KILLABLE_RECV without a notification listener is an unsupported combination, reported at "
           "compile");
 
@@ -1386,6 +1374,109 @@ test_real_world (void)
   profile_free (s);
 }
 
+/* ---- SCMP_ACT_NOTIFY: the listener ------------------------------------- */
+
+static int notify_sock = -1;
+
+/* In the child: install, hand the listener over as the runtime does (one
+   sendmsg with the sync message), then make the notified call: what it
+   returns is what the parent, the agent here, answered. */
+static int
+child_notify (void *arg AB_UNUSED)
+{
+  struct rlimit no_core = { 0, 0 };
+  ab_error_t err;
+  int listener;
+  long r;
+
+  setrlimit (RLIMIT_CORE, &no_core);
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return INSTALL_FAILED;
+  listener = ab_seccomp_install (child_prog, &err);
+  if (listener < 0)
+    return INSTALL_FAILED;
+  if (!(fcntl (listener, F_GETFD) & FD_CLOEXEC) || ab_sync_send_fd (notify_sock, AB_SYNC_SECCOMP, listener, &err) < 0)
+    return 1;
+  r = syscall (SYS_getppid);
+  return r == 4242 ? 0 : 2;
+}
+
+static void
+test_notify (void)
+{
+  struct ab_seccomp *s = profile_new (AB_SCMP_ACT_ALLOW);
+  struct ab_seccomp_prog p;
+  struct ab_sync_msg m;
+  int sp[2], listener = -1;
+  siginfo_t si;
+  pid_t pid;
+
+  s->listener_path = xstrdup ("/run/agent.sock");
+  profile_add (s, AB_SCMP_ACT_NOTIFY, "getppid");
+  if (!compile (s, &p))
+    {
+      ok (0, "a profile with an SCMP_ACT_NOTIFY rule compiles");
+      profile_free (s);
+      return;
+    }
+  ok (ab_seccomp_prog_listens (&p) && (p.flags & SECCOMP_FILTER_FLAG_NEW_LISTENER),
+      "an SCMP_ACT_NOTIFY rule makes a program that asks for a listener (NEW_LISTENER)");
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+    abort ();
+  notify_sock = sp[1];
+  child_prog = &p;
+  fflush (stdout);
+  pid = fork ();
+  if (pid == 0)
+    child_exit (child_notify (NULL));
+  close (sp[1]);
+  if (ab_sync_recv_fd (sp[0], &m, &listener, NULL) == 0 && m.type == AB_SYNC_SECCOMP && listener >= 0)
+    {
+      /* The agent: one notification, answered with a value of its own. */
+      struct seccomp_notif req;
+      struct seccomp_notif_resp resp;
+      memset (&req, 0, sizeof req);
+      if (ioctl (listener, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0)
+        {
+          ok (req.data.nr == SYS_getppid && req.pid == (uint32_t)pid,
+              "the agent is told of the child's getppid, with the child's pid");
+          memset (&resp, 0, sizeof resp);
+          resp.id = req.id;
+          resp.val = 4242;
+          ioctl (listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+        }
+      else
+        ok (0, "SECCOMP_IOCTL_NOTIF_RECV on the listener that came over the socket");
+      close (listener);
+    }
+  else
+    ok (0, "the listener comes over the socket with AB_SYNC_SECCOMP");
+  memset (&si, 0, sizeof si);
+  waitid (P_PID, (id_t)pid, &si, WEXITED);
+  ok (exited_with (si, 0), "the notified call returns what the agent answered (4242); the listener is close-on-exec");
+  close (sp[0]);
+  ab_seccomp_prog_free (&p);
+
+  /* TSYNC reports through the return value the listener takes: the kernel
+     wants TSYNC_ESRCH with it. */
+  s->flags = AB_SECCOMP_FLAG_TSYNC;
+  if (compile (s, &p))
+    {
+      char msg[AB_ERR_MSG_MAX];
+      ok ((p.flags & SECCOMP_FILTER_FLAG_TSYNC_ESRCH) && (p.flags & SECCOMP_FILTER_FLAG_NEW_LISTENER)
+              && !install_error_in_child (&p, msg, sizeof msg),
+          "TSYNC with a listener comes with TSYNC_ESRCH, and the kernel takes the three");
+      ab_seccomp_prog_free (&p);
+    }
+  else
+    ok (0, "TSYNC with a NOTIFY rule compiles");
+  s->flags = AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV;
+  ok (compile_error (s) == NULL || !ab_seccomp_flag_supported (AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV),
+      "WAIT_KILLABLE_RECV compiles with a NOTIFY rule (where the kernel has it)");
+  profile_free (s);
+}
+
 int
 main (void)
 {
@@ -1403,6 +1494,7 @@ main (void)
 #endif
   test_refusals ();
   test_flags ();
+  test_notify ();
   test_same_as_seccomp_load ();
   test_install_is_one_syscall ();
   test_real_world ();

@@ -1,11 +1,54 @@
-/* base/util.c helpers that parse user input. */
+/* base/util.c helpers that parse user input, and the passwd(5) reader
+   that gives HOME (runtime/process.c). */
 #include "config.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "runtime/process.h"
 #include "base/util.h"
 #include "tests/unit/tap.h"
+
+static void
+test_passwd_home (void)
+{
+  static const char pw[] = "# a comment:x:7:7::/comment:/bin/sh\n"
+                           "+nis:x:8:8::/nis:/bin/sh\n"
+                           "root:x:0:0:root:/root:/bin/sh\n"
+                           "short:x:9\n"
+                           "ten:x:10:10::/home/ten:/bin/sh\n"
+                           "hundred:x:100:100::/home/hundred:/bin/sh\n"
+                           "empty:x:11:11:::/bin/sh\n"
+                           "again:x:10:10::/home/second-ten:/bin/sh\n"
+                           "last:x:12:12::/home/last:/bin/sh";
+  struct
+  {
+    uid_t uid;
+    const char *want, *name;
+  } cases[] = {
+    { 0, "/root", "root's entry" },
+    { 10, "/home/ten", "the first of two entries, not a prefix of 100" },
+    { 100, "/home/hundred", "uid 100 is not uid 10" },
+    { 11, "/", "an empty home field is /" },
+    { 12, "/home/last", "the last line without a newline" },
+    { 7, "/", "a comment line is no entry" },
+    { 8, "/", "a NIS line (+) is no entry" },
+    { 9, "/", "a line with too few fields is no entry" },
+    { 4242, "/", "no entry: /" },
+  };
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (cases); i++)
+    {
+      char *h = ab_passwd_home (pw, sizeof pw - 1, cases[i].uid);
+      is_str (h, cases[i].want, "passwd home of uid %u: %s", (unsigned)cases[i].uid, cases[i].name);
+      free (h);
+    }
+  {
+    char *h = ab_passwd_home ("", 0, 0);
+    is_str (h, "/", "an empty passwd: /");
+    free (h);
+  }
+}
 
 int
 main (void)
@@ -70,5 +113,6 @@ main (void)
     free (link);
     free (dots);
   }
+  test_passwd_home ();
   return tap_done ();
 }

@@ -474,6 +474,28 @@ static const struct vcase seccomp[] = {
   { DOC ("'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','listenerMetadata':'x'}}"),
     "config.json: linux.seccomp.listenerMetadata: must not be set without listenerPath",
     "listenerMetadata without listenerPath is refused" },
+  { DOC ("'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'relative/agent.sock',"
+         "'syscalls':[{'names':['getpid'],'action':'SCMP_ACT_ERRNO'}]}}"),
+    NULL, "listenerPath without a NOTIFY rule is ignored, as config-linux.md says (even a relative one)" },
+  { DOC ("'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'run/agent.sock',"
+         "'syscalls':[{'names':['mkdir'],'action':'SCMP_ACT_NOTIFY'}]}}"),
+    "config.json: linux.seccomp.listenerPath: must be an absolute path, got \"run/agent.sock\"",
+    "a relative listenerPath is refused" },
+  { DOC ("'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'/run/"
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',"
+         "'syscalls':[{'names':['mkdir'],'action':'SCMP_ACT_NOTIFY'}]}}"),
+    "config.json: linux.seccomp.listenerPath: 111 bytes: longer than a unix socket address takes (107)",
+    "a listenerPath too long for a unix socket address is refused" },
+  { DOC ("'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'/run/agent.sock',"
+         "'syscalls':[{'names':['mkdir','sendmsg'],'action':'SCMP_ACT_NOTIFY'}]}}"),
+    "config.json: linux.seccomp.syscalls[0].names[1]: SCMP_ACT_NOTIFY cannot apply to sendmsg: agentbox hands the "
+    "listener's fd over with it, after the filter is loaded and before any agent has the fd",
+    "NOTIFY on sendmsg, the handover's syscall, is refused" },
+  { DOC ("'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','listenerPath':'/run/agent.sock',"
+         "'listenerMetadata':'m','flags':['SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV'],"
+         "'syscalls':[{'names':['mkdir','mkdirat'],'action':'SCMP_ACT_NOTIFY'},"
+         "{'names':['read','write','exit_group'],'action':'SCMP_ACT_ALLOW'}]}}"),
+    NULL, "NOTIFY rules with an absolute listenerPath, metadata and WAIT_KILLABLE_RECV pass" },
   { DOC ("'linux':{'seccomp':{'defaultAction':'SCMP_ACT_KILLL'}}"),
     "config.json: linux.seccomp.defaultAction: unknown seccomp action \"SCMP_ACT_KILLL\"",
     "an unknown default action is refused" },
