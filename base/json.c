@@ -490,18 +490,41 @@ ab_jpop (struct ab_jctx *c, size_t mark)
   c->path[mark] = '\0';
 }
 
-int
-ab_jerr (struct ab_jctx *c, const char *fmt, ...)
+static int
+jerr_v (struct ab_jctx *c, const char *fmt, va_list ap)
 {
   char msg[768];
-  va_list ap;
 
-  va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
-  va_end (ap);
   if (c->len)
     return ab_error_setc (c->err, AB_EC_CONFIG, 0, "%s: %s: %s", c->file, c->path, msg);
   return ab_error_setc (c->err, AB_EC_CONFIG, 0, "%s: %s", c->file, msg);
+}
+
+int
+ab_jerr (struct ab_jctx *c, const char *fmt, ...)
+{
+  va_list ap;
+  int r;
+
+  va_start (ap, fmt);
+  r = jerr_v (c, fmt, ap);
+  va_end (ap);
+  return r;
+}
+
+int
+ab_jerr_at (struct ab_jctx *c, const char *key, const char *fmt, ...)
+{
+  va_list ap;
+  int r;
+
+  if (key != NULL)
+    ab_jpush_key (c, key);
+  va_start (ap, fmt);
+  r = jerr_v (c, fmt, ap);
+  va_end (ap);
+  return r;
 }
 
 struct ab_json *

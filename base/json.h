@@ -102,6 +102,9 @@ size_t ab_jpush_index (struct ab_jctx *c, size_t i);
 void ab_jpop (struct ab_jctx *c, size_t mark);
 /* "<file>: <path>: <message>", class AB_EC_CONFIG; returns -1. */
 int ab_jerr (struct ab_jctx *c, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* The same at <path>.<key> (key NULL: at the path); the key stays pushed,
+   as the message is all that is left to use. */
+int ab_jerr_at (struct ab_jctx *c, const char *key, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 
 /* Find a member and mark it consumed; NULL when absent. */
 struct ab_json *ab_json_member (struct ab_json *obj, const char *key);

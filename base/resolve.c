@@ -302,114 +302,95 @@ walk_create (const struct walk *w, const char *name, int kind, const char *path,
   return -1;
 }
 
+/* The next component of the walk: 0 when the walk goes on, 1 when it
+   ended with the fd of the path in *out, -1 on error.  A missing component
+   is made where the walk stands, then opened again like any other (a link
+   planted in between is followed inside the root); bounded by *made: each
+   pass either makes a name or finds one. */
+static int
+walk_step (struct walk *w, const char *path, int last, unsigned *made, int *out, ab_error_t *err)
+{
+  char *p = w->todo, *slash;
+  _cleanup_free_ char *name = NULL;
+  const char *rest;
+  bool is_last;
+  struct stat st;
+  int fd;
+
+  while (*p == '/')
+    p++;
+  if (*p == '\0')
+    {
+      /* the root itself, or a path ending in `..`, `.` or a link to one */
+      *out = open_raw (w->cur, ".", O_PATH, 0);
+      return *out < 0 ? ab_error_set (err, errno, "resolve `%s` in the container", path) : 1;
+    }
+  slash = strchr (p, '/');
+  name = slash ? xstrndup (p, (size_t)(slash - p)) : xstrdup (p);
+  rest = slash ? skip_slashes (slash) : "";
+  is_last = *rest == '\0';
+  if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+    {
+      memmove (w->todo, rest, strlen (rest) + 1);
+      return name[1] == '.' && walk_reset (w, true, err) < 0 ? -1 : 0;
+    }
+  fd = openat (w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    {
+      if (++*made > 4096)
+        return ab_error_setc (err, AB_EC_SETUP, ELOOP, "resolve `%s` in the container: it keeps vanishing", path);
+      return walk_create (w, name, is_last ? last : AB_LAST_DIR, path, err) < 0 ? -1 : 0;
+    }
+  if (fd < 0 || fstat (fd, &st) < 0)
+    {
+      ab_error_set (err, errno, "resolve `%s` in the container: `%s`", path, name);
+      if (fd >= 0)
+        ab_close (fd);
+      return -1;
+    }
+  if (S_ISLNK (st.st_mode))
+    {
+      int f = walk_follow (w, fd, rest, path, err);
+      ab_close (fd);
+      return f < 0 ? -1 : 0;
+    }
+  if (is_last)
+    {
+      *out = fd;
+      return 1;
+    }
+  if (!S_ISDIR (st.st_mode))
+    {
+      ab_close (fd);
+      return ab_error_set (err, ENOTDIR, "resolve `%s` in the container: `%s` is not a directory", path, name);
+    }
+  {
+    char *res = xasprintf ("%s%s%s", w->resolved, w->resolved[0] ? "/" : "", name);
+    free (w->resolved);
+    w->resolved = res;
+  }
+  ab_close (w->cur);
+  w->cur = fd;
+  memmove (w->todo, rest, strlen (rest) + 1);
+  return 0;
+}
+
 static int
 mkpath_walk (int rootfd, const char *path, int last, ab_error_t *err)
 {
   struct walk w = { .rootfd = rootfd, .cur = -1, .resolved = xstrdup (""), .todo = xstrdup (skip_slashes (path)) };
   unsigned made = 0;
-  int r = -1;
+  int r = -1, step;
 
   if (has_dots (w.todo, false))
-    {
-      /* config.json's paths have none (spec/validate.c); only a link's
-         target may go up */
-      r = ab_error_setc (err, AB_EC_CONFIG, EXDEV, "resolve `%s` in the container: `..` component", path);
-      goto out;
-    }
-  w.cur = dup (rootfd);
-  if (w.cur < 0)
-    {
-      r = ab_error_set (err, errno, "dup");
-      goto out;
-    }
-  for (;;)
-    {
-      char *p = w.todo, *slash, *name;
-      const char *rest;
-      bool is_last;
-      struct stat st;
-      int fd;
-
-      while (*p == '/')
-        p++;
-      if (*p == '\0')
-        {
-          /* the root itself, or a path ending in `..`, `.` or a link to one */
-          r = open_raw (w.cur, ".", O_PATH, 0);
-          if (r < 0)
-            ab_error_set (err, errno, "resolve `%s` in the container", path);
-          goto out;
-        }
-      slash = strchr (p, '/');
-      name = slash ? xstrndup (p, (size_t)(slash - p)) : xstrdup (p);
-      rest = slash ? skip_slashes (slash) : "";
-      is_last = *rest == '\0';
-      if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
-        {
-          bool up = name[1] == '.';
-          free (name);
-          memmove (w.todo, rest, strlen (rest) + 1);
-          if (up && walk_reset (&w, true, err) < 0)
-            goto out;
-          continue;
-        }
-      fd = openat (w.cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0 && errno == ENOENT)
-        {
-          /* Made where the walk stands, then opened again like any other
-             component (a link planted in between is followed inside the
-             root).  Bounded: each pass either makes a name or finds one. */
-          if (++made > 4096 || walk_create (&w, name, is_last ? last : AB_LAST_DIR, path, err) < 0)
-            {
-              if (made > 4096)
-                ab_error_setc (err, AB_EC_SETUP, ELOOP, "resolve `%s` in the container: it keeps vanishing", path);
-              free (name);
-              goto out;
-            }
-          free (name);
-          continue;
-        }
-      if (fd < 0 || fstat (fd, &st) < 0)
-        {
-          ab_error_set (err, errno, "resolve `%s` in the container: `%s`", path, name);
-          if (fd >= 0)
-            ab_close (fd);
-          free (name);
-          goto out;
-        }
-      if (S_ISLNK (st.st_mode))
-        {
-          int f = walk_follow (&w, fd, rest, path, err);
-          ab_close (fd);
-          free (name);
-          if (f < 0)
-            goto out;
-          continue;
-        }
-      if (is_last)
-        {
-          free (name);
-          r = fd;
-          goto out;
-        }
-      if (!S_ISDIR (st.st_mode))
-        {
-          ab_close (fd);
-          ab_error_set (err, ENOTDIR, "resolve `%s` in the container: `%s` is not a directory", path, name);
-          free (name);
-          goto out;
-        }
-      {
-        char *res = xasprintf ("%s%s%s", w.resolved, w.resolved[0] ? "/" : "", name);
-        free (w.resolved);
-        w.resolved = res;
-      }
-      free (name);
-      ab_close (w.cur);
-      w.cur = fd;
-      memmove (w.todo, rest, strlen (rest) + 1);
-    }
-out:
+    /* config.json's paths have none (spec/validate.c); only a link's
+       target may go up */
+    ab_error_setc (err, AB_EC_CONFIG, EXDEV, "resolve `%s` in the container: `..` component", path);
+  else if ((w.cur = dup (rootfd)) < 0)
+    ab_error_set (err, errno, "dup");
+  else
+    while ((step = walk_step (&w, path, last, &made, &r, err)) == 0)
+      ;
   walk_free (&w);
   return r;
 }

@@ -280,32 +280,11 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   return 0;
 }
 
+/* First, before anything can fork, exec or unshare: the cgroups (the
+   self-join is only safe then, cgroup-state.c), the umask, the fds. */
 static int
-child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
+child_init (struct ab_child_ctx *c, ab_error_t *err)
 {
-  const struct ab_spec *s = c->plan->spec;
-  const struct ab_linux *l = s->linux_;
-  struct ab_mount_ctx mc = {
-    .spec = s,
-    .mounts = c->plan->mounts,
-    .n_mounts = c->plan->n_mounts,
-    .bundle = c->bundle->dir,
-    .rootfs = c->bundle->rootfs,
-    .rootfd = -1,
-    .root_tree = -1,
-    .userns = c->ns->new_user,
-    .cgroupns = c->ns->new_cgroup || c->ns->join_fd[AB_NS_CGROUP] >= 0,
-    .cg = c->cg,
-    .idmap_fds = NULL,
-    .fresh = NULL,
-    .fresh_fd = -1,
-  };
-  bool cgroupns_early = c->ns->new_cgroup && needs_cgroupns_before_mounts (c->plan);
-  struct ab_sync_msg m;
-  int i, starter;
-
-  /* First, before anything can fork, exec or unshare: ab_cgroup_selfjoin
-     is only safe then (cgroup-state.c). */
   ab_set_step ("cgroups");
   if (ab_cgroup_selfjoin (c->cg_join, c->n_cg_join, err) < 0)
     return -1;
@@ -316,30 +295,36 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
      all).  Set before the mount points and device nodes are made. */
   umask (022);
   close_inherited_fds (c);
-  for (i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++)
     if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)
       return ab_error_set (err, errno, "stdio: dup2 fd %d", c->stdio[i]);
+  return 0;
+}
+
+/* Once the parent wrote the id maps: the root filesystem's tree, then
+   every mount the parent opened, in mounts[] order; then become the user
+   namespace's root and enter the new time namespace. */
+static int
+child_identity (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
+{
+  const struct ab_linux *l = c->plan->spec->linux_;
+  struct ab_sync_msg m;
+  int *fds;
 
   ab_set_step ("idmaps");
   if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, &m, err) < 0)
     return -1;
   if (m.value < 1)
     return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "no root filesystem tree from the parent");
-  {
-    /* the root filesystem's tree, then every mount the parent opened, in
-       mounts[] order */
-    int *fds = xcalloc (c->plan->n_mounts + 1, sizeof *fds);
-    size_t k;
-    if (ab_recv_fds (c->sync_fd, &mc.root_tree, 1, err) < 0)
+  fds = xcalloc (c->plan->n_mounts + 1, sizeof *fds);
+  mc->idmap_fds = fds;
+  for (size_t k = 0; k < c->plan->n_mounts; k++)
+    fds[k] = -1;
+  if (ab_recv_fds (c->sync_fd, &mc->root_tree, 1, err) < 0)
+    return -1;
+  for (size_t k = 0; k < c->plan->n_mounts; k++)
+    if (ab_mount_from_parent (&c->plan->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
       return -1;
-    for (k = 0; k < c->plan->n_mounts; k++)
-      {
-        fds[k] = -1;
-        if (ab_mount_from_parent (&c->plan->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
-          return -1;
-      }
-    mc.idmap_fds = fds;
-  }
   if (c->ns->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
     {
       /* Become the namespace's root (we already hold its capabilities). */
@@ -349,6 +334,15 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     }
   if (c->ns->new_time && ab_ns_enter_new_time (l, err) < 0)
     return -1;
+  return 0;
+}
+
+/* The container's filesystem, the cgroups joined after the parent's, and
+   the createContainer hooks between the two where there are any. */
+static int
+child_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, bool cgroupns_early, ab_error_t *err)
+{
+  const struct ab_spec *s = c->plan->spec;
 
   if (cgroupns_early)
     {
@@ -361,40 +355,42 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
 
   /* The mount tree's fds are left for execve to close (util.h). */
   ab_closes_deferred = true;
-  if (c->ns->join_fd[AB_NS_MOUNT] >= 0 ? joined_root_check (c, &mc, err) < 0
-                                         : (ab_rootfs_prepare (&mc, err) < 0 || ab_mounts_apply (&mc, err) < 0
-                                            || ab_dev_setup (s, mc.rootfd, c->ns->new_user, err) < 0))
+  if (c->ns->join_fd[AB_NS_MOUNT] >= 0 ? joined_root_check (c, mc, err) < 0
+                                         : (ab_rootfs_prepare (mc, err) < 0 || ab_mounts_apply (mc, err) < 0
+                                            || ab_dev_setup (s, mc->rootfd, c->ns->new_user, err) < 0))
     return -1;
   ab_closes_deferred = false;
 
-  if (ab_hooks_at_creation (s))
+  if (!ab_hooks_at_creation (s))
+    /* No hook to wait for: finish the root filesystem while the parent
+       joins the v1 cgroups (an RCU grace period) and sets up the network;
+       nothing of the user's runs before both are done. */
+    return finish_rootfs (c, mc, err) < 0 || join_after_parent (c, cgroupns_early, err) < 0 ? -1 : 0;
+  ab_set_step ("hooks");
+  if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
+    return -1;
+  /* The hooks see the environment complete: cgroups joined, and the
+     createContainer hooks run before pivot_root (config.md). */
+  if (join_after_parent (c, cgroupns_early, err) < 0)
+    return -1;
+  if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
     {
-      ab_set_step ("hooks");
-      if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
-        return -1;
-      /* The hooks see the environment complete: cgroups joined, and the
-         createContainer hooks run before pivot_root (config.md). */
-      if (join_after_parent (c, cgroupns_early, err) < 0)
-        return -1;
-      if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
-        {
-          size_t len;
-          /* Step 5 of the lifecycle, after step 2 ("creating"): created. */
-          _cleanup_free_ char *st = container_state_json (c, "created", &len);
-          if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
-            return -1;
-        }
-      if (finish_rootfs (c, &mc, err) < 0)
+      size_t len;
+      /* Step 5 of the lifecycle, after step 2 ("creating"): created. */
+      _cleanup_free_ char *st = container_state_json (c, "created", &len);
+      if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
         return -1;
     }
-  else
-    {
-      /* No hook to wait for: finish the root filesystem while the parent
-         joins the v1 cgroups (an RCU grace period) and sets up the network;
-         nothing of the user's runs before both are done. */
-      if (finish_rootfs (c, &mc, err) < 0 || join_after_parent (c, cgroupns_early, err) < 0)
-        return -1;
-    }
+  return finish_rootfs (c, mc, err);
+}
+
+/* Created: wait for start, run the startContainer hooks, exec the
+   program. */
+static int
+child_start (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
+{
+  const struct ab_spec *s = c->plan->spec;
+  int starter;
 
   ab_set_step ("created");
   if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED, 0, err) < 0)
@@ -420,6 +416,31 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
   return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, starter, err);
+}
+
+static int
+child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
+{
+  struct ab_mount_ctx mc = {
+    .spec = c->plan->spec,
+    .mounts = c->plan->mounts,
+    .n_mounts = c->plan->n_mounts,
+    .bundle = c->bundle->dir,
+    .rootfs = c->bundle->rootfs,
+    .rootfd = -1,
+    .root_tree = -1,
+    .userns = c->ns->new_user,
+    .cgroupns = c->ns->new_cgroup || c->ns->join_fd[AB_NS_CGROUP] >= 0,
+    .cg = c->cg,
+    .idmap_fds = NULL,
+    .fresh = NULL,
+    .fresh_fd = -1,
+  };
+  bool cgroupns_early = c->ns->new_cgroup && needs_cgroupns_before_mounts (c->plan);
+
+  if (child_init (c, err) < 0 || child_identity (c, &mc, err) < 0 || child_rootfs (c, &mc, cgroupns_early, err) < 0)
+    return -1;
+  return child_start (c, report_fd, err);
 }
 
 void

@@ -67,9 +67,6 @@ int ab_parse_dev_numbers (struct ab_jctx *c, struct ab_json *o, int required, in
    or white space. */
 int ab_parse_check_ifname (struct ab_jctx *c, const char *name);
 
-/* An array of LinuxIDMapping (user namespace or idmapped mount). */
-int ab_parse_idmaps (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_idmaps *out);
-
 /* A map of strings (annotations, sysctl, unified) in document order.
    check_key, when not NULL, vets each non-empty key with the key pushed on
    the path. */

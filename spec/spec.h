@@ -97,4 +97,11 @@ ab_bundle_freep (struct ab_bundle **b)
 
 #define AB_CONFIG_MAX_BYTES (4u << 20)
 
+/* An array of LinuxIDMapping at o's `key` (user namespace or idmapped
+   mount; a change set's meta.json keeps the container's too): 1, 0 when
+   absent, -1 on an error at the context's path. */
+struct ab_jctx;
+struct ab_json;
+int ab_parse_idmaps (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_idmaps *out);
+
 #endif

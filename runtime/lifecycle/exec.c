@@ -311,86 +311,89 @@ ab_exec_free (struct ab_exec *x)
           usleep (2000);
         }
     }
-  if (x->subcg_fd >= 0)
-    close (x->subcg_fd);
-  if (x->pidfd >= 0)
-    close (x->pidfd);
-  if (x->sync_fd >= 0)
-    close (x->sync_fd);
-  if (x->pty_master >= 0)
-    close (x->pty_master);
+  ab_closep_now (&x->subcg_fd);
+  ab_closep_now (&x->pidfd);
+  ab_closep_now (&x->sync_fd);
+  ab_closep_now (&x->pty_master);
   ab_cgroup_free (x->cg);
   free (x->before);
   free (x);
 }
 
-int
-ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *err)
+/* An exec in progress: what its phases share, and what exec_close frees
+   once whichever phase failed (the ab_exec itself is handed out on
+   success, freed with everything else on failure). */
+struct exec_tx
 {
-  _cleanup_container_ struct ab_container *c = NULL;
-  struct ab_spec *spec = NULL;
-  struct ab_plan *plan = NULL;
-  struct ab_process_change change = {
-    .process_file = o->process_file, .args = &o->args, .cwd = o->cwd, .env = &o->env,
-    .user_set = o->user_set, .uid = o->uid, .gid = o->gid, .gid_set = o->gid_set,
-    .add_caps = &o->add_caps, .tty = o->tty, .no_new_privs = o->no_new_privs,
-    .tty_rows = o->tty_rows, .tty_cols = o->tty_cols,
-  };
-  struct ab_plan_opts po = { .root = o->root, .id = o->id, .rootless = -1, .exec = &change };
-  struct ab_seccomp_prog prog = { 0 };
-  bool have_prog = false, pid_differs;
-  struct ab_exec *x = xzalloc (sizeof *x);
+  const struct ab_exec_opts *o;
+  struct ab_container *c;
+  struct ab_spec *spec;
+  struct ab_plan *plan;
+  struct ab_process_change change;
+  struct ab_seccomp_prog prog;
+  bool have_prog;
+  int status; /* the container's, when the exec started */
+  struct ab_exec *x;
   struct exec_child xc;
-  struct clone_args args;
-  int sp[2] = { -1, -1 }, console_fd = -1, init_pidfd = -1, own_pidns = -1, relay = -1, status;
+  int sp[2];
+  int console_fd, init_pidfd, own_pidns, relay;
   cpu_set_t saved;
-  bool affinity_changed = false;
-  pid_t pid;
+  bool affinity_changed;
+  bool into_cgroup; /* clone3 put the child in its cgroup */
+  bool spawned;     /* a child exists: on failure it is killed and reaped */
+};
 
-  x->pidfd = x->sync_fd = x->cg_dirfd = x->subcg_fd = x->pty_master = -1;
-  ab_set_step ("exec");
-  if (ab_container_load (o->root, o->id, false, &c, err) < 0)
-    goto fail;
-  status = ab_state_status (c->dirfd, c->state);
-  if (status == AB_STATUS_PAUSED)
-    {
-      ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: it is paused", o->id);
-      goto fail;
-    }
-  if (status != AB_STATUS_RUNNING && status != AB_STATUS_CREATED)
-    {
-      ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: container not running", o->id);
-      goto fail;
-    }
-  init_pidfd = ab_state_pidfd (c->state);
-  if (init_pidfd < 0)
-    {
-      ab_error_setc (err, AB_EC_STATE, ESRCH, "cannot exec in container `%s`: container not running", o->id);
-      goto fail;
-    }
-  spec = ab_container_load_spec (c, err);
-  if (spec == NULL || ab_plan_build (spec, &po, &plan, err) < 0)
-    goto fail;
-  if (plan->process->terminal && o->console_socket == NULL && !o->relay_tty)
-    {
-      /* runc: "cannot allocate tty if runc will detach without setting
-         console socket" */
-      ab_error_setc (err, AB_EC_USAGE, 0,
-                     "exec --tty --detach needs --console-socket (in the foreground agentbox relays the terminal)");
-      goto fail;
-    }
-  if (spec->linux_ && spec->linux_->seccomp)
-    {
-      if (ab_seccomp_compile_cached (spec->linux_->seccomp, &prog, err) < 0)
-        goto fail;
-      have_prog = true;
-    }
-  if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
-    goto fail;
-  if (!o->console_socket && plan->process->terminal && (console_fd = ab_console_relay_pair (&relay, err)) < 0)
-    goto fail;
+/* Load the container, check it can take a process, and plan the process:
+   the saved config with the exec's changes (runtime/plan). */
+static int
+exec_plan (struct exec_tx *tx, ab_error_t *err)
+{
+  const struct ab_exec_opts *o = tx->o;
+  struct ab_plan_opts po = { .root = o->root, .id = o->id, .rootless = -1, .exec = &tx->change };
 
-  x->cg = ab_steal_ptr (&c->cg);
+  if (ab_container_load (o->root, o->id, false, &tx->c, err) < 0)
+    return -1;
+  tx->status = ab_state_status (tx->c->dirfd, tx->c->state);
+  if (tx->status == AB_STATUS_PAUSED)
+    return ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: it is paused", o->id);
+  if (tx->status != AB_STATUS_RUNNING && tx->status != AB_STATUS_CREATED)
+    return ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: container not running", o->id);
+  tx->init_pidfd = ab_state_pidfd (tx->c->state);
+  if (tx->init_pidfd < 0)
+    return ab_error_setc (err, AB_EC_STATE, ESRCH, "cannot exec in container `%s`: container not running", o->id);
+  tx->spec = ab_container_load_spec (tx->c, err);
+  if (tx->spec == NULL || ab_plan_build (tx->spec, &po, &tx->plan, err) < 0)
+    return -1;
+  if (tx->plan->process->terminal && o->console_socket == NULL && !o->relay_tty)
+    /* runc: "cannot allocate tty if runc will detach without setting
+       console socket" */
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "exec --tty --detach needs --console-socket (in the foreground agentbox relays the terminal)");
+  if (tx->spec->linux_ && tx->spec->linux_->seccomp)
+    {
+      if (ab_seccomp_compile_cached (tx->spec->linux_->seccomp, &tx->prog, err) < 0)
+        return -1;
+      tx->have_prog = true;
+    }
+  return 0;
+}
+
+/* The terminal, the cgroups (the container's, and the exec's own below it)
+   and what the child is told. */
+static int
+exec_realize (struct exec_tx *tx, ab_error_t *err)
+{
+  const struct ab_exec_opts *o = tx->o;
+  struct ab_exec *x = tx->x;
+  struct exec_child *xc = &tx->xc;
+  bool pid_differs;
+
+  if (o->console_socket && (tx->console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
+    return -1;
+  if (!o->console_socket && tx->plan->process->terminal
+      && (tx->console_fd = ab_console_relay_pair (&tx->relay, err)) < 0)
+    return -1;
+  x->cg = ab_steal_ptr (&tx->c->cg);
   if (x->cg)
     {
       int fd = ab_cgroup_clone_fd (x->cg);
@@ -403,70 +406,81 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   if (!o->detach)
     make_subcgroup (x);
 
-  memset (&xc, 0, sizeof xc);
-  xc.p = plan->process;
-  xc.spec = spec;
-  xc.seccomp = have_prog ? &prog : NULL;
-  xc.console_fd = console_fd;
-  xc.pidfd = init_pidfd;
-  xc.ns_flags = differing_namespaces (c->pid, &pid_differs);
-  memcpy (xc.stdio, o->stdio, sizeof xc.stdio);
-  xc.preserve_fds = o->preserve_fds;
-  xc.detach = o->detach;
-  xc.allow_setgroups = setgroups_allowed (c->pid);
-  xc.own_pgrp = x->subcg_fd < 0 && !o->detach;
+  memset (xc, 0, sizeof *xc);
+  xc->p = tx->plan->process;
+  xc->spec = tx->spec;
+  xc->seccomp = tx->have_prog ? &tx->prog : NULL;
+  xc->console_fd = tx->console_fd;
+  xc->pidfd = tx->init_pidfd;
+  xc->sync_fd = -1;
+  xc->ns_flags = differing_namespaces (tx->c->pid, &pid_differs);
+  memcpy (xc->stdio, o->stdio, sizeof xc->stdio);
+  xc->preserve_fds = o->preserve_fds;
+  xc->detach = o->detach;
+  xc->allow_setgroups = setgroups_allowed (tx->c->pid);
+  xc->own_pgrp = x->subcg_fd < 0 && !o->detach;
 
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-    {
-      ab_error_set (err, errno, "socketpair");
-      goto fail;
-    }
-  xc.sync_fd = sp[1];
   /* Children of ours are born in the container's pid namespace: only this
      one.  Keep our own to switch back right after the clone (anything we
      fork later, or a sanitizer's tracer thread, must stay in ours). */
   if (pid_differs)
     {
-      own_pidns = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-      if (own_pidns < 0 || setns (init_pidfd, CLONE_NEWPID) < 0)
-        {
-          ab_error_set (err, errno, "join the container's pid namespace");
-          goto fail;
-        }
+      tx->own_pidns = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+      if (tx->own_pidns < 0 || setns (tx->init_pidfd, CLONE_NEWPID) < 0)
+        return ab_error_set (err, errno, "join the container's pid namespace");
     }
-  if (plan->process->exec_cpu_affinity_initial && *plan->process->exec_cpu_affinity_initial)
+  return 0;
+}
+
+/* Back in our own pid namespace and on our own CPUs: what only the child
+   was to inherit. */
+static void
+exec_restore (struct exec_tx *tx)
+{
+  if (tx->affinity_changed)
+    sched_setaffinity (0, sizeof tx->saved, &tx->saved);
+  tx->affinity_changed = false;
+  if (tx->own_pidns >= 0)
+    {
+      setns (tx->own_pidns, CLONE_NEWPID);
+      close (tx->own_pidns);
+      tx->own_pidns = -1;
+    }
+}
+
+/* clone3 the child into the exec's cgroup, on the CPUs of
+   execCPUAffinity.initial. */
+static int
+exec_spawn (struct exec_tx *tx, ab_error_t *err)
+{
+  const struct ab_process *p = tx->plan->process;
+  struct ab_exec *x = tx->x;
+  struct clone_args args = { .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&x->pidfd, .exit_signal = SIGCHLD };
+  int into = x->subcg_fd >= 0 ? x->subcg_fd : x->cg_dirfd;
+  pid_t pid;
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, tx->sp) < 0)
+    return ab_error_set (err, errno, "socketpair");
+  tx->xc.sync_fd = tx->sp[1];
+  if (p->exec_cpu_affinity_initial && *p->exec_cpu_affinity_initial)
     {
       cpu_set_t set;
-      sched_getaffinity (0, sizeof saved, &saved);
-      if (ab_parse_id_list (plan->process->exec_cpu_affinity_initial, set.__bits, CPU_SETSIZE) < 0)
-        {
-          ab_error_setc (err, AB_EC_CONFIG, EINVAL, "process.execCPUAffinity.initial: `%s`",
-                         plan->process->exec_cpu_affinity_initial);
-          goto fail;
-        }
+      sched_getaffinity (0, sizeof tx->saved, &tx->saved);
+      if (ab_parse_id_list (p->exec_cpu_affinity_initial, set.__bits, CPU_SETSIZE) < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, EINVAL, "process.execCPUAffinity.initial: `%s`",
+                              p->exec_cpu_affinity_initial);
       if (sched_setaffinity (0, sizeof set, &set) < 0)
-        {
-          ab_error_set (err, errno, "process.execCPUAffinity.initial");
-          goto fail;
-        }
-      affinity_changed = true;
+        return ab_error_set (err, errno, "process.execCPUAffinity.initial");
+      tx->affinity_changed = true;
     }
-
-  if (x->cg && ab_cgroup_selfjoin_open (x->cg, &xc.cg_join, &xc.n_cg_join, err) < 0)
-    goto fail;
+  if (x->cg && ab_cgroup_selfjoin_open (x->cg, &tx->xc.cg_join, &tx->xc.n_cg_join, err) < 0)
+    return -1;
   ab_signals_snapshot (); /* what the child inherits: see process.c */
-  memset (&args, 0, sizeof args);
-  args.flags = CLONE_PIDFD;
-  args.pidfd = (uint64_t)(uintptr_t)&x->pidfd;
-  args.exit_signal = SIGCHLD;
-  {
-    int into = x->subcg_fd >= 0 ? x->subcg_fd : x->cg_dirfd;
-    if (into >= 0)
-      {
-        args.flags |= CLONE_INTO_CGROUP;
-        args.cgroup = (uint64_t)into;
-      }
-  }
+  if (into >= 0)
+    {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t)into;
+    }
   pid = (pid_t)syscall (SYS_clone3, &args, sizeof args);
   if (pid < 0 && errno == EBUSY && (args.flags & CLONE_INTO_CGROUP))
     {
@@ -475,81 +489,102 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     }
   if (pid == 0)
     {
-      close (sp[0]);
-      exec_child_main (&xc);
+      close (tx->sp[0]);
+      exec_child_main (&tx->xc);
     }
-  ab_cgroup_selfjoin_free (&xc.cg_join, &xc.n_cg_join);
-  if (affinity_changed)
-    sched_setaffinity (0, sizeof saved, &saved);
-  if (own_pidns >= 0)
-    {
-      setns (own_pidns, CLONE_NEWPID);
-      close (own_pidns);
-      own_pidns = -1;
-    }
-  close (sp[1]);
-  sp[1] = -1;
-  x->sync_fd = sp[0];
-  sp[0] = -1;
+  ab_cgroup_selfjoin_free (&tx->xc.cg_join, &tx->xc.n_cg_join);
+  exec_restore (tx);
+  close (tx->sp[1]);
+  tx->sp[1] = -1;
+  x->sync_fd = tx->sp[0];
+  tx->sp[0] = -1;
   if (pid < 0)
-    {
-      ab_error_set (err, errno, "clone3 the exec process");
-      goto fail;
-    }
+    return ab_error_set (err, errno, "clone3 the exec process");
+  tx->spawned = true;
+  tx->into_cgroup = (args.flags & CLONE_INTO_CGROUP) != 0;
   x->pid = pid;
-  x->pgid = xc.own_pgrp && !plan->process->terminal ? pid : 0;
-  if (x->cg && ab_cgroup_enter (x->cg, pid, (args.flags & CLONE_INTO_CGROUP) != 0, true, err) < 0)
-    goto fail_child;
-  {
-    struct ab_listener_target t = {
-      .c = c, .sc = spec->linux_ ? spec->linux_->seccomp : NULL, .status = status, .pid = pid, .pidfd = x->pidfd,
-    };
-    if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0
-        || ab_await_exec (x->sync_fd, true, &t, err) < 0)
-      goto fail_child;
-  }
-  /* The child sent the master before STARTED. */
-  if (relay >= 0 && (x->pty_master = ab_console_relay_take (&relay, err)) < 0)
-    goto fail_child;
-  if (o->pid_file && ab_write_pid_file (o->pid_file, NULL, pid, err) < 0)
-    goto fail_child;
-  if (have_prog)
-    ab_seccomp_prog_free (&prog);
-  if (console_fd >= 0)
-    close (console_fd);
-  close (init_pidfd);
-  ab_plan_free (plan);
-  ab_spec_free (spec);
-  *out = x;
+  x->pgid = tx->xc.own_pgrp && !p->terminal ? pid : 0;
   return 0;
+}
 
-fail_child:
-  {
-    siginfo_t info;
-    ab_exec_kill_all (x);
-    while (waitid (P_PIDFD, (id_t)x->pidfd, &info, WEXITED) < 0 && errno == EINTR)
-      ;
-  }
-fail:
-  if (own_pidns >= 0)
+/* The child in its cgroup, told so, and waited for until it executed the
+   program (a seccomp listener is passed on the way). */
+static int
+exec_sync (struct exec_tx *tx, ab_error_t *err)
+{
+  struct ab_exec *x = tx->x;
+  struct ab_listener_target t = {
+    .c = tx->c, .sc = tx->spec->linux_ ? tx->spec->linux_->seccomp : NULL, .status = tx->status,
+    .pid = x->pid, .pidfd = x->pidfd,
+  };
+
+  if (x->cg && ab_cgroup_enter (x->cg, x->pid, tx->into_cgroup, true, err) < 0)
+    return -1;
+  if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0 || ab_await_exec (x->sync_fd, true, &t, err) < 0)
+    return -1;
+  /* The child sent the master before STARTED. */
+  if (tx->relay >= 0 && (x->pty_master = ab_console_relay_take (&tx->relay, err)) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+exec_commit (struct exec_tx *tx, ab_error_t *err)
+{
+  if (tx->o->pid_file && ab_write_pid_file (tx->o->pid_file, NULL, tx->x->pid, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Everything the phases held, once; on failure the child too (killed and
+   reaped) and the ab_exec. */
+static void
+exec_close (struct exec_tx *tx, bool failed)
+{
+  if (failed && tx->spawned)
     {
-      setns (own_pidns, CLONE_NEWPID);
-      close (own_pidns);
+      siginfo_t info;
+      ab_exec_kill_all (tx->x);
+      while (waitid (P_PIDFD, (id_t)tx->x->pidfd, &info, WEXITED) < 0 && errno == EINTR)
+        ;
     }
-  if (sp[0] >= 0)
-    close (sp[0]);
-  if (sp[1] >= 0)
-    close (sp[1]);
-  if (console_fd >= 0)
-    close (console_fd);
-  if (relay >= 0)
-    close (relay);
-  if (init_pidfd >= 0)
-    close (init_pidfd);
-  if (have_prog)
-    ab_seccomp_prog_free (&prog);
-  ab_plan_free (plan);
-  ab_spec_free (spec);
-  ab_exec_free (x);
-  return -1;
+  exec_restore (tx);
+  ab_closep_now (&tx->sp[0]);
+  ab_closep_now (&tx->sp[1]);
+  ab_closep_now (&tx->console_fd);
+  ab_closep_now (&tx->relay);
+  ab_closep_now (&tx->init_pidfd);
+  if (tx->have_prog)
+    ab_seccomp_prog_free (&tx->prog);
+  ab_plan_free (tx->plan);
+  ab_spec_free (tx->spec);
+  ab_container_free (tx->c);
+  if (failed)
+    ab_exec_free (tx->x);
+}
+
+int
+ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *err)
+{
+  static int (*const phases[]) (struct exec_tx *, ab_error_t *)
+      = { exec_plan, exec_realize, exec_spawn, exec_sync, exec_commit };
+  struct exec_tx tx = {
+    .o = o,
+    .change = { .process_file = o->process_file, .args = &o->args, .cwd = o->cwd, .env = &o->env,
+                .user_set = o->user_set, .uid = o->uid, .gid = o->gid, .gid_set = o->gid_set,
+                .add_caps = &o->add_caps, .tty = o->tty, .no_new_privs = o->no_new_privs,
+                .tty_rows = o->tty_rows, .tty_cols = o->tty_cols },
+    .sp = { -1, -1 }, .console_fd = -1, .init_pidfd = -1, .own_pidns = -1, .relay = -1,
+  };
+  struct ab_exec *x = tx.x = xzalloc (sizeof *x);
+  int r = 0;
+
+  x->pidfd = x->sync_fd = x->cg_dirfd = x->subcg_fd = x->pty_master = -1;
+  ab_set_step ("exec");
+  for (size_t i = 0; r == 0 && i < AB_ARRAY_SIZE (phases); i++)
+    r = phases[i](&tx, err);
+  exec_close (&tx, r < 0);
+  if (r == 0)
+    *out = x;
+  return r;
 }

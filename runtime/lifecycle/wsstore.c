@@ -123,26 +123,14 @@ meta_write (const struct ab_changeset *cs, ab_error_t *err)
 static int
 read_maps (struct ab_jctx *c, struct ab_json *j, const char *key, struct ab_idmaps *out)
 {
-  struct ab_json *a;
-  size_t mark, i;
-  int r = ab_jenter (c, j, key, AB_J_ARRAY, AB_REQUIRED, &a, &mark);
+  int r = ab_parse_idmaps (c, j, key, out);
 
-  if (r <= 0)
-    return r;
-  out->v = xcalloc (a->u.arr.n + 1, sizeof *out->v);
-  for (i = 0; i < a->u.arr.n; i++)
+  if (r == 0)
     {
-      uint64_t cid, hid, size;
-      size_t k = ab_jpush_index (c, i);
-      if (ab_jget_u64 (c, a->u.arr.items[i], "containerID", AB_REQUIRED, UINT32_MAX, &cid) < 0
-          || ab_jget_u64 (c, a->u.arr.items[i], "hostID", AB_REQUIRED, UINT32_MAX, &hid) < 0
-          || ab_jget_u64 (c, a->u.arr.items[i], "size", AB_REQUIRED, UINT32_MAX, &size) < 0)
-        return -1;
-      out->v[out->n++] = (struct ab_idmap){ (uint32_t)cid, (uint32_t)hid, (uint32_t)size };
-      ab_jpop (c, k);
+      ab_jpush_key (c, key);
+      return ab_jerr (c, "required");
     }
-  ab_jpop (c, mark);
-  return 0;
+  return r < 0 ? -1 : 0;
 }
 
 static int

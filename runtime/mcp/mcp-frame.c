@@ -44,18 +44,26 @@ ab_mcp_send_gen (struct ab_mcp_server *s, struct ab_gen *g)
   ab_mcp_send (s, frame, len);
 }
 
+/* Open {"jsonrpc": "2.0", "id": <id>, "<member>": {: the caller writes
+   the member's properties and closes both objects. */
+static void
+envelope_open (struct ab_gen *g, const char *id_json, const char *member)
+{
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "jsonrpc", "2.0");
+  ab_gen_key (g, "id");
+  ab_gen_raw_number (g, id_json);
+  ab_gen_key (g, member);
+  ab_gen_obj_open (g);
+}
+
 void
 ab_mcp_send_error (struct ab_mcp_server *s, const char *id_json, int code, const char *message,
                    const char *data_json)
 {
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
 
-  ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "jsonrpc", "2.0");
-  ab_gen_key (g, "id");
-  ab_gen_raw_number (g, id_json ? id_json : "null");
-  ab_gen_key (g, "error");
-  ab_gen_obj_open (g);
+  envelope_open (g, id_json ? id_json : "null", "error");
   ab_gen_kv_i64 (g, "code", code);
   ab_gen_key (g, "message");
   ab_gen_bytes (g, message, strlen (message));
@@ -74,12 +82,7 @@ ab_mcp_result_begin (const char *id_json, bool modern)
 {
   struct ab_gen *g = ab_gen_new (false);
 
-  ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "jsonrpc", "2.0");
-  ab_gen_key (g, "id");
-  ab_gen_raw_number (g, id_json);
-  ab_gen_key (g, "result");
-  ab_gen_obj_open (g);
+  envelope_open (g, id_json, "result");
   if (modern)
     ab_gen_kv_str (g, "resultType", "complete");
   return g;

@@ -318,21 +318,6 @@ error_path (const char *msg)
   return colon ? xstrndup (p, (size_t)(colon - p)) : NULL;
 }
 
-/* An error at member `key` of the arguments (the path stays pushed: the
-   message is all that is left to use). */
-static int __attribute__ ((format (printf, 3, 4)))
-arg_err (struct ab_jctx *c, const char *key, const char *fmt, ...)
-{
-  char msg[512];
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
-  va_end (ap);
-  ab_jpush_key (c, key);
-  return ab_jerr (c, "%s", msg);
-}
-
 static bool
 valid_env_name (const char *k)
 {
@@ -442,10 +427,10 @@ parse_workspace_mode (struct ab_jctx *c, struct ab_json *args, struct call_args 
   if (ab_jget_str (c, args, "workspace_mode", AB_OPTIONAL, &mode) < 0)
     return -1;
   if (mode && strcmp (mode, "bind") != 0 && strcmp (mode, "overlay") != 0)
-    return arg_err (c, "workspace_mode", "must be \"bind\" or \"overlay\", not `%.100s`", mode);
+    return ab_jerr_at (c, "workspace_mode", "must be \"bind\" or \"overlay\", not `%.100s`", mode);
   a->overlay = mode && strcmp (mode, "overlay") == 0;
   if (a->overlay && a->workspace == NULL)
-    return arg_err (c, "workspace_mode", "overlay needs a workspace (the host directory it shows)");
+    return ab_jerr_at (c, "workspace_mode", "overlay needs a workspace (the host directory it shows)");
   return 0;
 }
 
@@ -471,7 +456,7 @@ parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, un
       if (ab_jget_strv (c, args, "argv", AB_REQUIRED, &a->argv) < 0)
         return -1;
       if (a->argv.n == 0)
-        return arg_err (c, "argv", "must name a program (an empty array runs nothing)");
+        return ab_jerr_at (c, "argv", "must name a program (an empty array runs nothing)");
       for (i = 0; i < a->argv.n; i++)
         {
           size_t n = strlen (a->argv.v[i]);
@@ -486,7 +471,7 @@ parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, un
       if (ab_jget_str (c, args, "cwd", AB_OPTIONAL, &a->cwd) < 0)
         return -1;
       if (a->cwd && a->cwd[0] != '/')
-        return arg_err (c, "cwd", "must be an absolute path inside the sandbox, not `%.200s`", a->cwd);
+        return ab_jerr_at (c, "cwd", "must be an absolute path inside the sandbox, not `%.200s`", a->cwd);
       if (parse_env (c, args, &a->env) < 0)
         return -1;
       for (i = 0; i < a->env.n; i++)
@@ -494,7 +479,7 @@ parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, un
       if ((in = ab_json_member (args, "stdin")) != NULL && in->type != AB_J_NULL)
         {
           if (in->type != AB_J_STRING)
-            return arg_err (c, "stdin", "must be a string, not %s", ab_jtype_name (in->type));
+            return ab_jerr_at (c, "stdin", "must be a string, not %s", ab_jtype_name (in->type));
           a->stdin_data = xmalloc (in->u.str.len + 1);
           memcpy (a->stdin_data, in->u.str.s, in->u.str.len + 1);
           a->stdin_len = in->u.str.len;
@@ -502,22 +487,22 @@ parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, un
       if ((r = ab_jget_u64 (c, args, "timeout_ms", AB_OPTIONAL, MAX_TIMEOUT_MS, &a->timeout_ms)) < 0)
         return -1;
       if (r > 0 && a->timeout_ms == 0)
-        return arg_err (c, "timeout_ms", "must be at least 1");
+        return ab_jerr_at (c, "timeout_ms", "must be at least 1");
       if ((r = ab_jget_u64 (c, args, "max_output_bytes", AB_OPTIONAL, MAX_MAX_OUTPUT, &a->max_output)) < 0)
         return -1;
       if (r > 0 && a->max_output == 0)
-        return arg_err (c, "max_output_bytes", "must be at least 1");
+        return ab_jerr_at (c, "max_output_bytes", "must be at least 1");
     }
   if (want & WANT_SANDBOX)
     {
       if ((r = ab_jget_u64 (c, args, "memory_bytes", AB_OPTIONAL, UINT64_C (1) << 40, &a->memory)) < 0)
         return -1;
       if (r > 0 && a->memory < (1u << 20))
-        return arg_err (c, "memory_bytes", "must be at least 1048576 (1 MiB)");
+        return ab_jerr_at (c, "memory_bytes", "must be at least 1048576 (1 MiB)");
       if ((r = ab_jget_u64 (c, args, "pids_limit", AB_OPTIONAL, 65536, &a->pids)) < 0)
         return -1;
       if (r > 0 && a->pids == 0)
-        return arg_err (c, "pids_limit", "must be at least 1");
+        return ab_jerr_at (c, "pids_limit", "must be at least 1");
       if (ab_jget_str (c, args, "workspace", AB_OPTIONAL, &workspace) < 0)
         return -1;
       if (workspace)
@@ -545,7 +530,7 @@ parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, un
   ab_json_collect_unused (args, "", &unused);
   if (unused.n)
     {
-      arg_err (c, unused.v[0], "unknown argument (see the tool's inputSchema)");
+      ab_jerr_at (c, unused.v[0], "unknown argument (see the tool's inputSchema)");
       ab_strv_free (&unused);
       return -1;
     }

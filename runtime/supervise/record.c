@@ -299,11 +299,40 @@ struct verdict
   const char *action;
 };
 
+/* A limit an exited command hit, whatever its exit status (a failed
+   fork, allocation or write is the likely cause); the first of this
+   order when it hit several. */
+static const struct limit_verdict
+{
+  unsigned flag;
+  const char *what;
+  bool retryable;
+  const char *action;
+} limit_verdicts[] = {
+  { AB_LIMIT_PIDS, "hitting the process limit: some forks failed (pids_limit)", true, "increase_pids_limit" },
+  { AB_LIMIT_MEMORY, "hitting the memory limit: some allocations failed (memory_bytes)", true,
+    "increase_memory_bytes" },
+  { AB_LIMIT_CPU, "hitting its CPU time limit", false, "reduce_work" },
+  { AB_LIMIT_WORKSPACE,
+    "its workspace changes filled their storage: some writes failed with ENOSPC (workspace_size)", true,
+    "increase_workspace_size" },
+};
+
+static const struct limit_verdict *
+limit_hit (unsigned hits)
+{
+  for (size_t i = 0; i < AB_ARRAY_SIZE (limit_verdicts); i++)
+    if (hits & limit_verdicts[i].flag)
+      return &limit_verdicts[i];
+  return NULL;
+}
+
 static void
 judge (const struct ab_outcome *o, struct verdict *v)
 {
   unsigned long long ms = (unsigned long long)(o->duration_ns / 1000000u);
   const char *sig = !o->exited && o->signal > 0 ? sigabbrev_np (o->signal) : NULL;
+  const struct limit_verdict *hit;
 
   memset (v, 0, sizeof *v);
   if (has_violations (o))
@@ -339,44 +368,13 @@ judge (const struct ab_outcome *o, struct verdict *v)
                 cpu ? " on reaching its CPU time limit (RLIMIT_CPU)" : "");
       v->action = cpu ? "reduce_work" : "fix_command";
     }
-  else if (o->limits_hit & AB_LIMIT_PIDS)
-    {
-      /* Whatever the exit status, a failed fork is the likely cause. */
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message,
-                "the command exited with status %d after hitting the process limit: some forks failed "
-                "(pids_limit)",
-                o->exit_code);
-      v->retryable = true;
-      v->action = "increase_pids_limit";
-    }
-  else if (o->limits_hit & AB_LIMIT_MEMORY)
+  else if ((hit = limit_hit (o->limits_hit)) != NULL)
     {
       v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message,
-                "the command exited with status %d after hitting the memory limit: some allocations failed "
-                "(memory_bytes)",
-                o->exit_code);
-      v->retryable = true;
-      v->action = "increase_memory_bytes";
-    }
-  else if (o->limits_hit & AB_LIMIT_CPU)
-    {
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message,
-                "the command exited with status %d after hitting its CPU time limit", o->exit_code);
-      v->action = "reduce_work";
-    }
-  else if (o->limits_hit & AB_LIMIT_WORKSPACE)
-    {
-      /* Whatever the exit status: some writes failed with ENOSPC. */
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message,
-                "the command exited with status %d after its workspace changes filled their storage: some writes "
-                "failed with ENOSPC (workspace_size)",
-                o->exit_code);
-      v->retryable = true;
-      v->action = "increase_workspace_size";
+      snprintf (v->message, sizeof v->message, "the command exited with status %d after %s", o->exit_code,
+                hit->what);
+      v->retryable = hit->retryable;
+      v->action = hit->action;
     }
   else if (o->exit_code != 0)
     {

@@ -33,6 +33,8 @@ rc, out = run("links", "--srcdir", SRC, "--builddir", BUILD)
 tap.ok(rc == 0 and out == "", "every call goes the same way, and no room's files call one another in a cycle", out)
 rc, out = run("exports", "--srcdir", SRC, "--builddir", BUILD)
 tap.ok(rc == 0 and out == "", "every exported function is called by another object of the runtime, not only by tests", out)
+rc, out = run("lengths", "--srcdir", SRC)
+tap.ok(rc == 0 and out == "", "no function below the front ends is over 100 lines, but the listed ones", out)
 
 # ---- planted violations ---------------------------------------------------
 
@@ -140,6 +142,26 @@ tap.ok(rc == 1 and "spec/a.c: ab_tested is exported but only tests call it: make
        and len(lines) == 3,
        "exports: a function only a test calls, one nothing calls and one only its own file calls fail; "
        "one another file calls, main and static ones do not", out)
+
+def body(n):
+    return "{\n" + "  x++;\n" * (n - 2) + "}\n"
+
+
+LONG = LAYERS + "long runtime/listed.c:ab_listed a table of one entry per kind, kept whole\n" \
+    "long runtime/listed.c:ab_short it was long once\n"
+longs = tree({
+    "runtime/exec.c": "static int x;\nint\nab_exec_start (void)\n" + body(99) + "\nint\nab_ok (void)\n" + body(98),
+    "runtime/listed.c": "static int x;\nint\nab_listed (void)\n" + body(150) + "\nint\nab_short (void)\n" + body(10),
+    "cmd/main.c": "static int x;\nint\nmain (void)\n" + body(300),
+}, LONG)
+rc, out = run("lengths", "--srcdir", longs)
+lines = out.splitlines()
+tap.ok(rc == 1 and "runtime/exec.c:2: ab_exec_start is 101 lines (more than 100): split it, "
+       "or list it in layers.conf with a reason" in lines
+       and "layers.conf: long runtime/listed.c:ab_short: no such function over 100 lines below the top floor" in lines
+       and len(lines) == 2,
+       "lengths: a function over 100 lines below the front ends fails, naming file, line and length; "
+       "a listed one and the front ends' do not; a stale listing fails", out)
 
 tap.plan()
 sys.exit(tap.exit_status())
