@@ -141,7 +141,7 @@ has_dots (const char *p, bool dot)
    directory: the usual case): resolve the parent in the root once, create
    the one name in it and resolve the whole path again in the root, which
    is the last step of ab_mkpath_in_root's walk without the walk from the
-   root (5 syscalls instead of 8).  The name is a single component made
+   root.  The name is a single component made
    relative to the resolved parent's fd, as in the walk.  Returns the fd,
    -1 with *err set, or -2 when the walk must do it (a deeper component is
    missing, or `.`/`..` components, which the walk handles or refuses). */

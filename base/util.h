@@ -38,7 +38,7 @@ ab_freep (void *p)
 
 /* Set by the container's setup process (runtime/child.c) while it builds
    the mount tree: ab_closep then leaves an fd below AB_DEFERRED_CLOSE_MAX
-   open, for the execve to close, one system call fewer each.  Every fd
+   open, for the execve to close with the others at once.  Every fd
    there is close-on-exec (ab_fds_prepare makes sure of it before execve),
    and the ones left are O_PATH handles, fs contexts and mount fds of the
    tree being set up: nothing waits for their close (an EOF or a lock), and

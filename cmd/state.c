@@ -17,13 +17,13 @@
 static char *
 state_json (const char *root, const struct ab_state *s, int status, size_t *len)
 {
-  const char *mode = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_MODE);
   struct ab_changeset *cs = NULL;
   ab_error_t e = { 0 };
   char *json = ab_state_oci_json (s, status, true, len);
   struct ab_json *j, *w;
 
-  if (mode == NULL || strcmp (mode, "overlay") != 0 || ab_changeset_open (root, s->id, &cs, &e) < 0 || cs->remnant)
+  if (ab_ws_mode_of (&s->annotations) != AB_WS_MODE_OVERLAY || ab_changeset_open (root, s->id, &cs, &e) < 0
+      || cs->remnant)
     {
       ab_changeset_free (cs);
       return json;

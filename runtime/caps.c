@@ -211,7 +211,7 @@ set_ambient (const uint64_t want[AB_CAP__SETS], int last, ab_error_t *err)
   /* Start from nothing: an ambient capability inherited from the runtime
      must not survive into the container.  One PR_CAP_AMBIENT_CLEAR_ALL, not
      libcap's cap_reset_ambient (which first asks PR_CAP_AMBIENT_IS_SET for
-     every capability: 41 syscalls): clearing an empty set is a no-op, so
+     every capability): clearing an empty set is a no-op, so
      the clear leaves the same (empty) set.  No clear at all when no
      capability is both permitted and inheritable: the capset just made took
      every such one out of the ambient set. */

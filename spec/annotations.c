@@ -135,6 +135,16 @@ ws_find_mount (struct ab_spec *s, ab_error_t *err)
 
 /* The workspace's keys make one setting, typed once (for the first of
    them); each error names its key. */
+int
+ab_ws_mode_of (const struct ab_kvlist *annotations)
+{
+  const char *mode = ab_kvlist_get (annotations, AB_ANNOT_WS_MODE);
+
+  if (mode == NULL || strcmp (mode, "bind") == 0)
+    return AB_WS_MODE_BIND;
+  return strcmp (mode, "overlay") == 0 ? AB_WS_MODE_OVERLAY : -1;
+}
+
 static int
 type_workspace (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
 {
@@ -149,7 +159,7 @@ type_workspace (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
   if (w->typed)
     return 0; /* the first of its keys reported its error, if any */
   w->typed = true;
-  if (mode == NULL || strcmp (mode, "bind") == 0)
+  if (ab_ws_mode_of (&s->annotations) == AB_WS_MODE_BIND)
     {
       /* Refused rather than ignored: the caller asked for something a
          bound workspace would silently not do. */
@@ -157,7 +167,7 @@ type_workspace (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
         return ws_err (err, given, "only with %s=overlay", AB_ANNOT_WS_MODE);
       return 0;
     }
-  if (strcmp (mode, "overlay") != 0)
+  if (ab_ws_mode_of (&s->annotations) < 0)
     return ws_err (err, AB_ANNOT_WS_MODE, "must be \"bind\" or \"overlay\", not \"%s\"", mode);
   w->mode = AB_WS_MODE_OVERLAY;
   if (dest && (!ab_path_is_clean_absolute (dest) || strcmp (dest, "/") == 0))

@@ -47,6 +47,10 @@ int ab_annotations_validate (const struct ab_spec *s, ab_error_t *err);
    with the rest: a malformed value, or an overlay without a bind mount at
    its destination, is its error). */
 void ab_workspace_free (struct ab_workspace *w);
+/* The workspace mode these annotations ask for (enum ab_ws_mode), -1 for
+   an unknown one: the grammar type_workspace applies, for a reader of a
+   created container's stored annotations (`state`). */
+int ab_ws_mode_of (const struct ab_kvlist *annotations);
 
 /* A duration: "30", "30s", "1500ms", "2m", "1h".  Milliseconds. */
 int ab_parse_duration_ms (const char *s, uint64_t *out);
