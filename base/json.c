@@ -763,27 +763,6 @@ ab_json_new_str (const char *str)
   return j;
 }
 
-struct ab_json *
-ab_json_new_int (int64_t v)
-{
-  struct ab_json *j = ab_json_new (AB_J_NUMBER);
-  j->u.num = xasprintf ("%lld", (long long) v);
-  return j;
-}
-
-struct ab_json *
-ab_json_peek (struct ab_json *obj, const char *key)
-{
-  size_t i;
-
-  if (obj == NULL || obj->type != AB_J_OBJECT)
-    return NULL;
-  for (i = 0; i < obj->u.obj.n; i++)
-    if (strcmp (obj->u.obj.m[i].key, key) == 0)
-      return obj->u.obj.m[i].val;
-  return NULL;
-}
-
 void
 ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val)
 {
@@ -803,9 +782,3 @@ ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val)
   obj->u.obj.n++;
 }
 
-void
-ab_json_append (struct ab_json *arr, struct ab_json *val)
-{
-  arr->u.arr.items = grow_for (arr->u.arr.items, arr->u.arr.n, sizeof *arr->u.arr.items);
-  arr->u.arr.items[arr->u.arr.n++] = val;
-}

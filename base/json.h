@@ -138,15 +138,10 @@ int ab_jget_strv (struct ab_jctx *c, struct ab_json *obj, const char *key, int r
    never consumed, appended to `out`, in document order. */
 void ab_json_collect_unused (struct ab_json *j, const char *prefix, struct ab_strv *out);
 
-/* Building and editing documents (for generated configs). */
+/* Building and editing documents. */
 struct ab_json *ab_json_new (enum ab_jtype t);
 struct ab_json *ab_json_new_str (const char *s);
-struct ab_json *ab_json_new_int (int64_t v);
 /* Set obj[key] = val (replacing and freeing an existing value); takes val. */
 void ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val);
-/* Append val to an array; takes val. */
-void ab_json_append (struct ab_json *arr, struct ab_json *val);
-/* obj[key] without marking it used, or NULL. */
-struct ab_json *ab_json_peek (struct ab_json *obj, const char *key);
 
 #endif

@@ -48,6 +48,9 @@ struct ab_kvlist
   size_t n;
 };
 const char *ab_kvlist_get (const struct ab_kvlist *l, const char *key);
+/* Set key to value: in place where the key is, else added at the end. */
+void ab_kvlist_set (struct ab_kvlist *l, const char *key, const char *value);
+void ab_kvlist_free (struct ab_kvlist *l);
 
 struct ab_idmap
 {
@@ -200,7 +203,8 @@ struct ab_mount
   bool tmpcopyup;
   char *data;                /* filesystem-specific options, comma-joined, or NULL */
   bool from_parent;          /* added by the runtime: the parent opens the source (not the child) */
-  bool source_nofollow;      /* the parent opens the source refusing every symlink on the path */
+  bool source_nofollow;      /* the parent opens the source refusing every symlink on the path
+                                (never parsed: the plan sets it, ab_plan_opts.nofollow_source) */
 };
 
 /* A bind mount (bind/rbind option or type "bind"), not a remount of one. */

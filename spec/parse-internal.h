@@ -72,7 +72,6 @@ int ab_parse_check_ifname (struct ab_jctx *c, const char *name);
    the path. */
 int ab_parse_string_map (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_kvlist *out,
                          int (*check_key) (struct ab_jctx *c, const char *key));
-void ab_kvlist_free (struct ab_kvlist *l);
 
 /* The `linux` object (parse-linux.c) and its `resources` (parse-resources.c). */
 int ab_parse_linux (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s);

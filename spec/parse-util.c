@@ -272,6 +272,22 @@ ab_kvlist_get (const struct ab_kvlist *l, const char *key)
   return NULL;
 }
 
+void
+ab_kvlist_set (struct ab_kvlist *l, const char *key, const char *value)
+{
+  for (size_t i = 0; i < l->n; i++)
+    if (strcmp (l->v[i].key, key) == 0)
+      {
+        free (l->v[i].value);
+        l->v[i].value = xstrdup (value);
+        return;
+      }
+  l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
+  l->v[l->n].key = xstrdup (key);
+  l->v[l->n].value = xstrdup (value);
+  l->n++;
+}
+
 int
 ab_parse_flag_names (struct ab_jctx *c, struct ab_json *o, const char *key, const char *what,
                      int64_t (*lookup) (const char *), uint64_t *bits)

@@ -273,6 +273,9 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
   st->mounts = xcalloc (s->n_mounts + 1, sizeof *st->mounts);
   if (s->n_mounts)
     memcpy (st->mounts, s->mounts, s->n_mounts * sizeof *st->mounts);
+  for (size_t i = 0; o->nofollow_source && i < s->n_mounts; i++)
+    if (st->mounts[i].bind && st->mounts[i].source && strcmp (st->mounts[i].source, o->nofollow_source) == 0)
+      st->mounts[i].source_nofollow = true;
   if (p->net.resolv_conf)
     plan_resolv_mount (st, p, &n);
   if (p->net.resolv_conf && p->process)

@@ -62,6 +62,7 @@ struct ab_plan_opts
   int rootless;                /* --rootless: -1 auto, 0, 1 */
   uint64_t timeout_ms;         /* --timeout, 0 = none */
   const struct ab_process_change *exec; /* exec's plan, NULL: create's */
+  const char *nofollow_source; /* binds of this source are opened refusing every symlink */
 };
 
 /* The container's network, as create makes it. */

@@ -2,8 +2,11 @@
  * root filesystem that is a read-only view of the host's /usr and /etc
  * (secrets masked), with a writable /workspace (a tmpfs, or a host
  * directory bound id-mapped so files land owned by the directory's owner)
- * and tmpfs /tmp and /root.  Built as config.json text and loaded through
- * the same parser and validator as any bundle. */
+ * and tmpfs /tmp and /root.  Built as typed options of the profile
+ * (spec/defaults.h: mounts, environment, limits, annotations), which the
+ * profile writes out once as config.json; that text is loaded through the
+ * same parser and validator as any bundle, and kept as the container's
+ * config.  No document is parsed and edited on the way. */
 #ifndef AB_RUNTIME_SANDBOX_H
 #define AB_RUNTIME_SANDBOX_H
 

@@ -55,7 +55,7 @@ at (struct ab_json *j, const char *path)
       if (br)
         *br = '\0';
       if (*p)
-        j = ab_json_peek (j, p);
+        j = ab_json_member (j, p);
       while (br && j)
         {
           size_t i = strtoul (br + 1, NULL, 10);
@@ -241,7 +241,7 @@ test_segv (void)
   ok (strstr (str_at (j, "result.structuredContent.error.message") ?: "", "SIGSEGV (core dumped)") != NULL,
       "SIGSEGV: the message says core dumped");
   {
-    struct ab_json *m = ab_json_peek (at (j, "result._meta"), "dev.agentbox/exitStatus");
+    struct ab_json *m = ab_json_member (at (j, "result._meta"), "dev.agentbox/exitStatus");
     ok (m && m->type == AB_J_NUMBER && strcmp (m->u.num, "139") == 0,
         "SIGSEGV: _meta dev.agentbox/exitStatus 139");
   }
