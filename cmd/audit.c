@@ -203,7 +203,10 @@ ab_cmd_audit (struct ab_global *g, int argc, char **argv)
     return rc < 0 ? AB_EXIT_OK : rc;
   if (o.rules)
     return list_rules (&o);
-  if (o.id)
+  if (o.id && g->root == NULL)
+    rc = ab_error_setc (&err, AB_EC_USAGE, 0,
+                        "audit %s: no state directory: XDG_RUNTIME_DIR is not set; give one with --root DIR", o.id);
+  else if (o.id)
     rc = ab_audit_container (g->root, o.id, &r, &err);
   else if (o.config)
     rc = load_config (o.config, &r, &err);

@@ -4,6 +4,7 @@
 #include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <spawn.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "runtime/ns.h"
+#include "runtime/plan/plan.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
 #include "base/util.h"
@@ -284,11 +286,100 @@ write_map (pid_t pid, const char *file, const struct ab_idmaps *m, ab_error_t *e
   return 0;
 }
 
+/* newuidmap PID C H S [C H S...] (or newgidmap), spawned with an empty
+   environment and its stderr in a pipe for the message.  The helper is
+   set-uid root and checks every range against /etc/subuid itself. */
+struct map_helper
+{
+  pid_t pid;
+  int err_fd;
+  const char *path;
+};
+
+static int
+map_helper_spawn (struct map_helper *mh, const char *path, pid_t pid, const struct ab_idmaps *m, ab_error_t *err)
+{
+  char *envp[] = { NULL };
+  _cleanup_strv_ struct ab_strv argv = { 0 };
+  posix_spawn_file_actions_t fa;
+  int p[2], r;
+
+  mh->path = path;
+  ab_strv_push (&argv, strrchr (path, '/') + 1);
+  ab_strv_push_owned (&argv, xasprintf ("%d", (int) pid));
+  for (size_t i = 0; i < m->n; i++)
+    {
+      ab_strv_push_owned (&argv, xasprintf ("%u", m->v[i].container_id));
+      ab_strv_push_owned (&argv, xasprintf ("%u", m->v[i].host_id));
+      ab_strv_push_owned (&argv, xasprintf ("%u", m->v[i].size));
+    }
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return ab_error_set (err, errno, "pipe for %s", path);
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2 (&fa, p[1], 1);
+  posix_spawn_file_actions_adddup2 (&fa, p[1], 2);
+  r = posix_spawn (&mh->pid, path, &fa, NULL, argv.v, envp);
+  posix_spawn_file_actions_destroy (&fa);
+  close (p[1]);
+  if (r != 0)
+    {
+      close (p[0]);
+      return ab_error_set (err, r, "run %s", path);
+    }
+  mh->err_fd = p[0];
+  return 0;
+}
+
+static int
+map_helper_wait (struct map_helper *mh, const char *field, ab_error_t *err)
+{
+  char out[512] = "";
+  ssize_t n = ab_read_all (mh->err_fd, out, sizeof out - 1);
+  int st = 0;
+
+  close (mh->err_fd);
+  while (waitpid (mh->pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED (st) && WEXITSTATUS (st) == 0)
+    return 0;
+  char how[64];
+
+  out[n > 0 ? n : 0] = '\0';
+  out[strcspn (out, "\n")] = '\0';
+  if (WIFEXITED (st))
+    snprintf (how, sizeof how, "exit status %d", WEXITSTATUS (st));
+  else
+    snprintf (how, sizeof how, "killed by SIG%s", sigabbrev_np (WTERMSIG (st)) ? sigabbrev_np (WTERMSIG (st)) : "?");
+  return ab_error_setc (err, AB_EC_SETUP, 0, "linux.%s: %s failed (%s): %s", field, mh->path, how,
+                        out[0] ? out : "no message");
+}
+
+static int
+write_idmaps_helper (pid_t pid, const struct ab_linux *l, const struct ab_plan_ids *ids, ab_error_t *err)
+{
+  struct map_helper u = { .pid = -1, .err_fd = -1 }, g = { .pid = -1, .err_fd = -1 };
+  int r = 0;
+
+  /* Both at once: each is a set-uid exec, the bulk of the cost. */
+  if (map_helper_spawn (&u, ids->newuidmap, pid, &l->uid_mappings, err) < 0)
+    return -1;
+  if (map_helper_spawn (&g, ids->newgidmap, pid, &l->gid_mappings, err) < 0)
+    r = -1;
+  if (map_helper_wait (&u, "uidMappings", err) < 0)
+    r = -1;
+  if (g.pid > 0 && map_helper_wait (&g, "gidMappings", r == 0 ? err : NULL) < 0)
+    r = -1;
+  return r;
+}
+
 int
-ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups, ab_error_t *err)
+ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, const struct ab_plan_ids *ids, ab_error_t *err)
 {
   ab_set_step ("idmaps");
-  if (deny_setgroups)
+  if (ids->how == AB_IDMAP_HELPER)
+    return write_idmaps_helper (pid, l, ids, err);
+  if (ids->how == AB_IDMAP_SINGLE)
     {
       char path[64];
       snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);

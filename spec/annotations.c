@@ -88,6 +88,19 @@ type_rootfs_idmap (struct ab_spec *s, const char *value, ab_error_t *err)
   return 0;
 }
 
+/* dev.agentbox.degraded: "accept" lets a run go on without the limits and
+   protections this host cannot give it (rootless without a delegated
+   cgroup), each listed in the record's `degraded`; "refuse" (the default)
+   fails the create, naming the first. */
+static int
+type_degraded (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  if (strcmp (value, "accept") != 0 && strcmp (value, "refuse") != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"accept\" or \"refuse\", not \"%s\"", value);
+  s->agentbox.accept_degraded = strcmp (value, "accept") == 0;
+  return 0;
+}
+
 /* ---- dev.agentbox.workspace.* ------------------------------------------ */
 
 void
@@ -217,6 +230,11 @@ static const struct
       "owned by host root works under the mapping with nothing chowned (the container's root then owns the "
       "image's files: keep root.readonly unless the image may be changed)" },
     type_rootfs_idmap },
+  { { AB_ANNOT_DEGRADED,
+      "\"accept\": run even where a limit of linux.resources cannot be enforced (rootless without a delegated "
+      "cgroup): each is listed in the record's `degraded` and by `audit`, and what can be is enforced instead "
+      "(rlimits, the timeout, killing through the PID namespace); \"refuse\" (default): fail naming the first" },
+    type_degraded },
   { { AB_ANNOT_WS_MODE,
       "\"bind\" (default) or \"overlay\": the workspace mount shows its host directory through an overlay; what "
       "the container changes is kept as a change set (`agentbox workspace diff|apply|discard ID`) and the "

@@ -14,6 +14,7 @@
 #define AB_ANNOT_PREFIX "dev.agentbox."
 #define AB_ANNOT_TIMEOUT "dev.agentbox.timeout"
 #define AB_ANNOT_ROOTFS_IDMAP "dev.agentbox.rootfs.idmap"
+#define AB_ANNOT_DEGRADED "dev.agentbox.degraded"
 #define AB_ANNOT_WS_MODE "dev.agentbox.workspace.mode"
 #define AB_ANNOT_WS_DESTINATION "dev.agentbox.workspace.destination"
 #define AB_ANNOT_WS_SIZE "dev.agentbox.workspace.size"

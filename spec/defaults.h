@@ -31,11 +31,18 @@ struct ab_default_mount
   uint32_t owner_uid, owner_gid;
 };
 
+/* The profile's limits: 1 GiB of memory (no swap), 512 tasks. */
+#define AB_DEFAULT_MEMORY (1ull << 30)
+#define AB_DEFAULT_PIDS 512
+
 struct ab_default_opts
 {
   bool rootless;
   uid_t uid; /* for rootless: the host user that owns the container */
   gid_t gid;
+  /* rootless: the maps to write (uid and gid to container 0, then any
+     subordinate ranges); NULL: uid and gid alone */
+  const struct ab_idmaps *uid_map, *gid_map;
   const char *const *args; /* NULL-terminated; NULL: ["sh"] */
   bool idmap_rootfs;       /* the dev.agentbox.rootfs.idmap annotation */
   /* What a caller that makes a whole container from the profile (the

@@ -544,6 +544,7 @@ struct ab_agentbox
   bool timeout_set;               /* dev.agentbox.timeout */
   uint64_t timeout_ms;
   bool rootfs_idmap;              /* dev.agentbox.rootfs.idmap is "true" */
+  bool accept_degraded;           /* dev.agentbox.degraded is "accept" */
   struct ab_net_policy net;       /* dev.agentbox.net.allow (net.present: given) */
   struct ab_egress_policy egress; /* allow-domains, deny-domains, pins as given (no baseline) */
   bool egress_typed;              /* one of those keys was there (they are typed together) */

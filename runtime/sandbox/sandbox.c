@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include "runtime/cache.h"
+#include "runtime/plan/host-ids.h"
+#include "spec/annotations.h"
 #include "runtime/exe.h"
 #include "base/log.h"
 #include "runtime/sandbox/sandbox.h"
@@ -259,6 +261,33 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
 /* The config of the sandbox, as options of the profile: the program, the
    host view, /root, /run, /workspace, the init, the masked secrets, the
    limits and the annotations.  `mounts` has room for every mount. */
+/* Rootless: the caller's own ids at container 0, and its subordinate
+   ranges after them where newuidmap and newgidmap can write them
+   (runtime/plan/host-ids.h); the profile's limits as rootful, accepted
+   degraded unless the caller asked for limits (--memory, --pids): the
+   record's `degraded` then says which of them this host cannot enforce. */
+static void
+sandbox_rootless (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_idmaps maps[2],
+                  struct ab_kvlist *annotations)
+{
+  struct ab_host_ids h;
+  bool full;
+
+  ab_host_ids_read (&h);
+  d->rootless = ab_host_rootless (&h, o->rootless);
+  if (d->rootless)
+    {
+      ab_host_rootless_maps (&h, &maps[0], &maps[1], &full);
+      d->uid_map = &maps[0];
+      d->gid_map = &maps[1];
+      if (o->memory == 0 && o->pids == 0)
+        ab_kvlist_set (annotations, AB_ANNOT_DEGRADED, "accept");
+      d->memory = o->memory ? o->memory : AB_DEFAULT_MEMORY;
+      d->pids = o->pids ? o->pids : AB_DEFAULT_PIDS;
+    }
+  ab_host_ids_free (&h);
+}
+
 static int
 sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_default_mount *mounts,
               char **real, ab_error_t *err)
@@ -273,9 +302,8 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   size_t n = 0;
   struct stat st;
 
-  d->rootless = geteuid () != 0;
-  d->uid = getuid ();
-  d->gid = getgid ();
+  d->uid = geteuid ();
+  d->gid = getegid ();
   if (!o->init && o->argc == 0)
     return ab_error_setc (err, AB_EC_USAGE, 0, "no program to run (give it after `--`)");
   for (size_t i = 0; i < AB_ARRAY_SIZE (host_view); i++)
@@ -302,8 +330,11 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   d->env = &o->env;
   d->masked = etc_masked;
   d->n_masked = AB_ARRAY_SIZE (etc_masked);
-  d->memory = o->memory;
-  d->pids = o->pids;
+  if (!d->rootless)
+    {
+      d->memory = o->memory;
+      d->pids = o->pids;
+    }
   return 0;
 }
 
@@ -318,6 +349,7 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   struct ab_default_mount mounts[AB_ARRAY_SIZE (host_view) + 4];
   struct ab_default_opts d = { 0 };
   struct ab_kvlist annotations = { 0 };
+  struct ab_idmaps maps[2] = { { 0 } };
   struct ab_bundle_guard guard;
   size_t len;
   int r;
@@ -331,8 +363,15 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
       return -1;
     close (rfd);
   }
-  if (sandbox_opts (o, &d, mounts, &real, err) < 0)
-    return -1;
+  sandbox_rootless (o, &d, maps, &annotations);
+  r = sandbox_opts (o, &d, mounts, &real, err);
+  if (r < 0)
+    {
+      free (maps[0].v);
+      free (maps[1].v);
+      ab_kvlist_free (&annotations);
+      return -1;
+    }
   d.root_path = skeleton;
   if (o->init)
     d.args = init_args;
@@ -346,6 +385,8 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   d.annotations = &annotations;
   config = ab_spec_default_json (&d, &len);
   ab_kvlist_free (&annotations);
+  free (maps[0].v);
+  free (maps[1].v);
   guard = ab_bundle_guard (o->root);
   r = ab_bundle_from_bytes (o->root, &guard, config, len, out, err);
   if (r == 0 && real)

@@ -1,0 +1,91 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "base/owner.h"
+#include "base/util.h"
+
+/* One directory above the checked path: root's or uid's, and if others may
+   write it, sticky.  A group-writable directory whose group is root's
+   (gid 0) is root's alone as well. */
+static int
+ancestor_check (const char *dir, const struct stat *st, uid_t uid, const char *what, const char *path,
+                ab_error_t *err)
+{
+  bool others_write = (st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0);
+
+  if (st->st_uid != 0 && st->st_uid != uid)
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "%s `%s`: `%s` above it belongs to uid %u, who could replace it; use a directory "
+                          "whose every parent is root's or yours (uid %u)",
+                          what, path, dir, (unsigned) st->st_uid, (unsigned) uid);
+  if (others_write && !(st->st_mode & S_ISVTX))
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "%s `%s`: `%s` above it is writable by other users (mode %04o, not sticky), who "
+                          "could replace it; use a directory only you can change",
+                          what, path, dir, (unsigned) (st->st_mode & 07777));
+  return 0;
+}
+
+int
+ab_path_owner_check (const char *path, uid_t uid, const char *what, ab_error_t *err)
+{
+  _cleanup_free_ char *copy = xstrdup (path), *real = NULL, *leaf = realpath (path, NULL);
+  struct stat st;
+  char *slash;
+
+  /* From the deepest part that exists: what does not exist yet is made by
+     us, inside it. */
+  while ((real = realpath (copy, NULL)) == NULL)
+    {
+      if (errno != ENOENT)
+        return ab_error_setc (err, AB_EC_USAGE, errno, "%s `%s`: resolve `%s`", what, path, copy);
+      slash = strrchr (copy, '/');
+      if (slash == NULL || slash == copy)
+        {
+          real = xstrdup ("/");
+          break;
+        }
+      *slash = '\0';
+    }
+  /* Every directory up to /, but the path itself (the caller checks it
+     with ab_dir_private_check). */
+  for (;;)
+    {
+      if (lstat (real, &st) < 0)
+        return ab_error_setc (err, AB_EC_USAGE, errno, "%s `%s`: stat `%s`", what, path, real);
+      if ((leaf == NULL || strcmp (real, leaf) != 0) && ancestor_check (real, &st, uid, what, path, err) < 0)
+        return -1;
+      if (strcmp (real, "/") == 0)
+        return 0;
+      slash = strrchr (real, '/');
+      if (slash == real)
+        slash[1] = '\0';
+      else
+        *slash = '\0';
+    }
+}
+
+int
+ab_dir_private_check (int fd, const char *path, uid_t uid, const char *what, ab_error_t *err)
+{
+  struct stat st;
+
+  if (fstat (fd, &st) < 0)
+    return ab_error_set (err, errno, "%s `%s`: stat", what, path);
+  if (!S_ISDIR (st.st_mode))
+    return ab_error_setc (err, AB_EC_USAGE, 0, "%s `%s` is not a directory", what, path);
+  if (st.st_uid != uid)
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "%s `%s` belongs to uid %u, not to uid %u that runs agentbox: another user made it "
+                          "(remove it, or use another --root)",
+                          what, path, (unsigned) st.st_uid, (unsigned) uid);
+  if (st.st_mode & 066)
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "%s `%s` has mode %04o: other users may read or write it; make it 0700 or 0711 "
+                          "(chmod go-rw)",
+                          what, path, (unsigned) (st.st_mode & 07777));
+  return 0;
+}
