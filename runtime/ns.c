@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
@@ -388,6 +389,86 @@ ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, const struct ab_plan_id
     }
   if (write_map (pid, "uid_map", &l->uid_mappings, err) < 0 || write_map (pid, "gid_map", &l->gid_mappings, err) < 0)
     return -1;
+  return 0;
+}
+
+/* Whether the pid namespace behind fd is `want` or below it (NS_GET_PARENT
+   up to the top we can see). */
+static bool
+pidns_within (int fd, const struct stat *want)
+{
+  int cur = fd;
+
+  for (int depth = 0; depth < 33; depth++)
+    {
+      struct stat st;
+      int parent;
+      if (fstat (cur, &st) < 0)
+        break;
+      if (st.st_dev == want->st_dev && st.st_ino == want->st_ino)
+        {
+          if (cur != fd)
+            close (cur);
+          return true;
+        }
+      parent = ioctl (cur, NS_GET_PARENT);
+      if (cur != fd)
+        close (cur);
+      if (parent < 0)
+        return false;
+      cur = parent;
+    }
+  if (cur != fd)
+    close (cur);
+  return false;
+}
+
+int
+ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err)
+{
+  char path[64];
+  struct stat want;
+  DIR *d;
+  struct dirent *e;
+  size_t cap = 0;
+
+  *out = NULL;
+  *n = 0;
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) init);
+  if (stat (path, &want) < 0)
+    return ab_error_set (err, errno, "stat %s", path);
+  {
+    /* No pid namespace of its own: the init alone, never the host's list. */
+    struct stat self;
+    if (stat ("/proc/self/ns/pid", &self) == 0 && self.st_ino == want.st_ino && self.st_dev == want.st_dev)
+      {
+        *out = xmalloc (sizeof **out);
+        (*out)[0] = init;
+        *n = 1;
+        return 0;
+      }
+  }
+  d = opendir ("/proc");
+  if (d == NULL)
+    return ab_error_set (err, errno, "open /proc");
+  while ((e = readdir (d)) != NULL)
+    {
+      int pid, fd;
+      if (ab_parse_int (e->d_name, &pid) < 0 || pid <= 0)
+        continue;
+      snprintf (path, sizeof path, "/proc/%d/ns/pid", pid);
+      fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        continue; /* gone, or not ours to look at */
+      if (pidns_within (fd, &want))
+        {
+          if (*n == cap)
+            *out = xreallocarray (*out, cap = cap ? cap * 2 : 16, sizeof **out);
+          (*out)[(*n)++] = pid;
+        }
+      close (fd);
+    }
+  closedir (d);
   return 0;
 }
 

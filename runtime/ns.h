@@ -46,6 +46,11 @@ pid_t ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync
 struct ab_plan_ids;
 int ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, const struct ab_plan_ids *ids, ab_error_t *err);
 
+/* The processes of the pid namespace of host process `init` and of the
+   namespaces below it (host pids, unsorted; free *out): what a container
+   without a cgroup (rootless, none delegated) has. */
+int ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err);
+
 /* Child: unshare(CLONE_NEWTIME), write the offsets, enter it (setns on
    /proc/self/ns/time_for_children, allowed for a single-threaded process). */
 int ab_ns_enter_new_time (const struct ab_linux *l, ab_error_t *err);

@@ -642,6 +642,7 @@ realize_state (struct create_tx *tx, ab_error_t *err)
   c->state->created_ns = ab_now_realtime_ns ();
   c->state->status = AB_STATUS_CREATING;
   c->state->rootless = c->plan->rootless;
+  c->state->own_netns = c->plan->net.own_ns;
   if (c->plan->ids.how != AB_IDMAP_NONE)
     c->state->id_mapping = xstrdup (ab_idmap_how_name (c->plan->ids.how));
   for (size_t i = 0; i < c->degraded.n; i++)

@@ -68,10 +68,8 @@ ab_subid_parse (const char *text, const char *name, uid_t uid, struct ab_idmaps 
     }
 }
 
-/* The user's name in /etc/passwd (files only: no NSS module runs in the
-   runtime), or NULL. */
-static char *
-passwd_name (uid_t uid)
+char *
+ab_user_name (uid_t uid)
 {
   _cleanup_free_ char *buf = NULL, *copy = NULL;
   char *save = NULL, *line;
@@ -122,7 +120,7 @@ ab_host_ids_subids (struct ab_host_ids *h)
   if (h->subids_read)
     return;
   h->subids_read = true;
-  name = passwd_name (h->uid);
+  name = ab_user_name (h->uid);
   if (ab_read_file_at (AT_FDCWD, "/etc/subuid", ID_FILE_MAX, &subuid, NULL, NULL) == 0)
     ab_subid_parse (subuid, name, h->uid, &h->subuid);
   if (ab_read_file_at (AT_FDCWD, "/etc/subgid", ID_FILE_MAX, &subgid, NULL, NULL) == 0)

@@ -44,6 +44,10 @@ void ab_host_ids_read (struct ab_host_ids *h);
 void ab_host_ids_subids (struct ab_host_ids *h);
 void ab_host_ids_free (struct ab_host_ids *h);
 
+/* The name of uid in /etc/passwd (files only: no NSS module runs in the
+   runtime), or NULL.  Malloc'ed. */
+char *ab_user_name (uid_t uid);
+
 /* --rootless (-1 auto, 0, 1) against the host: auto is rootless unless
    agentbox is root of the initial user namespace with CAP_SYS_ADMIN. */
 bool ab_host_rootless (const struct ab_host_ids *h, int opt);

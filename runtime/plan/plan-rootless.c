@@ -135,6 +135,33 @@ no_idmapped_mounts (const struct ab_spec *s, const struct ab_host_ids *h, ab_err
   return 0;
 }
 
+/* proc, sysfs and mqueue filesystems are mounted for the pid, network and
+   IPC namespaces the mounter is in, and the kernel wants CAP_SYS_ADMIN
+   over their owner: the container's own namespaces, made in its user
+   namespace, or the host's, which are root's. */
+static int
+own_ns_mounts (const struct ab_spec *s, const struct ab_host_ids *h, ab_error_t *err)
+{
+  static const struct
+  {
+    const char *type;
+    int ns;
+  } fs[] = { { "proc", AB_NS_PID }, { "sysfs", AB_NS_NET }, { "mqueue", AB_NS_IPC } };
+  const struct ab_linux *l = s->linux_;
+
+  for (size_t i = 0; i < s->n_mounts; i++)
+    for (size_t k = 0; k < AB_ARRAY_SIZE (fs); k++)
+      if (s->mounts[i].type && strcmp (s->mounts[i].type, fs[k].type) == 0
+          && !(l && l->ns[fs[k].ns].present && l->ns[fs[k].ns].path == NULL))
+        return ab_error_setc (err, AB_EC_CONFIG, 0,
+                              "config.json: mounts[%zu] (%s): rootless agentbox (uid %u) cannot mount %s for "
+                              "the host's %s namespace (that needs CAP_SYS_ADMIN over it, root's); give the "
+                              "container a %s namespace of its own, or bind the host's %s instead",
+                              i, s->mounts[i].destination, (unsigned) h->uid, fs[k].type, ab_ns_name (fs[k].ns),
+                              ab_ns_name (fs[k].ns), s->mounts[i].destination);
+  return 0;
+}
+
 int
 ab_plan_ids (struct ab_plan *p, const struct ab_spec *s, struct ab_host_ids *h, ab_error_t *err)
 {
@@ -147,7 +174,7 @@ ab_plan_ids (struct ab_plan *p, const struct ab_spec *s, struct ab_host_ids *h, 
       return p->rootless && (l == NULL || !l->ns[AB_NS_USER].present) ? need_userns (s, h, err) : 0;
     }
   p->ids.setgroups = true;
-  if (p->rootless && no_idmapped_mounts (s, h, err) < 0)
+  if (p->rootless && (no_idmapped_mounts (s, h, err) < 0 || own_ns_mounts (s, h, err) < 0))
     return -1;
   /* Root of its own user namespace (root on the host, or inside an outer
      container with CAP_SETUID and CAP_SETGID): any map of ids it has. */
