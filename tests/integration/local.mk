@@ -40,7 +40,13 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-shortcuts.sh \
 	tests/integration/t-home.sh \
 	tests/integration/t-audit-live.sh \
-	tests/integration/t-validate-create.sh
+	tests/integration/t-validate-create.sh \
+	tests/integration/t-rootless.sh \
+	tests/integration/t-lifecycle-rootless.sh \
+	tests/integration/t-exec-rootless.sh \
+	tests/integration/t-run-rootless.sh \
+	tests/integration/t-kill-rootless.sh \
+	tests/integration/t-sandbox-rootless.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
