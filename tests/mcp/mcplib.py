@@ -43,6 +43,15 @@ class Tap:
         sys.stdout.flush()
         return cond
 
+    def todo(self, cond, name, reason):
+        """A check of work not done yet: TAP TODO.  automake counts a
+        failing one as XFAIL and a passing one as XPASS, which fails the
+        suite, so whoever makes it pass must turn it into a plain check."""
+        self.n += 1
+        print("%sok %d - %s # TODO %s" % ("" if cond else "not ", self.n, name, reason))
+        sys.stdout.flush()
+        return cond
+
     def skip(self, name, reason):
         self.n += 1
         print("ok %d - %s # SKIP %s" % (self.n, name, reason))
