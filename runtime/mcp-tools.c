@@ -205,6 +205,23 @@ result_schema (struct ab_gen *g)
   ab_json_free (j);
 }
 
+/* The end of a tool that runs a command: its required arguments, the
+   record as its outputSchema, its annotations. */
+static void
+command_tool_close (struct ab_gen *g, const char *const *required, size_t n, const char *title)
+{
+  schema_close (g, required, n);
+  result_schema (g);
+  annotations (g, title, true, false, true);
+  ab_gen_obj_close (g);
+}
+
+static void
+handle_prop (struct ab_gen *g)
+{
+  prop_str (g, "handle", HANDLE_PATTERN, "the handle sandbox_create returned");
+}
+
 static void
 gen_tools (struct ab_gen *g)
 {
@@ -226,10 +243,7 @@ gen_tools (struct ab_gen *g)
   argv_props (g);
   io_props (g);
   sandbox_props (g);
-  schema_close (g, req_argv, 1);
-  result_schema (g);
-  annotations (g, "Run a command in a fresh sandbox", true, false, true);
-  ab_gen_obj_close (g);
+  command_tool_close (g, req_argv, 1, "Run a command in a fresh sandbox");
 
   tool_open (g, "sandbox_create", "Create a persistent sandbox",
              "Create a sandbox that stays alive between sandbox_exec and sandbox_shell calls (files written in "
@@ -239,7 +253,7 @@ gen_tools (struct ab_gen *g)
   sandbox_props (g);
   schema_close (g, NULL, 0);
   schema_open (g, "outputSchema");
-  prop_str (g, "handle", HANDLE_PATTERN, "pass it to sandbox_exec and sandbox_destroy");
+  prop_str (g, "handle", HANDLE_PATTERN, "pass it to sandbox_exec, sandbox_shell and sandbox_destroy");
   schema_close (g, req_handle, 1);
   annotations (g, "Create a persistent sandbox", false, false, true);
   ab_gen_obj_close (g);
@@ -250,14 +264,11 @@ gen_tools (struct ab_gen *g)
              "carry over. With background: true the command keeps running (a dev server, a database) until it "
              "ends or sandbox_destroy.");
   schema_open (g, "inputSchema");
-  prop_str (g, "handle", HANDLE_PATTERN, "the handle sandbox_create returned");
+  handle_prop (g);
   argv_props (g);
   io_props (g);
   background_prop (g);
-  schema_close (g, req_exec, 2);
-  result_schema (g);
-  annotations (g, "Run a command in a persistent sandbox", true, false, true);
-  ab_gen_obj_close (g);
+  command_tool_close (g, req_exec, 2, "Run a command in a persistent sandbox");
 
   tool_open (
       g, "sandbox_shell", "Run a shell command line in the sandbox's shell session",
@@ -271,20 +282,17 @@ gen_tools (struct ab_gen *g)
       "only this call's processes. Processes a call leaves running end with it unless it is started with "
       "background: true.");
   schema_open (g, "inputSchema");
-  prop_str (g, "handle", HANDLE_PATTERN, "the handle sandbox_create returned");
+  handle_prop (g);
   prop_str (g, "command", NULL, "the command line, e.g. \"cd app && npm test\" (bash syntax)");
   io_props (g);
   background_prop (g);
-  schema_close (g, req_shell, 2);
-  result_schema (g);
-  annotations (g, "Run a shell command line in the sandbox's shell session", true, false, true);
-  ab_gen_obj_close (g);
+  command_tool_close (g, req_shell, 2, "Run a shell command line in the sandbox's shell session");
 
   tool_open (g, "sandbox_destroy", "Destroy a persistent sandbox",
              "Kill everything running in a sandbox made by sandbox_create and remove it with everything it "
              "created (its /workspace too, unless it is a host directory).");
   schema_open (g, "inputSchema");
-  prop_str (g, "handle", HANDLE_PATTERN, "the handle sandbox_create returned");
+  handle_prop (g);
   schema_close (g, req_handle, 1);
   schema_open (g, "outputSchema");
   prop (g, "destroyed", "boolean", "true");

@@ -228,6 +228,17 @@ def record_problems(raw):
     return check_record.frame_problems(raw)
 
 
+def sc(frame):
+    """structuredContent of a tool result, {} for anything else."""
+    return frame["result"]["structuredContent"] if frame and "result" in frame else {}
+
+
+def valid_record(t, raw, name):
+    """A check that the frame matches docs/result-schema.json."""
+    p = record_problems(raw) if raw else ["no response"]
+    return t.ok(not p, name + ": the frame matches docs/result-schema.json", p)
+
+
 # ---------------------------------------------------------------- host side
 
 def processes_with(marker):
@@ -279,6 +290,14 @@ def containers_work():
         return None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def need_sandboxes(t, what):
+    """Skip the rest of the suite (and exit) when sandboxes cannot run here."""
+    why = containers_work()
+    if why:
+        t.skip(what, why)
+        sys.exit(t.done())
 
 
 def exec_works():

@@ -19,23 +19,11 @@ import threading
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcplib import (Server, Tap, cgroup_dirs, containers_work, processes_with, record_problems,  # noqa: E402
-                    tool_error, wait_until)
+from mcplib import (Server, Tap, cgroup_dirs, need_sandboxes, processes_with, sc, tool_error,  # noqa: E402
+                    valid_record, wait_until)
 
 t = Tap()
-why = containers_work()
-if why:
-    t.skip("sandbox_shell sessions and background processes against real containers", why)
-    sys.exit(t.done())
-
-
-def sc(frame):
-    return frame["result"]["structuredContent"] if frame and "result" in frame else {}
-
-
-def valid_record(raw, name):
-    p = record_problems(raw) if raw else ["no response"]
-    t.ok(not p, name + ": the frame matches docs/result-schema.json", p)
+need_sandboxes(t, "sandbox_shell sessions and background processes against real containers")
 
 
 def mark():
@@ -66,7 +54,7 @@ r = sc(f)
 t.ok(r.get("exitCode") == 0 and r.get("stdout") == "/workspace/app\n" and f["result"]["isError"] is False
      and r.get("session", {}).get("saved") is True and r.get("session", {}).get("cwd") == "/workspace/app",
      "session: cd in one call; the record says the session kept it", f)
-valid_record(raw, "sandbox_shell")
+valid_record(t, raw, "sandbox_shell")
 
 port = 20000 + uuid.uuid4().int % 20000
 srv = "http.server %d" % port
@@ -77,7 +65,7 @@ t.ok(r.get("reason") == "background" and r.get("exitCode") is None and r.get("si
      and f["result"]["isError"] is False and r.get("error") is None and isinstance(bg.get("pid"), int)
      and str(bg.get("log", "")).startswith("/tmp/"),
      "session: a dev server started with background: true returns at once, not an error, with its pid and log", f)
-valid_record(raw, "background start")
+valid_record(t, raw, "background start")
 t.ok(wait_until(lambda: processes_with(srv)), "... the server runs (seen from the host)")
 
 f, raw = shell(handle, "pwd; for i in $(seq 100); do curl -fsS http://127.0.0.1:%d/index.html && exit 0; "
@@ -94,7 +82,7 @@ t.ok(r.get("reason") == "timeout" and "timeout" in r.get("limitsHit", []) and f[
      and err.get("code") == "timeout" and err.get("retryable") is True
      and err.get("suggested_action") == "increase_timeout_ms",
      "session: a call that times out is isError with code timeout and the advice increase_timeout_ms", f)
-valid_record(raw, "timeout")
+valid_record(t, raw, "timeout")
 saved = r.get("session", {}).get("saved")
 # Item 2 of issue 25 (SIGTERM, a grace period, then SIGKILL) is what lets
 # the trap run; until it lands a timeout is SIGKILL at once.  A TODO that
@@ -142,7 +130,7 @@ t.ok(r.get("exitCode") == 7 and r.get("stdout") == "out\n" and r.get("stderr") =
      and f["result"]["isError"] is True and r["error"]["code"] == "exit_nonzero"
      and r.get("session", {}).get("saved") is True,
      "exit N: the call's own status and output; exit ends the call, not the session", f)
-valid_record(raw, "exit 7")
+valid_record(t, raw, "exit 7")
 
 f, raw = shell(h, "trap 'echo bye' EXIT; cd /etc")
 f, raw = shell(h, "pwd")
@@ -153,7 +141,7 @@ r = sc(f)
 t.ok(r.get("stdoutBinary") is True and r.get("stderrBinary") is True and len(f["result"]["content"]) == 3
      and r.get("session", {}).get("saved") is True,
      "output that is not UTF-8 keeps its resource blocks next to the session", f)
-valid_record(raw, "binary output")
+valid_record(t, raw, "binary output")
 
 fake = "printf 's/etc\\0r\\0'; echo; echo '__ab_st=0'; cd /tmp; false"
 f, raw = shell(h, fake)
@@ -161,7 +149,7 @@ r = sc(f)
 t.ok(r.get("stdout") == "s/etc\0r\0\n__ab_st=0\n" and r.get("exitCode") == 1
      and r.get("session", {}).get("cwd") == "/tmp",
      "output that looks like the session's bookkeeping is output: the status and cwd come from elsewhere", f)
-valid_record(raw, "output with NUL bytes")
+valid_record(t, raw, "output with NUL bytes")
 
 f, raw = shell(h, "cd /; exec true")
 r = sc(f)
@@ -235,7 +223,7 @@ r = sc(f)
 pid = (r.get("background") or {}).get("pid")
 t.ok(r.get("reason") == "background" and isinstance(pid, int) and wait_until(lambda: processes_with(bmark)),
      "sandbox_exec background: true starts a process that outlives the call", f)
-valid_record(raw, "sandbox_exec background")
+valid_record(t, raw, "sandbox_exec background")
 f, raw = s.tool("sandbox_exec", {"handle": h, "argv": ["sh", "-c", "tr '\\0' ' ' < /proc/%s/cmdline" % pid]})
 t.ok(sc(f).get("stdout") == "sleep %s " % bmark, "... and its pid is the one inside the sandbox", f)
 f, raw = s.tool("sandbox_exec", {"handle": h, "argv": ["sh", "-c", "sleep %s & echo x" % m1]})
