@@ -215,6 +215,23 @@ b.join()
 f, raw = shell(h, "echo ${A-}${B-}")
 t.ok(sc(f).get("stdout") == "12\n", "concurrent calls on one session run one after the other", [res, f])
 
+# Cancelling: a call that waits for its turn never runs, a running one is
+# killed; neither is answered, and the session goes on from before them.
+ma = mark()
+a_id = s.request("tools/call", {"name": "sandbox_shell", "arguments": {"handle": h, "command": "cd /; sleep " + ma}})
+t.ok(wait_until(lambda: processes_with(ma)), "a long sandbox_shell call runs")
+b_id = s.request("tools/call", {"name": "sandbox_shell",
+                                "arguments": {"handle": h, "command": "touch /tmp/b-ran; cd /"}})
+s.notify("notifications/cancelled", {"requestId": b_id})
+s.notify("notifications/cancelled", {"requestId": a_id})
+t.ok(wait_until(lambda: not processes_with(ma)), "cancelling a running sandbox_shell call kills its processes")
+seen = []
+f, raw = s.tool("sandbox_shell", {"handle": h, "command": "pwd; ls /tmp/b-ran"})
+s.pending, seen = [], s.pending
+t.ok(sc(f).get("stdout") == "/tmp\n" and sc(f).get("exitCode") == 2
+     and not any(x[0].get("id") in (a_id, b_id) for x in seen),
+     "a cancelled call that waited for its turn never ran; neither is answered; the session goes on", [f, seen])
+
 # ------------------------------------------------------------------ sandbox_exec background
 
 bmark = mark()
