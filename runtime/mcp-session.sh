@@ -87,7 +87,14 @@ if [[ -n $__ab_state ]]; then
 fi
 builtin set --
 if [[ $__ab_mode == background ]]; then
-  builtin eval "$__ab_opts"$'\n'"$__ab_cmd"
+  # The pid the record gives is this shell's: `kill PID` must stop the job,
+  # not leave what it started running.  The job runs in a subshell (traps
+  # reset: TERM kills it) and this shell, waiting in `wait`, passes a
+  # TERM, INT or HUP on as TERM to its process group -- the one agentbox
+  # exec's worker made for this background command alone -- and dies of it.
+  builtin trap 'builtin trap - TERM INT HUP; builtin kill -TERM 0' TERM INT HUP
+  builtin eval "$__ab_opts"$'\n'"$__ab_cmd" &
+  builtin wait "$!"
   builtin exit
 fi
 # One group, parsed whole before the command line runs: none of it is read

@@ -185,6 +185,14 @@ t.ok(sc(f).get("reason") == "timeout" and wait_until(lambda: not processes_with(
      and processes_with(keep),
      "a timeout kills the call's processes, a setsid'd grandchild too, and no background process", f)
 
+stop = mark()
+f, raw = shell(h, "sleep %s; echo not-reached" % stop, background=True)
+pid = (sc(f).get("background") or {}).get("pid")
+t.ok(isinstance(pid, int) and wait_until(lambda: processes_with(stop)), "a background command line runs", f)
+f, raw = shell(h, "kill %s && echo sent" % pid)
+t.ok(sc(f).get("stdout") == "sent\n" and wait_until(lambda: not processes_with(stop)),
+     "kill of the pid its record gave stops the whole command line, not just its shell", f)
+
 f, raw = shell(h, "echo to-the-log; echo also-stderr >&2; pwd", background=True)
 log = (sc(f).get("background") or {}).get("log", "")
 f, raw = shell(h, "for i in $(seq 100); do [ -s %s ] && grep -q /tmp %s && break; sleep 0.1; done; cat %s"
