@@ -167,6 +167,12 @@ t.ok(r.get("signal") == "SIGKILL" and r.get("reason") == "signaled" and f["resul
 f, raw = shell(h, "pwd")
 t.ok(sc(f).get("stdout") == "/tmp\n", "... and the session goes on", f)
 
+f, raw = shell(h, "rm -f /run/.agentbox-shell.*; kill -9 $$")
+f, raw = shell(h, "pwd; echo \"[${X-gone}]\"")
+t.ok(sc(f).get("stdout") == "/workspace\n[gone]\n" and sc(f).get("session", {}).get("restored") is False,
+     "a session whose state is gone starts afresh, and its record says so (restored: false)", f)
+f, raw = shell(h, "cd /tmp; X='two words'")
+
 f, raw = shell(h, "read a; read b; echo \"$b $a\"", stdin="first\nsecond\n")
 t.ok(sc(f).get("stdout") == "second first\n", "stdin: the call's own input", f)
 f, raw = shell(h, "cat; echo eof")
