@@ -19,10 +19,9 @@
  * The script is runtime/mcp-session.sh.  The state lives in the sandbox
  * (/run/.agentbox-shell.0 and .1: written in turn, so that a call killed
  * while writing leaves the other intact); the server keeps which of the
- * two is current.  It learns what happened
- * on fd 3 of the call's bash, a pipe of its own that the command line does
- * not get: "r" NUL when the state was loaded, "s" CWD NUL when it was
- * saved.  The call's exit status, output and limits come from the worker's
+ * two is current.  It learns what happened on fd 3 of the call's bash, a
+ * pipe of its own that the command line does not get: "r" NUL when the
+ * state was loaded, "s" CWD NUL when it was saved.  The call's exit status, output and limits come from the worker's
  * record as for sandbox_exec; nothing is read out of the output stream, so
  * no output can be taken for the session's bookkeeping.  The sandbox's
  * code can write to that pipe through /proc like to any pipe of its own
@@ -91,8 +90,12 @@ ab_mcp_background_program (struct ab_strv *v, const char *log, char *const *argv
 
   ab_strv_push (v, "sh");
   ab_strv_push (v, "-c");
-  /* exec: the pid agentbox reports is the program's */
-  ab_strv_push (v, "exec </dev/null >>\"$0\" 2>&1 && exec \"$@\"");
+  /* exec: the pid agentbox reports is the program's.  A program named -x
+     would be an option of bash's exec (sh may be bash): not found, as
+     execve would say in the foreground. */
+  ab_strv_push (v, "exec </dev/null >>\"$0\" 2>&1 || exit 126\n"
+                   "case $1 in -*) echo \"$1: not found\" >&2; exit 127 ;; esac\n"
+                   "exec \"$@\"");
   ab_strv_push (v, log);
   for (i = 0; i < argc; i++)
     ab_strv_push (v, argv[i]);

@@ -261,6 +261,13 @@ f, raw = s.tool("sandbox_exec", {"handle": h, "argv": ["sh", "-c", "sleep %s & e
 t.ok(sc(f).get("stdout") == "x\n" and wait_until(lambda: not processes_with(m1)),
      "sandbox_exec without background: what it leaves running still ends with the call", f)
 
+f, raw = s.tool("sandbox_exec", {"handle": h, "argv": ["-c", "touch /tmp/dash-c-ran"], "background": True})
+log = (sc(f).get("background") or {}).get("log", "")
+f, raw = s.tool("sandbox_exec", {"handle": h, "argv": ["sh", "-c", "for i in $(seq 100); do [ -s %s ] && break; "
+                                                             "sleep 0.1; done; cat %s; ls /tmp/dash-c-ran" % (log, log)]})
+t.ok(sc(f).get("stdout") == "-c: not found\n" and sc(f).get("exitCode") != 0,
+     "a background program named like an option is not found, never run as an option of the shell's exec", f)
+
 # ------------------------------------------------------------------ refused arguments
 
 
