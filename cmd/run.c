@@ -2,7 +2,7 @@
  *
  * create + start; in the foreground, wait and exit with the container's
  * status (its exit code, or 128 + the signal that killed it), then delete.
- * --default runs ARGS in the built-in sandbox (runtime/sandbox.h) instead of
+ * --default runs ARGS in the built-in sandbox (runtime/sandbox/sandbox.h) instead of
  * a bundle; --record writes the outcome as an MCP tools/call result frame. */
 #include "config.h"
 
@@ -13,16 +13,16 @@
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
 #include "runtime/cache.h"
-#include "runtime/container.h"
+#include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
-#include "runtime/log.h"
-#include "runtime/record.h"
-#include "runtime/sandbox.h"
-#include "runtime/supervise.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "runtime/supervise/record.h"
+#include "runtime/sandbox/sandbox.h"
+#include "runtime/supervise/supervise.h"
+#include "base/util.h"
 #include "spec/annotations.h"
 
-int
+static int
 ab_run_exit_for (const ab_error_t *err)
 {
   if (err->cls == AB_EC_USAGE)
@@ -85,8 +85,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       return r < 0 ? AB_EXIT_OK : r;
     }
 
-  /* The bundle is loaded here so that its annotations (the timeout) are
-     known to the supervisor; create takes it over. */
+  /* The bundle is loaded here (create takes it over) so that the sealed
+     copy of ourselves is chosen by its user namespace. */
   if (cli.sandbox)
     r = ab_sandbox_bundle (&cli.sb, &bundle, &err);
   else
@@ -122,12 +122,6 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
   overlay = bundle->spec->workspace.mode == AB_WS_MODE_OVERLAY;
-  if (ab_run_cli_timeout (&cli, bundle->spec, &err) < 0)
-    {
-      ab_bundle_free (bundle);
-      ab_run_cli_free (&cli);
-      return ab_cmd_fail (&err);
-    }
 
   if (cli.detach)
     {
