@@ -11,6 +11,7 @@ sandbox_exec.  Effects are checked from the host: a process that must be
 gone is looked for in /proc, a file the trap writes in the host workspace.
 Needs root and a working `agentbox run --default`."""
 
+import atexit
 import os
 import shutil
 import sys
@@ -34,6 +35,8 @@ def mark():
 ws_root = tempfile.mkdtemp(prefix="ab-mcp-session-")
 os.chmod(ws_root, 0o755)
 s = Server(["--workspace-root", ws_root])
+# Whatever happens below: the server's EOF destroys every sandbox.
+atexit.register(lambda: (s.cleanup(), shutil.rmtree(ws_root, ignore_errors=True)))
 
 
 def shell(handle, command, **kw):
@@ -296,6 +299,4 @@ t.ok(sc(f).get("destroyed") is True and wait_until(lambda: not processes_with(ke
 
 t.ok(not s.bad_lines, "every stdout line is one JSON object", s.bad_lines)
 t.ok(s.close() == 0 and not os.path.exists(s.state_root), "EOF: exit 0, state root removed")
-s.cleanup()
-shutil.rmtree(ws_root, ignore_errors=True)
 sys.exit(t.done())
