@@ -115,12 +115,22 @@ warn_unsupported (const struct ab_spec *s, struct ab_strv *degraded)
   const struct ab_capabilities *caps = &s->process->caps;
   uint64_t lost
       = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
-  int last = ab_caps_last_cap ();
+  uint64_t any = 0;
+  int last;
   size_t i;
+
+  for (int k = 0; k < AB_CAP__SETS; k++)
+    any |= caps->mask[k];
+  /* No capability asked for (the hardened profile): none to find too new,
+     and no need to ask the kernel here (the child's drop of the bounding
+     set finds the last capability itself). */
+  last = any ? ab_caps_last_cap () : -1;
 
   for (i = 0; i < s->warnings.n; i++)
     ab_warn ("%s", s->warnings.v[i]);
-  for (int k = 0; k < AB_CAP__SETS; k++)
+  /* (last < 0 with capabilities: the kernel could not be asked; the
+     child asks again, and fails the create if it cannot either.) */
+  for (int k = 0; k < AB_CAP__SETS && last >= 0; k++)
     {
       char **v = NULL;
       size_t n = ab_caps_beyond_kernel (caps->mask[k], last, &v);

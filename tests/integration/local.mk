@@ -17,6 +17,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-podman.sh \
 	tests/integration/t-containerd.sh \
 	tests/integration/t-faults.sh \
+	tests/integration/t-crash.sh \
 	tests/integration/t-namespaces.sh \
 	tests/integration/t-state.sh \
 	tests/integration/t-schemas.sh \
