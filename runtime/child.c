@@ -227,12 +227,8 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   if (!c->no_new_keyring)
     {
       ab_set_step ("keyring");
-      /* A fresh session keyring: the host's keys are not the container's.
-         Refused (EPERM/ENOSYS) when keyrings are unavailable: not fatal, as
-         with runc. */
-      if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id) < 0 && errno != ENOSYS && errno != EPERM
-          && errno != EACCES && errno != EDQUOT)
-        return ab_error_set (err, errno, "join a new session keyring");
+      if (ab_keyring_join_new (c->id, err) < 0)
+        return -1;
     }
   return 0;
 }

@@ -88,7 +88,8 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
   /* Not dumpable until execve: a process of the container cannot ptrace us
      or open our /proc files (/proc/<pid>/exe, fd/, cwd) while we still
      hold anything of the host. */
-  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_DUMPABLE, 0)");
   if (!x->detach)
     prctl (PR_SET_PDEATHSIG, SIGKILL);
   keep[n++] = x->sync_fd;
@@ -112,8 +113,9 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
   close (x->pidfd);
   x->pidfd = -1;
 
-  /* Never the caller's session keyring. */
-  syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
+  /* Never the caller's session keyring (ab_keyring_join_new). */
+  if (ab_keyring_join_new (NULL, err) < 0)
+    return -1;
   if (x->p->terminal && x->console_fd >= 0)
     {
       if (ab_console_setup (x->console_fd, x->p, err) < 0)

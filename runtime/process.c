@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <linux/close_range.h>
+#include <linux/keyctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/capability.h>
@@ -127,6 +128,27 @@ ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err
   if (u->umask_set)
     umask ((mode_t) u->umask);
   return 0;
+}
+
+int
+ab_keyring_join_new (const char *name, ab_error_t *err)
+{
+  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) >= 0)
+    return 0;
+  /* Keyrings unavailable (ENOSYS), or keyctl refused to the runtime by a
+     seccomp filter or an LSM, which refuses it to the container as well
+     (EPERM; runc's profiles do): there is no keyring to read either way.
+     Anything else once meant a container left in the caller's session
+     keyring, whose keys a process possesses and may read: a named keyring
+     that is not ours to join (EACCES), the key quota of the container's
+     uid, which every container of the same mapping shares, used up by one
+     of them (EDQUOT).  An anonymous keyring then, and if that cannot be
+     had either, no container. */
+  if (errno == ENOSYS || errno == EPERM)
+    return 0;
+  if (name != NULL && syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
+    return 0;
+  return ab_error_set (err, errno, "join a new session keyring: keyctl(KEYCTL_JOIN_SESSION_KEYRING)");
 }
 
 int

@@ -45,6 +45,11 @@ int ab_cwd_open (const char *cwd, ab_error_t *err);
    resets all. */
 void ab_signals_snapshot (void);
 
+/* A new session keyring of that name (NULL: anonymous), never the
+   caller's: one that cannot be joined is a failure, unless keyrings are
+   not available at all (ENOSYS, or keyctl refused with EPERM). */
+int ab_keyring_join_new (const char *name, ab_error_t *err);
+
 /* Privilege drop and exec.  `seccomp` may be NULL.  Does not return on
    success; on failure *err is set (class AB_EC_EXEC for a program that
    cannot be executed, errnum ENOENT/EACCES/...). */

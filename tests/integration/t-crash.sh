@@ -75,5 +75,61 @@ for ((w = 1; w <= ${n_prctl:-50}; w++)); do
 done
 is "$bad" "" "a failure of any prctl: the run fails with one line, or its bounding set is empty (CapBnd from the host)"
 
+# ---- a session keyring that cannot be joined ---------------------------------
+#
+# A session keyring that cannot be joined (the key quota of the
+# container's uid, which every container of the same mapping shares, used
+# up by one of them: EDQUOT) once left the container in the caller's
+# session keyring, whose keys a process possesses and may read (without
+# a seccomp profile that refuses keyctl, as the hardened one does).
+make_bundle "$T/keyring" 'process.args=["/bin/abtest","keyring"]' '!linux.seccomp'
+# in_ring CMD...: CMD in a session keyring of its own (the test's shell may
+# have none, and then each uid gets its own "user session" keyring anyway,
+# which would prove nothing); its id in $T/ring.
+in_ring ()
+{
+  "$PYTHON3" -c '
+import ctypes, os, sys
+keyctl = ctypes.CDLL(None, use_errno=True).syscall
+if keyctl(250, 1, b"ab-crash-ring") < 0:  # KEYCTL_JOIN_SESSION_KEYRING
+    sys.exit("keyctl join: " + os.strerror(ctypes.get_errno()))
+open(sys.argv[1], "w").write("%d" % keyctl(250, 0, -3, 0))  # KEYCTL_GET_KEYRING_ID of the session
+os.execvp(sys.argv[2], sys.argv[2:])' "$T/ring" "$@"
+}
+out=$(in_ring strace -f -qq -o /dev/null -e trace=keyctl -e inject=keyctl:error=EDQUOT:when=1 \
+  "$RUNTIME" --root "$AB_STATE" run --bundle "$T/keyring" "$(new_id)" </dev/null 2>&1 7>&-)
+rc=$?
+like "$rc $out" "^0 session=[0-9]+$" "a session keyring that cannot be joined (EDQUOT): the run gets a fresh one"
+isnt "${out#session=}" "$(cat "$T/ring")" "... never the caller's session keyring"
+out=$(st -e trace=keyctl -e inject=keyctl:error=EDQUOT -- run --bundle "$T/keyring" "$(new_id)" </dev/null 2>&1)
+rc=$?
+like "$rc $(lines "$out") $out" "^125 1 agentbox: join a new session keyring: .*Disk quota exceeded" \
+  "no session keyring can be had: the run fails with one line"
+
+# ---- a mount made the fd-based way -------------------------------------------
+
+# nth_call TRACE SYSCALL PATTERN: which call of SYSCALL, counted in the
+# thread that made it (as strace's when= counts), is the first whose line
+# matches PATTERN.
+nth_call ()
+{
+  awk -v s="$2(" -v p="$3" 'index($2, s) == 1 { n[$1]++; if ($0 ~ p) { print n[$1]; exit } }' "$1"
+}
+
+# A mount(2) that fails makes the runtime take the fd-based way (fsopen);
+# a read-only filesystem made so was once writable under a read-only mount.
+strace -f -qq -o "$T/mount.trace" -e trace=mount "$RUNTIME" --root "$AB_STATE" run --bundle "$T/true" "$(new_id)" \
+  </dev/null >/dev/null 2>&1 7>&-
+w=$(nth_call "$T/mount.trace" mount '"sysfs"')
+id=$(new_id)
+st -e trace=mount -e inject=mount:error=EIO:when=${w:-1} -- run --bundle "$T/sleeper" "$id" </dev/null >/dev/null 2>&1 &
+tracer=$!
+wait_for_status "$id" running
+pid=$(pid_of "$id")
+like "$(awk '$5 == "/sys" { split($0, a, " - "); print a[2] }' "/proc/$pid/mountinfo" 2>/dev/null)" "^sysfs [^ ]+ ro" \
+  "sysfs mounted the fd-based way (mount(2) failed): the filesystem is read-only too, not only its mount"
+rt delete --force "$id"
+wait "$tracer"
+
 done_testing
 

@@ -4,6 +4,7 @@
  * round trip.  No root needed. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <linux/bpf.h>
 
 #include "runtime/cgroup-internal.h"
@@ -320,9 +321,60 @@ test_state (void)
     }
 }
 
+/* Failures that are not "no such file" are never read as "absent": a
+   directory with a regular file in it, where a lookup below the file fails
+   with ENOTDIR. */
+static char *
+lookup_dir (void)
+{
+  char dir[] = "/tmp/ab-cgroup-test.XXXXXX";
+  _cleanup_free_ char *path = NULL;
+  int fd;
+
+  if (mkdtemp (dir) == NULL)
+    return NULL;
+  path = xasprintf ("%s/file", dir);
+  fd = open (path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    close (fd);
+  return xstrdup (dir);
+}
+
+static void
+lookup_dir_remove (char *dir)
+{
+  _cleanup_free_ char *path = xasprintf ("%s/file", dir);
+
+  unlink (path);
+  rmdir (dir);
+  free (dir);
+}
+
+static void
+test_has_file (void)
+{
+  char *dir = lookup_dir ();
+  struct ab_cg_hier h = { .dfd = -1 };
+
+  if (dir == NULL)
+    {
+      ok (0, "mkdtemp: %s", strerror (errno));
+      return;
+    }
+  h.dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ok (ab_cg_has_file (&h, "file") && !ab_cg_has_file (&h, "absent"),
+      "a limit file that is there is found, one that is absent (ENOENT) is not");
+  ok (ab_cg_has_file (&h, "file/below"),
+      "a lookup that fails otherwise (ENOTDIR) counts as there: the write is tried and fails loudly, the limit "
+      "is never skipped as one the kernel lacks");
+  close (h.dfd);
+  lookup_dir_remove (dir);
+}
+
 int
 main (void)
 {
+  test_has_file ();
   test_parse ();
   test_paths ();
   test_bpf ();
