@@ -120,7 +120,8 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
     return -1;
   /* Detached: the creator exits now and we must outlive it.  It waits for
      this answer, sent only once the parent-death signal is off. */
-  prctl (PR_SET_PDEATHSIG, 0);
+  if (prctl (PR_SET_PDEATHSIG, 0) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_PDEATHSIG, 0)");
   if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0)
     return -1;
   close (c->sync_fd);
@@ -363,7 +364,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, err);
+  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, starter, c->foreground, err);
 }
 
 void
@@ -374,14 +375,19 @@ ab_child_main (struct ab_child_ctx *c)
   int code = AB_CHILD_EXIT_SETUP;
 
   /* Die with the creator until it has recorded us (detached) or for good
-     (foreground).  If it died before the prctl, our first read of the setup
-     socket sees EOF and we stop there (getppid is 0 in a new or joined pid
-     namespace, so it cannot tell). */
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (!(c->plan->clone_flags & CLONE_NEWPID) && c->plan->join_fd[AB_NS_PID] < 0
-      && getppid () != c->parent_pid)
+     (foreground: set again after the last change of ids, which clears it,
+     ab_process_exec).  If it died before the prctl, our first read of the
+     setup socket sees EOF and we stop there (getppid is 0 in a new or
+     joined pid namespace, so it cannot tell).  A prctl that fails is a
+     setup that fails: no container process may outlive a dead creator
+     unnoticed. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    ab_error_set (&err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
+  else if (!(c->plan->clone_flags & CLONE_NEWPID) && c->plan->join_fd[AB_NS_PID] < 0
+           && getppid () != c->parent_pid)
     _exit (AB_CHILD_EXIT_SETUP);
-  child_setup (c, &report, &err);
+  else
+    child_setup (c, &report, &err);
   if (err.cls == AB_EC_EXEC)
     code = (err.errnum == ENOENT || err.errnum == ENOTDIR) ? AB_CHILD_EXIT_NOENT : AB_CHILD_EXIT_NOEXEC;
   if (report >= 0)

@@ -90,8 +90,8 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
      hold anything of the host. */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     return ab_error_set (err, errno, "prctl(PR_SET_DUMPABLE, 0)");
-  if (!x->detach)
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (!x->detach && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
   keep[n++] = x->sync_fd;
   keep[n++] = x->pidfd;
   if (x->console_fd >= 0)
@@ -144,7 +144,7 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + x->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, err);
+  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, !x->detach, err);
 }
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)

@@ -173,23 +173,48 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
 }
 
 /* After `start`: the child reports STARTED (startContainer hooks ran; only
-   when `started` says it sends it), then either an error (execve failed)
-   or EOF (execve succeeded: the socket was close-on-exec). */
+   when `started` says it sends it), then EXEC (its setup is done, execve
+   follows), then either an error (execve failed) or EOF (execve
+   succeeded: the socket was close-on-exec).  EOF before EXEC is a child
+   that died during its setup: never reported as a program that runs. */
 int
 ab_await_exec (int fd, bool started, ab_error_t *err)
 {
   struct ab_sync_msg m;
+  bool execing = false;
+  int tries = 0;
 
   if (started && ab_sync_expect (fd, AB_SYNC_STARTED, &m, err) < 0)
     return -1;
-  if (ab_sync_recv (fd, &m, NULL) < 0)
-    return 0; /* EOF: the program runs */
-  if (m.type == AB_SYNC_ERROR)
+  for (;;)
     {
-      *err = m.err;
-      return -1;
+      ab_error_t e = { 0 };
+
+      if (ab_sync_recv (fd, &m, &e) < 0)
+        {
+          if (e.errnum != EPIPE && ++tries < 3)
+            continue; /* a receive that failed is no answer: again */
+          if (e.errnum != EPIPE)
+            {
+              *err = e;
+              return -1;
+            }
+          if (execing)
+            return 0; /* EOF: the program runs */
+          return ab_error_setc (err, AB_EC_SETUP, EPIPE, "the container process died before its program ran");
+        }
+      if (m.type == AB_SYNC_EXEC && !execing)
+        {
+          execing = true;
+          continue;
+        }
+      if (m.type == AB_SYNC_ERROR)
+        {
+          *err = m.err;
+          return -1;
+        }
+      return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "start: unexpected message %u", m.type);
     }
-  return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "start: unexpected message %u", m.type);
 }
 
 static int

@@ -13,9 +13,11 @@
 #include <sys/syscall.h>
 
 #include "runtime/caps.h"
+#include "runtime/child.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
 #include "runtime/resolve.h"
+#include "runtime/sync.h"
 #include "runtime/util.h"
 
 static int
@@ -322,9 +324,55 @@ reset_signals (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
+/* Die with the parent from here on.  The parent-death signal is tied to
+   credentials: the kernel clears it at every change of the effective or
+   filesystem uid or gid (commit_creds), so the setresuid above took away
+   the one set at clone (child.c).  Set again, it holds up to execve and
+   after it (only a set-uid or file-capability execve clears it, and
+   no_new_privs rules that out).  The classic race, a parent that died
+   before the prctl and so sends no signal, is closed by announce_exec,
+   which comes after it: its write to the parent's socket fails then
+   (getppid() could not tell, being 0 in a new pid namespace).  The parent is the
+   thread that cloned us, the main thread of `run` or `exec`, which lives
+   as long as the process. */
+static int
+die_with_parent (ab_error_t *err)
+{
+  ab_set_step ("parent-death");
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
+  return 0;
+}
+
+/* AB_SYNC_EXEC: every step but the execve is done.  The starter that then
+   sees the socket end knows the program was executed; an end without it
+   is a process that died during its setup (killed, or by the seccomp
+   filter), never a program that "started".  After the filter, as runc
+   writes its exec fifo: the profile must allow write, which any program
+   needs.  A starter that is gone makes the write fail with SIGPIPE, the
+   default disposition again here, which ends us as the parent-death
+   signal would. */
+static int
+announce_exec (int fd, ab_error_t *err)
+{
+  struct ab_sync_msg m;
+  ssize_t w;
+
+  memset (&m, 0, sizeof m);
+  m.type = AB_SYNC_EXEC;
+  do
+    w = write (fd, &m, sizeof m);
+  while (w < 0 && errno == EINTR);
+  if (w == (ssize_t)sizeof m)
+    return 0;
+  if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+    _exit (AB_CHILD_EXIT_SETUP); /* no one is left to tell */
+  return ab_error_set (err, w < 0 ? errno : EPROTO, "tell the runtime that the program is executed next");
+}
+
 int
 ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                 ab_error_t *err)
+                 int report_fd, bool with_parent, ab_error_t *err)
 {
   bool early_seccomp = seccomp && !p->no_new_privileges;
   _cleanup_close_ int cwdfd = -1;
@@ -373,6 +421,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   ab_set_step ("capabilities");
   if (ab_caps_apply (&p->caps, err) < 0)
     return -1;
+  if (with_parent && die_with_parent (err) < 0)
+    return -1;
   if (p->no_new_privileges)
     {
       ab_set_step ("no_new_privs");
@@ -389,6 +439,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
       if (ab_seccomp_install (seccomp, err) < 0)
         return -1;
     }
+  if (report_fd >= 0 && announce_exec (report_fd, err) < 0)
+    return -1;
   ab_set_step ("exec");
   ab_execvpe_container (p->args.v, p->env.v);
   {

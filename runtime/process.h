@@ -50,16 +50,16 @@ void ab_signals_snapshot (void);
    not available at all (ENOSYS, or keyctl refused with EPERM). */
 int ab_keyring_join_new (const char *name, ab_error_t *err);
 
-/* Privilege drop and exec.  `seccomp` may be NULL.  Does not return on
-   success; on failure *err is set (class AB_EC_EXEC for a program that
-   cannot be executed, errnum ENOENT/EACCES/...). */
+/* Privilege drop and exec.  `seccomp` may be NULL.  report_fd >= 0: the
+   socket of whoever started us (docs/protocol.md), told AB_SYNC_EXEC right
+   before the execve, so that an end of the socket without it is a process
+   that died before its program ran.  with_parent: the process dies with
+   that socket's owner, its parent (a foreground run or exec): the
+   parent-death signal, which every change of uid or gid clears, is set
+   again after the last one.  Does not return on success; on failure *err
+   is set (class AB_EC_EXEC for a program that cannot be executed, errnum
+   ENOENT/EACCES/...). */
 int ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                     ab_error_t *err);
-
-/* The PATH lookup of the container: argv[0] with a '/' is used as is,
-   otherwise each directory of PATH from `env` (default
-   /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin) is tried
-   with execve.  Returns only on failure (errno). */
-void ab_execvpe_container (char *const argv[], char *const envp[]);
+                     int report_fd, bool with_parent, ab_error_t *err);
 
 #endif

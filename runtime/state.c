@@ -551,14 +551,17 @@ ab_state_status (int dirfd, const struct ab_state *s)
   uint64_t st;
   struct stat sb;
 
-  if (s->status == AB_STATUS_STOPPED)
+  /* Every caller holds the directory's lock (ab_state_dir_open), and a
+     creator holds it exclusively for as long as the status says creating
+     (create.c; a foreground run up to its "running"): "creating" seen
+     under the lock is what a creator that died left, a container that can
+     never be started, whatever became of its process. */
+  if (s->status == AB_STATUS_STOPPED || s->status == AB_STATUS_CREATING || s->pid <= 0)
     return AB_STATUS_STOPPED;
-  if (s->pid <= 0)
-    return s->status == AB_STATUS_CREATING ? AB_STATUS_CREATING : AB_STATUS_STOPPED;
   st = ab_proc_start_time (s->pid, &zombie);
   if (st == 0 || zombie || (s->pid_start != 0 && st != s->pid_start))
     return AB_STATUS_STOPPED;
-  if (s->status == AB_STATUS_CREATING || s->status == AB_STATUS_PAUSED)
+  if (s->status == AB_STATUS_PAUSED)
     return s->status;
   if (fstatat (dirfd, AB_START_SOCK, &sb, AT_SYMLINK_NOFOLLOW) == 0)
     return AB_STATUS_CREATED;

@@ -25,6 +25,7 @@ enum ab_sync_type
   AB_SYNC_START,           /* parent or `start` -> child: execute the user program */
   AB_SYNC_STARTED,         /* child -> starter: startContainer hooks ran; execve follows */
   AB_SYNC_PID,             /* joiner -> parent: pid of the container process */
+  AB_SYNC_EXEC,            /* child -> starter: execve next (EOF before it: the child died) */
 };
 
 struct ab_sync_msg

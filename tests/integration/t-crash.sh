@@ -131,5 +131,163 @@ like "$(awk '$5 == "/sys" { split($0, a, " - "); print a[2] }' "/proc/$pid/mount
 rt delete --force "$id"
 wait "$tracer"
 
+# ---- a foreground run dies with its supervisor (#28, 2) ----------------------
+#
+# An agent host cancels a tool call with SIGKILL of `agentbox run`: the
+# program and the daemon it setsid'd once ran on with no timeout, and
+# `state` said running (or creating, killed between exec and the state
+# write).
+
+# ns_members FD: host pids of the processes in the pid namespace open on FD.
+ns_members ()
+{
+  local p out=""
+  for p in /proc/[0-9]*; do
+    [ "$p/ns/pid" -ef "/dev/fd/$1" ] 2>/dev/null && alive "${p#/proc/}" && out+=" ${p#/proc/}"
+  done
+  echo "${out# }"
+}
+
+# cg_procs ID: the processes in the cgroups of container ID, every hierarchy.
+cg_procs ()
+{
+  find /sys/fs/cgroup -maxdepth 6 -type d -name "agentbox-$1" -exec cat {}/cgroup.procs \; 2>/dev/null | sort -u |
+    tr '\n' ' '
+}
+
+# stopped_and_deletable NAME ID: `state` says stopped and a plain `delete`
+# removes the container.
+stopped_and_deletable ()
+{
+  is "$(state_of "$2")" stopped "$1: ... and \`state\` says stopped"
+  rt delete "$2" >/dev/null 2>"$T/delete.err"
+  is "$?:$(cat "$T/delete.err")" "0:" "$1: ... and a plain \`delete\` removes it"
+}
+
+# killed_supervisor NAME ID SUPERVISOR-PID: the container ID's program runs
+# and has started a daemon; SIGKILL its supervisor, then check from the
+# host that nothing of the container is left running, that `state` says
+# stopped and that a plain `delete` removes it.
+killed_supervisor ()
+{
+  local name=$1 id=$2 spid=$3 pid="" i members start fd
+  for ((i = 0; i < 400; i++)); do
+    pid=$(pid_of "$id") && [ -n "$pid" ] && [ "$pid" != 0 ] && [ -e "/proc/$pid/ns/pid" ] && break
+    pid=""
+    sleep 0.05
+  done
+  if [ -z "$pid" ]; then
+    ok 1 "$name: the container runs"
+    kill -KILL "$spid" 2>/dev/null
+    return
+  fi
+  exec {fd}<"/proc/$pid/ns/pid"
+  # the daemon: a second process in the namespace
+  for ((i = 0; i < 200; i++)); do
+    members=$(ns_members "$fd")
+    [ "$(wc -w <<<"$members")" -ge 2 ] && break
+    sleep 0.05
+  done
+  start=$(ab_start_times $members)
+  kill -KILL "$spid"
+  wait "$spid" 2>/dev/null
+  for ((i = 0; i < 100; i++)); do
+    [ -z "$(ns_members "$fd")" ] && break
+    sleep 0.05
+  done
+  is "$(ns_members "$fd")" "" "$name: SIGKILL of the supervisor: no process is left in the container's pid namespace (it had: $members)"
+  is "$(ab_still_running "$start")" "" "$name: ... none of its processes runs on (pid and start time)"
+  is "$(cg_procs "$id")" "" "$name: ... and its cgroups are empty"
+  exec {fd}<&-
+  stopped_and_deletable "$name" "$id"
+}
+
+# ab_start_times PID...: "pid:starttime ..." ; ab_still_running LIST: those alive with the same start time
+ab_start_times ()
+{
+  local p
+  for p in "$@"; do echo -n "$p:$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $20 }') "; done
+}
+ab_still_running ()
+{
+  local e out=""
+  for e in $1; do
+    [ "$(sed 's/.*) //' "/proc/${e%%:*}/stat" 2>/dev/null | awk '{ print $20 }')" = "${e#*:}" ] &&
+      alive "${e%%:*}" && out+=" ${e%%:*}"
+  done
+  echo "${out# }"
+}
+
+make_bundle "$T/daemon" 'process.args=["/bin/sh","-c","/bin/abtest setsid-sleeper; exec /bin/abtest sleep-forever"]'
+
+id=$(new_id)
+"$RUNTIME" --root "$AB_STATE" run --bundle "$T/daemon" "$id" </dev/null >/dev/null 2>&1 7>&- &
+killed_supervisor "run" "$id" $!
+
+id=$(new_id)
+"$RUNTIME" --root "$AB_STATE" run --timeout 5m --record "$T/record" --bundle "$T/daemon" "$id" </dev/null \
+  >/dev/null 2>&1 7>&- &
+killed_supervisor "run --timeout 5m --record" "$id" $!
+
+id=$(new_id)
+"$RUNTIME" --root "$AB_STATE" run --default "$id" -- sh -c 'setsid sleep 1000 & exec sleep 1000' </dev/null \
+  >/dev/null 2>&1 7>&- &
+killed_supervisor "run --default" "$id" $!
+
+# Killed right at the state write that follows the exec (the program runs,
+# the state still says creating): strace delivers the SIGKILL at the
+# supervisor's pwrite64 of "running" -- counted in the supervisor's main
+# thread, as strace counts (per thread).
+strace -f -qq -s 4096 -e trace=pwrite64 -o "$T/pwrite.trace" "$RUNTIME" --root "$AB_STATE" run --bundle "$T/daemon" \
+  "$(new_id)" </dev/null >/dev/null 2>&1 7>&- &
+sleep 1; rt delete --force "$(tail -1 "$T/ids")"; wait $!
+w=$(awk '/pwrite64\(/ { n[$1]++ } /pwrite64\(.*\\"status\\":\\"running\\"/ { print n[$1]; exit }' "$T/pwrite.trace")
+diag "the state write of \"running\" is pwrite64 number ${w:-?} of its thread"
+id=$(new_id)
+name="run killed at its state write after exec"
+timeout -k 5 "$AB_RT_TIMEOUT" strace -f -qq -s 4096 -o "$T/killed.trace" -e trace=pwrite64 \
+  -e inject=pwrite64:signal=KILL:when=${w:-1} "$RUNTIME" --root "$AB_STATE" run --bundle "$T/daemon" "$id" \
+  </dev/null >/dev/null 2>&1 7>&- &
+tracer=$!
+for ((i = 0; i < 200; i++)); do
+  grep -q 'killed by SIGKILL' "$T/killed.trace" 2>/dev/null && break
+  sleep 0.05
+done
+like "$(grep -A1 'status\\":\\"running' "$T/killed.trace" | tr '\n' ' ')" 'pwrite64.* = \? +[0-9]+ +\+\+\+ killed by SIGKILL' \
+  "$name: the supervisor was killed at its write of \"running\""
+pid=$(json_get pid <"$AB_STATE/$id/state.json")
+for ((i = 0; i < 100; i++)); do
+  alive "$pid" || [ -n "$(cg_procs "$id")" ] || break
+  sleep 0.05
+done
+ok "$(alive "$pid" && echo 1 || echo 0)" "$name: ... the container's process ($pid, recorded in the state) is gone"
+is "$(cg_procs "$id")" "" "$name: ... and its cgroups are empty"
+kill -KILL "$tracer" 2>/dev/null # a strace still running traces a survivor: it lets go
+wait "$tracer" 2>/dev/null
+stopped_and_deletable "$name" "$id"
+
+# A container process killed during its last steps, after `start` (here:
+# while it drops its bounding set, late enough that no other thread makes
+# that many prctl calls): the end of its socket once read as a
+# program that was executed.
+strace -f -qq -o "$T/prctl.trace" -e trace=prctl "$RUNTIME" --root "$AB_STATE" run --bundle "$T/true" "$(new_id)" \
+  </dev/null >/dev/null 2>&1 7>&-
+w=$(nth_call "$T/prctl.trace" prctl 'PR_CAPBSET_DROP, CAP_AUDIT_READ')
+id=$(new_id)
+out=$(st -e trace=prctl -e inject=prctl:signal=KILL:when=${w:-1} -- run --bundle "$T/sleeper" "$id" </dev/null 2>&1)
+like "$? $(lines "$out") $out" "^125 1 agentbox: the container process was killed by SIGKILL before the program ran" \
+  "run: a container process killed before its program ran is a setup failure (125, one line), not a program killed"
+id=$(new_id)
+st -e trace=prctl -e inject=prctl:signal=KILL:when=${w:-1} -- create --bundle "$T/sleeper" "$id" </dev/null \
+  >/dev/null 2>&1 &
+tracer=$!
+wait_for_status "$id" created
+out=$(rt start "$id" 2>&1)
+like "$? $(lines "$out") $out" "^1 1 agentbox: the container process died before its program ran" \
+  "start: the same is a failed start, with one line"
+is "$(state_of "$id")" stopped "... and the container is stopped"
+rt delete --force "$id"
+wait "$tracer"
+
 done_testing
 
