@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -557,4 +558,46 @@ ab_close_all (int *fds, size_t n)
           if (k == i || fds[k] != fds[k - 1])
             close (fds[k]);
     }
+}
+
+static int
+remove_tree_dev (int at, const char *name, dev_t dev, int depth)
+{
+  struct stat st;
+  struct dirent *e;
+  DIR *d;
+  int fd, bad = 0;
+
+  if (fstatat (at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR (st.st_mode))
+    return unlinkat (at, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+  if (st.st_dev != dev || depth > 64)
+    return errno = EXDEV, -1;
+  fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    {
+      int e2 = errno;
+      if (fd >= 0)
+        close (fd);
+      return errno = e2, -1;
+    }
+  while ((e = readdir (d)) != NULL)
+    if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0
+        && remove_tree_dev (dirfd (d), e->d_name, dev, depth + 1) < 0 && bad == 0)
+      bad = errno;
+  closedir (d);
+  if (bad)
+    return errno = bad, -1;
+  return unlinkat (at, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int
+ab_remove_tree_at (int at, const char *name)
+{
+  struct stat st;
+
+  if (fstatat (at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : -1;
+  return remove_tree_dev (at, name, st.st_dev, 0);
 }

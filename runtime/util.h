@@ -199,4 +199,10 @@ int ab_cmp_int (const void *a, const void *b);
    place): one close_range per run of consecutive numbers. */
 void ab_close_all (int *fds, size_t n);
 
+/* Remove at/name and everything below it, never following a symlink and
+   never entering another filesystem (a mount point below it is left, and
+   makes this fail).  0, or -1 with errno of the first failure (ENOENT:
+   nothing was there, 0). */
+int ab_remove_tree_at (int at, const char *name);
+
 #endif
