@@ -518,9 +518,10 @@ explain_unmapped_owner (const struct ab_container *c, ab_error_t *err)
       host, (unsigned)st.st_uid, map[0] ? map : "none");
 }
 
-/* Kill and reap the child, undo cgroups and state: the create never happened. */
+/* Kill and reap the child, undo cgroups and state: the create never
+   happened.  err is the create's error, told when something is kept. */
 static void
-create_abort (struct ab_container *c)
+create_abort (struct ab_container *c, ab_error_t *err)
 {
   ab_error_t ignored = { 0 };
 
@@ -531,12 +532,24 @@ create_abort (struct ab_container *c)
       while (waitid (P_PIDFD, (id_t)c->pidfd, &info, WEXITED) < 0 && errno == EINTR)
         ;
     }
-  ab_container_release_resources (c, &ignored);
+  if (ab_container_release_resources (c, &ignored) < 0)
+    {
+      /* Not everything could be undone: the state stays, recording what
+         is left, and the caller's error says so. */
+      if (c->state)
+        c->state->status = AB_STATUS_STOPPED;
+      ab_container_keep_for_delete (c, err);
+      return;
+    }
   if (c->dirfd >= 0)
     {
-      close (c->dirfd);
+      int fd = c->dirfd;
+
       c->dirfd = -1;
-      ab_state_dir_remove (c->rootfd, c->id, &ignored);
+      ab_state_file_close (&c->state_file);
+      /* What a failure here leaves is a directory without state.json,
+         which `delete --force` removes (ab_state_dir_remove_orphan). */
+      ab_state_dir_remove_fd (c->rootfd, c->id, fd, &ignored);
     }
 }
 
@@ -806,7 +819,7 @@ fail:
   ab_ns_plan_close (&plan);
   if (have_prog)
     ab_seccomp_prog_free (&prog);
-  create_abort (c);
+  create_abort (c, err);
   ab_set_step (NULL);
   return -1;
 }

@@ -27,6 +27,10 @@ int ab_container_save_cgroup (struct ab_container *c, ab_error_t *err);
 /* Kill what is left in the cgroup, remove the cgroups and the netns bind
    mount: everything create made except the state directory.  Idempotent. */
 int ab_container_release_resources (struct ab_container *c, ab_error_t *err);
+/* ab_container_release_resources failed with *err: keep the state
+   directory, state.json recording what is left, for `delete --force`, and
+   say so at the end of err's message. */
+void ab_container_keep_for_delete (struct ab_container *c, ab_error_t *err);
 
 /* Load a container by id (state, cgroup), locked shared or exclusive. */
 int ab_container_load (const char *root, const char *id, bool exclusive, struct ab_container **out,

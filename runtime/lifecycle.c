@@ -165,11 +165,39 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
       char path[64];
       snprintf (path, sizeof path, "/proc/self/fd/%d/" AB_NETNS_FILE, c->dirfd);
       if (umount2 (path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
-        r = ab_error_set (err, errno, "unmount the network namespace of `%s`", c->id);
-      if (c->state)
+        {
+          if (r == 0)
+            ab_error_set (err, errno, "unmount the network namespace of `%s`", c->id);
+          r = -1;
+        }
+      else if (c->state)
         c->state->netns_held = false;
     }
   return r;
+}
+
+void
+ab_container_keep_for_delete (struct ab_container *c, ab_error_t *err)
+{
+  ab_error_t e = { 0 };
+  size_t len;
+
+  /* What could not be released stays recorded: state.json with the
+     cgroups that are left (`created` counts what remains of each), and
+     the directory around it, so that `list` shows the container and
+     `delete --force` finds everything again.  A state write that fails
+     leaves the previous state.json, whose record is a superset. */
+  if (c->dirfd < 0 || c->state == NULL)
+    return;
+  if (c->cg)
+    ab_container_set_cgroup (c, c->cg, &e);
+  if (ab_container_write_state (c, &e) < 0)
+    ab_debug ("container `%s`: %s", c->id, e.msg);
+  if (err == NULL || err->cls == AB_EC_NONE)
+    return;
+  len = strlen (err->msg);
+  snprintf (err->msg + len, sizeof err->msg - len,
+            " (container `%s` kept: `agentbox delete --force %s` removes the rest)", c->id, c->id);
 }
 
 /* After `start`: the child reports STARTED (startContainer hooks ran; only
@@ -317,9 +345,18 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
 
   ab_set_step ("delete");
   if (c->dirfd >= 0)
-    flock (c->dirfd, LOCK_EX);
+    {
+      flock (c->dirfd, LOCK_EX);
+      c->lock = LOCK_EX;
+    }
   r = ab_container_release_resources (c, err);
   run_poststop (c, c->bundle ? c->bundle->spec : NULL);
+  if (r < 0)
+    {
+      c->state->status = AB_STATUS_STOPPED; /* waited for (supervise.c) */
+      ab_container_keep_for_delete (c, err);
+      return -1;
+    }
   ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     {
@@ -327,7 +364,7 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
          directory that is going away */
       int fd = c->dirfd;
       c->dirfd = -1;
-      if (ab_state_dir_remove_fd (c->rootfd, c->id, fd, r < 0 ? NULL : err) < 0)
+      if (ab_state_dir_remove_fd (c->rootfd, c->id, fd, err) < 0)
         r = -1;
     }
   return r;
@@ -491,9 +528,13 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
       if (force && err->cls == AB_EC_NOTFOUND)
         {
           _cleanup_close_ int rootfd = ab_state_root_open (root, false, NULL);
-          if (rootfd >= 0 && ab_state_dir_remove_orphan (rootfd, id) > 0)
-            ab_debug ("delete: removed the state directory of an interrupted create of `%s`", id);
+          int n = 0;
+
           ab_error_clear (err);
+          if (rootfd >= 0 && (n = ab_state_dir_remove_orphan (rootfd, id, err)) < 0)
+            return -1;
+          if (n > 0)
+            ab_debug ("delete: removed the state directory of an interrupted create of `%s`", id);
           return 0;
         }
       return -1;
@@ -512,9 +553,18 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
   r = ab_container_release_resources (c, err);
   run_poststop (c, spec);
   ab_spec_free (spec);
-  close (c->dirfd);
-  c->dirfd = -1;
-  if (ab_state_dir_remove (c->rootfd, c->id, r < 0 ? NULL : err) < 0)
-    r = -1;
+  if (r < 0)
+    {
+      ab_container_keep_for_delete (c, err);
+      return -1;
+    }
+  ab_state_file_close (&c->state_file);
+  {
+    int fd = c->dirfd;
+    c->dirfd = -1;
+    /* removed while still locked, as in ab_container_destroy */
+    if (ab_state_dir_remove_fd (c->rootfd, c->id, fd, err) < 0)
+      r = -1;
+  }
   return r;
 }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -175,7 +176,7 @@ ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
 }
 
 int
-ab_state_dir_remove_orphan (int rootfd, const char *id)
+ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err)
 {
   char tmp[NAME_MAX + 2];
   const char *names[2] = { id, tmp };
@@ -186,12 +187,26 @@ ab_state_dir_remove_orphan (int rootfd, const char *id)
       _cleanup_close_ int fd = openat (rootfd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
       struct stat st;
 
-      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
-        continue; /* absent, or its creator still runs */
+      if (fd < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return ab_error_set (err, errno, "open state of `%s`", names[i]);
+        }
+      if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+        {
+          if (errno == EWOULDBLOCK)
+            continue; /* its creator still runs */
+          return ab_error_set (err, errno, "lock state of `%s`", names[i]);
+        }
       if (fstatat (fd, AB_STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
         continue; /* a real container: not an orphan */
-      if (ab_state_dir_remove (rootfd, names[i], NULL) == 0)
-        removed++;
+      if (errno != ENOENT)
+        return ab_error_set (err, errno, "stat `%s` of `%s`", AB_STATE_FILE, names[i]);
+      /* Removed while still locked (ab_state_dir_remove_fd takes the fd). */
+      if (ab_state_dir_remove_fd (rootfd, names[i], ab_steal_fd (&fd), err) < 0)
+        return -1;
+      removed++;
     }
   return removed;
 }
@@ -229,19 +244,61 @@ ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err)
   return ab_state_dir_remove_fd (rootfd, id, fd, err);
 }
 
+/* unlinkat that also takes a mount point away: the network namespace is
+   bind-mounted on a file of the directory (runtime/network.c), and a create
+   killed, or an unmount that failed, may have left it there.  The
+   directory is ours (0700, root's), so whatever is mounted in it is one of
+   ours too. */
+static int
+unlink_entry (int dfd, const char *name)
+{
+  char path[64 + NAME_MAX];
+
+  if (unlinkat (dfd, name, 0) == 0 || errno == ENOENT)
+    return 0;
+  if (errno == EISDIR)
+    return unlinkat (dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+  if (errno != EBUSY)
+    return -1;
+  snprintf (path, sizeof path, "/proc/self/fd/%d/%s", dfd, name);
+  if (umount2 (path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL)
+    return -1;
+  return unlinkat (dfd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* rmdir of the container's directory, tried twice: a failure of the kind
+   that can pass (not ENOTEMPTY) gets a second chance before the directory
+   is left for `delete --force`. */
+static int
+rmdir_state (int rootfd, const char *id)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0 || errno == ENOENT)
+        return 0;
+      if (errno == ENOTEMPTY || errno == EEXIST)
+        return -1;
+    }
+  return -1;
+}
+
 int
 ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
 {
   _cleanup_close_ int fd = dir_fd;
   DIR *d;
   struct dirent *e;
+  int bad = 0;
 
   /* What a state directory holds, by name; the rmdir tells whether there
-     was anything else (a netns file still mounted fails its unlink below,
-     as it did in the listing), and only then is the directory listed. */
+     was anything else (a netns file still mounted, a start socket), and
+     only then is the directory listed.  Nothing outside the directory
+     depends on it any more (the caller released the cgroups, processes
+     and mounts first), so what a failure here leaves is found again by
+     `delete --force` (ab_state_dir_remove_orphan). */
   unlinkat (fd, AB_STATE_FILE, 0);
   unlinkat (fd, AB_CONFIG_FILE, 0);
-  if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0 || errno == ENOENT)
+  if (rmdir_state (rootfd, id) == 0)
     return 0;
   if (errno != ENOTEMPTY && errno != EEXIST)
     return ab_error_set (err, errno, "remove state directory of `%s`", id);
@@ -252,15 +309,17 @@ ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
     {
       if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
         continue;
-      if (unlinkat (dirfd (d), e->d_name, 0) < 0 && errno != ENOENT)
+      /* Every entry is tried; the first failure is the one reported. */
+      if (unlink_entry (dirfd (d), e->d_name) < 0 && !bad)
         {
-          int er = errno;
-          closedir (d);
-          return ab_error_set (err, er, "remove `%s` from the state of `%s`", e->d_name, id);
+          bad = errno;
+          ab_error_set (err, bad, "remove `%s` from the state of `%s`", e->d_name, id);
         }
     }
   closedir (d);
-  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+  if (bad)
+    return -1;
+  if (rmdir_state (rootfd, id) < 0)
     return ab_error_set (err, errno, "remove state directory of `%s`", id);
   return 0;
 }

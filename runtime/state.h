@@ -65,11 +65,14 @@ int ab_state_dir_create (int rootfd, const char *id, ab_error_t *err);
 /* Open an existing container directory (class AB_EC_NOTFOUND with
    "container `id` does not exist"), locked shared or exclusive. */
 int ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *err);
-/* The leftovers of a create killed before its first state write (a
-   directory without state.json, or the hidden one it is made under), if
-   no live process holds their lock: removed; returns how many. */
-int ab_state_dir_remove_orphan (int rootfd, const char *id);
-/* Remove the container directory and its contents. */
+/* A directory of id without state.json (a create killed before its first
+   state write, a removal cut short after it), or the hidden one a create
+   makes first, if no live process holds its lock: removed with whatever is
+   in it, a mount included; returns how many, or -1 with *err set when one
+   could not be removed. */
+int ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err);
+/* Remove the container directory and its contents (a file mounted on is
+   unmounted first). */
 int ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err);
 
 /* The same with the directory's fd, already open (and locked): it is

@@ -289,5 +289,40 @@ is "$(state_of "$id")" stopped "... and the container is stopped"
 rt delete --force "$id"
 wait "$tracer"
 
+# ---- delete --force cleans any state directory of its id (#28, 4) ------------
+#
+# An umount2 that fails once (in the container process and in the
+# runtime's own clean-up alike): create once left R/ID without state.json
+# but with its netns still mounted; delete --force said nothing and left
+# it, and the id could never be created again.
+
+# mounts_under DIR: mount points at or below DIR (our mount namespace).
+mounts_under () { awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo; }
+# cg_dirs ID: the cgroup directories of container ID, every hierarchy.
+cg_dirs () { find /sys/fs/cgroup -maxdepth 6 -type d -name "agentbox-$1" 2>/dev/null | sort | tr '\n' ' '; }
+
+# (A bundle without bind mounts: the container's first umount2 is then the
+# one that detaches the old root, which cannot be done without.)
+make_bundle "$T/nobind" 'process.args=["/bin/abtest","sleep-forever"]'
+id=$(new_id)
+out=$(st -e trace=umount2 -e inject=umount2:error=ENOMEM:when=1 -- create --bundle "$T/nobind" "$id" </dev/null 2>&1)
+like "$? $(lines "$out") $out" "^1 1 agentbox: .*Cannot allocate memory" "create with an umount2 that fails once: fails with one line"
+rt delete --force "$id" >/dev/null 2>"$T/delete.err"
+is "$?:$(cat "$T/delete.err")" "0:" "... delete --force succeeds"
+is "$(mounts_under "$AB_STATE/$id")$(cg_dirs "$id")" "" "... and leaves no mount (the held netns) and no cgroup"
+ok "$([ ! -e "$AB_STATE/$id" ]; echo $?)" "... nor its state directory"
+rt create --bundle "$T/nobind" "$id" </dev/null >/dev/null 2>"$T/create.err"
+is "$?:$(cat "$T/create.err")" "0:" "... and the id can be created again"
+rt delete --force "$id"
+
+# A directory of the id without state.json, with a mount in it (what a
+# create killed at the wrong moment, or an earlier runtime, leaves).
+id=$(new_id)
+mkdir -m 0700 "$AB_STATE/$id" && : >"$AB_STATE/$id/netns" && mount --bind "$T/sleeper/config.json" "$AB_STATE/$id/netns"
+rt delete --force "$id" >/dev/null 2>"$T/delete.err"
+is "$?:$(cat "$T/delete.err")$(mounts_under "$AB_STATE/$id")" "0:" \
+  "delete --force of a state directory without state.json unmounts what is mounted in it"
+ok "$([ ! -e "$AB_STATE/$id" ]; echo $?)" "... and removes it"
+
 done_testing
 
