@@ -655,9 +655,11 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
 
   ab_set_step ("cgroups");
-  if (realize_cgroups (cg, l, err) < 0)
-    goto fail;
+  /* A failed realize removed what it made, but for what it could not:
+     counted in cg, which create_abort tries again and records. */
   c->cg = ab_steal_ptr (&cg);
+  if (realize_cgroups (c->cg, l, err) < 0)
+    goto fail;
   if (ab_container_save_cgroup (c, err) < 0)
     goto fail;
   ab_trace ("cgroups created");

@@ -138,11 +138,10 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
          that tracks processes is the kernel's answer to "empty?".  A
          process can enter the others after that only by a write to
          cgroup.procs by the host's root, and then their rmdir fails with
-         EBUSY and says so, as a failed kill would have. */
-      int gone = ab_cgroup_remove_if_empty (c->cg, err);
-      if (gone < 0)
-        r = -1;
-      else if (gone == 0)
+         EBUSY and says so, as a failed kill would have.  That rmdir
+         failing for another reason is no answer: the long way then. */
+      int gone = ab_cgroup_remove_if_empty (c->cg, &e);
+      if (gone <= 0)
         {
           int busy = ab_cgroup_populated (c->cg, &e);
           if (busy != 0)

@@ -324,5 +324,28 @@ is "$?:$(cat "$T/delete.err")$(mounts_under "$AB_STATE/$id")" "0:" \
   "delete --force of a state directory without state.json unmounts what is mounted in it"
 ok "$([ ! -e "$AB_STATE/$id" ]; echo $?)" "... and removes it"
 
+# ---- every cgroup is removed, or recorded for delete --force (#28, 5) --------
+#
+# One rmdir that fails (EIO) once stopped the removal of the container's
+# cgroups at that hierarchy: run exited 0 and the other hierarchies' cgroups
+# were left, recorded nowhere.
+
+id=$(new_id)
+out=$(st -e trace=unlinkat -e inject=unlinkat:error=EIO:when=3 -- run --bundle "$T/true" "$id" </dev/null 2>&1)
+is "$?:$out" "0:" "run with an rmdir that fails once: exits 0, silently"
+is "$(cg_dirs "$id")" "" "... and leaves no cgroup in any hierarchy (the failed one is tried again)"
+ok "$([ ! -e "$AB_STATE/$id" ]; echo $?)" "... nor its state directory"
+
+id=$(new_id)
+out=$(st -e trace=unlinkat -e inject=unlinkat:error=EIO:when=3+ -- run --bundle "$T/true" "$id" </dev/null 2>&1)
+like "$?:$(lines "$out"):$out" "^0:1:agentbox: warning: .*delete --force $id" \
+  "run whose rmdirs keep failing: exits 0 with one warning, naming delete --force"
+isnt "$(cg_dirs "$id")" "" "... (cgroups are left)"
+like "$(rt list -q)" "^$id\$" "... the container stays listed"
+is "$(state_of "$id")" stopped "... as stopped"
+rt delete --force "$id" >/dev/null 2>"$T/delete.err"
+is "$?:$(cat "$T/delete.err")$(cg_dirs "$id")" "0:" "... and delete --force removes every cgroup of it"
+ok "$([ ! -e "$AB_STATE/$id" ]; echo $?)" "... and its state directory"
+
 done_testing
 

@@ -371,10 +371,37 @@ test_has_file (void)
   lookup_dir_remove (dir);
 }
 
+/* A recorded cgroup directory whose open fails for another reason than
+   its absence still loads, to be removed by its path. */
+static void
+test_load_unopenable (void)
+{
+  char *dir = lookup_dir ();
+  _cleanup_json_ struct ab_json *j = NULL;
+  _cleanup_free_ char *state = NULL;
+  struct ab_cgroup *back = NULL;
+  ab_error_t err = { 0 };
+
+  if (dir == NULL)
+    {
+      ok (0, "mkdtemp: %s", strerror (errno));
+      return;
+    }
+  state = xasprintf ("{\"mode\":\"v1\",\"hierarchies\":[{\"v2\":false,\"controllers\":\"pids\",\"mountpoint\":"
+                     "\"%s\",\"root\":\"/\",\"path\":\"/file/c1\",\"created\":1}]}",
+                     dir);
+  j = ab_json_parse (state, strlen (state), &ab_json_config_limits, "state.json", &err);
+  ok (j && ab_cgroup_load (j, &back, &err) == 0 && back && back->h[0].dfd < 0 && back->h[0].by_path,
+      "a cgroup whose open fails with ENOTDIR loads, kept by its path for delete %s", err.msg);
+  ab_cgroup_free (back);
+  lookup_dir_remove (dir);
+}
+
 int
 main (void)
 {
   test_has_file ();
+  test_load_unopenable ();
   test_parse ();
   test_paths ();
   test_bpf ();
