@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "hooks/hooks.h"
 #include "runtime/cgroup.h"
@@ -99,6 +100,46 @@ apply_memory_policy (const struct ab_memory_policy *mp, ab_error_t *err)
   return 0;
 }
 
+/* The start socket can take a connection: checked before `created` is
+   confirmed, so that a socket that never could fails the create itself,
+   with its error, rather than a container that dies unseen later. */
+static int
+start_socket_check (int fd, ab_error_t *err)
+{
+  int v = 0;
+  socklen_t len = sizeof v;
+
+  if (getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0)
+    return ab_error_set (err, errno, "start socket: getsockopt(SO_ACCEPTCONN)");
+  if (!v)
+    return ab_error_setc (err, AB_EC_INTERNAL, EINVAL, "start socket: not listening");
+  return 0;
+}
+
+/* One connection on the listening start socket.  Once start_socket_check
+   passed, every failure of accept4 is one that passes (EINTR, an aborted
+   connection, no memory or fds or buffers for the moment): tried again,
+   after a pause that grows to a second when it repeats.  Nobody would hear
+   of a container that gave up here (its creator is gone): it would just be
+   "stopped" when `start` came. */
+static int
+accept_start (int fd)
+{
+  long nap_ms = 0;
+
+  for (;;)
+    {
+      int conn = accept4 (fd, NULL, NULL, SOCK_CLOEXEC);
+
+      if (conn >= 0)
+        return conn;
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      nap_ms = nap_ms == 0 ? 10 : nap_ms * 2 > 1000 ? 1000 : nap_ms * 2;
+      nanosleep (&(struct timespec){ nap_ms / 1000, (nap_ms % 1000) * 1000000 }, NULL);
+    }
+}
+
 /* Wait for `start`: in the foreground on the setup socket, detached on the
    start socket (one connection, from `agentbox start`).  Returns the fd the
    starter listens on for the outcome of exec. */
@@ -116,7 +157,8 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
         return -1;
       return c->sync_fd;
     }
-  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0
+      || start_socket_check (c->start_listen_fd, err) < 0)
     return -1;
   /* Detached: the creator exits now and we must outlive it.  It waits for
      this answer, sent only once the parent-death signal is off. */
@@ -129,13 +171,7 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
   for (;;)
     {
       struct ab_sync_msg m;
-      conn = accept4 (c->start_listen_fd, NULL, NULL, SOCK_CLOEXEC);
-      if (conn < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return ab_error_set (err, errno, "accept on the start socket");
-        }
+      conn = accept_start (c->start_listen_fd);
       if (ab_sync_recv (conn, &m, NULL) == 0 && m.type == AB_SYNC_START)
         break;
       close (conn);

@@ -347,5 +347,23 @@ rt delete --force "$id" >/dev/null 2>"$T/delete.err"
 is "$?:$(cat "$T/delete.err")$(cg_dirs "$id")" "0:" "... and delete --force removes every cgroup of it"
 ok "$([ ! -e "$AB_STATE/$id" ]; echo $?)" "... and its state directory"
 
+# ---- a start socket whose accept fails once (#28, 6) -------------------------
+
+make_bundle --out "$T/marker" 'process.args=["/bin/abtest","touch","/out/ran"]'
+chmod 0777 "$T/marker/out"
+id=$(new_id)
+st -e trace=accept4 -e inject=accept4:error=EIO:when=1 -- create --bundle "$T/marker" "$id" </dev/null >/dev/null 2>&1 &
+tracer=$!
+wait_for_status "$id" created
+rt start "$id" 2>"$T/start.err"
+is "$?:$(cat "$T/start.err")" "0:" "accept4 on the start socket fails once: start succeeds"
+for ((i = 0; i < 200; i++)); do
+  [ -e "$T/marker/out/ran" ] && break
+  sleep 0.05
+done
+ok "$([ -e "$T/marker/out/ran" ]; echo $?)" "... and the program runs (its file appears on the host)"
+rt delete --force "$id"
+wait "$tracer"
+
 done_testing
 
