@@ -138,7 +138,8 @@ int
 ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
 {
   char tmp[NAME_MAX + 2];
-  int fd;
+  bool made;
+  int fd, e;
 
   if (ab_id_validate (id, err) < 0)
     return -1;
@@ -148,24 +149,35 @@ ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
   if (!hidden_name (tmp, id))
     return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "container id `%.32s...` is too long for a directory name",
                           id);
-  if (mkdirat (rootfd, tmp, 0700) < 0 && errno != EEXIST)
+  made = mkdirat (rootfd, tmp, 0700) == 0;
+  if (!made && errno != EEXIST)
     return ab_error_set (err, errno, "create state directory for `%s`", id);
   fd = openat (rootfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
-    return ab_error_set (err, errno, "open state directory for `%s`", id);
+    {
+      e = errno;
+      /* Ours, empty and never opened: nothing may stay of a failed create.
+         (One we did not make may be another create's, between its mkdir
+         and its lock: not ours to remove.) */
+      if (made)
+        unlinkat (rootfd, tmp, AT_REMOVEDIR);
+      return ab_error_set (err, e, "open state directory for `%s`", id);
+    }
   /* A leftover of a create killed right here is reused; a locked one is a
      create of the same id in progress. */
   if (flock (fd, LOCK_EX | LOCK_NB) < 0)
     {
-      int e = errno;
+      e = errno;
       close (fd);
       if (e == EWOULDBLOCK)
         return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists (being created)", id);
+      if (made)
+        unlinkat (rootfd, tmp, AT_REMOVEDIR);
       return ab_error_set (err, e, "lock state of `%s`", id);
     }
   if (renameat2 (rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0)
     {
-      int e = errno;
+      e = errno;
       unlinkat (rootfd, tmp, AT_REMOVEDIR);
       close (fd);
       if (e == EEXIST)

@@ -365,5 +365,18 @@ ok "$([ -e "$T/marker/out/ran" ]; echo $?)" "... and the program runs (its file 
 rt delete --force "$id"
 wait "$tracer"
 
+# ---- a failed run leaves no hidden state directory (#28, 7) ------------------
+
+bad=""
+for ((w = 1; w <= 24; w++)); do
+  id=$(new_id)
+  st -e trace=openat -e inject=openat:error=EIO:when=$w -- run --bundle "$T/true" "$id" </dev/null >/dev/null 2>&1
+  rt delete --force "$id" >/dev/null 2>&1
+  left=$(ls -A "$AB_STATE" 2>/dev/null)
+  [ -z "$left" ] || bad+=" when=$w:$left"
+  rm -rf "${AB_STATE:?}/.$id"
+done
+is "$bad" "" "an openat that fails (each of the first 24): the state root is left empty (no hidden .ID)"
+
 done_testing
 
