@@ -102,6 +102,17 @@ ab_container_save_cgroup (struct ab_container *c, ab_error_t *err)
   return ab_container_write_state (c, err);
 }
 
+/* rootfs is <root>/.rootfs@<id> */
+static bool
+uses_private_rootfs (const char *rootfs, const char *id)
+{
+  const char *base = strrchr (rootfs, '/');
+
+  base = base ? base + 1 : rootfs;
+  return ab_str_has_prefix (base, AB_PRIVATE_ROOTFS_PREFIX)
+         && strcmp (base + strlen (AB_PRIVATE_ROOTFS_PREFIX), id) == 0;
+}
+
 int
 ab_container_release_resources (struct ab_container *c, ab_error_t *err)
 {
@@ -172,6 +183,13 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
       else if (c->state)
         c->state->netns_held = false;
     }
+  /* The private rootfs skeleton of a `run --default` whose cache could not
+     hold it (runtime/sandbox.c) goes with the container, once nothing of
+     the container is left to use it. */
+  if (r == 0 && c->rootfd >= 0 && c->state && c->state->rootfs
+      && uses_private_rootfs (c->state->rootfs, c->id)
+      && ab_state_private_rootfs_remove (c->rootfd, c->id, false) < 0)
+    r = ab_error_set (err, errno, "remove the private rootfs skeleton of `%s`", c->id);
   return r;
 }
 

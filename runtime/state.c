@@ -220,6 +220,8 @@ ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err)
         return -1;
       removed++;
     }
+  if (ab_state_private_rootfs_remove (rootfd, id, true) < 0)
+    return ab_error_set (err, errno, "remove the private rootfs skeleton of `%s`", id);
   return removed;
 }
 
@@ -707,4 +709,65 @@ ab_state_list (int rootfd, struct ab_strv *ids, ab_error_t *err)
   if (ids->n > 1)
     qsort (ids->v, ids->n, sizeof *ids->v, cmp_str);
   return 0;
+}
+
+/* "<root>/.rootfs@<id>": the rootfs skeleton of `run --default` when the
+   cache cannot hold it (runtime/sandbox.c).  '@' is in no id, so the name
+   is neither a container's directory nor the hidden one of a create. */
+static bool
+private_rootfs_name (char buf[NAME_MAX + 1], const char *id)
+{
+  return snprintf (buf, NAME_MAX + 1, AB_PRIVATE_ROOTFS_PREFIX "%s", id) < NAME_MAX + 1;
+}
+
+int
+ab_state_private_rootfs_open (int rootfd, const char *id, bool *made, ab_error_t *err)
+{
+  char name[NAME_MAX + 1];
+  int fd;
+
+  if (ab_id_validate (id, err) < 0)
+    return -1;
+  if (!private_rootfs_name (name, id))
+    return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "container id `%.32s...` is too long", id);
+  *made = mkdirat (rootfd, name, 0755) == 0;
+  if (!*made && errno != EEXIST)
+    return ab_error_set (err, errno, "create the private rootfs skeleton `" AB_PRIVATE_ROOTFS_PREFIX "%s`",
+                         id);
+  fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (*made)
+        unlinkat (rootfd, name, AT_REMOVEDIR);
+      return ab_error_set (err, e, "open the private rootfs skeleton `" AB_PRIVATE_ROOTFS_PREFIX "%s`", id);
+    }
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      int e = errno;
+      close (fd);
+      if (e == EWOULDBLOCK)
+        return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists (being created)", id);
+      return ab_error_set (err, e, "lock the private rootfs skeleton `" AB_PRIVATE_ROOTFS_PREFIX "%s`", id);
+    }
+  return fd;
+}
+
+int
+ab_state_private_rootfs_remove (int rootfd, const char *id, bool if_unlocked)
+{
+  char name[NAME_MAX + 1];
+  _cleanup_close_ int fd = -1;
+
+  if (ab_id_validate (id, NULL) < 0 || !private_rootfs_name (name, id))
+    return 0;
+  if (if_unlocked)
+    {
+      fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+      if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+        return errno == EWOULDBLOCK ? 0 : -1; /* a run is building it */
+    }
+  return ab_remove_tree_at (rootfd, name);
 }

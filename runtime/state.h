@@ -71,6 +71,16 @@ int ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *e
    in it, a mount included; returns how many, or -1 with *err set when one
    could not be removed. */
 int ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err);
+/* The private rootfs skeleton of `run --default` for container `id`,
+   <root>/.rootfs@<id> (the cache's is shared: runtime/sandbox.c): made if
+   missing (*made), opened and locked exclusively for the caller, who
+   builds it; class AB_EC_EXISTS if another holds the lock. */
+#define AB_PRIVATE_ROOTFS_PREFIX ".rootfs@"
+int ab_state_private_rootfs_open (int rootfd, const char *id, bool *made, ab_error_t *err);
+/* Remove it (nothing there is success); with if_unlocked only when no
+   run holds its lock.  The owner of the id calls it without: the
+   container that used it is gone.  -1 with errno. */
+int ab_state_private_rootfs_remove (int rootfd, const char *id, bool if_unlocked);
 /* Remove the container directory and its contents (a file mounted on is
    unmounted first). */
 int ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err);

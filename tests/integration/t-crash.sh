@@ -378,5 +378,31 @@ for ((w = 1; w <= 24; w++)); do
 done
 is "$bad" "" "an openat that fails (each of the first 24): the state root is left empty (no hidden .ID)"
 
+# ---- run --default with a cache it cannot use (#28, 8) -----------------------
+#
+# runtime/cache.h promises that a broken cache makes a run slower, never
+# fails it: the rootfs skeleton is then built privately for the run.
+
+mkdir -m 0755 "$T/ro" "$T/other"
+mount --bind "$T/ro" "$T/ro" && mount -o remount,bind,ro "$T/ro"
+echo x >"$T/cachefile"
+chown 1000:1000 "$T/other"
+for c in "read-only:$T/ro" "missing under a read-only parent:$T/ro/cache" "a file:$T/cachefile" \
+  "owned by another uid:$T/other"; do
+  id=$(new_id)
+  out=$(AGENTBOX_CACHE_DIR=${c#*:} rt run --default "$id" -- sh -c 'ls /proc/self/status; cat /etc/shadow' \
+    </dev/null 2>"$T/run.err")
+  is "$?:$out:$(lines "$(cat "$T/run.err")")" "0:/proc/self/status:1" \
+    "run --default, cache ${c%%:*}: runs (with /proc, /etc/shadow masked) with one warning"
+  like "$(cat "$T/run.err")" "^agentbox: warning: cache not used" "... which says the cache is not used"
+  is "$(ls -A "$AB_STATE")" "" "... and leaves nothing in the state root"
+done
+umount "$T/ro"
+id=$(new_id)
+AGENTBOX_CACHE_DIR=$T/cachefile rt run --default --detach "$id" </dev/null >/dev/null 2>&1
+is "$(state_of "$id")" running "run --default --detach, cache a file: the sandbox runs"
+rt delete --force "$id"
+is "$(ls -A "$AB_STATE")" "" "... and delete --force removes its private rootfs skeleton too"
+
 done_testing
 
