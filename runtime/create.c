@@ -795,11 +795,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
      (ab_container_start_local): one state write and one lock fewer, and
      no command ever acts on a container between its create and start
      that no one but this run can start. */
-  if (!o->foreground)
-    {
-      flock (c->dirfd, LOCK_UN);
-      c->lock = 0;
-    }
+  if (!o->foreground && ab_container_unlock (c, err) < 0)
+    goto fail;
   ab_set_step (NULL);
   *out = ab_steal_ptr (&c);
   return 0;

@@ -49,6 +49,29 @@ ab_container_free (struct ab_container *c)
 }
 
 int
+ab_container_unlock (struct ab_container *c, ab_error_t *err)
+{
+  int fd;
+
+  if (flock (c->dirfd, LOCK_UN) == 0)
+    {
+      c->lock = 0;
+      return 0;
+    }
+  /* A lock kept by mistake would hold up every other command on the
+     container (delete --force included) for as long as we run: for a
+     foreground run, the program's whole life.  The lock belongs to the
+     open file: the directory is opened anew and the old one closed. */
+  fd = openat (c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_set (err, errno, "unlock the state of `%s`", c->id);
+  close (c->dirfd);
+  c->dirfd = fd;
+  c->lock = 0;
+  return 0;
+}
+
+int
 ab_container_write_state (struct ab_container *c, ab_error_t *err)
 {
   int r;
@@ -65,8 +88,10 @@ ab_container_write_state (struct ab_container *c, ab_error_t *err)
       ab_state_file_close (&c->state_file);
       return ab_state_write (c->dirfd, c->state, err);
     }
+  c->lock = LOCK_EX;
   r = ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
-  flock (c->dirfd, LOCK_UN);
+  if (ab_container_unlock (c, r < 0 ? NULL : err) < 0)
+    r = -1;
   return r;
 }
 
@@ -322,11 +347,9 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   c->state->status = AB_STATUS_RUNNING;
   if (ab_container_write_state (c, err) < 0)
     return -1;
-  if (c->lock == LOCK_EX) /* a foreground create's (create.c) */
-    {
-      flock (c->dirfd, LOCK_UN);
-      c->lock = 0;
-    }
+  /* a foreground create's (create.c) */
+  if (c->lock == LOCK_EX && ab_container_unlock (c, err) < 0)
+    return -1;
   return run_poststart (c, c->bundle->spec, err);
 }
 

@@ -404,5 +404,18 @@ is "$(state_of "$id")" running "run --default --detach, cache a file: the sandbo
 rt delete --force "$id"
 is "$(ls -A "$AB_STATE")" "" "... and delete --force removes its private rootfs skeleton too"
 
+# ---- a state lock that could not be given back -------------------------------
+
+# A state lock that could not be given back (flock LOCK_UN failing) was
+# kept for the whole of a foreground run: every other command on the
+# container, delete --force included, waited for the program to end.
+id=$(new_id)
+st -e trace=flock -e inject=flock:error=ENOSPC:when=2 -- run --bundle "$T/sleeper" "$id" </dev/null >/dev/null 2>&1 &
+tracer=$!
+wait_for_status "$id" running
+AB_RT_TIMEOUT=10 rt delete --force "$id" 2>"$T/delete.err"
+is "$?:$(cat "$T/delete.err")" "0:" "a run whose unlock failed: delete --force does not wait for the program's end"
+wait "$tracer"
+
 done_testing
 
