@@ -16,15 +16,13 @@
 #include "runtime/mcp-internal.h"
 #include "runtime/util.h"
 
-/* Every container directory left in the state root `root` (rootfd), by
-   `delete --force`: what a server killed before its EOF left there. */
+/* The names of the subdirectories of dirfd that are not hidden. */
 static void
-sweep_containers (struct ab_mcp_server *s, int rootfd, const char *root)
+list_subdirs (int dirfd, struct ab_strv *out)
 {
-  int fd = fcntl (rootfd, F_DUPFD_CLOEXEC, 3);
+  int fd = fcntl (dirfd, F_DUPFD_CLOEXEC, 3);
   DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
   struct dirent *e;
-  struct ab_strv ids = { 0 };
 
   if (d == NULL)
     {
@@ -34,8 +32,18 @@ sweep_containers (struct ab_mcp_server *s, int rootfd, const char *root)
     }
   while ((e = readdir (d)) != NULL)
     if (e->d_name[0] != '.' && e->d_type == DT_DIR)
-      ab_strv_push (&ids, e->d_name);
+      ab_strv_push (out, e->d_name);
   closedir (d);
+}
+
+/* Every container directory left in the state root `root` (rootfd), by
+   `delete --force`: what a server killed before its EOF left there. */
+static void
+sweep_containers (struct ab_mcp_server *s, int rootfd, const char *root)
+{
+  struct ab_strv ids = { 0 };
+
+  list_subdirs (rootfd, &ids);
   for (size_t i = 0; i < ids.n; i++)
     {
       char *argv[] = { (char *)"agentbox", (char *)"--root", (char *)root, (char *)"delete",
@@ -77,31 +85,19 @@ remove_root_at (int parent, const char *name)
 static void
 sweep_dead_servers (struct ab_mcp_server *s, int parentfd, const char *parent, const char *own)
 {
-  int fd = fcntl (parentfd, F_DUPFD_CLOEXEC, 3);
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
-  struct dirent *e;
   struct ab_strv roots = { 0 };
 
-  if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return;
-    }
-  while ((e = readdir (d)) != NULL)
-    {
-      const char *n = e->d_name;
-      if (e->d_type == DT_DIR && ab_str_has_prefix (n, "mcp-") && n[4] != '\0'
-          && strspn (n + 4, "0123456789") == strlen (n + 4) && strcmp (n, own) != 0)
-        ab_strv_push (&roots, n);
-    }
-  closedir (d);
+  list_subdirs (parentfd, &roots);
   for (size_t i = 0; i < roots.n; i++)
     {
-      _cleanup_close_ int rfd
-          = openat (parentfd, roots.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      const char *n = roots.v[i];
+      _cleanup_close_ int rfd = -1;
       _cleanup_free_ char *path = NULL;
 
+      if (!ab_str_has_prefix (n, "mcp-") || n[4] == '\0' || strspn (n + 4, "0123456789") != strlen (n + 4)
+          || strcmp (n, own) == 0)
+        continue; /* not a server's root, or ours */
+      rfd = openat (parentfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (rfd < 0 || flock (rfd, LOCK_EX | LOCK_NB) < 0)
         continue; /* gone meanwhile, or its server lives */
       path = xasprintf ("%s/%s", parent, roots.v[i]);
