@@ -504,10 +504,33 @@ def run_point(s, cmd, point, ref, workdir):
                             % (128 + killed_program))
     problems += leftovers(s, root, cid, known)
     if problems:
-        # leave the host clean for the next point
-        rt(s, root, "delete", "--force", cid)
-        shutil.rmtree(root, ignore_errors=True)
+        scrub(s, root, cid)
     return not problems, outcome or "?", problems
+
+
+def scrub(s, root, cid):
+    """After a failed point, leave the host clean for the next one even when
+    the runtime cannot: its processes killed, its cgroups and the mounts in
+    its state root removed (as lib.sh's leftover check does)."""
+    rt(s, root, "delete", "--force", cid)
+    name = "agentbox-" + cid
+    for pid in pids():
+        if name in (read("/proc/%d/cgroup" % pid) or ""):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    container_gone(cid, 5)
+    for parent in s.cg_parents:
+        try:
+            os.rmdir(os.path.join(parent, name))
+        except OSError:
+            pass
+    for line in (read("/proc/self/mountinfo") or "").splitlines():
+        mnt = line.split()[4]
+        if mnt.startswith(root + "/"):
+            subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 # ---- the clean run -----------------------------------------------------------------
