@@ -33,10 +33,11 @@ Then, checked from the host:
 and, after `agentbox delete --force`, that nothing is left: no process (in
 the container's cgroups, or its recorded pid), no mount in any mount
 namespace naming the state root, the container or its network namespace,
-no cgroup directory of it in any hierarchy, and no entry in the state root
-(nor the hidden .ID, nor .rootfs@ID).  The network namespace, its links
-and its nftables table go with the last process and the last mount of it,
-both checked.
+no cgroup directory of it in any hierarchy, no entry in the state root
+(nor the hidden .ID, nor .rootfs@ID), no process in its network namespace
+(whose links and nftables table go with its last process and mount), no
+host link named after it and no agentbox nftables table in the host's
+network namespace.
 
 Output: a line per point (TAP with --tap), then
 `fault sweep: N passed, M failed` with the points tried per command.
@@ -111,10 +112,16 @@ class Setup:
         self.rt = os.path.abspath(args.runtime)
         self.dir = tempfile.mkdtemp(prefix="ab-fault-sweep-")
         os.chmod(self.dir, 0o711)  # the sandboxes' user namespaces traverse it
-        self.env = dict(os.environ, AGENTBOX_CACHE_DIR=os.path.join(self.dir, "cache"))
+        # LeakSanitizer cannot run under ptrace (a --enable-sanitizers build)
+        asan = os.environ.get("ASAN_OPTIONS")
+        self.env = dict(os.environ, AGENTBOX_CACHE_DIR=os.path.join(self.dir, "cache"),
+                        ASAN_OPTIONS=(asan + ":" if asan else "") + "detect_leaks=0")
         self.prefix = "fs%d" % os.getpid()
         self.serial = 0
         self.lock = threading.Lock()
+        # A sanitizer's runtime hangs on some failures of its own memory
+        # calls (a deadlock in its fatal report): those get kill points only.
+        self.sanitized = sanitized(self.rt)
         self.bundle = os.path.join(self.dir, "bundle")
         self.make_bundle()
         self.cg_parents = cgroup_parents()
@@ -143,6 +150,15 @@ class Setup:
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def sanitized(path):
+    """Whether the runtime is a --enable-sanitizers build."""
+    ldd = subprocess.run(["ldd", path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout
+    if b"libasan" in ldd or b"libubsan" in ldd:
+        return True
+    return b"__asan_init" in (read(path, "rb") or b"")
 
 
 def cgroup_parents():
@@ -274,6 +290,17 @@ def leftovers(s, root, cid, known):
     for pid, st in known.get("procs", []):
         if alive(pid, st):
             left.append("process %d (recorded) still runs" % pid)
+    # The container's links and nftables table live in its network
+    # namespace (gone with its last process and mount, checked here); none
+    # may ever be in the host's.
+    links = [n for n in os.listdir("/sys/class/net") if cid in n or s.prefix in n]
+    if links:
+        left.append("host links %s" % links)
+    if shutil.which("nft"):
+        tables = subprocess.run(["nft", "list", "tables"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL).stdout.decode()
+        if re.search(r"^table inet agentbox$", tables, re.M):
+            left.append("an agentbox nftables table in the host's network namespace")
     if known.get("netns"):
         for pid in pids():
             try:
@@ -368,11 +395,21 @@ LOADER = re.compile(r"error while loading shared libraries|cannot set up thread-
                     r"cannot allocate TLS|cannot allocate memory in static TLS block")
 
 
+# A --enable-sanitizers build: the sanitizer's runtime makes syscalls of
+# its own (mmap, sigaltstack, prlimit64, ...) and stops with a report of
+# its own when one fails.  Those are its failures, not agentbox's; a report
+# of a bug (an overflow, a use after free, UBSan's runtime error) is one.
+SANITIZER_SELF = re.compile(r"Sanitizer: CHECK failed|Sanitizer failed to (de)?allocate|Sanitizer [gs]etrlimit\(\) failed|"
+                            r"Sanitizer: allocator is out of memory|Sanitizer has encountered a fatal error")
+
+
 def one_line_failure(status, err):
     lines = err.decode("utf-8", "replace").splitlines()
     if status == 0:
         return "exited 0 but the program never ran"
     if len(lines) == 1 and status == 127 and LOADER.search(lines[0]):
+        return None
+    if any(SANITIZER_SELF.search(ln) for ln in lines):
         return None
     # One error line; a warning may come before it when the same point
     # also failed a step that may fail (the seccomp cache, say): strace
@@ -624,10 +661,11 @@ def main():
             # An injected error replaces the syscall: a close(2) "failing"
             # so would leave the fd open, which Linux never does (the fd is
             # released whatever close returns).  Its points are kill points.
+            no_errors = NO_ERRORS | (LIBC_FATAL if s.sanitized else set())
             plan = [(sysc, n, ERRORS[i % len(ERRORS)]) for i, (sysc, n) in enumerate(points)
-                    if sysc not in NO_ERRORS]
+                    if sysc not in no_errors]
             plan += [(sysc, n, "KILL") for i, (sysc, n) in enumerate(points)
-                     if i % args.kill_stride == 0 or sysc in NO_ERRORS]
+                     if i % args.kill_stride == 0 or sysc in no_errors]
             if args.points:
                 plan = []
                 for spec in args.points.split(","):

@@ -13,6 +13,10 @@ is_agentbox || skip_all "the hardened profile, run --default and their fault han
 command -v strace >/dev/null || skip_all "strace not installed (scripts/install-deps.sh)"
 AB_BASE_CONFIG=runtime
 plan_later
+# The runtime runs under strace (ptrace) throughout this file, where
+# LeakSanitizer cannot: it would stop with a fatal report of its own, not
+# one about agentbox (a --enable-sanitizers build).
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
 # st ARGS... -- RUNTIME-ARGS...: the runtime (this file's state root) under
 # `strace -f` with the strace options before `--`.  Not through rt: the
