@@ -2,7 +2,8 @@
  *
  * One SOCK_SEQPACKET socketpair per container process: message boundaries
  * are kept, and the child's end is close-on-exec, so the parent sees EOF
- * exactly when the user program was executed (or the child died).  Errors
+ * when the user program was executed or the child died: AB_SYNC_EXEC, the
+ * child's last message before its execve, tells the two apart.  Errors
  * raised in the child travel as typed messages and are printed by the
  * parent: they reach the caller's stderr, --log and the result record, never
  * only the child's stderr. */
