@@ -572,6 +572,10 @@ def scrub(s, root, cid):
 
 # ---- the clean run -----------------------------------------------------------------
 
+class SweepError(Exception):
+    pass
+
+
 def reference(s, cmd, workdir):
     """The clean run: the probe of its sandbox and the points (syscall, N)."""
     root = os.path.join(workdir, "root")
@@ -579,21 +583,30 @@ def reference(s, cmd, workdir):
     trace = os.path.join(workdir, "trace.ref")
     want = "sleep" if cmd == "run-default" else "abtest"
     p = launch(s, root, cid, cmd, [], trace)
-    pid = 0
-    for _ in range(3000):
-        if cmd == "create" and p.poll() is not None:
-            if p.returncode != 0:
-                sys.exit("fault-sweep: the clean create failed: %s" % read(trace + ".err"))
-            r = rt(s, root, "start", cid)
-            if r.returncode != 0:
-                sys.exit("fault-sweep: clean start failed: %s" % r.stderr.decode())
-        pid = program_pid(root, cid, want)
-        if pid or (cmd != "create" and p.poll() is not None):
-            break
-        time.sleep(0.01)
-    if not pid:
-        sys.exit("fault-sweep: the clean %s does not run its program: %s" % (cmd, read(trace + ".err")))
-    got = probe(pid, cid)
+    pid, started = 0, False
+    try:
+        for _ in range(3000):
+            if cmd == "create" and not started and p.poll() is not None:
+                if p.returncode != 0:
+                    raise SweepError("the clean create failed: %s" % read(trace + ".err"))
+                r = rt(s, root, "start", cid)
+                if r.returncode != 0:
+                    raise SweepError("the clean start failed: %s" % r.stderr.decode())
+                started = True
+            pid = program_pid(root, cid, want)
+            if pid or (cmd != "create" and p.poll() is not None):
+                break
+            time.sleep(0.01)
+        if not pid:
+            raise SweepError("the clean %s does not run its program: %s" % (cmd, read(trace + ".err")))
+        got = probe(pid, cid)
+    except (SweepError, OSError):
+        scrub(s, root, cid)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        raise
     rt(s, root, "delete", "--force", cid)
     p.wait(timeout=30)
     for _ in range(1500):
@@ -602,7 +615,8 @@ def reference(s, cmd, workdir):
         time.sleep(0.02)
     left = leftovers(s, root, cid, {})
     if left:
-        sys.exit("fault-sweep: the clean %s leaves %s" % (cmd, left))
+        scrub(s, root, cid)
+        raise SweepError("the clean %s leaves %s" % (cmd, left))
     counts = {}
     for line in (read(trace) or "").splitlines():
         m = re.match(r"\s*(\d+)\s+([a-z_0-9]+)\(", line)
@@ -652,7 +666,7 @@ def main():
         return 0 if args.tap else 1
     seed = args.seed if args.seed is not None else int(time.time()) // 86400
     s = Setup(args)
-    results, sizes = [], {}
+    sizes = {}
     n_ok = n_bad = 0
     try:
         for cmd in args.commands.split(","):
@@ -707,6 +721,9 @@ def main():
                         say(("ok   " if ok else "FAIL ") + name)
                         for p in problems:
                             say("     " + p)
+    except SweepError as e:
+        say(("Bail out! " if args.tap else "") + "fault-sweep: %s" % str(e)[:2000])
+        return 1
     finally:
         s.cleanup()
     say("# fault sweep: " + ", ".join("%s %d points (of %d occurrences)" % (c, a, b) for c, (a, b) in sizes.items()))
