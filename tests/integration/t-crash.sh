@@ -413,10 +413,17 @@ is "$(ls -A "$AB_STATE")" "" "... and delete --force removes its private rootfs 
 # A state lock that could not be given back (flock LOCK_UN failing) was
 # kept for the whole of a foreground run: every other command on the
 # container, delete --force included, waited for the program to end.
+# (The program says it runs through a file: `state` would wait for the
+# lock too.)
+make_bundle --out "$T/up" 'process.args=["/bin/sh","-c","touch /out/up; exec /bin/abtest sleep-forever"]'
+chmod 0777 "$T/up/out"
 id=$(new_id)
-st -e trace=flock -e inject=flock:error=ENOSPC:when=2 -- run --bundle "$T/sleeper" "$id" </dev/null >/dev/null 2>&1 &
+st -e trace=flock -e inject=flock:error=ENOSPC:when=2 -- run --bundle "$T/up" "$id" </dev/null >/dev/null 2>&1 &
 tracer=$!
-wait_for_status "$id" running
+for ((i = 0; i < 200; i++)); do
+  [ -e "$T/up/out/up" ] && break
+  sleep 0.05
+done
 AB_RT_TIMEOUT=10 rt delete --force "$id" 2>"$T/delete.err"
 is "$?:$(cat "$T/delete.err")" "0:" "a run whose unlock failed: delete --force does not wait for the program's end"
 wait "$tracer"
