@@ -59,6 +59,9 @@ import threading
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
+from leftovers import read  # noqa: E402  (the integration tests' host-side reader)
 ERRORS = ["EIO", "ENOSPC", "ENOMEM"]
 STATUS_KEYS = ["Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
                "Seccomp", "Seccomp_filters"]
@@ -77,14 +80,6 @@ NO_ERRORS = {"close", "brk"}
 # contract allows for allocation failure).  A signal after a failure of any
 # other syscall is a crash of the runtime.
 LIBC_FATAL = {"mmap", "mprotect", "munmap", "mremap", "futex", "madvise"}
-
-
-def read(path, mode="r"):
-    try:
-        with open(path, mode) as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 def start_time(pid):
