@@ -90,6 +90,11 @@ def start_time(pid):
     return None if fields[0] in ("Z", "X") else fields[19]
 
 
+def uptime_ticks():
+    """Now, in the clock of /proc/PID/stat's start times."""
+    return float((read("/proc/uptime") or "0").split()[0]) * os.sysconf("SC_CLK_TCK")
+
+
 def alive(pid, start=None):
     st = start_time(pid)
     return st is not None and (start is None or st == start)
@@ -297,9 +302,14 @@ def leftovers(s, root, cid, known):
         if re.search(r"^table inet agentbox$", tables, re.M):
             left.append("an agentbox nftables table in the host's network namespace")
     if known.get("netns"):
+        # A namespace's inode number is reused once it is gone: a process
+        # started after the container's end is in another one (parallel
+        # tests make new ones all the time).
         for pid in pids():
             try:
-                if "net:[%s]" % os.stat("/proc/%d/ns/net" % pid).st_ino == known["netns"] and alive(pid):
+                st = start_time(pid)
+                if ("net:[%s]" % os.stat("/proc/%d/ns/net" % pid).st_ino == known["netns"] and st is not None
+                        and int(st) <= known.get("ended", float("inf"))):
                     left.append("process %d is in its network namespace" % pid)
             except OSError:
                 pass
@@ -510,6 +520,7 @@ def run_point(s, cmd, point, ref, workdir):
                     problems.append("the supervisor was killed while its program ran, the container runs on")
     finally:
         d = rt(s, root, "delete", "--force", cid)
+        known["ended"] = uptime_ticks()
         if d.returncode != 0:
             problems.append("delete --force failed: %s" % d.stderr.decode("utf-8", "replace").strip()[:300])
         try:
