@@ -63,7 +63,7 @@ sweep_containers (struct ab_mcp_server *s, int rootfd, const char *root)
         waitpid (pid, NULL, 0);
     }
   ab_strv_free (&ids);
-  ab_mcp_workspace_discard_all (s); /* a crashed predecessor's */
+  ab_mcp_workspace_discard_all (root); /* the change sets of the server that is gone */
 }
 
 /* Remove parent/name, a state root whose containers are gone. */
@@ -163,7 +163,7 @@ remove_state_root (struct ab_mcp_server *s)
 
   /* Change sets live as long as the server (their workspaces untouched);
      their tmpfs mounts are not ours to walk into. */
-  ab_mcp_workspace_discard_all (s);
+  ab_mcp_workspace_discard_all (s->o->state_root);
   if (slash)
     *slash = '\0';
   pfd = open (slash == parent ? "/" : slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

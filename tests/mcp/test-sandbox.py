@@ -8,6 +8,7 @@ workspaces.  Needs root and a working `agentbox run --default`."""
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -437,6 +438,26 @@ t.ok(w.close() == 0 and not os.path.exists(root) and not mounts_of(root) and lis
      "EOF: the server discards its pending change sets (nothing mounted or left, the directory as it was)")
 w.cleanup()
 
+# A killed server's pending change set (a tmpfs mounted in its state root)
+# goes with the sweep of the next server on the same --root: discarded,
+# the workspace untouched, nothing mounted or left.
+before = listing(inside)
+k = Server(["--workspace-root", ws_root])
+f, raw = k.tool("sandbox_run", {"argv": ["sh", "-c", "echo killed > /workspace/killed"], "workspace": inside,
+                                "workspace_mode": "overlay"})
+kroot = k.state_root
+t.ok(mounts_of(kroot + "/.changesets/"), "killed server: its pending change set's storage is mounted", mounts_of(kroot))
+k.proc.kill()
+k.proc.wait()
+n = Server(["--workspace-root", ws_root], root=k.root)
+t.ok(n.call("ping") is not None and not os.path.exists(kroot) and not mounts_of(kroot) and listing(inside) == before,
+     "... the next server discards it: no mount, no state root, the workspace as it was",
+     (os.path.exists(kroot), mounts_of(kroot), listing(inside), n.stderr()[-2000:]))
+n.close()
+for line in mounts_of(kroot):  # only when the test failed: leave no mount behind
+    subprocess.call(["umount", "-l", line.split()[4]])
+n.cleanup()
+k.cleanup()
 shutil.rmtree(ws_root, ignore_errors=True)
 
 sys.exit(t.done())
