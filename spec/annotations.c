@@ -57,6 +57,30 @@ type_timeout (struct ab_spec *s, const char *value, ab_error_t *err)
 }
 
 static int
+type_timeout_grace (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  uint64_t ms;
+
+  if (ab_parse_duration_ms (value, &ms) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "invalid duration \"%s\" (a number with s, ms, m or h; plain numbers are seconds; 0: "
+                          "no grace)",
+                          value);
+  s->agentbox.grace_set = true;
+  s->agentbox.grace_ms = ms;
+  return 0;
+}
+
+static int
+type_etc_hosts (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
+  s->agentbox.etc_hosts = strcmp (value, "true") == 0;
+  return 0;
+}
+
+static int
 type_net_allow (struct ab_spec *s, const char *value, ab_error_t *err)
 {
   if (ab_net_policy_parse (value, &s->agentbox.net, err) == 0)
@@ -199,6 +223,14 @@ static const struct
   { { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of "
                         "this and --timeout applies" },
     type_timeout },
+  { { AB_ANNOT_TIMEOUT_GRACE,
+      "at the wall-clock limit every process gets SIGTERM, and the container is killed this long after (default "
+      "5s; 0: killed at once); the smaller of this and --timeout-grace applies" },
+    type_timeout_grace },
+  { { AB_ANNOT_ETC_HOSTS,
+      "\"true\": /etc/hosts is a file agentbox writes (localhost names and the container's hostname), mounted "
+      "read-only over the root's, whose file stays as it is; the destination must exist, as for any mount" },
+    type_etc_hosts },
   { { AB_ANNOT_NET_ALLOW,
       "egress allowed by address: comma-separated ADDR[/PREFIX][:PORT][/tcp|/udp], IPv6 in brackets; absent: no "
       "egress at all (a network namespace agentbox creates gets the default-deny nftables wall; a joined one only "

@@ -543,6 +543,9 @@ struct ab_agentbox
 {
   bool timeout_set;               /* dev.agentbox.timeout */
   uint64_t timeout_ms;
+  bool grace_set;                 /* dev.agentbox.timeout.grace */
+  uint64_t grace_ms;
+  bool etc_hosts;                 /* dev.agentbox.etc-hosts is "true" */
   bool rootfs_idmap;              /* dev.agentbox.rootfs.idmap is "true" */
   struct ab_net_policy net;       /* dev.agentbox.net.allow (net.present: given) */
   struct ab_egress_policy egress; /* allow-domains, deny-domains, pins as given (no baseline) */

@@ -511,7 +511,8 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
   const struct ab_create_opts *o = tx->o;
   struct ab_container *c = tx->c;
   struct ab_plan_opts po = { .root = o->root, .id = o->id, .egress_baseline = o->egress_policy,
-                             .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms };
+                             .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms,
+                             .grace_set = o->grace_set, .grace_ms = o->grace_ms };
 
   c->bundle = o->prebuilt; /* taken over, whatever happens */
   if (ab_id_validate (o->id, err) < 0)

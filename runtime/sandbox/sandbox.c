@@ -10,6 +10,7 @@
 #include "runtime/sandbox/sandbox.h"
 #include "runtime/lifecycle/state.h"
 #include "base/util.h"
+#include "spec/annotations.h"
 #include "spec/defaults.h"
 #include "base/gen.h"
 #include "base/json.h"
@@ -206,6 +207,12 @@ sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
 {
   _cleanup_free_ char *joined = NULL;
 
+  struct stat st;
+
+  /* The host's /etc/hosts does not name the sandbox: our own one, mounted
+     over it (a bind needs the file there; a host without one keeps none). */
+  if (lstat ("/etc/hosts", &st) == 0 && S_ISREG (st.st_mode))
+    ab_kvlist_set (out, AB_ANNOT_ETC_HOSTS, "true");
   for (size_t i = 0; i < o->annotations.n; i++)
     ab_kvlist_set (out, o->annotations.v[i].key, o->annotations.v[i].value);
   if (o->allow_domains.n == 0)

@@ -273,20 +273,74 @@ gen_workspace (struct ab_gen *g, const char *workspace_json)
   gen_checked (g, "workspaceChanges", workspace_json, &lim, AB_J_OBJECT, "workspace changes");
 }
 
-static bool
-has_violations (const struct ab_outcome *o)
+/* What the refused attempts of violations_json look like (the rule of
+   docs/result-record.md, "Violations and the outcome"). */
+struct refusals
 {
-  const char *p = o->violations_json;
+  size_t n;             /* entries */
+  size_t escape;        /* of them, ones that look like an escape */
+  char first_escape[160]; /* what the first of those was, for the message */
+};
 
-  if (p == NULL)
-    return false;
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-    p++;
-  if (*p != '[')
-    return false;
-  for (p++; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
-    ;
-  return *p != ']' && *p != '\0';
+/* Addresses no program of a sandbox has a reason to reach: link-local
+   (169.254.0.0/16, fe80::/10: the cloud metadata services that hand out the
+   host's credentials, and services of the host's own segment) and AWS's
+   IPv6 metadata address. */
+static bool
+address_escape_like (const char *a)
+{
+  return ab_str_has_prefix (a, "169.254.") || strncasecmp (a, "fe8", 3) == 0 || strncasecmp (a, "fe9", 3) == 0
+         || strncasecmp (a, "fea", 3) == 0 || strncasecmp (a, "feb", 3) == 0
+         || strcasecmp (a, "fd00:ec2::254") == 0;
+}
+
+static const char *
+member_str (struct ab_json *o, const char *key)
+{
+  for (size_t i = 0; i < o->u.obj.n; i++)
+    if (strcmp (o->u.obj.m[i].key, key) == 0 && o->u.obj.m[i].val->type == AB_J_STRING)
+      return o->u.obj.m[i].val->u.str.s;
+  return NULL;
+}
+
+/* A refused attempt looks like an escape when it went for a link-local or
+   metadata address, or when there were more refused destinations than the
+   record lists (the wall's 256 per address family, the proxy's 2000: a
+   scan, not a program that wanted one host).  Everything else -- a DNS
+   query of a sandbox without network, a connection to a host the policy
+   does not allow -- is an ordinary refusal. */
+static void
+classify_refusals (const char *violations_json, struct refusals *r)
+{
+  static const struct ab_json_limits lim = {
+    .max_bytes = 1u << 20, .max_depth = 16, .max_string = 64u << 10, .max_items = 4096, .max_nodes = 1u << 16,
+  };
+  ab_error_t err = { 0 };
+  _cleanup_json_ struct ab_json *j = NULL;
+
+  memset (r, 0, sizeof *r);
+  if (violations_json == NULL)
+    return;
+  j = ab_json_parse (violations_json, strlen (violations_json), &lim, "violations", &err);
+  if (j == NULL || j->type != AB_J_ARRAY)
+    return;
+  for (size_t i = 0; i < j->u.arr.n; i++)
+    {
+      struct ab_json *v = j->u.arr.items[i];
+      const char *type, *addr;
+      if (v->type != AB_J_OBJECT)
+        continue;
+      r->n++;
+      type = member_str (v, "type");
+      addr = member_str (v, "address");
+      if (type && ab_str_has_suffix (type, "-omitted"))
+        {
+          if (r->escape++ == 0)
+            snprintf (r->first_escape, sizeof r->first_escape, "more refused destinations than the record lists");
+        }
+      else if (addr && address_escape_like (addr) && r->escape++ == 0)
+        snprintf (r->first_escape, sizeof r->first_escape, "a connection to the link-local address %s", addr);
+    }
 }
 
 /* What went wrong, for the model: a machine code, a sentence, whether the
@@ -327,23 +381,30 @@ limit_hit (unsigned hits)
   return NULL;
 }
 
-static void
-judge (const struct ab_outcome *o, struct verdict *v)
+/* An attempt that looks like an escape: whatever the command's fate, a
+   person should look before the agent goes on. */
+static bool
+judge_escape (const struct refusals *r, struct verdict *v)
+{
+  if (r->escape == 0)
+    return false;
+  v->code = "policy_violation";
+  snprintf (v->message, sizeof v->message,
+            "the command attempted something that looks like an escape from the sandbox (%s; see violations); "
+            "the denied operations did not happen",
+            r->first_escape);
+  v->action = "stop_and_request_human";
+  return true;
+}
+
+/* How the command ended, when a signal or agentbox ended it. */
+static bool
+judge_fate (const struct ab_outcome *o, struct verdict *v)
 {
   unsigned long long ms = (unsigned long long)(o->duration_ns / 1000000u);
   const char *sig = !o->exited && o->signal > 0 ? sigabbrev_np (o->signal) : NULL;
-  const struct limit_verdict *hit;
 
-  memset (v, 0, sizeof *v);
-  if (has_violations (o))
-    {
-      v->code = "policy_violation";
-      snprintf (v->message, sizeof v->message,
-                "the command attempted something the sandbox policy denies (see violations); "
-                "the denied operations did not happen");
-      v->action = "stop_and_request_human";
-    }
-  else if (o->reason == AB_REASON_TIMEOUT)
+  if (o->reason == AB_REASON_TIMEOUT)
     {
       v->code = "timeout";
       snprintf (v->message, sizeof v->message,
@@ -368,7 +429,16 @@ judge (const struct ab_outcome *o, struct verdict *v)
                 cpu ? " on reaching its CPU time limit (RLIMIT_CPU)" : "");
       v->action = cpu ? "reduce_work" : "fix_command";
     }
-  else if ((hit = limit_hit (o->limits_hit)) != NULL)
+  return v->code != NULL;
+}
+
+/* An exit status other than 0, with what likely caused it. */
+static void
+judge_exit (const struct ab_outcome *o, const struct refusals *r, struct verdict *v)
+{
+  const struct limit_verdict *hit = limit_hit (o->limits_hit);
+
+  if (hit != NULL)
     {
       v->code = "limit_exceeded";
       snprintf (v->message, sizeof v->message, "the command exited with status %d after %s", o->exit_code,
@@ -376,7 +446,20 @@ judge (const struct ab_outcome *o, struct verdict *v)
       v->retryable = hit->retryable;
       v->action = hit->action;
     }
-  else if (o->exit_code != 0)
+  else if (r->n > 0)
+    {
+      /* It failed, and the sandbox refused network access it tried: the
+         likely cause, and one the call can change. */
+      v->code = "network_denied";
+      snprintf (v->message, sizeof v->message,
+                "the command exited with status %d after the sandbox refused network access it attempted (see "
+                "violations): name the hosts it needs in allow_domains (--allow-domain), or make it work "
+                "offline",
+                o->exit_code);
+      v->retryable = true;
+      v->action = "add_allow_domains";
+    }
+  else
     {
       v->code = "exit_nonzero";
       snprintf (v->message, sizeof v->message, "the command exited with status %d%s", o->exit_code,
@@ -385,6 +468,23 @@ judge (const struct ab_outcome *o, struct verdict *v)
                                       : "; see stderr");
       v->action = "fix_command";
     }
+}
+
+/* The verdict follows what the command did; refused attempts are listed
+   in violations and only decide it when they look like an escape, or when
+   the command failed and they are its likely cause
+   (docs/result-record.md, "isError and error"). */
+static void
+judge (const struct ab_outcome *o, struct verdict *v)
+{
+  struct refusals r;
+
+  memset (v, 0, sizeof *v);
+  classify_refusals (o->violations_json, &r);
+  if (judge_escape (&r, v) || judge_fate (o, v))
+    ;
+  else if (o->exit_code != 0 || limit_hit (o->limits_hit) != NULL)
+    judge_exit (o, &r, v);
   else if (o->limits_hit & AB_LIMIT_OUTPUT)
     {
       v->code = "output_truncated";

@@ -1,6 +1,7 @@
 #!/bin/bash
 # What an agent host trips over (issue 25), each checked from the host side:
-# a mount namespace without cgroup filesystems (`ip netns exec`).
+# the sandbox's own name, the verdict of a command that succeeded, a mount
+# namespace without cgroup filesystems (`ip netns exec`).
 . "$(dirname "$0")/lib.sh"
 require_runtime_commands run exec state delete
 plan_later
@@ -22,6 +23,69 @@ cg_file ()
   fi
   [ -n "$m" ] && [ -n "$p" ] && cat "$m$p/$3"
 }
+
+# rec NAME [RUN OPTIONS] -- CMD...: a foreground sandbox run with its record in
+# $T/NAME.json (stderr: $T/NAME.err); sets $rc.
+rec ()
+{
+  local name=$1
+  shift
+  rt run --default --record "$T/$name.json" --no-stream "$@" </dev/null >/dev/null 2>"$T/$name.err"
+  rc=$?
+}
+# field NAME PATH: a field of the record's structuredContent (or of result
+# with a leading "result."), as json_get prints it.
+field ()
+{
+  case $2 in
+    result.*) json_get "$2" <"$T/$1.json" ;;
+    *) json_get "result.structuredContent.$2" <"$T/$1.json" ;;
+  esac
+}
+# verdict NAME: "isError code action", and the violations.
+verdict () { echo "$(field "$1" result.isError) $(field "$1" error.code) $(field "$1" error.suggested_action)"; }
+
+# ---- item 1: commands that look up their own name ------------------------------------------
+
+hosts_sum=$(stat -c '%i %s %Y' /etc/hosts; sha256sum </etc/hosts)
+rec fqdn "$(new_id)" -- python3 -c 'import socket; print(socket.getfqdn())'
+is "$rc/$(field fqdn stdout)" "0/agentbox" "socket.getfqdn() in the sandbox exits 0 and finds the sandbox's name"
+is "$(verdict fqdn)/$(field fqdn violations)" "false  /[]" \
+  "... its record: isError false, no error, no refused DNS query"
+cat >"$T/serve.py" <<'PY'
+import http.server, threading, urllib.request
+s = http.server.ThreadingHTTPServer(("", 8000), http.server.SimpleHTTPRequestHandler)  # server_bind: getfqdn
+threading.Thread(target=s.serve_forever, daemon=True).start()
+print(urllib.request.urlopen("http://127.0.0.1:8000/").status)
+s.shutdown()
+PY
+mkdir -p "$T/ws" && cp "$T/serve.py" "$T/ws/"
+rec serve --workspace "$T/ws" "$(new_id)" -- python3 /workspace/serve.py
+is "$rc/$(field serve stdout)/$(verdict serve)/$(field serve violations)" "0/200/false  /[]" "a python3 http.server serves a request: exit 0, isError false, nothing refused"
+rec git "$(new_id)" -- sh -c 'cd /tmp && git init -q r && cd r && git -c user.name=a commit -q --allow-empty -m x'
+is "$(field git violations)" "[]" "git commit without an e-mail looks its name up in /etc/hosts, not DNS"
+is "$(stat -c '%i %s %Y' /etc/hosts; sha256sum </etc/hosts)" "$hosts_sum" "the host's /etc/hosts is untouched"
+rec lookup "$(new_id)" -- python3 -c '
+import socket
+try: socket.getaddrinfo("example.com", 80)
+except OSError as e: print("refused", e.errno)'
+like "$(field lookup violations)" '"port": 53' "a DNS query without network is refused and listed in violations"
+is "$rc/$(verdict lookup)" "0/false  " "... but the command exited 0: isError false, no error"
+rec lookup-fail "$(new_id)" -- python3 -c 'import socket; socket.getaddrinfo("example.com", 80)'
+is "$(verdict lookup-fail)" "true network_denied add_allow_domains" \
+  "the same lookup failing the command: network_denied, add_allow_domains"
+b=$T/bundle-hosts
+make_bundle "$b" 'process.args=["/bin/abtest","cat","/etc/hosts"]'
+mkdir -p "$b/rootfs/etc" && echo "192.0.2.7 image-own" >"$b/rootfs/etc/hosts"
+out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>/dev/null)
+is "$out" "192.0.2.7 image-own" "a bundle without dev.agentbox.etc-hosts keeps its image's /etc/hosts"
+b=$T/bundle-hosts2
+make_bundle "$b" 'process.args=["/bin/abtest","cat","/etc/hosts"]' 'hostname="box7"' \
+  'annotations={"dev.agentbox.etc-hosts":"true"}'
+mkdir -p "$b/rootfs/etc" && echo "192.0.2.7 image-own" >"$b/rootfs/etc/hosts"
+out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>"$T/hosts2.err")
+like "$out" $'127.0.1.1\tbox7' "with it, the bundle's /etc/hosts is agentbox's, naming its hostname"
+is "$(cat "$b/rootfs/etc/hosts")" "192.0.2.7 image-own" "... mounted over the image's file, which is unchanged"
 
 # ---- item 8: `ip netns exec` hides the cgroup filesystems -------------------------------
 

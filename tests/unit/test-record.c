@@ -470,11 +470,40 @@ test_violations (void)
   j = frame_of ("violations", &o, "13");
   is_str (str_at (j, "result.structuredContent.violations[0].destination"), "203.0.113.7:443",
           "violations: carried as objects");
-  is_str (str_at (j, "result.structuredContent.error.code"), "policy_violation",
-          "violations: policy_violation");
-  ok (bool_at (j, "result.isError") == 1, "violations: isError even with exit 0");
+  ok (str_at (j, "result.structuredContent.error.code") == NULL && bool_at (j, "result.isError") == 0,
+      "violations of a command that exits 0: no error, isError false");
   is_str (str_at (j, "result.structuredContent.degraded[0]"), "seccomp: notify unavailable",
           "degraded: carried");
+  ab_json_free (j);
+
+  /* The verdict follows what the command did (docs/result-record.md). */
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-denied\",\"address\":\"10.255.255.53\",\"port\":53}]");
+  o.exit_code = 6;
+  j = frame_of ("violations-failed", &o, "15");
+  is_str (str_at (j, "result.structuredContent.error.code"), "network_denied",
+          "a refused DNS query and exit 6: network_denied");
+  is_str (str_at (j, "result.structuredContent.error.suggested_action"), "add_allow_domains",
+          "... suggesting allow_domains");
+  ab_json_free (j);
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-refused\",\"address\":\"169.254.169.254\",\"port\":80}]");
+  o.exit_code = 0;
+  j = frame_of ("violations-metadata", &o, "16");
+  is_str (str_at (j, "result.structuredContent.error.suggested_action"), "stop_and_request_human",
+          "the metadata address, exit 0: an escape attempt, stop_and_request_human");
+  ab_json_free (j);
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-denied\",\"address\":\"fe80::1\",\"port\":22}]");
+  j = frame_of ("violations-linklocal6", &o, "17");
+  is_str (str_at (j, "result.structuredContent.error.code"), "policy_violation", "fe80::1: policy_violation");
+  ab_json_free (j);
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-denied\",\"address\":\"192.0.2.1\",\"port\":1},"
+                               "{\"type\":\"egress-denied-omitted\",\"entries\":900,\"count\":900}]");
+  j = frame_of ("violations-scan", &o, "18");
+  is_str (str_at (j, "result.structuredContent.error.code"), "policy_violation",
+          "more refused destinations than listed (a scan), exit 0: policy_violation");
   ab_json_free (j);
 
   free (o.violations_json);
