@@ -293,6 +293,7 @@ ab_mcp_serve (const struct ab_mcp_opts *o, int in_fd, int out_fd, ab_error_t *er
   pthread_mutex_init (&s.out_lock, NULL);
   pthread_mutex_init (&s.lock, NULL);
   pthread_cond_init (&s.cond, NULL);
+  pthread_cond_init (&s.session_cond, NULL);
   if (open_state_root (&s, &lockfd, err) < 0)
     return -1;
   if (ab_mcp_workers_start (&s, err) < 0)
@@ -309,5 +310,6 @@ ab_mcp_serve (const struct ab_mcp_opts *o, int in_fd, int out_fd, ab_error_t *er
   pthread_mutex_destroy (&s.out_lock);
   pthread_mutex_destroy (&s.lock);
   pthread_cond_destroy (&s.cond);
+  pthread_cond_destroy (&s.session_cond);
   return 0;
 }

@@ -670,11 +670,7 @@ ab_record_error_frame (const char *id_json, const ab_error_t *e, size_t *len)
   return ab_gen_steal (g, true, len);
 }
 
-/* The frame for outcome o, NUL-terminated, one line ending in "\n"; *len
-   (may be NULL) is its length without the NUL.  id_json is the raw JSON of
-   the request id (an integer or a string); NULL or anything else gives
-   null.  The caller frees the result. */
-static char *
+char *
 ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
 {
   _cleanup_gen_ struct ab_gen *g = NULL;
