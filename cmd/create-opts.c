@@ -89,6 +89,7 @@ enum
   OPT_WORKSPACE_SIZE,
   OPT_WORKSPACE_CHANGES,
   OPT_TIMEOUT,
+  OPT_TIMEOUT_GRACE,
   OPT_MAX_OUTPUT,
   OPT_MEMORY,
   OPT_PIDS,
@@ -110,7 +111,9 @@ run_help (void)
           "       agentbox run --default [OPTIONS] ID -- PROGRAM [ARGS...]\n\n" AB_CREATE_HELP
           "  -d, --detach             do not wait for the container\n"
           "      --keep               keep the container's state after it exits\n"
-          "      --timeout DUR        wall-clock limit (30s, 1500ms, 2m); the whole container is killed\n"
+          "      --timeout DUR        wall-clock limit (30s, 1500ms, 2m; default none): SIGTERM to every process,\n"
+          "                           then the whole container is killed after the grace\n"
+          "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
           "      --max-output BYTES   capture at most BYTES per stream (streaming goes on)\n"
           "      --record FILE        write the outcome as an MCP tools/call result frame to FILE\n"
           "      --record-fd N        ... to file descriptor N\n"
@@ -193,6 +196,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE },
     { "workspace-changes", required_argument, NULL, OPT_WORKSPACE_CHANGES },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "timeout-grace", required_argument, NULL, OPT_TIMEOUT_GRACE },
     { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
     { "memory", required_argument, NULL, OPT_MEMORY },
     { "pids", required_argument, NULL, OPT_PIDS },
@@ -252,6 +256,11 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
         case OPT_TIMEOUT:
           if (ab_parse_duration_ms (optarg, &cli->so.timeout_ms) < 0 || cli->so.timeout_ms == 0)
             return ab_cmd_usage_error (cmd, "--timeout: expected a duration like 30s or 1500ms, got `%s`", optarg);
+          break;
+        case OPT_TIMEOUT_GRACE:
+          if (ab_parse_duration_ms (optarg, &cli->so.grace_ms) < 0)
+            return ab_cmd_usage_error (cmd, "--timeout-grace: expected a duration like 5s or 0, got `%s`", optarg);
+          cli->so.grace_set = true;
           break;
         case OPT_MAX_OUTPUT:
           if (ab_parse_size (optarg, &cli->so.max_output) < 0)

@@ -407,8 +407,15 @@ judge_fate (const struct ab_outcome *o, struct verdict *v)
   if (o->reason == AB_REASON_TIMEOUT)
     {
       v->code = "timeout";
-      snprintf (v->message, sizeof v->message,
-                "the command did not finish within its time limit and was killed after %llu ms", ms);
+      if (o->grace_ms == 0)
+        snprintf (v->message, sizeof v->message,
+                  "the command did not finish within its time limit and was killed after %llu ms", ms);
+      else
+        snprintf (v->message, sizeof v->message,
+                  "the command did not finish within its time limit (%llu ms): it was sent SIGTERM and %s "
+                  "(%llu ms in all)",
+                  (unsigned long long)o->timeout_ms,
+                  o->timeout_killed ? "killed when the grace after it ran out" : "ended within the grace", ms);
       v->retryable = true;
       v->action = "increase_timeout_ms";
     }
@@ -587,6 +594,17 @@ structured_content (const struct ab_outcome *o, const struct verdict *v)
     ab_gen_str (g, "violations: the record of denied operations was malformed and is omitted");
   ab_gen_arr_close (g);
   gen_workspace (g, o->workspace_json);
+  if (o->reason == AB_REASON_TIMEOUT)
+    {
+      /* how the wall-clock limit ended it: SIGTERM, then SIGKILL after the
+         grace if it still ran */
+      ab_gen_key (g, "timeout");
+      ab_gen_obj_open (g);
+      ab_gen_kv_u64 (g, "limitMs", o->timeout_ms);
+      ab_gen_kv_u64 (g, "graceMs", o->grace_ms);
+      ab_gen_kv_str (g, "ended", o->timeout_killed ? "killed" : "terminated");
+      ab_gen_obj_close (g);
+    }
   ab_gen_key (g, "error");
   if (v->code == NULL)
     ab_gen_null (g);

@@ -19,6 +19,8 @@ struct ab_supervise_opts
 {
   bool keep;          /* keep the state after exit (run --keep) */
   uint64_t timeout_ms; /* 0 = none */
+  bool grace_set;     /* --timeout-grace given: SIGTERM at the deadline, SIGKILL grace_ms later */
+  uint64_t grace_ms;  /* (else the plan's: dev.agentbox.timeout.grace, or AB_PLAN_GRACE_DEFAULT_MS) */
   bool capture;       /* pipe stdout/stderr through the supervisor */
   uint64_t max_output; /* bytes captured per stream (0 = unlimited); streaming goes on */
   bool passthrough;   /* also write captured output to our own stdout/stderr */
@@ -78,6 +80,11 @@ struct ab_outcome
   bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
   char *egress_json;      /* every decision of the egress proxy (a JSON array value), or NULL */
   char *workspace_json;   /* an overlay workspace's change set (a JSON object value), or NULL */
+  /* reason == timeout: the limit, the grace after SIGTERM, and whether the
+     program was still running at its end (then killed) */
+  uint64_t timeout_ms, grace_ms;
+  bool timeout_killed;
+  bool init_term;         /* the program, an init ignoring SIGTERM, was ended for it (signal says SIGTERM) */
 };
 void ab_outcome_free (struct ab_outcome *o);
 

@@ -87,6 +87,49 @@ out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>"$T/hosts2.err")
 like "$out" $'127.0.1.1\tbox7' "with it, the bundle's /etc/hosts is agentbox's, naming its hostname"
 is "$(cat "$b/rootfs/etc/hosts")" "192.0.2.7 image-own" "... mounted over the image's file, which is unchanged"
 
+# ---- item 2: the timeout sends SIGTERM, then kills after the grace ------------------------
+
+ws=$T/ws-term && mkdir -p "$ws"
+rec term --workspace "$ws" --timeout 1s "$(new_id)" -- \
+  sh -c 'trap "echo cleaned >/workspace/cleaned; exit 3" TERM; sleep 1000 & wait'
+is "$(cat "$ws/cleaned" 2>&1)" cleaned "at the timeout a TERM trap runs: its file is on the host"
+is "$rc/$(field term reason)/$(field term exitCode)/$(field term timeout.ended)" "3/timeout/3/terminated" \
+  "... the record: reason timeout, the trap's exit status, timeout.ended terminated"
+like "$(field term error.message)" 'sent SIGTERM and ended within the grace' "... and its message says so"
+rec ignore --timeout 1s --timeout-grace 1s "$(new_id)" -- \
+  sh -c 'trap "" TERM; setsid sh -c "trap \"\" TERM; exec sleep 987651" & sleep 987652'
+is "$rc/$(field ignore signal)/$(field ignore timeout.ended)/$(field ignore timeout.graceMs)" \
+  "137/SIGKILL/killed/1000" "a program ignoring SIGTERM is killed after the grace: SIGKILL, timeout.ended killed"
+pgrep -f 'sleep 98765[12]' >/dev/null
+isnt $? 0 "... and its setsid'd grandchild, which ignored SIGTERM too, is gone from the host"
+rec plain --timeout 1s "$(new_id)" -- sleep 1000
+is "$rc/$(field plain signal)/$(field plain timeout.ended)" "143/SIGTERM/terminated" \
+  "sleep as the sandbox's init (the kernel withholds SIGTERM from it) ends as if by SIGTERM, within the grace"
+rec nograce --timeout 1s --timeout-grace 0 "$(new_id)" -- sh -c 'trap "exit 3" TERM; sleep 1000 & wait'
+is "$rc/$(field nograce signal)/$(field nograce timeout.ended)" "137/SIGKILL/killed" \
+  "--timeout-grace 0: killed at the limit, no SIGTERM first"
+id=$(new_id)
+rm -f "$ws/cleaned"
+rt run --default --detach --workspace "$ws" "$id" >/dev/null 2>&1
+rt exec --timeout 1s --record "$T/exec-term.json" --no-stream "$id" -- \
+  sh -c 'trap "echo cleaned >/workspace/cleaned; exit 4" TERM; setsid sleep 987653 & sleep 1000 & wait' \
+  </dev/null >/dev/null 2>&1
+is "$(cat "$ws/cleaned" 2>&1)/$(field exec-term timeout.ended)" "cleaned/terminated" \
+  "exec --timeout: the TERM trap of the exec'd process runs"
+pgrep -f 'sleep 987653' >/dev/null
+isnt $? 0 "... and what it started with setsid is gone"
+rt delete --force "$id" >/dev/null 2>&1
+b=$T/bundle-grace
+make_bundle "$b" 'process.args=["/bin/abtest","sleep-forever"]' \
+  'annotations={"dev.agentbox.timeout":"1s","dev.agentbox.timeout.grace":"0"}'
+rt run --bundle "$b" --record "$T/grace-ann.json" "$(new_id)" </dev/null >/dev/null 2>&1
+is "$(field grace-ann timeout.graceMs)/$(field grace-ann timeout.ended)" "0/killed" \
+  "a bundle's dev.agentbox.timeout.grace 0: killed at its limit"
+cfg "$b/config.json" 'annotations={"dev.agentbox.timeout.grace":"soon"}'
+out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+like "$out" 'annotations.dev.agentbox.timeout.grace: invalid duration "soon"' \
+  "... and a malformed one is a config error naming it"
+
 # ---- item 8: `ip netns exec` hides the cgroup filesystems -------------------------------
 
 ns=ab25-$$

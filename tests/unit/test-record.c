@@ -261,7 +261,13 @@ test_timeout (void)
   o.signal = SIGKILL;
   o.limits_hit = AB_LIMIT_TIMEOUT;
   o.exit_status = 137;
+  o.timeout_ms = 2000;
+  o.grace_ms = 5000;
+  o.timeout_killed = true;
   j = frame_of ("timeout", &o, "4");
+  is_str (str_at (j, "result.structuredContent.timeout.ended"), "killed", "timeout: ended killed (after the grace)");
+  ok (strstr (str_at (j, "result.structuredContent.error.message") ?: "", "killed when the grace") != NULL,
+      "timeout: the message says SIGTERM came first and the grace ran out");
   is_str (str_at (j, "result.structuredContent.reason"), "timeout", "timeout: reason timeout");
   is_str ((s = strs_at (j, "result.structuredContent.limitsHit")), "timeout", "timeout: limitsHit [timeout]");
   free (s);
