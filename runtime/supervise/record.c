@@ -353,23 +353,25 @@ struct verdict
   const char *action;
 };
 
-/* A limit an exited command hit, whatever its exit status (a failed
-   fork, allocation or write is the likely cause); the first of this
-   order when it hit several. */
+/* A limit the command hit, the likely cause of its failure whatever its
+   exit status (a failed fork, allocation or write); the first of this
+   order when it hit several.  `what` names the limit and takes its value
+   (a size or a count) when the record knows it. */
 static const struct limit_verdict
 {
   unsigned flag;
-  const char *what;
+  const char *what;   /* the limit */
+  const char *option; /* what sets it */
+  const char *effect; /* what hitting it did */
   bool retryable;
   const char *action;
 } limit_verdicts[] = {
-  { AB_LIMIT_PIDS, "hitting the process limit: some forks failed (pids_limit)", true, "increase_pids_limit" },
-  { AB_LIMIT_MEMORY, "hitting the memory limit: some allocations failed (memory_bytes)", true,
+  { AB_LIMIT_PIDS, "the process limit", "pids_limit", ": some forks failed", true, "increase_pids_limit" },
+  { AB_LIMIT_MEMORY, "the memory limit", "memory_bytes", ": some allocations failed", true,
     "increase_memory_bytes" },
-  { AB_LIMIT_CPU, "hitting its CPU time limit", false, "reduce_work" },
-  { AB_LIMIT_WORKSPACE,
-    "its workspace changes filled their storage: some writes failed with ENOSPC (workspace_size)", true,
-    "increase_workspace_size" },
+  { AB_LIMIT_CPU, "its CPU time limit", "RLIMIT_CPU", "", false, "reduce_work" },
+  { AB_LIMIT_WORKSPACE, "the workspace's size", "workspace_size",
+    ": its changes filled their storage and some writes failed with ENOSPC", true, "increase_workspace_size" },
 };
 
 static const struct limit_verdict *
@@ -379,6 +381,33 @@ limit_hit (unsigned hits)
     if (hits & limit_verdicts[i].flag)
       return &limit_verdicts[i];
   return NULL;
+}
+
+/* "the process limit (pids_limit 32): some forks failed" */
+static void
+limit_sentence (const struct ab_outcome *o, const struct limit_verdict *hit, char *buf, size_t n)
+{
+  char value[48] = "";
+
+  if (hit->flag == AB_LIMIT_PIDS && o->pids_max > 0)
+    snprintf (value, sizeof value, " %lld", (long long)o->pids_max);
+  else if (hit->flag == AB_LIMIT_MEMORY && o->memory_max > 0)
+    snprintf (value, sizeof value, " %llu", (unsigned long long)o->memory_max);
+  snprintf (buf, n, "%s (%s%s)%s", hit->what, hit->option, value, hit->effect);
+}
+
+/* The verdict of a limit hit, the likely cause of how the command ended
+   (`how`: "exited with status 1", "was killed by signal SIGABRT", ...). */
+static void
+judge_limit (const struct ab_outcome *o, const struct limit_verdict *hit, const char *how, struct verdict *v)
+{
+  char what[256];
+
+  limit_sentence (o, hit, what, sizeof what);
+  v->code = "limit_exceeded";
+  snprintf (v->message, sizeof v->message, "the command %s after hitting %s", how, what);
+  v->retryable = hit->retryable;
+  v->action = hit->action;
 }
 
 /* An attempt that looks like an escape: whatever the command's fate, a
@@ -397,28 +426,48 @@ judge_escape (const struct refusals *r, struct verdict *v)
   return true;
 }
 
+/* The timeout: a limit hit before the deadline is why the command never
+   finished (a fork bomb stuck at pids_limit): the advice follows it. */
+static void
+judge_timeout (const struct ab_outcome *o, struct verdict *v)
+{
+  unsigned long long ms = (unsigned long long)(o->duration_ns / 1000000u);
+  const struct limit_verdict *first = limit_hit (o->limits_before_timeout & ~AB_LIMIT_TIMEOUT);
+  char how[320];
+
+  if (o->grace_ms == 0)
+    snprintf (how, sizeof how, "did not finish within its time limit and was killed after %llu ms", ms);
+  else
+    snprintf (how, sizeof how,
+              "did not finish within its time limit (%llu ms): it was sent SIGTERM and %s (%llu ms in all)",
+              (unsigned long long)o->timeout_ms,
+              o->timeout_killed ? "killed when the grace after it ran out" : "ended within the grace", ms);
+  if (first)
+    {
+      char what[256];
+      limit_sentence (o, first, what, sizeof what);
+      v->code = "limit_exceeded";
+      snprintf (v->message, sizeof v->message, "the command hit %s, and then %s", what, how);
+      v->retryable = first->retryable;
+      v->action = first->action;
+      return;
+    }
+  v->code = "timeout";
+  snprintf (v->message, sizeof v->message, "the command %s", how);
+  v->retryable = true;
+  v->action = "increase_timeout_ms";
+}
+
 /* How the command ended, when a signal or agentbox ended it. */
 static bool
 judge_fate (const struct ab_outcome *o, struct verdict *v)
 {
-  unsigned long long ms = (unsigned long long)(o->duration_ns / 1000000u);
   const char *sig = !o->exited && o->signal > 0 ? sigabbrev_np (o->signal) : NULL;
+  const struct limit_verdict *hit = limit_hit (o->limits_hit & ~AB_LIMIT_CPU);
+  char how[64];
 
   if (o->reason == AB_REASON_TIMEOUT)
-    {
-      v->code = "timeout";
-      if (o->grace_ms == 0)
-        snprintf (v->message, sizeof v->message,
-                  "the command did not finish within its time limit and was killed after %llu ms", ms);
-      else
-        snprintf (v->message, sizeof v->message,
-                  "the command did not finish within its time limit (%llu ms): it was sent SIGTERM and %s "
-                  "(%llu ms in all)",
-                  (unsigned long long)o->timeout_ms,
-                  o->timeout_killed ? "killed when the grace after it ran out" : "ended within the grace", ms);
-      v->retryable = true;
-      v->action = "increase_timeout_ms";
-    }
+    judge_timeout (o, v);
   else if (o->reason == AB_REASON_OOM)
     {
       v->code = "oom_killed";
@@ -426,6 +475,13 @@ judge_fate (const struct ab_outcome *o, struct verdict *v)
                 "the command ran out of memory and was killed by the OOM killer (memory_bytes limit)");
       v->retryable = true;
       v->action = "increase_memory_bytes";
+    }
+  else if (!o->exited && !(o->limits_hit & AB_LIMIT_CPU) && hit != NULL)
+    {
+      /* a crash after a failed fork or allocation (an abort on a failed
+         pthread_create): the limit is the likely cause */
+      snprintf (how, sizeof how, "was killed by signal SIG%s", sig ? sig : "?");
+      judge_limit (o, hit, how, v);
     }
   else if (!o->exited)
     {
@@ -445,13 +501,12 @@ judge_exit (const struct ab_outcome *o, const struct refusals *r, struct verdict
 {
   const struct limit_verdict *hit = limit_hit (o->limits_hit);
 
+  char how[64];
+
   if (hit != NULL)
     {
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message, "the command exited with status %d after %s", o->exit_code,
-                hit->what);
-      v->retryable = hit->retryable;
-      v->action = hit->action;
+      snprintf (how, sizeof how, "exited with status %d", o->exit_code);
+      judge_limit (o, hit, how, v);
     }
   else if (r->n > 0)
     {

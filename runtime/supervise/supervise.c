@@ -273,8 +273,26 @@ struct unit
   void (*kill_all) (void *, bool reaped); /* reaped: the process itself is gone */
   void (*term_all) (void *);              /* SIGTERM to every process, at the deadline */
   int (*count) (void *);                  /* processes left, -1 unknown (NULL: not asked) */
+  unsigned (*limits_now) (void *);        /* the cgroup's limits hit so far (AB_LIMIT_*) */
   void *arg;
 };
+
+/* The limits a cgroup's counters say were hit since `before` (NULL: since
+   it was made). */
+static unsigned
+limits_of (struct ab_cgroup *cg, const struct ab_cgroup_stats *before)
+{
+  struct ab_cgroup_stats st;
+  unsigned hits = 0;
+
+  if (cg == NULL || ab_cgroup_stats (cg, &st, NULL) < 0)
+    return 0;
+  if (st.oom_kills > (before ? before->oom_kills : 0))
+    hits |= AB_LIMIT_MEMORY;
+  if (st.pids_max_events > (before ? before->pids_max_events : 0))
+    hits |= AB_LIMIT_PIDS;
+  return hits;
+}
 
 /* The program is the init of its own PID namespace and neither catches
    nor ignores SIGTERM: the kernel drops a SIGTERM sent to it (an init gets
@@ -328,6 +346,10 @@ static void
 deadline_reached (struct deadline *d, struct unit *u, const struct ab_supervise_opts *so, struct ab_outcome *out,
                   uint64_t now)
 {
+  /* What was hit before the deadline came first: the likely reason the
+     command never finished (a fork bomb at the pids limit). */
+  if (u->limits_now)
+    out->limits_before_timeout = u->limits_now (u->arg) | (out->limits_hit & ~AB_LIMIT_OUTPUT);
   out->limits_hit |= AB_LIMIT_TIMEOUT;
   out->reason = AB_REASON_TIMEOUT;
   out->timeout_ms = so->timeout_ms;
@@ -727,6 +749,24 @@ container_term_all (void *arg)
     syscall (SYS_pidfd_send_signal, c->pidfd, SIGTERM, NULL, 0);
 }
 
+static unsigned
+container_limits (void *arg)
+{
+  return limits_of (((struct ab_container *)arg)->cg, NULL);
+}
+
+/* The limits of the container's linux.resources, for the record to name. */
+static void
+outcome_limits_in_force (struct ab_outcome *out, const struct ab_plan *p)
+{
+  const struct ab_resources *r = p->resources;
+
+  if (r && r->pids_set && r->pids_limit.set && r->pids_limit.v > 0)
+    out->pids_max = r->pids_limit.v;
+  if (r && r->memory_set && r->memory.limit.set && r->memory.limit.v > 0)
+    out->memory_max = (uint64_t)r->memory.limit.v;
+}
+
 static int
 container_count (void *arg)
 {
@@ -778,6 +818,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   so = &so_run;
   out->degraded = c->degraded;
   memset (&c->degraded, 0, sizeof c->degraded);
+  outcome_limits_in_force (out, c->plan);
   io_close_child_ends (&io);
   ab_trace ("created");
   if (c->pty_master >= 0)
@@ -797,7 +838,8 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
     {
       ab_trace ("started (exec observed)");
       u = (struct unit){ .pid = c->pid, .pidfd = c->pidfd, .kill_all = container_kill_all,
-                         .term_all = container_term_all, .count = container_count, .arg = c };
+                         .term_all = container_term_all, .count = container_count,
+                         .limits_now = container_limits, .arg = c };
       if (watch (&u, so, &io, &sg, out, &info, err) < 0)
         goto failed_container;
       outcome_from_siginfo (out, &info);
@@ -848,6 +890,14 @@ static void
 exec_term_all (void *arg)
 {
   ab_exec_signal_all (arg, SIGTERM);
+}
+
+static unsigned
+exec_limits (void *arg)
+{
+  struct ab_exec *x = arg;
+
+  return limits_of (x->cg, x->before);
 }
 
 int
@@ -901,7 +951,7 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
       if (!so_exec.grace_set)
         so_exec.grace_ms = AB_PLAN_GRACE_DEFAULT_MS;
       u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .term_all = exec_term_all,
-                         .arg = x };
+                         .limits_now = exec_limits, .arg = x };
       if (watch (&u, &so_exec, &io, &sg, out, &info, err) < 0)
         goto failed;
       outcome_from_siginfo (out, &info);

@@ -85,6 +85,10 @@ struct ab_outcome
   uint64_t timeout_ms, grace_ms;
   bool timeout_killed;
   bool init_term;         /* the program, an init ignoring SIGTERM, was ended for it (signal says SIGTERM) */
+  unsigned limits_before_timeout; /* reason == timeout: the limits hit before the deadline */
+  /* The limits in force, to name the one that was hit (0: unknown or none). */
+  int64_t pids_max;
+  uint64_t memory_max;
 };
 void ab_outcome_free (struct ab_outcome *o);
 

@@ -130,6 +130,22 @@ out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
 like "$out" 'annotations.dev.agentbox.timeout.grace: invalid duration "soon"' \
   "... and a malformed one is a config error naming it"
 
+# ---- item 3: the advice follows the first limit hit -------------------------------------
+
+rec bomb --pids 32 --timeout 2s --timeout-grace 1s "$(new_id)" -- sh -c 'f() { f | f & }; f; sleep 1000'
+like "$(field bomb limitsHit)" '"pids".*"timeout"' "a fork bomb hits the pids limit, then the timeout"
+is "$(verdict bomb)" "true limit_exceeded increase_pids_limit" \
+  "... its advice follows the pids limit it hit first, not the timeout"
+like "$(field bomb error.message)" 'the process limit \(pids_limit 32\)' "... and names the limit and its value"
+rec threads --pids 16 "$(new_id)" -- python3 -c '
+import threading, time
+ts = [threading.Thread(target=time.sleep, args=(2,)) for _ in range(64)]
+[t.start() for t in ts]'
+is "$(verdict threads)" "true limit_exceeded increase_pids_limit" \
+  "python3 failing to start threads at the pids limit: limit_exceeded, increase_pids_limit"
+like "$(field threads error.message)" 'exited with status 1 after hitting the process limit \(pids_limit 16\)' \
+  "... the message names the limit as the likely cause of the failure"
+
 # ---- item 8: `ip netns exec` hides the cgroup filesystems -------------------------------
 
 ns=ab25-$$

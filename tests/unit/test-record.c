@@ -266,6 +266,33 @@ test_timeout (void)
   o.timeout_killed = true;
   j = frame_of ("timeout", &o, "4");
   is_str (str_at (j, "result.structuredContent.timeout.ended"), "killed", "timeout: ended killed (after the grace)");
+  {
+    /* A fork bomb: the pids limit first, then the timeout. */
+    struct ab_outcome f = o;
+    struct ab_json *k;
+    f.limits_hit = AB_LIMIT_TIMEOUT | AB_LIMIT_PIDS;
+    f.limits_before_timeout = AB_LIMIT_PIDS;
+    f.pids_max = 32;
+    f.id = NULL;
+    k = frame_of ("timeout-after-pids", &f, "41");
+    is_str (str_at (k, "result.structuredContent.error.suggested_action"), "increase_pids_limit",
+            "pids limit hit before the timeout: the advice follows the pids limit");
+    ok (strstr (str_at (k, "result.structuredContent.error.message") ?: "", "pids_limit 32") != NULL,
+        "... and the message names the limit and its value");
+    ab_json_free (k);
+    f.limits_before_timeout = 0;
+    k = frame_of ("timeout-then-pids", &f, "42");
+    is_str (str_at (k, "result.structuredContent.error.suggested_action"), "increase_timeout_ms",
+            "pids limit hit only during the grace: the advice stays the timeout's");
+    ab_json_free (k);
+    f.reason = AB_REASON_SIGNALED;
+    f.signal = SIGABRT;
+    f.limits_hit = AB_LIMIT_PIDS;
+    k = frame_of ("abort-after-pids", &f, "43");
+    is_str (str_at (k, "result.structuredContent.error.code"), "limit_exceeded",
+            "SIGABRT after the pids limit was hit: limit_exceeded, the likely cause named");
+    ab_json_free (k);
+  }
   ok (strstr (str_at (j, "result.structuredContent.error.message") ?: "", "killed when the grace") != NULL,
       "timeout: the message says SIGTERM came first and the grace ran out");
   is_str (str_at (j, "result.structuredContent.reason"), "timeout", "timeout: reason timeout");
