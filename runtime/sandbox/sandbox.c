@@ -233,18 +233,32 @@ sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
    mapped, alone, to the container's root, which holds no capability and
    could otherwise not write there at all.  *real gets the directory's
    resolved path, which create opens refusing every symlink. */
+/* Option strings made for one config (the sizes of the sandbox's tmpfs
+   mounts), alive until it is written. */
+struct sized
+{
+  const char *ws[4];
+  const char *root[4];
+  char ws_size[40], root_size[40];
+};
+
 static int
 workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_default_mount *m, char **real,
-                 ab_error_t *err)
+                 struct sized *sz, ab_error_t *err)
 {
   static const char *const ws_opts[] = { "rbind", "rw", "nosuid", "nodev", "idmap" };
   static const char *const ws_opts_rootless[] = { "rbind", "rw", "nosuid", "nodev" };
-  static const char *const tmpfs_opts[] = { "nosuid", "nodev", "mode=755", "size=1073741824" };
   struct stat st;
 
   if (o->workspace == NULL)
     {
-      *m = (struct ab_default_mount){ "/workspace", "tmpfs", "tmpfs", tmpfs_opts, AB_ARRAY_SIZE (tmpfs_opts) };
+      snprintf (sz->ws_size, sizeof sz->ws_size, "size=%llu",
+                (unsigned long long)(o->workspace_size ? o->workspace_size : AB_SANDBOX_WORKSPACE_SIZE));
+      sz->ws[0] = "nosuid";
+      sz->ws[1] = "nodev";
+      sz->ws[2] = "mode=755";
+      sz->ws[3] = sz->ws_size;
+      *m = (struct ab_default_mount){ "/workspace", "tmpfs", "tmpfs", sz->ws, AB_ARRAY_SIZE (sz->ws) };
       return 0;
     }
   *real = realpath (o->workspace, NULL);
@@ -268,13 +282,12 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
    limits and the annotations.  `mounts` has room for every mount. */
 static int
 sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_default_mount *mounts,
-              char **real, ab_error_t *err)
+              char **real, struct sized *sz, ab_error_t *err)
 {
   /* Recursive flags: a host submount below /usr or /etc (a separate
      /usr/local, an autofs) must be read-only, nosuid and nodev too, not
      only the top of the bind. */
   static const char *const ro[] = { "rbind", "rro", "rnosuid", "rnodev" };
-  static const char *const root_opts[] = { "nosuid", "nodev", "mode=700", "size=268435456" };
   static const char *const run_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=16777216" };
   static const char *const init_opts[] = { "bind", "ro", "nosuid", "nodev" };
   size_t n = 0;
@@ -291,9 +304,16 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
         continue; /* absent, or a symlink the skeleton already has */
       mounts[n++] = (struct ab_default_mount){ host_view[i], "bind", host_view[i], ro, AB_ARRAY_SIZE (ro) };
     }
-  mounts[n++] = (struct ab_default_mount){ "/root", "tmpfs", "tmpfs", root_opts, AB_ARRAY_SIZE (root_opts) };
+  /* HOME: where pip, npm and git keep caches and config */
+  snprintf (sz->root_size, sizeof sz->root_size, "size=%llu",
+            (unsigned long long)(o->home_size ? o->home_size : AB_SANDBOX_HOME_SIZE));
+  sz->root[0] = "nosuid";
+  sz->root[1] = "nodev";
+  sz->root[2] = "mode=700";
+  sz->root[3] = sz->root_size;
+  mounts[n++] = (struct ab_default_mount){ "/root", "tmpfs", "tmpfs", sz->root, AB_ARRAY_SIZE (sz->root) };
   mounts[n++] = (struct ab_default_mount){ "/run", "tmpfs", "tmpfs", run_opts, AB_ARRAY_SIZE (run_opts) };
-  if (workspace_mount (o, d->rootless, &mounts[n++], real, err) < 0)
+  if (workspace_mount (o, d->rootless, &mounts[n++], real, sz, err) < 0)
     return -1;
   if (o->init)
     {
@@ -311,6 +331,10 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   d->n_masked = AB_ARRAY_SIZE (etc_masked);
   d->memory = o->memory;
   d->pids = o->pids;
+  d->tmp_size = o->tmp_size;
+  d->shm_size = o->shm_size;
+  d->file_size = o->file_size;
+  d->open_files = o->open_files;
   return 0;
 }
 
@@ -324,6 +348,7 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   _cleanup_free_ const char **args = NULL;
   struct ab_default_mount mounts[AB_ARRAY_SIZE (host_view) + 4];
   struct ab_default_opts d = { 0 };
+  struct sized sz;
   struct ab_kvlist annotations = { 0 };
   struct ab_bundle_guard guard;
   size_t len;
@@ -338,7 +363,7 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
       return -1;
     close (rfd);
   }
-  if (sandbox_opts (o, &d, mounts, &real, err) < 0)
+  if (sandbox_opts (o, &d, mounts, &real, &sz, err) < 0)
     return -1;
   d.root_path = skeleton;
   if (o->init)

@@ -17,6 +17,9 @@
 #include "base/util.h"
 #include "spec/spec.h"
 
+#define AB_SANDBOX_HOME_SIZE (256ull << 20)
+#define AB_SANDBOX_WORKSPACE_SIZE (1ull << 30)
+
 struct ab_sandbox_opts
 {
   const char *root;        /* state root: the rootfs skeleton is kept in <root>/.sandbox-rootfs */
@@ -27,6 +30,9 @@ struct ab_sandbox_opts
   struct ab_strv env;      /* extra NAME=VALUE entries */
   uint64_t memory;         /* bytes, 0 = the profile's default */
   int64_t pids;            /* 0 = the profile's default */
+  uint64_t tmp_size, shm_size, file_size, open_files; /* 0 = the profile's defaults (spec/defaults.h) */
+  uint64_t home_size;      /* /root, 0 = AB_SANDBOX_HOME_SIZE */
+  uint64_t workspace_size; /* the tmpfs /workspace (no `workspace`), 0 = AB_SANDBOX_WORKSPACE_SIZE */
   struct ab_strv allow_domains;
   bool init;               /* a persistent sandbox: PID 1 is agentbox-init, a reaper */
   struct ab_kvlist annotations; /* extra annotations */

@@ -166,6 +166,7 @@ gen_limits (struct ab_gen *g, unsigned limits)
   } names[] = {
     { AB_LIMIT_MEMORY, "memory" },   { AB_LIMIT_PIDS, "pids" }, { AB_LIMIT_OUTPUT, "output" },
     { AB_LIMIT_TIMEOUT, "timeout" }, { AB_LIMIT_CPU, "cpu" }, { AB_LIMIT_WORKSPACE, "workspace" },
+    { AB_LIMIT_FILE_SIZE, "file_size" }, { AB_LIMIT_TMPFS, "tmpfs" },
   };
   size_t i;
 
@@ -372,6 +373,10 @@ static const struct limit_verdict
   { AB_LIMIT_CPU, "its CPU time limit", "RLIMIT_CPU", "", false, "reduce_work" },
   { AB_LIMIT_WORKSPACE, "the workspace's size", "workspace_size",
     ": its changes filled their storage and some writes failed with ENOSPC", true, "increase_workspace_size" },
+  { AB_LIMIT_FILE_SIZE, "the file size limit", "RLIMIT_FSIZE, --file-size",
+    ": a write past it failed (SIGXFSZ or EFBIG, \"File too large\")", true, "increase_file_size" },
+  { AB_LIMIT_TMPFS, "the size of", "", ": it filled up and writes failed with ENOSPC", true,
+    "free_space_or_increase_tmpfs_size" },
 };
 
 static const struct limit_verdict *
@@ -389,10 +394,30 @@ limit_sentence (const struct ab_outcome *o, const struct limit_verdict *hit, cha
 {
   char value[48] = "";
 
+  if (hit->flag == AB_LIMIT_TMPFS)
+    {
+      /* the mounts that filled, each with the option that sizes it */
+      size_t len = (size_t)snprintf (buf, n, "%s", hit->what);
+      for (size_t i = 0; i < o->full_mounts.n && len < n; i++)
+        {
+          const char *d = o->full_mounts.v[i];
+          const char *opt = strcmp (d, "/tmp") == 0         ? " (--tmp-size)"
+                            : strcmp (d, "/root") == 0      ? " (--home-size)"
+                            : strcmp (d, "/dev/shm") == 0   ? " (--shm-size)"
+                            : strcmp (d, "/workspace") == 0 ? " (--workspace-size)"
+                                                            : "";
+          len += (size_t)snprintf (buf + len, n - len, "%s %s%s", i ? "," : "", d, opt);
+        }
+      if (len < n)
+        snprintf (buf + len, n - len, "%s", hit->effect);
+      return;
+    }
   if (hit->flag == AB_LIMIT_PIDS && o->pids_max > 0)
     snprintf (value, sizeof value, " %lld", (long long)o->pids_max);
   else if (hit->flag == AB_LIMIT_MEMORY && o->memory_max > 0)
     snprintf (value, sizeof value, " %llu", (unsigned long long)o->memory_max);
+  else if (hit->flag == AB_LIMIT_FILE_SIZE && o->file_size_max > 0)
+    snprintf (value, sizeof value, " %llu bytes", (unsigned long long)o->file_size_max);
   snprintf (buf, n, "%s (%s%s)%s", hit->what, hit->option, value, hit->effect);
 }
 
@@ -649,6 +674,14 @@ structured_content (const struct ab_outcome *o, const struct verdict *v)
     ab_gen_str (g, "violations: the record of denied operations was malformed and is omitted");
   ab_gen_arr_close (g);
   gen_workspace (g, o->workspace_json);
+  if (o->full_mounts.n)
+    {
+      ab_gen_key (g, "fullMounts");
+      ab_gen_arr_open (g);
+      for (i = 0; i < o->full_mounts.n; i++)
+        ab_gen_bytes (g, o->full_mounts.v[i], strlen (o->full_mounts.v[i]));
+      ab_gen_arr_close (g);
+    }
   if (o->reason == AB_REASON_TIMEOUT)
     {
       /* how the wall-clock limit ended it: SIGTERM, then SIGKILL after the

@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
 #include "runtime/plan/plan.h"
+#include "runtime/supervise/fswatch.h"
 #include "runtime/supervise/supervise.h"
 #include "base/util.h"
 #include "runtime/lifecycle/wsstore.h"
@@ -65,6 +66,7 @@ ab_outcome_free (struct ab_outcome *o)
   free (o->out.data);
   free (o->err.data);
   ab_strv_free (&o->degraded);
+  ab_strv_free (&o->full_mounts);
   free (o->violations_json);
   free (o->egress_json);
   free (o->workspace_json);
@@ -658,6 +660,8 @@ outcome_from_siginfo (struct ab_outcome *out, const siginfo_t *info)
         out->reason = AB_REASON_SIGNALED;
       if (out->signal == SIGXCPU)
         out->limits_hit |= AB_LIMIT_CPU;
+      if (out->signal == SIGXFSZ)
+        out->limits_hit |= AB_LIMIT_FILE_SIZE;
     }
   out->exit_status = out->init_term && !out->exited ? 128 + SIGTERM : ab_exit_status_from_siginfo (info);
 }
@@ -699,6 +703,22 @@ outcome_stats (struct ab_outcome *out, struct ab_cgroup *cg, const struct ab_cgr
     }
   if (st.pids_max_events > (before ? before->pids_max_events : 0))
     out->limits_hit |= AB_LIMIT_PIDS;
+}
+
+/* The filesystem limits, seen after the run (fswatch.h): a full bounded
+   tmpfs; a file cut at the file-size limit, looked for only when the
+   command failed (then the cut is a likely cause; a search of the
+   workspace is not worth its time on every success). */
+static void
+outcome_fs (struct ab_outcome *out, const struct ab_fswatch *fw)
+{
+  bool failed = !out->exited || out->exit_code != 0 || out->reason == AB_REASON_TIMEOUT;
+
+  out->file_size_max = fw->file_size;
+  if (ab_fswatch_full (fw, &out->full_mounts) > 0)
+    out->limits_hit |= AB_LIMIT_TMPFS;
+  if (failed && !(out->limits_hit & AB_LIMIT_FILE_SIZE) && ab_fswatch_cut_file (fw))
+    out->limits_hit |= AB_LIMIT_FILE_SIZE;
 }
 
 /* An overlay workspace's change set, for the record: what the program
@@ -792,6 +812,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   uint64_t t0 = ab_now_monotonic_ns ();
   struct unit u;
   siginfo_t info;
+  struct ab_fswatch fw = { 0 };
   int r = -1;
 
   memset (out, 0, sizeof *out);
@@ -819,6 +840,9 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   out->degraded = c->degraded;
   memset (&c->degraded, 0, sizeof c->degraded);
   outcome_limits_in_force (out, c->plan);
+  /* created, not started: the mounts are there, nothing of the program ran */
+  if (!so->no_violations)
+    ab_fswatch_open (&fw, c->pid, c->plan);
   io_close_child_ends (&io);
   ab_trace ("created");
   if (c->pty_master >= 0)
@@ -847,6 +871,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   ab_trace ("exited");
   out->duration_ns = ab_now_monotonic_ns () - t0;
   outcome_stats (out, c->cg, NULL);
+  outcome_fs (out, &fw);
   out->violations_json = ab_net_violations_json (c, !so->no_violations);
   out->egress_json = ab_net_decisions_json (c);
   /* only a record reports the change list (a walk of what changed) */
@@ -872,6 +897,7 @@ failed_container:
 failed:
   setup_failed (out, err, t0);
 cleanup:
+  ab_fswatch_close (&fw);
   sigs_restore (&sg);
   ab_container_free (c);
   io_close (&io);

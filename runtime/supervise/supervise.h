@@ -49,6 +49,8 @@ enum
   AB_LIMIT_TIMEOUT = 1u << 3,
   AB_LIMIT_CPU = 1u << 4,
   AB_LIMIT_WORKSPACE = 1u << 5, /* an overlay workspace's change set filled its storage */
+  AB_LIMIT_FILE_SIZE = 1u << 6, /* RLIMIT_FSIZE: SIGXFSZ, or a file left cut at the limit */
+  AB_LIMIT_TMPFS = 1u << 7,     /* a bounded tmpfs (/tmp, /root, /dev/shm, a tmpfs /workspace) filled up */
 };
 
 struct ab_stream
@@ -89,6 +91,8 @@ struct ab_outcome
   /* The limits in force, to name the one that was hit (0: unknown or none). */
   int64_t pids_max;
   uint64_t memory_max;
+  uint64_t file_size_max;
+  struct ab_strv full_mounts; /* the bounded tmpfs mounts found full (AB_LIMIT_TMPFS) */
 };
 void ab_outcome_free (struct ab_outcome *o);
 

@@ -146,6 +146,50 @@ is "$(verdict threads)" "true limit_exceeded increase_pids_limit" \
 like "$(field threads error.message)" 'exited with status 1 after hitting the process limit \(pids_limit 16\)' \
   "... the message names the limit as the likely cause of the failure"
 
+# ---- item 4: every limit of the built-in sandbox is listed, settable and reported --------
+
+help=$(rt run --help 2>&1)
+miss=
+for want in '--memory BYTES .*default 1G' '--pids N .*default 512' '--file-size SIZE .*RLIMIT_FSIZE .*default 1G' \
+  '--open-files N .*RLIMIT_NOFILE .*default 1024' '--tmp-size SIZE .*default 256M' '--home-size SIZE .*default 256M' \
+  '--shm-size SIZE .*default 64M' '--workspace-size SIZE .*tmpfs /workspace' 'default 1G; limitsHit workspace' \
+  '/run 16M, /dev 64M' '--timeout DUR .*default none' '--timeout-grace DUR .*default 5s'; do
+  grep -Eq -- "$want" <<<"$help" || miss="$miss [$want]"
+done
+is "$miss" "" "run --help lists every limit of the built-in sandbox with its default"
+id=$(new_id)
+rt run --default --detach --file-size 3M --open-files 100 --tmp-size 8M --shm-size 4M --home-size 5M \
+  --workspace-size 6M "$id" >/dev/null 2>"$T/limits.err"
+pid=$(pid_of "$id")
+is "$(awk '/^Max file size/ { print $4, $5 } /^Max open files/ { print $4, $5 }' "/proc/$pid/limits" 2>&1 | sort | tr '\n' ' ')" \
+  "100 100 3145728 3145728 " "--file-size and --open-files are the container process's RLIMIT_FSIZE and RLIMIT_NOFILE"
+is "$(awk '$5 ~ /^\/(tmp|dev\/shm|root|workspace)$/ { n = split($0, a, " - "); split(a[2], f, " ")
+      if (match(f[3], /size=[0-9]+k/)) print $5, substr(f[3], RSTART, RLENGTH) }' "/proc/$pid/mountinfo" | sort | tr '\n' ' ')" \
+  "/dev/shm size=4096k /root size=5120k /tmp size=8192k /workspace size=6144k " \
+  "--tmp-size, --shm-size, --home-size, --workspace-size: the sizes of the container's tmpfs mounts"
+rt delete --force "$id" >/dev/null 2>&1
+ws=$T/ws-fsize && mkdir -p "$ws"
+rec fsize --workspace "$ws" "$(new_id)" -- dd if=/dev/zero of=/workspace/big bs=1 count=1 seek=1073741824
+is "$(field fsize limitsHit)/$(verdict fsize)" '["file_size"]/true limit_exceeded increase_file_size' \
+  "a write past 1 GiB fails with EFBIG: limitsHit file_size, limit_exceeded, increase_file_size"
+like "$(field fsize error.message)" 'file size limit \(RLIMIT_FSIZE, --file-size 1073741824 bytes\)' \
+  "... and the message names the limit and its value"
+rm -f "$ws/big"
+rec fsize-py --file-size 1M "$(new_id)" -- python3 -c 'open("/tmp/x", "wb").write(b"x" * (2 << 20))'
+is "$(field fsize-py limitsHit)" '["file_size"]' "python3 (which ignores SIGXFSZ) writing past --file-size 1M: file_size"
+id=$(new_id)
+rt run --default --detach --file-size 1M "$id" >/dev/null 2>&1
+rt exec --record "$T/xfsz.json" --no-stream "$id" -- sh -c 'exec head -c 2097152 /dev/zero >/tmp/x' </dev/null >/dev/null 2>&1
+is "$(field xfsz signal)/$(field xfsz limitsHit)" 'SIGXFSZ/["file_size"]' \
+  "an exec'd process killed by SIGXFSZ: limitsHit file_size (seen in its wait status)"
+rt delete --force "$id" >/dev/null 2>&1
+rec tmpfull --tmp-size 8M "$(new_id)" -- sh -c 'head -c 16777216 /dev/zero >/tmp/fill'
+is "$(field tmpfull limitsHit)/$(field tmpfull fullMounts)" '["tmpfs"]/["/tmp"]' \
+  "/tmp filled (ENOSPC): limitsHit tmpfs, fullMounts names /tmp (its statfs after the run)"
+like "$(field tmpfull error.message)" '/tmp \(--tmp-size\)' "... and the message names the option that sizes it"
+rec wsfull --workspace-size 4M "$(new_id)" -- sh -c 'head -c 8388608 /dev/zero >/workspace/fill'
+is "$(field wsfull fullMounts)" '["/workspace"]' "the tmpfs /workspace filled: fullMounts names it"
+
 # ---- item 8: `ip netns exec` hides the cgroup filesystems -------------------------------
 
 ns=ab25-$$
