@@ -93,6 +93,9 @@ enum
   OPT_MAX_OUTPUT,
   OPT_MEMORY,
   OPT_PIDS,
+  OPT_RO_BIND,
+  OPT_BIND,
+  OPT_ENV_PASS,
   OPT_FILE_SIZE,
   OPT_OPEN_FILES,
   OPT_TMP_SIZE,
@@ -135,7 +138,12 @@ run_help (void)
           "                           change set may hold (default 1G; limitsHit workspace)\n"
           "      --workspace-changes D  keep the change set in the empty directory D (not in --root)\n"
           "      --cwd DIR            working directory (default /workspace)\n"
-          "      --env NAME=VALUE     add to the environment (repeatable)\n"
+          "      --env NAME=VALUE     add to the environment (repeatable); USER and LOGNAME are root, HOME /root\n"
+          "      --env-pass NAME      pass our variable NAME through, when it is set (repeatable)\n"
+          "      --ro-bind SRC[:DST]  show the host's SRC (a directory or file) read-only at DST (default: at SRC);\n"
+          "                           SRC is resolved once, then opened refusing any symlink (repeatable)\n"
+          "      --bind SRC[:DST]     the same, read-write (files land owned by SRC's owner)\n"
+          "                           (the host's /var/lib is shown read-only: its package managers' state only)\n"
           "  Its limits (the record's limitsHit names the one a command ran into; docs/result-record.md):\n"
           "      --memory BYTES       memory limit, no swap (default 1G; limitsHit memory)\n"
           "      --pids N             processes and threads (default 512; limitsHit pids)\n"
@@ -251,6 +259,9 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
     { "memory", required_argument, NULL, OPT_MEMORY },
     { "pids", required_argument, NULL, OPT_PIDS },
+    { "ro-bind", required_argument, NULL, OPT_RO_BIND },
+    { "bind", required_argument, NULL, OPT_BIND },
+    { "env-pass", required_argument, NULL, OPT_ENV_PASS },
     { "file-size", required_argument, NULL, OPT_FILE_SIZE },
     { "open-files", required_argument, NULL, OPT_OPEN_FILES },
     { "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
@@ -327,6 +338,22 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           if (ab_parse_size (optarg, &cli->sb.memory) < 0 || cli->sb.memory == 0)
             return ab_cmd_usage_error (cmd, "--memory: expected a size like 512M, got `%s`", optarg);
           break;
+        case OPT_RO_BIND:
+        case OPT_BIND:
+          cli->sb.binds.v = xreallocarray (cli->sb.binds.v, cli->sb.binds.n + 1, sizeof *cli->sb.binds.v);
+          cli->sb.binds.v[cli->sb.binds.n++] = (struct ab_sandbox_bind){ optarg, c == OPT_BIND };
+          cli->limit_opts = true;
+          break;
+        case OPT_ENV_PASS:
+          {
+            const char *v = getenv (optarg);
+            if (optarg[0] == '\0' || strchr (optarg, '=') != NULL)
+              return ab_cmd_usage_error (cmd, "--env-pass: expected a variable's NAME, got `%s`", optarg);
+            if (v != NULL)
+              ab_strv_push_owned (&cli->sb.env, xasprintf ("%s=%s", optarg, v));
+            cli->limit_opts = true;
+            break;
+          }
         case OPT_FILE_SIZE:
         case OPT_OPEN_FILES:
         case OPT_TMP_SIZE:
@@ -417,8 +444,9 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     return ab_cmd_usage_error (cmd, "--workspace-mode, --workspace-size and --workspace-changes are options of "
                                     "--default (a bundle says it with the dev.agentbox.workspace.* annotations)");
   if (cli->limit_opts && !cli->sandbox)
-    return ab_cmd_usage_error (cmd, "--file-size, --open-files, --tmp-size, --shm-size and --home-size are "
-                                    "options of --default (a bundle sets its own rlimits and mounts)");
+    return ab_cmd_usage_error (cmd, "--file-size, --open-files, --tmp-size, --shm-size, --home-size, --ro-bind, "
+                                    "--bind and --env-pass are options of --default (a bundle sets its own "
+                                    "rlimits, mounts and environment)");
   if (cli->ws_size && cli->ws_overlay)
     {
       push_annotation (&cli->sb.annotations, AB_ANNOT_WS_SIZE, cli->ws_size);
@@ -445,6 +473,8 @@ ab_run_cli_free (struct ab_run_cli *cli)
   free (cli->sb.annotations.v);
   memset (&cli->sb.annotations, 0, sizeof cli->sb.annotations);
   ab_strv_free (&cli->sb.env);
+  free (cli->sb.binds.v);
+  memset (&cli->sb.binds, 0, sizeof cli->sb.binds);
   ab_strv_free (&cli->sb.allow_domains);
   if (cli->record_fd > 2)
     close (cli->record_fd);

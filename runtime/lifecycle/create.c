@@ -527,7 +527,6 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
         return -1;
     }
   ab_trace ("bundle loaded");
-  po.nofollow_source = c->bundle->nofollow_source;
   if (ab_container_check (c->bundle->spec, o->foreground, err) < 0
       || check_usage (o, c->bundle->spec, err) < 0
       || ab_plan_build (c->bundle->spec, &po, &c->plan, err) < 0)

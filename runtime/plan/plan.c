@@ -311,9 +311,11 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
   st->mounts = xcalloc (s->n_mounts + 2, sizeof *st->mounts);
   if (s->n_mounts)
     memcpy (st->mounts, s->mounts, s->n_mounts * sizeof *st->mounts);
-  for (size_t i = 0; o->nofollow_source && i < s->n_mounts; i++)
-    if (st->mounts[i].bind && st->mounts[i].source && strcmp (st->mounts[i].source, o->nofollow_source) == 0)
-      st->mounts[i].source_nofollow = true;
+  for (size_t i = 0; i < s->n_mounts; i++)
+    for (size_t k = 0; k < s->agentbox.nofollow.n; k++)
+      if (st->mounts[i].bind && st->mounts[i].source
+          && strcmp (st->mounts[i].source, s->agentbox.nofollow.v[k]) == 0)
+        st->mounts[i].source_nofollow = true;
   if (p->net.resolv_conf)
     plan_state_file_mount (st, "/etc/resolv.conf", p->net.resolv_file, &n);
   if (o->exec == NULL && s->agentbox.etc_hosts)

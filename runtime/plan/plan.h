@@ -68,7 +68,6 @@ struct ab_plan_opts
   bool grace_set;              /* --timeout-grace given */
   uint64_t grace_ms;
   const struct ab_process_change *exec; /* exec's plan, NULL: create's */
-  const char *nofollow_source; /* binds of this source are opened refusing every symlink */
 };
 
 /* The container's network, as create makes it. */

@@ -7,6 +7,7 @@
 #include "runtime/cache.h"
 #include "runtime/exe.h"
 #include "base/log.h"
+#include "runtime/sandbox/binds.h"
 #include "runtime/sandbox/sandbox.h"
 #include "runtime/lifecycle/state.h"
 #include "base/util.h"
@@ -105,8 +106,8 @@ rm_tree (int at, const char *name)
 static int
 fill_skeleton (int fd, const char *tmp, ab_error_t *err)
 {
-  static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "home",
-                                      ".agentbox" };
+  static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "var/lib",
+                                      "home", ".agentbox" };
   struct stat st;
   size_t i;
 
@@ -203,10 +204,9 @@ ensure_skeleton (char **out, ab_error_t *err)
    later one replaces an earlier one in place), then --allow-domain's
    list, which replaces a caller's allow-domains. */
 static void
-sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
+sandbox_annotations (const struct ab_sandbox_opts *o, const struct ab_strv *nofollow, struct ab_kvlist *out)
 {
   _cleanup_free_ char *joined = NULL;
-
   struct stat st;
 
   /* The host's /etc/hosts does not name the sandbox: our own one, mounted
@@ -215,6 +215,21 @@ sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
     ab_kvlist_set (out, AB_ANNOT_ETC_HOSTS, "true");
   for (size_t i = 0; i < o->annotations.n; i++)
     ab_kvlist_set (out, o->annotations.v[i].key, o->annotations.v[i].value);
+  /* The sources it resolved itself (the workspace, the extra binds): create
+     opens them refusing every symlink on the path, and `audit` says so;
+     after the caller's, which cannot take it away. */
+  if (nofollow->n)
+    {
+      _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+      _cleanup_free_ char *list = NULL;
+      ab_gen_arr_open (g);
+      for (size_t i = 0; i < nofollow->n; i++)
+        ab_gen_str (g, nofollow->v[i]);
+      ab_gen_arr_close (g);
+      list = ab_gen_steal (g, false, NULL);
+      ab_kvlist_set (out, AB_ANNOT_BIND_NOFOLLOW, list);
+    }
+
   if (o->allow_domains.n == 0)
     return;
   for (size_t k = 0; k < o->allow_domains.n; k++)
@@ -240,7 +255,19 @@ struct sized
   const char *ws[4];
   const char *root[4];
   char ws_size[40], root_size[40];
+  struct ab_strv env;  /* USER, LOGNAME, then the caller's */
+  struct ab_strv keep; /* the host mounts' paths */
+  struct ab_strv nofollow; /* their resolved sources */
+  int skel_fd;         /* the skeleton, for mount points */
 };
+
+static void
+sized_free (struct sized *sz)
+{
+  ab_strv_free (&sz->env);
+  ab_strv_free (&sz->keep);
+  ab_strv_free (&sz->nofollow);
+}
 
 static int
 workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_default_mount *m, char **real,
@@ -268,12 +295,7 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
     return ab_error_setc (err, AB_EC_USAGE, ENOTDIR, "workspace `%s` is not a directory", *real);
   *m = (struct ab_default_mount){ "/workspace", "bind", *real, rootless ? ws_opts_rootless : ws_opts,
                                   rootless ? AB_ARRAY_SIZE (ws_opts_rootless) : AB_ARRAY_SIZE (ws_opts) };
-  if (!rootless && (st.st_uid != 0 || st.st_gid != 0))
-    {
-      m->map_owner = true;
-      m->owner_uid = st.st_uid;
-      m->owner_gid = st.st_gid;
-    }
+  ab_sandbox_map_owner (&st, rootless, m);
   return 0;
 }
 
@@ -284,6 +306,8 @@ static int
 sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_default_mount *mounts,
               char **real, struct sized *sz, ab_error_t *err)
 {
+  /* The process is root in its user namespace: the names tools look up. */
+  static const char *const who[] = { "USER=root", "LOGNAME=root" };
   /* Recursive flags: a host submount below /usr or /etc (a separate
      /usr/local, an autofs) must be read-only, nosuid and nodev too, not
      only the top of the bind. */
@@ -315,6 +339,8 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   mounts[n++] = (struct ab_default_mount){ "/run", "tmpfs", "tmpfs", run_opts, AB_ARRAY_SIZE (run_opts) };
   if (workspace_mount (o, d->rootless, &mounts[n++], real, sz, err) < 0)
     return -1;
+  if (ab_sandbox_host_mounts (o, sz->skel_fd, d->rootless, mounts, &n, &sz->nofollow, &sz->keep, err) < 0)
+    return -1;
   if (o->init)
     {
       const char *init = ab_sandbox_init_path ();
@@ -326,7 +352,11 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   d->mounts = mounts;
   d->n_mounts = n;
   d->cwd = o->cwd ? o->cwd : "/workspace";
-  d->env = &o->env;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (who); i++)
+    ab_strv_push (&sz->env, who[i]);
+  for (size_t i = 0; i < o->env.n; i++)
+    ab_strv_push (&sz->env, o->env.v[i]);
+  d->env = &sz->env;
   d->masked = etc_masked;
   d->n_masked = AB_ARRAY_SIZE (etc_masked);
   d->memory = o->memory;
@@ -346,9 +376,10 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   _cleanup_free_ char *real = NULL;
   _cleanup_free_ char *config = NULL;
   _cleanup_free_ const char **args = NULL;
-  struct ab_default_mount mounts[AB_ARRAY_SIZE (host_view) + 4];
+  _cleanup_free_ struct ab_default_mount *mounts
+      = xcalloc (AB_ARRAY_SIZE (host_view) + 4 + ab_sandbox_host_mounts_max (o), sizeof *mounts);
   struct ab_default_opts d = { 0 };
-  struct sized sz;
+  struct sized sz = { .skel_fd = -1 };
   struct ab_kvlist annotations = { 0 };
   struct ab_bundle_guard guard;
   size_t len;
@@ -363,8 +394,16 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
       return -1;
     close (rfd);
   }
-  if (sandbox_opts (o, &d, mounts, &real, &sz, err) < 0)
-    return -1;
+  sz.skel_fd = open (skeleton, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sz.skel_fd < 0)
+    return ab_error_set (err, errno, "open `%s`", skeleton);
+  r = sandbox_opts (o, &d, mounts, &real, &sz, err);
+  close (sz.skel_fd);
+  if (r < 0)
+    {
+      sized_free (&sz);
+      return -1;
+    }
   d.root_path = skeleton;
   if (o->init)
     d.args = init_args;
@@ -374,13 +413,14 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
       memcpy (args, o->argv, o->argc * sizeof *args);
       d.args = args;
     }
-  sandbox_annotations (o, &annotations);
+  if (real)
+    ab_strv_push (&sz.nofollow, real);
+  sandbox_annotations (o, &sz.nofollow, &annotations);
   d.annotations = &annotations;
   config = ab_spec_default_json (&d, &len);
   ab_kvlist_free (&annotations);
   guard = ab_bundle_guard (o->root);
   r = ab_bundle_from_bytes (o->root, &guard, config, len, out, err);
-  if (r == 0 && real)
-    (*out)->nofollow_source = ab_steal_ptr (&real);
+  sized_free (&sz);
   return r;
 }

@@ -2,7 +2,8 @@
  * root filesystem that is a read-only view of the host's /usr and /etc
  * (secrets masked), with a writable /workspace (a tmpfs, or a host
  * directory bound id-mapped so files land owned by the directory's owner)
- * and tmpfs /tmp and /root.  Built as typed options of the profile
+ * and tmpfs /tmp and /root; the host's /var/lib read-only (its package
+ * managers' state), and the caller's extra binds (runtime/sandbox/binds.h).  Built as typed options of the profile
  * (spec/defaults.h: mounts, environment, limits, annotations), which the
  * profile writes out once as config.json; that text is loaded through the
  * same parser and validator as any bundle, and kept as the container's
@@ -20,6 +21,13 @@
 #define AB_SANDBOX_HOME_SIZE (256ull << 20)
 #define AB_SANDBOX_WORKSPACE_SIZE (1ull << 30)
 
+/* --ro-bind / --bind SRC[:DST] */
+struct ab_sandbox_bind
+{
+  const char *arg;
+  bool rw;
+};
+
 struct ab_sandbox_opts
 {
   const char *root;        /* state root: the rootfs skeleton is kept in <root>/.sandbox-rootfs */
@@ -36,6 +44,11 @@ struct ab_sandbox_opts
   struct ab_strv allow_domains;
   bool init;               /* a persistent sandbox: PID 1 is agentbox-init, a reaper */
   struct ab_kvlist annotations; /* extra annotations */
+  struct
+  {
+    struct ab_sandbox_bind *v;
+    size_t n;
+  } binds;                 /* extra host paths, in command-line order */
 };
 
 int ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err);

@@ -190,6 +190,49 @@ like "$(field tmpfull error.message)" '/tmp \(--tmp-size\)' "... and the message
 rec wsfull --workspace-size 4M "$(new_id)" -- sh -c 'head -c 8388608 /dev/zero >/workspace/fill'
 is "$(field wsfull fullMounts)" '["/workspace"]' "the tmpfs /workspace filled: fullMounts names it"
 
+# ---- item 5: the environment real tools expect -----------------------------------------
+
+out=$(rt run --default "$(new_id)" -- sh -c 'echo "$USER $LOGNAME $HOME $(id -un)"' </dev/null 2>/dev/null)
+is "$out" "root root /root root" "USER, LOGNAME and HOME agree with the uid (root in the sandbox)"
+host_pkgs=$(dpkg-query -W -f '${Package}\n' 2>/dev/null | wc -l)
+out=$(rt run --default "$(new_id)" -- sh -c 'dpkg-query -W -f "\${Package}\n" | wc -l; touch /var/lib/dpkg/x 2>&1' \
+  </dev/null 2>/dev/null)
+is "$(head -1 <<<"$out")" "$host_pkgs" "the host's /var/lib/dpkg is there: dpkg lists the host's packages"
+like "$(tail -1 <<<"$out")" 'Read-only file system' "... read-only"
+secret=/var/lib/ab25-secret-$$
+mkdir -p "$secret" && echo s3cret >"$secret/token"
+out=$(rt run --default "$(new_id)" -- sh -c "cat $secret/token; ls /var/lib" </dev/null 2>/dev/null)
+unlike "$out" 's3cret|ab25-secret' "a service's state under /var/lib (not a package manager's) is not shown"
+rm -rf "$secret"
+src=$T/src && mkdir -p "$src/d" && echo tool >"$src/d/f" && ln -s "$src/d" "$T/link" && chown -R 1234:1234 "$src"
+echo "[user]" >"$T/gitconfig"
+id=$(new_id)
+out=$(rt run --default --ro-bind "$T/link:/opt/tool" --ro-bind "$T/gitconfig:/root/.gitconfig" \
+  --bind "$src/d:/root/rw" --record "$T/binds.json" "$id" -- \
+  sh -c 'cat /opt/tool/f /root/.gitconfig; touch /opt/tool/x 2>&1; echo new >/root/rw/g; ls -n /root/rw/g' \
+  </dev/null 2>"$T/binds.err")
+like "$out" $'^tool\n\\[user\\]\n.*Read-only file system' \
+  "--ro-bind: a directory (through a symlink, resolved once) and a file are shown read-only at DST"
+is "$(stat -c '%u %s' "$src/d/g" 2>&1)/$(cat "$src/d/g" 2>&1)" "1234 4/new" \
+  "--bind: the write lands on the host, owned by the directory's owner"
+[ ! -e "$src/d/x" ]
+ok $? "... and nothing was written through the read-only one"
+id=$(new_id)
+rt run --default --detach --ro-bind "$T/link:/opt/tool" "$id" >/dev/null 2>&1
+like "$(rt audit "$id" 2>&1 | tr -s ' \n' '  ')" "/opt/tool \\[bind $src/d\\] [^[]*refusing every symlink on the path" \
+  "audit ID shows the bind with its resolved source, opened refusing every symlink"
+rt delete --force "$id" >/dev/null 2>&1
+b=$T/bundle-nofollow
+make_bundle "$b" "mounts+={\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$T/link\",\"options\":[\"rbind\",\"ro\"]}" \
+  "annotations={\"dev.agentbox.bind-nofollow\":\"[\\\"$T/link\\\"]\"}"
+out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+like "$out" 'no symlink allowed on the path' "dev.agentbox.bind-nofollow: a source that is a symlink is refused"
+rt run --default --bind "$src:/proc/x" "$(new_id)" -- true </dev/null >/dev/null 2>"$T/reserved.err"
+is "$?/$(grep -c 'is the sandbox.s own' "$T/reserved.err")" "2/1" "--bind onto /proc/x is refused as a usage error"
+out=$(AB25_PASS='a b' AB25_NOT=x rt run --default --env-pass AB25_PASS --env-pass AB25_UNSET "$(new_id)" -- \
+  sh -c 'echo "${AB25_PASS-unset} ${AB25_NOT-unset} ${AB25_UNSET-unset}"' </dev/null 2>/dev/null)
+is "$out" "a b unset unset" "--env-pass NAME passes our NAME through (only those named, only when set)"
+
 # ---- item 8: `ip netns exec` hides the cgroup filesystems -------------------------------
 
 ns=ab25-$$
