@@ -425,6 +425,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   if (optind >= argc)
     return ab_cmd_usage_error (cmd, "missing container ID");
   cli->co.id = argv[optind++];
+  cli->sb.id = cli->co.id;
   if (optind < argc && strcmp (argv[optind], "--") == 0)
     optind++;
   if (cli->sandbox)

@@ -71,37 +71,6 @@ ab_sandbox_init_path (void)
   return NULL;
 }
 
-/* Remove a small tree we made (directories, files, symlinks). */
-static void
-rm_tree (int at, const char *name)
-{
-  int fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  DIR *d;
-  struct dirent *e;
-
-  if (fd < 0)
-    {
-      unlinkat (at, name, 0);
-      return;
-    }
-  d = fdopendir (fd);
-  if (d == NULL)
-    {
-      close (fd);
-      return;
-    }
-  while ((e = readdir (d)) != NULL)
-    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
-      {
-        if (e->d_type == DT_DIR)
-          rm_tree (dirfd (d), e->d_name);
-        else
-          unlinkat (dirfd (d), e->d_name, 0);
-      }
-  closedir (d);
-  unlinkat (at, name, AT_REMOVEDIR);
-}
-
 /* Fill the skeleton directory fd: mount points and the host's symlinks. */
 static int
 fill_skeleton (int fd, const char *tmp, ab_error_t *err)
@@ -147,19 +116,23 @@ fill_skeleton (int fd, const char *tmp, ab_error_t *err)
 /* The skeleton is derived data, made once and shared by every run: it
    lives in the cache (runtime/cache.h), not in the state root, which
    `delete` leaves as `create` found it.  Built aside and renamed into
-   place, so a concurrent run sees all of it or none. */
+   place, so a concurrent run sees all of it or none.  -1 with the reason
+   in why when the cache cannot hold it. */
 static int
-ensure_skeleton (char **out, ab_error_t *err)
+cache_skeleton (char **out, char why[static AB_CACHE_WHY_MAX])
 {
-  char why[AB_CACHE_WHY_MAX];
   _cleanup_close_ int base = ab_cache_open_base (why);
   _cleanup_free_ char *dir = NULL, *tmp = NULL;
   _cleanup_close_ int fd = -1;
   char tmpname[64];
+  ab_error_t err = { 0 };
 
   if (base < 0)
-    return ab_error_setc (err, AB_EC_SETUP, 0, "run --default: the rootfs skeleton lives in the cache: %s",
-                          why[0] ? why : "there is none (AGENTBOX_CACHE_DIR is empty)");
+    {
+      if (why[0] == '\0')
+        snprintf (why, AB_CACHE_WHY_MAX, "there is no cache (AGENTBOX_CACHE_DIR is empty)");
+      return -1;
+    }
   dir = xasprintf ("%s/" SKELETON, ab_cache_base ());
   fd = openat (base, SKELETON, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0 && ab_cache_dir_is_safe (fd, dir, 0755, why))
@@ -172,32 +145,108 @@ ensure_skeleton (char **out, ab_error_t *err)
       /* Not what we made (the cache is ours alone, so this is damage):
          replace it. */
       ab_warn ("%s: rebuilt", why);
-      rm_tree (base, SKELETON);
+      ab_rm_tree_at (base, SKELETON, 64);
       close (fd);
     }
   snprintf (tmpname, sizeof tmpname, "." SKELETON ".tmp.%d", (int) getpid ());
   tmp = xasprintf ("%s/%s", ab_cache_base (), tmpname);
-  rm_tree (base, tmpname);
+  ab_rm_tree_at (base, tmpname, 64);
   if (mkdirat (base, tmpname, 0755) < 0)
-    return ab_error_set (err, errno, "create `%s`", tmp);
-  fd = openat (base, tmpname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return ab_error_set (err, errno, "open `%s`", tmp);
-  if (fill_skeleton (fd, tmp, err) < 0)
+    ab_error_set (&err, errno, "create `%s`", tmp);
+  else if ((fd = openat (base, tmpname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    ab_error_set (&err, errno, "open `%s`", tmp);
+  else if (fill_skeleton (fd, tmp, &err) == 0
+           && renameat (base, tmpname, base, SKELETON) < 0
+           /* a concurrent run made it first: use theirs */
+           && errno != ENOTEMPTY && errno != EEXIST)
+    ab_error_set (&err, errno, "rename `%s`", tmp);
+  if (err.cls != AB_EC_NONE || fd < 0)
     {
-      rm_tree (base, tmpname);
+      ab_rm_tree_at (base, tmpname, 64);
+      snprintf (why, AB_CACHE_WHY_MAX, "%s", err.msg);
       return -1;
     }
-  if (renameat (base, tmpname, base, SKELETON) < 0)
-    {
-      int e = errno;
-      rm_tree (base, tmpname);
-      /* a concurrent run made it first: use theirs */
-      if (!(e == ENOTEMPTY || e == EEXIST))
-        return ab_error_set (err, e, "rename `%s`", tmp);
-    }
+  ab_rm_tree_at (base, tmpname, 64); /* what a lost rename race left */
   *out = ab_steal_ptr (&dir);
   return 0;
+}
+
+/* The cache cannot hold the skeleton: the run builds its own, private
+   one, <root>/.rootfs@<id> (state.h), which goes with the container
+   (ab_container_release_resources).  A broken cache makes a run slower,
+   never fails it (runtime/cache.h).  Built under the lock of *lock, kept
+   until the run ends (ab_sandbox_release); an id someone else holds is
+   left alone: create reports it. */
+static int
+private_skeleton (const struct ab_sandbox_opts *o, char **out, int *lock, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = ab_state_root_open (o->root, true, err);
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *path = NULL;
+  struct stat st;
+  bool made;
+
+  if (rootfd < 0)
+    return -1;
+  fd = ab_state_private_rootfs_open (rootfd, o->id, &made, err);
+  if (fd < 0)
+    return -1;
+  /* Checked under the lock: a container of this id may be using the
+     skeleton (a detached one, whose run has exited). */
+  if (fstatat (rootfd, o->id, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+    {
+      if (made)
+        ab_state_private_rootfs_remove (rootfd, o->id, false);
+      return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists", o->id);
+    }
+  path = xasprintf ("%s/" AB_PRIVATE_ROOTFS_PREFIX "%s", o->root, o->id);
+  /* A leftover of a run killed while building it is completed: every
+     step of fill_skeleton takes what is already there. */
+  if (fill_skeleton (fd, path, err) < 0)
+    {
+      ab_state_private_rootfs_remove (rootfd, o->id, false);
+      return -1;
+    }
+  *lock = ab_steal_fd (&fd);
+  *out = ab_steal_ptr (&path);
+  return 0;
+}
+
+void
+ab_sandbox_release (const struct ab_sandbox_opts *o, int lock, const ab_error_t *failure)
+{
+  struct stat st;
+
+  if (lock < 0)
+    return;
+  /* A run that failed without a container of the id (none was made, or
+     the id was taken meanwhile by a container that does not use it):
+     the skeleton it built is nobody's.  Otherwise it goes with the
+     container. */
+  if (failure)
+    {
+      _cleanup_close_ int rootfd = ab_state_root_open (o->root, false, NULL);
+      if (rootfd >= 0
+          && (failure->cls == AB_EC_EXISTS
+              || (fstatat (rootfd, o->id, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)))
+        ab_state_private_rootfs_remove (rootfd, o->id, false);
+    }
+  close (lock);
+}
+
+static int
+ensure_skeleton (const struct ab_sandbox_opts *o, char **out, int *lock, ab_error_t *err)
+{
+  char why[AB_CACHE_WHY_MAX] = "";
+
+  *lock = -1;
+  if (cache_skeleton (out, why) == 0)
+    return 0;
+  if (ab_cache_base () == NULL || *ab_cache_base () == '\0')
+    ab_debug ("run --default: %s: a private rootfs skeleton", why);
+  else
+    ab_cache_unusable ("run --default builds a private rootfs skeleton", why);
+  return private_skeleton (o, out, lock, err);
 }
 
 /* The annotations of the sandbox's config: the caller's, each key once (a
@@ -369,7 +418,7 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
 }
 
 int
-ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err)
+ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int *lock, ab_error_t *err)
 {
   static const char *const init_args[] = { "/.agentbox/init", NULL };
   _cleanup_free_ char *skeleton = NULL;
@@ -385,7 +434,7 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
   size_t len;
   int r;
 
-  if (ensure_skeleton (&skeleton, err) < 0)
+  if (ensure_skeleton (o, &skeleton, lock, err) < 0)
     return -1;
   /* The state root is the sandbox's bundle directory. */
   {

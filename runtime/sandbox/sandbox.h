@@ -30,7 +30,8 @@ struct ab_sandbox_bind
 
 struct ab_sandbox_opts
 {
-  const char *root;        /* state root: the rootfs skeleton is kept in <root>/.sandbox-rootfs */
+  const char *root;        /* state root */
+  const char *id;          /* the container's id */
   char *const *argv;       /* the program; NULL with init = true */
   size_t argc;
   const char *cwd;         /* default /workspace */
@@ -51,6 +52,13 @@ struct ab_sandbox_opts
   } binds;                 /* extra host paths, in command-line order */
 };
 
-int ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err);
+/* The bundle of the sandbox.  Its root is the skeleton of mount points in
+   the cache (runtime/cache.h), or, when the cache cannot hold it, a
+   private one in the state root (with a warning): then *lock is its lock,
+   held until ab_sandbox_release, else -1. */
+int ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int *lock, ab_error_t *err);
+/* The run is over (failure: its setup error, or NULL): drop the lock; a
+   private skeleton no container of the id uses is removed. */
+void ab_sandbox_release (const struct ab_sandbox_opts *o, int lock, const ab_error_t *failure);
 
 #endif
