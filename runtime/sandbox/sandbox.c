@@ -290,13 +290,6 @@ sandbox_annotations (const struct ab_sandbox_opts *o, const struct ab_strv *nofo
   ab_kvlist_set (out, AB_ANNOT_NET_ALLOW_DOMAINS, joined);
 }
 
-/* /workspace: the caller's directory, bound read-write (id-mapped: root
-   inside writes files the host sees owned by the directory's owner, not
-   by uid 100000), or a tmpfs.  A root-owned directory uses the
-   container's own mapping (every id shows as itself); any other owner is
-   mapped, alone, to the container's root, which holds no capability and
-   could otherwise not write there at all.  *real gets the directory's
-   resolved path, which create opens refusing every symlink. */
 /* Option strings made for one config (the sizes of the sandbox's tmpfs
    mounts), alive until it is written. */
 struct sized
@@ -318,6 +311,13 @@ sized_free (struct sized *sz)
   ab_strv_free (&sz->nofollow);
 }
 
+/* /workspace: the caller's directory, bound read-write (id-mapped: root
+   inside writes files the host sees owned by the directory's owner, not
+   by uid 100000), or a tmpfs.  A root-owned directory uses the
+   container's own mapping (every id shows as itself); any other owner is
+   mapped, alone, to the container's root, which holds no capability and
+   could otherwise not write there at all.  *real gets the directory's
+   resolved path, which create opens refusing every symlink. */
 static int
 workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_default_mount *m, char **real,
                  struct sized *sz, ab_error_t *err)
