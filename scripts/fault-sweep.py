@@ -202,9 +202,10 @@ def nft_ruleset(pid):
     return p.stdout.decode() if p.returncode == 0 else "nft failed: " + p.stderr.decode()[:200]
 
 
-def probe(pid, cid):
-    """The sandbox of process pid as the host sees it, with the container id
-    and pid-specific numbers taken out, for comparison with the clean run."""
+def probe(pid, cid, root):
+    """The sandbox of process pid as the host sees it, with the container id,
+    the state root (a file the runtime binds from it: /etc/hosts) and
+    pid-specific numbers taken out, for comparison with the clean run."""
     out = {}
     status = read("/proc/%d/status" % pid) or ""
     for line in status.splitlines():
@@ -227,7 +228,7 @@ def probe(pid, cid):
         f, pf = pre.split(), post.split()
         # The source of a pseudo filesystem is only a name ("tmpfs", "none")
         source = "-" if pf[0] in PSEUDO_FS else pf[1]
-        mounts.append(" ".join([f[3], f[4], f[5], pf[0], source, pf[2]]).replace(cid, "ID"))
+        mounts.append(" ".join([f[3], f[4], f[5], pf[0], source, pf[2]]).replace(root, "ROOT").replace(cid, "ID"))
     # What is mounted where, and in which order on each mount point (what
     # is on top); the order across mount points is only the order they were
     # made in (mountinfo lists them so since Linux 6.8), and the runtime may
@@ -503,7 +504,7 @@ def run_point(s, cmd, point, ref, workdir):
             try:
                 known["procs"] = [(pid, start_time(pid))]
                 known["netns"] = "net:[%d]" % os.stat("/proc/%d/ns/net" % pid).st_ino
-                got = probe(pid, cid)
+                got = probe(pid, cid, root)
             except OSError:
                 got = None
             if got is None or not alive(pid, known["procs"][0][1]):
@@ -610,7 +611,7 @@ def reference(s, cmd, workdir):
             time.sleep(0.01)
         if not pid:
             raise SweepError("the clean %s does not run its program: %s" % (cmd, read(trace + ".err")))
-        got = probe(pid, cid)
+        got = probe(pid, cid, root)
     except (SweepError, OSError):
         scrub(s, root, cid)
         try:

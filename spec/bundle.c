@@ -23,7 +23,6 @@ ab_bundle_free (struct ab_bundle *b)
   free (b->config);
   ab_spec_free (b->spec);
   free (b->rootfs);
-  free (b->nofollow_source);
   if (b->rootfs_fd >= 0)
     close (b->rootfs_fd);
   free (b);

@@ -566,6 +566,12 @@ missing_levels (const struct ab_cg_hier *h)
   return n;
 }
 
+void
+ab_cgroup_host_view (void)
+{
+  ab_cg_private_view ();
+}
+
 int
 ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resources *resources,
                 struct ab_cgroup **out, ab_error_t *err)
@@ -583,7 +589,10 @@ ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resour
   if (cg->mode == AB_CGROUP_NONE)
     {
       ab_cg_host_free (&host);
-      return ab_error_set (err, 0, "no cgroup filesystem is mounted (see /proc/self/mountinfo)");
+      return ab_error_set (err, 0, "no cgroup filesystem is mounted (see /proc/self/mountinfo) and agentbox "
+                           "could not mount its own view (it needs CAP_SYS_ADMIN); under `ip netns exec`, which "
+                           "mounts a fresh /sys without them, mount cgroup2 on /sys/fs/cgroup first, or enter "
+                           "the network namespace with `nsenter --net=/run/netns/NAME` instead");
     }
   r = plan (cg, &host, cgroups_path, id, err);
   ab_cg_host_free (&host);

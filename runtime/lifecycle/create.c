@@ -536,7 +536,8 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
   const struct ab_create_opts *o = tx->o;
   struct ab_container *c = tx->c;
   struct ab_plan_opts po = { .root = o->root, .id = o->id, .egress_baseline = o->egress_policy,
-                             .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms };
+                             .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms,
+                             .grace_set = o->grace_set, .grace_ms = o->grace_ms };
 
   c->bundle = o->prebuilt; /* taken over, whatever happens */
   if (ab_id_validate (o->id, err) < 0)
@@ -551,7 +552,6 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
         return -1;
     }
   ab_trace ("bundle loaded");
-  po.nofollow_source = c->bundle->nofollow_source;
   if (ab_container_check (c->bundle->spec, o->foreground, err) < 0
       || check_usage (o, c->bundle->spec, err) < 0
       || ab_plan_build (c->bundle->spec, &po, &c->plan, err) < 0)

@@ -299,6 +299,45 @@ ab_exec_kill_all (struct ab_exec *x)
     syscall (SYS_pidfd_send_signal, x->pidfd, SIGKILL, NULL, 0);
 }
 
+static void
+subcg_write (int dirfd, const char *file, const char *v)
+{
+  int fd = openat (dirfd, file, O_WRONLY | O_CLOEXEC);
+
+  if (fd >= 0)
+    {
+      ab_write_all (fd, v, strlen (v));
+      close (fd);
+    }
+}
+
+void
+ab_exec_signal_all (struct ab_exec *x, int sig)
+{
+  _cleanup_free_ char *procs = NULL;
+  ab_error_t ignored = { 0 };
+  char *save = NULL;
+
+  if (x->subcg_fd >= 0)
+    {
+      /* Frozen, no process of it can exit: a pid read here is still its
+         own when the signal goes. */
+      subcg_write (x->subcg_fd, "cgroup.freeze", "1");
+      if (ab_read_file_at (x->subcg_fd, "cgroup.procs", 1u << 22, &procs, NULL, &ignored) == 0)
+        for (char *t = strtok_r (procs, "\n", &save); t; t = strtok_r (NULL, "\n", &save))
+          {
+            int pid;
+            if (ab_parse_int (t, &pid) == 0 && pid > 0)
+              kill (pid, sig);
+          }
+      subcg_write (x->subcg_fd, "cgroup.freeze", "0");
+    }
+  if (x->pgid > 0)
+    kill (-x->pgid, sig);
+  if (x->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, x->pidfd, sig, NULL, 0);
+}
+
 void
 ab_exec_free (struct ab_exec *x)
 {

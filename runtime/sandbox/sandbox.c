@@ -7,9 +7,11 @@
 #include "runtime/cache.h"
 #include "runtime/exe.h"
 #include "base/log.h"
+#include "runtime/sandbox/binds.h"
 #include "runtime/sandbox/sandbox.h"
 #include "runtime/lifecycle/state.h"
 #include "base/util.h"
+#include "spec/annotations.h"
 #include "spec/defaults.h"
 #include "base/gen.h"
 #include "base/json.h"
@@ -73,8 +75,8 @@ ab_sandbox_init_path (void)
 static int
 fill_skeleton (int fd, const char *tmp, ab_error_t *err)
 {
-  static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "home",
-                                      ".agentbox" };
+  static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "var/lib",
+                                      "home", ".agentbox" };
   struct stat st;
   size_t i;
 
@@ -251,12 +253,32 @@ ensure_skeleton (const struct ab_sandbox_opts *o, char **out, int *lock, ab_erro
    later one replaces an earlier one in place), then --allow-domain's
    list, which replaces a caller's allow-domains. */
 static void
-sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
+sandbox_annotations (const struct ab_sandbox_opts *o, const struct ab_strv *nofollow, struct ab_kvlist *out)
 {
   _cleanup_free_ char *joined = NULL;
+  struct stat st;
 
+  /* The host's /etc/hosts does not name the sandbox: our own one, mounted
+     over it (a bind needs the file there; a host without one keeps none). */
+  if (lstat ("/etc/hosts", &st) == 0 && S_ISREG (st.st_mode))
+    ab_kvlist_set (out, AB_ANNOT_ETC_HOSTS, "true");
   for (size_t i = 0; i < o->annotations.n; i++)
     ab_kvlist_set (out, o->annotations.v[i].key, o->annotations.v[i].value);
+  /* The sources it resolved itself (the workspace, the extra binds): create
+     opens them refusing every symlink on the path, and `audit` says so;
+     after the caller's, which cannot take it away. */
+  if (nofollow->n)
+    {
+      _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+      _cleanup_free_ char *list = NULL;
+      ab_gen_arr_open (g);
+      for (size_t i = 0; i < nofollow->n; i++)
+        ab_gen_str (g, nofollow->v[i]);
+      ab_gen_arr_close (g);
+      list = ab_gen_steal (g, false, NULL);
+      ab_kvlist_set (out, AB_ANNOT_BIND_NOFOLLOW, list);
+    }
+
   if (o->allow_domains.n == 0)
     return;
   for (size_t k = 0; k < o->allow_domains.n; k++)
@@ -268,6 +290,27 @@ sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
   ab_kvlist_set (out, AB_ANNOT_NET_ALLOW_DOMAINS, joined);
 }
 
+/* Option strings made for one config (the sizes of the sandbox's tmpfs
+   mounts), alive until it is written. */
+struct sized
+{
+  const char *ws[4];
+  const char *root[4];
+  char ws_size[40], root_size[40];
+  struct ab_strv env;  /* USER, LOGNAME, then the caller's */
+  struct ab_strv keep; /* the host mounts' paths */
+  struct ab_strv nofollow; /* their resolved sources */
+  int skel_fd;         /* the skeleton, for mount points */
+};
+
+static void
+sized_free (struct sized *sz)
+{
+  ab_strv_free (&sz->env);
+  ab_strv_free (&sz->keep);
+  ab_strv_free (&sz->nofollow);
+}
+
 /* /workspace: the caller's directory, bound read-write (id-mapped: root
    inside writes files the host sees owned by the directory's owner, not
    by uid 100000), or a tmpfs.  A root-owned directory uses the
@@ -277,16 +320,21 @@ sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
    resolved path, which create opens refusing every symlink. */
 static int
 workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_default_mount *m, char **real,
-                 ab_error_t *err)
+                 struct sized *sz, ab_error_t *err)
 {
   static const char *const ws_opts[] = { "rbind", "rw", "nosuid", "nodev", "idmap" };
   static const char *const ws_opts_rootless[] = { "rbind", "rw", "nosuid", "nodev" };
-  static const char *const tmpfs_opts[] = { "nosuid", "nodev", "mode=755", "size=1073741824" };
   struct stat st;
 
   if (o->workspace == NULL)
     {
-      *m = (struct ab_default_mount){ "/workspace", "tmpfs", "tmpfs", tmpfs_opts, AB_ARRAY_SIZE (tmpfs_opts) };
+      snprintf (sz->ws_size, sizeof sz->ws_size, "size=%llu",
+                (unsigned long long)(o->workspace_size ? o->workspace_size : AB_SANDBOX_WORKSPACE_SIZE));
+      sz->ws[0] = "nosuid";
+      sz->ws[1] = "nodev";
+      sz->ws[2] = "mode=755";
+      sz->ws[3] = sz->ws_size;
+      *m = (struct ab_default_mount){ "/workspace", "tmpfs", "tmpfs", sz->ws, AB_ARRAY_SIZE (sz->ws) };
       return 0;
     }
   *real = realpath (o->workspace, NULL);
@@ -296,12 +344,7 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
     return ab_error_setc (err, AB_EC_USAGE, ENOTDIR, "workspace `%s` is not a directory", *real);
   *m = (struct ab_default_mount){ "/workspace", "bind", *real, rootless ? ws_opts_rootless : ws_opts,
                                   rootless ? AB_ARRAY_SIZE (ws_opts_rootless) : AB_ARRAY_SIZE (ws_opts) };
-  if (!rootless && (st.st_uid != 0 || st.st_gid != 0))
-    {
-      m->map_owner = true;
-      m->owner_uid = st.st_uid;
-      m->owner_gid = st.st_gid;
-    }
+  ab_sandbox_map_owner (&st, rootless, m);
   return 0;
 }
 
@@ -310,13 +353,14 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
    limits and the annotations.  `mounts` has room for every mount. */
 static int
 sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_default_mount *mounts,
-              char **real, ab_error_t *err)
+              char **real, struct sized *sz, ab_error_t *err)
 {
+  /* The process is root in its user namespace: the names tools look up. */
+  static const char *const who[] = { "USER=root", "LOGNAME=root" };
   /* Recursive flags: a host submount below /usr or /etc (a separate
      /usr/local, an autofs) must be read-only, nosuid and nodev too, not
      only the top of the bind. */
   static const char *const ro[] = { "rbind", "rro", "rnosuid", "rnodev" };
-  static const char *const root_opts[] = { "nosuid", "nodev", "mode=700", "size=268435456" };
   static const char *const run_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=16777216" };
   static const char *const init_opts[] = { "bind", "ro", "nosuid", "nodev" };
   size_t n = 0;
@@ -333,9 +377,18 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
         continue; /* absent, or a symlink the skeleton already has */
       mounts[n++] = (struct ab_default_mount){ host_view[i], "bind", host_view[i], ro, AB_ARRAY_SIZE (ro) };
     }
-  mounts[n++] = (struct ab_default_mount){ "/root", "tmpfs", "tmpfs", root_opts, AB_ARRAY_SIZE (root_opts) };
+  /* HOME: where pip, npm and git keep caches and config */
+  snprintf (sz->root_size, sizeof sz->root_size, "size=%llu",
+            (unsigned long long)(o->home_size ? o->home_size : AB_SANDBOX_HOME_SIZE));
+  sz->root[0] = "nosuid";
+  sz->root[1] = "nodev";
+  sz->root[2] = "mode=700";
+  sz->root[3] = sz->root_size;
+  mounts[n++] = (struct ab_default_mount){ "/root", "tmpfs", "tmpfs", sz->root, AB_ARRAY_SIZE (sz->root) };
   mounts[n++] = (struct ab_default_mount){ "/run", "tmpfs", "tmpfs", run_opts, AB_ARRAY_SIZE (run_opts) };
-  if (workspace_mount (o, d->rootless, &mounts[n++], real, err) < 0)
+  if (workspace_mount (o, d->rootless, &mounts[n++], real, sz, err) < 0)
+    return -1;
+  if (ab_sandbox_host_mounts (o, sz->skel_fd, d->rootless, mounts, &n, &sz->nofollow, &sz->keep, err) < 0)
     return -1;
   if (o->init)
     {
@@ -348,11 +401,19 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   d->mounts = mounts;
   d->n_mounts = n;
   d->cwd = o->cwd ? o->cwd : "/workspace";
-  d->env = &o->env;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (who); i++)
+    ab_strv_push (&sz->env, who[i]);
+  for (size_t i = 0; i < o->env.n; i++)
+    ab_strv_push (&sz->env, o->env.v[i]);
+  d->env = &sz->env;
   d->masked = etc_masked;
   d->n_masked = AB_ARRAY_SIZE (etc_masked);
   d->memory = o->memory;
   d->pids = o->pids;
+  d->tmp_size = o->tmp_size;
+  d->shm_size = o->shm_size;
+  d->file_size = o->file_size;
+  d->open_files = o->open_files;
   return 0;
 }
 
@@ -364,8 +425,10 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
   _cleanup_free_ char *real = NULL;
   _cleanup_free_ char *config = NULL;
   _cleanup_free_ const char **args = NULL;
-  struct ab_default_mount mounts[AB_ARRAY_SIZE (host_view) + 4];
+  _cleanup_free_ struct ab_default_mount *mounts
+      = xcalloc (AB_ARRAY_SIZE (host_view) + 4 + ab_sandbox_host_mounts_max (o), sizeof *mounts);
   struct ab_default_opts d = { 0 };
+  struct sized sz = { .skel_fd = -1 };
   struct ab_kvlist annotations = { 0 };
   struct ab_bundle_guard guard;
   size_t len;
@@ -380,8 +443,16 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
       return -1;
     close (rfd);
   }
-  if (sandbox_opts (o, &d, mounts, &real, err) < 0)
-    return -1;
+  sz.skel_fd = open (skeleton, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sz.skel_fd < 0)
+    return ab_error_set (err, errno, "open `%s`", skeleton);
+  r = sandbox_opts (o, &d, mounts, &real, &sz, err);
+  close (sz.skel_fd);
+  if (r < 0)
+    {
+      sized_free (&sz);
+      return -1;
+    }
   d.root_path = skeleton;
   if (o->init)
     d.args = init_args;
@@ -391,13 +462,14 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
       memcpy (args, o->argv, o->argc * sizeof *args);
       d.args = args;
     }
-  sandbox_annotations (o, &annotations);
+  if (real)
+    ab_strv_push (&sz.nofollow, real);
+  sandbox_annotations (o, &sz.nofollow, &annotations);
   d.annotations = &annotations;
   config = ab_spec_default_json (&d, &len);
   ab_kvlist_free (&annotations);
   guard = ab_bundle_guard (o->root);
   r = ab_bundle_from_bytes (o->root, &guard, config, len, out, err);
-  if (r == 0 && real)
-    (*out)->nofollow_source = ab_steal_ptr (&real);
+  sized_free (&sz);
   return r;
 }

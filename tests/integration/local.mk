@@ -9,6 +9,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-abtest.sh \
 	tests/integration/t-lifecycle.sh \
 	tests/integration/t-run.sh \
+	tests/integration/t-agent-host.sh \
 	tests/integration/t-cli.sh \
 	tests/integration/t-stdio.sh \
 	tests/integration/t-terminal.sh \

@@ -73,6 +73,17 @@ t.ok(sc(f).get("reason") == "timeout" and "timeout" in sc(f).get("limitsHit", []
      and sc(f)["error"]["suggested_action"] == "increase_timeout_ms",
      "timeout_ms: the command is killed, reason timeout, limitsHit has timeout", f)
 valid_record(t, raw, "timeout")
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "trap 'echo cleanup; exit 3' TERM; sleep 30 & wait"],
+                                "timeout_ms": 300})
+t.ok(sc(f).get("exitCode") == 3 and sc(f).get("stdout") == "cleanup\n"
+     and (sc(f).get("timeout") or {}).get("ended") == "terminated",
+     "timeout_ms: SIGTERM first, the TERM trap runs and its exit status is reported, timeout.ended terminated", f)
+valid_record(t, raw, "timeout with a TERM trap")
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "trap 'echo cleanup; exit 3' TERM; sleep 30 & wait"],
+                                "timeout_ms": 300, "timeout_grace_ms": 0})
+t.ok(sc(f).get("signal") == "SIGKILL" and sc(f).get("stdout") == ""
+     and (sc(f).get("timeout") or {}) == {"limitMs": 300, "graceMs": 0, "ended": "killed"},
+     "timeout_grace_ms 0: killed at the limit, the trap never runs", f)
 
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' a"],
                                 "max_output_bytes": 100})
