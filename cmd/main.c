@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "cmd/cmd.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/exe.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -219,6 +220,7 @@ main (int argc, char **argv)
   if (ab_log_init (g.log_path, g.log_format, g.debug, &err) < 0)
     return ab_cmd_fail (&err);
   ab_trace ("start");
+  ab_cgroup_host_view ();
 
   if (optind >= argc)
     {

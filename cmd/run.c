@@ -51,19 +51,18 @@ detached_failed (const struct ab_run_cli *cli, const ab_error_t *err)
 }
 
 static int
-run_detached (struct ab_global *g, struct ab_run_cli *cli)
+run_detached (struct ab_global *g, struct ab_run_cli *cli, ab_error_t *err)
 {
   struct ab_container *c = NULL;
-  ab_error_t err = { 0 };
 
-  if (ab_container_create (&cli->co, &c, &err) < 0)
-    return detached_failed (cli, &err);
+  if (ab_container_create (&cli->co, &c, err) < 0)
+    return detached_failed (cli, err);
   ab_container_free (c);
-  if (ab_container_start (g->root, cli->co.id, &err) < 0)
+  if (ab_container_start (g->root, cli->co.id, err) < 0)
     {
       ab_error_t ignored = { 0 };
       ab_container_delete (g->root, cli->co.id, true, &ignored);
-      return detached_failed (cli, &err);
+      return detached_failed (cli, err);
     }
   return AB_EXIT_OK;
 }
@@ -75,8 +74,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
-  bool overlay;
-  int r, status;
+  bool overlay, failed = true;
+  int r, status, sb_lock = -1;
 
   r = ab_parse_run_cli ("run", g, argc, argv, &cli);
   if (r != 0)
@@ -88,7 +87,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   /* The bundle is loaded here (create takes it over) so that the sealed
      copy of ourselves is chosen by its user namespace. */
   if (cli.sandbox)
-    r = ab_sandbox_bundle (&cli.sb, &bundle, &err);
+    r = ab_sandbox_bundle (&cli.sb, &bundle, &sb_lock, &err);
   else
     {
       struct ab_bundle_guard guard = ab_bundle_guard (cli.co.root);
@@ -104,8 +103,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       if (cli.record_fd >= 0)
         ab_record_write (cli.record_fd, &out, cli.record_id, NULL);
       status = out.exit_status;
-      ab_run_cli_free (&cli);
-      return status;
+      goto done;
     }
   {
     const struct ab_idmaps *uids, *gids;
@@ -113,8 +111,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     if (ab_exe_seal_unless_safe (g->argv_all, uids, gids, &err) < 0)
       {
         ab_bundle_free (bundle);
-        ab_run_cli_free (&cli);
-        return ab_cmd_fail (&err);
+        status = ab_cmd_fail (&err);
+        goto done;
       }
   }
   /* Our record fd stays ours: the container never sees it. */
@@ -125,15 +123,16 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
 
   if (cli.detach)
     {
-      status = run_detached (g, &cli);
-      ab_run_cli_free (&cli);
-      return status;
+      status = run_detached (g, &cli, &err);
+      failed = status != AB_EXIT_OK;
+      goto done;
     }
 
   cli.co.foreground = true;
   cli.so.relay_tty = true; /* process.terminal without --console-socket: runc's pty relay */
   cli.so.no_violations = cli.record_fd < 0; /* only the record reports them */
-  if (ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0)
+  failed = ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0;
+  if (failed)
     {
       ab_log_error (&err);
       out.exit_status = ab_run_exit_for (&err);
@@ -151,6 +150,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       status = AB_EXIT_SETUP;
     }
   ab_outcome_free (&out);
+done:
+  ab_sandbox_release (&cli.sb, sb_lock, failed ? &err : NULL);
   ab_run_cli_free (&cli);
   return status;
 }

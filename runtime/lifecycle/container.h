@@ -38,6 +38,8 @@ struct ab_create_opts
   uint64_t timeout_ms;        /* --timeout (foreground), 0 = none: the plan takes the smaller of it and the config's */
   const char *cgroup_parent;  /* --cgroup-parent: rootless, the delegated cgroup v2 parent, or NULL */
   bool accept_degraded;       /* --accept-degraded: run without what the host cannot enforce */
+  bool grace_set;             /* --timeout-grace given */
+  uint64_t grace_ms;
 };
 
 struct ab_container

@@ -4,6 +4,8 @@
  *   mcp-lifecycle.c  the two protocol eras and their version negotiation
  *   mcp-tools.c      the tools, their schemas, and argument checking
  *   mcp-jobs.c       jobs, the pool, sandbox handles, responses, cleanup
+ *   mcp-shell.c      sandbox_shell's session and background processes: the scripts, the
+ *                    session's status, the records amended
  *   mcp-worker.c     the worker processes: spawn, supervise, progress
  *   mcp-workspace.c  workspace_apply and workspace_discard: change sets of overlay workspaces
  *   mcp-frame.c      frames out: one write per frame, the envelopes
@@ -55,6 +57,7 @@ enum ab_mcp_tool
   AB_TOOL_RUN,
   AB_TOOL_CREATE,
   AB_TOOL_EXEC,
+  AB_TOOL_SHELL,
   AB_TOOL_DESTROY,
   AB_TOOL_WS_APPLY,
   AB_TOOL_WS_DISCARD,
@@ -73,8 +76,9 @@ struct ab_mcp_job
   char *container_id;  /* run, create: the container the worker makes */
   char *handle;        /* exec, destroy: the handle the call names */
   bool overwrite, partial; /* workspace_apply (the change set is container_id) */
+  bool background;     /* exec, shell: started detached, alive until it ends or sandbox_destroy */
   struct ab_strv args; /* the worker's command line after the binary */
-  struct ab_strv prog; /* exec: the program, put after the container id */
+  struct ab_strv prog; /* exec: the program, put after the container id; shell: the command line */
   char *stdin_data;    /* NULL: /dev/null */
   size_t stdin_len;
   uint64_t max_record; /* bytes of record accepted from the worker */
@@ -89,6 +93,9 @@ struct ab_mcp_handle
   char handle[48];
   char *container_id;
   bool busy_destroying;
+  /* the shell session (runtime/mcp-shell.c) */
+  int shell_slot;  /* the state slot to load, -1: none yet */
+  bool shell_busy; /* a call (or a background start) of the session runs */
 };
 
 struct ab_mcp_server
@@ -99,7 +106,8 @@ struct ab_mcp_server
   bool out_broken;
 
   pthread_mutex_t lock; /* everything below */
-  pthread_cond_t cond;
+  pthread_cond_t cond;         /* the queue */
+  pthread_cond_t session_cond; /* a shell session's turn (mcp-jobs.c) */
   struct ab_mcp_job *queue, *queue_tail;
   size_t queued, queued_bytes;
   struct ab_mcp_job *active; /* queued and running */
@@ -174,7 +182,7 @@ struct ab_mcp_worker
 {
   pid_t pid;
   int pidfd;
-  int in_w, log_r, rec_r; /* -1 when absent */
+  int in_w, log_r, rec_r, status_r; /* -1 when absent */
 };
 
 /* The worker's output lines, the last "agentbox: " error line kept. */
@@ -192,17 +200,22 @@ struct ab_mcp_outcome
   size_t rec_len;
   bool overflow; /* more than the job's max_record */
   struct ab_mcp_logbuf log;
+  char status[8192]; /* what came on the status pipe (the first bytes) */
+  size_t status_len;
 };
 
 /* Spawn `exe args...` with the pipes described in runtime/mcp/mcp-worker.c. */
 int ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool with_record,
-                  struct ab_mcp_worker *w, ab_error_t *err);
+                  bool with_status, struct ab_mcp_worker *w, ab_error_t *err);
 /* Run a spawned worker to its end (feed stdin, forward logs, collect the
-   record, send progress, honour cancellation); closes w's fds.  j may be
-   NULL for helpers. */
+   record and the status, send progress, honour cancellation); closes w's
+   fds but status_r.  j may be NULL for helpers. */
 void ab_mcp_supervise (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_worker *w,
                        const char *tag, struct ab_mcp_outcome *out);
 int ab_mcp_exit_status (const siginfo_t *info);
+/* After ab_mcp_supervise: read w's status pipe to its end (bounded in
+   time: a shell that keeps it is not waited for) and close it. */
+void ab_mcp_status_wait (struct ab_mcp_worker *w, struct ab_mcp_outcome *out);
 /* `agentbox --root ROOT CMD [EXTRA] ID`, waited for; its exit status, or -1. */
 int ab_mcp_run_helper (struct ab_mcp_server *s, const char *cmd, const char *id, const char *extra,
                        struct ab_mcp_outcome *out);
@@ -223,6 +236,46 @@ void ab_mcp_job_free (struct ab_mcp_job *j);
 /* Mint a handle for a new sandbox (mcp-worker.c keeps the table). */
 uint64_t ab_mcp_next_container (struct ab_mcp_server *s);
 
+/* mcp-shell.c */
+/* What a session call's shell reported on its status pipe. */
+struct ab_mcp_shell_status
+{
+  bool restored; /* it started from the session's state */
+  bool saved;    /* it wrote its state back (cwd is then its cwd) */
+  char cwd[4096];
+};
+/* Append the program of one session call: load slot `restore` (-1: none),
+   run `command`, write slot `write`. */
+void ab_mcp_shell_program (struct ab_strv *v, const char *command, int restore, int write);
+/* ... of a session's command line in the background, its output to log. */
+void ab_mcp_shell_background_program (struct ab_strv *v, const char *command, int restore, const char *log);
+/* ... of sandbox_exec's argv in the background, its output to log. */
+void ab_mcp_background_program (struct ab_strv *v, const char *log, char *const *argv, size_t argc);
+/* Where a background process's output goes in the sandbox, and where its
+   worker writes its pid on the host. */
+char *ab_mcp_background_log (uint64_t seq);
+char *ab_mcp_background_pid_file (struct ab_mcp_server *s, uint64_t seq);
+void ab_mcp_shell_status_parse (const char *buf, size_t len, struct ab_mcp_shell_status *st);
+/* structuredContent.session: {"restored","saved","cwd"} */
+char *ab_mcp_session_json (const struct ab_mcp_shell_status *st);
+/* The pid in its sandbox of a host pid, or -1. */
+pid_t ab_mcp_sandbox_pid (pid_t host_pid);
+/* The record of a background start (id: seq, as a worker's). */
+char *ab_mcp_background_frame (uint64_t seq, const char *container_id, uint64_t duration_ns, pid_t pid,
+                               const char *log, size_t *len);
+/* Members of structuredContent to set (key -> JSON text) and one to add. */
+struct ab_mcp_amend
+{
+  const char *const *set_keys;
+  const char *const *set_values;
+  size_t n_set;
+  const char *add_key; /* NULL: none */
+  const char *add_json;
+};
+/* A result frame (a worker's record) amended, structuredContent and the
+   text block that mirrors it alike; NULL when the frame is not one. */
+char *ab_mcp_record_amend (const char *frame, size_t len, const struct ab_mcp_amend *a, size_t *out_len);
+
 /* mcp-workspace.c */
 /* The tools/list entries of workspace_apply and workspace_discard. */
 void ab_mcp_workspace_tools (struct ab_gen *g);
@@ -230,7 +283,8 @@ void ab_mcp_workspace_tools (struct ab_gen *g);
 int ab_mcp_workspace_args (struct ab_jctx *c, struct ab_json *args, struct ab_mcp_job *j);
 /* Run one (in the pool thread: no container is involved) and respond. */
 void ab_mcp_workspace_run (struct ab_mcp_server *s, struct ab_mcp_job *j);
-/* At exit: throw away every change set left in the server's state root. */
-void ab_mcp_workspace_discard_all (struct ab_mcp_server *s);
+/* Throw away every change set left in a server's state root: ours at
+   exit, or one a server killed before its exit left. */
+void ab_mcp_workspace_discard_all (const char *root);
 
 #endif

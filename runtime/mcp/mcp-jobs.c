@@ -8,6 +8,7 @@
  * server then deletes the container (run, create) and sends no response. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -217,6 +218,7 @@ run_destroy (struct ab_mcp_server *s, struct ab_mcp_job *j)
       /* Out of the table first: no exec can start in a sandbox being destroyed. */
       id = ab_steal_ptr (&s->handles[i].container_id);
       handle_remove (s, (size_t)i);
+      pthread_cond_broadcast (&s->session_cond); /* a call waiting for its session finds it gone */
     }
   pthread_mutex_unlock (&s->lock);
   if (id == NULL)
@@ -235,55 +237,18 @@ run_destroy (struct ab_mcp_server *s, struct ab_mcp_job *j)
   free (out.rec);
 }
 
-static void
-run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
+/* Spawn j's worker with args and run it to its end.  False when it could
+   not be spawned (then j was answered, if it still may be). */
+static bool
+run_worker (struct ab_mcp_server *s, struct ab_mcp_job *j, char *const *args, bool with_record,
+            bool with_status, struct ab_mcp_worker *w, struct ab_mcp_outcome *out)
 {
-  struct ab_strv args = { 0 };
-  struct ab_mcp_worker w;
-  struct ab_mcp_outcome out = { 0 };
   ab_error_t err = { 0 };
-  const char *tag;
   bool canceled;
-  size_t k;
 
-  if (j->tool == AB_TOOL_DESTROY)
+  memset (out, 0, sizeof *out);
+  if (ab_mcp_spawn (s, args, j->stdin_data != NULL, with_record, with_status, w, &err) < 0)
     {
-      run_destroy (s, j);
-      return;
-    }
-  if (j->tool == AB_TOOL_WS_APPLY || j->tool == AB_TOOL_WS_DISCARD)
-    {
-      ab_mcp_workspace_run (s, j);
-      return;
-    }
-  if (j->tool == AB_TOOL_EXEC)
-    {
-      ssize_t i;
-      pthread_mutex_lock (&s->lock);
-      i = handle_find (s, j->handle);
-      if (i >= 0)
-        j->container_id = xstrdup (s->handles[i].container_id);
-      pthread_mutex_unlock (&s->lock);
-      if (j->container_id == NULL)
-        {
-          if (ab_mcp_claim_response (s, j))
-            unknown_handle (s, j);
-          return;
-        }
-    }
-  for (k = 0; k < j->args.n; k++)
-    ab_strv_push (&args, j->args.v[k]);
-  if (j->tool == AB_TOOL_EXEC)
-    {
-      ab_strv_push (&args, j->container_id);
-      ab_strv_push (&args, "--");
-      for (k = 0; k < j->prog.n; k++)
-        ab_strv_push (&args, j->prog.v[k]);
-    }
-  tag = j->container_id;
-  if (ab_mcp_spawn (s, args.v, j->stdin_data != NULL, true, &w, &err) < 0)
-    {
-      ab_strv_free (&args);
       if (ab_mcp_claim_response (s, j))
         {
           size_t len;
@@ -292,27 +257,227 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
           frame = ab_record_error_frame (j->id_json, &err, &len);
           ab_mcp_send (s, frame, len);
         }
-      return;
+      return false;
     }
-  ab_strv_free (&args);
   pthread_mutex_lock (&s->lock);
-  j->pid = w.pid;
-  j->pidfd = w.pidfd;
+  j->pid = w->pid;
+  j->pidfd = w->pidfd;
   canceled = j->canceled;
   pthread_mutex_unlock (&s->lock);
   if (canceled)
-    syscall (SYS_pidfd_send_signal, w.pidfd, SIGUSR1, NULL, 0);
+    syscall (SYS_pidfd_send_signal, w->pidfd, SIGUSR1, NULL, 0);
 
-  ab_mcp_supervise (s, j, &w, tag, &out);
+  ab_mcp_supervise (s, j, w, j->container_id, out);
   pthread_mutex_lock (&s->lock);
   j->pidfd = -1;
   pthread_mutex_unlock (&s->lock);
+  return true;
+}
 
+/* The container of j's handle (a copy), or NULL after answering
+   unknown_handle. */
+static char *
+handle_container (struct ab_mcp_server *s, struct ab_mcp_job *j)
+{
+  char *id = NULL;
+  ssize_t i;
+
+  pthread_mutex_lock (&s->lock);
+  i = handle_find (s, j->handle);
+  if (i >= 0)
+    id = xstrdup (s->handles[i].container_id);
+  pthread_mutex_unlock (&s->lock);
+  if (id == NULL && ab_mcp_claim_response (s, j))
+    unknown_handle (s, j);
+  return id;
+}
+
+/* The shell session of j's sandbox, for j alone: one call of a session
+   runs at a time, the others wait (a later call must see what an earlier
+   one left).  Its container and state slot, or NULL after answering
+   unknown_handle (or nothing, if j was canceled while it waited). */
+static char *
+session_take (struct ab_mcp_server *s, struct ab_mcp_job *j, int *slot)
+{
+  char *id = NULL;
+  bool canceled = false;
+  ssize_t i;
+
+  pthread_mutex_lock (&s->lock);
+  for (;;)
+    {
+      i = handle_find (s, j->handle);
+      if (i < 0 || (canceled = j->canceled))
+        break;
+      if (!s->handles[i].shell_busy)
+        {
+          s->handles[i].shell_busy = true;
+          *slot = s->handles[i].shell_slot;
+          id = xstrdup (s->handles[i].container_id);
+          break;
+        }
+      pthread_cond_wait (&s->session_cond, &s->lock);
+    }
+  pthread_mutex_unlock (&s->lock);
+  if (id == NULL && !canceled && ab_mcp_claim_response (s, j))
+    unknown_handle (s, j);
+  return id;
+}
+
+/* Let the next call of the session in; saved >= 0: the slot it wrote. */
+static void
+session_give (struct ab_mcp_server *s, const char *handle, int saved)
+{
+  ssize_t i;
+
+  pthread_mutex_lock (&s->lock);
+  i = handle_find (s, handle);
+  if (i >= 0)
+    {
+      s->handles[i].shell_busy = false;
+      if (saved >= 0)
+        s->handles[i].shell_slot = saved;
+    }
+  pthread_cond_broadcast (&s->session_cond);
+  pthread_mutex_unlock (&s->lock);
+}
+
+/* A background process's record: started, its pid in the sandbox. */
+static void
+send_background (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_outcome *out, uint64_t t0,
+                 const char *log)
+{
+  _cleanup_free_ char *pid_file = ab_mcp_background_pid_file (s, j->seq), *text = NULL;
+  uint64_t host_pid = 0;
+  pid_t pid = -1;
+
+  if (ab_read_file_at (AT_FDCWD, pid_file, 64, &text, NULL, NULL) == 0 && ab_parse_u64 (text, &host_pid) == 0
+      && host_pid > 0 && host_pid < INT32_MAX)
+    pid = ab_mcp_sandbox_pid ((pid_t)host_pid);
+  unlink (pid_file);
+  if (out->info.si_code != CLD_EXITED || out->info.si_status != 0)
+    {
+      send_worker_error (s, j, out, "the background process could not be started");
+      return;
+    }
+  free (out->rec);
+  out->rec = ab_mcp_background_frame (j->seq, j->container_id, ab_now_monotonic_ns () - t0, pid, log,
+                                      &out->rec_len);
+  forward_record (s, j, out);
+}
+
+/* A session call's record, with what the session did. */
+static void
+amend_session (struct ab_mcp_outcome *out, const struct ab_mcp_shell_status *st)
+{
+  _cleanup_free_ char *session = ab_mcp_session_json (st);
+  struct ab_mcp_amend a = { .add_key = "session", .add_json = session };
+  char *amended;
+  size_t len;
+
+  if (out->rec == NULL || out->overflow)
+    return; /* answered as a worker error */
+  amended = ab_mcp_record_amend (out->rec, out->rec_len, &a, &len);
+  if (amended == NULL)
+    {
+      ab_warn ("mcp: the record of a sandbox_shell call could not be amended; sent without its session");
+      return;
+    }
+  free (out->rec);
+  out->rec = amended;
+  out->rec_len = len;
+}
+
+/* sandbox_exec and sandbox_shell, in the foreground or the background. */
+static void
+run_in_sandbox (struct ab_mcp_server *s, struct ab_mcp_job *j)
+{
+  bool shell = j->tool == AB_TOOL_SHELL;
+  _cleanup_free_ char *log = j->background ? ab_mcp_background_log (j->seq) : NULL;
+  struct ab_mcp_shell_status st = { 0 };
+  struct ab_strv args = { 0 };
+  struct ab_mcp_outcome out;
+  struct ab_mcp_worker w;
+  uint64_t t0 = ab_now_monotonic_ns ();
+  int slot = -1, write = -1;
+  size_t k;
+
+  j->container_id = shell ? session_take (s, j, &slot) : handle_container (s, j);
+  if (j->container_id == NULL)
+    return;
+  for (k = 0; k < j->args.n; k++)
+    ab_strv_push (&args, j->args.v[k]);
+  ab_strv_push (&args, j->container_id);
+  ab_strv_push (&args, "--");
+  if (shell && !j->background)
+    ab_mcp_shell_program (&args, j->prog.v[0], slot, write = slot == 0 ? 1 : 0);
+  else if (shell)
+    ab_mcp_shell_background_program (&args, j->prog.v[0], slot, log);
+  else if (j->background)
+    ab_mcp_background_program (&args, log, j->prog.v, j->prog.n);
+  else
+    for (k = 0; k < j->prog.n; k++)
+      ab_strv_push (&args, j->prog.v[k]);
+
+  if (!run_worker (s, j, args.v, !j->background, shell, &w, &out))
+    {
+      ab_strv_free (&args);
+      if (shell)
+        session_give (s, j->handle, -1);
+      return;
+    }
+  ab_strv_free (&args);
+  if (shell)
+    {
+      /* Until every writer is gone: a background shell closes it once it
+         has read the state, and then the slot may be written again. */
+      ab_mcp_status_wait (&w, &out);
+      ab_mcp_shell_status_parse (out.status, out.status_len, &st);
+      session_give (s, j->handle, st.saved && !j->background ? write : -1);
+    }
+  if (!ab_mcp_claim_response (s, j))
+    ;
+  else if (j->background)
+    send_background (s, j, &out, t0, log);
+  else
+    {
+      if (shell)
+        amend_session (&out, &st);
+      forward_record (s, j, &out);
+    }
+  free (out.rec);
+}
+
+static void
+run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
+{
+  struct ab_mcp_worker w;
+  struct ab_mcp_outcome out;
+  ab_error_t err = { 0 };
+
+  switch (j->tool)
+    {
+    case AB_TOOL_DESTROY:
+      run_destroy (s, j);
+      return;
+    case AB_TOOL_WS_APPLY:
+    case AB_TOOL_WS_DISCARD:
+      ab_mcp_workspace_run (s, j);
+      return;
+    case AB_TOOL_EXEC:
+    case AB_TOOL_SHELL:
+      run_in_sandbox (s, j);
+      return;
+    case AB_TOOL_RUN:
+    case AB_TOOL_CREATE:
+      break;
+    }
+  if (!run_worker (s, j, j->args.v, true, false, &w, &out))
+    return;
   if (!ab_mcp_claim_response (s, j))
     {
       /* Canceled: whatever the worker managed to leave goes too. */
-      if (j->tool != AB_TOOL_EXEC)
-        ab_mcp_delete_container (s, j->container_id);
+      ab_mcp_delete_container (s, j->container_id);
       free (out.rec);
       return;
     }
@@ -340,13 +505,14 @@ run_job (struct ab_mcp_server *s, struct ab_mcp_job *j)
           memset (&s->handles[s->nhandles], 0, sizeof *s->handles);
           memcpy (s->handles[s->nhandles].handle, handle, sizeof handle);
           s->handles[s->nhandles].container_id = xstrdup (j->container_id);
+          s->handles[s->nhandles].shell_slot = -1;
           s->nhandles++;
           pthread_mutex_unlock (&s->lock);
           send_structured (s, j, "handle", handle, false);
         }
       return;
     }
-  if (out.rec == NULL && j->tool == AB_TOOL_RUN)
+  if (out.rec == NULL)
     ab_mcp_delete_container (s, j->container_id); /* the worker died: it cleaned nothing up */
   forward_record (s, j, &out);
   free (out.rec);
@@ -495,6 +661,7 @@ ab_mcp_cancel (struct ab_mcp_server *s, const char *id_json)
       j->canceled = true;
       if (j->pidfd >= 0)
         syscall (SYS_pidfd_send_signal, j->pidfd, SIGUSR1, NULL, 0);
+      pthread_cond_broadcast (&s->session_cond); /* it may wait for its session */
     }
   pthread_mutex_unlock (&s->lock);
   if (drop)
@@ -525,6 +692,7 @@ ab_mcp_workers_stop (struct ab_mcp_server *s)
           syscall (SYS_pidfd_send_signal, j->pidfd, SIGUSR1, NULL, 0);
       }
   pthread_cond_broadcast (&s->cond);
+  pthread_cond_broadcast (&s->session_cond);
   pthread_mutex_unlock (&s->lock);
 
   for (i = 0; i < s->nthreads; i++)

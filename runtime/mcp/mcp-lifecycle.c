@@ -25,7 +25,10 @@ static const char instructions[]
       "hosts), no capabilities, a read-only view of the host's /usr and /etc, and a writable /workspace. "
       "sandbox_run runs one command in a fresh sandbox and returns its exit code, signal, output and the "
       "limits it hit; sandbox_create returns a handle for a sandbox that persists between sandbox_exec "
-      "calls until sandbox_destroy. With workspace_mode \"overlay\" the host workspace is left untouched: the "
+      "calls until sandbox_destroy. In it, sandbox_shell runs bash command lines in one shell session (cwd, "
+      "variables and functions carry over between calls), and background: true starts a process that keeps "
+      "running (a dev server) until it ends or sandbox_destroy; otherwise what a call starts ends with it. "
+      "With workspace_mode \"overlay\" the host workspace is left untouched: the "
       "result's workspaceChanges lists what the command changed, and workspace_apply or workspace_discard "
       "decides.";
 

@@ -79,7 +79,7 @@ prop_strs (struct ab_gen *g, const char *name, size_t min, const char *item_patt
 #define DOMAIN_PATTERN "^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$"
 
 static void
-command_props (struct ab_gen *g)
+argv_props (struct ab_gen *g)
 {
   prop_strs (g, "argv", 1, NULL,
              "the program and its arguments, e.g. [\"sh\", \"-c\", \"make test\"]; no shell is added");
@@ -94,11 +94,30 @@ command_props (struct ab_gen *g)
   ab_gen_kv_str (g, "type", "string");
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
+}
+
+static void
+io_props (struct ab_gen *g)
+{
   prop_str (g, "stdin", NULL, "text written to the program's standard input (default: none)");
   prop_int (g, "timeout_ms", 1, MAX_TIMEOUT_MS,
-            "wall-clock limit; the sandbox is killed after it (default 60000)");
+            "wall-clock limit: the call's processes get SIGTERM, and are killed timeout_grace_ms later "
+            "(default 60000)");
+  prop_int (g, "timeout_grace_ms", 0, MAX_TIMEOUT_MS,
+            "time between SIGTERM and SIGKILL at the limit, for cleanup (default 5000; 0: killed at once)");
   prop_int (g, "max_output_bytes", 1, MAX_MAX_OUTPUT,
             "bytes of stdout and of stderr returned; the rest is counted, not kept (default 1048576)");
+}
+
+static void
+background_prop (struct ab_gen *g)
+{
+  prop (g, "background", "boolean",
+        "true: start it and return at once (structuredContent.reason \"background\", background.pid and "
+        "background.log); it runs until it ends or sandbox_destroy, its stdout and stderr go to the log file "
+        "in the sandbox, its stdin is empty; it takes no stdin, timeout_ms or max_output_bytes. Default false: "
+        "the call waits for the command, and whatever it leaves running (`&`, setsid) is killed when it ends");
+  ab_gen_obj_close (g);
 }
 
 static void
@@ -189,12 +208,30 @@ result_schema (struct ab_gen *g)
   ab_json_free (j);
 }
 
+/* The end of a tool that runs a command: its required arguments, the
+   record as its outputSchema, its annotations. */
+static void
+command_tool_close (struct ab_gen *g, const char *const *required, size_t n, const char *title)
+{
+  schema_close (g, required, n);
+  result_schema (g);
+  annotations (g, title, true, false, true);
+  ab_gen_obj_close (g);
+}
+
+static void
+handle_prop (struct ab_gen *g)
+{
+  prop_str (g, "handle", HANDLE_PATTERN, "the handle sandbox_create returned");
+}
+
 static void
 gen_tools (struct ab_gen *g)
 {
   static const char *const req_argv[] = { "argv" };
   static const char *const req_handle[] = { "handle" };
   static const char *const req_exec[] = { "handle", "argv" };
+  static const char *const req_shell[] = { "handle", "command" };
 
   ab_gen_key (g, "tools");
   ab_gen_arr_open (g);
@@ -206,42 +243,59 @@ gen_tools (struct ab_gen *g)
       "timeout, cpu) the command hit. A command that fails, times out or is killed is reported with "
       "isError and a suggested next step; nothing it does reaches the host outside /workspace.");
   schema_open (g, "inputSchema");
-  command_props (g);
+  argv_props (g);
+  io_props (g);
   sandbox_props (g);
-  schema_close (g, req_argv, 1);
-  result_schema (g);
-  annotations (g, "Run a command in a fresh sandbox", true, false, true);
-  ab_gen_obj_close (g);
+  command_tool_close (g, req_argv, 1, "Run a command in a fresh sandbox");
 
   tool_open (g, "sandbox_create", "Create a persistent sandbox",
-             "Create a sandbox that stays alive between sandbox_exec calls (files written in it persist) and "
-             "return its handle. Destroy it with sandbox_destroy when done; all sandboxes are destroyed "
-             "when the server exits.");
+             "Create a sandbox that stays alive between sandbox_exec and sandbox_shell calls (files written in "
+             "it persist, and so does its shell session) and return its handle. Destroy it with "
+             "sandbox_destroy when done; all sandboxes are destroyed when the server exits.");
   schema_open (g, "inputSchema");
   sandbox_props (g);
   schema_close (g, NULL, 0);
   schema_open (g, "outputSchema");
-  prop_str (g, "handle", HANDLE_PATTERN, "pass it to sandbox_exec and sandbox_destroy");
+  prop_str (g, "handle", HANDLE_PATTERN, "pass it to sandbox_exec, sandbox_shell and sandbox_destroy");
   schema_close (g, req_handle, 1);
   annotations (g, "Create a persistent sandbox", false, false, true);
   ab_gen_obj_close (g);
 
-  tool_open (
-      g, "sandbox_exec", "Run a command in a persistent sandbox",
-      "Run one command in a sandbox made by sandbox_create and return the same result as sandbox_run.");
+  tool_open (g, "sandbox_exec", "Run a command in a persistent sandbox",
+             "Run one command in a sandbox made by sandbox_create and return the same result as sandbox_run. "
+             "Each call is a fresh process: use sandbox_shell for a shell whose cwd, variables and functions "
+             "carry over. With background: true the command keeps running (a dev server, a database) until it "
+             "ends or sandbox_destroy.");
   schema_open (g, "inputSchema");
-  prop_str (g, "handle", HANDLE_PATTERN, "the handle sandbox_create returned");
-  command_props (g);
-  schema_close (g, req_exec, 2);
-  result_schema (g);
-  annotations (g, "Run a command in a persistent sandbox", true, false, true);
-  ab_gen_obj_close (g);
+  handle_prop (g);
+  argv_props (g);
+  io_props (g);
+  background_prop (g);
+  command_tool_close (g, req_exec, 2, "Run a command in a persistent sandbox");
+
+  tool_open (
+      g, "sandbox_shell", "Run a shell command line in the sandbox's shell session",
+      "Run a bash command line in the shell session of a sandbox made by sandbox_create, like typing it in a "
+      "terminal: the working directory, shell and environment variables, functions, aliases, shell options, "
+      "umask and traps a call leaves are there in the next call (`cd`, `export`, `source venv/bin/activate` "
+      "carry over). Returns the same result as sandbox_run, with the call's own exit status, stdout and stderr, "
+      "plus session: whether the call started from the session's state (restored) and whether its changes were "
+      "kept (saved: false when the shell did not finish the call -- `exec`, a signal, the timeout -- and the next "
+      "call then starts from the state before it; `exit N` ends the call, not the session). The timeout kills "
+      "only this call's processes. Processes a call leaves running end with it unless it is started with "
+      "background: true.");
+  schema_open (g, "inputSchema");
+  handle_prop (g);
+  prop_str (g, "command", NULL, "the command line, e.g. \"cd app && npm test\" (bash syntax)");
+  io_props (g);
+  background_prop (g);
+  command_tool_close (g, req_shell, 2, "Run a shell command line in the sandbox's shell session");
 
   tool_open (g, "sandbox_destroy", "Destroy a persistent sandbox",
              "Kill everything running in a sandbox made by sandbox_create and remove it with everything it "
              "created (its /workspace too, unless it is a host directory).");
   schema_open (g, "inputSchema");
-  prop_str (g, "handle", HANDLE_PATTERN, "the handle sandbox_create returned");
+  handle_prop (g);
   schema_close (g, req_handle, 1);
   schema_open (g, "outputSchema");
   prop (g, "destroyed", "boolean", "true");
@@ -290,10 +344,12 @@ job_freep (struct ab_mcp_job **j)
 struct call_args
 {
   struct ab_strv argv, env, domains;
-  char *cwd, *stdin_data, *workspace, *handle;
+  char *cwd, *stdin_data, *workspace, *handle, *command;
   size_t stdin_len;
-  uint64_t timeout_ms, max_output, memory, pids;
-  bool overlay; /* workspace_mode "overlay" */
+  uint64_t timeout_ms, grace_ms, max_output, memory, pids;
+  bool timeout_given, grace_given, max_output_given;
+  bool overlay;    /* workspace_mode "overlay" */
+  bool background; /* exec, shell */
 };
 
 static void
@@ -306,6 +362,7 @@ call_args_free (struct call_args *a)
   free (a->stdin_data);
   free (a->workspace);
   free (a->handle);
+  free (a->command);
 }
 
 /* The path part of an ab_jerr message ("arguments: argv[1]: ..."). */
@@ -389,9 +446,12 @@ check_workspace (struct ab_mcp_server *s, struct ab_jctx *c, const char *path, c
 
 enum
 {
-  WANT_COMMAND = 1u << 0, /* argv, cwd, env, stdin, timeout_ms, max_output_bytes */
-  WANT_SANDBOX = 1u << 1, /* memory_bytes, pids_limit, workspace, allow_domains */
-  WANT_HANDLE = 1u << 2,
+  WANT_ARGV = 1u << 0,       /* argv, cwd, env */
+  WANT_IO = 1u << 1,         /* stdin, timeout_ms, max_output_bytes */
+  WANT_SANDBOX = 1u << 2,    /* memory_bytes, pids_limit, workspace, allow_domains */
+  WANT_HANDLE = 1u << 3,
+  WANT_LINE = 1u << 4,       /* command */
+  WANT_BACKGROUND = 1u << 5, /* background */
 };
 
 static int
@@ -435,95 +495,159 @@ parse_workspace_mode (struct ab_jctx *c, struct ab_json *args, struct call_args 
 }
 
 static int
+parse_argv (struct ab_jctx *c, struct ab_json *args, struct call_args *a, size_t *total)
+{
+  size_t i;
+
+  if (ab_jget_strv (c, args, "argv", AB_REQUIRED, &a->argv) < 0)
+    return -1;
+  if (a->argv.n == 0)
+    return ab_jerr_at (c, "argv", "must name a program (an empty array runs nothing)");
+  for (i = 0; i < a->argv.n; i++)
+    {
+      size_t n = strlen (a->argv.v[i]);
+      *total += n + 1;
+      if (n >= MAX_ARG_BYTES)
+        {
+          ab_jpush_key (c, "argv");
+          ab_jpush_index (c, i);
+          return ab_jerr (c, "longer than %u bytes (pass large data through stdin)", MAX_ARG_BYTES - 1);
+        }
+    }
+  if (ab_jget_str (c, args, "cwd", AB_OPTIONAL, &a->cwd) < 0)
+    return -1;
+  if (a->cwd && a->cwd[0] != '/')
+    return ab_jerr_at (c, "cwd", "must be an absolute path inside the sandbox, not `%.200s`", a->cwd);
+  if (parse_env (c, args, &a->env) < 0)
+    return -1;
+  for (i = 0; i < a->env.n; i++)
+    *total += strlen (a->env.v[i]) + 1;
+  return 0;
+}
+
+static int
+parse_line (struct ab_jctx *c, struct ab_json *args, struct call_args *a, size_t *total)
+{
+  if (ab_jget_str (c, args, "command", AB_REQUIRED, &a->command) < 0)
+    return -1;
+  /* one argument of bash's: execve's bound on a single string */
+  if (strlen (a->command) >= MAX_ARG_BYTES)
+    return ab_jerr_at (c, "command", "longer than %u bytes (pass large data through stdin)", MAX_ARG_BYTES - 1);
+  *total += strlen (a->command) + 1;
+  return 0;
+}
+
+static int
+parse_io (struct ab_jctx *c, struct ab_json *args, struct call_args *a)
+{
+  struct ab_json *in;
+  int r;
+
+  if ((in = ab_json_member (args, "stdin")) != NULL && in->type != AB_J_NULL)
+    {
+      if (in->type != AB_J_STRING)
+        return ab_jerr_at (c, "stdin", "must be a string, not %s", ab_jtype_name (in->type));
+      a->stdin_data = xmalloc (in->u.str.len + 1);
+      memcpy (a->stdin_data, in->u.str.s, in->u.str.len + 1);
+      a->stdin_len = in->u.str.len;
+    }
+  if ((r = ab_jget_u64 (c, args, "timeout_ms", AB_OPTIONAL, MAX_TIMEOUT_MS, &a->timeout_ms)) < 0)
+    return -1;
+  if (r > 0 && a->timeout_ms == 0)
+    return ab_jerr_at (c, "timeout_ms", "must be at least 1");
+  a->timeout_given = r > 0;
+  if ((r = ab_jget_u64 (c, args, "timeout_grace_ms", AB_OPTIONAL, MAX_TIMEOUT_MS, &a->grace_ms)) < 0)
+    return -1;
+  a->grace_given = r > 0;
+  if ((r = ab_jget_u64 (c, args, "max_output_bytes", AB_OPTIONAL, MAX_MAX_OUTPUT, &a->max_output)) < 0)
+    return -1;
+  if (r > 0 && a->max_output == 0)
+    return ab_jerr_at (c, "max_output_bytes", "must be at least 1");
+  a->max_output_given = r > 0;
+  return 0;
+}
+
+/* A background process runs until it ends or the sandbox does, reads
+   nothing and writes to its log: the arguments about waiting for it and
+   about its output have nothing to apply to. */
+static int
+parse_background (struct ab_jctx *c, struct ab_json *args, struct call_args *a)
+{
+  if (ab_jget_bool (c, args, "background", AB_OPTIONAL, &a->background) < 0)
+    return -1;
+  if (!a->background)
+    return 0;
+  if (a->timeout_given || a->grace_given)
+    return ab_jerr_at (c, a->timeout_given ? "timeout_ms" : "timeout_grace_ms",
+                       "does not apply with background: true (a background process runs until "
+                       "it ends or sandbox_destroy)");
+  if (a->stdin_data)
+    return ab_jerr_at (c, "stdin", "does not apply with background: true (its stdin is empty)");
+  if (a->max_output_given)
+    return ab_jerr_at (c, "max_output_bytes",
+                    "does not apply with background: true (its output goes to its log file in the sandbox)");
+  return 0;
+}
+
+static int
+parse_sandbox (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, struct call_args *a)
+{
+  _cleanup_free_ char *workspace = NULL;
+  size_t i;
+  int r;
+
+  if ((r = ab_jget_u64 (c, args, "memory_bytes", AB_OPTIONAL, UINT64_C (1) << 40, &a->memory)) < 0)
+    return -1;
+  if (r > 0 && a->memory < (1u << 20))
+    return ab_jerr_at (c, "memory_bytes", "must be at least 1048576 (1 MiB)");
+  if ((r = ab_jget_u64 (c, args, "pids_limit", AB_OPTIONAL, 65536, &a->pids)) < 0)
+    return -1;
+  if (r > 0 && a->pids == 0)
+    return ab_jerr_at (c, "pids_limit", "must be at least 1");
+  if (ab_jget_str (c, args, "workspace", AB_OPTIONAL, &workspace) < 0)
+    return -1;
+  if (workspace)
+    {
+      size_t m = ab_jpush_key (c, "workspace");
+      if (check_workspace (s, c, workspace, &a->workspace) < 0)
+        return -1;
+      ab_jpop (c, m);
+    }
+  if (parse_workspace_mode (c, args, a) < 0)
+    return -1;
+  if (ab_jget_strv (c, args, "allow_domains", AB_OPTIONAL, &a->domains) < 0)
+    return -1;
+  for (i = 0; i < a->domains.n; i++)
+    if (!valid_domain (a->domains.v[i]))
+      {
+        ab_jpush_key (c, "allow_domains");
+        ab_jpush_index (c, i);
+        return ab_jerr (c, "`%.100s` is not a host name", a->domains.v[i]);
+      }
+  return 0;
+}
+
+static int
 parse_args (struct ab_mcp_server *s, struct ab_jctx *c, struct ab_json *args, unsigned want,
             struct call_args *a)
 {
-  _cleanup_free_ char *workspace = NULL;
   struct ab_strv unused = { 0 };
-  size_t i, total = 0;
-  int r;
+  size_t total = 0;
 
   a->timeout_ms = DEFAULT_TIMEOUT_MS;
   a->max_output = DEFAULT_MAX_OUTPUT;
-  if (want & WANT_HANDLE)
-    {
-      if (ab_jget_str (c, args, "handle", AB_REQUIRED, &a->handle) < 0)
-        return -1;
-    }
-  if (want & WANT_COMMAND)
-    {
-      struct ab_json *in;
-      if (ab_jget_strv (c, args, "argv", AB_REQUIRED, &a->argv) < 0)
-        return -1;
-      if (a->argv.n == 0)
-        return ab_jerr_at (c, "argv", "must name a program (an empty array runs nothing)");
-      for (i = 0; i < a->argv.n; i++)
-        {
-          size_t n = strlen (a->argv.v[i]);
-          total += n + 1;
-          if (n >= MAX_ARG_BYTES)
-            {
-              ab_jpush_key (c, "argv");
-              ab_jpush_index (c, i);
-              return ab_jerr (c, "longer than %u bytes (pass large data through stdin)", MAX_ARG_BYTES - 1);
-            }
-        }
-      if (ab_jget_str (c, args, "cwd", AB_OPTIONAL, &a->cwd) < 0)
-        return -1;
-      if (a->cwd && a->cwd[0] != '/')
-        return ab_jerr_at (c, "cwd", "must be an absolute path inside the sandbox, not `%.200s`", a->cwd);
-      if (parse_env (c, args, &a->env) < 0)
-        return -1;
-      for (i = 0; i < a->env.n; i++)
-        total += strlen (a->env.v[i]) + 1;
-      if ((in = ab_json_member (args, "stdin")) != NULL && in->type != AB_J_NULL)
-        {
-          if (in->type != AB_J_STRING)
-            return ab_jerr_at (c, "stdin", "must be a string, not %s", ab_jtype_name (in->type));
-          a->stdin_data = xmalloc (in->u.str.len + 1);
-          memcpy (a->stdin_data, in->u.str.s, in->u.str.len + 1);
-          a->stdin_len = in->u.str.len;
-        }
-      if ((r = ab_jget_u64 (c, args, "timeout_ms", AB_OPTIONAL, MAX_TIMEOUT_MS, &a->timeout_ms)) < 0)
-        return -1;
-      if (r > 0 && a->timeout_ms == 0)
-        return ab_jerr_at (c, "timeout_ms", "must be at least 1");
-      if ((r = ab_jget_u64 (c, args, "max_output_bytes", AB_OPTIONAL, MAX_MAX_OUTPUT, &a->max_output)) < 0)
-        return -1;
-      if (r > 0 && a->max_output == 0)
-        return ab_jerr_at (c, "max_output_bytes", "must be at least 1");
-    }
-  if (want & WANT_SANDBOX)
-    {
-      if ((r = ab_jget_u64 (c, args, "memory_bytes", AB_OPTIONAL, UINT64_C (1) << 40, &a->memory)) < 0)
-        return -1;
-      if (r > 0 && a->memory < (1u << 20))
-        return ab_jerr_at (c, "memory_bytes", "must be at least 1048576 (1 MiB)");
-      if ((r = ab_jget_u64 (c, args, "pids_limit", AB_OPTIONAL, 65536, &a->pids)) < 0)
-        return -1;
-      if (r > 0 && a->pids == 0)
-        return ab_jerr_at (c, "pids_limit", "must be at least 1");
-      if (ab_jget_str (c, args, "workspace", AB_OPTIONAL, &workspace) < 0)
-        return -1;
-      if (workspace)
-        {
-          size_t m = ab_jpush_key (c, "workspace");
-          if (check_workspace (s, c, workspace, &a->workspace) < 0)
-            return -1;
-          ab_jpop (c, m);
-        }
-      if (parse_workspace_mode (c, args, a) < 0)
-        return -1;
-      if (ab_jget_strv (c, args, "allow_domains", AB_OPTIONAL, &a->domains) < 0)
-        return -1;
-      for (i = 0; i < a->domains.n; i++)
-        if (!valid_domain (a->domains.v[i]))
-          {
-            ab_jpush_key (c, "allow_domains");
-            ab_jpush_index (c, i);
-            return ab_jerr (c, "`%.100s` is not a host name", a->domains.v[i]);
-          }
-    }
+  if ((want & WANT_HANDLE) && ab_jget_str (c, args, "handle", AB_REQUIRED, &a->handle) < 0)
+    return -1;
+  if ((want & WANT_ARGV) && parse_argv (c, args, a, &total) < 0)
+    return -1;
+  if ((want & WANT_LINE) && parse_line (c, args, a, &total) < 0)
+    return -1;
+  if ((want & WANT_IO) && parse_io (c, args, a) < 0)
+    return -1;
+  if ((want & WANT_BACKGROUND) && parse_background (c, args, a) < 0)
+    return -1;
+  if ((want & WANT_SANDBOX) && parse_sandbox (s, c, args, a) < 0)
+    return -1;
   if (total > MAX_ARGS_TOTAL)
     return ab_jerr (c, "argv and env together exceed %u bytes (pass large data through stdin)",
                     MAX_ARGS_TOTAL);
@@ -577,23 +701,20 @@ die_with_us (struct ab_strv *v)
 }
 
 static void
-record_opts (struct ab_strv *v, uint64_t seq)
+record_opts (struct ab_strv *v, uint64_t seq, const char *fd)
 {
   ab_strv_push (v, "--record-fd");
-  ab_strv_push (v, "3");
+  ab_strv_push (v, fd);
   /* The worker's record carries our sequence number; the server puts the
      client's id back when it forwards the frame. */
   push_num (v, "--record-id", seq, "");
 }
 
 static void
-command_opts (struct ab_strv *v, const struct call_args *a, uint64_t seq)
+cwd_env_opts (struct ab_strv *v, const struct call_args *a)
 {
   size_t i;
 
-  die_with_us (v);
-  push_num (v, "--timeout", a->timeout_ms, "ms");
-  push_num (v, "--max-output", a->max_output, "");
   if (a->cwd)
     {
       ab_strv_push (v, "--cwd");
@@ -604,8 +725,43 @@ command_opts (struct ab_strv *v, const struct call_args *a, uint64_t seq)
       ab_strv_push (v, "--env");
       ab_strv_push (v, a->env.v[i]);
     }
-  record_opts (v, seq);
+}
+
+/* shell: fd 3 is the session's status pipe, passed on to the shell
+   (runtime/mcp-shell.c); the record is on fd 4 then */
+static void
+command_opts (struct ab_strv *v, const struct call_args *a, uint64_t seq, bool shell)
+{
+  die_with_us (v);
+  push_num (v, "--timeout", a->timeout_ms, "ms");
+  if (a->grace_given)
+    push_num (v, "--timeout-grace", a->grace_ms, "ms");
+  push_num (v, "--max-output", a->max_output, "");
+  cwd_env_opts (v, a);
+  if (shell)
+    {
+      ab_strv_push (v, "--preserve-fds");
+      ab_strv_push (v, "1");
+    }
+  record_opts (v, seq, shell ? "4" : "3");
   ab_strv_push (v, "--no-stream");
+}
+
+/* exec --detach: the process stays in the sandbox's cgroup, not in a
+   sub-cgroup of the call's, so the call's end does not kill it; the pid
+   file says which it is. */
+static void
+background_opts (struct ab_mcp_server *s, struct ab_strv *v, const struct call_args *a, uint64_t seq, bool shell)
+{
+  ab_strv_push (v, "--detach");
+  ab_strv_push (v, "--pid-file");
+  ab_strv_push_owned (v, ab_mcp_background_pid_file (s, seq));
+  cwd_env_opts (v, a);
+  if (shell)
+    {
+      ab_strv_push (v, "--preserve-fds");
+      ab_strv_push (v, "1");
+    }
 }
 
 static void
@@ -659,7 +815,7 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
   j->max_record = 40 * a->max_output + (1u << 20);
   /* an overlay's change list (a persistent sandbox's too): deletions are
      never capped */
-  if (a->overlay || tool == AB_TOOL_EXEC)
+  if (a->overlay || tool == AB_TOOL_EXEC || tool == AB_TOOL_SHELL)
     j->max_record += 64u << 20;
   if (tool == AB_TOOL_RUN || tool == AB_TOOL_CREATE)
     j->container_id
@@ -670,7 +826,7 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
       worker_prefix (s, &j->args, "run");
       ab_strv_push (&j->args, "--default");
       sandbox_opts (&j->args, a);
-      command_opts (&j->args, a, j->seq);
+      command_opts (&j->args, a, j->seq, false);
       program (&j->args, j->container_id, a);
       break;
     case AB_TOOL_CREATE:
@@ -679,12 +835,16 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
       ab_strv_push (&j->args, "--detach");
       sandbox_opts (&j->args, a);
       /* a record only if it fails: the class, step and errno of the failure */
-      record_opts (&j->args, j->seq);
+      record_opts (&j->args, j->seq, "3");
       ab_strv_push (&j->args, j->container_id);
       break;
     case AB_TOOL_EXEC:
+    case AB_TOOL_SHELL:
       worker_prefix (s, &j->args, "exec");
-      command_opts (&j->args, a, j->seq);
+      if (a->background)
+        background_opts (s, &j->args, a, j->seq, tool == AB_TOOL_SHELL);
+      else
+        command_opts (&j->args, a, j->seq, tool == AB_TOOL_SHELL);
       break;
     case AB_TOOL_DESTROY:
     case AB_TOOL_WS_APPLY:
@@ -694,12 +854,15 @@ build_job (struct ab_mcp_server *s, enum ab_mcp_tool tool, struct call_args *a)
   j->handle = ab_steal_ptr (&a->handle);
   j->stdin_data = ab_steal_ptr (&a->stdin_data);
   j->stdin_len = a->stdin_len;
+  j->background = a->background;
+  /* the container comes from the handle when the job runs */
   if (tool == AB_TOOL_EXEC)
     {
-      /* the container comes from the handle when the job runs */
       j->prog = a->argv;
       memset (&a->argv, 0, sizeof a->argv);
     }
+  if (tool == AB_TOOL_SHELL)
+    ab_strv_push_owned (&j->prog, ab_steal_ptr (&a->command));
   return j;
 }
 
@@ -712,9 +875,10 @@ ab_mcp_tools_call (struct ab_mcp_server *s, struct ab_mcp_request *r)
     enum ab_mcp_tool tool;
     unsigned want;
   } tools[] = {
-    { "sandbox_run", AB_TOOL_RUN, WANT_COMMAND | WANT_SANDBOX },
+    { "sandbox_run", AB_TOOL_RUN, WANT_ARGV | WANT_IO | WANT_SANDBOX },
     { "sandbox_create", AB_TOOL_CREATE, WANT_SANDBOX },
-    { "sandbox_exec", AB_TOOL_EXEC, WANT_HANDLE | WANT_COMMAND },
+    { "sandbox_exec", AB_TOOL_EXEC, WANT_HANDLE | WANT_ARGV | WANT_IO | WANT_BACKGROUND },
+    { "sandbox_shell", AB_TOOL_SHELL, WANT_HANDLE | WANT_LINE | WANT_IO | WANT_BACKGROUND },
     { "sandbox_destroy", AB_TOOL_DESTROY, WANT_HANDLE },
     { "workspace_apply", AB_TOOL_WS_APPLY, 0 },
     { "workspace_discard", AB_TOOL_WS_DISCARD, 0 },

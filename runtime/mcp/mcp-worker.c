@@ -3,10 +3,13 @@
  * A worker is `agentbox run|exec|delete` spawned from the server's own
  * (sealed) binary.  Its stdin is a pipe holding the call's `stdin` (or
  * /dev/null), its stdout and stderr are one pipe that is forwarded line by
- * line to our stderr, and fd 3 is the pipe of its result record.  Nothing
- * else crosses: in particular not the server's stdout, which carries the
- * protocol.  While it runs, its supervisor sends progress notifications and
- * turns a cancellation into SIGUSR1 (then SIGKILL, if it is ignored). */
+ * line to our stderr, and fd 3 is the pipe of its result record -- or, for
+ * a shell session's call, fd 3 is the session's status pipe (passed on to
+ * the shell with --preserve-fds 1, runtime/mcp-shell.c) and the record is
+ * on fd 4.  Nothing else crosses: in particular not the server's stdout,
+ * which carries the protocol.  While it runs, its supervisor sends progress
+ * notifications and turns a cancellation into SIGUSR1 (then SIGKILL, if it
+ * is ignored). */
 #include "config.h"
 
 #include <fcntl.h>
@@ -31,8 +34,9 @@ extern char **environ;
 #define CANCEL_GRACE_NS (10ull * 1000000000ull)
 #define PROGRESS_INTERVAL_MS 1000
 
-/* pipe2 with both ends above fd 3, so that the dup2s of the spawn never
-   find an fd already in place (dup2 onto itself keeps O_CLOEXEC). */
+/* pipe2 with both ends above fd 4, so that the dup2s of the spawn (onto
+   0 to 4) never find an fd already in place (dup2 onto itself keeps
+   O_CLOEXEC). */
 static int
 pipe_high (int p[2])
 {
@@ -41,9 +45,9 @@ pipe_high (int p[2])
   if (pipe2 (p, O_CLOEXEC) < 0)
     return -1;
   for (i = 0; i < 2; i++)
-    if (p[i] <= 3)
+    if (p[i] <= 4)
       {
-        int n = fcntl (p[i], F_DUPFD_CLOEXEC, 4);
+        int n = fcntl (p[i], F_DUPFD_CLOEXEC, 5);
         close (p[i]);
         p[i] = n;
         if (n < 0)
@@ -61,9 +65,10 @@ close_pair (int p[2])
 
 int
 ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool with_record,
-              struct ab_mcp_worker *w, ab_error_t *err)
+              bool with_status, struct ab_mcp_worker *w, ab_error_t *err)
 {
-  int inp[2] = { -1, -1 }, logp[2] = { -1, -1 }, recp[2] = { -1, -1 };
+  int inp[2] = { -1, -1 }, logp[2] = { -1, -1 }, recp[2] = { -1, -1 }, stp[2] = { -1, -1 };
+  int rec_fd = with_status ? 4 : 3;
   _cleanup_close_ int devnull = -1;
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t attr;
@@ -72,18 +77,18 @@ ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool 
   int r;
 
   w->pid = -1;
-  w->pidfd = w->in_w = w->log_r = w->rec_r = -1;
+  w->pidfd = w->in_w = w->log_r = w->rec_r = w->status_r = -1;
   if ((with_stdin ? pipe_high (inp) : 0) < 0 || pipe_high (logp) < 0
-      || (with_record ? pipe_high (recp) : 0) < 0)
+      || (with_record ? pipe_high (recp) : 0) < 0 || (with_status ? pipe_high (stp) : 0) < 0)
     {
       r = errno;
-      close_pair (inp), close_pair (logp), close_pair (recp);
+      close_pair (inp), close_pair (logp), close_pair (recp), close_pair (stp);
       return ab_error_setc (err, AB_EC_INTERNAL, r, "pipe for a worker");
     }
   if (!with_stdin && (devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
     {
       r = errno;
-      close_pair (logp), close_pair (recp);
+      close_pair (logp), close_pair (recp), close_pair (stp);
       return ab_error_setc (err, AB_EC_INTERNAL, r, "open /dev/null");
     }
 
@@ -93,11 +98,13 @@ ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool 
      it must not land in the protocol stream. */
   posix_spawn_file_actions_adddup2 (&fa, logp[1], 1);
   posix_spawn_file_actions_adddup2 (&fa, logp[1], 2);
+  if (with_status)
+    posix_spawn_file_actions_adddup2 (&fa, stp[1], 3);
   if (with_record)
-    posix_spawn_file_actions_adddup2 (&fa, recp[1], 3);
+    posix_spawn_file_actions_adddup2 (&fa, recp[1], rec_fd);
   /* Everything else is O_CLOEXEC already; this also covers fds a library
      may have opened without it. */
-  posix_spawn_file_actions_addclosefrom_np (&fa, with_record ? 4 : 3);
+  posix_spawn_file_actions_addclosefrom_np (&fa, with_record ? rec_fd + 1 : with_status ? 4 : 3);
   posix_spawnattr_init (&attr);
   sigemptyset (&none);
   sigfillset (&all);
@@ -119,9 +126,10 @@ ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool 
   ab_closep (&inp[0]);
   ab_closep (&logp[1]);
   ab_closep (&recp[1]);
+  ab_closep (&stp[1]);
   if (r != 0)
     {
-      close_pair (inp), close_pair (logp), close_pair (recp);
+      close_pair (inp), close_pair (logp), close_pair (recp), close_pair (stp);
       return ab_error_setc (err, AB_EC_INTERNAL, r, "spawn the worker `%s`", s->o->exe);
     }
   /* Our own unreaped child: its pid cannot have been reused yet. */
@@ -131,17 +139,20 @@ ab_mcp_spawn (struct ab_mcp_server *s, char *const *args, bool with_stdin, bool 
       r = errno;
       kill (w->pid, SIGKILL);
       waitpid (w->pid, NULL, 0);
-      close_pair (inp), close_pair (logp), close_pair (recp);
+      close_pair (inp), close_pair (logp), close_pair (recp), close_pair (stp);
       return ab_error_setc (err, AB_EC_INTERNAL, r, "pidfd_open of a worker");
     }
   w->in_w = inp[1];
   w->log_r = logp[0];
   w->rec_r = recp[0];
+  w->status_r = stp[0];
   if (w->in_w >= 0)
     ab_set_nonblock (w->in_w, true);
   ab_set_nonblock (w->log_r, true);
   if (w->rec_r >= 0)
     ab_set_nonblock (w->rec_r, true);
+  if (w->status_r >= 0)
+    ab_set_nonblock (w->status_r, true);
   return 0;
 }
 
@@ -207,6 +218,61 @@ drain (int fd, const char *tag, struct ab_mcp_logbuf *lb, char **rec, size_t *re
     }
 }
 
+/* Read the status pipe: at most sizeof out->status bytes are kept, the
+   rest is read and dropped (a writer must never block on it).  False at
+   EOF or error. */
+static bool
+status_drain (int fd, struct ab_mcp_outcome *out)
+{
+  char buf[4096];
+
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+      size_t take;
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return n < 0 && errno == EAGAIN;
+      take = sizeof out->status - out->status_len;
+      if (take > (size_t)n)
+        take = (size_t)n;
+      memcpy (out->status + out->status_len, buf, take);
+      out->status_len += take;
+    }
+}
+
+/* How long a session's shell may keep its status pipe once its worker is
+   gone: a call's shell is dead by then (its worker killed what it left), a
+   background one closes it once it has read the session's state, which
+   takes milliseconds.  Only a state file the sandbox rewrote to run
+   something else could make it wait that long; the session then goes on. */
+#define STATUS_WAIT_MS 10000
+
+void
+ab_mcp_status_wait (struct ab_mcp_worker *w, struct ab_mcp_outcome *out)
+{
+  uint64_t end = ab_now_monotonic_ns () + STATUS_WAIT_MS * 1000000ull;
+
+  while (w->status_r >= 0)
+    {
+      struct pollfd p = { .fd = w->status_r, .events = POLLIN };
+      uint64_t now = ab_now_monotonic_ns ();
+      int r;
+      if (now >= end)
+        {
+          ab_warn ("mcp: a shell kept its status pipe open; not waiting for it");
+          break;
+        }
+      r = poll (&p, 1, (int)((end - now) / 1000000u) + 1);
+      if (r < 0 && errno != EINTR)
+        break;
+      if (r > 0 && !status_drain (w->status_r, out))
+        break;
+    }
+  ab_closep (&w->status_r);
+}
+
 static void
 send_progress (struct ab_mcp_server *s, struct ab_mcp_job *j, uint64_t ms)
 {
@@ -243,8 +309,8 @@ ab_mcp_supervise (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_w
     ab_closep (&w->in_w);
   while (!exited)
     {
-      struct pollfd p[4];
-      int n = 0, ipid, ilog = -1, irec = -1, iin = -1, timeout = -1;
+      struct pollfd p[5];
+      int n = 0, ipid, ilog = -1, irec = -1, iin = -1, ist = -1, timeout = -1;
       bool canceled = false, progress = false;
       uint64_t now = ab_now_monotonic_ns ();
 
@@ -287,6 +353,8 @@ ab_mcp_supervise (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_w
         irec = n, p[n++] = (struct pollfd){ .fd = w->rec_r, .events = POLLIN };
       if (w->in_w >= 0)
         iin = n, p[n++] = (struct pollfd){ .fd = w->in_w, .events = POLLOUT };
+      if (w->status_r >= 0)
+        ist = n, p[n++] = (struct pollfd){ .fd = w->status_r, .events = POLLIN };
       if (poll (p, (nfds_t)n, timeout) < 0)
         {
           if (errno == EINTR)
@@ -307,6 +375,8 @@ ab_mcp_supervise (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_w
       if (irec >= 0 && p[irec].revents
           && !drain (w->rec_r, tag, NULL, &out->rec, &out->rec_len, j ? j->max_record : 0, &out->overflow))
         ab_closep (&w->rec_r);
+      if (ist >= 0 && p[ist].revents && !status_drain (w->status_r, out))
+        ab_closep (&w->status_r);
       if (p[ipid].revents & POLLIN)
         exited = true;
     }
@@ -316,6 +386,10 @@ ab_mcp_supervise (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_w
     drain (w->log_r, tag, &out->log, NULL, NULL, 0, NULL);
   if (w->rec_r >= 0)
     drain (w->rec_r, tag, NULL, &out->rec, &out->rec_len, j ? j->max_record : 0, &out->overflow);
+  /* The status pipe stays open: a background shell may still be writing
+     it (the caller waits for its end, runtime/mcp-shell.c). */
+  if (w->status_r >= 0)
+    status_drain (w->status_r, out);
   if (out->log.len)
     log_line (tag, &out->log, out->log.buf, out->log.len);
   memset (&out->info, 0, sizeof out->info);
@@ -349,7 +423,7 @@ ab_mcp_run_helper (struct ab_mcp_server *s, const char *cmd, const char *id, con
   if (extra)
     ab_strv_push (&args, extra);
   ab_strv_push (&args, id);
-  if (ab_mcp_spawn (s, args.v, false, false, &w, &err) < 0)
+  if (ab_mcp_spawn (s, args.v, false, false, false, &w, &err) < 0)
     ab_warn ("mcp: %s", err.msg);
   else
     {

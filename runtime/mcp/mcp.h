@@ -5,7 +5,8 @@
  * version and client capabilities in _meta) and, for clients that still
  * use it, the 2025-11-25 lifecycle (initialize, notifications/initialized,
  * ping).  The tools are sandbox_run (a fresh container per call) and the
- * persistent sandbox_create / sandbox_exec / sandbox_destroy.
+ * persistent sandbox_create / sandbox_exec / sandbox_shell (a shell
+ * session) / sandbox_destroy.
  *
  * The server never clones containers itself: each tool call runs in a
  * worker, an `agentbox run|exec|delete` child spawned from the (sealed)

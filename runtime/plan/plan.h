@@ -36,6 +36,10 @@
   "# written by agentbox: names resolve only through its egress policy\n"                                         \
   "nameserver 127.0.0.1\noptions ndots:0 attempts:1 timeout:2\n"
 
+/* The grace between SIGTERM and SIGKILL at the wall-clock limit when
+   neither --timeout-grace nor dev.agentbox.timeout.grace says. */
+#define AB_PLAN_GRACE_DEFAULT_MS 5000
+
 /* exec: what the command line changes in the container's process. */
 struct ab_process_change
 {
@@ -90,8 +94,9 @@ struct ab_plan_opts
   bool foreground;             /* the caller supervises (the egress engine runs in it) */
   int rootless;                /* --rootless: -1 auto, 0, 1 */
   uint64_t timeout_ms;         /* --timeout, 0 = none */
+  bool grace_set;              /* --timeout-grace given */
+  uint64_t grace_ms;
   const struct ab_process_change *exec; /* exec's plan, NULL: create's */
-  const char *nofollow_source; /* binds of this source are opened refusing every symlink */
   bool accept_degraded;        /* --accept-degraded: run without the limits the host cannot enforce */
   const struct ab_plan_cgroups *cgroups; /* rootless: what the host's cgroups allow; NULL: everything */
 };
@@ -123,6 +128,11 @@ struct ab_plan
   const struct ab_resources *resources; /* linux.resources with the derived device rules, or NULL */
   struct ab_plan_net net;
   uint64_t timeout_ms;                 /* the smaller of --timeout and dev.agentbox.timeout, 0 = none */
+  uint64_t grace_ms;                   /* SIGTERM at timeout_ms, SIGKILL this long after: the smaller of
+                                          --timeout-grace and dev.agentbox.timeout.grace, else
+                                          AB_PLAN_GRACE_DEFAULT_MS */
+  const char *hosts;                   /* dev.agentbox.etc-hosts: the text of the /etc/hosts it mounts, or NULL */
+  char *hosts_file;                    /* its host path, <root>/<id>/hosts */
   bool rootless;                       /* agentbox runs without host root (uid/gid maps, setgroups) */
   struct ab_plan_ids ids;              /* how the new user namespace gets its maps */
   bool rootfs_idmap;                   /* the root filesystem is mounted id-mapped */

@@ -29,6 +29,13 @@
    -32768..-32000 that JSON-RPC and MCP reserve. */
 #define AB_RECORD_CODE_BASE (-31000)
 
+/* The frame for outcome o, NUL-terminated, one line ending in "\n"; *len
+   (may be NULL) is its length without the NUL.  id_json is the raw JSON of
+   the request id (an integer or a string); NULL or anything else gives
+   null.  The caller frees the result.  (The MCP server makes the record of
+   a background start with it.) */
+char *ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len);
+
 /* Write the frame to fd with one write(2) (retried on short writes). */
 int ab_record_write (int fd, const struct ab_outcome *o, const char *id_json, ab_error_t *err);
 

@@ -108,7 +108,7 @@ mkdir -p "$T/ws-t"
 cp "$ABTEST" "$T/ws-t/abtest"
 [ "$AB_ROOTLESS" = 1 ] && chown "$AB_RL_UID:$AB_RL_GID" "$T/ws-t"
 id=$(new_id)
-rt run --default --workspace "$T/ws-t" --timeout 5s --record "$T/timeout.json" "$id" -- \
+rt run --default --workspace "$T/ws-t" --timeout 5s --timeout-grace 0 --record "$T/timeout.json" "$id" -- \
   /bin/sh -c '/workspace/abtest setsid-sleeper >/workspace/pid; exec /workspace/abtest sleep-forever' \
   </dev/null >/dev/null 2>&1 &
 runpid=$!
