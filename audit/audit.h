@@ -138,6 +138,10 @@ size_t ab_audit_report_count (const struct ab_audit_report *r, int severity);
 int ab_audit_config (const char *kind, const char *source, const char *bundle_dir, const char *config_path,
                      const char *buf, size_t len, struct ab_audit_report **out, ab_error_t *err);
 
+/* --rootless (-1 auto, 0, 1): the audits that follow judge a config as
+   create would run it with that option (auto: as the calling user). */
+void ab_audit_set_rootless (int rootless);
+
 /* The hardened profile of `agentbox spec` (rootless: `spec --rootless`), audited. */
 int ab_audit_profile (bool rootless, struct ab_audit_report **out, ab_error_t *err);
 

@@ -620,6 +620,8 @@ ab_cgroup_plan_delegated (const char *parent, const char *cgroups_path, const ch
   struct ab_cg_hier *h = NULL;
   int r = 0;
 
+  if (parent == NULL)
+    return ab_error_setc (err, AB_EC_INTERNAL, 0, "a rootless cgroup planned without a delegated parent");
   if (ab_cg_host_read (&host, err) < 0)
     return -1;
   cg->mode = AB_CGROUP_V2;

@@ -94,7 +94,11 @@ ab_container_plan (const struct ab_spec *s, const struct ab_plan_opts *po_in, co
   int r;
 
   ab_host_ids_read (&h);
-  if (po.exec || !ab_host_rootless (&h, po.rootless))
+  /* Decided here, once: the plan must not read the host again and come to
+     another answer (a rootless plan with a rootful cgroup, or the reverse). */
+  po.rootless = ab_host_rootless (&h, po.rootless) ? 1 : 0;
+  ab_host_ids_free (&h);
+  if (po.exec || !po.rootless)
     return ab_plan_build (s, &po, out, err);
   /* Rootless: a cgroup only where one is delegated to us. */
   if (ab_cgroup_delegation (cgroup_parent, &d, err) < 0)

@@ -27,10 +27,15 @@ ab_host_ids_read (struct ab_host_ids *h)
       h->cap_setgid = data[0].effective & (1u << CAP_SETGID);
       h->cap_sys_admin = data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
     }
-  /* The initial user namespace maps every id to itself in one line. */
-  h->initial_userns = ab_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL) == 0
-                      && sscanf (map, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295u
-                      && strchr (map, '\n') == strrchr (map, '\n');
+  /* The initial user namespace maps every id to itself in one line.  A map
+     that cannot be read (ENOMEM, EIO) says nothing: root with
+     CAP_SYS_ADMIN then stays rootful, whose every step fails plainly where
+     it lacks the privilege, rather than turning rootless on an I/O error. */
+  if (ab_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL) < 0)
+    h->initial_userns = true;
+  else
+    h->initial_userns = sscanf (map, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295u
+                        && strchr (map, '\n') == strrchr (map, '\n');
 }
 
 bool

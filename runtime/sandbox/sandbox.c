@@ -401,8 +401,16 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
     return ab_error_setc (err, AB_EC_USAGE, 0, "no program to run (give it after `--`)");
   for (size_t i = 0; i < AB_ARRAY_SIZE (host_view); i++)
     {
-      if (lstat (host_view[i], &st) < 0 || !S_ISDIR (st.st_mode))
-        continue; /* absent, or a symlink the skeleton already has */
+      /* absent, or a symlink the skeleton already has; any other failure
+         is not taken for absence (the sandbox would silently lack it) */
+      if (lstat (host_view[i], &st) < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return ab_error_set (err, errno, "lstat `%s` (the host's, for the sandbox's view)", host_view[i]);
+        }
+      if (!S_ISDIR (st.st_mode))
+        continue;
       mounts[n++] = (struct ab_default_mount){ host_view[i], "bind", host_view[i], ro, AB_ARRAY_SIZE (ro) };
     }
   /* HOME: where pip, npm and git keep caches and config */

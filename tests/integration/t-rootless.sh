@@ -181,4 +181,24 @@ is "$(marked_procs 'sleep 471[34]')" "" "... and every process of it, checked fr
 urt delete "$id" </dev/null
 is "$? $(state_left)" "0 " "delete leaves the user's state root empty"
 
+# ---- audit: what rootless mode weakens ------------------------------------------------------------
+
+# findings: "ID SEVERITY PATH" of each finding of a JSON audit report.
+findings ()
+{
+  "$PYTHON3" -c 'import json, sys
+for f in json.load(sys.stdin)["findings"]: print(f["id"], f["severity"], f["path"])' 2>/dev/null
+}
+mkdir -p "$T/ab" && cp "$T/sb/config.json" "$T/ab/config.json" &&
+  cfg "$T/ab/config.json" 'linux.resources={"memory":{"limit":67108864},"pids":{"limit":64}}' &&
+  chown -R "$AB_RL_UID:$AB_RL_GID" "$T/ab"
+out=$(urt audit --bundle "$T/ab" --format json 2>/dev/null </dev/null | findings)
+like "$out" '(^|\n)AB-ROOTLESS-001 medium linux\.resources\.memory\.limit(\n|$)' \
+  "audit as the user: the memory limit it could not enforce here is a medium finding"
+like "$out" '(^|\n)AB-ROOTLESS-001 low linux\.resources\.pids\.limit(\n|$)' "... the pids limit, kept as RLIMIT_NPROC, a low one"
+like "$out" '(^|\n)AB-ROOTLESS-002 medium linux\.namespaces(\n|$)' "... no cgroup (the pid namespace holds it together): medium"
+like "$out" '(^|\n)AB-ROOTLESS-003 low linux\.uidMappings(\n|$)' "... its root is the user on the host: low"
+out=$("$RUNTIME" audit --bundle "$T/ab" --format json 2>/dev/null </dev/null 7>&- | findings)
+is "$(grep -c ROOTLESS <<<"$out")" 0 "audit of the same bundle as root reports none of them"
+
 done_testing
