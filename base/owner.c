@@ -7,16 +7,43 @@
 #include "base/owner.h"
 #include "base/util.h"
 
+/* The uid the kernel shows for an owner our user namespace does not map
+   (kernel.overflowuid), when we are in a user namespace other than the
+   initial one; (uid_t) -1 otherwise. */
+static uid_t
+unmapped_owner (void)
+{
+  static int known;
+  static uid_t overflow = (uid_t) -1;
+  _cleanup_free_ char *map = NULL, *text = NULL;
+  unsigned a, b, c;
+
+  if (known)
+    return overflow;
+  known = 1;
+  if (ab_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL) < 0
+      || (sscanf (map, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295u))
+    return overflow;
+  overflow = 65534;
+  if (ab_read_file_at (AT_FDCWD, "/proc/sys/kernel/overflowuid", 64, &text, NULL, NULL) == 0)
+    overflow = (uid_t) strtoul (text, NULL, 10);
+  return overflow;
+}
+
 /* One directory above the checked path: root's or uid's, and if others may
    write it, sticky.  A group-writable directory whose group is root's
-   (gid 0) is root's alone as well. */
+   (gid 0) is root's alone as well.  Nested in a container's user
+   namespace, the host's root (and any id the namespace does not map) shows
+   as the overflow uid: an owner outside the namespace, which no process
+   inside it can be, so nobody who shares the namespace with us can
+   replace it; it counts as root's. */
 static int
 ancestor_check (const char *dir, const struct stat *st, uid_t uid, const char *what, const char *path,
                 ab_error_t *err)
 {
   bool others_write = (st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0);
 
-  if (st->st_uid != 0 && st->st_uid != uid)
+  if (st->st_uid != 0 && st->st_uid != uid && st->st_uid != unmapped_owner ())
     return ab_error_setc (err, AB_EC_USAGE, 0,
                           "%s `%s`: `%s` above it belongs to uid %u, who could replace it; use a directory "
                           "whose every parent is root's or yours (uid %u)",

@@ -40,10 +40,6 @@ struct ab_default_mount
   uint32_t owner_uid, owner_gid;
 };
 
-/* The profile's limits: 1 GiB of memory (no swap), 512 tasks. */
-#define AB_DEFAULT_MEMORY (1ull << 30)
-#define AB_DEFAULT_PIDS 512
-
 struct ab_default_opts
 {
   bool rootless;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <sys/resource.h>
+#include <sys/utsname.h>
 
 #include "base/util.h"
 #include "runtime/plan/host-ids.h"
@@ -217,11 +218,29 @@ ab_plan_ids (struct ab_plan *p, const struct ab_spec *s, struct ab_host_ids *h, 
    host (which it would count if it were set before the namespace was
    made).  The container holds no capability, so it cannot change to
    another uid with a count of its own.  Kept at or below our hard limit. */
+/* Whether the kernel counts RLIMIT_NPROC per user namespace (5.14, the
+   ucounts rlimits).  Before, it counts every process of the host uid --
+   the agent host's own too -- so that a limit the size of pids.limit would
+   refuse the container's forks for the caller's processes, and one above
+   them would not bound the container: agentbox then sets none. */
+static bool
+nproc_per_userns (void)
+{
+  struct utsname u;
+  unsigned major = 0, minor = 0;
+
+  if (uname (&u) < 0 || sscanf (u.release, "%u.%u", &major, &minor) != 2)
+    return false;
+  return major > 5 || (major == 5 && minor >= 14);
+}
+
 static int64_t
 nproc_for (const struct ab_spec *s, const struct ab_resources *r)
 {
   const struct ab_process *pr = s->process;
 
+  if (!nproc_per_userns ())
+    return 0;
   if (r == NULL || !r->pids_set || !r->pids_limit.set || r->pids_limit.v <= 0 || pr == NULL)
     return 0;
   for (size_t i = 0; i < pr->n_rlimits; i++)

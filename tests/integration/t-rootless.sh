@@ -201,4 +201,19 @@ like "$out" '(^|\n)AB-ROOTLESS-003 low linux\.uidMappings(\n|$)' "... its root i
 out=$("$RUNTIME" audit --bundle "$T/ab" --format json 2>/dev/null </dev/null 7>&- | findings)
 is "$(grep -c ROOTLESS <<<"$out")" 0 "audit of the same bundle as root reports none of them"
 
+# ---- nested: inside a user namespace of the user's own ----------------------------------------------
+
+# As the root of a user namespace the user made (what an unprivileged outer
+# container gives), agentbox runs; the host's root shows there as the
+# overflow uid, an owner outside the namespace, and is taken as root's for
+# the directories above the state root.
+nest () { _ab_wrap "${_ab_as[@]}" /usr/bin/unshare --user --map-root-user /bin/sh -c "$1" sh "$RUNTIME" "$T/nest"; }
+out=$(nest '"$1" --root "$2" run --default n1 -- /bin/sh -c "echo nested; id -u"' 2>&1 </dev/null)
+is "$? $out" "0 nested
+0" "nested in the user's own user namespace, as its root, run --default works"
+out=$(nest 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$1" --root "$2" run --default n2 -- true' 2>&1 </dev/null)
+like "$? $out" '^125 agentbox: clone3 a new user namespace: the sysctl user.max_user_namespaces is 0 here; set it above 0' \
+  "where the outer namespace allows no user namespace, run fails at once naming the sysctl and the setting"
+is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
+
 done_testing
