@@ -60,6 +60,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/cri/cri.proto \
 	tests/integration/cri/cri.py \
 	docs/kubernetes.md \
+	docs/rootless.md \
 	docs/runc-compat.md \
 	tests/integration/pty-drive.py \
 	tests/integration/seccomp-agent.py \
