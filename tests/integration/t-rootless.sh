@@ -216,4 +216,44 @@ like "$? $out" '^125 agentbox: clone3 a new user namespace: the sysctl user.max_
   "where the outer namespace allows no user namespace, run fails at once naming the sysctl and the setting"
 is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
 
+# ---- a delegated cgroup v2 subtree ------------------------------------------------------------------
+
+# What systemd's Delegate=yes or an administrator's chown gives: a cgroup
+# v2 directory of the user's, below this file's own cgroup.  agentbox runs
+# in own/ (root moves the shell there, then becomes the user), and its
+# containers go below ctr/ (--cgroup-parent), which holds no process.  On a
+# hybrid host the v2 hierarchy has no controller (the limits stay listed in
+# degraded), but the leaf, the freezer and cgroup.kill are there.
+v2mnt=$(awk '{ split($0, p, " - "); split(p[2], f, " "); if (f[1] == "cgroup2") { print $5; exit } }' /proc/self/mountinfo)
+v2own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+v2own=${v2own%/}
+dg=ab-rl-$$
+if [ -n "$v2mnt" ] && [ -n "$(sed -n 's/^0:://p' /proc/self/cgroup)" ] && mkdir -p "$v2mnt$v2own/$dg/own" "$v2mnt$v2own/$dg/ctr" &&
+  chown -R "$AB_RL_UID:$AB_RL_GID" "$v2mnt$v2own/$dg"; then
+  dgrt ()
+  {
+    _ab_wrap /bin/sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$v2mnt$v2own/$dg/own" \
+      "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" "$RUNTIME" --cgroup-parent "$v2own/$dg/ctr" "$@"
+  }
+  id=$(new_id)
+  dgrt run --default --detach "$id" -- /bin/sleep 4715 </dev/null >/dev/null 2>"$T/err"
+  pid=$(urt state "$id" 2>/dev/null | json_get pid)
+  is "$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>&1)" "$v2own/$dg/ctr/agentbox-$id" \
+    "with a delegated cgroup v2 parent, the container runs in a leaf of its own below it"
+  is "$(stat -c %U "$v2mnt$v2own/$dg/ctr/agentbox-$id" 2>&1)" "$AB_RL_USER" "... made by the user"
+  urt pause "$id" </dev/null
+  is "$? $(grep frozen "$v2mnt$v2own/$dg/ctr/agentbox-$id/cgroup.events" 2>&1)" "0 frozen 1" "pause freezes that cgroup"
+  urt resume "$id" </dev/null
+  urt kill --all "$id" KILL </dev/null
+  wait_gone "$pid" 10
+  ok $? "kill --all ends it"
+  urt delete "$id" </dev/null
+  is "$? $(ls -d "$v2mnt$v2own/$dg/ctr/agentbox-$id" 2>/dev/null)" "0 " "delete removes the leaf"
+  out=$(urt --cgroup-parent "${v2own:-/}" run --default "$(new_id)" -- /bin/true 2>&1 </dev/null)
+  like "$? $out" "^2 .*--cgroup-parent \`${v2own:-/}\`.*not delegated" "a --cgroup-parent not delegated to the user is a usage error naming it"
+  rmdir "$v2mnt$v2own/$dg/own" "$v2mnt$v2own/$dg/ctr" "$v2mnt$v2own/$dg"
+else
+  skip "no cgroup v2 hierarchy to delegate a subtree of" 6
+fi
+
 done_testing
