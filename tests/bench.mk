@@ -11,13 +11,14 @@
 #   make bench BENCH_FIGURES=proxy what the egress proxy costs an HTTP client
 #                                 (BENCH_PROXY_MB, BENCH_PROXY_BATCH, BENCH_PROXY_STRACE)
 # Two builds side by side (not part of `make bench`): tests/bench/compare.sh.
-BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run proxy \
+BENCH_FIGURES = start-hardened start-runc-spec start-rootless exec throughput footprint mcp profile netns-run proxy \
 	workspace-start workspace-diff workspace-apply
 BENCH_N ?=
 BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
 	tests/bench/start-hardened.sh \
 	tests/bench/start-runc-spec.sh \
+	tests/bench/start-rootless.sh \
 	tests/bench/exec.sh \
 	tests/bench/throughput.sh \
 	tests/bench/footprint.sh \
