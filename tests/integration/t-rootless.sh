@@ -181,6 +181,43 @@ is "$(marked_procs 'sleep 471[34]')" "" "... and every process of it, checked fr
 urt delete "$id" </dev/null
 is "$? $(state_left)" "0 " "delete leaves the user's state root empty"
 
+# ---- validate, pause and update without a cgroup, mcp --------------------------------------------------
+
+urt validate --bundle "$T/sb" </dev/null >/dev/null 2>&1
+is "$?" 0 "validate of the spec --rootless bundle as the user"
+cp "$T/sb/config.json" "$T/sb/config.orig" &&
+  cfg "$T/sb/config.json" 'linux.resources={"memory":{"limit":67108864}}'
+out=$(urt validate --bundle "$T/sb" 2>&1 </dev/null)
+like "$? $out" '^[1-9][0-9]* .*linux.resources.memory.limit: cannot be enforced' "validate refuses a limit this host cannot enforce, as create does"
+urt validate --accept-degraded --bundle "$T/sb" </dev/null >/dev/null 2>&1
+is "$?" 0 "... and accepts it with --accept-degraded"
+mv "$T/sb/config.orig" "$T/sb/config.json"
+id=$(new_id)
+urt run --default --detach "$id" -- /bin/sleep 4716 </dev/null >/dev/null 2>"$T/err"
+out=$(urt pause "$id" 2>&1 </dev/null)
+like "$? $out" "^1 .*cannot pause container .$id.: it has no cgroup \(rootless, none delegated\).*--cgroup-parent" \
+  "pause without a cgroup fails in one line naming the cgroup and the fix"
+is "$(urt state "$id" 2>/dev/null | json_get status)" running "... and the container still runs"
+out=$(urt update --pids 10 "$id" 2>&1 </dev/null)
+like "$? $out" "^1 .*cannot update container .*no cgroup" "update without a cgroup fails naming it"
+urt delete --force "$id" </dev/null
+# One exchange with the server, its stdin held open until the answer came
+# (a closed stdin ends the session, cancelling what runs).
+coproc MCP { _ab_wrap "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" "$RUNTIME" mcp 2>/dev/null; }
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sandbox_run","arguments":{"argv":["/bin/sh","-c","echo mcp; id -u"]}}}' \
+  >&"${MCP[1]}"
+out=
+while IFS= read -r -t 60 line <&"${MCP[0]}"; do
+  case $line in *'"id":2'*) out=$(json_get result.structuredContent <<<"$line"); break ;; esac
+done
+eval "exec ${MCP[1]}>&-"
+wait "$MCP_PID"
+like "$out" '"rootless": \{"cgroup": "none", "idMapping": "(single-id|subordinate-ids)"\}.*"stdout": "mcp\\n0\\n"' \
+  "mcp as the user: sandbox_run runs, and its record says rootless"
+is "$(state_left)" "" "nothing is left in the state root after mcp"
+
 # ---- audit: what rootless mode weakens ------------------------------------------------------------
 
 # findings: "ID SEVERITY PATH" of each finding of a JSON audit report.
