@@ -49,7 +49,9 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-exec-rootless.sh \
 	tests/integration/t-run-rootless.sh \
 	tests/integration/t-kill-rootless.sh \
-	tests/integration/t-sandbox-rootless.sh
+	tests/integration/t-sandbox-rootless.sh \
+	tests/integration/t-state-rootless.sh \
+	tests/integration/t-stdio-rootless.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
