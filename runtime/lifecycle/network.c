@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "netns/egress.h"
 #include "netns/netns.h"
@@ -138,7 +139,15 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *
         {
           struct ab_egress_daemon d;
           int cgfd = c->cg ? ab_cgroup_clone_fd (c->cg) : -1;
-          if (ab_egress_daemon_spawn (&pn->egress, c->netns_fd, cgfd, c->dirfd, "egress.json", &opt, &d, err) < 0)
+          /* No cgroup (rootless, none delegated): the daemon lasts while
+             the init does, which the pid namespace makes the container's
+             end. */
+          _cleanup_close_ int initfd = c->cg ? -1 : (int) syscall (SYS_pidfd_open, c->pid, 0);
+          if (c->cg == NULL && initfd < 0)
+            return ab_error_set (err, errno, "egress daemon: pidfd_open the container's init %d", (int) c->pid);
+          if (ab_egress_daemon_spawn (&pn->egress, c->netns_fd, cgfd, initfd, c->dirfd, "egress.json", &opt, &d,
+                                      err)
+              < 0)
             return -1;
           c->state->helper_pid = d.pid;
           c->state->helper_start = ab_proc_start_time (d.pid, NULL);

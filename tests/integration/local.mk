@@ -51,7 +51,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-kill-rootless.sh \
 	tests/integration/t-sandbox-rootless.sh \
 	tests/integration/t-state-rootless.sh \
-	tests/integration/t-stdio-rootless.sh
+	tests/integration/t-stdio-rootless.sh \
+	tests/integration/t-egress-rootless.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
