@@ -137,6 +137,7 @@ ab_cgroup_delegation (const char *parent, struct ab_cgroup_deleg *d, ab_error_t 
   if (d->dir == NULL)
     {
       ab_cg_host_free (&host);
+      ab_cgroup_deleg_free (d);
       return ab_error_setc (err, AB_EC_USAGE, 0, "--cgroup-parent `%s` is not below the root `%s` of the cgroup2 "
                             "mount at %s", parent, m->root, m->mountpoint);
     }
@@ -144,6 +145,7 @@ ab_cgroup_delegation (const char *parent, struct ab_cgroup_deleg *d, ab_error_t 
   if (!d->usable && parent)
     {
       ab_cg_host_free (&host);
+      ab_cgroup_deleg_free (d);
       return ab_error_setc (err, AB_EC_USAGE, 0, "--cgroup-parent `%s`: %s, not to uid %u: not delegated", parent,
                             why, (unsigned) uid);
     }
