@@ -300,7 +300,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
   };
   bool cgroupns_early = c->plan->new_cgroup && needs_cgroupns_before_mounts (s);
   struct ab_sync_msg m;
-  int i, starter;
+  int i, starter, landlock_fd = -1;
 
   /* First, before anything can fork, exec or unshare: ab_cgroup_selfjoin
      is only safe then (cgroup-state.c). */
@@ -394,6 +394,12 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
         return -1;
     }
 
+  /* The landlock ruleset of the final tree, built now so that a rule that
+     cannot be made fails `create`; enforced by ab_process_exec, after the
+     startContainer hooks, which run in the container unrestricted by it. */
+  if (c->landlock
+      && (landlock_fd = ab_landlock_build (c->landlock, c->landlock->abi, -1, 3 + c->preserve_fds, err)) < 0)
+    return -1;
   ab_set_step ("created");
   if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED, 0, err) < 0)
     return -1;
@@ -417,7 +423,7 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, starter, err);
+  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, starter, landlock_fd, err);
 }
 
 void

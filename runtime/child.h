@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "runtime/landlock.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
 #include "spec/spec.h"
@@ -15,6 +16,7 @@ struct ab_child_ctx
   const struct ab_bundle *bundle;
   const struct ab_ns_plan *plan;
   const struct ab_seccomp_prog *seccomp; /* NULL: no filter */
+  const struct ab_ll_ruleset *landlock;  /* fitted to the kernel (runtime/landlock.h); NULL: none */
   pid_t parent_pid;
   int sync_fd;         /* child end of the setup socket */
   int start_listen_fd; /* detached: the start socket to accept on; -1 otherwise */

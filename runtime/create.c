@@ -41,6 +41,7 @@
 #include "runtime/lifecycle-internal.h"
 #include "runtime/log.h"
 #include "runtime/idmap.h"
+#include "runtime/landlock-rules.h"
 #include "runtime/lsm.h"
 #include "runtime/network.h"
 #include "runtime/process.h"
@@ -513,6 +514,20 @@ explain_unmapped_owner (const struct ab_container *c, ab_error_t *err)
       host, (unsigned)st.st_uid, map[0] ? map : "none");
 }
 
+/* The landlock ruleset of the final mount plan (the network's derived
+   mounts included), fitted to this kernel; what it gives up goes to the
+   record's `degraded`. */
+static int
+create_landlock (struct ab_container *c, struct ab_ll_ruleset *fit, ab_error_t *err)
+{
+  const struct ab_spec *s = c->bundle->spec;
+  struct ab_ll_net net;
+
+  ab_set_step ("landlock");
+  ab_net_landlock (c->net, &net);
+  return ab_landlock_plan (s, s->mounts, s->n_mounts, &net, fit, &c->degraded, err);
+}
+
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
 static void
 create_abort (struct ab_container *c)
@@ -543,6 +558,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   _cleanup_container_ struct ab_container *c = xzalloc (sizeof *c);
   _cleanup_ (ab_cgroup_freep) struct ab_cgroup *cg = NULL; /* planned, until realized */
   struct ab_seccomp_prog prog = { 0 };
+  struct ab_ll_ruleset landlock = { 0 };
   struct ab_ns_plan plan;
   struct cg_job cgj = { 0 };
   struct net_job netj = { 0 };
@@ -623,7 +639,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
     goto fail;
 
   ab_set_step ("network");
-  if (ab_net_prepare (c, o->egress_policy, o->foreground, err) < 0)
+  if (ab_net_prepare (c, o->egress_policy, o->foreground, err) < 0 || create_landlock (c, &landlock, err) < 0)
     goto fail;
   if (l->seccomp)
     {
@@ -663,6 +679,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ctx.bundle = c->bundle;
   ctx.plan = &plan;
   ctx.seccomp = have_prog ? &prog : NULL;
+  ctx.landlock = ab_landlock_enforces (&landlock) ? &landlock : NULL;
   ctx.parent_pid = getpid ();
   ctx.sync_fd = sp[1];
   ctx.start_listen_fd = listen_fd;
@@ -783,6 +800,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   ab_ns_plan_close (&plan);
   if (have_prog)
     ab_seccomp_prog_free (&prog);
+  ab_ll_ruleset_free (&landlock);
   if (!o->foreground)
     {
       close (c->sync_fd);
@@ -821,6 +839,7 @@ fail:
   ab_ns_plan_close (&plan);
   if (have_prog)
     ab_seccomp_prog_free (&prog);
+  ab_ll_ruleset_free (&landlock);
   create_abort (c);
   ab_set_step (NULL);
   return -1;

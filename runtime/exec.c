@@ -16,7 +16,9 @@
 #include "runtime/cgroup.h"
 #include "runtime/console.h"
 #include "runtime/exec.h"
+#include "runtime/landlock-rules.h"
 #include "runtime/lifecycle-internal.h"
+#include "runtime/network.h"
 #include "runtime/log.h"
 #include "runtime/process.h"
 #include "runtime/seccomp.h"
@@ -45,6 +47,7 @@ struct exec_child
   const struct ab_process *p;
   const struct ab_spec *spec;
   const struct ab_seccomp_prog *seccomp;
+  const struct ab_ll_ruleset *landlock; /* NULL: none */
   int sync_fd;
   int console_fd;
   int pidfd; /* the container's init, to join its namespaces */
@@ -78,7 +81,7 @@ close_all_but (int first, int *keep, int n)
 static int
 exec_child_setup (struct exec_child *x, ab_error_t *err)
 {
-  int keep[8], n = 0, i;
+  int keep[8], n = 0, i, landlock_fd = -1;
 
   ab_set_step ("exec-cgroups");
   /* First, before we can fork or exec: see ab_cgroup_selfjoin. */
@@ -147,11 +150,16 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
       if (sched_setaffinity (0, sizeof set, &set) < 0)
         return ab_error_set (err, errno, "process.execCPUAffinity.final");
     }
+  /* The container's landlock rules, resolved in its root (we are in its
+     mount namespace): the exec'd process gets a domain of its own. */
+  if (x->landlock
+      && (landlock_fd = ab_landlock_build (x->landlock, x->landlock->abi, -1, 3 + x->preserve_fds, err)) < 0)
+    return -1;
   if (ab_sync_send (x->sync_fd, AB_SYNC_STARTED, 0, err) < 0)
     return -1;
   if (ab_fds_prepare (3 + x->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, err);
+  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, landlock_fd, err);
 }
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)
@@ -413,8 +421,24 @@ ab_exec_free (struct ab_exec *x)
   if (x->pty_master >= 0)
     close (x->pty_master);
   ab_cgroup_free (x->cg);
+  ab_strv_free (&x->degraded);
   free (x->before);
   free (x);
+}
+
+/* The container's landlock rules, as create derived them (the config's
+   mounts and network annotations: exec does not know create's
+   --egress-policy baseline, which can only narrow what the wall passes). */
+static int
+exec_landlock (const struct ab_spec *spec, struct ab_ll_ruleset *fit, struct ab_strv *degraded, ab_error_t *err)
+{
+  struct ab_ll_net net;
+
+  if (spec->landlock.mode != AB_LL_MODE_AUTO && spec->landlock.mode != AB_LL_MODE_POLICY)
+    return 0;
+  if (ab_net_landlock_spec (spec, &net, err) < 0)
+    return -1;
+  return ab_landlock_plan (spec, spec->mounts, spec->n_mounts, &net, fit, degraded, err);
 }
 
 int
@@ -423,6 +447,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   _cleanup_container_ struct ab_container *c = NULL;
   struct ab_spec *spec = NULL;
   struct ab_seccomp_prog prog = { 0 };
+  struct ab_ll_ruleset landlock = { 0 };
   bool have_prog = false, pid_differs;
   struct ab_exec *x = xzalloc (sizeof *x);
   struct exec_child xc;
@@ -477,6 +502,8 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
         goto fail;
       have_prog = true;
     }
+  if (exec_landlock (spec, &landlock, &x->degraded, err) < 0)
+    goto fail;
   if (o->console_socket && (console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
     goto fail;
   if (!o->console_socket && spec->process->terminal && (console_fd = ab_console_relay_pair (&relay, err)) < 0)
@@ -499,6 +526,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
   xc.p = spec->process;
   xc.spec = spec;
   xc.seccomp = have_prog ? &prog : NULL;
+  xc.landlock = ab_landlock_enforces (&landlock) ? &landlock : NULL;
   xc.console_fd = console_fd;
   xc.pidfd = init_pidfd;
   xc.ns_flags = differing_namespaces (c->pid, &pid_differs);
@@ -607,6 +635,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     goto fail_child;
   if (have_prog)
     ab_seccomp_prog_free (&prog);
+  ab_ll_ruleset_free (&landlock);
   if (console_fd >= 0)
     close (console_fd);
   close (init_pidfd);
@@ -639,6 +668,7 @@ fail:
     close (init_pidfd);
   if (have_prog)
     ab_seccomp_prog_free (&prog);
+  ab_ll_ruleset_free (&landlock);
   ab_spec_free (spec);
   ab_exec_free (x);
   return -1;

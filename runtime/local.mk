@@ -27,6 +27,8 @@ libagentbox_a_SOURCES += \
 	runtime/sandbox.h runtime/sandbox.c \
 	runtime/idmap.h runtime/idmap.c \
 	runtime/exec.h runtime/exec.c \
+	runtime/landlock.h runtime/landlock.c \
+	runtime/landlock-rules.h runtime/landlock-rules.c \
 	runtime/exe.h runtime/exe.c \
 	runtime/caps.h runtime/seccomp.h runtime/cgroup.h
 include runtime/seccomp.mk

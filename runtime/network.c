@@ -12,6 +12,7 @@
 #include "netns/netns.h"
 #include "runtime/cgroup.h"
 #include "runtime/container.h"
+#include "runtime/landlock-rules.h"
 #include "runtime/lifecycle-internal.h"
 #include "runtime/log.h"
 #include "runtime/network.h"
@@ -498,4 +499,65 @@ ab_net_decisions_json (struct ab_container *c)
   g = ab_gen_new (false);
   ab_egress_decisions_gen (c->net->engine, g);
   return ab_gen_steal (g, false, NULL);
+}
+
+/* ---- what landlock's network rules need (runtime/landlock-rules.h) ------- */
+
+static void
+landlock_view (bool wall, const struct ab_net_policy *allow, const struct ab_egress_policy *egress,
+               struct ab_ll_net *out)
+{
+  uint16_t ports[64];
+  size_t n;
+
+  memset (out, 0, sizeof *out);
+  out->wall = wall;
+  if (!wall)
+    return;
+  for (size_t i = 0; i < allow->n_allow; i++)
+    {
+      if (allow->allow[i].proto == IPPROTO_UDP)
+        continue;
+      if (allow->allow[i].port == 0)
+        out->connect_any = true;
+      else
+        ab_ll_net_add_port (out, allow->allow[i].port);
+    }
+  if (!egress->enabled)
+    return;
+  /* The proxy, the stub (DNS over TCP), and the ports the wall captures for
+     the proxy: connect(2) names the destination's port, before the
+     redirection. */
+  ab_ll_net_add_port (out, AB_NET_PROXY_HTTP_PORT);
+  ab_ll_net_add_port (out, AB_NET_PROXY_DNS_PORT);
+  n = ab_egress_policy_ports (egress, ports, AB_ARRAY_SIZE (ports));
+  for (size_t i = 0; i < n && i < AB_ARRAY_SIZE (ports); i++)
+    ab_ll_net_add_port (out, ports[i]);
+}
+
+void
+ab_net_landlock (const struct ab_net *n, struct ab_ll_net *out)
+{
+  landlock_view (n->wall, &n->policy, &n->egress, out);
+}
+
+int
+ab_net_landlock_spec (const struct ab_spec *s, struct ab_ll_net *out, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  const char *allow = ab_kvlist_get (&s->annotations, AB_ANNOT_NET_ALLOW);
+  struct ab_net_policy policy = { 0 };
+  struct ab_egress_policy egress = { 0 };
+  bool netns = l && l->ns[AB_NS_NET].present;
+  int r = -1;
+
+  if ((allow && ab_net_policy_parse (allow, &policy, err) < 0)
+      || ab_egress_policy_parse (&s->annotations, NULL, &egress, err) < 0)
+    goto out;
+  landlock_view (netns && (l->ns[AB_NS_NET].path == NULL || allow != NULL), &policy, &egress, out);
+  r = 0;
+out:
+  ab_net_policy_free (&policy);
+  ab_egress_policy_free (&egress);
+  return r;
 }

@@ -43,6 +43,14 @@ char *ab_net_decisions_json (struct ab_container *c);
 
 void ab_net_free (struct ab_net *n);
 
+/* What landlock's network rules need of the container's network: from
+   create's policies (the --egress-policy baseline included), or for exec
+   from the config's annotations. */
+struct ab_ll_net;
+struct ab_spec;
+void ab_net_landlock (const struct ab_net *n, struct ab_ll_net *out);
+int ab_net_landlock_spec (const struct ab_spec *s, struct ab_ll_net *out, ab_error_t *err);
+
 /* Readings of a network namespace's denied-destination counts, for the
    share of one exec in a long-lived container. */
 struct ab_net_denied;

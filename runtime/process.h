@@ -61,11 +61,12 @@ void ab_signals_snapshot (void);
 
 /* Privilege drop and exec.  `seccomp` may be NULL; a filter with a
    listener is handed over on report_fd (the starter's setup socket,
-   runtime/seccomp-notify.h).  Does not return on success; on failure *err
-   is set (class AB_EC_EXEC for a program that cannot be executed, errnum
-   ENOENT/EACCES/...). */
+   runtime/seccomp-notify.h).  landlock_fd: a landlock ruleset to restrict
+   the process with (runtime/landlock.h), or -1.  Does not return on
+   success; on failure *err is set (class AB_EC_EXEC for a program that
+   cannot be executed, errnum ENOENT/EACCES/...). */
 int ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                     int report_fd, ab_error_t *err);
+                     int report_fd, int landlock_fd, ab_error_t *err);
 
 /* The PATH lookup of the container: argv[0] with a '/' is used as is,
    otherwise each directory of PATH from `env` (default

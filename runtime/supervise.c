@@ -752,6 +752,8 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
           ab_exec_kill_all (x);
           goto failed;
         }
+      out->degraded = x->degraded;
+      memset (&x->degraded, 0, sizeof x->degraded);
       u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .arg = x };
       if (watch (&u, so, &io, &sg, out, &info, err) < 0)
         goto failed;

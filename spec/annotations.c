@@ -218,6 +218,24 @@ ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err)
   return ws_find_mount (s, err);
 }
 
+/* ---- dev.agentbox.landlock, dev.agentbox.fallback ------------------------- */
+
+int
+ab_annot_landlock_parse (struct ab_spec *s, ab_error_t *err)
+{
+  const char *ll = ab_kvlist_get (&s->annotations, AB_ANNOT_LANDLOCK);
+  const char *fb = ab_kvlist_get (&s->annotations, AB_ANNOT_FALLBACK);
+
+  if (ll && ab_landlock_policy_parse (ll, "config.json: annotations." AB_ANNOT_LANDLOCK, &s->landlock, err) < 0)
+    return -1;
+  if (fb && strcmp (fb, "landlock") != 0 && strcmp (fb, "none") != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_FALLBACK ": must be \"landlock\" or \"none\", not \"%s\"",
+                          fb);
+  s->fallback = fb && strcmp (fb, "landlock") == 0 ? AB_FALLBACK_LANDLOCK : AB_FALLBACK_NONE;
+  return 0;
+}
+
 static const struct ab_annotation_info known[] = {
   { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of this and "
                       "--timeout applies",
@@ -258,6 +276,18 @@ static const struct ab_annotation_info known[] = {
   { AB_ANNOT_WS_LIST_MAX,
     "overlay: changes listed in the result record (default 1000); deletions and replaced directories are always "
     "listed",
+    NULL },
+  /* parsed with the config (ab_annot_landlock_parse) */
+  { AB_ANNOT_LANDLOCK,
+    "landlock, a second filesystem and network boundary: \"off\" (the default of a bundle), \"auto\" (the "
+    "hardened profile's: read beneath read-only mounts, read-write beneath writable ones, TCP connect only where "
+    "the egress policy allows, no TCP bind), or a JSON policy {\"abi\": N, \"pathBeneath\": [...], "
+    "\"netPort\": [...]} (docs/landlock.md); rights the kernel's ABI lacks are listed in the record's degraded",
+    NULL },
+  { AB_ANNOT_FALLBACK,
+    "\"landlock\": where user namespaces cannot be created, `run` runs the program without namespaces, under "
+    "landlock, seccomp, no_new_privs and rlimits, the host read-only but for the workspace and a private "
+    "temporary directory (docs/landlock.md); \"none\" (default): it fails and says why",
     NULL },
   { NULL, NULL, NULL },
 };

@@ -18,6 +18,8 @@
 #define AB_ANNOT_WS_SIZE "dev.agentbox.workspace.size"
 #define AB_ANNOT_WS_CHANGES "dev.agentbox.workspace.changes"
 #define AB_ANNOT_WS_LIST_MAX "dev.agentbox.workspace.list-max"
+#define AB_ANNOT_LANDLOCK "dev.agentbox.landlock"
+#define AB_ANNOT_FALLBACK "dev.agentbox.fallback"
 
 struct ab_annotation_info
 {
@@ -43,6 +45,11 @@ bool ab_annot_rootfs_idmap (const struct ab_spec *s);
    the annotation. */
 int ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err);
 void ab_workspace_free (struct ab_workspace *w);
+
+/* Fill s->landlock and s->fallback from dev.agentbox.landlock and
+   dev.agentbox.fallback, once, when the config is parsed: a malformed
+   value is an error naming the annotation and the JSON path in it. */
+int ab_annot_landlock_parse (struct ab_spec *s, ab_error_t *err);
 
 /* A duration: "30", "30s", "1500ms", "2m", "1h".  Milliseconds. */
 int ab_parse_duration_ms (const char *s, uint64_t *out);

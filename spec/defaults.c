@@ -277,17 +277,19 @@ ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
   /* A fixed name in the container's own UTS namespace: the host's name is
      not leaked to the agent. */
   ab_gen_kv_str (g, "hostname", "agentbox");
+  ab_gen_key (g, "annotations");
+  ab_gen_obj_open (g);
+  /* Landlock from the mount plan (spec/landlock.h): a mount made writable
+     by mistake stays read-only for the program, and TCP goes only where
+     the egress policy lets it. */
+  ab_gen_kv_str (g, "dev.agentbox.landlock", "auto");
+  /* An image owned by host root, seen owned by the container's root
+     through the mapping: it works with nothing chowned.  The root stays
+     read-only above, so the container's root cannot change the image's
+     files. */
   if (o->idmap_rootfs)
-    {
-      /* An image owned by host root, seen owned by the container's root
-         through the mapping: it works with nothing chowned.  The root
-         stays read-only above, so the container's root cannot change the
-         image's files. */
-      ab_gen_key (g, "annotations");
-      ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "dev.agentbox.rootfs.idmap", "true");
-      ab_gen_obj_close (g);
-    }
+    ab_gen_kv_str (g, "dev.agentbox.rootfs.idmap", "true");
+  ab_gen_obj_close (g);
   gen_mounts (g);
   gen_linux (g, o);
   ab_gen_obj_close (g);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "runtime/util.h"
+#include "spec/landlock.h"
 
 #define AB_OCI_VERSION "1.3.0"
 #define AB_OCI_VERSION_MIN "1.0.0"
@@ -568,6 +569,8 @@ struct ab_spec
   struct ab_hook_list hooks[AB_HOOK__KINDS];
   struct ab_kvlist annotations;
   struct ab_workspace workspace; /* from dev.agentbox.workspace.* */
+  struct ab_landlock_policy landlock; /* dev.agentbox.landlock, typed (spec/landlock.h) */
+  int fallback;                  /* dev.agentbox.fallback: enum ab_fallback */
   struct ab_linux *linux_; /* NULL when absent */
 
   /* JSON paths of properties the model does not know (ignored, per the

@@ -694,7 +694,9 @@ parse_document (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
       || ab_parse_linux (c, root, s) < 0)
     return -1;
   /* after mounts[]: the workspace annotations name one of them */
-  return ab_annot_workspace_parse (s, c->err);
+  if (ab_annot_workspace_parse (s, c->err) < 0)
+    return -1;
+  return ab_annot_landlock_parse (s, c->err);
 }
 
 static void
@@ -812,6 +814,7 @@ ab_spec_free (struct ab_spec *s)
     }
   ab_kvlist_free (&s->annotations);
   ab_workspace_free (&s->workspace);
+  ab_landlock_policy_free (&s->landlock);
   ab_linux_free (s->linux_);
   ab_strv_free (&s->unknown);
   ab_strv_free (&s->warnings);

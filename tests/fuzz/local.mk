@@ -19,7 +19,7 @@ FUZZ_SRCS = \
 	$(srcdir)/spec/json.c $(srcdir)/spec/tables.c \
 	$(srcdir)/spec/parse-util.c $(srcdir)/spec/parse.c \
 	$(srcdir)/spec/parse-linux.c $(srcdir)/spec/parse-resources.c \
-	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/spec/gen.c \
+	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/spec/landlock.c $(srcdir)/spec/gen.c \
 	$(srcdir)/netns/policy.c $(srcdir)/netns/egress-policy.c $(srcdir)/netns/egress-addr.c \
 	$(srcdir)/runtime/error.c $(srcdir)/runtime/util.c
 

@@ -1,0 +1,117 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <sys/mount.h>
+
+#include "runtime/kernel-compat.h"
+#include "runtime/landlock-rules.h"
+
+void
+ab_ll_net_add_port (struct ab_ll_net *n, uint16_t port)
+{
+  for (size_t i = 0; i < n->n_ports; i++)
+    if (n->ports[i] == port)
+      return;
+  if (n->n_ports < AB_ARRAY_SIZE (n->ports))
+    n->ports[n->n_ports++] = port;
+  else
+    n->connect_any = true; /* more than we keep: do not refuse what the wall passes */
+}
+
+uint64_t
+ab_landlock_mount_rights (const struct ab_mount *m)
+{
+  bool ro = (m->flags & MS_RDONLY) || (m->attr_set & MOUNT_ATTR_RDONLY);
+  bool noexec = (m->flags & MS_NOEXEC) || (m->attr_set & MOUNT_ATTR_NOEXEC);
+  uint64_t r = ro ? AB_LL_AUTO_RO : AB_LL_AUTO_RW;
+
+  return noexec ? r & ~AB_LL_FS_EXECUTE : r;
+}
+
+/* The last mount at each destination: a later one covers it (a mount on
+   top) or changes it (a remount), so only its flags count there. */
+static bool
+covered_later (const struct ab_mount *mounts, size_t n, size_t i)
+{
+  for (size_t k = i + 1; k < n; k++)
+    if (strcmp (mounts[k].destination, mounts[i].destination) == 0)
+      return true;
+  return false;
+}
+
+static void
+auto_rules (const struct ab_spec *s, const struct ab_mount *mounts, size_t n_mounts, const struct ab_ll_net *net,
+            struct ab_ll_ruleset *out)
+{
+  out->handled[AB_LL_KIND_FS] |= ab_ll_known (AB_LL_KIND_FS, AB_LL_ABI_MAX);
+  ab_ll_ruleset_add_path (out, "/", s->root.readonly ? AB_LL_AUTO_RO : AB_LL_AUTO_RW, false, false, "root");
+  for (size_t i = 0; i < n_mounts; i++)
+    {
+      char origin[32];
+      if (covered_later (mounts, n_mounts, i))
+        continue;
+      snprintf (origin, sizeof origin, "mounts[%zu]", i);
+      ab_ll_ruleset_add_path (out, mounts[i].destination, ab_landlock_mount_rights (&mounts[i]), false, false,
+                              origin);
+    }
+  /* The network rules only where agentbox owns the container's network: a
+     config without a wall of ours (the host's network, or a namespace
+     joined without dev.agentbox.net.allow) asked for that network. */
+  if (net == NULL || !net->wall)
+    return;
+  out->handled[AB_LL_KIND_NET] |= AB_LL_NET_BIND_TCP;
+  if (net->connect_any)
+    return;
+  out->handled[AB_LL_KIND_NET] |= AB_LL_NET_CONNECT_TCP;
+  for (size_t i = 0; i < net->n_ports; i++)
+    ab_ll_ruleset_add_port (out, net->ports[i], AB_LL_NET_CONNECT_TCP);
+}
+
+void
+ab_landlock_rules (const struct ab_spec *s, const struct ab_mount *mounts, size_t n_mounts,
+                   const struct ab_ll_net *net, struct ab_ll_ruleset *out)
+{
+  const struct ab_landlock_policy *p = &s->landlock;
+
+  memset (out, 0, sizeof *out);
+  out->abi = AB_LL_ABI_MAX;
+  out->best_effort = true;
+  if (p->mode == AB_LL_MODE_AUTO)
+    {
+      auto_rules (s, mounts, n_mounts, net, out);
+      return;
+    }
+  if (p->mode != AB_LL_MODE_POLICY)
+    return;
+  if (p->with_auto)
+    auto_rules (s, mounts, n_mounts, net, out);
+  /* The policy's own: written for its ABI, so a right a newer kernel has
+     but the policy's ABI lacks stays unhandled (that is what the version
+     is for), unless the auto rules handle it. */
+  out->abi = p->abi;
+  out->best_effort = p->best_effort;
+  for (int k = 0; k < AB_LL_KIND__COUNT; k++)
+    out->handled[k] |= p->handled[k];
+  for (size_t i = 0; i < p->n_paths; i++)
+    ab_ll_ruleset_add_path (out, p->paths[i].path, p->paths[i].access, true, false, "pathBeneath");
+  for (size_t i = 0; i < p->n_ports; i++)
+    ab_ll_ruleset_add_port (out, p->ports[i].port, p->ports[i].access);
+}
+
+int
+ab_landlock_plan (const struct ab_spec *s, const struct ab_mount *mounts, size_t n_mounts,
+                  const struct ab_ll_net *net, struct ab_ll_ruleset *fit, struct ab_strv *degraded, ab_error_t *err)
+{
+  struct ab_ll_ruleset want;
+  int r;
+
+  memset (fit, 0, sizeof *fit);
+  if (s->landlock.mode != AB_LL_MODE_AUTO && s->landlock.mode != AB_LL_MODE_POLICY)
+    return 0;
+  ab_landlock_rules (s, mounts, n_mounts, net, &want);
+  r = ab_landlock_fit (&want, ab_landlock_abi (NULL), fit, degraded, err);
+  ab_ll_ruleset_free (&want);
+  if (r < 0)
+    return ab_error_prefix (err, "config.json: annotations.dev.agentbox.landlock");
+  return 0;
+}
