@@ -59,6 +59,7 @@ struct ab_run_cli
   bool ws_overlay; /* --workspace-mode overlay */
   bool ws_opts;    /* --workspace-size or --workspace-changes */
   bool detach;
+  bool fallback;       /* --fallback landlock */
   uint64_t timeout_ms; /* --timeout, 0 = none */
   int record_fd;       /* -1: no record */
   const char *record_id; /* raw JSON of the request id ("null" when absent) */

@@ -15,8 +15,10 @@
 #include "runtime/cache.h"
 #include "runtime/container.h"
 #include "runtime/exe.h"
+#include "runtime/fallback.h"
 #include "runtime/log.h"
 #include "runtime/record.h"
+#include "runtime/sandbox-fallback.h"
 #include "runtime/sandbox.h"
 #include "runtime/supervise.h"
 #include "runtime/util.h"
@@ -48,6 +50,84 @@ detached_failed (const struct ab_run_cli *cli, const ab_error_t *err)
       ab_record_write (cli->record_fd, &out, cli->record_id, NULL);
     }
   return ab_run_exit_for (err);
+}
+
+/* Write the record of a run that ended (or never started: reason
+   setup_failed) and free the outcome; returns the exit status. */
+static int
+run_finish (struct ab_run_cli *cli, struct ab_outcome *out)
+{
+  ab_error_t err = { 0 };
+  int status = out->exit_status;
+
+  if (out->canceled)
+    status = 128 + SIGUSR1;
+  else if (cli->record_fd >= 0 && ab_record_write (cli->record_fd, out, cli->record_id, &err) < 0)
+    {
+      ab_log_error (&err);
+      status = AB_EXIT_SETUP;
+    }
+  ab_outcome_free (out);
+  return status;
+}
+
+/* The sandbox without namespaces (runtime/sandbox-fallback.h), where none
+   can be made and the config opted in. */
+static int
+run_fallback (struct ab_run_cli *cli, struct ab_bundle *bundle, const char *refusal)
+{
+  struct ab_sandbox_fallback sf = { 0 };
+  struct ab_outcome out;
+  ab_error_t err = { 0 };
+  int r;
+
+  ab_log (AB_LOG_INFO, "no user namespace can be made here (%s): `%s` runs without namespaces, under landlock",
+          refusal, cli->co.id);
+  if (cli->record_fd > 2)
+    ab_set_cloexec (cli->record_fd, true);
+  r = ab_run_cli_timeout (cli, bundle->spec, &err);
+  if (r == 0)
+    r = ab_sandbox_fallback (bundle, refusal, &sf, &err);
+  if (r == 0)
+    {
+      memcpy (sf.run.stdio, cli->co.stdio, sizeof sf.run.stdio);
+      r = ab_supervise_fallback (&sf.run, cli->co.id, &cli->so, &out, &err);
+    }
+  else
+    {
+      memset (&out, 0, sizeof out);
+      out.reason = AB_REASON_SETUP_FAILED;
+      out.setup_error = err;
+    }
+  if (r < 0)
+    {
+      ab_log_error (&err);
+      out.exit_status = ab_run_exit_for (&err);
+    }
+  for (size_t i = 0; i < sf.degraded.n; i++)
+    ab_strv_push (&out.degraded, sf.degraded.v[i]);
+  ab_sandbox_fallback_free (&sf);
+  ab_bundle_free (bundle);
+  return run_finish (cli, &out);
+}
+
+/* The config opted in to the fallback (run --default --fallback landlock
+   says so in the sandbox's config): 1 when no user namespace can be made
+   here, with why; 0 otherwise.  A bundle run given --fallback whose config
+   did not opt in is refused: the fallback runs process.args on the host's
+   filesystem instead of root.path, which the config's author must have
+   meant. */
+static int
+fallback_wanted (const struct ab_run_cli *cli, const struct ab_bundle *bundle, char *why, size_t n, ab_error_t *err)
+{
+  if (cli->fallback && bundle->spec->fallback != AB_FALLBACK_LANDLOCK)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "run --fallback landlock: config.json must opt in (annotations " AB_ANNOT_FALLBACK
+                          " = \"landlock\"): the fallback runs process.args on the host's filesystem, without "
+                          "root.path, mounts or namespaces");
+  if (bundle->spec->fallback != AB_FALLBACK_LANDLOCK || cli->detach)
+    return 0;
+  return ab_userns_probe (why, n) < 0 ? 1 : 0;
 }
 
 static int
@@ -108,6 +188,22 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       return status;
     }
   {
+    char why[512];
+    r = fallback_wanted (&cli, bundle, why, sizeof why, &err);
+    if (r < 0)
+      {
+        ab_bundle_free (bundle);
+        ab_run_cli_free (&cli);
+        return ab_cmd_fail (&err);
+      }
+    if (r > 0)
+      {
+        status = run_fallback (&cli, bundle, why);
+        ab_run_cli_free (&cli);
+        return status;
+      }
+  }
+  {
     const struct ab_idmaps *uids, *gids;
     ab_new_userns_maps (bundle->spec, &uids, &gids);
     if (ab_exe_seal_unless_safe (g->argv_all, uids, gids, &err) < 0)
@@ -144,19 +240,11 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       ab_log_error (&err);
       out.exit_status = ab_run_exit_for (&err);
     }
-  status = out.exit_status;
   /* The record says it (workspaceChanges); a person is told here. */
   if (overlay && cli.record_fd < 0 && out.reason != AB_REASON_SETUP_FAILED && !out.canceled)
     fprintf (stderr, "agentbox: the workspace's changes are kept as change set `%s`: agentbox workspace diff|apply|discard %s\n",
              cli.co.id, cli.co.id);
-  if (out.canceled)
-    status = 128 + SIGUSR1;
-  else if (cli.record_fd >= 0 && ab_record_write (cli.record_fd, &out, cli.record_id, &err) < 0)
-    {
-      ab_log_error (&err);
-      status = AB_EXIT_SETUP;
-    }
-  ab_outcome_free (&out);
+  status = run_finish (&cli, &out);
   ab_run_cli_free (&cli);
   return status;
 }

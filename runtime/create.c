@@ -38,6 +38,7 @@
 #include "runtime/child.h"
 #include "runtime/console.h"
 #include "runtime/container.h"
+#include "runtime/fallback.h"
 #include "runtime/lifecycle-internal.h"
 #include "runtime/log.h"
 #include "runtime/idmap.h"
@@ -528,6 +529,28 @@ create_landlock (struct ab_container *c, struct ab_ll_ruleset *fit, ab_error_t *
   return ab_landlock_plan (s, s->mounts, s->n_mounts, &net, fit, &c->degraded, err);
 }
 
+/* Create failed, for a config with a new user namespace: where no user
+   namespace can be made at all (a container runtime's seccomp profile, a
+   sysctl, AppArmor), that is the cause, whatever step noticed first (the
+   cgroups of a nested runtime are often read-only too); say it on one line,
+   with the way out.  Never a fallback without being asked for. */
+static void
+explain_userns_refusal (const struct ab_container *c, ab_error_t *err)
+{
+  const struct ab_linux *l = c->bundle ? c->bundle->spec->linux_ : NULL;
+  char why[512];
+
+  if (err == NULL || err->cls == AB_EC_CONFIG || err->cls == AB_EC_USAGE || l == NULL
+      || !l->ns[AB_NS_USER].present || l->ns[AB_NS_USER].path != NULL || ab_userns_probe (why, sizeof why) == 0)
+    return;
+  ab_debug ("create `%s` failed: %s", c->id, err->msg);
+  ab_error_setc (err, AB_EC_SETUP, 0,
+                 "no user namespace can be made here: %s; `agentbox run --default --fallback landlock` (or a "
+                 "config with annotations " AB_ANNOT_FALLBACK "=landlock) runs without namespaces, under landlock "
+                 "(docs/landlock.md)",
+                 why);
+}
+
 /* Kill and reap the child, undo cgroups and state: the create never happened. */
 static void
 create_abort (struct ab_container *c)
@@ -826,6 +849,7 @@ fail:
   net_job_join (&netj, NULL);
   prefer_child_error (c, err);
   explain_unmapped_owner (c, err);
+  explain_userns_refusal (c, err);
   if (sp[0] >= 0)
     close (sp[0]);
   if (sp[1] >= 0)

@@ -25,6 +25,8 @@ libagentbox_a_SOURCES += \
 	runtime/network.h runtime/network.c \
 	runtime/supervise.h runtime/supervise.c \
 	runtime/sandbox.h runtime/sandbox.c \
+	runtime/sandbox-fallback.h runtime/sandbox-fallback.c \
+	runtime/fallback.h runtime/fallback.c \
 	runtime/idmap.h runtime/idmap.c \
 	runtime/exec.h runtime/exec.c \
 	runtime/landlock.h runtime/landlock.c \

@@ -31,6 +31,10 @@ struct ab_sandbox_opts
 
 int ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err);
 
+/* The host's directories the sandbox shows read-only ("usr", "etc", ...):
+   also the view of the fallback without namespaces (sandbox-fallback.h). */
+const char *const *ab_sandbox_host_view (size_t *n);
+
 /* Where agentbox-init is: $AGENTBOX_INIT, else $(libexecdir)/agentbox/agentbox-init, else next to the
    agentbox binary that was started (build tree). */
 const char *ab_sandbox_init_path (void);

@@ -126,7 +126,7 @@ void ab_landlock_policy_free (struct ab_landlock_policy *p);
 
 /* dev.agentbox.fallback: what `run` may do where no user namespace can be
    created (docs/landlock.md). */
-enum ab_fallback
+enum ab_fallback_mode
 {
   AB_FALLBACK_NONE = 0,
   AB_FALLBACK_LANDLOCK,

@@ -570,7 +570,7 @@ struct ab_spec
   struct ab_kvlist annotations;
   struct ab_workspace workspace; /* from dev.agentbox.workspace.* */
   struct ab_landlock_policy landlock; /* dev.agentbox.landlock, typed (spec/landlock.h) */
-  int fallback;                  /* dev.agentbox.fallback: enum ab_fallback */
+  int fallback;                  /* dev.agentbox.fallback: enum ab_fallback_mode */
   struct ab_linux *linux_; /* NULL when absent */
 
   /* JSON paths of properties the model does not know (ignored, per the
