@@ -282,8 +282,6 @@ parse_object (struct ab_jctx *c, struct ab_json *root, struct ab_landlock_policy
   size_t mark;
   int r;
 
-  if (root->type != AB_J_OBJECT)
-    return ab_jerr (c, "must be \"off\", \"auto\" or a JSON object, not %s", ab_jtype_name (root->type));
   if (ab_jget_u64 (c, root, "abi", AB_REQUIRED, UINT32_MAX, &abi) < 0)
     return -1;
   if (abi < 1 || abi > AB_LL_ABI_MAX)
@@ -333,6 +331,9 @@ ab_landlock_policy_parse (const char *value, const char *where, struct ab_landlo
       out->mode = AB_LL_MODE_AUTO;
       return 0;
     }
+  if (value[strspn (value, " \t\r\n")] != '{')
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: must be \"off\", \"auto\" or a JSON policy object, not \"%.64s\"",
+                          where, value);
   root = ab_json_parse (value, strlen (value), &ab_json_config_limits, where, err);
   if (root == NULL)
     return -1;
