@@ -81,8 +81,7 @@ run_fallback (struct ab_run_cli *cli, struct ab_bundle *bundle, const char *refu
   ab_error_t err = { 0 };
   int r;
 
-  ab_log (AB_LOG_INFO, "no user namespace can be made here (%s): `%s` runs without namespaces, under landlock",
-          refusal, cli->co.id);
+  ab_log (AB_LOG_INFO, "%s: `%s` runs without namespaces, under landlock", refusal, cli->co.id);
   if (cli->record_fd > 2)
     ab_set_cloexec (cli->record_fd, true);
   r = ab_run_cli_timeout (cli, bundle->spec, &err);
@@ -127,7 +126,39 @@ fallback_wanted (const struct ab_run_cli *cli, const struct ab_bundle *bundle, c
                           "root.path, mounts or namespaces");
   if (bundle->spec->fallback != AB_FALLBACK_LANDLOCK || cli->detach)
     return 0;
-  return ab_userns_probe (why, n) < 0 ? 1 : 0;
+  if (ab_userns_probe (why, n) == 0)
+    return 0;
+  {
+    _cleanup_free_ char *probe = xstrdup (why);
+    snprintf (why, n, "no user namespace can be made here: %s", probe);
+  }
+  return 1;
+}
+
+static int
+load_bundle (struct ab_run_cli *cli, struct ab_bundle **bundle, ab_error_t *err)
+{
+  struct ab_bundle_guard guard = ab_bundle_guard (cli->co.root);
+
+  if (cli->sandbox)
+    return ab_sandbox_bundle (&cli->sb, bundle, err);
+  return ab_bundle_load (cli->co.bundle, &guard, bundle, err);
+}
+
+/* The namespaced sandbox failed to be set up in a way that says this host
+   (a container, as a rule) cannot have it: the kernel refused a step
+   (cgroups read-only, a namespace or mount refused), not the config. */
+static bool
+namespaces_unusable (const ab_error_t *err)
+{
+  static const int errnos[] = { EPERM, EACCES, EROFS, ENOSPC, ENOSYS, EINVAL, EOPNOTSUPP };
+
+  if (err->cls != AB_EC_SETUP && err->cls != AB_EC_RESOURCE)
+    return false;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (errnos); i++)
+    if (err->errnum == errnos[i])
+      return true;
+  return strstr (err->msg, "no user namespace can be made here") != NULL;
 }
 
 static int
@@ -155,7 +186,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
-  bool overlay;
+  bool overlay, fallback;
   int r, status;
 
   r = ab_parse_run_cli ("run", g, argc, argv, &cli);
@@ -167,13 +198,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
 
   /* The bundle is loaded here so that its annotations (the timeout) are
      known to the supervisor; create takes it over. */
-  if (cli.sandbox)
-    r = ab_sandbox_bundle (&cli.sb, &bundle, &err);
-  else
-    {
-      struct ab_bundle_guard guard = ab_bundle_guard (cli.co.root);
-      r = ab_bundle_load (cli.co.bundle, &guard, &bundle, &err);
-    }
+  r = load_bundle (&cli, &bundle, &err);
   if (r < 0)
     {
       memset (&out, 0, sizeof out);
@@ -218,6 +243,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
   overlay = bundle->spec->workspace.mode == AB_WS_MODE_OVERLAY;
+  fallback = bundle->spec->fallback == AB_FALLBACK_LANDLOCK;
   if (ab_run_cli_timeout (&cli, bundle->spec, &err) < 0)
     {
       ab_bundle_free (bundle);
@@ -237,6 +263,28 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   cli.so.no_violations = cli.record_fd < 0; /* only the record reports them */
   if (ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0)
     {
+      if (fallback && namespaces_unusable (&err))
+        {
+          /* Opted in: the sandbox without namespaces, the failure named in
+             its `degraded`. */
+          _cleanup_free_ char *why = xasprintf ("the namespaced sandbox could not be set up: %s", err.msg);
+          ab_outcome_free (&out);
+          memset (&err, 0, sizeof err);
+          if (load_bundle (&cli, &bundle, &err) == 0)
+            status = run_fallback (&cli, bundle, why);
+          else
+            status = ab_cmd_fail (&err);
+          ab_run_cli_free (&cli);
+          return status;
+        }
+      if (cli.sandbox && namespaces_unusable (&err) && strstr (err.msg, "--fallback") == NULL)
+        {
+          size_t len = strlen (err.msg);
+          snprintf (err.msg + len, sizeof err.msg - len,
+                    "; where namespaces cannot be set up, `run --default --fallback landlock` runs without them "
+                    "(docs/landlock.md)");
+          out.setup_error = err;
+        }
       ab_log_error (&err);
       out.exit_status = ab_run_exit_for (&err);
     }

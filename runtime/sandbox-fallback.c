@@ -240,8 +240,8 @@ static void
 list_degraded (const struct ab_spec *s, const struct ab_sandbox_fallback *f, const char *refusal,
                struct ab_strv *d)
 {
-  ab_strv_push_owned (d, xasprintf ("namespaces: none (no user namespace can be made here: %s): the program "
-                                    "shares the host's pid, mount, network, ipc, uts, cgroup and time namespaces",
+  ab_strv_push_owned (d, xasprintf ("namespaces: none (%s): the program shares the host's pid, mount, network, "
+                                    "ipc, uts, cgroup and time namespaces",
                                     refusal));
   ab_strv_push_owned (d, xasprintf ("pid: the program sees the host's processes%s",
                                     f->landlock.handled[AB_LL_KIND_SCOPE] & AB_LL_SCOPE_SIGNAL
@@ -280,8 +280,7 @@ ab_sandbox_fallback (const struct ab_bundle *b, const char *refusal, struct ab_s
     return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: process: required (the container has nothing to run)");
   if (abi == 0)
     return ab_error_setc (err, AB_EC_SETUP, EOPNOTSUPP,
-                          "no user namespace can be made here (%s), and the fallback needs landlock, which is "
-                          "not available either: %s",
+                          "%s, and the fallback needs landlock, which is not available either: %s",
                           refusal, why);
   if (s->workspace.mode == AB_WS_MODE_OVERLAY)
     return ab_error_setc (err, AB_EC_CONFIG, 0,

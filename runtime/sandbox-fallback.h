@@ -41,7 +41,8 @@ struct ab_sandbox_fallback
 };
 
 /* Derive the fallback of bundle b (its config says what to run);
-   `refusal` is why no user namespace could be made (for `degraded`).
+   `refusal` says why there are no namespaces ("no user namespace can be
+   made here: ...", for `degraded`).
    Refuses what this mode cannot do: no landlock at all, an overlay
    workspace. */
 int ab_sandbox_fallback (const struct ab_bundle *b, const char *refusal, struct ab_sandbox_fallback *out,

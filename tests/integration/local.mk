@@ -34,6 +34,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-cgroup-view.sh \
 	tests/integration/t-sandbox.sh \
 	tests/integration/t-landlock.sh \
+	tests/integration/t-landlock-podman.sh \
 	tests/integration/t-workspace.sh \
 	tests/integration/t-oci-configs.sh \
 	tests/integration/t-rootfs.sh \
