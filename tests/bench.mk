@@ -11,7 +11,7 @@
 #   make bench BENCH_FIGURES=proxy what the egress proxy costs an HTTP client
 #                                 (BENCH_PROXY_MB, BENCH_PROXY_BATCH, BENCH_PROXY_STRACE)
 BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run proxy \
-	workspace-start workspace-diff workspace-apply
+	workspace-start workspace-diff workspace-apply landlock-start
 BENCH_N ?=
 BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
@@ -26,7 +26,8 @@ BENCH_FIGURE_FILES = \
 	tests/bench/proxy.sh \
 	tests/bench/workspace-start.sh \
 	tests/bench/workspace-diff.sh \
-	tests/bench/workspace-apply.sh
+	tests/bench/workspace-apply.sh \
+	tests/bench/landlock-start.sh
 
 TESTS += tests/bench/smoke.sh
 EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib.sh tests/bench/bench.py tests/bench/proxy.py tests/bench/smoke.sh \
