@@ -53,6 +53,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/cri/cri.py \
 	docs/kubernetes.md \
 	docs/runc-compat.md \
+	docs/landlock.md \
 	tests/integration/pty-drive.py \
 	tests/integration/seccomp-agent.py \
 	tests/integration/net/net.sh \
