@@ -51,7 +51,8 @@ mount_allows (const struct ab_spec *s, const char *path, const char **what, size
   *what = s->mounts[best].destination;
   *index = best;
   rights = ab_landlock_mount_rights (&s->mounts[best]);
-  return rights | AB_LL_FS_IOCTL_DEV | ((rights & AB_LL_FS_WRITE_FILE) ? AB_LL_FS_MAKE_CHAR | AB_LL_FS_MAKE_BLOCK : 0);
+  return rights | AB_LL_FS_IOCTL_DEV
+         | ((rights & AB_LL_FS_WRITE_FILE) ? AB_LL_FS_MAKE_CHAR | AB_LL_FS_MAKE_BLOCK : 0);
 }
 
 static void
@@ -66,11 +67,12 @@ rule_beyond_mounts (struct ab_audit_ctx *a, const struct ab_ll_rule *r)
     return;
   text = ab_ll_rights_text (AB_LL_KIND_FS, beyond);
   if (index == SIZE_MAX)
-    ab_audit_find (a, "AB-LL-001", ANNOT_PATH, "pathBeneath grants %s beneath %s, but the root is read-only", text,
-                   r->path);
+    ab_audit_find (a, "AB-LL-001", ANNOT_PATH, "pathBeneath grants %s beneath %s, but the root is read-only",
+                   text, r->path);
   else
-    ab_audit_find (a, "AB-LL-001", ANNOT_PATH, "pathBeneath grants %s beneath %s, but mounts[%zu] (%s) is %s", text,
-                   r->path, index, what, (beyond & AB_LL_FS_EXECUTE) && !(beyond & LL_WRITES) ? "noexec" : "read-only");
+    ab_audit_find (a, "AB-LL-001", ANNOT_PATH, "pathBeneath grants %s beneath %s, but mounts[%zu] (%s) is %s",
+                   text, r->path, index, what,
+                   (beyond & AB_LL_FS_EXECUTE) && !(beyond & LL_WRITES) ? "noexec" : "read-only");
 }
 
 /* The auto sets by name (runtime/landlock-rules.h), any other by its rights. */
@@ -97,9 +99,10 @@ map_rules (struct ab_audit_ctx *a, const struct ab_ll_ruleset *rs)
       _cleanup_free_ char *text = fs_label (r->access);
       bool policy = strcmp (r->origin, "pathBeneath") == 0;
       ab_audit_line_value (
-          ab_audit_add (a, AB_AUDIT_S_LANDLOCK, r->path, policy || strcmp (r->origin, "root") == 0 ? NULL : r->origin,
-                        0, "landlock_add_rule(PATH_BENEATH) on `%s`, opened beneath the container's root%s", r->path,
-                        policy ? " without following a symlink (the policy's own path)" : " (the mount's flags)"),
+          ab_audit_add (
+              a, AB_AUDIT_S_LANDLOCK, r->path, policy || strcmp (r->origin, "root") == 0 ? NULL : r->origin,
+              0, "landlock_add_rule(PATH_BENEATH) on `%s`, opened beneath the container's root%s", r->path,
+              policy ? " without following a symlink (the policy's own path)" : " (the mount's flags)"),
           "%s", text);
       if (policy)
         rule_beyond_mounts (a, r);
@@ -108,9 +111,9 @@ map_rules (struct ab_audit_ctx *a, const struct ab_ll_ruleset *rs)
     {
       _cleanup_free_ char *text = ab_ll_rights_text (AB_LL_KIND_NET, rs->ports[i].access);
       char name[32];
-      snprintf (name, sizeof name, "tcp port %u", (unsigned) rs->ports[i].port);
-      ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_LANDLOCK, name, NULL, 0, "landlock_add_rule(NET_PORT)"), "%s",
-                           text);
+      snprintf (name, sizeof name, "tcp port %u", (unsigned)rs->ports[i].port);
+      ab_audit_line_value (
+          ab_audit_add (a, AB_AUDIT_S_LANDLOCK, name, NULL, 0, "landlock_add_rule(NET_PORT)"), "%s", text);
     }
 }
 
@@ -119,7 +122,7 @@ static void
 map_abi (struct ab_audit_ctx *a, const struct ab_ll_ruleset *want)
 {
   const char *why = "";
-  unsigned abi = abi_override >= 0 ? (unsigned) abi_override : ab_landlock_abi (&why);
+  unsigned abi = abi_override >= 0 ? (unsigned)abi_override : ab_landlock_abi (&why);
   struct ab_ll_ruleset fit = { 0 };
   struct ab_strv dropped = { 0 };
   ab_error_t err = { 0 };
@@ -127,7 +130,8 @@ map_abi (struct ab_audit_ctx *a, const struct ab_ll_ruleset *want)
   struct ab_audit_line *l;
 
   if (ab_landlock_fit (want, abi, &fit, &dropped, &err) < 0)
-    l = ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "kernel ABI", ANNOT_PATH, AB_AUDIT_L_REFUSED, "create fails: %s", err.msg);
+    l = ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "kernel ABI", ANNOT_PATH, AB_AUDIT_L_REFUSED,
+                      "create fails: %s", err.msg);
   else if (dropped.n == 0)
     l = ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "kernel ABI", NULL, 0, "every handled right is enforced");
   else
@@ -166,10 +170,10 @@ ab_audit_map_landlock (struct ab_audit_ctx *a)
   if (p->mode != AB_LL_MODE_AUTO && p->mode != AB_LL_MODE_POLICY)
     {
       ab_audit_line_value (
-          ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "landlock", ANNOT_PATH, 0,
-                        "none: the mounts and the network wall are the only filesystem and network boundaries%s",
-                        p->mode == AB_LL_MODE_OFF ? ""
-                                                  : " (a bundle's default; `agentbox spec` writes \"auto\")"),
+          ab_audit_add (
+              a, AB_AUDIT_S_LANDLOCK, "landlock", ANNOT_PATH, 0,
+              "none: the mounts and the network wall are the only filesystem and network boundaries%s",
+              p->mode == AB_LL_MODE_OFF ? "" : " (a bundle's default; `agentbox spec` writes \"auto\")"),
           "%s", p->mode == AB_LL_MODE_OFF ? "off" : "absent");
       return;
     }
@@ -191,9 +195,10 @@ ab_audit_map_landlock (struct ab_audit_ctx *a)
     ab_audit_line_value (l, "policy for ABI %u%s", p->abi, p->with_auto ? ", with the auto rules" : "");
   if (p->mode == AB_LL_MODE_AUTO && !(want.handled[AB_LL_KIND_NET] & AB_LL_NET_CONNECT_TCP))
     ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "network", NULL, 0,
-                  want.handled[AB_LL_KIND_NET] ? "TCP bind refused; TCP connect not restricted (an allowed "
-                                                 "destination takes every port)"
-                                               : "no network rule: agentbox's wall does not govern this network");
+                  want.handled[AB_LL_KIND_NET]
+                      ? "TCP bind refused; TCP connect not restricted (an allowed "
+                        "destination takes every port)"
+                      : "no network rule: agentbox's wall does not govern this network");
   map_rules (a, &want);
   map_abi (a, &want);
   ab_ll_ruleset_free (&want);

@@ -37,18 +37,6 @@ sysctl_value (const char *path)
   return strtol (buf, NULL, 10);
 }
 
-static bool
-seccomp_filtered (void)
-{
-  _cleanup_free_ char *status = NULL;
-  const char *p;
-
-  if (ab_read_file_at (AT_FDCWD, "/proc/self/status", 1u << 16, &status, NULL, NULL) < 0)
-    return false;
-  p = strstr (status, "\nSeccomp:");
-  return p && strtol (p + strlen ("\nSeccomp:"), NULL, 10) == 2;
-}
-
 int
 ab_userns_probe (char *why, size_t n)
 {
@@ -74,17 +62,20 @@ ab_userns_probe (char *why, size_t n)
   if (sysctl_value ("/proc/sys/user/max_user_namespaces") == 0)
     snprintf (why, n, "user.max_user_namespaces=0 (unshare(CLONE_NEWUSER): %s)", strerror (e));
   else if (e == ENOSPC)
-    snprintf (why, n, "the user namespace limit user.max_user_namespaces is reached (unshare: %s)", strerror (e));
+    snprintf (why, n, "the user namespace limit user.max_user_namespaces is reached (unshare: %s)",
+              strerror (e));
   else if (sysctl_value ("/proc/sys/kernel/unprivileged_userns_clone") == 0)
     snprintf (why, n, "kernel.unprivileged_userns_clone=0 (unshare(CLONE_NEWUSER): %s)", strerror (e));
   else if (sysctl_value ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+    snprintf (
+        why, n,
+        "AppArmor's restrict_unprivileged_userns (kernel.apparmor_restrict_unprivileged_userns=1) denies "
+        "capabilities in a new user namespace (unshare: %s)",
+        strerror (e));
+  else if (ab_seccomp_filtered () && (e == EPERM || e == ENOSYS || e == EACCES))
     snprintf (why, n,
-              "AppArmor's restrict_unprivileged_userns (kernel.apparmor_restrict_unprivileged_userns=1) denies "
-              "capabilities in a new user namespace (unshare: %s)",
-              strerror (e));
-  else if (seccomp_filtered () && (e == EPERM || e == ENOSYS || e == EACCES))
-    snprintf (why, n,
-              "a seccomp filter on this process refuses unshare(CLONE_NEWUSER) (%s; Seccomp: 2 in /proc/self/status, "
+              "a seccomp filter on this process refuses unshare(CLONE_NEWUSER) (%s; Seccomp: 2 in "
+              "/proc/self/status, "
               "as a container runtime's default profile does)",
               strerror (e));
   else if (e == EINVAL)
@@ -128,7 +119,8 @@ nproc_limit (const struct ab_fallback *f, ab_error_t *err)
     if (f->process->rlimits[i].resource == RLIMIT_NPROC)
       return 0;
   if (f->nproc && setrlimit (RLIMIT_NPROC, &rl) < 0)
-    return ab_error_setc (err, AB_EC_RESOURCE, errno, "setrlimit RLIMIT_NPROC %llu", (unsigned long long) f->nproc);
+    return ab_error_setc (err, AB_EC_RESOURCE, errno, "setrlimit RLIMIT_NPROC %llu",
+                          (unsigned long long)f->nproc);
   return 0;
 }
 
@@ -151,8 +143,8 @@ child_setup (const struct ab_fallback *f, int report, ab_error_t *err)
       return ab_error_set (err, errno, "stdio: dup2 fd %d", f->stdio[i]);
   /* Nothing of ours but the report pipe (close-on-exec) reaches the program. */
   if (report > 3)
-    syscall (SYS_close_range, 3u, (unsigned) report - 1, 0);
-  syscall (SYS_close_range, (unsigned) report + 1, ~0u, 0);
+    syscall (SYS_close_range, 3u, (unsigned)report - 1, 0);
+  syscall (SYS_close_range, (unsigned)report + 1, ~0u, 0);
   if (chdir (f->cwd) < 0)
     return ab_error_set (err, errno, "chdir `%s`", f->cwd);
   if (ab_rlimits_apply (f->process, err) < 0 || nproc_limit (f, err) < 0)
@@ -191,15 +183,15 @@ ab_fallback_spawn (const struct ab_fallback *f, int *pidfd, ab_error_t *err)
   if (pipe2 (p, O_CLOEXEC) < 0)
     return ab_error_set (err, errno, "pipe");
   *pidfd = -1;
-  args.pidfd = (uint64_t) (uintptr_t) pidfd;
-  pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+  args.pidfd = (uint64_t)(uintptr_t)pidfd;
+  pid = (pid_t)syscall (SYS_clone3, &args, sizeof args);
   if (pid < 0 && (errno == ENOSYS || errno == EPERM))
     {
       /* clone3 refused (a container runtime's seccomp profile answers
          ENOSYS): fork, then a pidfd of the child. */
       pid = fork ();
       if (pid > 0)
-        *pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+        *pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
     }
   if (pid == 0)
     {
@@ -224,7 +216,7 @@ ab_fallback_spawn (const struct ab_fallback *f, int *pidfd, ab_error_t *err)
     n = read (p[0], &child_err, sizeof child_err);
   while (n < 0 && errno == EINTR);
   close (p[0]);
-  if (n == (ssize_t) sizeof child_err)
+  if (n == (ssize_t)sizeof child_err)
     {
       child_err.msg[sizeof child_err.msg - 1] = '\0';
       *err = child_err;
@@ -285,7 +277,7 @@ list_procs (struct proc **out)
         continue;
       if (n == cap)
         *out = xreallocarray (*out, cap = cap ? cap * 2 : 256, sizeof **out);
-      (*out)[n++] = (struct proc){ .pid = (pid_t) atoi (e->d_name), .ppid = ppid, .zombie = state == 'Z' };
+      (*out)[n++] = (struct proc){ .pid = (pid_t)atoi (e->d_name), .ppid = ppid, .zombie = state == 'Z' };
     }
   closedir (d);
   return n;
@@ -378,14 +370,14 @@ ab_fallback_kill_all (pid_t sid, pid_t keep)
           live++;
           /* The pidfd pins the process: if the pid was reused since /proc
              was read, the parent check below fails and nothing is sent. */
-          fd = (int) syscall (SYS_pidfd_open, v[i].pid, 0);
+          fd = (int)syscall (SYS_pidfd_open, v[i].pid, 0);
           if (fd < 0)
             continue;
           {
             char path[64], buf[512], *cp, st;
             int ppid = -1, sfd;
             ssize_t r;
-            snprintf (path, sizeof path, "/proc/%d/stat", (int) v[i].pid);
+            snprintf (path, sizeof path, "/proc/%d/stat", (int)v[i].pid);
             sfd = open (path, O_RDONLY | O_CLOEXEC);
             r = sfd >= 0 ? read (sfd, buf, sizeof buf - 1) : -1;
             if (sfd >= 0)

@@ -36,7 +36,7 @@ int ab_userns_probe (char *why, size_t n);
 
 struct ab_fallback
 {
-  char *const *argv;                     /* the program (looked up in envp's PATH) */
+  char *const *argv; /* the program (looked up in envp's PATH) */
   char *const *envp;
   const char *cwd;                       /* a host directory */
   const struct ab_process *process;      /* its rlimits */

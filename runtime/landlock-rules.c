@@ -40,8 +40,8 @@ covered_later (const struct ab_mount *mounts, size_t n, size_t i)
 }
 
 static void
-auto_rules (const struct ab_spec *s, const struct ab_mount *mounts, size_t n_mounts, const struct ab_ll_net *net,
-            struct ab_ll_ruleset *out)
+auto_rules (const struct ab_spec *s, const struct ab_mount *mounts, size_t n_mounts,
+            const struct ab_ll_net *net, struct ab_ll_ruleset *out)
 {
   out->handled[AB_LL_KIND_FS] |= ab_ll_known (AB_LL_KIND_FS, AB_LL_ABI_MAX);
   ab_ll_ruleset_add_path (out, "/", s->root.readonly ? AB_LL_AUTO_RO : AB_LL_AUTO_RW, false, false, "root");
@@ -100,7 +100,8 @@ ab_landlock_rules (const struct ab_spec *s, const struct ab_mount *mounts, size_
 
 int
 ab_landlock_plan (const struct ab_spec *s, const struct ab_mount *mounts, size_t n_mounts,
-                  const struct ab_ll_net *net, struct ab_ll_ruleset *fit, struct ab_strv *degraded, ab_error_t *err)
+                  const struct ab_ll_net *net, struct ab_ll_ruleset *fit, struct ab_strv *degraded,
+                  ab_error_t *err)
 {
   struct ab_ll_ruleset want;
   int r;

@@ -28,16 +28,16 @@
 
 /* The read-only and writable sets of the auto rules. */
 #define AB_LL_AUTO_RO (AB_LL_FS_EXECUTE | AB_LL_FS_READ_FILE | AB_LL_FS_READ_DIR)
-#define AB_LL_AUTO_RW                                                                                              \
-  (AB_LL_AUTO_RO | AB_LL_FS_WRITE_FILE | AB_LL_FS_REMOVE_DIR | AB_LL_FS_REMOVE_FILE | AB_LL_FS_MAKE_DIR           \
-   | AB_LL_FS_MAKE_REG | AB_LL_FS_MAKE_SOCK | AB_LL_FS_MAKE_FIFO | AB_LL_FS_MAKE_SYM | AB_LL_FS_REFER             \
+#define AB_LL_AUTO_RW                                                                                        \
+  (AB_LL_AUTO_RO | AB_LL_FS_WRITE_FILE | AB_LL_FS_REMOVE_DIR | AB_LL_FS_REMOVE_FILE | AB_LL_FS_MAKE_DIR      \
+   | AB_LL_FS_MAKE_REG | AB_LL_FS_MAKE_SOCK | AB_LL_FS_MAKE_FIFO | AB_LL_FS_MAKE_SYM | AB_LL_FS_REFER        \
    | AB_LL_FS_TRUNCATE | AB_LL_FS_IOCTL_DEV)
 
 /* The container's network as landlock's network rules see it. */
 struct ab_ll_net
 {
-  bool wall;        /* agentbox's nftables wall governs it: TCP is restricted */
-  bool connect_any; /* an allowed destination takes TCP on every port */
+  bool wall;           /* agentbox's nftables wall governs it: TCP is restricted */
+  bool connect_any;    /* an allowed destination takes TCP on every port */
   uint16_t ports[128]; /* TCP ports connect may reach */
   size_t n_ports;
 };

@@ -54,12 +54,15 @@ ab_ll_ruleset_free (struct ab_ll_ruleset *rs)
 }
 
 void
-ab_ll_ruleset_add_path (struct ab_ll_ruleset *rs, const char *path, uint64_t access, bool nofollow, bool optional,
-                        const char *origin)
+ab_ll_ruleset_add_path (struct ab_ll_ruleset *rs, const char *path, uint64_t access, bool nofollow,
+                        bool optional, const char *origin)
 {
   rs->paths = xreallocarray (rs->paths, rs->n_paths + 1, sizeof *rs->paths);
   rs->paths[rs->n_paths++] = (struct ab_ll_rule){
-    .path = xstrdup (path), .access = access, .nofollow = nofollow, .optional = optional,
+    .path = xstrdup (path),
+    .access = access,
+    .nofollow = nofollow,
+    .optional = optional,
     .origin = xstrdup (origin ? origin : "rule"),
   };
 }
@@ -79,18 +82,6 @@ ab_ll_ruleset_add_port (struct ab_ll_ruleset *rs, uint16_t port, uint64_t access
 
 /* ---- the probe ------------------------------------------------------------- */
 
-static bool
-under_seccomp (void)
-{
-  _cleanup_free_ char *status = NULL;
-  const char *p;
-
-  if (ab_read_file_at (AT_FDCWD, "/proc/self/status", 1u << 16, &status, NULL, NULL) < 0)
-    return false;
-  p = strstr (status, "\nSeccomp:");
-  return p && strtol (p + strlen ("\nSeccomp:"), NULL, 10) == 2;
-}
-
 unsigned
 ab_landlock_abi (const char **why)
 {
@@ -100,12 +91,14 @@ ab_landlock_abi (const char **why)
   if (abi < 0)
     {
       long v = syscall (SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
-      abi = v > 0 ? (int) v : 0;
+      abi = v > 0 ? (int)v : 0;
       if (v <= 0 && errno == EOPNOTSUPP)
-        reason = "landlock is built into this kernel but not enabled (it is not in the lsm= boot parameter or "
-                 "CONFIG_LSM)";
-      else if (v <= 0 && (errno == ENOSYS || errno == EPERM) && under_seccomp ())
-        reason = "landlock_create_ruleset is refused (a seccomp filter is installed on this process, Seccomp: 2; "
+        reason
+            = "landlock is built into this kernel but not enabled (it is not in the lsm= boot parameter or "
+              "CONFIG_LSM)";
+      else if (v <= 0 && (errno == ENOSYS || errno == EPERM) && ab_seccomp_filtered ())
+        reason = "landlock_create_ruleset is refused (a seccomp filter is installed on this process, "
+                 "Seccomp: 2; "
                  "or the kernel lacks CONFIG_SECURITY_LANDLOCK)";
       else if (v <= 0 && errno == ENOSYS)
         reason = "this kernel was built without landlock (CONFIG_SECURITY_LANDLOCK)";
@@ -114,7 +107,7 @@ ab_landlock_abi (const char **why)
     }
   if (why)
     *why = reason;
-  return (unsigned) abi;
+  return (unsigned)abi;
 }
 
 /* ---- fitting a ruleset to an ABI ---------------------------------------------- */
@@ -126,8 +119,8 @@ ab_landlock_enforces (const struct ab_ll_ruleset *rs)
 }
 
 int
-ab_landlock_fit (const struct ab_ll_ruleset *want, unsigned abi, struct ab_ll_ruleset *out, struct ab_strv *dropped,
-                 ab_error_t *err)
+ab_landlock_fit (const struct ab_ll_ruleset *want, unsigned abi, struct ab_ll_ruleset *out,
+                 struct ab_strv *dropped, ab_error_t *err)
 {
   uint64_t lost[AB_LL_KIND__COUNT];
   bool any_lost = false, refer_allowed = false;
@@ -182,8 +175,9 @@ ab_landlock_fit (const struct ab_ll_ruleset *want, unsigned abi, struct ab_ll_ru
   /* ABI 1 cannot grant `refer`, and then refuses every rename or link that
      moves a file to another directory, beneath any rule. */
   if (abi == 1 && refer_allowed && out->handled[AB_LL_KIND_FS])
-    ab_strv_push (dropped, "landlock: ABI 1 refuses every rename or link into another directory (the `refer` right "
-                           "needs ABI 2)");
+    ab_strv_push (dropped,
+                  "landlock: ABI 1 refuses every rename or link into another directory (the `refer` right "
+                  "needs ABI 2)");
   return 0;
 }
 
@@ -203,7 +197,7 @@ add_path_rule (int ruleset, int rootfd, const struct ab_ll_rule *rule, ab_error_
   /* Beneath the pinned root, never by the process's own view of "/": a
      symlink of the rootfs cannot send a rule to the host, and a policy's
      own paths (nofollow) mean what they say or fail. */
-  fd = (int) syscall (SYS_openat2, rootfd, rule->path, &how, sizeof how);
+  fd = (int)syscall (SYS_openat2, rootfd, rule->path, &how, sizeof how);
   if (fd < 0)
     {
       if (rule->optional && errno == ENOENT)
@@ -243,7 +237,7 @@ ab_landlock_build (const struct ab_ll_ruleset *rs, unsigned abi, int rootfd, int
         return ab_error_set (err, errno, "landlock: open `/`");
       rootfd = own_root;
     }
-  fd = (int) syscall (SYS_landlock_create_ruleset, &attr, size, 0);
+  fd = (int)syscall (SYS_landlock_create_ruleset, &attr, size, 0);
   if (fd < 0)
     return ab_error_set (err, errno, "landlock_create_ruleset (ABI %u)", abi);
   for (size_t i = 0; i < rs->n_paths; i++)
@@ -253,7 +247,7 @@ ab_landlock_build (const struct ab_ll_ruleset *rs, unsigned abi, int rootfd, int
     {
       struct ll_net_port_attr pa = { .allowed_access = rs->ports[i].access, .port = rs->ports[i].port };
       if (syscall (SYS_landlock_add_rule, fd, LL_RULE_NET_PORT, &pa, 0) < 0)
-        return ab_error_set (err, errno, "landlock: landlock_add_rule port %u", (unsigned) rs->ports[i].port);
+        return ab_error_set (err, errno, "landlock: landlock_add_rule port %u", (unsigned)rs->ports[i].port);
     }
   if (fd < min_fd)
     {

@@ -32,8 +32,8 @@ struct ab_ll_rule
 /* A ruleset before it meets a kernel. */
 struct ab_ll_ruleset
 {
-  unsigned abi;      /* the ABI the rules were written for */
-  bool best_effort;  /* on an older kernel drop what it lacks (else refuse) */
+  unsigned abi;                        /* the ABI the rules were written for */
+  bool best_effort;                    /* on an older kernel drop what it lacks (else refuse) */
   uint64_t handled[AB_LL_KIND__COUNT]; /* handled fs, handled net, scoped */
   struct ab_ll_rule *paths;
   size_t n_paths;

@@ -52,7 +52,8 @@ masks_below (const struct ab_strv *masked, const char *dir)
    path's links (ours are opened without them: nofollow), and a link of
    /etc to /etc/shadow must not carry /etc's rights to the secret. */
 static void
-grant_except (struct ab_ll_ruleset *rs, const char *dir, uint64_t access, const struct ab_strv *masked, int depth)
+grant_except (struct ab_ll_ruleset *rs, const char *dir, uint64_t access, const struct ab_strv *masked,
+              int depth)
 {
   DIR *d;
   struct dirent *e;
@@ -85,8 +86,8 @@ grant_except (struct ab_ll_ruleset *rs, const char *dir, uint64_t access, const 
 static void
 host_rules (struct ab_ll_ruleset *rs, const struct ab_strv *masked)
 {
-  static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-                                      "/dev/tty" };
+  static const char *const devs[]
+      = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty" };
   size_t n;
   const char *const *view = ab_sandbox_host_view (&n);
 
@@ -193,9 +194,9 @@ map_cwd (const struct ab_spec *s, struct ab_sandbox_fallback *f, ab_error_t *err
   else
     f->cwd = xstrdup (cwd);
   if (stat (f->cwd, &st) < 0 || !S_ISDIR (st.st_mode))
-    return ab_error_setc (err, AB_EC_CONFIG, errno ? errno : ENOTDIR,
-                          "process.cwd: `%s` is no directory of this host (the fallback has no mount namespace)",
-                          f->cwd);
+    return ab_error_setc (
+        err, AB_EC_CONFIG, errno ? errno : ENOTDIR,
+        "process.cwd: `%s` is no directory of this host (the fallback has no mount namespace)", f->cwd);
   return 0;
 }
 
@@ -223,11 +224,12 @@ net_rules (const struct ab_spec *s, struct ab_ll_ruleset *rs, struct ab_strv *de
   if (any)
     rs->handled[AB_LL_KIND_NET] &= ~AB_LL_NET_CONNECT_TCP;
   ab_net_policy_free (&p);
-  ab_strv_push_owned (degraded,
-                      xasprintf ("network: no network namespace; landlock refuses TCP bind%s, by port only (it "
-                                 "knows no addresses); UDP, ICMP and Unix sockets are not governed",
-                                 any ? "" : rs->n_ports ? " and TCP connect but to the ports of dev.agentbox.net.allow"
-                                                        : " and every TCP connect"));
+  ab_strv_push_owned (
+      degraded, xasprintf ("network: no network namespace; landlock refuses TCP bind%s, by port only (it "
+                           "knows no addresses); UDP, ICMP and Unix sockets are not governed",
+                           any           ? ""
+                           : rs->n_ports ? " and TCP connect but to the ports of dev.agentbox.net.allow"
+                                         : " and every TCP connect"));
   if (ab_kvlist_get (&s->annotations, AB_ANNOT_NET_ALLOW_DOMAINS))
     ab_strv_push (degraded, "network: " AB_ANNOT_NET_ALLOW_DOMAINS ": no egress proxy without a network "
                             "namespace: the names are not reachable through it");
@@ -240,25 +242,28 @@ static void
 list_degraded (const struct ab_spec *s, const struct ab_sandbox_fallback *f, const char *refusal,
                struct ab_strv *d)
 {
-  ab_strv_push_owned (d, xasprintf ("namespaces: none (%s): the program shares the host's pid, mount, network, "
-                                    "ipc, uts, cgroup and time namespaces",
-                                    refusal));
+  ab_strv_push_owned (d,
+                      xasprintf ("namespaces: none (%s): the program shares the host's pid, mount, network, "
+                                 "ipc, uts, cgroup and time namespaces",
+                                 refusal));
   ab_strv_push_owned (d, xasprintf ("pid: the program sees the host's processes%s",
                                     f->landlock.handled[AB_LL_KIND_SCOPE] & AB_LL_SCOPE_SIGNAL
                                         ? "; landlock refuses it signals to those outside the sandbox"
                                         : " and may signal those of its own user (landlock ABI below 6)"));
-  ab_strv_push_owned (d, xasprintf ("mounts: none; the host's /usr, /etc, /bin, /sbin, /lib* are read-only "
-                                    "through landlock, linux.maskedPaths unreadable but below /proc (readable "
-                                    "whole); the workspace is `%s`, not %s; HOME and TMPDIR are in `%s`",
-                                    f->workspace, ws_destination (s), f->private_dir));
+  ab_strv_push_owned (d,
+                      xasprintf ("mounts: none; the host's /usr, /etc, /bin, /sbin, /lib* are read-only "
+                                 "through landlock, linux.maskedPaths unreadable but below /proc (readable "
+                                 "whole); the workspace is `%s`, not %s; HOME and TMPDIR are in `%s`",
+                                 f->workspace, ws_destination (s), f->private_dir));
   ab_strv_push (d, "cgroup: no memory, pids or CPU limit of its own; rlimits only (RLIMIT_NPROC counts every "
                    "process of the user); no cgroup statistics");
   ab_strv_push (d, "unix sockets: landlock does not govern connect(2) to a named socket the host's readable "
                    "directories show");
   if (s->process->user.uid != getuid ())
-    ab_strv_push_owned (d, xasprintf ("process.user: the program runs as uid %u (the caller), not %u of a user "
-                                      "namespace",
-                                      (unsigned) getuid (), (unsigned) s->process->user.uid));
+    ab_strv_push_owned (d,
+                        xasprintf ("process.user: the program runs as uid %u (the caller), not %u of a user "
+                                   "namespace",
+                                   (unsigned)getuid (), (unsigned)s->process->user.uid));
 }
 
 int
@@ -277,11 +282,12 @@ ab_sandbox_fallback (const struct ab_bundle *b, const char *refusal, struct ab_s
   memset (out, 0, sizeof *out);
   ab_set_step ("fallback");
   if (s->process == NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: process: required (the container has nothing to run)");
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: process: required (the container has nothing to run)");
   if (abi == 0)
     return ab_error_setc (err, AB_EC_SETUP, EOPNOTSUPP,
-                          "%s, and the fallback needs landlock, which is not available either: %s",
-                          refusal, why);
+                          "%s, and the fallback needs landlock, which is not available either: %s", refusal,
+                          why);
   if (s->workspace.mode == AB_WS_MODE_OVERLAY)
     return ab_error_setc (err, AB_EC_CONFIG, 0,
                           "config.json: annotations." AB_ANNOT_WS_MODE ": an overlay workspace needs a mount "
@@ -331,7 +337,7 @@ ab_sandbox_fallback (const struct ab_bundle *b, const char *refusal, struct ab_s
     .process = s->process,
     .nproc = l && l->resources && l->resources->pids_set && l->resources->pids_limit.set
                      && l->resources->pids_limit.v > 0
-                 ? (uint64_t) l->resources->pids_limit.v
+                 ? (uint64_t)l->resources->pids_limit.v
                  : 0,
     .seccomp = out->have_seccomp ? &out->seccomp : NULL,
     .landlock = &out->landlock,

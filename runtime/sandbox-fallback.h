@@ -29,15 +29,15 @@
 
 struct ab_sandbox_fallback
 {
-  struct ab_fallback run;       /* what runtime/fallback.h runs (points into this struct) */
+  struct ab_fallback run;        /* what runtime/fallback.h runs (points into this struct) */
   struct ab_ll_ruleset landlock; /* fitted to this kernel */
   struct ab_seccomp_prog seccomp;
   bool have_seccomp;
-  char *private_dir;            /* removed by ab_sandbox_fallback_free */
-  char *workspace;              /* the host directory */
+  char *private_dir; /* removed by ab_sandbox_fallback_free */
+  char *workspace;   /* the host directory */
   char *cwd;
   struct ab_strv env;
-  struct ab_strv degraded;      /* for the record */
+  struct ab_strv degraded; /* for the record */
 };
 
 /* Derive the fallback of bundle b (its config says what to run);

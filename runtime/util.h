@@ -206,4 +206,8 @@ void ab_close_all (int *fds, size_t n);
    errno; a name already gone is 0. */
 int ab_rm_tree_at (int dirfd, const char *name, int depth);
 
+/* The calling process runs under a seccomp filter (Seccomp: 2 in
+   /proc/self/status): for a message that names it as the refusal. */
+bool ab_seccomp_filtered (void);
+
 #endif

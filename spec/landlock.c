@@ -81,8 +81,8 @@ ab_ll_rights_text (int kind, uint64_t mask)
       r = right_by_bit (kind, 1ull << b);
       if (r == NULL)
         snprintf (other, sizeof other, "bit %d", b);
-      off += (size_t) snprintf (buf + off, off < sizeof buf ? sizeof buf - off : 0, "%s%s", off ? "," : "",
-                                r ? r->name : other);
+      off += (size_t)snprintf (buf + off, off < sizeof buf ? sizeof buf - off : 0, "%s%s", off ? "," : "",
+                               r ? r->name : other);
       if (off >= sizeof buf)
         break;
     }
@@ -118,8 +118,8 @@ rights_value (struct ab_jctx *c, struct ab_json *v, int kind, unsigned abi, uint
         {
           _cleanup_free_ char *extra = ab_ll_rights_text (kind, m & ~known);
           return ab_jerr (c, "%s rights of landlock ABI %u are %#llx; %#llx (%s) is not among them",
-                          ab_ll_kind_name (kind), abi, (unsigned long long) known, (unsigned long long) (m & ~known),
-                          extra);
+                          ab_ll_kind_name (kind), abi, (unsigned long long)known,
+                          (unsigned long long)(m & ~known), extra);
         }
       *out = m;
       return 0;
@@ -140,7 +140,8 @@ rights_value (struct ab_jctx *c, struct ab_json *v, int kind, unsigned abi, uint
       if (r == NULL || r->kind != kind)
         return ab_jerr (c, "\"%s\" is not a landlock %s right", e->u.str.s, ab_ll_kind_name (kind));
       if (r->abi > abi)
-        return ab_jerr (c, "\"%s\" needs landlock ABI %u, but the policy says \"abi\": %u", r->name, r->abi, abi);
+        return ab_jerr (c, "\"%s\" needs landlock ABI %u, but the policy says \"abi\": %u", r->name, r->abi,
+                        abi);
       *out |= r->bit;
       ab_jpop (c, mark);
     }
@@ -187,70 +188,69 @@ allowed_member (struct ab_jctx *c, struct ab_json *rule, int kind, const struct 
   return 0;
 }
 
-static int
-path_rules (struct ab_jctx *c, struct ab_json *arr, struct ab_landlock_policy *p)
-{
-  for (size_t i = 0; i < arr->u.arr.n; i++)
-    {
-      size_t mark = ab_jpush_index (c, i), pm;
-      struct ab_json *rule = arr->u.arr.items[i], *paths;
-      _cleanup_strv_ struct ab_strv v = { 0 };
-      uint64_t access;
+/* One element of a rule's list ("paths", "ports"), added with the rule's
+   rights. */
+typedef int (*rule_item_fn) (struct ab_jctx *c, struct ab_json *v, uint64_t access,
+                             struct ab_landlock_policy *p);
 
-      if (rule->type != AB_J_OBJECT)
-        return ab_jerr (c, "must be an object, not %s", ab_jtype_name (rule->type));
-      if (allowed_member (c, rule, AB_LL_KIND_FS, p, &access) < 0)
-        return -1;
-      if (ab_jenter (c, rule, "paths", AB_J_ARRAY, AB_REQUIRED, &paths, &pm) < 0
-          || ab_jval_strv (c, paths, &v) < 0)
-        return -1;
-      if (v.n == 0)
-        return ab_jerr (c, "empty: a rule grants its rights beneath at least one path");
-      for (size_t k = 0; k < v.n; k++)
-        {
-          size_t km = ab_jpush_index (c, k);
-          /* Resolved beneath the container's root without symlinks
-             (runtime/landlock.c): a clean absolute path, as written. */
-          if (!ab_path_is_clean_absolute (v.v[k]))
-            return ab_jerr (c, "\"%s\" is not a clean absolute path", v.v[k]);
-          ab_jpop (c, km);
-          p->paths = xreallocarray (p->paths, p->n_paths + 1, sizeof *p->paths);
-          p->paths[p->n_paths++] = (struct ab_ll_path_rule){ .path = xstrdup (v.v[k]), .access = access };
-        }
-      ab_jpop (c, pm);
-      ab_jpop (c, mark);
+static int
+add_path (struct ab_jctx *c, struct ab_json *v, uint64_t access, struct ab_landlock_policy *p)
+{
+  char *path = NULL;
+
+  if (ab_jval_str (c, v, &path) < 0)
+    return -1;
+  /* Resolved beneath the container's root without symlinks
+     (runtime/landlock.c): a clean absolute path, as written. */
+  if (!ab_path_is_clean_absolute (path))
+    {
+      ab_jerr (c, "\"%s\" is not a clean absolute path", path);
+      free (path);
+      return -1;
     }
+  p->paths = xreallocarray (p->paths, p->n_paths + 1, sizeof *p->paths);
+  p->paths[p->n_paths++] = (struct ab_ll_path_rule){ .path = path, .access = access };
   return 0;
 }
 
 static int
-port_rules (struct ab_jctx *c, struct ab_json *arr, struct ab_landlock_policy *p)
+add_port (struct ab_jctx *c, struct ab_json *v, uint64_t access, struct ab_landlock_policy *p)
+{
+  uint64_t port;
+
+  if (ab_jval_u64 (c, v, 65535, &port) < 0)
+    return -1;
+  p->ports = xreallocarray (p->ports, p->n_ports + 1, sizeof *p->ports);
+  p->ports[p->n_ports++] = (struct ab_ll_port_rule){ .port = (uint16_t)port, .access = access };
+  return 0;
+}
+
+/* pathBeneath or netPort: objects with allowedAccess and a list. */
+static int
+rules (struct ab_jctx *c, struct ab_json *arr, int kind, const char *list, const char *what, rule_item_fn add,
+       struct ab_landlock_policy *p)
 {
   for (size_t i = 0; i < arr->u.arr.n; i++)
     {
-      size_t mark = ab_jpush_index (c, i), pm;
-      struct ab_json *rule = arr->u.arr.items[i], *ports;
+      size_t mark = ab_jpush_index (c, i), lm;
+      struct ab_json *rule = arr->u.arr.items[i], *items;
       uint64_t access;
 
       if (rule->type != AB_J_OBJECT)
         return ab_jerr (c, "must be an object, not %s", ab_jtype_name (rule->type));
-      if (allowed_member (c, rule, AB_LL_KIND_NET, p, &access) < 0)
+      if (allowed_member (c, rule, kind, p, &access) < 0
+          || ab_jenter (c, rule, list, AB_J_ARRAY, AB_REQUIRED, &items, &lm) < 0)
         return -1;
-      if (ab_jenter (c, rule, "ports", AB_J_ARRAY, AB_REQUIRED, &ports, &pm) < 0)
-        return -1;
-      if (ports->u.arr.n == 0)
-        return ab_jerr (c, "empty: a rule grants its rights on at least one port");
-      for (size_t k = 0; k < ports->u.arr.n; k++)
+      if (items->u.arr.n == 0)
+        return ab_jerr (c, "empty: a rule grants its rights %s", what);
+      for (size_t k = 0; k < items->u.arr.n; k++)
         {
           size_t km = ab_jpush_index (c, k);
-          uint64_t port;
-          if (ab_jval_u64 (c, ports->u.arr.items[k], 65535, &port) < 0)
+          if (add (c, items->u.arr.items[k], access, p) < 0)
             return -1;
           ab_jpop (c, km);
-          p->ports = xreallocarray (p->ports, p->n_ports + 1, sizeof *p->ports);
-          p->ports[p->n_ports++] = (struct ab_ll_port_rule){ .port = (uint16_t) port, .access = access };
         }
-      ab_jpop (c, pm);
+      ab_jpop (c, lm);
       ab_jpop (c, mark);
     }
   return 0;
@@ -287,14 +287,14 @@ parse_object (struct ab_jctx *c, struct ab_json *root, struct ab_landlock_policy
   if (abi < 1 || abi > AB_LL_ABI_MAX)
     {
       mark = ab_jpush_key (c, "abi");
-      return ab_jerr (c, "%llu: agentbox knows landlock ABI 1 to %d", (unsigned long long) abi, AB_LL_ABI_MAX);
+      return ab_jerr (c, "%llu: agentbox knows landlock ABI 1 to %d", (unsigned long long)abi, AB_LL_ABI_MAX);
     }
-  p->abi = (unsigned) abi;
+  p->abi = (unsigned)abi;
   p->best_effort = true;
   if (ab_jget_bool (c, root, "auto", AB_OPTIONAL, &p->with_auto) < 0
       || ab_jget_bool (c, root, "bestEffort", AB_OPTIONAL, &p->best_effort) < 0
-      || rights_member (c, root, "handledAccessFs", AB_LL_KIND_FS, p->abi, ab_ll_known (AB_LL_KIND_FS, p->abi),
-                        &p->handled[AB_LL_KIND_FS])
+      || rights_member (c, root, "handledAccessFs", AB_LL_KIND_FS, p->abi,
+                        ab_ll_known (AB_LL_KIND_FS, p->abi), &p->handled[AB_LL_KIND_FS])
              < 0
       || rights_member (c, root, "handledAccessNet", AB_LL_KIND_NET, p->abi,
                         ab_ll_known (AB_LL_KIND_NET, p->abi), &p->handled[AB_LL_KIND_NET])
@@ -302,12 +302,13 @@ parse_object (struct ab_jctx *c, struct ab_json *root, struct ab_landlock_policy
       || rights_member (c, root, "scoped", AB_LL_KIND_SCOPE, p->abi, 0, &p->handled[AB_LL_KIND_SCOPE]) < 0)
     return -1;
   r = ab_jenter (c, root, "pathBeneath", AB_J_ARRAY, AB_OPTIONAL, &arr, &mark);
-  if (r < 0 || (r > 0 && (path_rules (c, arr, p) < 0)))
+  if (r < 0
+      || (r > 0 && rules (c, arr, AB_LL_KIND_FS, "paths", "beneath at least one path", add_path, p) < 0))
     return -1;
   if (r > 0)
     ab_jpop (c, mark);
   r = ab_jenter (c, root, "netPort", AB_J_ARRAY, AB_OPTIONAL, &arr, &mark);
-  if (r < 0 || (r > 0 && (port_rules (c, arr, p) < 0)))
+  if (r < 0 || (r > 0 && rules (c, arr, AB_LL_KIND_NET, "ports", "on at least one port", add_port, p) < 0))
     return -1;
   if (r > 0)
     ab_jpop (c, mark);
@@ -315,7 +316,8 @@ parse_object (struct ab_jctx *c, struct ab_json *root, struct ab_landlock_policy
 }
 
 int
-ab_landlock_policy_parse (const char *value, const char *where, struct ab_landlock_policy *out, ab_error_t *err)
+ab_landlock_policy_parse (const char *value, const char *where, struct ab_landlock_policy *out,
+                          ab_error_t *err)
 {
   _cleanup_json_ struct ab_json *root = NULL;
   struct ab_jctx c;
@@ -332,8 +334,9 @@ ab_landlock_policy_parse (const char *value, const char *where, struct ab_landlo
       return 0;
     }
   if (value[strspn (value, " \t\r\n")] != '{')
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s: must be \"off\", \"auto\" or a JSON policy object, not \"%.64s\"",
-                          where, value);
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "%s: must be \"off\", \"auto\" or a JSON policy object, not \"%.64s\"", where,
+                          value);
   root = ab_json_parse (value, strlen (value), &ab_json_config_limits, where, err);
   if (root == NULL)
     return -1;
@@ -346,7 +349,8 @@ ab_landlock_policy_parse (const char *value, const char *where, struct ab_landlo
     }
   /* What the kernel itself would refuse (landlock_create_ruleset: EINVAL
      for an empty ruleset, ENOMSG for nothing handled). */
-  if (out->handled[AB_LL_KIND_FS] == 0 && out->handled[AB_LL_KIND_NET] == 0 && out->handled[AB_LL_KIND_SCOPE] == 0)
+  if (out->handled[AB_LL_KIND_FS] == 0 && out->handled[AB_LL_KIND_NET] == 0
+      && out->handled[AB_LL_KIND_SCOPE] == 0)
     {
       ab_landlock_policy_free (out);
       return ab_jerr (&c, "handles no right: the ruleset would restrict nothing (say \"off\")");

@@ -47,16 +47,16 @@
 #define AB_LL_FS_MAKE_FIFO (1ull << 10)
 #define AB_LL_FS_MAKE_BLOCK (1ull << 11)
 #define AB_LL_FS_MAKE_SYM (1ull << 12)
-#define AB_LL_FS_REFER (1ull << 13)    /* ABI 2 */
-#define AB_LL_FS_TRUNCATE (1ull << 14) /* ABI 3 */
-#define AB_LL_FS_IOCTL_DEV (1ull << 15) /* ABI 5 */
-#define AB_LL_NET_BIND_TCP (1ull << 0)    /* ABI 4 */
-#define AB_LL_NET_CONNECT_TCP (1ull << 1) /* ABI 4 */
+#define AB_LL_FS_REFER (1ull << 13)                  /* ABI 2 */
+#define AB_LL_FS_TRUNCATE (1ull << 14)               /* ABI 3 */
+#define AB_LL_FS_IOCTL_DEV (1ull << 15)              /* ABI 5 */
+#define AB_LL_NET_BIND_TCP (1ull << 0)               /* ABI 4 */
+#define AB_LL_NET_CONNECT_TCP (1ull << 1)            /* ABI 4 */
 #define AB_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ull << 0) /* ABI 6 */
 #define AB_LL_SCOPE_SIGNAL (1ull << 1)               /* ABI 6 */
 
 /* The rights a rule on a file (not a directory) may carry. */
-#define AB_LL_FS_FILE_RIGHTS                                                                                       \
+#define AB_LL_FS_FILE_RIGHTS                                                                                 \
   (AB_LL_FS_EXECUTE | AB_LL_FS_WRITE_FILE | AB_LL_FS_READ_FILE | AB_LL_FS_TRUNCATE | AB_LL_FS_IOCTL_DEV)
 
 enum ab_ll_kind
@@ -72,7 +72,7 @@ struct ab_ll_right
   const char *name; /* "read_file" */
   int kind;         /* enum ab_ll_kind */
   uint64_t bit;
-  unsigned abi;     /* the first ABI that has it */
+  unsigned abi; /* the first ABI that has it */
 };
 
 /* The table, in bit order per kind; *n gets its length. */
@@ -107,10 +107,10 @@ struct ab_ll_port_rule
 /* dev.agentbox.landlock, typed. */
 struct ab_landlock_policy
 {
-  int mode;             /* enum ab_ll_mode */
-  unsigned abi;         /* POLICY: the ABI it was written for */
-  bool with_auto;       /* POLICY: the derived rules as well ("auto": true) */
-  bool best_effort;     /* POLICY: on an older kernel, drop what it lacks (else refuse) */
+  int mode;                            /* enum ab_ll_mode */
+  unsigned abi;                        /* POLICY: the ABI it was written for */
+  bool with_auto;                      /* POLICY: the derived rules as well ("auto": true) */
+  bool best_effort;                    /* POLICY: on an older kernel, drop what it lacks (else refuse) */
   uint64_t handled[AB_LL_KIND__COUNT]; /* POLICY: handled rights per kind (scoped for AB_LL_KIND_SCOPE) */
   struct ab_ll_path_rule *paths;
   size_t n_paths;

@@ -58,10 +58,11 @@ test_parse (void)
   ok (p.best_effort && !p.with_auto, "... best effort, without the auto rules, by default");
   ab_landlock_policy_free (&p);
 
-  ok (ab_landlock_policy_parse ("{\"abi\":4,\"handledAccessFs\":12,\"handledAccessNet\":[\"connect_tcp\"],"
-                                "\"netPort\":[{\"ports\":[443,8080],\"allowedAccess\":2}],\"bestEffort\":false,"
-                                "\"auto\":true}",
-                                "A", &p, &err)
+  ok (ab_landlock_policy_parse (
+          "{\"abi\":4,\"handledAccessFs\":12,\"handledAccessNet\":[\"connect_tcp\"],"
+          "\"netPort\":[{\"ports\":[443,8080],\"allowedAccess\":2}],\"bestEffort\":false,"
+          "\"auto\":true}",
+          "A", &p, &err)
           == 0,
       "numeric rights (the kernel's encoding) and network rules parse: %s", err.msg);
   ok (p.handled[AB_LL_KIND_FS] == 12 && p.handled[AB_LL_KIND_NET] == AB_LL_NET_CONNECT_TCP && p.n_ports == 2
@@ -73,12 +74,14 @@ test_parse (void)
           "A: pathBeneath[0].allowedAccess[0]: \"read_fle\" is not a landlock filesystem right",
           "an unknown right is named with its JSON path");
   is_str (parse_err ("{\"abi\":3,\"pathBeneath\":[{\"paths\":[\"/\"],\"allowedAccess\":[\"ioctl_dev\"]}]}"),
-          "A: pathBeneath[0].allowedAccess[0]: \"ioctl_dev\" needs landlock ABI 5, but the policy says \"abi\": 3",
+          "A: pathBeneath[0].allowedAccess[0]: \"ioctl_dev\" needs landlock ABI 5, but the policy says "
+          "\"abi\": 3",
           "a right newer than the policy's ABI is refused");
-  is_str (parse_err ("{\"abi\":2,\"pathBeneath\":[{\"paths\":[\"/\"],\"allowedAccess\":16384}]}"),
-          "A: pathBeneath[0].allowedAccess: filesystem rights of landlock ABI 2 are 0x3fff; 0x4000 (truncate) is "
-          "not among them",
-          "a numeric right beyond the ABI is refused, by name");
+  is_str (
+      parse_err ("{\"abi\":2,\"pathBeneath\":[{\"paths\":[\"/\"],\"allowedAccess\":16384}]}"),
+      "A: pathBeneath[0].allowedAccess: filesystem rights of landlock ABI 2 are 0x3fff; 0x4000 (truncate) is "
+      "not among them",
+      "a numeric right beyond the ABI is refused, by name");
   is_str (parse_err ("{\"abi\":3,\"handledAccessFs\":[\"read_file\"],\"pathBeneath\":[{\"paths\":[\"/\"],"
                      "\"allowedAccess\":[\"read_file\",\"write_file\"]}]}"),
           "A: pathBeneath[0].allowedAccess: write_file: not in the ruleset's handled filesystem rights",
@@ -86,22 +89,28 @@ test_parse (void)
   is_str (parse_err ("{\"abi\":3,\"pathBeneath\":[{\"paths\":[\"/\"]}]}"),
           "A: pathBeneath[0].allowedAccess: required", "a rule without rights is refused");
   is_str (parse_err ("{\"abi\":3,\"pathBeneath\":[{\"paths\":[\"/usr/../etc\"],\"allowedAccess\":1}]}"),
-          "A: pathBeneath[0].paths[0]: \"/usr/../etc\" is not a clean absolute path", "a path with .. is refused");
+          "A: pathBeneath[0].paths[0]: \"/usr/../etc\" is not a clean absolute path",
+          "a path with .. is refused");
   is_str (parse_err ("{\"abi\":3,\"pathBeneath\":[{\"paths\":[],\"allowedAccess\":1}]}"),
-          "A: pathBeneath[0].paths: empty: a rule grants its rights beneath at least one path", "an empty path list");
+          "A: pathBeneath[0].paths: empty: a rule grants its rights beneath at least one path",
+          "an empty path list");
   is_str (parse_err ("{\"abi\":4,\"netPort\":[{\"ports\":[70000],\"allowedAccess\":[\"bind_tcp\"]}]}"),
           "A: netPort[0].ports[0]: 70000 is out of range (maximum 65535)", "a port above 65535");
-  is_str (parse_err ("{\"abi\":3,\"netPort\":[{\"ports\":[80],\"allowedAccess\":[\"connect_tcp\"]}]}"),
-          "A: netPort[0].allowedAccess[0]: \"connect_tcp\" needs landlock ABI 4, but the policy says \"abi\": 3",
-          "network rights on ABI 3 are refused") ;
+  is_str (
+      parse_err ("{\"abi\":3,\"netPort\":[{\"ports\":[80],\"allowedAccess\":[\"connect_tcp\"]}]}"),
+      "A: netPort[0].allowedAccess[0]: \"connect_tcp\" needs landlock ABI 4, but the policy says \"abi\": 3",
+      "network rights on ABI 3 are refused");
   is_str (parse_err ("{\"abi\":8}"), "A: abi: 8: agentbox knows landlock ABI 1 to 7", "an unknown ABI");
-  is_str (parse_err ("{\"pathBeneath\":[]}"), "A: abi: required", "the ABI is required (the policy's version)");
+  is_str (parse_err ("{\"pathBeneath\":[]}"), "A: abi: required",
+          "the ABI is required (the policy's version)");
   is_str (parse_err ("{\"abi\":3,\"pathBenaeth\":[]}"), "A: pathBenaeth: unknown member",
           "a misspelt member is refused, not ignored");
   is_str (parse_err ("{\"abi\":3,\"handledAccessFs\":0}"),
-          "A: handles no right: the ruleset would restrict nothing (say \"off\")", "a ruleset that handles nothing");
+          "A: handles no right: the ruleset would restrict nothing (say \"off\")",
+          "a ruleset that handles nothing");
   is_str (parse_err ("no"), "A: must be \"off\", \"auto\" or a JSON policy object, not \"no\"", "a word");
-  is_str (parse_err ("{\"abi\":3,"), "A: invalid JSON near byte 1: parse error: premature EOF", "broken JSON is named");
+  is_str (parse_err ("{\"abi\":3,"), "A: invalid JSON near byte 1: parse error: premature EOF",
+          "broken JSON is named");
 }
 
 /* ---- the table and the fit ------------------------------------------------------ */
@@ -112,11 +121,12 @@ test_table (void)
   static const uint64_t fs[] = { 0, 0x1fff, 0x3fff, 0x7fff, 0x7fff, 0xffff, 0xffff, 0xffff };
   for (unsigned abi = 0; abi <= AB_LL_ABI_MAX; abi++)
     ok (ab_ll_known (AB_LL_KIND_FS, abi) == fs[abi], "ABI %u knows filesystem rights %#llx", abi,
-        (unsigned long long) fs[abi]);
+        (unsigned long long)fs[abi]);
   ok (ab_ll_known (AB_LL_KIND_NET, 3) == 0 && ab_ll_known (AB_LL_KIND_NET, 4) == 3, "network rights: ABI 4");
   ok (ab_ll_known (AB_LL_KIND_SCOPE, 5) == 0 && ab_ll_known (AB_LL_KIND_SCOPE, 6) == 3, "scopes: ABI 6");
   {
-    _cleanup_free_ char *t = ab_ll_rights_text (AB_LL_KIND_FS, AB_LL_FS_EXECUTE | AB_LL_FS_TRUNCATE | (1ull << 40));
+    _cleanup_free_ char *t
+        = ab_ll_rights_text (AB_LL_KIND_FS, AB_LL_FS_EXECUTE | AB_LL_FS_TRUNCATE | (1ull << 40));
     is_str (t, "execute,truncate,bit 40", "rights are written by name");
   }
 }
@@ -150,22 +160,26 @@ test_fit (void)
   ab_ll_ruleset_free (&fit);
 
   ok (ab_landlock_fit (&want, 3, &fit, &dropped, &err) == 0, "ABI 3: best effort");
-  ok (fit.handled[AB_LL_KIND_FS] == 0x7fff && fit.handled[AB_LL_KIND_NET] == 0 && fit.handled[AB_LL_KIND_SCOPE] == 0,
+  ok (fit.handled[AB_LL_KIND_FS] == 0x7fff && fit.handled[AB_LL_KIND_NET] == 0
+          && fit.handled[AB_LL_KIND_SCOPE] == 0,
       "... handles what ABI 3 knows");
   is_int (fit.n_paths, 2, "... a rule left with no right (ioctl_dev on /dev) is dropped");
   is_int (fit.n_ports, 0, "... and the port rules");
   is_int (dropped.n, 4, "... each right given up is one degraded line");
-  is_str (dropped.v[0], "landlock: filesystem right `ioctl_dev` (ABI 5) is not restricted: this kernel has landlock ABI 3",
+  is_str (dropped.v[0],
+          "landlock: filesystem right `ioctl_dev` (ABI 5) is not restricted: this kernel has landlock ABI 3",
           "... naming the right, its ABI and the kernel's");
-  is_str (dropped.v[3], "landlock: scope right `signal` (ABI 6) is not restricted: this kernel has landlock ABI 3",
+  is_str (dropped.v[3],
+          "landlock: scope right `signal` (ABI 6) is not restricted: this kernel has landlock ABI 3",
           "... scopes too");
   ab_ll_ruleset_free (&fit);
   ab_strv_free (&dropped);
 
   ok (ab_landlock_fit (&want, 1, &fit, &dropped, &err) == 0, "ABI 1");
-  is_str (dropped.v[dropped.n - 1],
-          "landlock: ABI 1 refuses every rename or link into another directory (the `refer` right needs ABI 2)",
-          "... says what the missing `refer` does");
+  is_str (
+      dropped.v[dropped.n - 1],
+      "landlock: ABI 1 refuses every rename or link into another directory (the `refer` right needs ABI 2)",
+      "... says what the missing `refer` does");
   ab_ll_ruleset_free (&fit);
   ab_strv_free (&dropped);
 
@@ -177,8 +191,9 @@ test_fit (void)
 
   want.best_effort = false;
   ok (ab_landlock_fit (&want, 4, &fit, &dropped, &err) < 0
-          && strcmp (err.msg, "\"bestEffort\" is false, and this kernel's landlock ABI 4 lacks filesystem ioctl_dev, "
-                              "network none, scope signal: Operation not supported")
+          && strcmp (err.msg,
+                     "\"bestEffort\" is false, and this kernel's landlock ABI 4 lacks filesystem ioctl_dev, "
+                     "network none, scope signal: Operation not supported")
                  == 0,
       "a strict policy the kernel cannot honour is refused, naming what it lacks: %s", err.msg);
   ab_ll_ruleset_free (&want);
@@ -202,14 +217,17 @@ spec_with (const char *landlock, bool ro_root)
         q[n++] = '\\';
       q[n++] = *p;
     }
-  json = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\",\"readonly\":%s},"
-                    "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]},"
-                    "\"mounts\":[{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv\",\"options\":[\"rbind\",\"rw\"]},"
-                    "{\"destination\":\"/usr\",\"type\":\"bind\",\"source\":\"/usr\",\"options\":[\"rbind\",\"rro\"]},"
-                    "{\"destination\":\"/tmp\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"noexec\"]},"
-                    "{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/data\",\"options\":[\"remount\",\"bind\",\"ro\"]}],"
-                    "\"annotations\":{\"dev.agentbox.landlock\":\"%s\"}}",
-                    ro_root ? "true" : "false", q);
+  json = xasprintf (
+      "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\",\"readonly\":%s},"
+      "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]},"
+      "\"mounts\":[{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/"
+      "srv\",\"options\":[\"rbind\",\"rw\"]},"
+      "{\"destination\":\"/usr\",\"type\":\"bind\",\"source\":\"/usr\",\"options\":[\"rbind\",\"rro\"]},"
+      "{\"destination\":\"/tmp\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"noexec\"]},"
+      "{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/"
+      "data\",\"options\":[\"remount\",\"bind\",\"ro\"]}],"
+      "\"annotations\":{\"dev.agentbox.landlock\":\"%s\"}}",
+      ro_root ? "true" : "false", q);
   s = ab_spec_parse (json, strlen (json), &err);
   if (s == NULL)
     printf ("# %s\n", err.msg);
@@ -256,14 +274,16 @@ test_rules (void)
 
   net.connect_any = true;
   ab_landlock_rules (s, s->mounts, s->n_mounts, &net, &rs);
-  ok (rs.handled[AB_LL_KIND_NET] == AB_LL_NET_BIND_TCP, "an allowed destination on every port: connect unhandled");
+  ok (rs.handled[AB_LL_KIND_NET] == AB_LL_NET_BIND_TCP,
+      "an allowed destination on every port: connect unhandled");
   ab_ll_ruleset_free (&rs);
   ab_landlock_rules (s, s->mounts, s->n_mounts, NULL, &rs);
   is_int (rs.handled[AB_LL_KIND_NET], 0, "no wall of ours: no network rule (the config chose that network)");
   ab_ll_ruleset_free (&rs);
   ab_spec_free (s);
 
-  s = spec_with ("{\"abi\":2,\"auto\":true,\"pathBeneath\":[{\"paths\":[\"/data\"],\"allowedAccess\":[\"write_file\"]}]}",
+  s = spec_with ("{\"abi\":2,\"auto\":true,\"pathBeneath\":[{\"paths\":[\"/"
+                 "data\"],\"allowedAccess\":[\"write_file\"]}]}",
                  false);
   ok (s != NULL, "a policy with \"auto\": true parses");
   if (s == NULL)
@@ -319,11 +339,11 @@ write_file (void *path)
 static int
 connect_port (void *port)
 {
-  struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons (*(uint16_t *) port) };
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons (*(uint16_t *)port) };
   int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
   a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-  if (connect (fd, (struct sockaddr *) &a, sizeof a) == 0)
+  if (connect (fd, (struct sockaddr *)&a, sizeof a) == 0)
     return 0;
   return errno == EACCES ? 13 : 1;
 }
@@ -336,8 +356,8 @@ listener (uint16_t *port)
   int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
   a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-  if (fd < 0 || bind (fd, (struct sockaddr *) &a, sizeof a) < 0 || listen (fd, 4) < 0
-      || getsockname (fd, (struct sockaddr *) &a, &len) < 0)
+  if (fd < 0 || bind (fd, (struct sockaddr *)&a, sizeof a) < 0 || listen (fd, 4) < 0
+      || getsockname (fd, (struct sockaddr *)&a, &len) < 0)
     return -1;
   *port = ntohs (a.sin_port);
   return fd;
@@ -391,7 +411,8 @@ test_mechanism (void)
   ab_ll_ruleset_add_path (&want, "/nonexistent-ab", AB_LL_AUTO_RW, true, false, "pathBeneath");
   ab_landlock_fit (&want, abi, &rs, &dropped, &err);
   ok (ab_landlock_build (&rs, abi, -1, 3, &err) < 0
-          && strcmp (err.msg, "landlock: pathBeneath: open `/nonexistent-ab`: No such file or directory") == 0,
+          && strcmp (err.msg, "landlock: pathBeneath: open `/nonexistent-ab`: No such file or directory")
+                 == 0,
       "a missing path of a policy is an error naming it: %s", err.msg);
   ab_ll_ruleset_free (&rs);
   {
@@ -399,7 +420,8 @@ test_mechanism (void)
     ab_landlock_fit (&want, abi, &rs, &dropped, &err);
     rs.paths[rs.n_paths - 1].optional = true;
     fd = ab_landlock_build (&rs, abi, -1, 50, &err);
-    ok (fd >= 50 && (fcntl (fd, F_GETFD) & FD_CLOEXEC), "the ruleset fd is close-on-exec, at or above min_fd (%d)", fd);
+    ok (fd >= 50 && (fcntl (fd, F_GETFD) & FD_CLOEXEC),
+        "the ruleset fd is close-on-exec, at or above min_fd (%d)", fd);
     if (fd >= 0)
       close (fd);
     ab_ll_ruleset_free (&rs);
