@@ -151,7 +151,7 @@ load_bundle (struct ab_run_cli *cli, struct ab_bundle **bundle, ab_error_t *err)
 static bool
 namespaces_unusable (const ab_error_t *err)
 {
-  static const int errnos[] = { EPERM, EACCES, EROFS, ENOSPC, ENOSYS, EINVAL, EOPNOTSUPP };
+  static const int errnos[] = { EPERM, EACCES, EROFS, ENOSPC, ENOSYS, EOPNOTSUPP };
 
   if (err->cls != AB_EC_SETUP && err->cls != AB_EC_RESOURCE)
     return false;

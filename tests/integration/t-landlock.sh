@@ -75,6 +75,10 @@ make_bundle "$T/b-bad2" "$(policy '{"abi":4,"netPort":[{"ports":[80],"allowedAcc
 like "$(rt validate --bundle "$T/b-bad2" 2>&1)" 'netPort\[0\]\.allowedAccess: connect_tcp: not in the ruleset.s handled network rights' \
   "a rule allowing a right the ruleset does not handle is refused (the kernel's EINVAL)"
 
+make_bundle "$T/b-bad3" 'annotations={"dev.agentbox.fallback":"yes"}'
+is "$(rt validate --bundle "$T/b-bad3" 2>&1)" 'agentbox: config.json: annotations.dev.agentbox.fallback: must be "landlock" or "none", not "yes"' \
+  "a malformed dev.agentbox.fallback is refused, naming it"
+
 # ---- TCP: refused in the kernel where the wall would pass it ---------------------------------
 
 cat >"$T/ws/tcp.py" <<'EOF'
