@@ -30,6 +30,7 @@
 #include "audit/audit.h"
 #include "netns/egress.h"
 #include "netns/netns.h"
+#include "runtime/plan/plan.h"
 #include "spec/model.h"
 
 /* ---- seccomp reachability (seccomp-eval.c) -------------------------------- */
@@ -109,10 +110,11 @@ struct ab_audit_facts
   bool pids_limited, mem_limited, cpu_limited;
   bool own_netns;           /* a network namespace agentbox creates */
   bool wall;                /* agentbox installs the nftables wall */
-  struct ab_net_policy net; /* dev.agentbox.net.allow */
-  struct ab_egress_policy egress;
-  char *net_error; /* why the network annotations do not parse, or NULL */
+  struct ab_net_policy net;       /* dev.agentbox.net.allow (the plan's; not owned) */
+  struct ab_egress_policy egress; /* the domain policy create would enforce (the plan's; not owned) */
+  const char *net_error;          /* why the network annotations do not parse, or NULL */
   char *rootfs;    /* root.path made absolute against the bundle, or NULL */
+  struct ab_plan *plan; /* owned */
 };
 
 struct ab_audit_ctx
@@ -121,6 +123,7 @@ struct ab_audit_ctx
   const struct ab_linux *l; /* NULL when the config has no linux object */
   const char *bundle_dir;   /* canonical, or NULL */
   struct ab_audit_report *r;
+  const struct ab_plan *p;  /* what create would do: the plan of the config (facts.c builds it) */
   struct ab_audit_facts f;
 };
 
@@ -163,18 +166,12 @@ void ab_audit_find (struct ab_audit_ctx *a, const char *id, const char *path, co
 /* The same at another severity (say why in the detail). */
 void ab_audit_find_sev (struct ab_audit_ctx *a, const char *id, int severity, const char *path,
                         const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
-void ab_audit_report_add_finding (struct ab_audit_report *r, const char *id, int severity, const char *path,
-                                  const char *detail);
-struct ab_audit_line *ab_audit_report_add_line (struct ab_audit_report *r, int section, const char *name,
-                                                const char *path, unsigned flags, const char *mechanism);
 /* Stable order: lines by section (document order within), findings by
    severity (high first), then id, then path. */
 void ab_audit_report_sort (struct ab_audit_report *r);
 /* The finished JSON document of g, one trailing newline (render-json.c). */
 struct ab_gen;
 char *ab_audit_gen_document (struct ab_gen *g);
-/* printf into a fresh string. */
-char *ab_audit_vfmt (const char *fmt, va_list ap);
 
 /* ---- the passes ------------------------------------------------------------- */
 
@@ -186,8 +183,6 @@ void ab_audit_rules_ns (struct ab_audit_ctx *a);
 void ab_audit_rules_fs (struct ab_audit_ctx *a);
 void ab_audit_rules_priv (struct ab_audit_ctx *a);
 
-/* Run every pass over a parsed spec; the report gets the lines and findings. */
-void ab_audit_spec (const struct ab_spec *s, const char *bundle_dir, struct ab_audit_report *r);
 /* The facts, the maps and the rules over a, in pipeline order; the caller
    frees a->f. */
 void ab_audit_passes (struct ab_audit_ctx *a);
@@ -203,7 +198,6 @@ struct ab_live
   struct ab_audit_ctx *a; /* the static audit of the stored config */
   bool own_netns;         /* from the state */
 };
-void ab_live_process (struct ab_live *lv); /* caps, no_new_privs, seccomp, namespaces, id maps */
 void ab_live_mounts (struct ab_live *lv);  /* mountinfo: flags, propagation, masks, extra mounts */
 void ab_live_cgroups (struct ab_live *lv); /* pids, memory, cpu limits */
 void ab_live_nft (struct ab_live *lv);     /* the agentbox table in the container's netns */

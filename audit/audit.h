@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 enum ab_audit_severity
 {
@@ -34,7 +34,7 @@ const char *ab_audit_severity_name (int sev);       /* "low", "medium", "high" *
 int ab_audit_severity_from_name (const char *name); /* -1 when unknown */
 
 /* The sections of the mechanism map, in the order agentbox applies them
-   (runtime/create.c and runtime/child.c). */
+   (runtime/lifecycle/create.c and runtime/child.c). */
 enum ab_audit_section
 {
   AB_AUDIT_S_CGROUPS,    /* created and limited before clone3(CLONE_INTO_CGROUP) */

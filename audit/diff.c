@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 static char *
 key_of (const struct ab_audit_line *l)

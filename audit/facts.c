@@ -15,9 +15,10 @@
 
 #include <sys/mount.h>
 
-#include "runtime/kernel-compat.h"
+#include "base/kernel-compat.h"
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 
@@ -132,21 +133,18 @@ facts_resources (struct ab_audit_ctx *a)
         && ((r->cpu.quota.set && r->cpu.quota.v > 0) || (r->cpu.cpus != NULL && r->cpu.cpus[0] != '\0'));
 }
 
+/* The network as create makes it: the plan's. */
 static void
 facts_net (struct ab_audit_ctx *a)
 {
   struct ab_audit_facts *f = &a->f;
-  const char *allow = ab_kvlist_get (&a->s->annotations, AB_ANNOT_NET_ALLOW);
-  ab_error_t err = { 0 };
+  const struct ab_plan_net *n = &a->p->net;
 
-  f->own_netns = f->ns_new[AB_NS_NET];
-  /* runtime/network.c: a netns agentbox creates always gets the wall; a
-     joined one only when dev.agentbox.net.allow asks for it. */
-  f->wall = f->own_netns || (f->ns_present[AB_NS_NET] && allow != NULL);
-  if (allow != NULL && ab_net_policy_parse (allow, &f->net, &err) < 0)
-    f->net_error = xstrdup (err.msg);
-  if (ab_egress_policy_parse (&a->s->annotations, NULL, &f->egress, &err) < 0 && f->net_error == NULL)
-    f->net_error = xstrdup (err.msg);
+  f->own_netns = n->own_ns;
+  f->wall = n->wall;
+  f->net = *n->allow;
+  f->egress = n->egress;
+  f->net_error = a->s->agentbox.net_error ? a->s->agentbox.net_error : a->s->agentbox.egress_error;
 }
 
 void
@@ -154,7 +152,16 @@ ab_audit_facts_init (struct ab_audit_ctx *a)
 {
   struct ab_audit_facts *f = &a->f;
 
+  struct ab_plan_opts po = { .root = "<root>", .id = "<id>", .rootless = -1 };
+  ab_error_t err = { 0 };
+
   memset (f, 0, sizeof *f);
+  /* What create would do with this config: its plan, built as create
+     builds it (without an --egress-policy baseline).  A plan is built for
+     any parsed config, valid or not. */
+  if (ab_plan_build (a->s, &po, &f->plan, &err) < 0)
+    ab_warn ("audit: %s", err.msg);
+  a->p = f->plan;
   facts_ns (a);
   facts_caps (a);
   facts_resources (a);
@@ -174,9 +181,7 @@ void
 ab_audit_facts_free (struct ab_audit_facts *f)
 {
   ab_seccomp_eval_free (&f->sc);
-  ab_net_policy_free (&f->net);
-  ab_egress_policy_free (&f->egress);
-  free (f->net_error);
+  ab_plan_free (f->plan);
   free (f->rootfs);
 }
 
@@ -200,7 +205,7 @@ dev_rule_matches (const struct ab_device_rule *d, char type, int64_t major, int6
   return true;
 }
 
-/* runtime/cgroup-devices.c: deny everything, the rules in order, then the
+/* runtime/cgroup/cgroup-devices.c: deny everything, the rules in order, then the
    runtime's defaults (null, zero, full, random, urandom, tty, ptmx rwm;
    the pty slaves 136:* rw). */
 static bool

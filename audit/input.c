@@ -10,11 +10,12 @@
 #include <sys/stat.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"
 
-void
+/* Run every pass over a parsed spec; the report gets the lines and findings. */
+static void
 ab_audit_spec (const struct ab_spec *s, const char *bundle_dir, struct ab_audit_report *r)
 {
   struct ab_audit_ctx a = { .s = s, .l = s->linux_, .bundle_dir = bundle_dir, .r = r };

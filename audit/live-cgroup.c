@@ -2,7 +2,7 @@
  * in every hierarchy (/proc/PID/cgroup), the hierarchies' mounts in our
  * /proc/self/mountinfo, and the limit files there.  v1, v2 and hybrid hosts
  * alike: a controller mounted as v1 holds the limit, else the cgroup2 tree
- * does (as runtime/cgroup-res.c decides). */
+ * does (as runtime/cgroup/cgroup-res.c decides). */
 #include "config.h"
 
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 struct hier
 {

@@ -16,10 +16,10 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
-#include "runtime/kernel-compat.h"
+#include "base/kernel-compat.h"
 #include "audit/audit-internal.h"
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 #include "spec/defaults.h"
 
 #ifndef STATX_MNT_ID

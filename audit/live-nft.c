@@ -26,7 +26,7 @@
 #include "audit/audit-internal.h"
 #include "netns/nft-rules.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 /* ---- signatures --------------------------------------------------------------- */
 

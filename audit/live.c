@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/state.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/state.h"
+#include "base/util.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
 
@@ -249,7 +249,8 @@ live_map (struct ab_live *lv, const char *file, const char *key, const struct ab
   ab_audit_find (lv->a, "AB-LIVE-008", path, "/proc/%d/%s is %s", (int)lv->pid, file, text);
 }
 
-void
+/* caps, no_new_privs, seccomp, namespaces, id maps */
+static void
 ab_live_process (struct ab_live *lv)
 {
   struct status st;

@@ -9,10 +9,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "runtime/kernel-compat.h"
+#include "base/kernel-compat.h"
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"
@@ -362,8 +362,11 @@ map_removed_defaults (struct ab_audit_ctx *a, const char *what, const char *path
    `agentbox spec` it leaves out. */
 static void
 map_path_list (struct ab_audit_ctx *a, const struct ab_strv *list, const char *field, const char *mechanism,
-               const char *what, const char *const *defs, size_t n)
+               const char *what, const char *const *(*defaults) (size_t *n))
 {
+  size_t n;
+  const char *const *defs = defaults (&n);
+
   for (size_t i = 0; i < list->n; i++)
     {
       char path[48];
@@ -377,21 +380,15 @@ static void
 map_paths (struct ab_audit_ctx *a)
 {
   static const struct ab_strv empty = { 0 };
-  const char *const *defs;
-  size_t n;
 
-  defs = ab_default_readonly_paths (&n);
-  map_path_list (
-      a, a->l ? &a->l->readonly_paths : &empty, "linux.readonlyPaths",
-      "read-only: a recursive clone of the object made read-only and mounted on itself (skipped when "
-      "absent)",
-      "readonly defaults", defs, n);
-  defs = ab_default_masked_paths (&n);
-  map_path_list (
-      a, a->l ? &a->l->masked_paths : &empty, "linux.maskedPaths",
-      "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked to "
-      "be 1:3); skipped when absent",
-      "masked defaults", defs, n);
+  map_path_list (a, a->l ? &a->l->readonly_paths : &empty, "linux.readonlyPaths",
+                 "read-only: a recursive clone of the object made read-only and mounted on itself (skipped when "
+                 "absent)",
+                 "readonly defaults", ab_default_readonly_paths);
+  map_path_list (a, a->l ? &a->l->masked_paths : &empty, "linux.maskedPaths",
+                 "masked: a directory gets an empty read-only tmpfs, a file the container's /dev/null (checked to "
+                 "be 1:3); skipped when absent",
+                 "masked defaults", ab_default_masked_paths);
   if (a->s->root.readonly)
     ab_audit_add (a, AB_AUDIT_S_PATHS, "root.readonly", "root.readonly", 0,
                   "mount_setattr(MOUNT_ATTR_RDONLY) on / only: the mounts on top keep their own flags");

@@ -1,5 +1,5 @@
 /* The mechanism map, first part: what the parent sets up around the
- * container process (runtime/create.c): cgroups before clone3, the device
+ * container process (runtime/lifecycle/create.c): cgroups before clone3, the device
  * cgroup, the namespaces of clone3, the ID maps, the network, and the
  * process attributes written with host privileges. */
 #include "config.h"
@@ -10,8 +10,8 @@
 
 #include "audit/audit-internal.h"
 #include "netns/nft-rules.h"
-#include "runtime/network.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/network.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 #define JR "linux.resources"

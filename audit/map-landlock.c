@@ -1,4 +1,4 @@
-/* The mechanism map: landlock (runtime/landlock-rules.h derives the rules,
+/* The mechanism map: landlock (runtime/plan/landlock.h derives the rules,
  * runtime/landlock.h fits them to a kernel's ABI).  Which paths get which
  * rights, which TCP ports, what a kernel of the running ABI (or
  * --landlock-abi) leaves unrestricted; and rule AB-LL-001, a policy that
@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/landlock-rules.h"
-#include "runtime/network.h"
+#include "runtime/plan/landlock.h"
+#include "runtime/landlock.h"
 #include "spec/annotations.h"
 
 #define AB_STR_(x) #x
@@ -29,14 +29,14 @@ ab_audit_set_landlock_abi (int abi)
 #define LL_WRITES (AB_LL_AUTO_RW & ~AB_LL_AUTO_RO & ~AB_LL_FS_IOCTL_DEV)
 
 static uint64_t
-mount_allows (const struct ab_spec *s, const char *path, const char **what, size_t *index)
+mount_allows (const struct ab_plan *pl, const char *path, const char **what, size_t *index)
 {
   size_t best = SIZE_MAX, best_len = 0;
   uint64_t rights;
 
-  for (size_t i = 0; i < s->n_mounts; i++)
+  for (size_t i = 0; i < pl->n_mounts; i++)
     {
-      const char *d = s->mounts[i].destination;
+      const char *d = pl->mounts[i].destination;
       size_t l = strcmp (d, "/") == 0 ? 0 : strlen (d);
       /* the last mount at the longest destination that covers the path */
       if (strncmp (path, d, l) == 0 && (path[l] == '\0' || path[l] == '/') && l >= best_len)
@@ -45,12 +45,12 @@ mount_allows (const struct ab_spec *s, const char *path, const char **what, size
   if (best == SIZE_MAX)
     {
       *what = "the root";
-      return (s->root.readonly ? AB_LL_AUTO_RO : AB_LL_AUTO_RW) | AB_LL_FS_IOCTL_DEV | AB_LL_FS_MAKE_CHAR
+      return (pl->spec->root.readonly ? AB_LL_AUTO_RO : AB_LL_AUTO_RW) | AB_LL_FS_IOCTL_DEV | AB_LL_FS_MAKE_CHAR
              | AB_LL_FS_MAKE_BLOCK;
     }
-  *what = s->mounts[best].destination;
+  *what = pl->mounts[best].destination;
   *index = best;
-  rights = ab_landlock_mount_rights (&s->mounts[best]);
+  rights = ab_landlock_mount_rights (&pl->mounts[best]);
   return rights | AB_LL_FS_IOCTL_DEV
          | ((rights & AB_LL_FS_WRITE_FILE) ? AB_LL_FS_MAKE_CHAR | AB_LL_FS_MAKE_BLOCK : 0);
 }
@@ -60,7 +60,7 @@ rule_beyond_mounts (struct ab_audit_ctx *a, const struct ab_ll_rule *r)
 {
   const char *what;
   size_t index = SIZE_MAX;
-  uint64_t beyond = r->access & ~mount_allows (a->s, r->path, &what, &index);
+  uint64_t beyond = r->access & ~mount_allows (a->p, r->path, &what, &index);
   _cleanup_free_ char *text = NULL;
 
   if (beyond == 0)
@@ -75,7 +75,7 @@ rule_beyond_mounts (struct ab_audit_ctx *a, const struct ab_ll_rule *r)
                    (beyond & AB_LL_FS_EXECUTE) && !(beyond & LL_WRITES) ? "noexec" : "read-only");
 }
 
-/* The auto sets by name (runtime/landlock-rules.h), any other by its rights. */
+/* The auto sets by name (runtime/plan/landlock.h), any other by its rights. */
 static char *
 fs_label (uint64_t m)
 {
@@ -158,14 +158,10 @@ map_abi (struct ab_audit_ctx *a, const struct ab_ll_ruleset *want)
 void
 ab_audit_map_landlock (struct ab_audit_ctx *a)
 {
-  const struct ab_spec *s = a->s;
-  const struct ab_landlock_policy *p = &s->landlock;
-  struct ab_ll_ruleset want;
-  struct ab_ll_net net;
-  ab_error_t err = { 0 };
+  const struct ab_landlock_policy *p = &a->s->agentbox.landlock;
+  const struct ab_ll_ruleset *want = a->p ? &a->p->landlock : NULL; /* the plan's: what create derives */
   _cleanup_free_ char *fs = NULL, *nt = NULL, *sc = NULL;
   struct ab_audit_line *l;
-  bool have_net;
 
   if (p->mode != AB_LL_MODE_AUTO && p->mode != AB_LL_MODE_POLICY)
     {
@@ -177,13 +173,17 @@ ab_audit_map_landlock (struct ab_audit_ctx *a)
           "%s", p->mode == AB_LL_MODE_OFF ? "off" : "absent");
       return;
     }
-  have_net = ab_net_landlock_spec (s, &net, &err) == 0;
-  ab_landlock_rules (s, s->mounts, s->n_mounts, have_net ? &net : NULL, &want);
-  fs = want.handled[AB_LL_KIND_FS] == ab_ll_known (AB_LL_KIND_FS, AB_LL_ABI_MAX)
+  if (want == NULL)
+    {
+      ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "landlock", ANNOT_PATH, AB_AUDIT_L_REFUSED,
+                    "no ruleset: the config has no plan (create refuses it)");
+      return;
+    }
+  fs = want->handled[AB_LL_KIND_FS] == ab_ll_known (AB_LL_KIND_FS, AB_LL_ABI_MAX)
            ? xstrdup ("all (ABI " AB_STR (AB_LL_ABI_MAX) ")")
-           : ab_ll_rights_text (AB_LL_KIND_FS, want.handled[AB_LL_KIND_FS]);
-  nt = ab_ll_rights_text (AB_LL_KIND_NET, want.handled[AB_LL_KIND_NET]);
-  sc = ab_ll_rights_text (AB_LL_KIND_SCOPE, want.handled[AB_LL_KIND_SCOPE]);
+           : ab_ll_rights_text (AB_LL_KIND_FS, want->handled[AB_LL_KIND_FS]);
+  nt = ab_ll_rights_text (AB_LL_KIND_NET, want->handled[AB_LL_KIND_NET]);
+  sc = ab_ll_rights_text (AB_LL_KIND_SCOPE, want->handled[AB_LL_KIND_SCOPE]);
   l = ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "ruleset", ANNOT_PATH, 0,
                     "landlock_create_ruleset handling filesystem %s; network %s; scoped %s; "
                     "landlock_restrict_self after the LSM label, before the capabilities and seccomp, in the "
@@ -193,13 +193,12 @@ ab_audit_map_landlock (struct ab_audit_ctx *a)
     ab_audit_line_value (l, "auto");
   else
     ab_audit_line_value (l, "policy for ABI %u%s", p->abi, p->with_auto ? ", with the auto rules" : "");
-  if (p->mode == AB_LL_MODE_AUTO && !(want.handled[AB_LL_KIND_NET] & AB_LL_NET_CONNECT_TCP))
+  if (p->mode == AB_LL_MODE_AUTO && !(want->handled[AB_LL_KIND_NET] & AB_LL_NET_CONNECT_TCP))
     ab_audit_add (a, AB_AUDIT_S_LANDLOCK, "network", NULL, 0,
-                  want.handled[AB_LL_KIND_NET]
+                  want->handled[AB_LL_KIND_NET]
                       ? "TCP bind refused; TCP connect not restricted (an allowed "
                         "destination takes every port)"
                       : "no network rule: agentbox's wall does not govern this network");
-  map_rules (a, &want);
-  map_abi (a, &want);
-  ab_ll_ruleset_free (&want);
+  map_rules (a, want);
+  map_abi (a, want);
 }

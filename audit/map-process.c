@@ -9,7 +9,7 @@
 #include <seccomp.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 static void
@@ -72,8 +72,6 @@ map_process_setup (struct ab_audit_ctx *a, const struct ab_process *p)
 static void
 map_caps (struct ab_audit_ctx *a, const struct ab_process *p)
 {
-  static const char *const names[AB_CAP__SETS]
-      = { "bounding", "effective", "inheritable", "permitted", "ambient" };
   static const char *const mech[AB_CAP__SETS] = {
     [AB_CAP_BOUNDING] = "PR_CAPBSET_DROP of every other capability: what any later execve can ever grant",
     [AB_CAP_EFFECTIVE] = "capset, one call with permitted and inheritable",
@@ -87,8 +85,8 @@ map_caps (struct ab_audit_ctx *a, const struct ab_process *p)
     {
       char path[48];
       _cleanup_free_ char *txt = ab_audit_caps_text (a->f.caps[k]);
-      snprintf (path, sizeof path, "process.capabilities.%s", names[k]);
-      ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CAPS, names[k], path, 0, "%s%s", mech[k],
+      snprintf (path, sizeof path, "process.capabilities.%s", ab_capset_name (k));
+      ab_audit_line_value (ab_audit_add (a, AB_AUDIT_S_CAPS, ab_capset_name (k), path, 0, "%s%s", mech[k],
                                          p->capabilities_set && p->caps.set[k] ? "" : " (absent: empty)"),
                            "%s", txt);
     }

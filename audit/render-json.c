@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 #define SCHEMA_VERSION 1
 

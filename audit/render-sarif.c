@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 #define SARIF_SCHEMA                                                                                         \
   "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/text.h"
+#include "base/util.h"
 
 #define WIDTH 100 /* wrap column: stable output for files and pipes */
 
@@ -40,50 +41,14 @@ sev_color (int sev)
   return sev == AB_AUDIT_HIGH ? BOLD RED : sev == AB_AUDIT_MEDIUM ? YELLOW : CYAN;
 }
 
-/* Code points that must not reach a terminal raw (as the parser's
-   messages escape them): C0 and C1 controls, DEL, the line and paragraph
-   separators, the bidirectional overrides and isolates. */
-static bool
-must_escape (uint32_t cp)
-{
-  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029
-         || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
 /* A copy of s with those escaped as \xNN or \uNNNN (and invalid UTF-8 as
    \xNN, though the parser lets none through). */
 static char *
 escape (const char *s)
 {
-  const unsigned char *p = (const unsigned char *)s;
-  char *out = xmalloc (strlen (s) * 6 + 1);
-  size_t o = 0;
+  size_t size = strlen (s) * 6 + 8; /* every byte as \u00XX, and the room ab_escape keeps */
 
-  while (*p)
-    {
-      uint32_t cp = *p;
-      size_t n = 1;
-      if (*p >= 0xc2 && *p <= 0xdf && (p[1] & 0xc0) == 0x80)
-        cp = ((uint32_t)(*p & 0x1f) << 6) | (p[1] & 0x3f), n = 2;
-      else if (*p >= 0xe0 && *p <= 0xef && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80)
-        cp = ((uint32_t)(*p & 0x0f) << 12) | ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f), n = 3;
-      else if (*p >= 0xf0 && *p <= 0xf4 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80
-               && (p[3] & 0xc0) == 0x80)
-        n = 4, cp = 0x10000;
-      else if (*p >= 0x80)
-        cp = 0x7f; /* a stray byte: escaped below */
-      if (must_escape (cp))
-        o += (size_t)(cp > 0xff || n > 1 ? sprintf (out + o, "\\u%04x", (unsigned)cp)
-                                         : sprintf (out + o, "\\x%02x", *p));
-      else
-        {
-          memcpy (out + o, p, n);
-          o += n;
-        }
-      p += n;
-    }
-  out[o] = '\0';
-  return out;
+  return (char *)ab_escape (xmalloc (size), size, s, (size_t)-1, AB_ESC_XBYTE);
 }
 
 /* Print text from column `col` (where the cursor is), wrapping at WIDTH

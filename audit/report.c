@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 static const struct
 {
@@ -73,7 +73,8 @@ ab_audit_severity_from_name (const char *name)
   return -1;
 }
 
-char *
+/* printf into a fresh string. */
+static char *
 ab_audit_vfmt (const char *fmt, va_list ap)
 {
   char *s = NULL;
@@ -83,7 +84,7 @@ ab_audit_vfmt (const char *fmt, va_list ap)
   return s;
 }
 
-struct ab_audit_line *
+static struct ab_audit_line *
 ab_audit_report_add_line (struct ab_audit_report *r, int section, const char *name, const char *path,
                           unsigned flags, const char *mechanism)
 {
@@ -135,7 +136,7 @@ ab_audit_line_note (struct ab_audit_line *l, const char *fmt, ...)
   va_end (ap);
 }
 
-void
+static void
 ab_audit_report_add_finding (struct ab_audit_report *r, const char *id, int severity, const char *path,
                              const char *detail)
 {

@@ -6,9 +6,9 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "runtime/kernel-compat.h"
+#include "base/kernel-compat.h"
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 #include "spec/defaults.h"
 

@@ -10,7 +10,7 @@
 
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
 
@@ -326,49 +326,6 @@ message_path (const char *msg)
   return end ? xstrndup (p, (size_t)(end - p)) : xstrdup ("config.json");
 }
 
-/* What create refuses beyond validation, from the config alone
-   (runtime/create.c check_supported, runtime/mount.c, runtime/seccomp.c,
-   runtime/network.c). */
-static const char *
-unsupported (struct ab_audit_ctx *a)
-{
-  const struct ab_linux *l = a->l;
-
-  if (a->s->process == NULL)
-    return "config.json: process: required (the container has nothing to run)";
-  if (!a->f.ns_present[AB_NS_MOUNT])
-    return "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")";
-  if (l->ns[AB_NS_MOUNT].path && a->f.egress.enabled)
-    return "config.json: annotations." AB_ANNOT_NET_ALLOW_DOMAINS
-           ": the egress proxy's /etc/resolv.conf cannot be mounted in a mount namespace joined by path";
-  if (l->intel_rdt)
-    return "config.json: linux.intelRdt: not supported by agentbox";
-  if (l->mount_label && *l->mount_label)
-    return "config.json: linux.mountLabel: SELinux mount labels are not supported";
-  for (size_t i = 0; i < a->s->n_mounts; i++)
-    if (strcmp (a->s->mounts[i].destination, "/") == 0)
-      return "config.json: mounts: mounting over / is not supported";
-  if (a->f.rootfs != NULL)
-    {
-      /* create's check of the root (spec/bundle.c), on what root.path names
-         on this host; the state root and the cache depend on the caller's
-         --root and environment, which create checks too. */
-      static __thread ab_error_t e;
-      struct stat st;
-
-      memset (&e, 0, sizeof e);
-      if (stat (a->f.rootfs, &st) == 0 && ab_root_dir_check (&st, a->s->root.path, NULL, &e) < 0)
-        return e.msg;
-    }
-  if ((ab_kvlist_get (&a->s->annotations, AB_ANNOT_NET_ALLOW) || a->f.egress.enabled)
-      && !a->f.ns_present[AB_NS_NET])
-    return "config.json: annotations: an egress policy needs a network namespace in linux.namespaces";
-  if (a->f.egress.enabled && !a->f.ns_new[AB_NS_NET])
-    return "config.json: annotations." AB_ANNOT_NET_ALLOW_DOMAINS
-           ": the egress proxy needs a new network namespace";
-  return NULL;
-}
-
 static void
 rule_refused (struct ab_audit_ctx *a)
 {
@@ -376,10 +333,19 @@ rule_refused (struct ab_audit_ctx *a)
   const char *why = NULL;
   _cleanup_free_ char *path = NULL;
 
-  if (ab_spec_validate (a->s, &err) < 0)
+  /* The validator is create's verdict on the config (runtime/plan,
+     lifecycle/create.c): what it refuses, create refuses. */
+  if (ab_spec_validate (a->s, &err) < 0 || ab_spec_check_supported (a->s, &err) < 0)
     why = err.msg;
-  else
-    why = unsupported (a);
+  else if (a->f.rootfs != NULL)
+    {
+      /* create's check of the root (spec/bundle.c), on what root.path names
+         on this host; the state root and the cache depend on the caller's
+         --root and environment, which create checks too. */
+      struct stat st;
+      if (stat (a->f.rootfs, &st) == 0 && ab_root_dir_check (&st, a->s->root.path, NULL, &err) < 0)
+        why = err.msg;
+    }
   if (why == NULL)
     {
       a->r->accepted = true;

@@ -6,7 +6,7 @@
 #include <linux/capability.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 #define BIT(c) (UINT64_C (1) << (c))
@@ -40,12 +40,12 @@ static const char *
 cap_source (const struct ab_audit_facts *f, int cap)
 {
   if (f->caps[AB_CAP_AMBIENT] & f->caps[AB_CAP_PERMITTED] & f->caps[AB_CAP_INHERITABLE] & BIT (cap))
-    return "ambient";
+    return ab_capset_name (AB_CAP_AMBIENT);
   if (f->caps[AB_CAP_PERMITTED] & BIT (cap))
-    return "permitted";
+    return ab_capset_name (AB_CAP_PERMITTED);
   if (f->caps[AB_CAP_INHERITABLE] & BIT (cap))
-    return "inheritable";
-  return "bounding";
+    return ab_capset_name (AB_CAP_INHERITABLE);
+  return ab_capset_name (AB_CAP_BOUNDING);
 }
 
 static void

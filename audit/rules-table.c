@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "audit/audit.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #define H AB_AUDIT_HIGH
 #define M AB_AUDIT_MEDIUM

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "audit/audit-internal.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
 #define CLONE_NEWUSER_FLAG 0x10000000ull

@@ -15,8 +15,8 @@
 
 #include "audit/audit.h"
 #include "cmd/cmd.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "spec/spec.h"
 
 enum format

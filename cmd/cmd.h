@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 /* Exit statuses (documented in agentbox(8)). */
 enum
@@ -50,8 +50,6 @@ int ab_cmd_fail (const ab_error_t *err);
 int ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd);
 /* A usage error: "agentbox <cmd>: <message>" plus a hint; returns AB_EXIT_USAGE. */
 int ab_cmd_usage_error (const char *cmd, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-/* Parse --rootless and friends: "true", "false", "auto". */
-int ab_parse_tristate (const char *s, int *out);
 
 /* Require between min and max positional arguments after option parsing
    (argv[optind..]); prints a usage error naming the command otherwise. */
@@ -63,11 +61,8 @@ int ab_cmd_on_id (struct ab_global *g, int argc, char **argv, const char *cmd, c
 /* --format of list and ps: "table" or "json" (sets *json); otherwise a
    usage error naming the command, whose exit status is returned. */
 int ab_cmd_parse_format (const char *cmd, const char *arg, bool *json);
-/* Map an error of a lifecycle operation to an exit status (1, or 2 for usage). */
-int ab_cmd_exit_for (const ab_error_t *err);
 /* Parse a signal: a number, or a name with or without the SIG prefix. */
 int ab_parse_signal (const char *s);
-const char *ab_signal_name (int sig);
 
 /* --die-with-parent PID: end (cancel, SIGUSR1) when the parent that
    spawned us dies; fails if it is already gone. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/prctl.h>
 #include <ctype.h>
 #include <fcntl.h>
@@ -12,8 +13,46 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "spec/model.h"
+
+int
+ab_cmd_fail (const ab_error_t *err)
+{
+  ab_log_error (err);
+  return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
+}
+
+int
+ab_cmd_usage_error (const char *cmd, const char *fmt, ...)
+{
+  char msg[1024];
+  ab_error_t err = { 0 };
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  if (cmd)
+    ab_error_setc (&err, AB_EC_USAGE, 0, "%s: %s (see `agentbox %s --help`)", cmd, msg, cmd);
+  else
+    ab_error_setc (&err, AB_EC_USAGE, 0, "%s (see `agentbox --help`)", msg);
+  ab_log_error (&err);
+  return AB_EXIT_USAGE;
+}
+
+/* The maps of the user namespace a config creates, or NULL. */
+void
+ab_new_userns_maps (const struct ab_spec *s, const struct ab_idmaps **uids, const struct ab_idmaps **gids)
+{
+  *uids = *gids = NULL;
+  if (s->linux_ && s->linux_->ns[AB_NS_USER].present && s->linux_->ns[AB_NS_USER].path == NULL)
+    {
+      *uids = &s->linux_->uid_mappings;
+      *gids = &s->linux_->gid_mappings;
+    }
+}
 
 /* --preserve-fds N hands fds 3 .. N+2 to the container as they are, with
    close-on-exec cleared (runtime/process.c).  Each must be the caller's own
@@ -85,12 +124,6 @@ ab_cmd_parse_format (const char *cmd, const char *arg, bool *json)
   return ab_cmd_usage_error (cmd, "--format: expected table or json, got `%s`", arg);
 }
 
-int
-ab_cmd_exit_for (const ab_error_t *err)
-{
-  return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
-}
-
 static const struct
 {
   const char *name;
@@ -132,25 +165,6 @@ ab_parse_signal (const char *s)
         }
     }
   return -1;
-}
-
-const char *
-ab_signal_name (int sig)
-{
-  static char buf[16];
-  size_t i;
-
-  for (i = 0; i < AB_ARRAY_SIZE (signals); i++)
-    if (signals[i].sig == sig && strcmp (signals[i].name, "IOT") && strcmp (signals[i].name, "POLL"))
-      {
-        snprintf (buf, sizeof buf, "SIG%s", signals[i].name);
-        return buf;
-      }
-  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
-    snprintf (buf, sizeof buf, "SIGRTMIN+%d", sig - SIGRTMIN);
-  else
-    snprintf (buf, sizeof buf, "SIG%d", sig);
-  return buf;
 }
 
 int

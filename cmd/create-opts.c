@@ -4,10 +4,12 @@
 #include <stdio.h>
 
 #include "cmd/create-opts.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/annotations.h"
 
-int
+/* Handle one of the shared options: 1 handled, 0 not a shared option,
+   or an exit status (> 1) for a usage error. */
+static int
 ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o)
 {
   switch (c)
@@ -38,7 +40,8 @@ ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o
     }
 }
 
-int
+/* Common checks after parsing (systemd cgroup driver, ...). */
+static int
 ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_opts *o)
 {
   o->root = g->root;
@@ -252,7 +255,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
             return r;
           break;
         case OPT_TIMEOUT:
-          if (ab_parse_duration_ms (optarg, &cli->timeout_ms) < 0 || cli->timeout_ms == 0)
+          if (ab_parse_duration_ms (optarg, &cli->so.timeout_ms) < 0 || cli->so.timeout_ms == 0)
             return ab_cmd_usage_error (cmd, "--timeout: expected a duration like 30s or 1500ms, got `%s`", optarg);
           break;
         case OPT_MAX_OUTPUT:
@@ -358,23 +361,6 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   if (cli->ws_overlay && cli->sb.workspace == NULL)
     return ab_cmd_usage_error (cmd, "--workspace-mode overlay needs --workspace DIR (the directory it shows)");
   return ab_cmd_check_preserve_fds (cmd, cli->co.preserve_fds, cli->record_fd);
-}
-
-int
-ab_run_cli_timeout (struct ab_run_cli *cli, const struct ab_spec *s, ab_error_t *err)
-{
-  const char *v = ab_kvlist_get (&s->annotations, AB_ANNOT_TIMEOUT);
-  uint64_t ms = 0;
-
-  cli->so.timeout_ms = cli->timeout_ms;
-  if (v == NULL)
-    return 0;
-  if (ab_parse_duration_ms (v, &ms) < 0 || ms == 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: annotations.%s: invalid duration \"%s\"",
-                          AB_ANNOT_TIMEOUT, v);
-  if (cli->so.timeout_ms == 0 || ms < cli->so.timeout_ms)
-    cli->so.timeout_ms = ms;
-  return 0;
 }
 
 void

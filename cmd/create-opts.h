@@ -6,9 +6,9 @@
 #include <stdbool.h>
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
-#include "runtime/sandbox.h"
-#include "runtime/supervise.h"
+#include "runtime/lifecycle/container.h"
+#include "runtime/sandbox/sandbox.h"
+#include "runtime/supervise/supervise.h"
 
 enum
 {
@@ -40,12 +40,6 @@ enum
   "      --no-new-keyring     keep the caller's session keyring\n"                                                \
   "      --egress-policy FILE the admin baseline of the egress proxy (annotations can only narrow it)\n"
 
-/* Handle one of the shared options: 1 handled, 0 not a shared option,
-   or an exit status (> 1) for a usage error. */
-int ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o);
-/* Common checks after parsing (systemd cgroup driver, ...). */
-int ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_opts *o);
-
 /* create: returns 0 to proceed, -1 after --help, or an exit status. */
 int ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_create_opts *o);
 
@@ -60,13 +54,10 @@ struct ab_run_cli
   bool ws_opts;    /* --workspace-size or --workspace-changes */
   bool detach;
   bool fallback;       /* --fallback landlock */
-  uint64_t timeout_ms; /* --timeout, 0 = none */
   int record_fd;       /* -1: no record */
   const char *record_id; /* raw JSON of the request id ("null" when absent) */
 };
 int ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_run_cli *cli);
-/* The wall-clock limit: the smaller of --timeout and the annotation. */
-int ab_run_cli_timeout (struct ab_run_cli *cli, const struct ab_spec *s, ab_error_t *err);
 void ab_run_cli_free (struct ab_run_cli *cli);
 
 #endif

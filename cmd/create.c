@@ -8,21 +8,9 @@
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
 #include "runtime/cache.h"
-#include "runtime/container.h"
+#include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
-#include "runtime/util.h"
-
-/* The maps of the user namespace a config creates, or NULL. */
-void
-ab_new_userns_maps (const struct ab_spec *s, const struct ab_idmaps **uids, const struct ab_idmaps **gids)
-{
-  *uids = *gids = NULL;
-  if (s->linux_ && s->linux_->ns[AB_NS_USER].present && s->linux_->ns[AB_NS_USER].path == NULL)
-    {
-      *uids = &s->linux_->uid_mappings;
-      *gids = &s->linux_->gid_mappings;
-    }
-}
+#include "base/util.h"
 
 int
 ab_cmd_create (struct ab_global *g, int argc, char **argv)

@@ -8,25 +8,34 @@
 
 #include "cmd/cmd.h"
 #include "runtime/landlock.h"
-#include "runtime/log.h"
+#include "base/log.h"
 #include "runtime/seccomp.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/annotations.h"
-#include "spec/gen.h"
+#include "base/gen.h"
 #include "spec/model.h"
 #include "spec/tables.h"
+
+static int
+cmp_name (const void *a, const void *b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
 
 static void
 gen_features (struct ab_gen *g)
 {
-  static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts" };
-  static const char *const hooks[] = { "prestart", "createRuntime", "createContainer",
-                                       "startContainer", "poststart", "poststop" };
+  const char *namespaces[AB_NS__COUNT], *hooks[AB_HOOK__KINDS];
   const struct ab_mount_option *mo;
   const struct ab_annotation_info *a;
   size_t i, n;
   unsigned bit;
 
+  for (i = 0; i < AB_NS__COUNT; i++)
+    namespaces[i] = ab_ns_name ((int) i);
+  qsort (namespaces, AB_NS__COUNT, sizeof *namespaces, cmp_name);
+  for (i = 0; i < AB_HOOK__KINDS; i++)
+    hooks[i] = ab_hook_kind_name ((int) i);
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "ociVersionMin", AB_OCI_VERSION_MIN);
   ab_gen_kv_str (g, "ociVersionMax", AB_OCI_VERSION);

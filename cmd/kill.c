@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
+#include "runtime/lifecycle/container.h"
 
 int
 ab_cmd_kill (struct ab_global *g, int argc, char **argv)

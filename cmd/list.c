@@ -7,10 +7,10 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
-#include "runtime/util.h"
-#include "runtime/wsstore.h"
-#include "spec/gen.h"
+#include "runtime/lifecycle/container.h"
+#include "runtime/lifecycle/wsstore.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 int
 ab_cmd_list (struct ab_global *g, int argc, char **argv)

@@ -7,13 +7,12 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <seccomp.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
 #include "runtime/exe.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "spec/model.h"
 
 static const struct ab_cmd commands[] = {
@@ -60,33 +59,8 @@ usage (FILE *f)
   fprintf (f, "\nSee agentbox(8) for exit statuses and details.\n");
 }
 
-int
-ab_cmd_fail (const ab_error_t *err)
-{
-  ab_log_error (err);
-  return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
-}
-
-int
-ab_cmd_usage_error (const char *cmd, const char *fmt, ...)
-{
-  char msg[1024];
-  ab_error_t err = { 0 };
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
-  va_end (ap);
-  if (cmd)
-    ab_error_setc (&err, AB_EC_USAGE, 0, "%s: %s (see `agentbox %s --help`)", cmd, msg, cmd);
-  else
-    ab_error_setc (&err, AB_EC_USAGE, 0, "%s (see `agentbox --help`)", msg);
-  ab_log_error (&err);
-  return AB_EXIT_USAGE;
-}
-
-int
-ab_parse_tristate (const char *s, int *out)
+static int
+parse_tristate (const char *s, int *out)
 {
   if (s == NULL || strcmp (s, "true") == 0)
     *out = 1;
@@ -177,7 +151,7 @@ main (int argc, char **argv)
             return ab_cmd_usage_error (NULL, "--cgroup-manager: expected cgroupfs or systemd, got `%s`", optarg);
           break;
         case OPT_ROOTLESS:
-          if (ab_parse_tristate (optarg, &g.rootless) < 0)
+          if (parse_tristate (optarg, &g.rootless) < 0)
             return ab_cmd_usage_error (NULL, "--rootless: expected true, false or auto, got `%s`", optarg);
           break;
         case OPT_CRIU:

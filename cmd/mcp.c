@@ -1,6 +1,6 @@
 /* agentbox mcp [--max-concurrency N] [--workspace-root DIR]...
  *
- * Serve the Model Context Protocol on stdin/stdout (runtime/mcp.h): tool
+ * Serve the Model Context Protocol on stdin/stdout (runtime/mcp/mcp.h): tool
  * calls run in sandboxes whose state lives in <--root>/mcp-<pid>, removed
  * when the client closes stdin.  stdout carries protocol frames only; logs
  * go to stderr. */
@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
-#include "runtime/log.h"
-#include "runtime/mcp.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "runtime/mcp/mcp.h"
+#include "base/util.h"
 
 enum
 {

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "runtime/lifecycle/container.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 #define CMDLINE_MAX 4096
 

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
+#include "runtime/lifecycle/container.h"
 
 int
 ab_cmd_resume (struct ab_global *g, int argc, char **argv)

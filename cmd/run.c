@@ -2,7 +2,7 @@
  *
  * create + start; in the foreground, wait and exit with the container's
  * status (its exit code, or 128 + the signal that killed it), then delete.
- * --default runs ARGS in the built-in sandbox (runtime/sandbox.h) instead of
+ * --default runs ARGS in the built-in sandbox (runtime/sandbox/sandbox.h) instead of
  * a bundle; --record writes the outcome as an MCP tools/call result frame. */
 #include "config.h"
 
@@ -13,18 +13,18 @@
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
 #include "runtime/cache.h"
-#include "runtime/container.h"
+#include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
 #include "runtime/fallback.h"
-#include "runtime/log.h"
-#include "runtime/record.h"
-#include "runtime/sandbox-fallback.h"
-#include "runtime/sandbox.h"
-#include "runtime/supervise.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "runtime/supervise/record.h"
+#include "runtime/sandbox/fallback.h"
+#include "runtime/sandbox/sandbox.h"
+#include "runtime/supervise/supervise.h"
+#include "base/util.h"
 #include "spec/annotations.h"
 
-int
+static int
 ab_run_exit_for (const ab_error_t *err)
 {
   if (err->cls == AB_EC_USAGE)
@@ -71,12 +71,14 @@ run_finish (struct ab_run_cli *cli, struct ab_outcome *out)
   return status;
 }
 
-/* The sandbox without namespaces (runtime/sandbox-fallback.h), where none
+/* The sandbox without namespaces (runtime/sandbox/fallback.h), where none
    can be made and the config opted in. */
 static int
 run_fallback (struct ab_run_cli *cli, struct ab_bundle *bundle, const char *refusal)
 {
+  const struct ab_agentbox *a = &bundle->spec->agentbox;
   struct ab_sandbox_fallback sf = { 0 };
+  struct ab_supervise_opts so = cli->so;
   struct ab_outcome out;
   ab_error_t err = { 0 };
   int r;
@@ -84,13 +86,14 @@ run_fallback (struct ab_run_cli *cli, struct ab_bundle *bundle, const char *refu
   ab_log (AB_LOG_INFO, "%s: `%s` runs without namespaces, under landlock", refusal, cli->co.id);
   if (cli->record_fd > 2)
     ab_set_cloexec (cli->record_fd, true);
-  r = ab_run_cli_timeout (cli, bundle->spec, &err);
-  if (r == 0)
-    r = ab_sandbox_fallback (bundle, refusal, &sf, &err);
+  /* the smaller of --timeout and dev.agentbox.timeout, as the plan takes it */
+  if (a->timeout_set && (so.timeout_ms == 0 || a->timeout_ms < so.timeout_ms))
+    so.timeout_ms = a->timeout_ms;
+  r = ab_sandbox_fallback (bundle, refusal, &sf, &err);
   if (r == 0)
     {
       memcpy (sf.run.stdio, cli->co.stdio, sizeof sf.run.stdio);
-      r = ab_supervise_fallback (&sf.run, cli->co.id, &cli->so, &out, &err);
+      r = ab_supervise_fallback (&sf.run, cli->co.id, &so, &out, &err);
     }
   else
     {
@@ -119,12 +122,14 @@ run_fallback (struct ab_run_cli *cli, struct ab_bundle *bundle, const char *refu
 static int
 fallback_wanted (const struct ab_run_cli *cli, const struct ab_bundle *bundle, char *why, size_t n, ab_error_t *err)
 {
-  if (cli->fallback && bundle->spec->fallback != AB_FALLBACK_LANDLOCK)
+  int opted_in = bundle->spec->agentbox.fallback == AB_FALLBACK_LANDLOCK;
+
+  if (cli->fallback && !opted_in)
     return ab_error_setc (err, AB_EC_CONFIG, 0,
                           "run --fallback landlock: config.json must opt in (annotations " AB_ANNOT_FALLBACK
                           " = \"landlock\"): the fallback runs process.args on the host's filesystem, without "
                           "root.path, mounts or namespaces");
-  if (bundle->spec->fallback != AB_FALLBACK_LANDLOCK || cli->detach)
+  if (!opted_in || cli->detach)
     return 0;
   if (ab_userns_probe (why, n) == 0)
     return 0;
@@ -196,8 +201,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       return r < 0 ? AB_EXIT_OK : r;
     }
 
-  /* The bundle is loaded here so that its annotations (the timeout) are
-     known to the supervisor; create takes it over. */
+  /* The bundle is loaded here (create takes it over) so that the sealed
+     copy of ourselves is chosen by its user namespace. */
   r = load_bundle (&cli, &bundle, &err);
   if (r < 0)
     {
@@ -243,13 +248,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
   overlay = bundle->spec->workspace.mode == AB_WS_MODE_OVERLAY;
-  fallback = bundle->spec->fallback == AB_FALLBACK_LANDLOCK;
-  if (ab_run_cli_timeout (&cli, bundle->spec, &err) < 0)
-    {
-      ab_bundle_free (bundle);
-      ab_run_cli_free (&cli);
-      return ab_cmd_fail (&err);
-    }
+  fallback = bundle->spec->agentbox.fallback == AB_FALLBACK_LANDLOCK;
 
   if (cli.detach)
     {

@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "spec/defaults.h"
 
 int

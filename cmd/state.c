@@ -5,25 +5,25 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "runtime/container.h"
-#include "runtime/util.h"
-#include "runtime/wsstore.h"
+#include "runtime/lifecycle/container.h"
+#include "runtime/lifecycle/wsstore.h"
+#include "base/util.h"
+#include "base/gen.h"
+#include "base/json.h"
 #include "spec/annotations.h"
-#include "spec/gen.h"
-#include "spec/json.h"
 
 /* The OCI state; an overlay workspace's pending change set as the extra
    property dev.agentbox/workspaceChanges. */
 static char *
 state_json (const char *root, const struct ab_state *s, int status, size_t *len)
 {
-  const char *mode = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_MODE);
   struct ab_changeset *cs = NULL;
   ab_error_t e = { 0 };
   char *json = ab_state_oci_json (s, status, true, len);
   struct ab_json *j, *w;
 
-  if (mode == NULL || strcmp (mode, "overlay") != 0 || ab_changeset_open (root, s->id, &cs, &e) < 0 || cs->remnant)
+  if (ab_ws_mode_of (&s->annotations) != AB_WS_MODE_OVERLAY || ab_changeset_open (root, s->id, &cs, &e) < 0
+      || cs->remnant)
     {
       ab_changeset_free (cs);
       return json;

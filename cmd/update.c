@@ -14,9 +14,9 @@
 
 #include "cmd/cmd.h"
 #include "cmd/create-opts.h"
-#include "runtime/container.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "runtime/lifecycle/container.h"
+#include "base/util.h"
+#include "base/gen.h"
 #include "spec/spec.h"
 
 enum

@@ -1,4 +1,6 @@
-/* agentbox validate [--bundle DIR]: the checks of create, nothing else.
+/* agentbox validate [--bundle DIR]: the checks of create, nothing else:
+ * the validator (every check that depends on the config alone), the host
+ * checks create makes, and the plan.
  * Prints nothing and exits 0 when valid; else one line and exit 1. */
 #include "config.h"
 
@@ -6,8 +8,10 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "base/log.h"
 #include "runtime/cache.h"
-#include "runtime/log.h"
+#include "runtime/lifecycle/container.h"
+#include "runtime/plan/plan.h"
 #include "spec/spec.h"
 
 int
@@ -18,7 +22,9 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
+  struct ab_plan_opts po = { .root = g->root, .id = "validate", .rootless = g->rootless };
   struct ab_bundle *b = NULL;
+  struct ab_plan *plan = NULL;
   struct ab_bundle_guard guard;
   const char *bundle = ".";
   ab_error_t err = { 0 };
@@ -40,12 +46,18 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
       }
   if ((c = ab_cmd_positionals ("validate", argc, argv, 0, 0, "")) != 0)
     return c;
+  /* The same three steps as create's first phase (runtime/lifecycle/create.c
+     phase_plan), with create's default options: the config's own checks,
+     the host's, the plan. */
   guard = ab_bundle_guard (g->root);
-  if (ab_bundle_load (bundle, &guard, &b, &err) < 0)
+  if (ab_bundle_load (bundle, &guard, &b, &err) < 0 || ab_container_check (b->spec, false, &err) < 0
+      || ab_plan_build (b->spec, &po, &plan, &err) < 0)
     {
+      ab_bundle_free (b);
       ab_log_error (&err);
       return AB_EXIT_FAILURE;
     }
+  ab_plan_free (plan);
   ab_bundle_free (b);
   return AB_EXIT_OK;
 }

@@ -1,15 +1,15 @@
 /* agentbox workspace diff|apply|discard ID: the change set an overlay-mode
- * workspace kept (runtime/workspace.h). */
+ * workspace kept (runtime/lifecycle/workspace.h). */
 #include "config.h"
 
 #include <getopt.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
-#include "runtime/workspace.h"
-#include "spec/gen.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "runtime/lifecycle/workspace.h"
+#include "base/gen.h"
 
 /* apply: the change set was refused (conflicts, refused paths); nothing
    changed. */

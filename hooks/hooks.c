@@ -8,18 +8,9 @@
 #include <sys/wait.h>
 
 #include "hooks/hooks.h"
-#include "runtime/exe.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
-
-const char *
-ab_hook_kind_name (int kind)
-{
-  static const char *const names[AB_HOOK__KINDS] = {
-    "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
-  };
-  return kind >= 0 && kind < AB_HOOK__KINDS ? names[kind] : "?";
-}
+#include "base/log.h"
+#include "base/util.h"
+#include "spec/tables.h"
 
 /* Keep the tail of what the hook writes to stderr, for the error message. */
 struct tail
@@ -147,6 +138,112 @@ hook_env (int kind, const struct ab_spec *s)
   return v;
 }
 
+/* The pipes of a running hook: the state on its stdin, the tail of its
+   stderr. */
+struct hook_io
+{
+  int in;  /* write end of stdin, -1 once written or refused */
+  int err; /* read end of stderr, -1 once closed */
+  int pidfd;
+  const char *state;
+  size_t state_len, written;
+  struct tail tail;
+};
+
+static void
+hook_write_state (struct hook_io *io)
+{
+  ssize_t w = write (io->in, io->state + io->written, io->state_len - io->written);
+
+  if (w > 0)
+    io->written += (size_t)w;
+  /* A hook that does not read its stdin is fine: stop at EPIPE. */
+  if ((w < 0 && errno != EAGAIN) || io->written >= io->state_len)
+    {
+      close (io->in);
+      io->in = -1;
+    }
+}
+
+/* Feed stdin and collect stderr until the hook exits (false) or the
+   deadline (true). */
+static bool
+hook_wait (struct hook_io *io, uint64_t deadline)
+{
+  for (;;)
+    {
+      struct pollfd p[3];
+      int n = 0, ip = -1;
+      uint64_t now = ab_now_monotonic_ns ();
+      if (now >= deadline)
+        return true;
+      p[n++] = (struct pollfd){ .fd = io->pidfd, .events = POLLIN };
+      p[n++] = (struct pollfd){ .fd = io->err, .events = POLLIN };
+      if (io->in >= 0)
+        {
+          ip = n;
+          p[n++] = (struct pollfd){ .fd = io->in, .events = POLLOUT };
+        }
+      if (poll (p, (nfds_t)n, (int)((deadline - now) / 1000000ull) + 1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return false;
+        }
+      if (ip >= 0 && p[ip].revents)
+        hook_write_state (io);
+      if (p[1].revents)
+        {
+          char buf[4096];
+          ssize_t rd = read (io->err, buf, sizeof buf);
+          if (rd > 0)
+            tail_add (&io->tail, buf, (size_t)rd);
+          else if (rd == 0)
+            {
+              /* stderr closed: keep polling only the exit (poll skips fd -1) */
+              close (io->err);
+              io->err = -1;
+            }
+        }
+      if (p[0].revents & POLLIN)
+        return false;
+    }
+}
+
+/* What is already in the stderr pipe; a background child of the hook may
+   keep it open, so never block here. */
+static void
+hook_drain (struct hook_io *io)
+{
+  for (;;)
+    {
+      char buf[4096];
+      ssize_t rd = io->err >= 0 ? read (io->err, buf, sizeof buf) : 0;
+      if (rd <= 0)
+        break;
+      tail_add (&io->tail, buf, (size_t)rd);
+    }
+  if (io->err >= 0)
+    close (io->err);
+  io->err = -1;
+}
+
+/* How the hook ended, as the error of `what` with its last stderr line. */
+static int
+hook_verdict (const char *what, const struct ab_hook *h, const siginfo_t *info, struct tail *tail, ab_error_t *err)
+{
+  char last[256];
+
+  if (info->si_code == CLD_EXITED && info->si_status == 0)
+    return 0;
+  tail_last_line (tail, last, sizeof last);
+  if (info->si_code == CLD_EXITED)
+    return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): exited with status %d%s%s", what, h->path, info->si_status,
+                          last[0] ? ": " : "", last);
+  return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): killed by signal %d%s%s", what, h->path, info->si_status,
+                        last[0] ? ": " : "", last);
+}
+
 static int
 run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len,
          ab_error_t *err)
@@ -155,16 +252,13 @@ run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx,
   _cleanup_free_ char **inherited = h->env_set ? NULL : hook_env (kind, s);
   char *default_argv[] = { h->path, NULL };
   int in[2] = { -1, -1 }, errp[2] = { -1, -1 };
-  _cleanup_close_ int pidfd = -1;
-  size_t written = 0;
   int timeout_ms = (h->timeout_set ? h->timeout : AB_HOOK_DEFAULT_TIMEOUT) * 1000;
-  uint64_t deadline;
-  struct tail tail = { .len = 0 };
+  struct hook_io io = { .state = state, .state_len = state_len };
   pid_t pid = -1;
-  int r, status;
+  int r;
   siginfo_t info;
   char what[96];
-  bool timed_out = false;
+  bool timed_out;
   sigset_t pipe_set, saved_mask;
 
   snprintf (what, sizeof what, "hooks.%s[%zu]", ab_hook_kind_name (kind), idx);
@@ -180,72 +274,20 @@ run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx,
       close (errp[0]);
       return ab_error_setc (err, AB_EC_HOOK, r, "%s: run `%s`", what, h->path);
     }
-  pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
-  ab_set_nonblock (in[1], true);
-  ab_set_nonblock (errp[0], true);
-  deadline = ab_now_monotonic_ns () + (uint64_t)timeout_ms * 1000000ull;
+  io.in = in[1];
+  io.err = errp[0];
+  io.pidfd = (int)syscall (SYS_pidfd_open, pid, 0);
+  ab_set_nonblock (io.in, true);
+  ab_set_nonblock (io.err, true);
   /* A hook that exits without reading its stdin makes our write fail with
      EPIPE, and the SIGPIPE that comes with it would kill the runtime halfway
      through create or delete: blocked while we write, discarded after. */
   sigemptyset (&pipe_set);
   sigaddset (&pipe_set, SIGPIPE);
   sigprocmask (SIG_BLOCK, &pipe_set, &saved_mask);
-
-  /* Feed stdin and collect stderr until the hook exits or the deadline. */
-  for (;;)
-    {
-      struct pollfd p[3];
-      int n = 0, left, ip = -1;
-      uint64_t now = ab_now_monotonic_ns ();
-      if (now >= deadline)
-        {
-          timed_out = true;
-          break;
-        }
-      left = (int)((deadline - now) / 1000000ull) + 1;
-      p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-      p[n++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
-      if (in[1] >= 0)
-        {
-          ip = n;
-          p[n++] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
-        }
-      if (poll (p, (nfds_t)n, left) < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          break;
-        }
-      if (ip >= 0 && p[ip].revents)
-        {
-          ssize_t w = write (in[1], state + written, state_len - written);
-          if (w > 0)
-            written += (size_t)w;
-          /* A hook that does not read its stdin is fine: stop at EPIPE. */
-          if ((w < 0 && errno != EAGAIN) || written >= state_len)
-            {
-              close (in[1]);
-              in[1] = -1;
-            }
-        }
-      if (p[1].revents)
-        {
-          char buf[4096];
-          ssize_t rd = read (errp[0], buf, sizeof buf);
-          if (rd > 0)
-            tail_add (&tail, buf, (size_t)rd);
-          else if (rd == 0)
-            {
-              /* stderr closed: keep polling only the exit (poll skips fd -1) */
-              close (errp[0]);
-              errp[0] = -1;
-            }
-        }
-      if (p[0].revents & POLLIN)
-        break;
-    }
-  if (in[1] >= 0)
-    close (in[1]);
+  timed_out = hook_wait (&io, ab_now_monotonic_ns () + (uint64_t)timeout_ms * 1000000ull);
+  if (io.in >= 0)
+    close (io.in);
   if (!sigismember (&saved_mask, SIGPIPE))
     {
       static const struct timespec zero = { 0, 0 };
@@ -261,18 +303,9 @@ run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx,
   memset (&info, 0, sizeof info);
   while (waitid (P_PID, (id_t)pid, &info, WEXITED) < 0 && errno == EINTR)
     ;
-  /* What is already in the pipe; a background child of the hook may keep it
-     open, so never block here. */
-  for (;;)
-    {
-      char buf[4096];
-      ssize_t rd = errp[0] >= 0 ? read (errp[0], buf, sizeof buf) : 0;
-      if (rd <= 0)
-        break;
-      tail_add (&tail, buf, (size_t)rd);
-    }
-  if (errp[0] >= 0)
-    close (errp[0]);
+  hook_drain (&io);
+  if (io.pidfd >= 0)
+    close (io.pidfd);
   if (timed_out)
     {
       /* the hook's children too */
@@ -280,18 +313,7 @@ run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx,
       return ab_error_setc (err, AB_EC_HOOK, ETIMEDOUT, "%s (%s): timed out after %d s", what, h->path,
                             timeout_ms / 1000);
     }
-  status = info.si_status;
-  if (info.si_code == CLD_EXITED && status == 0)
-    return 0;
-  {
-    char last[256];
-    tail_last_line (&tail, last, sizeof last);
-    if (info.si_code == CLD_EXITED)
-      return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): exited with status %d%s%s", what, h->path, status,
-                            last[0] ? ": " : "", last);
-    return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): killed by signal %d%s%s", what, h->path, status,
-                          last[0] ? ": " : "", last);
-  }
+  return hook_verdict (what, h, &info, &io.tail, err);
 }
 
 int

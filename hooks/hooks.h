@@ -7,13 +7,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
+#include "spec/tables.h" /* ab_hook_kind_name */
 
 /* A hook without `timeout` may run this long before it is killed. */
 #define AB_HOOK_DEFAULT_TIMEOUT 120
-
-const char *ab_hook_kind_name (int kind);
 
 /* prestart, createRuntime or createContainer hooks: the setup waits for
    them between the mounts and pivot_root (runtime/child.c, create.c). */

@@ -16,8 +16,8 @@
 #include "netns/netns.h"
 #include "netns/nft-rules.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 struct denied_list
 {
@@ -144,52 +144,3 @@ ab_netns_read_denied (int netns_fd, struct ab_net_denied **out, size_t *n, ab_er
   return 0;
 }
 
-static const char *
-ip_proto_name (int proto)
-{
-  switch (proto)
-    {
-    case IPPROTO_TCP:
-      return "tcp";
-    case IPPROTO_UDP:
-      return "udp";
-    case IPPROTO_ICMP:
-      return "icmp";
-    case IPPROTO_ICMPV6:
-      return "icmpv6";
-    case IPPROTO_SCTP:
-      return "sctp";
-    case IPPROTO_UDPLITE:
-      return "udplite";
-    case IPPROTO_GRE:
-      return "gre";
-    default:
-      return NULL;
-    }
-}
-
-void
-ab_net_denied_gen (const struct ab_net_denied *d, size_t n, struct ab_gen *g)
-{
-  ab_gen_arr_open (g);
-  for (size_t i = 0; i < n; i++)
-    {
-      char addr[INET6_ADDRSTRLEN];
-      const char *proto = ip_proto_name (d[i].proto);
-
-      inet_ntop (d[i].family, d[i].addr, addr, sizeof addr);
-      ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "family", d[i].family == AF_INET ? "ipv4" : "ipv6");
-      ab_gen_kv_str (g, "address", addr);
-      if (proto != NULL)
-        ab_gen_kv_str (g, "protocol", proto);
-      else
-        ab_gen_kv_i64 (g, "protocol", d[i].proto);
-      /* 0: ICMP and other protocols without ports, or a full port set. */
-      if (d[i].port != 0)
-        ab_gen_kv_u64 (g, "port", d[i].port);
-      ab_gen_kv_u64 (g, "packets", d[i].packets);
-      ab_gen_obj_close (g);
-    }
-  ab_gen_arr_close (g);
-}

@@ -116,64 +116,6 @@ ab_egress_addr_refusal (int family, const uint8_t *a)
   return NULL;
 }
 
-int
-ab_egress_ip_parse (const char *s, size_t len, struct ab_egress_addr *out)
-{
-  char buf[INET6_ADDRSTRLEN + 1];
-  size_t i;
-
-  memset (out, 0, sizeof *out);
-  if (len >= 2 && s[0] == '[' && s[len - 1] == ']')
-    s++, len -= 2;
-  if (len == 0 || len >= sizeof buf)
-    return -1;
-  memcpy (buf, s, len);
-  buf[len] = '\0';
-  if (strchr (buf, ':') != NULL)
-    {
-      /* No zone index ("fe80::1%eth0"): it names an interface of the host. */
-      if (inet_pton (AF_INET6, buf, out->addr) != 1)
-        return -1;
-      out->family = AF_INET6;
-      return 0;
-    }
-  /* Four decimal parts, no leading zeros: "010.0.0.1" is octal to some
-     parsers and decimal to others, and the two must never disagree. */
-  for (i = 0; i < len; i++)
-    if (buf[i] == '0' && (i == 0 || buf[i - 1] == '.') && i + 1 < len && buf[i + 1] != '.')
-      return -1;
-  if (inet_pton (AF_INET, buf, out->addr) != 1)
-    return -1;
-  out->family = AF_INET;
-  return 0;
-}
-
-void
-ab_egress_addr_format (const struct ab_egress_addr *a, char *buf, size_t len)
-{
-  if (inet_ntop (a->family, a->addr, buf, (socklen_t)len) == NULL)
-    snprintf (buf, len, "?");
-}
-
-void
-ab_egress_addr_pattern (const struct ab_egress_addr *a, char *buf, size_t len)
-{
-  char tmp[INET6_ADDRSTRLEN];
-
-  ab_egress_addr_format (a, tmp, sizeof tmp);
-  if (a->family == AF_INET6)
-    snprintf (buf, len, "[%s]", tmp);
-  else
-    snprintf (buf, len, "%s", tmp);
-}
-
-bool
-ab_egress_addr_equal (const struct ab_egress_addr *a, const struct ab_egress_addr *b)
-{
-  size_t n = a->family == AF_INET ? 4 : 16;
-  return a->family == b->family && memcmp (a->addr, b->addr, n) == 0;
-}
-
 void
 ab_egress_addr_to_sockaddr (const struct ab_egress_addr *a, uint16_t port, struct sockaddr_storage *ss,
                             socklen_t *len)

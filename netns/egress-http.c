@@ -19,7 +19,9 @@ tchar (unsigned char c)
   return isalnum (c) || strchr ("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
-int
+/* Parse "host[:port]" / "[v6][:port]"; the host normalised (names) or
+   canonical (literals) into host.  Returns 0 or -1. */
+static int
 ab_http_parse_authority (const char *s, size_t len, char *host, size_t host_len, uint16_t *port,
                          bool *port_given)
 {

@@ -13,36 +13,10 @@
 
 #include "netns/egress.h"
 
-/* ---- names (egress-policy.c) ----------------------------------------- */
-
-/* Normalise a host name: lower-case, one trailing dot dropped, LDH/'_'
-   labels of 1..63 bytes, at most 253 bytes, last label not all digits, and
-   not a form inet_aton would read as an address ("0x7f.1", "2130706433").
-   Returns 0 and writes out[AB_EGRESS_NAME_MAX + 1], or -1. */
-int ab_egress_name_normalize (const char *in, size_t len, char *out);
-/* Whether a rule's host part covers the normalised name (or literal text). */
-bool ab_egress_rule_matches (const struct ab_egress_rule *r, const char *name);
-/* Whether the policy's pins mention the name. */
-bool ab_egress_policy_has_pin (const struct ab_egress_policy *p, const char *name);
-
 /* ---- addresses (egress-addr.c) --------------------------------------- */
-
-struct ab_egress_addr
-{
-  int family; /* AF_INET or AF_INET6 */
-  uint8_t addr[16];
-};
 
 /* ab_egress_addr_refusal (egress.h): embedded IPv4 (mapped, compatible,
    NAT64, 6to4) is classified as the IPv4 it carries. */
-/* Strict literals only: dotted quad with four decimal parts, or IPv6 with or
-   without brackets.  Returns 0 or -1. */
-int ab_egress_ip_parse (const char *s, size_t len, struct ab_egress_addr *out);
-/* "192.0.2.1" or "2001:db8::1" (no brackets). */
-void ab_egress_addr_format (const struct ab_egress_addr *a, char *buf, size_t len);
-/* The literal as a rule pattern / decision name: "192.0.2.1", "[2001:db8::1]". */
-void ab_egress_addr_pattern (const struct ab_egress_addr *a, char *buf, size_t len);
-bool ab_egress_addr_equal (const struct ab_egress_addr *a, const struct ab_egress_addr *b);
 void ab_egress_addr_to_sockaddr (const struct ab_egress_addr *a, uint16_t port, struct sockaddr_storage *ss,
                                  socklen_t *len);
 int ab_egress_addr_from_sockaddr (const struct sockaddr *sa, struct ab_egress_addr *a, uint16_t *port);
@@ -176,10 +150,6 @@ struct ab_http_chunked
 /* How many of the n bytes belong to the body (all, or up to its last
    byte: *done is then set), or -1 when they cannot be a chunked body. */
 ssize_t ab_http_chunked_scan (struct ab_http_chunked *s, const uint8_t *p, size_t n, bool *done);
-/* Parse "host[:port]" / "[v6][:port]"; the host normalised (names) or
-   canonical (literals) into host.  Returns 0 or -1. */
-int ab_http_parse_authority (const char *s, size_t len, char *host, size_t host_len, uint16_t *port,
-                             bool *port_given);
 /* The head to send upstream for an absolute-form request: origin-form
    request line, the client's headers minus Proxy-* and Connection/Keep-Alive,
    Host added when the client sent none, and "Connection: close" (one request
@@ -204,8 +174,14 @@ void ab_egress_record_add (struct ab_egress_record *r, int proto, const char *pr
 
 /* ---- the engine (egress-loop.c, egress-proxy.c, egress-resolve.c) ------ */
 
+struct ab_egress;
 struct ab_egress_conn;
 struct ab_egress_name;
+
+/* What the engine (egress-loop.c) runs when a name a waiter of that kind
+   (AB_WAIT_*) waits on is resolved: the DNS stub's or the proxy's, so the
+   resolver calls neither of them directly. */
+typedef void (*ab_egress_resolved_fn) (struct ab_egress *e, int kind, void *ptr, struct ab_egress_name *n);
 
 /* A name's pinned addresses: static pins, or the host resolver's first
    answer (filtered), kept for the engine's life so that a later answer can
@@ -326,6 +302,7 @@ struct ab_egress
   size_t n_big_pipes;
   size_t n_pipes_open, pipes_max; /* every pipe (in use and pooled), and the fd budget for them */
   bool accept_paused;             /* out of fds: the listeners are not watched until the next sweep */
+  ab_egress_resolved_fn resolved; /* set by the engine before the resolver starts */
 };
 
 enum
@@ -335,7 +312,7 @@ enum
   AB_WAIT_CONN,
 };
 
-/* egress-loop.c */
+/* egress-ep.c: epoll registrations, and the listeners' back-off. */
 int ab_egress_ep_update (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events);
 void ab_egress_ep_remove (struct ab_egress *e, struct ab_egress_ep *ep);
 /* A listener's accept4 failed with errnum. */
@@ -351,8 +328,6 @@ void ab_egress_resolver_stop (struct ab_egress *e);
 /* Move finished jobs into the pin table and wake their waiters. */
 void ab_egress_resolver_collect (struct ab_egress *e);
 void ab_egress_names_free (struct ab_egress *e);
-/* Whether addr is one of the name's pinned addresses. */
-bool ab_egress_name_has_addr (const struct ab_egress_name *n, const struct ab_egress_addr *addr);
 
 /* egress-dnsserve.c */
 void ab_egress_dns_udp_ready (struct ab_egress *e);
@@ -439,29 +414,51 @@ struct ab_egress_conn
   uint64_t deadline, last_io;
 };
 
+/* egress-ep.c: the clock, buffers and protocol label of a connection. */
+uint64_t ab_egress_now_ms (void);
+/* Room for n more bytes at the end of b. */
+void ab_egress_buf_reserve (struct ab_egress_buf *b, size_t n);
 void ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n);
 void ab_egress_buf_free (struct ab_egress_buf *b);
 size_t ab_egress_buf_pending (const struct ab_egress_buf *b);
 /* Read from fd into b while it has room below max.  Returns bytes read, 0 on
    EOF, -1 on EAGAIN, -2 on error. */
 ssize_t ab_egress_buf_read (struct ab_egress_buf *b, int fd, size_t max);
-void ab_egress_conn_close (struct ab_egress *e, struct ab_egress_conn *c);
-void ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c);
 void ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text);
+
+/* egress-head.c: the first bytes of a connection, to the proxy itself,
+   redirected, or inside a CONNECT tunnel.  Each returns what its caller
+   does next, and fills *v for it. */
+enum ab_egress_head_next
+{
+  AB_HEAD_MORE,   /* update the connection: wait for more bytes */
+  AB_HEAD_DECIDE, /* c->name and c->port are read: decide, resolve, connect */
+  AB_HEAD_REFUSE, /* refuse as v says */
+  AB_HEAD_RELAY,  /* the tunnel's first bytes passed: relay */
+};
+struct ab_egress_head_verdict
+{
+  int status;                        /* REFUSE: the HTTP status */
+  const char *rule;                  /* REFUSE: recorded when not NULL */
+  const struct ab_egress_addr *addr; /* REFUSE: the destination to record, or NULL */
+  bool frame;                        /* DECIDE, RELAY: h is a request the relay frames */
+  bool keep;                         /* ... with keep-alive (the later requests are read too) */
+  struct ab_http_head h;
+};
+int ab_egress_head_explicit (struct ab_egress_conn *c, struct ab_egress_head_verdict *v);
+int ab_egress_head_transparent (struct ab_egress_conn *c, struct ab_egress_head_verdict *v);
+int ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c, struct ab_egress_head_verdict *v);
+
+/* egress-relay.c: the sockets of a connection (interest, close, refusal)
+   and the relay of a decided one. */
+void ab_egress_conn_close (struct ab_egress *e, struct ab_egress_conn *c);
+/* Recompute both sockets' epoll interest from the state and the queues. */
+void ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c);
 /* Refuse: record the decision (when rule is set), answer what the client
    understands (HTTP status, TLS alert, or nothing inside a tunnel), close
    once flushed. */
 void ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
                             const struct ab_egress_addr *addr);
-/* Decide on (c->name, c->port), then resolve and connect. */
-void ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c);
-/* The first bytes of a connection: to the proxy itself, redirected, or
-   inside a CONNECT tunnel. */
-void ab_egress_head_explicit (struct ab_egress *e, struct ab_egress_conn *c);
-void ab_egress_head_transparent (struct ab_egress *e, struct ab_egress_conn *c);
-void ab_egress_head_tunnel (struct ab_egress *e, struct ab_egress_conn *c);
-
-/* egress-relay.c: the relay of a decided connection. */
 /* The framing of a request whose head goes upstream now (the first one at
    the decision, the later ones as the relay reads them). */
 void ab_egress_relay_request (struct ab_egress_conn *c, const struct ab_http_head *h, bool keep);
@@ -471,16 +468,14 @@ void ab_egress_relay_request (struct ab_egress_conn *c, const struct ab_http_hea
 void ab_egress_relay_start (struct ab_egress *e, struct ab_egress_conn *c, const void *first, size_t n,
                             size_t consume);
 /* Write what is queued both ways, propagate half-closes, update interest. */
+/* The first bytes inside a CONNECT tunnel, as egress-head.c judges them:
+   wait, refuse, or relay (HTTP framed request by request, anything else
+   as it comes). */
+void ab_egress_relay_tunnel (struct ab_egress *e, struct ab_egress_conn *c);
 void ab_egress_relay_kick (struct ab_egress *e, struct ab_egress_conn *c);
 void ab_egress_relay_event (struct ab_egress *e, struct ab_egress_conn *c, bool client, uint32_t events);
-/* Epoll interest of one side in AB_CS_INSPECT or AB_CS_RELAY. */
-uint32_t ab_egress_relay_interest (const struct ab_egress_conn *c, bool client);
-/* Queued bytes toward the client (buffer and pipe). */
-size_t ab_egress_relay_u2c_pending (const struct ab_egress_conn *c);
 /* Give back a connection's pipes (to the pool when empty). */
 void ab_egress_relay_release (struct ab_egress *e, struct ab_egress_conn *c);
 void ab_egress_pipes_free (struct ab_egress *e);
-
-uint64_t ab_egress_now_ms (void);
 
 #endif

@@ -1,5 +1,6 @@
 /* The engine: listeners created inside the container's netns, one epoll
- * loop thread in the host netns, start and stop. */
+ * loop thread in the host netns, start and stop.  The top of the engine:
+ * it dispatches to the DNS stub, the proxy and the resolver. */
 #include "config.h"
 
 #include <net/if.h>
@@ -17,52 +18,6 @@
 
 #define DEFAULT_HTTP_PORT 3128
 #define SWEEP_MS 250
-
-uint64_t
-ab_egress_now_ms (void)
-{
-  return ab_now_monotonic_ns () / 1000000;
-}
-
-int
-ab_egress_ep_update (struct ab_egress *e, struct ab_egress_ep *ep, uint32_t events)
-{
-  struct epoll_event ev = { .events = events, .data.ptr = ep };
-
-  if (ep->removed || (ep->registered && ep->events == events))
-    return 0;
-  if (epoll_ctl (e->epfd, ep->registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, ep->fd, &ev) < 0)
-    return -1;
-  ep->registered = true;
-  ep->events = events;
-  return 0;
-}
-
-void
-ab_egress_ep_remove (struct ab_egress *e, struct ab_egress_ep *ep)
-{
-  if (ep->registered && !ep->removed)
-    epoll_ctl (e->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
-  ep->removed = true;
-}
-
-/* accept4 failed for want of a file descriptor (or of memory): the
-   listener stays readable, and level-triggered epoll would wake the loop
-   for it again at once, forever.  Stop watching the listeners until the
-   next sweep (a connection was closed, or SWEEP_MS passed); the kernel
-   keeps the clients in the listen backlog meanwhile. */
-void
-ab_egress_accept_failed (struct ab_egress *e, int errnum)
-{
-  struct ab_egress_ep *eps[] = { &e->listen_http4, &e->listen_http6, &e->listen_dns_tcp };
-
-  if (errnum != EMFILE && errnum != ENFILE && errnum != ENOBUFS && errnum != ENOMEM)
-    return;
-  for (size_t i = 0; i < AB_ARRAY_SIZE (eps); i++)
-    if (eps[i]->fd >= 0)
-      ab_egress_ep_update (e, eps[i], 0);
-  e->accept_paused = true;
-}
 
 static void
 accept_resume (struct ab_egress *e)
@@ -356,6 +311,17 @@ egress_freep (struct ab_egress **e)
   ab_egress_free (*e);
 }
 
+/* A name a waiter waits on is resolved: the DNS stub's waiters and the
+   proxy's connections each go back to their own file. */
+static void
+on_resolved (struct ab_egress *e, int kind, void *ptr, struct ab_egress_name *n)
+{
+  if (kind == AB_WAIT_CONN)
+    ab_egress_proxy_resolved (e, ptr, n);
+  else
+    ab_egress_dns_resolved (e, kind, ptr, n);
+}
+
 int
 ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab_egress_options *opt,
                  struct ab_egress **out, ab_error_t *err)
@@ -403,6 +369,7 @@ ab_egress_start (const struct ab_egress_policy *p, int netns_fd, const struct ab
       return ab_error_set (err, errno, "egress: epoll_ctl");
 
   e->jobs_lock_ready = true;
+  e->resolved = on_resolved;
   if (ab_egress_resolver_start (e, err) < 0)
     return -1;
   r = pthread_create (&e->loop_thread, NULL, loop_main, e);
@@ -422,23 +389,3 @@ ab_egress_ports (const struct ab_egress *e, uint16_t *http_port, uint16_t *dns_p
     *dns_port = e->dns_port;
 }
 
-char *
-ab_egress_resolv_conf (const struct ab_egress *e AB_UNUSED)
-{
-  /* One server, no search list (a search domain would send every short
-     name through the policy as "name.domain"), no retries worth waiting for. */
-  return xasprintf ("# agentbox egress DNS stub: allow-listed names only\n"
-                    "nameserver 127.0.0.1\n"
-                    "options ndots:1 timeout:2 attempts:2\n");
-}
-
-void
-ab_egress_env (const struct ab_egress *e, struct ab_strv *out)
-{
-  static const char *const keys[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy" };
-
-  for (size_t i = 0; i < AB_ARRAY_SIZE (keys); i++)
-    ab_strv_push_owned (out, xasprintf ("%s=http://127.0.0.1:%u", keys[i], e->http_port));
-  ab_strv_push (out, "NO_PROXY=localhost,127.0.0.1,::1");
-  ab_strv_push (out, "no_proxy=localhost,127.0.0.1,::1");
-}

@@ -29,31 +29,6 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-/* ---- life ------------------------------------------------------------- */
-
-void
-ab_egress_conn_close (struct ab_egress *e, struct ab_egress_conn *c)
-{
-  if (c->dead)
-    return;
-  c->dead = true;
-  e->reap_pending = true;
-  if (c->state == AB_CS_RESOLVING)
-    ab_egress_name_cancel (e, c);
-  if (c->cep.fd >= 0)
-    {
-      ab_egress_ep_remove (e, &c->cep);
-      close (c->cep.fd);
-      c->cep.fd = -1;
-    }
-  if (c->uep.fd >= 0)
-    {
-      ab_egress_ep_remove (e, &c->uep);
-      close (c->uep.fd);
-      c->uep.fd = -1;
-    }
-}
-
 static void
 conn_free (struct ab_egress *e, struct ab_egress_conn *c)
 {
@@ -70,97 +45,6 @@ conn_free (struct ab_egress *e, struct ab_egress_conn *c)
   ab_egress_relay_release (e, c);
   free (c->rewritten);
   free (c);
-}
-
-/* Recompute both sockets' epoll interest from the state and the queues
-   (level-triggered: a side is read only while its direction has room,
-   which is the backpressure). */
-void
-ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
-{
-  uint32_t cev = 0, uev = 0;
-
-  if (c->dead)
-    return;
-  switch (c->state)
-    {
-    case AB_CS_HEAD:
-      cev = EPOLLIN;
-      break;
-    case AB_CS_RESOLVING:
-      break;
-    case AB_CS_CONNECTING:
-      uev = EPOLLOUT;
-      break;
-    case AB_CS_INSPECT:
-    case AB_CS_RELAY:
-      cev = ab_egress_relay_interest (c, true);
-      uev = ab_egress_relay_interest (c, false);
-      break;
-    case AB_CS_CLOSING:
-      cev = ab_egress_buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
-      if (ab_egress_buf_pending (&c->u2c) > 0 && !c->c_wshut)
-        cev |= EPOLLOUT;
-      break;
-    }
-  if ((c->cep.fd >= 0 && ab_egress_ep_update (e, &c->cep, cev) < 0)
-      || (c->uep.fd >= 0 && ab_egress_ep_update (e, &c->uep, uev) < 0))
-    ab_egress_conn_close (e, c);
-}
-
-/* Refuse: record the decision (when rule is set), send what the client can
-   understand, and close once it is flushed. */
-void
-ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
-                       const struct ab_egress_addr *addr)
-{
-  static const uint8_t tls_alert[] = { 0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31 }; /* fatal access_denied */
-  const char *reason = status == 403   ? "Forbidden"
-                       : status == 400 ? "Bad Request"
-                       : status == 408 ? "Request Timeout"
-                       : status == 431 ? "Request Header Fields Too Large"
-                       : status == 502 ? "Bad Gateway"
-                       : status == 503 ? "Service Unavailable"
-                                       : "Gateway Timeout";
-  char body[AB_EGRESS_NAME_MAX + 128], msg[AB_EGRESS_NAME_MAX + 512];
-  int bl, ml;
-
-  if (rule != NULL)
-    ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, addr, c->port, false, rule);
-  if (c->state == AB_CS_RESOLVING)
-    ab_egress_name_cancel (e, c);
-  if (c->uep.fd >= 0)
-    {
-      ab_egress_ep_remove (e, &c->uep);
-      close (c->uep.fd);
-      c->uep.fd = -1;
-    }
-  ab_egress_buf_free (&c->u2c);
-  ab_egress_relay_release (e, c);
-  if (c->tls)
-    ab_egress_buf_append (&c->u2c, tls_alert, sizeof tls_alert);
-  else if (c->state == AB_CS_INSPECT)
-    ; /* inside a tunnel that is not TLS: just close */
-  else
-    {
-      bl = snprintf (body, sizeof body, "agentbox egress: %s %s\n", rule ? rule : reason, c->name);
-      ml = snprintf (
-          msg, sizeof msg,
-          "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n"
-          "X-Agentbox-Egress: %s\r\n\r\n%s",
-          status, reason, bl, rule ? rule : reason, body);
-      ab_egress_buf_append (&c->u2c, msg, (size_t)ml);
-    }
-  c->state = AB_CS_CLOSING;
-  c->deadline = ab_egress_now_ms () + CLOSE_LINGER_MS;
-  ab_egress_conn_update (e, c);
-}
-
-void
-ab_egress_conn_set_protocol (struct ab_egress_conn *c, int proto, const char *text)
-{
-  c->proto = proto;
-  snprintf (c->protocol, sizeof c->protocol, "%s", text);
 }
 
 /* ---- upstream --------------------------------------------------------- */
@@ -226,7 +110,7 @@ conn_connected (struct ab_egress *e, struct ab_egress_conn *c)
       c->head.len -= c->forward_from;
       c->forward_from = 0;
       if (c->head.len > 0)
-        ab_egress_head_tunnel (e, c);
+        ab_egress_relay_tunnel (e, c);
       if (!c->dead && c->state == AB_CS_INSPECT)
         ab_egress_relay_kick (e, c);
       return;
@@ -350,8 +234,8 @@ ab_egress_proxy_resolved (struct ab_egress *e, struct ab_egress_conn *c, struct 
 }
 
 /* Decide on (c->name, c->port) and go on to resolution. */
-void
-ab_egress_conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
+static void
+conn_decide (struct ab_egress *e, struct ab_egress_conn *c)
 {
   char rule[AB_EGRESS_NAME_MAX + 16];
   struct ab_egress_name *n, lit;
@@ -414,10 +298,20 @@ head_readable (struct ab_egress *e, struct ab_egress_conn *c)
       ab_egress_conn_close (e, c);
       return;
     }
-  if (c->transparent)
-    ab_egress_head_transparent (e, c);
-  else
-    ab_egress_head_explicit (e, c);
+  {
+    struct ab_egress_head_verdict v = { 0 };
+    int next = c->transparent ? ab_egress_head_transparent (c, &v) : ab_egress_head_explicit (c, &v);
+    if (next == AB_HEAD_REFUSE)
+      ab_egress_conn_refuse (e, c, v.status, v.rule, v.addr);
+    else if (next == AB_HEAD_DECIDE)
+      {
+        if (v.frame)
+          ab_egress_relay_request (c, &v.h, v.keep);
+        conn_decide (e, c);
+      }
+    else
+      ab_egress_conn_update (e, c);
+  }
 }
 
 /* A refusal on its way out: send it, drop what the client still sends,

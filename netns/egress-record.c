@@ -89,7 +89,7 @@ ab_egress_decisions (struct ab_egress *e, struct ab_egress_decision **out, uint6
   return n;
 }
 
-void
+static void
 ab_egress_decision_array_gen (const struct ab_egress_decision *d, size_t n, struct ab_gen *g)
 {
   char ts[64];

@@ -46,73 +46,6 @@
 #define RELAY_PIPE (256 * 1024)
 #define RELAY_PIPE_GROW (32 * 1024)
 
-/* ---- buffers ---------------------------------------------------------- */
-
-size_t
-ab_egress_buf_pending (const struct ab_egress_buf *b)
-{
-  return b->len - b->off;
-}
-
-static void
-buf_reserve (struct ab_egress_buf *b, size_t n)
-{
-  size_t cap = b->cap ? b->cap : 4096;
-
-  if (b->off > 0 && b->off == b->len)
-    b->off = b->len = 0;
-  if (b->len + n <= b->cap)
-    return;
-  while (cap < b->len + n)
-    cap *= 2;
-  b->d = xrealloc (b->d, cap);
-  b->cap = cap;
-}
-
-void
-ab_egress_buf_append (struct ab_egress_buf *b, const void *p, size_t n)
-{
-  if (n == 0)
-    return;
-  buf_reserve (b, n);
-  memcpy (b->d + b->len, p, n);
-  b->len += n;
-}
-
-void
-ab_egress_buf_free (struct ab_egress_buf *b)
-{
-  free (b->d);
-  memset (b, 0, sizeof *b);
-}
-
-ssize_t
-ab_egress_buf_read (struct ab_egress_buf *b, int fd, size_t max)
-{
-  size_t room, want;
-  ssize_t r;
-
-  /* Slide the unsent bytes to the front when the tail is short: interest
-     is computed from the pending bytes, so a buffer that has room must
-     really take a read (or level-triggered epoll spins). */
-  if (b->off > 0 && (b->off == b->len || b->len + 16384 > max))
-    {
-      memmove (b->d, b->d + b->off, b->len - b->off);
-      b->len -= b->off;
-      b->off = 0;
-    }
-  room = max > b->len ? max - b->len : 0;
-  if (room == 0)
-    return -1;
-  want = room < 65536 ? room : 65536;
-  buf_reserve (b, want);
-  r = recv (fd, b->d + b->len, want, 0);
-  if (r < 0)
-    return errno == EAGAIN || errno == EINTR ? -1 : -2;
-  b->len += (size_t)r;
-  return r;
-}
-
 /* Drop the first n bytes of the client's unframed bytes. */
 static void
 head_consume (struct ab_egress_buf *h, size_t n)
@@ -231,7 +164,7 @@ pipe_to_buf (struct ab_egress_pipe *p, struct ab_egress_buf *b)
     {
       ssize_t r;
 
-      buf_reserve (b, p->len);
+      ab_egress_buf_reserve (b, p->len);
       r = read (p->rd, b->d + b->len, p->len);
       if (r < 0 && errno == EINTR)
         continue;
@@ -295,7 +228,8 @@ c2u_pending (const struct ab_egress_conn *c)
   return ab_egress_buf_pending (&c->c2u) + c->c2u_pipe.len;
 }
 
-size_t
+/* Queued bytes toward the client (buffer and pipe). */
+static size_t
 ab_egress_relay_u2c_pending (const struct ab_egress_conn *c)
 {
   return ab_egress_buf_pending (&c->u2c) + c->u2c_pipe.len;
@@ -495,7 +429,8 @@ u2c_spliced (const struct ab_egress_conn *c)
   return !c->u2c_nopipe && c->fr != AB_FR_UPGRADE && ab_egress_buf_pending (&c->u2c) == 0;
 }
 
-uint32_t
+/* Epoll interest of one side in AB_CS_INSPECT or AB_CS_RELAY. */
+static uint32_t
 ab_egress_relay_interest (const struct ab_egress_conn *c, bool client)
 {
   uint32_t ev = 0;
@@ -523,6 +458,24 @@ ab_egress_relay_interest (const struct ab_egress_conn *c, bool client)
   if (ab_egress_buf_pending (&c->u2c) < RELAY_BUF)
     ev |= EPOLLIN;
   return ev;
+}
+
+void
+ab_egress_relay_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
+{
+  struct ab_egress_head_verdict v = { 0 };
+  int next = ab_egress_head_tunnel (e, c, &v);
+
+  if (next == AB_HEAD_REFUSE)
+    ab_egress_conn_refuse (e, c, v.status, v.rule, v.addr);
+  else if (next == AB_HEAD_MORE)
+    ab_egress_conn_update (e, c);
+  else
+    {
+      if (v.frame)
+        ab_egress_relay_request (c, &v.h, v.keep);
+      ab_egress_relay_start (e, c, c->head.d, v.frame ? v.h.head_len : 0, v.frame ? v.h.head_len : 0);
+    }
 }
 
 /* Returns -1 when the connection was closed. */
@@ -563,7 +516,7 @@ client_in (struct ab_egress *e, struct ab_egress_conn *c)
           return -1;
         }
       if (r > 0)
-        ab_egress_head_tunnel (e, c);
+        ab_egress_relay_tunnel (e, c);
       return c->dead ? -1 : 0;
     }
   frame (e, c);
@@ -709,4 +662,113 @@ ab_egress_relay_start (struct ab_egress *e, struct ab_egress_conn *c, const void
   head_consume (&c->head, consume);
   frame (e, c);
   ab_egress_relay_kick (e, c);
+}
+
+/* ---- life ------------------------------------------------------------- */
+
+void
+ab_egress_conn_close (struct ab_egress *e, struct ab_egress_conn *c)
+{
+  if (c->dead)
+    return;
+  c->dead = true;
+  e->reap_pending = true;
+  if (c->state == AB_CS_RESOLVING)
+    ab_egress_name_cancel (e, c);
+  if (c->cep.fd >= 0)
+    {
+      ab_egress_ep_remove (e, &c->cep);
+      close (c->cep.fd);
+      c->cep.fd = -1;
+    }
+  if (c->uep.fd >= 0)
+    {
+      ab_egress_ep_remove (e, &c->uep);
+      close (c->uep.fd);
+      c->uep.fd = -1;
+    }
+}
+
+/* Recompute both sockets' epoll interest from the state and the queues
+   (level-triggered: a side is read only while its direction has room,
+   which is the backpressure). */
+void
+ab_egress_conn_update (struct ab_egress *e, struct ab_egress_conn *c)
+{
+  uint32_t cev = 0, uev = 0;
+
+  if (c->dead)
+    return;
+  switch (c->state)
+    {
+    case AB_CS_HEAD:
+      cev = EPOLLIN;
+      break;
+    case AB_CS_RESOLVING:
+      break;
+    case AB_CS_CONNECTING:
+      uev = EPOLLOUT;
+      break;
+    case AB_CS_INSPECT:
+    case AB_CS_RELAY:
+      cev = ab_egress_relay_interest (c, true);
+      uev = ab_egress_relay_interest (c, false);
+      break;
+    case AB_CS_CLOSING:
+      cev = ab_egress_buf_pending (&c->u2c) > 0 ? 0 : EPOLLIN;
+      if (ab_egress_buf_pending (&c->u2c) > 0 && !c->c_wshut)
+        cev |= EPOLLOUT;
+      break;
+    }
+  if ((c->cep.fd >= 0 && ab_egress_ep_update (e, &c->cep, cev) < 0)
+      || (c->uep.fd >= 0 && ab_egress_ep_update (e, &c->uep, uev) < 0))
+    ab_egress_conn_close (e, c);
+}
+
+/* Refuse: record the decision (when rule is set), send what the client can
+   understand, and close once it is flushed. */
+void
+ab_egress_conn_refuse (struct ab_egress *e, struct ab_egress_conn *c, int status, const char *rule,
+                       const struct ab_egress_addr *addr)
+{
+  static const uint8_t tls_alert[] = { 0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x31 }; /* fatal access_denied */
+  const char *reason = status == 403   ? "Forbidden"
+                       : status == 400 ? "Bad Request"
+                       : status == 408 ? "Request Timeout"
+                       : status == 431 ? "Request Header Fields Too Large"
+                       : status == 502 ? "Bad Gateway"
+                       : status == 503 ? "Service Unavailable"
+                                       : "Gateway Timeout";
+  char body[AB_EGRESS_NAME_MAX + 128], msg[AB_EGRESS_NAME_MAX + 512];
+  int bl, ml;
+
+  if (rule != NULL)
+    ab_egress_record_add (&e->record, c->proto, c->protocol, c->name, addr, c->port, false, rule);
+  if (c->state == AB_CS_RESOLVING)
+    ab_egress_name_cancel (e, c);
+  if (c->uep.fd >= 0)
+    {
+      ab_egress_ep_remove (e, &c->uep);
+      close (c->uep.fd);
+      c->uep.fd = -1;
+    }
+  ab_egress_buf_free (&c->u2c);
+  ab_egress_relay_release (e, c);
+  if (c->tls)
+    ab_egress_buf_append (&c->u2c, tls_alert, sizeof tls_alert);
+  else if (c->state == AB_CS_INSPECT)
+    ; /* inside a tunnel that is not TLS: just close */
+  else
+    {
+      bl = snprintf (body, sizeof body, "agentbox egress: %s %s\n", rule ? rule : reason, c->name);
+      ml = snprintf (
+          msg, sizeof msg,
+          "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n"
+          "X-Agentbox-Egress: %s\r\n\r\n%s",
+          status, reason, bl, rule ? rule : reason, body);
+      ab_egress_buf_append (&c->u2c, msg, (size_t)ml);
+    }
+  c->state = AB_CS_CLOSING;
+  c->deadline = ab_egress_now_ms () + CLOSE_LINGER_MS;
+  ab_egress_conn_update (e, c);
 }

@@ -107,15 +107,6 @@ ab_egress_name_cancel (struct ab_egress *e, void *ptr)
       }
 }
 
-bool
-ab_egress_name_has_addr (const struct ab_egress_name *n, const struct ab_egress_addr *a)
-{
-  for (size_t i = 0; i < n->n_addrs; i++)
-    if (ab_egress_addr_equal (&n->addrs[i], a))
-      return true;
-  return false;
-}
-
 static void
 resolve (struct ab_egress_job *j)
 {
@@ -257,10 +248,7 @@ ab_egress_resolver_collect (struct ab_egress *e)
       while (w)
         {
           struct ab_egress_waiter *next = w->next;
-          if (w->kind == AB_WAIT_CONN)
-            ab_egress_proxy_resolved (e, w->ptr, n);
-          else
-            ab_egress_dns_resolved (e, w->kind, w->ptr, n);
+          e->resolved (e, w->kind, w->ptr, n);
           free (w);
           w = next;
         }

@@ -57,9 +57,10 @@
  *     lo with source 127.0.0.1 (`default dev lo src 127.0.0.1`, and an IPv6
  *     default via lo), redirect TCP to the ports for ip and ip6, accept
  *     127.0.0.1:dns_port (udp, tcp), 127.0.0.1:http_port, [::1]:http_port.
- *  4. bind a file holding ab_egress_resolv_conf () read-only over the
- *     rootfs's /etc/resolv.conf (through the rootfs fd); optionally add
- *     ab_egress_env () to process.env.  Then release the child.
+ *  4. bind a file holding AB_PLAN_RESOLV_CONF (runtime/plan/plan.h) read-only over the
+ *     rootfs's /etc/resolv.conf (through the rootfs fd), and add the proxy
+ *     variables to the process's environment (convenience: transparent
+ *     capture does not need them).  Then release the child.
  *  5. after the container's last process: ab_egress_stop, put
  *     ab_egress_decisions_gen in the result record, ab_egress_free.  The
  *     daemon writes its record file itself; `delete` sends it SIGTERM if it
@@ -73,88 +74,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/error.h"
+#include "base/util.h"
+#include "base/gen.h"
 #include "spec/model.h"
+#include "spec/netpolicy.h"
 
-#define AB_ANNOT_NET_ALLOW_DOMAINS "dev.agentbox.net.allow-domains"
-#define AB_ANNOT_NET_DENY_DOMAINS "dev.agentbox.net.deny-domains"
-#define AB_ANNOT_NET_PINS "dev.agentbox.net.pins"
-
-#define AB_EGRESS_NAME_MAX 253      /* presentation form, no trailing dot */
-#define AB_EGRESS_MAX_RULE_PORTS 16 /* ports of one entry */
-#define AB_EGRESS_MAX_ENTRIES 512   /* entries of one annotation */
-
-/* One allow or deny entry. */
-struct ab_egress_rule
-{
-  char
-      *pattern; /* normalised host as written: "example.com", "*.example.com", "192.0.2.1", "[2001:db8::1]" */
-  char *name;   /* exact name, or the suffix of a wildcard ("example.com"); NULL for a literal */
-  bool wildcard; /* pattern is "*." name */
-  int family;    /* 0 for names; AF_INET or AF_INET6 for an IP literal */
-  uint8_t addr[16];
-  uint16_t ports[AB_EGRESS_MAX_RULE_PORTS];
-  size_t n_ports; /* allow: never 0 (defaults filled in); deny: 0 = every port */
-};
-
-struct ab_egress_pin
-{
-  char *name; /* normalised exact name */
-  int family; /* AF_INET or AF_INET6 */
-  uint8_t addr[16];
-};
-
-struct ab_egress_policy
-{
-  bool enabled; /* some allow list was given (possibly empty) */
-  struct ab_egress_rule *allow;
-  size_t n_allow;
-  struct ab_egress_rule *deny;
-  size_t n_deny;
-  struct ab_egress_pin *pins;
-  size_t n_pins;
-};
-
-/* The effective policy of one run.  `baseline` (NULL: none) is the admin's,
-   from ab_egress_baseline_load; the annotations can only narrow it:
-     allow = baseline ∩ per-run (per-run absent: the baseline's),
-     deny  = baseline ∪ per-run,
-     pins  = the baseline's, plus per-run pins of names the baseline allows.
-   Without baseline the annotations are the policy; without either, the policy
-   is disabled (out->enabled false: no egress by name at all).  Errors name
-   the annotation and the entry, class AB_EC_CONFIG:
-     annotations.dev.agentbox.net.allow-domains: entry "*.": empty name */
-int ab_egress_policy_parse (const struct ab_kvlist *annotations, const struct ab_egress_policy *baseline,
-                            struct ab_egress_policy *out, ab_error_t *err);
-
-/* Load the admin baseline (--egress-policy FILE): a JSON object whose members
-   are the annotation keys above, each a string in the annotation grammar or
-   an array of entry strings.  Unknown members are refused. */
 /* Why the proxy never connects to an address ("ssrf:loopback",
    "ssrf:rfc1918", "ssrf:metadata", ...), or NULL when it is public
    (egress-addr.c; the wall's allow list is judged by the same table in
    `agentbox audit`). */
 const char *ab_egress_addr_refusal (int family, const uint8_t *addr);
-
-int ab_egress_baseline_load (int dirfd, const char *path, struct ab_egress_policy *out, ab_error_t *err);
-
-void ab_egress_policy_free (struct ab_egress_policy *p);
-void ab_egress_policy_copy (struct ab_egress_policy *dst, const struct ab_egress_policy *src);
-
-/* The TCP ports the netns must redirect to the proxy: every port of every
-   allow entry (80 and 443 at least), sorted, without duplicates.  Returns
-   the count (at most max are written). */
-size_t ab_egress_policy_ports (const struct ab_egress_policy *p, uint16_t *ports, size_t max);
-
-/* Decide for a normalised name (or IP literal text) and port.  Returns true
-   when allowed; rule[rule_len] gets the deciding rule, e.g.
-   "allow:*.example.com", "deny:bad.example", "default-deny",
-   "port-not-allowed".  port 0 asks "may this name be resolved at all" (the
-   DNS stub's question). */
-bool ab_egress_policy_decide (const struct ab_egress_policy *p, const char *name, uint16_t port, char *rule,
-                              size_t rule_len);
 
 /* ---- the engine ----------------------------------------------------- */
 
@@ -223,13 +153,6 @@ void ab_egress_decisions_free (struct ab_egress_decision *d, size_t n);
    {"time":"2026-12-02T10:00:00.000000000Z","name":"pypi.org","address":"192.0.2.10","port":443,
     "protocol":"CONNECT","allowed":true,"rule":"allow:pypi.org"} */
 void ab_egress_decisions_gen (struct ab_egress *e, struct ab_gen *g);
-void ab_egress_decision_array_gen (const struct ab_egress_decision *d, size_t n, struct ab_gen *g);
-
-/* The /etc/resolv.conf the runtime mounts read-only in the container. */
-char *ab_egress_resolv_conf (const struct ab_egress *e);
-/* HTTP_PROXY, HTTPS_PROXY, NO_PROXY (and lower-case twins) as "KEY=VALUE"
-   strings.  Convenience only: transparent capture does not need them. */
-void ab_egress_env (const struct ab_egress *e, struct ab_strv *out);
 
 /* ---- detached containers --------------------------------------------- */
 

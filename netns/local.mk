@@ -3,7 +3,6 @@ include netns/proxy.mk
 libagentbox_a_SOURCES += \
 	netns/netns.h \
 	netns/nl.h netns/nl.c \
-	netns/policy.c \
 	netns/nft-rules.h netns/nft-rules.c \
 	netns/nft.c \
 	netns/denied.c \

@@ -1,9 +1,8 @@
 /* The network namespace egress wall (rtnetlink through libmnl, nftables
  * through libnftnl; no `ip` or `nft` exec anywhere).
  *
- * Policy input: the annotation dev.agentbox.net.allow, comma-separated
- * ADDR[/PREFIX][:PORT][/tcp|/udp] entries (IPv4 or bracketed IPv6, e.g.
- * "192.0.2.1:8080/tcp,[2001:db8::1]:443/tcp"); absent means no egress at all.
+ * Policy input: struct ab_net_policy (spec/netpolicy.h), the typed
+ * dev.agentbox.net.allow annotation.
  */
 #ifndef AB_NETNS_NETNS_H
 #define AB_NETNS_NETNS_H
@@ -12,31 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/error.h"
-#include "spec/gen.h"
-
-#define AB_ANNOT_NET_ALLOW "dev.agentbox.net.allow"
-
-struct ab_net_allow
-{
-  int family;       /* AF_INET or AF_INET6 */
-  uint8_t addr[16]; /* network byte order; first 4 bytes for AF_INET */
-  uint8_t prefix;   /* 0..32 / 0..128 */
-  uint16_t port;    /* host byte order, 0 = any port */
-  int proto;        /* 0 = tcp and udp, IPPROTO_TCP, IPPROTO_UDP */
-};
-
-struct ab_net_policy
-{
-  bool present; /* the annotation was given */
-  struct ab_net_allow *allow;
-  size_t n_allow;
-};
-
-/* Parse the annotation value.  Errors name the entry:
-   annotations.dev.agentbox.net.allow: entry "300.1.2.3:80": invalid IPv4 address */
-int ab_net_policy_parse (const char *value, struct ab_net_policy *out, ab_error_t *err);
-void ab_net_policy_free (struct ab_net_policy *p);
+#include "base/error.h"
+#include "base/gen.h"
+#include "spec/netpolicy.h"
 
 /* How the supervisor-side egress proxy (if any) is reached from inside. */
 struct ab_netns_proxy
@@ -72,21 +49,10 @@ struct ab_net_denied
 /* Read the denied-destination record of the netns behind netns_fd (works
    after the container's processes exited, as long as the netns is held). */
 int ab_netns_read_denied (int netns_fd, struct ab_net_denied **out, size_t *n, ab_error_t *err);
-/* One JSON array value describing denied destinations (for records). */
-void ab_net_denied_gen (const struct ab_net_denied *d, size_t n, struct ab_gen *g);
 
 /* linux.netDevices: move host interface `host_name` into the netns behind
    netns_fd, rename it to new_name (NULL: keep; a name ending in %d lets the
    kernel pick), keep its permanent global addresses, set it up. */
 int ab_netdev_move (const char *host_name, const char *new_name, int netns_fd, ab_error_t *err);
-
-/* A socket living in the network namespace behind netns_fd: a short-lived
-   helper thread enters the namespace (setns moves only the calling thread)
-   and creates it there; a socket keeps the namespace of its creation for its
-   whole life, so the caller's own namespace is never touched.  For netlink
-   sockets that configure the container's netns and for listeners inside it.
-   SOCK_CLOEXEC is always added.  Needs CAP_SYS_ADMIN over the user
-   namespace that owns the target.  Returns the fd. */
-int ab_netns_socket (int netns_fd, int domain, int type, int protocol, ab_error_t *err);
 
 #endif

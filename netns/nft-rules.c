@@ -8,7 +8,7 @@
 #include <stdarg.h>
 
 #include "netns/nft-rules.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 /* Dropped ahead of every accept, whatever the allow entries say: these
    services hand out instance credentials to whoever asks from the host. */
@@ -504,7 +504,8 @@ chain_text (struct strbuf *b, const struct ab_nft_chain *c)
   sb_printf (b, "\t}\n");
 }
 
-char *
+/* The whole table in nft syntax, as `nft list table inet agentbox` prints it. */
+static char *
 ab_nft_ruleset_text (const struct ab_nft_ruleset *r)
 {
   struct strbuf b = { 0 };

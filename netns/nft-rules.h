@@ -128,8 +128,6 @@ struct nftnl_rule;
 struct nftnl_rule *ab_nft_rule_nftnl (const struct ab_nft_ruleset *rs, const struct ab_nft_chain *c,
                                       const struct ab_nft_rule *rule);
 
-/* The whole table in nft syntax, as `nft list table inet agentbox` prints it. */
-char *ab_nft_ruleset_text (const struct ab_nft_ruleset *r);
 /* One rule, as a line of that text without indentation (for messages). */
 char *ab_nft_rule_text (const struct ab_nft_rule *rule);
 

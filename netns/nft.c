@@ -90,7 +90,7 @@
 #include "netns/netns.h"
 #include "netns/nft-rules.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 /* nft's datatype numbers, combined as it does for concatenations. */
 #define NFT_TYPE_IPADDR 7

@@ -11,7 +11,7 @@
 
 #include "netns/netns.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 struct sock_job
 {
@@ -45,7 +45,14 @@ sock_thread (void *arg)
   return NULL;
 }
 
-int
+/* A socket living in the network namespace behind netns_fd: a short-lived
+   helper thread enters the namespace (setns moves only the calling thread)
+   and creates it there; a socket keeps the namespace of its creation for its
+   whole life, so the caller's own namespace is never touched.  For netlink
+   sockets that configure the container's netns and for listeners inside it.
+   SOCK_CLOEXEC is always added.  Needs CAP_SYS_ADMIN over the user
+   namespace that owns the target.  Returns the fd. */
+static int
 ab_netns_socket (int netns_fd, int domain, int type, int protocol, ab_error_t *err)
 {
   struct sock_job job = { netns_fd, domain, type, protocol, -1, 0, NULL };

@@ -6,7 +6,7 @@
 #include <libmnl/libmnl.h>
 #include <stddef.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 static inline void
 ab_mnl_closep (struct mnl_socket **nl)

@@ -1,7 +1,7 @@
 # netns/egress*: the domain-allowlist egress proxy and DNS stub (supervisor side).
 libagentbox_a_SOURCES += \
 	netns/egress.h netns/egress-internal.h \
-	netns/egress-policy.c \
+	netns/egress-ep.c \
 	netns/egress-addr.c \
 	netns/egress-dns.c \
 	netns/egress-tls.c \

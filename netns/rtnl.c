@@ -13,17 +13,18 @@
 
 #include "netns/netns.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #define LOOPBACK_IFINDEX 1 /* the kernel registers lo first in every netns */
 #define AB_ROUTE_METRIC UINT32_MAX
 
 /* ---- the loopback link and the catch-all routes ------------------------ */
 
-static int
-link_set_up (struct mnl_socket *nl, int ifindex, struct ab_nl_reply *reply)
+/* An RTM_NEWLINK request in buf for the link ifindex, its ifinfomsg
+   returned for the caller's changes. */
+static struct ifinfomsg *
+newlink_msg (char *buf, int ifindex, struct nlmsghdr **out)
 {
-  char buf[MNL_SOCKET_BUFFER_SIZE];
   struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
   struct ifinfomsg *ifi;
 
@@ -32,6 +33,17 @@ link_set_up (struct mnl_socket *nl, int ifindex, struct ab_nl_reply *reply)
   ifi = mnl_nlmsg_put_extra_header (nlh, sizeof *ifi);
   ifi->ifi_family = AF_UNSPEC;
   ifi->ifi_index = ifindex;
+  *out = nlh;
+  return ifi;
+}
+
+static int
+link_set_up (struct mnl_socket *nl, int ifindex, struct ab_nl_reply *reply)
+{
+  char buf[MNL_SOCKET_BUFFER_SIZE];
+  struct nlmsghdr *nlh;
+  struct ifinfomsg *ifi = newlink_msg (buf, ifindex, &nlh);
+
   ifi->ifi_flags = IFF_UP;
   ifi->ifi_change = IFF_UP;
   return ab_nl_talk (nl, nlh, NULL, NULL, reply);
@@ -307,14 +319,9 @@ static int
 move_link (struct mnl_socket *nl, int ifindex, int netns_fd, const char *new_name, struct ab_nl_reply *reply)
 {
   char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
-  struct ifinfomsg *ifi;
+  struct nlmsghdr *nlh;
 
-  nlh->nlmsg_type = RTM_NEWLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  ifi = mnl_nlmsg_put_extra_header (nlh, sizeof *ifi);
-  ifi->ifi_family = AF_UNSPEC;
-  ifi->ifi_index = ifindex;
+  newlink_msg (buf, ifindex, &nlh);
   mnl_attr_put_u32 (nlh, IFLA_NET_NS_FD, (uint32_t)netns_fd);
   if (new_name != NULL)
     mnl_attr_put_strz (nlh, IFLA_IFNAME, new_name);

@@ -41,26 +41,6 @@ int ab_cache_open_base (char why[static AB_CACHE_WHY_MAX]);
    `mode` (path is for the message). */
 bool ab_cache_dir_is_safe (int fd, const char *path, mode_t mode, char why[static AB_CACHE_WHY_MAX]);
 
-/* Open <base>/<sub> (made with `mode` if missing, base 0711), O_PATH.
-   The base and <sub> must be directories owned by the effective uid that
-   no one else can write; <sub> must have no permission bit beyond `mode`.
-   Returns the fd, or -1 with the reason in why (quiet: "" when caching is
-   simply off). */
-int ab_cache_open_dir (const char *sub, mode_t mode, char why[static AB_CACHE_WHY_MAX]);
-
-/* The entry for `key` in the directory: true with a malloc'ed copy of its
-   value when the file is ours (owner, mode 0600, one link, regular), its
-   length, magic and checksum are right and its stored key equals `key`
-   byte for byte.  false otherwise, with why set unless the entry simply
-   does not exist. */
-bool ab_cache_get (int dfd, const void *key, size_t keylen, char **val, size_t *vallen,
-                   char why[static AB_CACHE_WHY_MAX]);
-
-/* Store an entry (written aside and renamed: a concurrent reader sees the
-   old entry or the new one, never a part), then evict the oldest entries
-   beyond the directory's bounds.  Best effort: failures only cost speed. */
-void ab_cache_put (int dfd, const void *key, size_t keylen, const void *val, size_t vallen);
-
 /* Bounds of one cache directory (evicted oldest first). */
 #define AB_CACHE_MAX_FILES 64
 #define AB_CACHE_MAX_BYTES (16u << 20)

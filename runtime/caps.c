@@ -18,61 +18,16 @@
 #include <unistd.h>
 
 #include "runtime/caps.h"
-#include "runtime/log.h"
-#include "runtime/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "spec/tables.h"
 
-/* Names for messages, as config.json spells them.  Kept here so that this
-   module does not depend on the parser's tables. */
-static const char *const cap_names[] = {
-  "CAP_CHOWN",
-  "CAP_DAC_OVERRIDE",
-  "CAP_DAC_READ_SEARCH",
-  "CAP_FOWNER",
-  "CAP_FSETID",
-  "CAP_KILL",
-  "CAP_SETGID",
-  "CAP_SETUID",
-  "CAP_SETPCAP",
-  "CAP_LINUX_IMMUTABLE",
-  "CAP_NET_BIND_SERVICE",
-  "CAP_NET_BROADCAST",
-  "CAP_NET_ADMIN",
-  "CAP_NET_RAW",
-  "CAP_IPC_LOCK",
-  "CAP_IPC_OWNER",
-  "CAP_SYS_MODULE",
-  "CAP_SYS_RAWIO",
-  "CAP_SYS_CHROOT",
-  "CAP_SYS_PTRACE",
-  "CAP_SYS_PACCT",
-  "CAP_SYS_ADMIN",
-  "CAP_SYS_BOOT",
-  "CAP_SYS_NICE",
-  "CAP_SYS_RESOURCE",
-  "CAP_SYS_TIME",
-  "CAP_SYS_TTY_CONFIG",
-  "CAP_MKNOD",
-  "CAP_LEASE",
-  "CAP_AUDIT_WRITE",
-  "CAP_AUDIT_CONTROL",
-  "CAP_SETFCAP",
-  "CAP_MAC_OVERRIDE",
-  "CAP_MAC_ADMIN",
-  "CAP_SYSLOG",
-  "CAP_WAKE_ALARM",
-  "CAP_BLOCK_SUSPEND",
-  "CAP_AUDIT_READ",
-  "CAP_PERFMON",
-  "CAP_BPF",
-  "CAP_CHECKPOINT_RESTORE",
-};
 
 static const char *
 cap_name (int cap, char *buf, size_t size)
 {
-  if (cap >= 0 && (size_t)cap < AB_ARRAY_SIZE (cap_names))
-    return cap_names[cap];
+  if (ab_cap_name (cap) != NULL)
+    return ab_cap_name (cap);
   snprintf (buf, size, "capability %d", cap);
   return buf;
 }
@@ -256,7 +211,7 @@ set_ambient (const uint64_t want[AB_CAP__SETS], int last, ab_error_t *err)
   /* Start from nothing: an ambient capability inherited from the runtime
      must not survive into the container.  One PR_CAP_AMBIENT_CLEAR_ALL, not
      libcap's cap_reset_ambient (which first asks PR_CAP_AMBIENT_IS_SET for
-     every capability: 41 syscalls): clearing an empty set is a no-op, so
+     every capability): clearing an empty set is a no-op, so
      the clear leaves the same (empty) set.  No clear at all when no
      capability is both permitted and inheritable: the capset just made took
      every such one out of the ambient set. */

@@ -9,7 +9,7 @@
 #ifndef AB_RUNTIME_CAPS_H
 #define AB_RUNTIME_CAPS_H
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Drop every capability not in the bounding set (all of them when the set is

@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 
 #include "hooks/hooks.h"
-#include "runtime/cgroup.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/child.h"
 #include "runtime/console.h"
 #include "runtime/dev.h"
@@ -31,17 +31,17 @@
 #include "runtime/paths.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 static bool
-needs_cgroupns_before_mounts (const struct ab_spec *s)
+needs_cgroupns_before_mounts (const struct ab_plan *p)
 {
   size_t i;
 
-  for (i = 0; i < s->n_mounts; i++)
-    if (s->mounts[i].type
-        && (strcmp (s->mounts[i].type, "cgroup") == 0 || strcmp (s->mounts[i].type, "cgroup2") == 0))
+  for (i = 0; i < p->n_mounts; i++)
+    if (p->mounts[i].type
+        && (strcmp (p->mounts[i].type, "cgroup") == 0 || strcmp (p->mounts[i].type, "cgroup2") == 0))
       return true;
   return false;
 }
@@ -74,8 +74,8 @@ container_state_json (struct ab_child_ctx *c, const char *status, size_t *len)
   ab_gen_kv_str (g, "bundle", c->bundle->dir);
   ab_gen_key (g, "annotations");
   ab_gen_obj_open (g);
-  for (i = 0; i < c->bundle->spec->annotations.n; i++)
-    ab_gen_kv_str (g, c->bundle->spec->annotations.v[i].key, c->bundle->spec->annotations.v[i].value);
+  for (i = 0; i < c->plan->spec->annotations.n; i++)
+    ab_gen_kv_str (g, c->plan->spec->annotations.v[i].key, c->plan->spec->annotations.v[i].value);
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
   return ab_gen_steal (g, false, len);
@@ -185,10 +185,10 @@ join_after_parent (struct ab_child_ctx *c, bool cgroupns_early, ab_error_t *err)
       ab_set_step ("cgroups");
       if (ab_sync_expect (c->sync_fd, AB_SYNC_CGROUPS_DONE, NULL, err) < 0)
         return -1;
-      if (c->plan->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
+      if (c->ns->new_cgroup && unshare (CLONE_NEWCGROUP) < 0)
         return ab_error_set (err, errno, "unshare the cgroup namespace");
     }
-  if (!ab_hooks_at_creation (c->bundle->spec))
+  if (!ab_hooks_at_creation (c->plan->spec))
     return 0;
   ab_set_step ("hooks");
   return ab_sync_expect (c->sync_fd, AB_SYNC_HOOKS_DONE, NULL, err);
@@ -213,15 +213,15 @@ joined_root_check (const struct ab_child_ctx *c, const struct ab_mount_ctx *mc, 
   ab_set_step ("rootfs");
   if (stat ("/", &ns_root) < 0 || fstat (mc->root_tree, &want) < 0)
     return ab_error_set (err, errno, "stat the root of the joined mount namespace");
-  if (ns_root.st_dev == c->plan->host_root_dev && ns_root.st_ino == c->plan->host_root_ino)
+  if (ns_root.st_dev == c->ns->host_root_dev && ns_root.st_ino == c->ns->host_root_ino)
     return ab_error_setc (err, AB_EC_CONFIG, EPERM,
                           "linux.namespaces: the mount namespace `%s` has the host's root directory as its root",
-                          c->bundle->spec->linux_->ns[AB_NS_MOUNT].path);
+                          c->plan->spec->linux_->ns[AB_NS_MOUNT].path);
   if (ns_root.st_dev != want.st_dev || ns_root.st_ino != want.st_ino)
     return ab_error_setc (err, AB_EC_CONFIG, EXDEV,
                           "root.path: `%s` is not the root of the mount namespace `%s` joined by path (agentbox "
                           "makes no pivot_root there)",
-                          c->bundle->rootfs, c->bundle->spec->linux_->ns[AB_NS_MOUNT].path);
+                          c->bundle->rootfs, c->plan->spec->linux_->ns[AB_NS_MOUNT].path);
   return 0;
 }
 
@@ -229,15 +229,15 @@ joined_root_check (const struct ab_child_ctx *c, const struct ab_mount_ctx *mc, 
 static int
 finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
 {
-  const struct ab_spec *s = c->bundle->spec;
+  const struct ab_spec *s = c->plan->spec;
   const struct ab_linux *l = s->linux_;
-  bool joined_mnt = c->plan->join_fd[AB_NS_MOUNT] >= 0;
+  bool joined_mnt = c->ns->join_fd[AB_NS_MOUNT] >= 0;
 
   ab_closes_deferred = true;
   if (!joined_mnt && ab_pivot_root (mc, err) < 0)
     return -1;
   mc->rootfd = -1; /* closed by execve (util.h) */
-  if (ab_cwd_make (s->process->cwd, err) < 0)
+  if (ab_cwd_make (c->plan->process->cwd, err) < 0)
     return -1;
   if (ab_uts_apply (s, err) < 0 || (l && ab_sysctl_apply (&l->sysctl, err) < 0)
       || (l && ab_paths_protect (&l->readonly_paths, &l->masked_paths, err) < 0)
@@ -252,9 +252,9 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
      (CVE-2024-21626, attack 3a).  Nor may a created init that waits for
      `start` hold them where /proc/1/fd shows them. */
   close_inherited_fds (c);
-  if (s->process->terminal && c->console_fd >= 0)
+  if (c->plan->process->terminal && c->console_fd >= 0)
     {
-      if (ab_console_setup (c->console_fd, s->process, !joined_mnt, err) < 0)
+      if (ab_console_setup (c->console_fd, c->plan->process, !joined_mnt, err) < 0)
         return -1;
       close (c->console_fd);
       c->console_fd = -1;
@@ -280,30 +280,11 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   return 0;
 }
 
+/* First, before anything can fork, exec or unshare: the cgroups (the
+   self-join is only safe then, cgroup-state.c), the umask, the fds. */
 static int
-child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
+child_init (struct ab_child_ctx *c, ab_error_t *err)
 {
-  const struct ab_spec *s = c->bundle->spec;
-  const struct ab_linux *l = s->linux_;
-  struct ab_mount_ctx mc = {
-    .spec = s,
-    .bundle = c->bundle->dir,
-    .rootfs = c->bundle->rootfs,
-    .rootfd = -1,
-    .root_tree = -1,
-    .userns = c->plan->new_user,
-    .cgroupns = c->plan->new_cgroup || c->plan->join_fd[AB_NS_CGROUP] >= 0,
-    .cg = c->cg,
-    .idmap_fds = NULL,
-    .fresh = NULL,
-    .fresh_fd = -1,
-  };
-  bool cgroupns_early = c->plan->new_cgroup && needs_cgroupns_before_mounts (s);
-  struct ab_sync_msg m;
-  int i, starter, landlock_fd = -1;
-
-  /* First, before anything can fork, exec or unshare: ab_cgroup_selfjoin
-     is only safe then (cgroup-state.c). */
   ab_set_step ("cgroups");
   if (ab_cgroup_selfjoin (c->cg_join, c->n_cg_join, err) < 0)
     return -1;
@@ -314,39 +295,54 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
      all).  Set before the mount points and device nodes are made. */
   umask (022);
   close_inherited_fds (c);
-  for (i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++)
     if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)
       return ab_error_set (err, errno, "stdio: dup2 fd %d", c->stdio[i]);
+  return 0;
+}
+
+/* Once the parent wrote the id maps: the root filesystem's tree, then
+   every mount the parent opened, in mounts[] order; then become the user
+   namespace's root and enter the new time namespace. */
+static int
+child_identity (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
+{
+  const struct ab_linux *l = c->plan->spec->linux_;
+  struct ab_sync_msg m;
+  int *fds;
 
   ab_set_step ("idmaps");
   if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, &m, err) < 0)
     return -1;
   if (m.value < 1)
     return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "no root filesystem tree from the parent");
-  {
-    /* the root filesystem's tree, then every mount the parent opened, in
-       mounts[] order */
-    int *fds = xcalloc (s->n_mounts + 1, sizeof *fds);
-    size_t k;
-    if (ab_recv_fds (c->sync_fd, &mc.root_tree, 1, err) < 0)
+  fds = xcalloc (c->plan->n_mounts + 1, sizeof *fds);
+  mc->idmap_fds = fds;
+  for (size_t k = 0; k < c->plan->n_mounts; k++)
+    fds[k] = -1;
+  if (ab_recv_fds (c->sync_fd, &mc->root_tree, 1, err) < 0)
+    return -1;
+  for (size_t k = 0; k < c->plan->n_mounts; k++)
+    if (ab_mount_from_parent (&c->plan->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
       return -1;
-    for (k = 0; k < s->n_mounts; k++)
-      {
-        fds[k] = -1;
-        if (ab_mount_from_parent (&s->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
-          return -1;
-      }
-    mc.idmap_fds = fds;
-  }
-  if (c->plan->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
+  if (c->ns->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))
     {
       /* Become the namespace's root (we already hold its capabilities). */
       if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
         return ab_error_set (err, errno, "become root in the user namespace");
       ab_process_ids_root ();
     }
-  if (c->plan->new_time && ab_ns_enter_new_time (l, err) < 0)
+  if (c->ns->new_time && ab_ns_enter_new_time (l, err) < 0)
     return -1;
+  return 0;
+}
+
+/* The container's filesystem, the cgroups joined after the parent's, and
+   the createContainer hooks between the two where there are any. */
+static int
+child_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, bool cgroupns_early, ab_error_t *err)
+{
+  const struct ab_spec *s = c->plan->spec;
 
   if (cgroupns_early)
     {
@@ -359,40 +355,42 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
 
   /* The mount tree's fds are left for execve to close (util.h). */
   ab_closes_deferred = true;
-  if (c->plan->join_fd[AB_NS_MOUNT] >= 0 ? joined_root_check (c, &mc, err) < 0
-                                         : (ab_rootfs_prepare (&mc, err) < 0 || ab_mounts_apply (&mc, err) < 0
-                                            || ab_dev_setup (s, mc.rootfd, c->plan->new_user, err) < 0))
+  if (c->ns->join_fd[AB_NS_MOUNT] >= 0 ? joined_root_check (c, mc, err) < 0
+                                         : (ab_rootfs_prepare (mc, err) < 0 || ab_mounts_apply (mc, err) < 0
+                                            || ab_dev_setup (s, mc->rootfd, c->ns->new_user, err) < 0))
     return -1;
   ab_closes_deferred = false;
 
-  if (ab_hooks_at_creation (s))
+  if (!ab_hooks_at_creation (s))
+    /* No hook to wait for: finish the root filesystem while the parent
+       joins the v1 cgroups (an RCU grace period) and sets up the network;
+       nothing of the user's runs before both are done. */
+    return finish_rootfs (c, mc, err) < 0 || join_after_parent (c, cgroupns_early, err) < 0 ? -1 : 0;
+  ab_set_step ("hooks");
+  if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
+    return -1;
+  /* The hooks see the environment complete: cgroups joined, and the
+     createContainer hooks run before pivot_root (config.md). */
+  if (join_after_parent (c, cgroupns_early, err) < 0)
+    return -1;
+  if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
     {
-      ab_set_step ("hooks");
-      if (ab_sync_send (c->sync_fd, AB_SYNC_MOUNTS_DONE, 0, err) < 0)
-        return -1;
-      /* The hooks see the environment complete: cgroups joined, and the
-         createContainer hooks run before pivot_root (config.md). */
-      if (join_after_parent (c, cgroupns_early, err) < 0)
-        return -1;
-      if (s->hooks[AB_HOOK_CREATE_CONTAINER].n)
-        {
-          size_t len;
-          /* Step 5 of the lifecycle, after step 2 ("creating"): created. */
-          _cleanup_free_ char *st = container_state_json (c, "created", &len);
-          if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
-            return -1;
-        }
-      if (finish_rootfs (c, &mc, err) < 0)
+      size_t len;
+      /* Step 5 of the lifecycle, after step 2 ("creating"): created. */
+      _cleanup_free_ char *st = container_state_json (c, "created", &len);
+      if (ab_hooks_run (s, AB_HOOK_CREATE_CONTAINER, st, len, err) < 0)
         return -1;
     }
-  else
-    {
-      /* No hook to wait for: finish the root filesystem while the parent
-         joins the v1 cgroups (an RCU grace period) and sets up the network;
-         nothing of the user's runs before both are done. */
-      if (finish_rootfs (c, &mc, err) < 0 || join_after_parent (c, cgroupns_early, err) < 0)
-        return -1;
-    }
+  return finish_rootfs (c, mc, err);
+}
+
+/* Created: wait for start, run the startContainer hooks, exec the
+   program. */
+static int
+child_start (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
+{
+  const struct ab_spec *s = c->plan->spec;
+  int starter, landlock_fd = -1;
 
   /* The landlock ruleset of the final tree, built now so that a rule that
      cannot be made fails `create`; enforced by ab_process_exec, after the
@@ -423,7 +421,32 @@ child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (s->process, c->seccomp, c->allow_setgroups, starter, landlock_fd, err);
+  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, starter, landlock_fd, err);
+}
+
+static int
+child_setup (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
+{
+  struct ab_mount_ctx mc = {
+    .spec = c->plan->spec,
+    .mounts = c->plan->mounts,
+    .n_mounts = c->plan->n_mounts,
+    .bundle = c->bundle->dir,
+    .rootfs = c->bundle->rootfs,
+    .rootfd = -1,
+    .root_tree = -1,
+    .userns = c->ns->new_user,
+    .cgroupns = c->ns->new_cgroup || c->ns->join_fd[AB_NS_CGROUP] >= 0,
+    .cg = c->cg,
+    .idmap_fds = NULL,
+    .fresh = NULL,
+    .fresh_fd = -1,
+  };
+  bool cgroupns_early = c->ns->new_cgroup && needs_cgroupns_before_mounts (c->plan);
+
+  if (child_init (c, err) < 0 || child_identity (c, &mc, err) < 0 || child_rootfs (c, &mc, cgroupns_early, err) < 0)
+    return -1;
+  return child_start (c, report_fd, err);
 }
 
 void
@@ -438,7 +461,7 @@ ab_child_main (struct ab_child_ctx *c)
      socket sees EOF and we stop there (getppid is 0 in a new or joined pid
      namespace, so it cannot tell). */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (!(c->plan->clone_flags & CLONE_NEWPID) && c->plan->join_fd[AB_NS_PID] < 0
+  if (!(c->ns->clone_flags & CLONE_NEWPID) && c->ns->join_fd[AB_NS_PID] < 0
       && getppid () != c->parent_pid)
     _exit (AB_CHILD_EXIT_SETUP);
   child_setup (c, &report, &err);

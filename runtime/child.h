@@ -8,13 +8,15 @@
 #include "runtime/landlock.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
+#include "runtime/plan/plan.h"
 #include "spec/spec.h"
 
 struct ab_child_ctx
 {
   const char *id;
-  const struct ab_bundle *bundle;
-  const struct ab_ns_plan *plan;
+  const struct ab_bundle *bundle;  /* its directory and root filesystem */
+  const struct ab_plan *plan;      /* the model, the process and the mounts to make */
+  const struct ab_ns_setup *ns;
   const struct ab_seccomp_prog *seccomp; /* NULL: no filter */
   const struct ab_ll_ruleset *landlock;  /* fitted to the kernel (runtime/landlock.h); NULL: none */
   pid_t parent_pid;

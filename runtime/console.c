@@ -10,9 +10,9 @@
 
 #include "runtime/console.h"
 #include "runtime/mount.h"
-#include "runtime/resolve.h"
+#include "base/resolve.h"
 #include "runtime/sync.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO ('T', 0x41)

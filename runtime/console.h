@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <termios.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Connect to the console socket (in the runtime namespace, before clone). */

@@ -7,8 +7,8 @@
 
 #include "runtime/dev.h"
 #include "runtime/mount.h"
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 
 struct devnode
 {

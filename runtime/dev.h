@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Before pivot_root, against the pinned rootfs fd.  In a user namespace

@@ -14,7 +14,7 @@
 #include <linux/mount.h>
 
 #include "runtime/exe.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
@@ -260,7 +260,14 @@ mapped (const struct ab_idmaps *m, uint32_t host_id)
   return false;
 }
 
-bool
+/* Whether no process of a new user namespace with these mappings can open
+   the agentbox binary for writing, whatever it does with /proc/<pid>/exe:
+   the file's owner uid is not mapped, its group is not mapped or has no
+   write permission, others cannot write, and it carries no ACL.  The
+   kernel's DAC check then refuses the open (a capability of the
+   namespace covers only inodes whose owner it maps), and a re-exec from a
+   memfd copy buys nothing. */
+static bool
 ab_exe_unwritable_from (const struct ab_idmaps *uids, const struct ab_idmaps *gids)
 {
   struct stat st;

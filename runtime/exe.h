@@ -9,13 +9,11 @@
 #ifndef AB_RUNTIME_EXE_H
 #define AB_RUNTIME_EXE_H
 
-/* Set by the first stage for the sealed copy (which has no path of its
-   own): where the binary that was started is.  Ours, not the caller's. */
-#define AB_EXE_PATH_ENV "AGENTBOX_EXE"
+/* AB_EXE_PATH_ENV (base/util.h): where the binary that was started is. */
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Re-execute from the read-only overlay (else a sealed memfd copy) unless
@@ -27,15 +25,6 @@ int ab_exe_ensure_sealed (char **argv, ab_error_t *err);
 /* Whether this process already runs from the overlay or the sealed copy
    (then ab_exe_ensure_sealed returns at once). */
 bool ab_exe_protected (void);
-
-/* Whether no process of a new user namespace with these mappings can open
-   the agentbox binary for writing, whatever it does with /proc/<pid>/exe:
-   the file's owner uid is not mapped, its group is not mapped or has no
-   write permission, others cannot write, and it carries no ACL.  The
-   kernel's DAC check then refuses the open (a capability of the
-   namespace covers only inodes whose owner it maps), and a re-exec from a
-   memfd copy buys nothing. */
-bool ab_exe_unwritable_from (const struct ab_idmaps *uids, const struct ab_idmaps *gids);
 
 /* ab_exe_ensure_sealed unless ab_exe_unwritable_from: what create, run and
    exec call once they know the container's user namespace (NULL maps: no

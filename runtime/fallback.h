@@ -13,7 +13,7 @@
  *
  * What the rules are (which host paths, the workspace, the private
  * temporary directory) is decided by the built-in sandbox
- * (runtime/sandbox-fallback.c). */
+ * (runtime/sandbox/fallback.c). */
 #ifndef AB_RUNTIME_FALLBACK_H
 #define AB_RUNTIME_FALLBACK_H
 
@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/landlock.h"
 #include "runtime/seccomp.h"
 #include "spec/model.h"

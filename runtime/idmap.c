@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 
 #include "runtime/idmap.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 
 static int
@@ -142,17 +142,17 @@ container_userns (pid_t child, int *ns, ab_error_t *err)
 }
 
 int
-ab_idmap_prepare (const struct ab_bundle *b, pid_t child, bool child_userns, int *fds, ab_error_t *err)
+ab_idmap_prepare (const struct ab_bundle *b, const struct ab_mount *mounts, size_t n_mounts, pid_t child,
+                  bool child_userns, int *fds, ab_error_t *err)
 {
-  const struct ab_spec *s = b->spec;
   _cleanup_close_ int container_ns = -1;
   size_t i;
 
-  for (i = 0; i < s->n_mounts; i++)
+  for (i = 0; i < n_mounts; i++)
     fds[i] = -1;
-  for (i = 0; i < s->n_mounts; i++)
+  for (i = 0; i < n_mounts; i++)
     {
-      const struct ab_mount *m = &s->mounts[i];
+      const struct ab_mount *m = &mounts[i];
       _cleanup_close_ int own_ns = -1;
       struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
       int ns, tree;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 #include "spec/spec.h"
 
@@ -37,7 +37,8 @@ int ab_bind_source_open (const struct ab_bundle *b, size_t i, const struct ab_mo
 /* fds[i] for every mounts[i] that ab_mount_from_parent (else -1).  The mapping is
    the mount's own uid/gidMappings (a user namespace made for it) or the
    container's user namespace (/proc/<child>/ns/user). */
-int ab_idmap_prepare (const struct ab_bundle *b, pid_t child, bool child_userns, int *fds, ab_error_t *err);
+int ab_idmap_prepare (const struct ab_bundle *b, const struct ab_mount *mounts, size_t n_mounts, pid_t child,
+                      bool child_userns, int *fds, ab_error_t *err);
 
 /* The root filesystem as a detached recursive tree, from one resolution of
    root.path; with idmap, id-mapped through the container's user namespace

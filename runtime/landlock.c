@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 
 #include "runtime/landlock.h"
+#include "spec/annotations.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -39,46 +40,6 @@ struct ll_net_port_attr
   uint64_t allowed_access;
   uint64_t port;
 };
-
-void
-ab_ll_ruleset_free (struct ab_ll_ruleset *rs)
-{
-  for (size_t i = 0; i < rs->n_paths; i++)
-    {
-      free (rs->paths[i].path);
-      free (rs->paths[i].origin);
-    }
-  free (rs->paths);
-  free (rs->ports);
-  memset (rs, 0, sizeof *rs);
-}
-
-void
-ab_ll_ruleset_add_path (struct ab_ll_ruleset *rs, const char *path, uint64_t access, bool nofollow,
-                        bool optional, const char *origin)
-{
-  rs->paths = xreallocarray (rs->paths, rs->n_paths + 1, sizeof *rs->paths);
-  rs->paths[rs->n_paths++] = (struct ab_ll_rule){
-    .path = xstrdup (path),
-    .access = access,
-    .nofollow = nofollow,
-    .optional = optional,
-    .origin = xstrdup (origin ? origin : "rule"),
-  };
-}
-
-void
-ab_ll_ruleset_add_port (struct ab_ll_ruleset *rs, uint16_t port, uint64_t access)
-{
-  for (size_t i = 0; i < rs->n_ports; i++)
-    if (rs->ports[i].port == port)
-      {
-        rs->ports[i].access |= access;
-        return;
-      }
-  rs->ports = xreallocarray (rs->ports, rs->n_ports + 1, sizeof *rs->ports);
-  rs->ports[rs->n_ports++] = (struct ab_ll_port_rule){ .port = port, .access = access };
-}
 
 /* ---- the probe ------------------------------------------------------------- */
 
@@ -178,6 +139,18 @@ ab_landlock_fit (const struct ab_ll_ruleset *want, unsigned abi, struct ab_ll_ru
     ab_strv_push (dropped,
                   "landlock: ABI 1 refuses every rename or link into another directory (the `refer` right "
                   "needs ABI 2)");
+  return 0;
+}
+
+int
+ab_landlock_fit_kernel (const struct ab_ll_ruleset *want, struct ab_ll_ruleset *fit, struct ab_strv *degraded,
+                        ab_error_t *err)
+{
+  memset (fit, 0, sizeof *fit);
+  if (!ab_landlock_enforces (want))
+    return 0;
+  if (ab_landlock_fit (want, ab_landlock_abi (NULL), fit, degraded, err) < 0)
+    return ab_error_prefix (err, "config.json: annotations." AB_ANNOT_LANDLOCK);
   return 0;
 }
 

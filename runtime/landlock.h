@@ -6,8 +6,8 @@
  *   (once per process)  (parent: dropped   (child, in its final    (child, before
  *                        rights to degraded) root: opens the paths)   seccomp)
  *
- * What the rules are is decided elsewhere (runtime/landlock-rules.h); this
- * file knows nothing of mounts or policies. */
+ * What the rules are is the plan's (runtime/plan/landlock.h); this file
+ * knows nothing of mounts or policies. */
 #ifndef AB_RUNTIME_LANDLOCK_H
 #define AB_RUNTIME_LANDLOCK_H
 
@@ -15,37 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/error.h"
-#include "runtime/util.h"
-#include "spec/landlock.h"
-
-/* One filesystem rule: `access` beneath `path`. */
-struct ab_ll_rule
-{
-  char *path;      /* absolute, resolved beneath the root given to ab_landlock_build */
-  uint64_t access; /* on a file (not a directory) only its AB_LL_FS_FILE_RIGHTS are kept */
-  bool nofollow;   /* refuse a symlink anywhere on the path (a policy's own paths) */
-  bool optional;   /* a missing path is skipped, not an error */
-  char *origin;    /* what asked for it, for messages and `audit`: "mounts[3]", "root.path", "pathBeneath" */
-};
-
-/* A ruleset before it meets a kernel. */
-struct ab_ll_ruleset
-{
-  unsigned abi;                        /* the ABI the rules were written for */
-  bool best_effort;                    /* on an older kernel drop what it lacks (else refuse) */
-  uint64_t handled[AB_LL_KIND__COUNT]; /* handled fs, handled net, scoped */
-  struct ab_ll_rule *paths;
-  size_t n_paths;
-  struct ab_ll_port_rule *ports;
-  size_t n_ports;
-};
-
-void ab_ll_ruleset_free (struct ab_ll_ruleset *rs);
-/* Append a rule (path and origin copied). */
-void ab_ll_ruleset_add_path (struct ab_ll_ruleset *rs, const char *path, uint64_t access, bool nofollow,
-                             bool optional, const char *origin);
-void ab_ll_ruleset_add_port (struct ab_ll_ruleset *rs, uint16_t port, uint64_t access);
+#include "base/error.h"
+#include "base/util.h"
+#include "runtime/plan/landlock.h"
 
 /* The kernel's landlock ABI, probed once per process
    (landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)): 0 when
@@ -60,6 +32,13 @@ unsigned ab_landlock_abi (const char **why);
    -1, *err names the rights. */
 int ab_landlock_fit (const struct ab_ll_ruleset *want, unsigned abi, struct ab_ll_ruleset *out,
                      struct ab_strv *dropped, ab_error_t *err);
+
+/* The plan's ruleset fitted to this kernel (ab_landlock_abi): *fit is
+   empty when the plan asks for none or the kernel has no landlock; every
+   right given up is a line of *degraded.  A strict policy the kernel
+   cannot honour is refused, naming the annotation. */
+int ab_landlock_fit_kernel (const struct ab_ll_ruleset *want, struct ab_ll_ruleset *fit, struct ab_strv *degraded,
+                            ab_error_t *err);
 
 /* Whether a fitted ruleset restricts anything. */
 bool ab_landlock_enforces (const struct ab_ll_ruleset *rs);

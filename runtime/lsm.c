@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 
 #include "runtime/lsm.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
-bool
+static bool
 ab_lsm_apparmor_enabled (void)
 {
   char buf[4] = { 0 };
@@ -20,7 +20,7 @@ ab_lsm_apparmor_enabled (void)
   return buf[0] == 'Y';
 }
 
-bool
+static bool
 ab_lsm_selinux_enabled (void)
 {
   struct stat st;
@@ -38,10 +38,6 @@ ab_lsm_check (const struct ab_spec *s, ab_error_t *err)
     return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
                           "process.selinuxLabel: `%s` requested but SELinux is not enabled on this host",
                           s->process->selinux_label);
-  if (s->linux_ && s->linux_->mount_label && *s->linux_->mount_label)
-    return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
-                          ab_lsm_selinux_enabled () ? "linux.mountLabel: SELinux mount labels are not supported yet"
-                                                    : "linux.mountLabel: requested but SELinux is not enabled on this host");
   return 0;
 }
 

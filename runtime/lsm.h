@@ -5,11 +5,8 @@
 
 #include <stdbool.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
-
-bool ab_lsm_apparmor_enabled (void);
-bool ab_lsm_selinux_enabled (void);
 
 /* Parent, before clone: refuse what the host cannot do. */
 int ab_lsm_check (const struct ab_spec *s, ab_error_t *err);

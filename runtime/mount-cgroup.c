@@ -9,11 +9,11 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "runtime/kernel-compat.h"
+#include "base/kernel-compat.h"
 #include "runtime/mount-internal.h"
 #include "runtime/mount.h"
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 
 /* Our own cgroup in the host's cgroup2 mount, e.g.
    /sys/fs/cgroup/unified/agentbox-x: from /proc/self/cgroup ("0::/path")

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <sys/mount.h>
 
-#include "runtime/kernel-compat.h"
-#include "runtime/log.h"
+#include "base/kernel-compat.h"
+#include "base/log.h"
 #include "runtime/mount-overlay.h"
 #include "runtime/mount.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 /* The overlay filesystem from three layer paths, as a detached mount. */
 static int

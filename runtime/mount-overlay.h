@@ -15,7 +15,7 @@
 #ifndef AB_RUNTIME_MOUNT_OVERLAY_H
 #define AB_RUNTIME_MOUNT_OVERLAY_H
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 /* A detached overlay mount (an fd for move_mount) of lower_tree (a
    detached or attached tree; made read-only here) under the upper/ and

@@ -6,13 +6,15 @@
 
 #include <stdbool.h>
 
-#include "runtime/cgroup.h"
-#include "runtime/error.h"
+#include "runtime/cgroup/cgroup.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 struct ab_mount_ctx
 {
-  const struct ab_spec *spec;
+  const struct ab_spec *spec;    /* linux, root */
+  const struct ab_mount *mounts; /* the plan's: the model's, then the derived ones */
+  size_t n_mounts;
   const char *bundle;   /* relative bind sources are relative to it */
   const char *rootfs;   /* absolute host path */
   int rootfd;           /* O_PATH fd of the rootfs mount, set by ab_rootfs_prepare */
@@ -42,7 +44,6 @@ int ab_root_finalize (struct ab_mount_ctx *ctx, ab_error_t *err);
    ab_fd_paths_check, which the child calls before its first mount and
    again after pivot_root. */
 extern bool ab_fd_paths_ok;
-void ab_fd_paths_check (void);
 
 /* mount(2) of source (a path, NULL for a new filesystem) onto the object
    target_fd refers to; -1 with errno if it failed or !ab_fd_paths_ok
@@ -57,8 +58,5 @@ int ab_move_mount_fd (int from_fd, int target_fd, const char *what, ab_error_t *
 /* The kernel explains fsconfig failures on the fs context fd: append its
    message to err's (" (kernel: ...)"). */
 void ab_fs_kernel_message (int fsfd, ab_error_t *err);
-
-/* Convert MS_* per-mount flags to MOUNT_ATTR_* bits. */
-uint64_t ab_ms_to_mount_attr (unsigned long ms);
 
 #endif

@@ -14,7 +14,7 @@
 #include "runtime/ns.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 #include "spec/tables.h"
 
@@ -29,12 +29,29 @@ no_such_ns (int type, ab_error_t *err)
                         ab_ns_name (type));
 }
 
+/* Whether /proc/self/ns/<name> exists (the kernel supports it). */
+static bool
+ab_ns_supported (int type)
+{
+  static int cache[AB_NS__COUNT];
+  char path[64];
+
+  if (type < 0 || type >= AB_NS__COUNT)
+    return false;
+  if (cache[type] == 0)
+    {
+      snprintf (path, sizeof path, "/proc/self/ns/%s", ab_ns_proc_name (type));
+      cache[type] = access (path, F_OK) == 0 ? 1 : -1;
+    }
+  return cache[type] > 0;
+}
+
 /* A mount namespace joined by path is left as it is (runtime/child.c), so
    joining the runtime's own, or pid 1's, would run the container on the
    host's mount table: refused.  Its root is compared with the host's root
    directory once inside (a copy of the host's table has that root too). */
 static int
-joined_mount_ns_check (int fd, const char *path, struct ab_ns_plan *plan, ab_error_t *err)
+joined_mount_ns_check (int fd, const char *path, struct ab_ns_setup *plan, ab_error_t *err)
 {
   static const char *const hosts[] = { "/proc/self/ns/mnt", "/proc/1/ns/mnt" };
   struct stat st, host, root;
@@ -55,7 +72,7 @@ joined_mount_ns_check (int fd, const char *path, struct ab_ns_plan *plan, ab_err
 }
 
 int
-ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err)
+ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_setup *plan, ab_error_t *err)
 {
   const struct ab_linux *l = s->linux_;
   int t;
@@ -106,7 +123,7 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
               ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`", what, ns->path);
             else
               if (err) err->cls = AB_EC_CONFIG;
-            ab_ns_plan_close (plan);
+            ab_ns_setup_close (plan);
             return -1;
           }
         plan->join_fd[t] = fd;
@@ -117,12 +134,12 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
           {
             ab_error_setc (err, AB_EC_CONFIG, type < 0 ? errno : EINVAL,
                            "linux.namespaces: `%s` is not a %s namespace", ns->path, ab_ns_name (t));
-            ab_ns_plan_close (plan);
+            ab_ns_setup_close (plan);
             return -1;
           }
         if (t == AB_NS_MOUNT && joined_mount_ns_check (fd, ns->path, plan, err) < 0)
           {
-            ab_ns_plan_close (plan);
+            ab_ns_setup_close (plan);
             return -1;
           }
       }
@@ -131,7 +148,7 @@ ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_n
 }
 
 void
-ab_ns_plan_close (struct ab_ns_plan *plan)
+ab_ns_setup_close (struct ab_ns_setup *plan)
 {
   int t;
 
@@ -143,27 +160,11 @@ ab_ns_plan_close (struct ab_ns_plan *plan)
       }
 }
 
-bool
-ab_ns_supported (int type)
-{
-  static int cache[AB_NS__COUNT];
-  char path[64];
-
-  if (type < 0 || type >= AB_NS__COUNT)
-    return false;
-  if (cache[type] == 0)
-    {
-      snprintf (path, sizeof path, "/proc/self/ns/%s", ab_ns_proc_name (type));
-      cache[type] = access (path, F_OK) == 0 ? 1 : -1;
-    }
-  return cache[type] > 0;
-}
-
 /* clone3 failed: a namespace kind this kernel lacks (EINVAL; its
    /proc/self/ns entry is missing) is a config error naming it, anything
    else a setup error. */
 static int
-clone_failed (const struct ab_ns_plan *plan, unsigned long long flags, int e, ab_error_t *err)
+clone_failed (const struct ab_ns_setup *plan, unsigned long long flags, int e, ab_error_t *err)
 {
   if (e == EINVAL)
     for (int t = 0; t < AB_NS__COUNT; t++)
@@ -193,7 +194,7 @@ do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
 }
 
 pid_t
-ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd, int *pidfd,
+ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd, int *pidfd,
              ab_error_t *err)
 {
   unsigned long long flags = plan->clone_flags | (plan->new_user ? CLONE_NEWUSER : 0);

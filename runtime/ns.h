@@ -7,11 +7,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 #include "spec/spec.h"
 
-struct ab_ns_plan
+struct ab_ns_setup
 {
   unsigned long clone_flags; /* CLONE_NEW* given to clone3 */
   bool new_user;
@@ -27,8 +27,8 @@ struct ab_ns_plan
 
 /* Open and type-check linux.namespaces[].path; compute the clone flags.
    A mount namespace to join must not be the runtime's own (the host's). */
-int ab_ns_plan_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_plan *plan, ab_error_t *err);
-void ab_ns_plan_close (struct ab_ns_plan *plan);
+int ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_setup *plan, ab_error_t *err);
+void ab_ns_setup_close (struct ab_ns_setup *plan);
 
 /* Spawn the container process.  In the child returns 0 (and the child must
    never return from its entry point); in the parent returns the child's pid
@@ -36,7 +36,7 @@ void ab_ns_plan_close (struct ab_ns_plan *plan);
    CLONE_INTO_CGROUP, or -1.  With namespaces to join, an intermediate
    process joins them and clones the container process as our child
    (CLONE_PARENT); sync_fd is used for it to report the pid. */
-pid_t ab_ns_spawn (const struct ab_ns_plan *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd,
+pid_t ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd,
                    int *pidfd, ab_error_t *err);
 
 /* Parent: write /proc/<pid>/{setgroups,uid_map,gid_map}.  deny_setgroups:
@@ -46,8 +46,5 @@ int ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups
 /* Child: unshare(CLONE_NEWTIME), write the offsets, enter it (setns on
    /proc/self/ns/time_for_children, allowed for a single-threaded process). */
 int ab_ns_enter_new_time (const struct ab_linux *l, ab_error_t *err);
-
-/* Whether /proc/self/ns/<name> exists (the kernel supports it). */
-bool ab_ns_supported (int type);
 
 #endif

@@ -8,8 +8,8 @@
 
 #include "runtime/mount.h"
 #include "runtime/paths.h"
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 
 /* The names in /proc, listed once: most of the default masked paths are
    /proc files that this kernel may not have (kcore, timer_stats, asound,

@@ -3,7 +3,7 @@
 #ifndef AB_RUNTIME_PATHS_H
 #define AB_RUNTIME_PATHS_H
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* linux.readonlyPaths, then linux.maskedPaths (a missing path is skipped). */

@@ -16,8 +16,8 @@
 #include "runtime/lsm.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 
 static int
 rlimit_too_high (size_t i, const struct ab_rlimit *r, rlim_t host_hard, ab_error_t *err)
@@ -94,7 +94,7 @@ ab_process_ids_root (void)
   ids_are_root = true;
 }
 
-int
+static int
 ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err)
 {
   const struct ab_user *u = &p->user;
@@ -163,7 +163,10 @@ ab_fds_prepare (int first, ab_error_t *err)
   return 0;
 }
 
-int
+/* Resolve process.cwd inside the container: an O_PATH fd of it, for
+   fchdir.  openat2 with RESOLVE_NO_MAGICLINKS: a /proc/self/fd/N cwd can
+   never land on a leaked host directory. */
+static int
 ab_cwd_open (const char *cwd, ab_error_t *err)
 {
   _cleanup_close_ int rootfd = -1;
@@ -205,45 +208,6 @@ ab_cwd_make (const char *cwd, ab_error_t *err)
       return ab_error_prefix (err, "process.cwd: `%s` is missing and cannot be made", cwd);
     }
   return 0;
-}
-
-char *
-ab_passwd_home (const char *buf, size_t len, uid_t uid)
-{
-  const char *p = buf, *end = buf + len;
-
-  while (p < end)
-    {
-      const char *nl = memchr (p, '\n', (size_t)(end - p));
-      const char *line_end = nl ? nl : end;
-      const char *f[7];
-      int n = 0;
-
-      /* name:password:uid:gid:gecos:home:shell */
-      f[n++] = p;
-      for (const char *q = p; q < line_end && n < 7; q++)
-        if (*q == ':')
-          f[n++] = q + 1;
-      if (n == 7 && *p != '#' && *p != '+' && *p != '-')
-        {
-          char num[16];
-          size_t l = (size_t)(f[3] - f[2] - 1);
-          uint64_t v;
-
-          if (l > 0 && l < sizeof num)
-            {
-              memcpy (num, f[2], l);
-              num[l] = '\0';
-              if (ab_parse_u64 (num, &v) == 0 && v == (uint64_t)uid)
-                {
-                  size_t hl = (size_t)(f[6] - f[5] - 1);
-                  return hl > 0 ? xstrndup (f[5], hl) : xstrdup ("/");
-                }
-            }
-        }
-      p = line_end + 1;
-    }
-  return xstrdup ("/");
 }
 
 /* runc's default: with no HOME in process.env (or an empty one), HOME is the

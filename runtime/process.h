@@ -11,11 +11,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/seccomp.h"
 #include "spec/model.h"
 
+/* setrlimit for each of process.rlimits (the fallback without namespaces
+   too, runtime/fallback.c). */
 int ab_rlimits_apply (const struct ab_process *p, ab_error_t *err);
+
 /* Before anything is set up: fail as ab_rlimits_apply would for a hard
    limit above ours that the container's process cannot raise (it lacks
    CAP_SYS_RESOURCE in the initial user namespace: we do, or it is in a
@@ -27,29 +30,15 @@ int ab_rlimits_check (const struct ab_process *p, bool userns, ab_error_t *err);
    would not change them. */
 void ab_process_ids_root (void);
 
-/* setgroups/setresgid/setresuid with PR_SET_KEEPCAPS, so the configured
-   capabilities survive leaving uid 0. */
-int ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err);
-
 /* Mark every fd >= first close-on-exec (close_range CLOSE_RANGE_CLOEXEC;
    fallback: walk /proc/self/fd), and clear close-on-exec on the preserved
    fds 3..first-1. */
 int ab_fds_prepare (int first, ab_error_t *err);
 
-/* The home directory of `uid` in passwd(5) text (buf, len bytes): the
-   sixth field of its first entry, or "/" when it has none or the entry
-   leaves it empty.  Malloc'ed. */
-char *ab_passwd_home (const char *buf, size_t len, uid_t uid);
-
-/* Resolve process.cwd inside the container: an O_PATH fd of it, for
-   fchdir.  openat2 with RESOLVE_NO_MAGICLINKS: a /proc/self/fd/N cwd can
-   never land on a leaked host directory. */
-int ab_cwd_open (const char *cwd, ab_error_t *err);
-
 /* The container's first process, after pivot_root and before the root is
    made read-only: make process.cwd if it is missing, as runc does, with
    every missing level, owned by the container's root (the caller), 0755;
-   resolved beneath "/" (runtime/resolve.h), so a link on the way never
+   resolved beneath "/" (base/resolve.h), so a link on the way never
    leads to the host.  exec makes nothing (runc neither). */
 int ab_cwd_make (const char *cwd, ab_error_t *err);
 

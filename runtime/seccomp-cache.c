@@ -36,10 +36,10 @@
 #include <time.h>
 
 #include "runtime/cache.h"
-#include "runtime/log.h"
+#include "base/log.h"
 #include "runtime/seccomp.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 #define MAGIC "agentbox-cache-1\n"
 #define MAGIC_LEN (sizeof MAGIC - 1)
@@ -157,7 +157,12 @@ ab_cache_open_base (char why[static AB_CACHE_WHY_MAX])
   return bfd;
 }
 
-int
+/* Open <base>/<sub> (made with `mode` if missing, base 0711), O_PATH.
+   The base and <sub> must be directories owned by the effective uid that
+   no one else can write; <sub> must have no permission bit beyond `mode`.
+   Returns the fd, or -1 with the reason in why (quiet: "" when caching is
+   simply off). */
+static int
 ab_cache_open_dir (const char *sub, mode_t mode, char why[static AB_CACHE_WHY_MAX])
 {
   const char *base = ab_cache_base ();
@@ -242,7 +247,12 @@ open_entry (int dfd, const char *name, size_t *size, time_t *mtime, char why[sta
   return ab_steal_fd (&fd);
 }
 
-bool
+/* The entry for `key` in the directory: true with a malloc'ed copy of its
+   value when the file is ours (owner, mode 0600, one link, regular), its
+   length, magic and checksum are right and its stored key equals `key`
+   byte for byte.  false otherwise, with why set unless the entry simply
+   does not exist. */
+static bool
 ab_cache_get (int dfd, const void *key, size_t keylen, char **val, size_t *vallen,
               char why[static AB_CACHE_WHY_MAX])
 {
@@ -351,7 +361,10 @@ evict (int dfd)
   ab_debug ("cache: evicted %zu entries", i);
 }
 
-void
+/* Store an entry (written aside and renamed: a concurrent reader sees the
+   old entry or the new one, never a part), then evict the oldest entries
+   beyond the directory's bounds.  Best effort: failures only cost speed. */
+static void
 ab_cache_put (int dfd, const void *key, size_t keylen, const void *val, size_t vallen)
 {
   size_t len = HEADER_LEN + keylen + vallen;

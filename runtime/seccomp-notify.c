@@ -6,7 +6,7 @@
 
 #include "runtime/seccomp-notify.h"
 #include "runtime/sync.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 /* what: the syscall; slow: what the agent did not do in time (the send
    timeout ran out: EAGAIN). */
@@ -20,15 +20,13 @@ agent_error (ab_error_t *err, int e, const char *path, const char *what, const c
 }
 
 int
-ab_seccomp_agent_send (const struct ab_seccomp *sc, const struct ab_state *st, int status, pid_t pid,
-                       int listener, ab_error_t *err)
+ab_seccomp_agent_send (const struct ab_seccomp *sc, const char *json, size_t len, int listener, ab_error_t *err)
 {
   const char *path = sc->listener_path;
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   struct timeval tv = { .tv_sec = AB_SECCOMP_AGENT_TIMEOUT_S };
   _cleanup_close_ int sock = -1;
-  _cleanup_free_ char *json = NULL;
-  size_t len, off = 0;
+  size_t off = 0;
 
   ab_set_step ("seccomp");
   /* validate checked both; the snapshot of a started container is not
@@ -48,7 +46,6 @@ ab_seccomp_agent_send (const struct ab_seccomp *sc, const struct ab_state *st, i
     if (errno != EINTR)
       return agent_error (err, errno, path, "connect", "accept the connection");
 
-  json = ab_state_process_json (st, status, pid, sc->listener_metadata, &len);
   /* The fd with the first bytes, as the spec requires when the state takes
      more than one sendmsg. */
   while (off < len)

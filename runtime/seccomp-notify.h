@@ -20,8 +20,7 @@
 
 #include <sys/types.h>
 
-#include "runtime/error.h"
-#include "runtime/state.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* How long connecting to the agent and sending to it may block (a listener
@@ -29,10 +28,11 @@
 #define AB_SECCOMP_AGENT_TIMEOUT_S 3
 
 /* Connect to sc->listener_path and send the container process state
-   (`fds` ["seccompFd"], `pid` the host pid of the process that loaded the
-   filter, `metadata` listenerMetadata, `state` st as of `status`) with
+   (state_json, len bytes: `fds` ["seccompFd"], `pid` the host pid of the
+   process that loaded the filter, `metadata` listenerMetadata, `state`;
+   made by the lifecycle, which owns the container's state) with
    `listener` attached.  The connection is closed either way. */
-int ab_seccomp_agent_send (const struct ab_seccomp *sc, const struct ab_state *st, int status, pid_t pid,
-                           int listener, ab_error_t *err);
+int ab_seccomp_agent_send (const struct ab_seccomp *sc, const char *state_json, size_t len, int listener,
+                           ab_error_t *err);
 
 #endif

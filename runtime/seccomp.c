@@ -28,7 +28,7 @@
 
 #include "runtime/seccomp.h"
 #include "spec/tables.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
@@ -236,6 +236,16 @@ add_architectures (scmp_filter_ctx ctx, const struct ab_strv *archs, ab_error_t 
                               "linux.seccomp.architectures[%zu]: seccomp_arch_add `%s`", i, name);
     }
   return 0;
+}
+
+/* The profile has SCMP_ACT_NOTIFY rules: the program creates a listener. */
+static bool
+notifies (const struct ab_seccomp *s)
+{
+  for (size_t i = 0; i < s->n_syscalls; i++)
+    if (s->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
+      return true;
+  return false;
 }
 
 /* Translate the configured flags to SECCOMP_FILTER_FLAG_* and check that the
@@ -447,29 +457,7 @@ export_program (scmp_filter_ctx ctx, struct ab_seccomp_prog *prog, ab_error_t *e
   return 0;
 }
 
-/* The tree.  Installing a filter costs the kernel, under the caller's
-   siglock, one emulation of the program per syscall number and
-   architecture (seccomp_cache_prepare, the always-allow bitmap), then a JIT
-   pass over it.  A linear allowlist of ~280 names makes every emulation walk
-   up to all 358 instructions: 0.41 ms per seccomp(2) on this VM, on the
-   critical path of every run and exec.  The tree's 433 instructions take
-   0.20 ms (strace -T, the default profile).  The verdicts do not change:
-   test-seccomp-layout compares both layouts for every syscall number,
-   architecture and a spread of argument values.  The tree is longer (about
-   a fifth here); a profile whose tree passes the kernel's 4096-instruction
-   limit is compiled linear instead, which may still fit. */
-int
-ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err)
-{
-  ab_error_t tree_err = { 0 };
-
-  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, out, &tree_err) == 0)
-    return 0;
-  /* Any other failure repeats in the linear compile, which reports it. */
-  return ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, out, err);
-}
-
-int
+static int
 ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
                            struct ab_seccomp_prog *out, ab_error_t *err)
 {
@@ -484,7 +472,7 @@ ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout la
                   "defaultAction", "defaultErrnoRet", &default_action, err)
       < 0)
     return -1;
-  if (map_flags (s->flags, ab_seccomp_notifies (s), &prog.flags, err) < 0)
+  if (map_flags (s->flags, notifies (s), &prog.flags, err) < 0)
     return -1;
 
   /* seccomp_init probes the kernel (API level) on first use, so actions the
@@ -529,6 +517,28 @@ ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout la
   *out = prog;
   memset (&prog, 0, sizeof prog);
   return 0;
+}
+
+/* The tree.  Installing a filter costs the kernel, under the caller's
+   siglock, one emulation of the program per syscall number and
+   architecture (seccomp_cache_prepare, the always-allow bitmap), then a JIT
+   pass over it.  A linear allowlist of ~280 names makes every emulation walk
+   up to all 358 instructions: 0.41 ms per seccomp(2) on this VM, on the
+   critical path of every run and exec.  The tree's 433 instructions take
+   0.20 ms (strace -T, the default profile).  The verdicts do not change:
+   test-seccomp-layout compares both layouts for every syscall number,
+   architecture and a spread of argument values.  The tree is longer (about
+   a fifth here); a profile whose tree passes the kernel's 4096-instruction
+   limit is compiled linear instead, which may still fit. */
+int
+ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err)
+{
+  ab_error_t tree_err = { 0 };
+
+  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, out, &tree_err) == 0)
+    return 0;
+  /* Any other failure repeats in the linear compile, which reports it. */
+  return ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, out, err);
 }
 
 /* seccomp(2) through syscall(2): glibc has no wrapper. */
@@ -704,15 +714,6 @@ ab_seccomp_flag_supported (unsigned ab_flag)
           }
         return v > 0;
       }
-  return false;
-}
-
-bool
-ab_seccomp_notifies (const struct ab_seccomp *s)
-{
-  for (size_t i = 0; i < s->n_syscalls; i++)
-    if (s->syscalls[i].action == AB_SCMP_ACT_NOTIFY)
-      return true;
   return false;
 }
 

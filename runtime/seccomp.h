@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <linux/filter.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 struct ab_seccomp_prog
@@ -36,8 +36,6 @@ enum ab_seccomp_layout
    SCMP_ACT_NOTIFY rules make a program that asks seccomp(2) for a listener
    (SECCOMP_FILTER_FLAG_NEW_LISTENER); NOTIFY as the default is refused. */
 int ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err);
-int ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
-                               struct ab_seccomp_prog *out, ab_error_t *err);
 
 /* The same through the compiled-program cache (runtime/cache.h, outside
    the state root).  Unknown syscall names are only listed on a miss. */
@@ -50,8 +48,6 @@ int ab_seccomp_compile_cached (const struct ab_seccomp *s, struct ab_seccomp_pro
    listener's fd, close-on-exec, whatever its number. */
 int ab_seccomp_install (const struct ab_seccomp_prog *p, ab_error_t *err);
 
-/* The profile has SCMP_ACT_NOTIFY rules / the program creates a listener. */
-bool ab_seccomp_notifies (const struct ab_seccomp *s);
 bool ab_seccomp_prog_listens (const struct ab_seccomp_prog *p);
 
 void ab_seccomp_prog_free (struct ab_seccomp_prog *p);

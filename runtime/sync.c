@@ -3,7 +3,7 @@
 #include <sys/socket.h>
 
 #include "runtime/sync.h"
-#include "runtime/util.h"
+#include "base/util.h"
 
 int
 ab_sync_send (int fd, uint32_t type, int32_t value, ab_error_t *err)

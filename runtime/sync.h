@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 enum ab_sync_type
 {

@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "runtime/wsapply.h"
 
 #define JOURNAL "journal"

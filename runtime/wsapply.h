@@ -33,7 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/wsdiff.h"
 #include "spec/model.h"
 

@@ -9,12 +9,12 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "runtime/wsdiff.h"
-#include "spec/gen.h"
+#include "base/gen.h"
 
-const char *
-ab_ws_kind_name (int kind)
+static const char *
+ws_kind_name (int kind)
 {
   static const char *const names[AB_WS__KINDS] = {
     [AB_WS_DELETED] = "deleted",           [AB_WS_REPLACED] = "replaced", [AB_WS_TYPE_CHANGED] = "type-changed",
@@ -466,7 +466,7 @@ gen_change (struct ab_gen *g, const struct ab_ws_change *ch)
   ab_gen_obj_open (g);
   ab_gen_key (g, "path");
   ab_gen_bytes (g, ch->path, strlen (ch->path));
-  ab_gen_kv_str (g, "change", ab_ws_kind_name (ch->kind));
+  ab_gen_kv_str (g, "change", ws_kind_name (ch->kind));
   ab_gen_kv_str (g, "type", ab_ws_type_name (ch->type));
   if (ch->kind == AB_WS_TYPE_CHANGED)
     ab_gen_kv_str (g, "oldType", ab_ws_type_name (ch->old_type));

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 struct ab_gen;
 

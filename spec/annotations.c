@@ -3,10 +3,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "runtime/util.h"
-#include "netns/egress.h"
-#include "netns/netns.h"
+#include "base/util.h"
 #include "spec/annotations.h"
+#include "spec/netpolicy.h"
 
 int
 ab_parse_duration_ms (const char *s, uint64_t *out)
@@ -41,8 +40,10 @@ ab_parse_duration_ms (const char *s, uint64_t *out)
   return 0;
 }
 
+/* ---- one typer per annotation ------------------------------------------------ */
+
 static int
-validate_timeout (const char *value, ab_error_t *err)
+type_timeout (struct ab_spec *s, const char *value, ab_error_t *err)
 {
   uint64_t ms;
 
@@ -50,84 +51,40 @@ validate_timeout (const char *value, ab_error_t *err)
     return ab_error_setc (err, AB_EC_CONFIG, 0,
                           "invalid duration \"%s\" (a positive number with s, ms, m or h; plain numbers are seconds)",
                           value);
+  s->agentbox.timeout_set = true;
+  s->agentbox.timeout_ms = ms;
   return 0;
 }
 
 static int
-validate_net_allow (const char *value, ab_error_t *err)
+type_net_allow (struct ab_spec *s, const char *value, ab_error_t *err)
 {
-  struct ab_net_policy p = { 0 };
-  int r = ab_net_policy_parse (value, &p, err);
-  ab_net_policy_free (&p);
-  return r;
+  if (ab_net_policy_parse (value, &s->agentbox.net, err) == 0)
+    return 0;
+  s->agentbox.net_error = xstrdup (err->msg);
+  return -1;
 }
 
-/* The domain policy is parsed as a whole by the egress module; here each
-   key alone, for a message that names it. */
+/* The domain allowlist's three keys make one policy, parsed once (for the
+   first of them); each key's own errors name it. */
 static int
-validate_egress (const char *key, const char *value, ab_error_t *err)
+type_egress (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
 {
-  struct ab_kv kv = { .key = (char *) key, .value = (char *) value };
-  struct ab_kvlist l = { .v = &kv, .n = 1 };
-  struct ab_egress_policy p = { 0 };
-  int r = ab_egress_policy_parse (&l, NULL, &p, err);
-  ab_egress_policy_free (&p);
-  return r;
-}
-
-static int
-validate_allow_domains (const char *value, ab_error_t *err)
-{
-  return validate_egress (AB_ANNOT_NET_ALLOW_DOMAINS, value, err);
+  if (s->agentbox.egress_typed)
+    return s->agentbox.egress_error ? ab_error_setc (err, AB_EC_CONFIG, 0, "%s", s->agentbox.egress_error) : 0;
+  s->agentbox.egress_typed = true;
+  if (ab_egress_policy_parse (&s->annotations, &s->agentbox.egress, err) == 0)
+    return 0;
+  s->agentbox.egress_error = xstrdup (err->msg);
+  return -1;
 }
 
 static int
-validate_deny_domains (const char *value, ab_error_t *err)
-{
-  return validate_egress (AB_ANNOT_NET_DENY_DOMAINS, value, err);
-}
-
-static int
-validate_pins (const char *value, ab_error_t *err)
-{
-  return validate_egress (AB_ANNOT_NET_PINS, value, err);
-}
-
-static int
-validate_bool (const char *value, ab_error_t *err)
+type_rootfs_idmap (struct ab_spec *s, const char *value, ab_error_t *err)
 {
   if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
     return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
-  return 0;
-}
-
-bool
-ab_annot_rootfs_idmap (const struct ab_spec *s)
-{
-  const char *v = ab_kvlist_get (&s->annotations, AB_ANNOT_ROOTFS_IDMAP);
-  return v != NULL && strcmp (v, "true") == 0;
-}
-
-/* The id-mapped root goes through the container's own user namespace: it
-   needs a new one whose mapping gives the container a root. */
-static int
-check_rootfs_idmap (const struct ab_spec *s, ab_error_t *err)
-{
-  const struct ab_linux *l = s->linux_;
-  bool root_mapped = false;
-
-  if (!ab_annot_rootfs_idmap (s))
-    return 0;
-  if (l == NULL || !l->ns[AB_NS_USER].present || l->ns[AB_NS_USER].path != NULL)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: annotations." AB_ANNOT_ROOTFS_IDMAP
-                          ": needs a new user namespace (linux.namespaces type \"user\", no path)");
-  for (size_t i = 0; i < l->uid_mappings.n; i++)
-    root_mapped = root_mapped || l->uid_mappings.v[i].container_id == 0;
-  if (!root_mapped)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: annotations." AB_ANNOT_ROOTFS_IDMAP
-                          ": linux.uidMappings must map container uid 0 (the image's owner is mapped to it)");
+  s->agentbox.rootfs_idmap = strcmp (value, "true") == 0;
   return 0;
 }
 
@@ -176,8 +133,20 @@ ws_find_mount (struct ab_spec *s, ab_error_t *err)
                  w->destination, AB_ANNOT_WS_DESTINATION);
 }
 
+/* The workspace's keys make one setting, typed once (for the first of
+   them); each error names its key. */
 int
-ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err)
+ab_ws_mode_of (const struct ab_kvlist *annotations)
+{
+  const char *mode = ab_kvlist_get (annotations, AB_ANNOT_WS_MODE);
+
+  if (mode == NULL || strcmp (mode, "bind") == 0)
+    return AB_WS_MODE_BIND;
+  return strcmp (mode, "overlay") == 0 ? AB_WS_MODE_OVERLAY : -1;
+}
+
+static int
+type_workspace (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
 {
   struct ab_workspace *w = &s->workspace;
   const char *mode = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_MODE);
@@ -187,8 +156,10 @@ ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err)
   const char *max = ab_kvlist_get (&s->annotations, AB_ANNOT_WS_LIST_MAX);
   const char *given = dest ? AB_ANNOT_WS_DESTINATION : size ? AB_ANNOT_WS_SIZE : changes ? AB_ANNOT_WS_CHANGES : max ? AB_ANNOT_WS_LIST_MAX : NULL;
 
-  w->list_max = AB_WS_DEFAULT_LIST_MAX;
-  if (mode == NULL || strcmp (mode, "bind") == 0)
+  if (w->typed)
+    return 0; /* the first of its keys reported its error, if any */
+  w->typed = true;
+  if (ab_ws_mode_of (&s->annotations) == AB_WS_MODE_BIND)
     {
       /* Refused rather than ignored: the caller asked for something a
          bound workspace would silently not do. */
@@ -196,7 +167,7 @@ ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err)
         return ws_err (err, given, "only with %s=overlay", AB_ANNOT_WS_MODE);
       return 0;
     }
-  if (strcmp (mode, "overlay") != 0)
+  if (ab_ws_mode_of (&s->annotations) < 0)
     return ws_err (err, AB_ANNOT_WS_MODE, "must be \"bind\" or \"overlay\", not \"%s\"", mode);
   w->mode = AB_WS_MODE_OVERLAY;
   if (dest && (!ab_path_is_clean_absolute (dest) || strcmp (dest, "/") == 0))
@@ -220,108 +191,163 @@ ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err)
 
 /* ---- dev.agentbox.landlock, dev.agentbox.fallback ------------------------- */
 
-int
-ab_annot_landlock_parse (struct ab_spec *s, ab_error_t *err)
+static int
+type_landlock (struct ab_spec *s, const char *value, ab_error_t *err)
 {
-  const char *ll = ab_kvlist_get (&s->annotations, AB_ANNOT_LANDLOCK);
-  const char *fb = ab_kvlist_get (&s->annotations, AB_ANNOT_FALLBACK);
+  return ab_landlock_policy_parse (value, "config.json: annotations." AB_ANNOT_LANDLOCK, &s->agentbox.landlock, err);
+}
 
-  if (ll && ab_landlock_policy_parse (ll, "config.json: annotations." AB_ANNOT_LANDLOCK, &s->landlock, err) < 0)
-    return -1;
-  if (fb && strcmp (fb, "landlock") != 0 && strcmp (fb, "none") != 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: annotations." AB_ANNOT_FALLBACK ": must be \"landlock\" or \"none\", not \"%s\"",
-                          fb);
-  s->fallback = fb && strcmp (fb, "landlock") == 0 ? AB_FALLBACK_LANDLOCK : AB_FALLBACK_NONE;
+static int
+type_fallback (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  if (strcmp (value, "landlock") != 0 && strcmp (value, "none") != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"landlock\" or \"none\", not \"%s\"", value);
+  s->agentbox.fallback = strcmp (value, "landlock") == 0 ? AB_FALLBACK_LANDLOCK : AB_FALLBACK_NONE;
   return 0;
 }
 
-static const struct ab_annotation_info known[] = {
-  { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of this and "
-                      "--timeout applies",
-    validate_timeout },
-  { AB_ANNOT_NET_ALLOW,
-    "egress allowed by address: comma-separated ADDR[/PREFIX][:PORT][/tcp|/udp], IPv6 in brackets; absent: no "
-    "egress at all (a network namespace agentbox creates gets the default-deny nftables wall; a joined one only "
-    "when this is set)",
-    validate_net_allow },
-  { AB_ANNOT_NET_ALLOW_DOMAINS,
-    "egress allowed by name through the proxy and DNS stub: comma-separated NAME or *.SUFFIX, optional :PORT list "
-    "(default 80 and 443); narrows the --egress-policy baseline",
-    validate_allow_domains },
-  { AB_ANNOT_NET_DENY_DOMAINS, "names refused even if allowed (deny wins): same grammar, no port = every port",
-    validate_deny_domains },
-  { AB_ANNOT_NET_PINS, "static name=address pins used instead of DNS (for tests and air-gapped hosts)",
-    validate_pins },
-  { AB_ANNOT_ROOTFS_IDMAP,
-    "\"true\": mount the root filesystem id-mapped through the container's user namespace, so that an image "
-    "owned by host root works under the mapping with nothing chowned (the container's root then owns the "
-    "image's files: keep root.readonly unless the image may be changed)",
-    validate_bool },
-  /* dev.agentbox.workspace.*: parsed with the config (ab_annot_workspace_parse) */
-  { AB_ANNOT_WS_MODE,
-    "\"bind\" (default) or \"overlay\": the workspace mount shows its host directory through an overlay; what "
-    "the container changes is kept as a change set (`agentbox workspace diff|apply|discard ID`) and the directory "
-    "is untouched until it is applied",
-    NULL },
-  { AB_ANNOT_WS_DESTINATION, "overlay: the destination of the workspace mount (default /workspace)", NULL },
-  { AB_ANNOT_WS_SIZE,
-    "overlay: the most the change set may hold, e.g. 512M (default 1G): beyond it writes fail with ENOSPC and the "
-    "record says limitsHit workspace",
-    NULL },
-  { AB_ANNOT_WS_CHANGES,
-    "overlay: a host directory (absent or empty) that keeps the change set instead of the state root; bounded by "
-    "its filesystem",
-    NULL },
-  { AB_ANNOT_WS_LIST_MAX,
-    "overlay: changes listed in the result record (default 1000); deletions and replaced directories are always "
-    "listed",
-    NULL },
-  /* parsed with the config (ab_annot_landlock_parse) */
-  { AB_ANNOT_LANDLOCK,
-    "landlock, a second filesystem and network boundary: \"off\" (the default of a bundle), \"auto\" (the "
-    "hardened profile's: read beneath read-only mounts, read-write beneath writable ones, TCP connect only where "
-    "the egress policy allows, no TCP bind), or a JSON policy {\"abi\": N, \"pathBeneath\": [...], "
-    "\"netPort\": [...]} (docs/landlock.md); rights the kernel's ABI lacks are listed in the record's degraded",
-    NULL },
-  { AB_ANNOT_FALLBACK,
-    "\"landlock\": where user namespaces cannot be created, `run` runs the program without namespaces, under "
-    "landlock, seccomp, no_new_privs and rlimits, the host read-only but for the workspace and a private "
-    "temporary directory (docs/landlock.md); \"none\" (default): it fails and says why",
-    NULL },
-  { NULL, NULL, NULL },
+/* The one table of agentbox's annotations: names, documentation for
+   `features`, typers. */
+static const struct
+{
+  struct ab_annotation_info info;
+  int (*type) (struct ab_spec *s, const char *value, ab_error_t *err);
+} known[] = {
+  { { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of "
+                        "this and --timeout applies" },
+    type_timeout },
+  { { AB_ANNOT_NET_ALLOW,
+      "egress allowed by address: comma-separated ADDR[/PREFIX][:PORT][/tcp|/udp], IPv6 in brackets; absent: no "
+      "egress at all (a network namespace agentbox creates gets the default-deny nftables wall; a joined one only "
+      "when this is set)" },
+    type_net_allow },
+  { { AB_ANNOT_NET_ALLOW_DOMAINS,
+      "egress allowed by name through the proxy and DNS stub: comma-separated NAME or *.SUFFIX, optional :PORT "
+      "list (default 80 and 443); narrows the --egress-policy baseline" },
+    type_egress },
+  { { AB_ANNOT_NET_DENY_DOMAINS, "names refused even if allowed (deny wins): same grammar, no port = every port" },
+    type_egress },
+  { { AB_ANNOT_NET_PINS, "static name=address pins used instead of DNS (for tests and air-gapped hosts)" },
+    type_egress },
+  { { AB_ANNOT_ROOTFS_IDMAP,
+      "\"true\": mount the root filesystem id-mapped through the container's user namespace, so that an image "
+      "owned by host root works under the mapping with nothing chowned (the container's root then owns the "
+      "image's files: keep root.readonly unless the image may be changed)" },
+    type_rootfs_idmap },
+  { { AB_ANNOT_WS_MODE,
+      "\"bind\" (default) or \"overlay\": the workspace mount shows its host directory through an overlay; what "
+      "the container changes is kept as a change set (`agentbox workspace diff|apply|discard ID`) and the "
+      "directory is untouched until it is applied" },
+    type_workspace },
+  { { AB_ANNOT_WS_DESTINATION, "overlay: the destination of the workspace mount (default /workspace)" },
+    type_workspace },
+  { { AB_ANNOT_WS_SIZE,
+      "overlay: the most the change set may hold, e.g. 512M (default 1G): beyond it writes fail with ENOSPC and "
+      "the record says limitsHit workspace" },
+    type_workspace },
+  { { AB_ANNOT_WS_CHANGES, "overlay: a host directory (absent or empty) that keeps the change set instead of "
+                           "the state root; bounded by its filesystem" },
+    type_workspace },
+  { { AB_ANNOT_WS_LIST_MAX, "overlay: changes listed in the result record (default 1000); deletions and replaced "
+                            "directories are always listed" },
+    type_workspace },
+  { { AB_ANNOT_LANDLOCK,
+      "landlock, a second filesystem and network boundary: \"off\" (the default of a bundle), \"auto\" (the "
+      "hardened profile's: read beneath read-only mounts, read-write beneath writable ones, TCP connect only "
+      "where the egress policy allows, no TCP bind), or a JSON policy {\"abi\": N, \"pathBeneath\": [...], "
+      "\"netPort\": [...]} (docs/landlock.md); rights the kernel's ABI lacks are listed in the record's "
+      "degraded" },
+    type_landlock },
+  { { AB_ANNOT_FALLBACK,
+      "\"landlock\": where the namespaced sandbox cannot be made (user namespaces refused), `run` runs the "
+      "program without namespaces, under landlock, seccomp, no_new_privs and rlimits, the host read-only but for "
+      "the workspace and a private temporary directory (docs/landlock.md); \"none\" (default): it fails and says "
+      "why" },
+    type_fallback },
 };
 
 const struct ab_annotation_info *
 ab_annotations_known (void)
 {
-  return known;
+  static struct ab_annotation_info list[AB_ARRAY_SIZE (known) + 1];
+
+  if (list[0].key == NULL)
+    for (size_t i = 0; i < AB_ARRAY_SIZE (known); i++)
+      list[i] = known[i].info;
+  return list;
+}
+
+void
+ab_annotations_type (struct ab_spec *s)
+{
+  s->workspace.list_max = AB_WS_DEFAULT_LIST_MAX;
+  for (size_t i = 0; i < s->annotations.n; i++)
+    {
+      const char *k = s->annotations.v[i].key;
+      ab_error_t err = { 0 };
+      size_t t;
+
+      if (!ab_str_has_prefix (k, AB_ANNOT_PREFIX))
+        continue;
+      for (t = 0; t < AB_ARRAY_SIZE (known); t++)
+        if (strcmp (known[t].info.key, k) == 0)
+          break;
+      if (t == AB_ARRAY_SIZE (known))
+        ab_error_setc (&err, AB_EC_CONFIG, 0,
+                       "config.json: annotations.%s: unknown agentbox annotation (see `agentbox features`)", k);
+      else if (known[t].type (s, s->annotations.v[i].value, &err) == 0)
+        continue;
+      /* the network and workspace typers name the annotation themselves */
+      else if (ab_str_has_prefix (err.msg, "annotations."))
+        ab_error_prefix (&err, "config.json");
+      else if (!ab_str_has_prefix (err.msg, "config.json: "))
+        ab_error_prefix (&err, "config.json: annotations.%s", k);
+      if (s->agentbox.error == NULL)
+        s->agentbox.error = xstrdup (err.msg);
+    }
+}
+
+void
+ab_agentbox_free (struct ab_agentbox *a)
+{
+  ab_net_policy_free (&a->net);
+  ab_egress_policy_free (&a->egress);
+  free (a->error);
+  free (a->net_error);
+  free (a->egress_error);
+  ab_landlock_policy_free (&a->landlock);
+  memset (a, 0, sizeof *a);
+}
+
+/* ---- what the typed values need of the rest of the config ------------------- */
+
+/* The id-mapped root goes through the container's own user namespace: it
+   needs a new one whose mapping gives the container a root. */
+static int
+check_rootfs_idmap (const struct ab_spec *s, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  bool root_mapped = false;
+
+  if (!s->agentbox.rootfs_idmap)
+    return 0;
+  if (l == NULL || !l->ns[AB_NS_USER].present || l->ns[AB_NS_USER].path != NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_ROOTFS_IDMAP
+                          ": needs a new user namespace (linux.namespaces type \"user\", no path)");
+  for (size_t i = 0; i < l->uid_mappings.n; i++)
+    root_mapped = root_mapped || l->uid_mappings.v[i].container_id == 0;
+  if (!root_mapped)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_ROOTFS_IDMAP
+                          ": linux.uidMappings must map container uid 0 (the image's owner is mapped to it)");
+  return 0;
 }
 
 int
 ab_annotations_validate (const struct ab_spec *s, ab_error_t *err)
 {
-  size_t i;
-
-  for (i = 0; i < s->annotations.n; i++)
-    {
-      const char *k = s->annotations.v[i].key;
-      const struct ab_annotation_info *a;
-      if (!ab_str_has_prefix (k, AB_ANNOT_PREFIX))
-        continue;
-      for (a = known; a->key; a++)
-        if (strcmp (a->key, k) == 0)
-          break;
-      if (a->key == NULL)
-        return ab_error_setc (err, AB_EC_CONFIG, 0,
-                              "config.json: annotations.%s: unknown agentbox annotation (see `agentbox features`)", k);
-      if (a->validate && a->validate (s->annotations.v[i].value, err) < 0)
-        {
-          /* the network parsers name the annotation themselves */
-          if (!ab_str_has_prefix (err->msg, "annotations."))
-            return ab_error_prefix (err, "config.json: annotations.%s", k);
-          return ab_error_prefix (err, "config.json");
-        }
-    }
+  if (s->agentbox.error != NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s", s->agentbox.error);
   return check_rootfs_idmap (s, err);
 }

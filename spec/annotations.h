@@ -1,13 +1,14 @@
-/* The annotations agentbox itself reads (all under `dev.agentbox.`): their
- * documentation for `features` and their validation for `validate` and
- * `create`. */
+/* The annotations agentbox itself reads (all under `dev.agentbox.`): one
+ * table of their names, with their documentation for `features`, and the
+ * one parser that types them into struct ab_agentbox (spec/model.h) when a
+ * config is parsed.  Nothing else reads their text. */
 #ifndef AB_SPEC_ANNOTATIONS_H
 #define AB_SPEC_ANNOTATIONS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 #define AB_ANNOT_PREFIX "dev.agentbox."
@@ -20,36 +21,38 @@
 #define AB_ANNOT_WS_LIST_MAX "dev.agentbox.workspace.list-max"
 #define AB_ANNOT_LANDLOCK "dev.agentbox.landlock"
 #define AB_ANNOT_FALLBACK "dev.agentbox.fallback"
+/* AB_ANNOT_NET_ALLOW, AB_ANNOT_NET_ALLOW_DOMAINS, AB_ANNOT_NET_DENY_DOMAINS
+   and AB_ANNOT_NET_PINS are in spec/netpolicy.h, with their grammars. */
 
 struct ab_annotation_info
 {
   const char *key;
   const char *doc; /* one line, for features.json */
-  int (*validate) (const char *value, ab_error_t *err);
 };
 
 /* NULL-terminated. */
 const struct ab_annotation_info *ab_annotations_known (void);
 
-/* Check every dev.agentbox.* annotation of s: unknown keys under our prefix
-   and malformed values are errors naming the annotation. */
+/* Type every dev.agentbox.* annotation of s into s->agentbox and
+   s->workspace (the parser
+   calls it once).  Never fails: what does not parse is kept as an error
+   message there, for the validator and `audit`. */
+void ab_annotations_type (struct ab_spec *s);
+void ab_agentbox_free (struct ab_agentbox *a);
+
+/* The validator's part: the first annotation that did not parse (an
+   unknown key under our prefix, a malformed value), and what the typed
+   values need from the rest of the config (namespaces, mappings). */
 int ab_annotations_validate (const struct ab_spec *s, ab_error_t *err);
 
-/* dev.agentbox.rootfs.idmap is "true": the root filesystem is mounted
-   id-mapped through the container's user namespace. */
-bool ab_annot_rootfs_idmap (const struct ab_spec *s);
-
-/* Fill s->workspace from the dev.agentbox.workspace.* annotations, once,
-   when the config is parsed (mounts[] already are): a malformed value, or
-   an overlay without a bind mount at its destination, is an error naming
-   the annotation. */
-int ab_annot_workspace_parse (struct ab_spec *s, ab_error_t *err);
+/* s->workspace (dev.agentbox.workspace.*, typed by ab_annotations_type
+   with the rest: a malformed value, or an overlay without a bind mount at
+   its destination, is its error). */
 void ab_workspace_free (struct ab_workspace *w);
-
-/* Fill s->landlock and s->fallback from dev.agentbox.landlock and
-   dev.agentbox.fallback, once, when the config is parsed: a malformed
-   value is an error naming the annotation and the JSON path in it. */
-int ab_annot_landlock_parse (struct ab_spec *s, ab_error_t *err);
+/* The workspace mode these annotations ask for (enum ab_ws_mode), -1 for
+   an unknown one: the grammar type_workspace applies, for a reader of a
+   created container's stored annotations (`state`). */
+int ab_ws_mode_of (const struct ab_kvlist *annotations);
 
 /* A duration: "30", "30s", "1500ms", "2m", "1h".  Milliseconds. */
 int ab_parse_duration_ms (const char *s, uint64_t *out);

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 
 #define MAX_LINKS 40 /* as the kernel's path walk */

@@ -9,7 +9,7 @@
 #ifndef AB_SPEC_BUNDLE_LINKS_H
 #define AB_SPEC_BUNDLE_LINKS_H
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 /* Does `source` (absolute, or relative to bundle_dir) pass through a
    symlink inside the bundle?  1: yes, with the link's host path and its

@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/bundle-links.h"
 #include "spec/spec.h"
 
@@ -23,6 +23,7 @@ ab_bundle_free (struct ab_bundle *b)
   free (b->config);
   ab_spec_free (b->spec);
   free (b->rootfs);
+  free (b->nofollow_source);
   if (b->rootfs_fd >= 0)
     close (b->rootfs_fd);
   free (b);

@@ -3,10 +3,12 @@
  * document reads like the specification. */
 #include "config.h"
 
-#include "runtime/util.h"
+#include "base/util.h"
+#include "spec/annotations.h"
 #include "spec/defaults.h"
 #include "spec/model.h"
 #include "spec/seccomp_default.h"
+#include "spec/tables.h"
 
 /* Host IDs of the container's user namespace when agentbox runs as root:
    the conventional first subordinate range (/etc/subuid), 65536 IDs so that
@@ -93,12 +95,30 @@ gen_process (struct ab_gen *g, const struct ab_default_opts *o)
     "TERM=xterm",
     "LANG=C.UTF-8",
   };
-  static const char *const capsets[] = { "bounding", "effective", "inheritable", "permitted", "ambient" };
   const char *const *args = o->args != NULL && o->args[0] != NULL ? o->args : sh;
   size_t nargs = 0;
+  _cleanup_strv_ struct ab_strv envs = { 0 };
 
   while (args[nargs] != NULL)
     nargs++;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (env); i++)
+    ab_strv_push (&envs, env[i]);
+  for (size_t i = 0; o->env && i < o->env->n; i++)
+    {
+      /* a later NAME= replaces the earlier one in place */
+      const char *e = o->env->v[i], *eq = strchr (e, '=');
+      size_t nl = eq ? (size_t)(eq - e) : strlen (e), k;
+      for (k = 0; k < envs.n; k++)
+        if (strncmp (envs.v[k], e, nl) == 0 && envs.v[k][nl] == '=')
+          break;
+      if (k == envs.n)
+        ab_strv_push (&envs, e);
+      else
+        {
+          free (envs.v[k]);
+          envs.v[k] = xstrdup (e);
+        }
+    }
   ab_gen_key (g, "process");
   ab_gen_obj_open (g);
   /* A tool call is driven through pipes and returns a record; a terminal
@@ -113,15 +133,15 @@ gen_process (struct ab_gen *g, const struct ab_default_opts *o)
   ab_gen_kv_u64 (g, "gid", 0);
   ab_gen_obj_close (g);
   gen_strings (g, "args", args, nargs);
-  gen_strings (g, "env", env, AB_ARRAY_SIZE (env));
-  ab_gen_kv_str (g, "cwd", "/");
+  gen_strings (g, "env", (const char *const *)envs.v, envs.n);
+  ab_gen_kv_str (g, "cwd", o->cwd ? o->cwd : "/");
   /* All five sets present and empty: an omitted set would mean "inherit",
      and a non-empty bounding set lets a later exec of a file with
      capabilities get them back. */
   ab_gen_key (g, "capabilities");
   ab_gen_obj_open (g);
-  for (size_t i = 0; i < AB_ARRAY_SIZE (capsets); i++)
-    gen_strings (g, capsets[i], NULL, 0);
+  for (int k = 0; k < AB_CAP__SETS; k++)
+    gen_strings (g, ab_capset_name (k), NULL, 0);
   ab_gen_obj_close (g);
   ab_gen_key (g, "rlimits");
   ab_gen_arr_open (g);
@@ -153,7 +173,41 @@ gen_process (struct ab_gen *g, const struct ab_default_opts *o)
 }
 
 static void
-gen_mounts (struct ab_gen *g)
+gen_idmap (struct ab_gen *g, const char *key, uint64_t container, uint64_t host, uint64_t size)
+{
+  ab_gen_key (g, key);
+  ab_gen_arr_open (g);
+  ab_gen_obj_open (g);
+  ab_gen_kv_u64 (g, "containerID", container);
+  ab_gen_kv_u64 (g, "hostID", host);
+  ab_gen_kv_u64 (g, "size", size);
+  ab_gen_obj_close (g);
+  ab_gen_arr_close (g);
+}
+
+static void
+gen_mount (struct ab_gen *g, const char *dest, const char *type, const char *source, const char *const *opts,
+           size_t n)
+{
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "destination", dest);
+  ab_gen_kv_str (g, "type", type);
+  ab_gen_kv_str (g, "source", source);
+  gen_strings (g, "options", opts, n);
+}
+
+/* The host id the container's root is (linux.uidMappings' and
+   gidMappings' containerID 0, as gen_linux writes them). */
+static uint64_t
+root_host_id (const struct ab_default_opts *o, bool gid)
+{
+  if (o->rootless)
+    return gid ? (uint64_t)o->gid : (uint64_t)o->uid;
+  return HOST_ID_BASE;
+}
+
+static void
+gen_mounts (struct ab_gen *g, const struct ab_default_opts *o)
 {
   ab_gen_key (g, "mounts");
   ab_gen_arr_open (g);
@@ -162,34 +216,57 @@ gen_mounts (struct ab_gen *g)
       size_t n = 0;
       while (n < AB_ARRAY_SIZE (mounts[i].options) && mounts[i].options[n] != NULL)
         n++;
-      ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "destination", mounts[i].destination);
-      ab_gen_kv_str (g, "type", mounts[i].type);
-      ab_gen_kv_str (g, "source", mounts[i].source);
-      gen_strings (g, "options", mounts[i].options, n);
+      gen_mount (g, mounts[i].destination, mounts[i].type, mounts[i].source, mounts[i].options, n);
+      ab_gen_obj_close (g);
+    }
+  for (size_t i = 0; i < o->n_mounts; i++)
+    {
+      const struct ab_default_mount *m = &o->mounts[i];
+      gen_mount (g, m->destination, m->type, m->source, m->options, m->n_options);
+      if (m->map_owner)
+        {
+          gen_idmap (g, "uidMappings", m->owner_uid, root_host_id (o, false), 1);
+          gen_idmap (g, "gidMappings", m->owner_gid, root_host_id (o, true), 1);
+        }
       ab_gen_obj_close (g);
     }
   ab_gen_arr_close (g);
 }
 
 static void
-gen_idmap (struct ab_gen *g, const char *key, uint64_t host, uint64_t size)
+gen_memory (struct ab_gen *g, uint64_t bytes)
 {
-  ab_gen_key (g, key);
-  ab_gen_arr_open (g);
+  ab_gen_key (g, "memory");
   ab_gen_obj_open (g);
-  ab_gen_kv_u64 (g, "containerID", 0);
-  ab_gen_kv_u64 (g, "hostID", host);
-  ab_gen_kv_u64 (g, "size", size);
+  ab_gen_kv_i64 (g, "limit", (int64_t)bytes);
+  ab_gen_kv_i64 (g, "swap", (int64_t)bytes);
   ab_gen_obj_close (g);
-  ab_gen_arr_close (g);
 }
 
 static void
-gen_resources (struct ab_gen *g)
+gen_pids (struct ab_gen *g, int64_t limit)
+{
+  ab_gen_key (g, "pids");
+  ab_gen_obj_open (g);
+  ab_gen_kv_i64 (g, "limit", limit);
+  ab_gen_obj_close (g);
+}
+
+static void
+gen_resources (struct ab_gen *g, const struct ab_default_opts *o)
 {
   ab_gen_key (g, "resources");
   ab_gen_obj_open (g);
+  if (o->rootless)
+    {
+      /* only the limits the caller asked for (gen_linux) */
+      if (o->memory)
+        gen_memory (g, o->memory);
+      if (o->pids)
+        gen_pids (g, o->pids);
+      ab_gen_obj_close (g);
+      return;
+    }
   /* Deny every device, then the runtime allows only the default nodes it
      creates itself: no raw disk or /dev/mem even if one shows up. */
   ab_gen_key (g, "devices");
@@ -202,17 +279,10 @@ gen_resources (struct ab_gen *g)
   /* 1 GiB, and swap equal to the limit (memory+swap), i.e. no swap: a
      runaway allocation is OOM-killed in the container instead of pushing
      the host into swap. */
-  ab_gen_key (g, "memory");
-  ab_gen_obj_open (g);
-  ab_gen_kv_i64 (g, "limit", (int64_t)GiB);
-  ab_gen_kv_i64 (g, "swap", (int64_t)GiB);
-  ab_gen_obj_close (g);
+  gen_memory (g, o->memory ? o->memory : GiB);
   /* 512 tasks: enough for make -j and a test runner's workers; a fork bomb
      stops here and the host keeps running. */
-  ab_gen_key (g, "pids");
-  ab_gen_obj_open (g);
-  ab_gen_kv_i64 (g, "limit", 512);
-  ab_gen_obj_close (g);
+  gen_pids (g, o->pids ? o->pids : 512);
   ab_gen_obj_close (g);
 }
 
@@ -221,7 +291,7 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
 {
   /* Every namespace new: nothing of the host's processes, network, IPC,
      hostname, mounts, users, cgroup tree or clocks is shared. */
-  static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", "user", "cgroup", "time" };
+  static const int ns[] = { AB_NS_PID, AB_NS_NET, AB_NS_IPC, AB_NS_UTS, AB_NS_MOUNT, AB_NS_USER, AB_NS_CGROUP, AB_NS_TIME };
 
   ab_gen_key (g, "linux");
   ab_gen_obj_open (g);
@@ -230,7 +300,7 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
   for (size_t i = 0; i < AB_ARRAY_SIZE (ns); i++)
     {
       ab_gen_obj_open (g);
-      ab_gen_kv_str (g, "type", ns[i]);
+      ab_gen_kv_str (g, "type", ab_ns_name (ns[i]));
       ab_gen_obj_close (g);
     }
   ab_gen_arr_close (g);
@@ -238,26 +308,34 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
      setuid helpers; as root: the subordinate range. */
   if (o->rootless)
     {
-      gen_idmap (g, "uidMappings", (uint64_t)o->uid, 1);
-      gen_idmap (g, "gidMappings", (uint64_t)o->gid, 1);
+      gen_idmap (g, "uidMappings", 0, (uint64_t)o->uid, 1);
+      gen_idmap (g, "gidMappings", 0, (uint64_t)o->gid, 1);
     }
   else
     {
-      gen_idmap (g, "uidMappings", HOST_ID_BASE, HOST_ID_COUNT);
-      gen_idmap (g, "gidMappings", HOST_ID_BASE, HOST_ID_COUNT);
+      gen_idmap (g, "uidMappings", 0, HOST_ID_BASE, HOST_ID_COUNT);
+      gen_idmap (g, "gidMappings", 0, HOST_ID_BASE, HOST_ID_COUNT);
     }
-  /* Rootless gets no resources: on cgroup v1 an unprivileged user cannot
-     create or limit cgroups, and the spec says to omit what cannot apply. */
-  if (!o->rootless)
-    gen_resources (g);
-  gen_strings (g, "maskedPaths", masked_paths, AB_ARRAY_SIZE (masked_paths));
+  /* Rootless gets no resources (but the limits a caller asks for): on
+     cgroup v1 an unprivileged user cannot create or limit cgroups, and the
+     spec says to omit what cannot apply. */
+  if (!o->rootless || o->memory || o->pids)
+    gen_resources (g, o);
+  ab_gen_key (g, "maskedPaths");
+  ab_gen_arr_open (g);
+  for (size_t i = 0; i < AB_ARRAY_SIZE (masked_paths); i++)
+    ab_gen_str (g, masked_paths[i]);
+  for (size_t i = 0; i < o->n_masked; i++)
+    ab_gen_str (g, o->masked[i]);
+  ab_gen_arr_close (g);
   gen_strings (g, "readonlyPaths", readonly_paths, AB_ARRAY_SIZE (readonly_paths));
   ab_gen_key (g, "seccomp");
   ab_seccomp_default_gen (g);
   ab_gen_obj_close (g);
 }
 
-void
+/* Emit the document object at the current position of g. */
+static void
 ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
 {
   static const struct ab_default_opts none = { 0 };
@@ -271,7 +349,7 @@ ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
      mounts its caller adds, so nothing it does survives in the image. */
   ab_gen_key (g, "root");
   ab_gen_obj_open (g);
-  ab_gen_kv_str (g, "path", "rootfs");
+  ab_gen_kv_str (g, "path", o->root_path ? o->root_path : "rootfs");
   ab_gen_kv_bool (g, "readonly", true);
   ab_gen_obj_close (g);
   /* A fixed name in the container's own UTS namespace: the host's name is
@@ -281,16 +359,21 @@ ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
   ab_gen_obj_open (g);
   /* Landlock from the mount plan (spec/landlock.h): a mount made writable
      by mistake stays read-only for the program, and TCP goes only where
-     the egress policy lets it. */
-  ab_gen_kv_str (g, "dev.agentbox.landlock", "auto");
+     the egress policy lets it.  An annotation of the caller's says
+     otherwise. */
+  if (o->annotations == NULL || ab_kvlist_get (o->annotations, AB_ANNOT_LANDLOCK) == NULL)
+    ab_gen_kv_str (g, AB_ANNOT_LANDLOCK, "auto");
   /* An image owned by host root, seen owned by the container's root
      through the mapping: it works with nothing chowned.  The root stays
      read-only above, so the container's root cannot change the image's
      files. */
   if (o->idmap_rootfs)
-    ab_gen_kv_str (g, "dev.agentbox.rootfs.idmap", "true");
+    ab_gen_kv_str (g, AB_ANNOT_ROOTFS_IDMAP, "true");
+  for (size_t i = 0; o->annotations && i < o->annotations->n; i++)
+    if (!o->idmap_rootfs || strcmp (o->annotations->v[i].key, AB_ANNOT_ROOTFS_IDMAP) != 0)
+      ab_gen_kv_str (g, o->annotations->v[i].key, o->annotations->v[i].value);
   ab_gen_obj_close (g);
-  gen_mounts (g);
+  gen_mounts (g, o);
   gen_linux (g, o);
   ab_gen_obj_close (g);
 }

@@ -13,7 +13,23 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "spec/gen.h"
+#include "base/gen.h"
+#include "spec/model.h"
+
+/* A mount added after the profile's (the built-in sandbox's host view,
+   its /workspace, its init). */
+struct ab_default_mount
+{
+  const char *destination;
+  const char *type;
+  const char *source;
+  const char *const *options;
+  size_t n_options;
+  /* id-mapped with one id each way: `owner_uid`:`owner_gid` on the
+     filesystem show as the container's root through the mount */
+  bool map_owner;
+  uint32_t owner_uid, owner_gid;
+};
 
 struct ab_default_opts
 {
@@ -22,6 +38,18 @@ struct ab_default_opts
   gid_t gid;
   const char *const *args; /* NULL-terminated; NULL: ["sh"] */
   bool idmap_rootfs;       /* the dev.agentbox.rootfs.idmap annotation */
+  /* What a caller that makes a whole container from the profile (the
+     built-in sandbox) sets; zero: the profile's. */
+  const char *root_path;   /* NULL: "rootfs" */
+  const char *cwd;         /* NULL: "/" */
+  const struct ab_strv *env; /* NAME=VALUE: replaces the profile's NAME, else added */
+  const struct ab_default_mount *mounts; /* after the profile's */
+  size_t n_mounts;
+  const char *const *masked; /* after the profile's linux.maskedPaths */
+  size_t n_masked;
+  uint64_t memory;         /* bytes: memory limit and memory+swap */
+  int64_t pids;
+  const struct ab_kvlist *annotations; /* each key once */
 };
 
 /* The whole document, NUL-terminated, with its length in *len (may be NULL).
@@ -32,8 +60,5 @@ char *ab_spec_default_json (const struct ab_default_opts *o, size_t *len);
    for `agentbox audit` to name the ones a config removed. */
 const char *const *ab_default_masked_paths (size_t *n);
 const char *const *ab_default_readonly_paths (size_t *n);
-
-/* Emit the document object at the current position of g. */
-void ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o);
 
 #endif

@@ -2,8 +2,8 @@
 
 #include <stdio.h>
 
-#include "runtime/util.h"
-#include "spec/json.h"
+#include "base/util.h"
+#include "base/json.h"
 #include "spec/landlock.h"
 
 /* The one table of landlock's rights: the policy parser, the derived
@@ -172,19 +172,19 @@ static int
 allowed_member (struct ab_jctx *c, struct ab_json *rule, int kind, const struct ab_landlock_policy *p,
                 uint64_t *out)
 {
-  if (ab_json_peek (rule, "allowedAccess") == NULL)
-    {
-      ab_jpush_key (c, "allowedAccess");
-      return ab_jerr (c, "required");
-    }
-  if (rights_member (c, rule, "allowedAccess", kind, p->abi, 0, out) < 0)
+  struct ab_json *v = ab_json_member (rule, "allowedAccess");
+  size_t mark = ab_jpush_key (c, "allowedAccess");
+
+  if (v == NULL)
+    return ab_jerr (c, "required");
+  if (rights_value (c, v, kind, p->abi, out) < 0)
     return -1;
   if (*out & ~p->handled[kind])
     {
       _cleanup_free_ char *extra = ab_ll_rights_text (kind, *out & ~p->handled[kind]);
-      ab_jpush_key (c, "allowedAccess");
       return ab_jerr (c, "%s: not in the ruleset's handled %s rights", extra, ab_ll_kind_name (kind));
     }
+  ab_jpop (c, mark);
   return 0;
 }
 

@@ -4,7 +4,7 @@
  *
  *   "off"      no landlock
  *   "auto"     rules derived from the final mount plan and the egress
- *              policy (runtime/landlock-rules.h)
+ *              policy (runtime/plan/landlock.h)
  *   {...}      a policy of its own, versioned by the landlock ABI it was
  *              written for (docs/landlock.md):
  *
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 /* The newest landlock ABI agentbox knows (Linux 6.15). */
 #define AB_LL_ABI_MAX 7

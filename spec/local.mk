@@ -1,7 +1,5 @@
 # spec/: the config.json model (parse, validate, generate), state and features JSON.
 libagentbox_a_SOURCES += \
-	spec/json.h spec/json.c \
-	spec/gen.h spec/gen.c \
 	spec/model.h \
 	spec/spec.h \
 	spec/tables.h
@@ -9,5 +7,6 @@ libagentbox_a_SOURCES += \
 	spec/tables.c \
 	spec/parse-internal.h spec/parse-util.c spec/parse.c \
 	spec/parse-linux.c spec/parse-resources.c \
-	spec/bundle.c spec/bundle-links.h spec/bundle-links.c
+	spec/bundle.c spec/bundle-links.h spec/bundle-links.c \
+	spec/net-allow.c spec/egress-policy.c
 include spec/defaults.mk

@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/landlock.h"
+#include "spec/netpolicy.h"
 
 #define AB_OCI_VERSION "1.3.0"
 #define AB_OCI_VERSION_MIN "1.0.0"
@@ -48,6 +49,9 @@ struct ab_kvlist
   size_t n;
 };
 const char *ab_kvlist_get (const struct ab_kvlist *l, const char *key);
+/* Set key to value: in place where the key is, else added at the end. */
+void ab_kvlist_set (struct ab_kvlist *l, const char *key, const char *value);
+void ab_kvlist_free (struct ab_kvlist *l);
 
 struct ab_idmap
 {
@@ -200,7 +204,8 @@ struct ab_mount
   bool tmpcopyup;
   char *data;                /* filesystem-specific options, comma-joined, or NULL */
   bool from_parent;          /* added by the runtime: the parent opens the source (not the child) */
-  bool source_nofollow;      /* the parent opens the source refusing every symlink on the path */
+  bool source_nofollow;      /* the parent opens the source refusing every symlink on the path
+                                (never parsed: the plan sets it, ab_plan_opts.nofollow_source) */
 };
 
 /* A bind mount (bind/rbind option or type "bind"), not a remount of one. */
@@ -528,11 +533,33 @@ struct ab_linux
   struct ab_memory_policy *memory_policy;
 };
 
+/* ---- agentbox's own annotations ----------------------------------------- */
+
+/* The dev.agentbox.* annotations, typed once by spec/annotations.c when the
+   config is parsed: every reader (the plan, the runtime, `audit`) reads
+   these fields, none parses the annotation text again.  A value that does
+   not parse leaves its field unset and its message in an error field; the
+   validator refuses the config with the first one (`audit` reports it). */
+struct ab_agentbox
+{
+  bool timeout_set;               /* dev.agentbox.timeout */
+  uint64_t timeout_ms;
+  bool rootfs_idmap;              /* dev.agentbox.rootfs.idmap is "true" */
+  struct ab_net_policy net;       /* dev.agentbox.net.allow (net.present: given) */
+  struct ab_egress_policy egress; /* allow-domains, deny-domains, pins as given (no baseline) */
+  bool egress_typed;              /* one of those keys was there (they are typed together) */
+  char *error;       /* "config.json: annotations.KEY: ..." of the first bad one, in document order */
+  char *net_error;   /* "annotations.dev.agentbox.net.allow: ...", or NULL */
+  char *egress_error; /* the domain allowlist's, or NULL */
+  struct ab_landlock_policy landlock; /* dev.agentbox.landlock (spec/landlock.h); mode UNSET when absent */
+  int fallback;                   /* dev.agentbox.fallback: enum ab_fallback_mode */
+};
+
 /* ---- the workspace (dev.agentbox.workspace.*) -------------------------- */
 
 /* How the workspace mount shows its host directory: bound as it is, or
    through an overlay whose changes are kept aside as a change set until
-   they are applied or discarded (runtime/wsstore.h). */
+   they are applied or discarded (runtime/lifecycle/wsstore.h). */
 enum ab_ws_mode
 {
   AB_WS_MODE_BIND = 0,
@@ -551,7 +578,8 @@ struct ab_workspace
   uint64_t size;         /* bytes of the change set's tmpfs (0: changes_dir holds it) */
   char *changes_dir;     /* a host directory that holds the layers instead, or NULL */
   uint64_t list_max;     /* changes listed in a record besides deletions and replaced directories */
-  size_t mount;          /* overlay: index in mounts[] of the workspace mount (set by the validator's check) */
+  size_t mount;          /* overlay: index in mounts[] of the workspace mount */
+  bool typed;            /* one of its keys was there (they are typed together) */
 };
 
 /* ---- the whole document ----------------------------------------------- */
@@ -568,9 +596,8 @@ struct ab_spec
   char *domainname;
   struct ab_hook_list hooks[AB_HOOK__KINDS];
   struct ab_kvlist annotations;
-  struct ab_workspace workspace; /* from dev.agentbox.workspace.* */
-  struct ab_landlock_policy landlock; /* dev.agentbox.landlock, typed (spec/landlock.h) */
-  int fallback;                  /* dev.agentbox.fallback: enum ab_fallback_mode */
+  struct ab_agentbox agentbox;   /* the dev.agentbox.* ones, typed */
+  struct ab_workspace workspace; /* dev.agentbox.workspace.*, typed */
   struct ab_linux *linux_; /* NULL when absent */
 
   /* JSON paths of properties the model does not know (ignored, per the

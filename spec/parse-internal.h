@@ -3,14 +3,15 @@
  * `linux` object), parse-resources.c (linux.resources) and parse-util.c
  * (these helpers).  Not part of any public interface.
  *
- * Every helper follows the accessor convention of spec/json.h: it returns
+ * Every helper follows the accessor convention of base/json.h: it returns
  * 1 when the member was present, 0 when it was absent (or null, for an
  * optional member), -1 after reporting "config.json: <path>: <reason>".
  * On error the path is left as it was at the failure: the caller aborts. */
 #ifndef AB_SPEC_PARSE_INTERNAL_H
 #define AB_SPEC_PARSE_INTERNAL_H
 
-#include "spec/json.h"
+#include "base/json.h"
+#include "base/text.h"
 #include "spec/model.h"
 
 /* Device numbers as the kernel encodes them in dev_t (12-bit major,
@@ -19,15 +20,10 @@
 #define AB_DEV_MAJOR_MAX 4095
 #define AB_DEV_MINOR_MAX 1048575
 
-/* Room for one quoted value in a message (see ab_parse_quote). */
-#define AB_QUOTE_SIZE 200
-
-/* `s` as a JSON-style quoted string for an error message, with control
-   characters, C1 controls and bidirectional overrides escaped and long
-   values cut, so that a hostile config.json cannot forge or hide lines on
-   the terminal or in the log that shows the error. */
-const char *ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s);
-/* Escape, in place, what ab_parse_quote escapes (without quoting): for a
+/* Values in messages are quoted with ab_quote (base/text.h): a hostile
+   config.json cannot forge or hide lines on the terminal or in the log
+   that shows the error. */
+/* Escape, in place, what ab_quote escapes (without quoting): for a
    message or a path built from the document elsewhere. */
 void ab_parse_sanitize (char *s, size_t size);
 /* Whether s holds nothing ab_parse_sanitize would change. */
@@ -47,9 +43,6 @@ int ab_parse_get_opt_u64 (struct ab_jctx *c, struct ab_json *o, const char *key,
                           ab_opt_u64 *out);
 int ab_parse_get_opt_bool (struct ab_jctx *c, struct ab_json *o, const char *key, ab_opt_bool *out);
 
-/* The value at the current path is a path the runtime resolves: absolute,
-   no "." or ".." component, shorter than PATH_MAX. */
-int ab_parse_check_path (struct ab_jctx *c, const char *path);
 /* Member `key` is an optional string holding such a path. */
 int ab_parse_get_path (struct ab_jctx *c, struct ab_json *o, const char *key, int required, char **out);
 /* Member `key` is an optional array of such paths. */
@@ -74,15 +67,11 @@ int ab_parse_dev_numbers (struct ab_jctx *c, struct ab_json *o, int required, in
    or white space. */
 int ab_parse_check_ifname (struct ab_jctx *c, const char *name);
 
-/* An array of LinuxIDMapping (user namespace or idmapped mount). */
-int ab_parse_idmaps (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_idmaps *out);
-
 /* A map of strings (annotations, sysctl, unified) in document order.
    check_key, when not NULL, vets each non-empty key with the key pushed on
    the path. */
 int ab_parse_string_map (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_kvlist *out,
                          int (*check_key) (struct ab_jctx *c, const char *key));
-void ab_kvlist_free (struct ab_kvlist *l);
 
 /* The `linux` object (parse-linux.c) and its `resources` (parse-resources.c). */
 int ab_parse_linux (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s);

@@ -40,10 +40,10 @@ parse_namespaces (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       tm = ab_jpush_key (c, "type");
       t = ab_ns_from_name (type);
       if (t < 0)
-        return ab_jerr (c, "unknown namespace %s", ab_parse_quote (q, type));
+        return ab_jerr (c, "unknown namespace %s", ab_quote (q, type));
       /* config-linux.md: duplicated types MUST be an error. */
       if (l->ns[t].present)
-        return ab_jerr (c, "duplicate namespace %s", ab_parse_quote (q, type));
+        return ab_jerr (c, "duplicate namespace %s", ab_quote (q, type));
       l->ns[t].present = true;
       ab_jpop (c, tm);
       if (ab_parse_get_path (c, e, "path", AB_OPTIONAL, &l->ns[t].path) < 0)
@@ -80,7 +80,7 @@ parse_time_offsets (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
         t = &l->time_boottime;
       else
         return ab_jerr (c, "unknown clock %s (only monotonic and boottime have offsets)",
-                        ab_parse_quote (q, m->key));
+                        ab_quote (q, m->key));
       if (m->val->type != AB_J_OBJECT)
         return ab_jerr (c, "must be an object, not %s", ab_jtype_name (m->val->type));
       if (ab_jget_i64 (c, m->val, "secs", AB_OPTIONAL, INT64_MIN, INT64_MAX, &t->secs) < 0
@@ -120,7 +120,7 @@ parse_devices (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       if (strlen (type) != 1 || strchr ("cbup", type[0]) == NULL)
         {
           ab_jpush_key (c, "type");
-          return ab_jerr (c, "unknown device type %s (c, b, u or p)", ab_parse_quote (q, type));
+          return ab_jerr (c, "unknown device type %s (c, b, u or p)", ab_quote (q, type));
         }
       d->type = type[0];
       /* major and minor are REQUIRED unless the device is a FIFO. */
@@ -210,7 +210,7 @@ parse_intel_rdt (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
   if (r > 0 && strcmp (rdt->clos_id, "/") != 0
       && (rdt->clos_id[0] == '\0' || strchr (rdt->clos_id, '/') != NULL || strcmp (rdt->clos_id, ".") == 0
           || strcmp (rdt->clos_id, "..") == 0 || strpbrk (rdt->clos_id, "\r\n") != NULL))
-    return ab_jerr (c, "invalid CLOS name %s (a directory name, or \"/\")", ab_parse_quote (q, rdt->clos_id));
+    return ab_jerr (c, "invalid CLOS name %s (a directory name, or \"/\")", ab_quote (q, rdt->clos_id));
   ab_jpop (c, m);
   if ((r = ab_jget_str (c, o, "l3CacheSchema", AB_OPTIONAL, &rdt->l3_cache_schema)) < 0)
     return -1;
@@ -253,7 +253,7 @@ check_sysctl_key (struct ab_jctx *c, const char *key)
   char q[AB_QUOTE_SIZE];
 
   if (key[0] == '.' || key[0] == '/' || strstr (key, "..") != NULL)
-    return ab_jerr (c, "invalid sysctl name %s", ab_parse_quote (q, key));
+    return ab_jerr (c, "invalid sysctl name %s", ab_quote (q, key));
   return 0;
 }
 
@@ -304,7 +304,7 @@ get_action (struct ab_jctx *c, struct ab_json *o, const char *key, int *out)
   if (*out < 0)
     {
       ab_jpush_key (c, key);
-      return ab_jerr (c, "unknown seccomp action %s", ab_parse_quote (q, name));
+      return ab_jerr (c, "unknown seccomp action %s", ab_quote (q, name));
     }
   return 1;
 }
@@ -341,7 +341,7 @@ parse_syscall_args (struct ab_jctx *c, struct ab_json *so, struct ab_seccomp_rul
       if (arg->op < 0)
         {
           ab_jpush_key (c, "op");
-          return ab_jerr (c, "unknown seccomp operator %s", ab_parse_quote (q, op));
+          return ab_jerr (c, "unknown seccomp operator %s", ab_quote (q, op));
         }
       ab_jpop (c, im);
     }
@@ -413,7 +413,7 @@ parse_seccomp (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
         char q[AB_QUOTE_SIZE];
         ab_jpush_key (c, "architectures");
         ab_jpush_index (c, i);
-        return ab_jerr (c, "unknown architecture %s", ab_parse_quote (q, sc->architectures.v[i]));
+        return ab_jerr (c, "unknown architecture %s", ab_quote (q, sc->architectures.v[i]));
       }
   if (ab_parse_flag_names (c, o, "flags", "seccomp flag", seccomp_flag_bit, &flags) < 0)
     return -1;
@@ -455,7 +455,7 @@ parse_personality (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
   else
     {
       ab_jpush_key (c, "domain");
-      return ab_jerr (c, "unknown personality domain %s (LINUX or LINUX32)", ab_parse_quote (q, domain));
+      return ab_jerr (c, "unknown personality domain %s (LINUX or LINUX32)", ab_quote (q, domain));
     }
   if (ab_jget_strv (c, o, "flags", AB_OPTIONAL, &flags) < 0)
     return -1;
@@ -465,7 +465,7 @@ parse_personality (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       ab_jpush_key (c, "flags");
       ab_jpush_index (c, 0);
       return ab_jerr (c, "unsupported personality flag %s (none are supported)",
-                      ab_parse_quote (q, flags.v[0]));
+                      ab_quote (q, flags.v[0]));
     }
   l->personality_set = true;
   ab_jpop (c, mark);
@@ -498,7 +498,7 @@ parse_memory_policy (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
   if (mp->mode < 0)
     {
       ab_jpush_key (c, "mode");
-      return ab_jerr (c, "unknown memory policy mode %s", ab_parse_quote (q, mode));
+      return ab_jerr (c, "unknown memory policy mode %s", ab_quote (q, mode));
     }
   if (ab_parse_get_cpu_list (c, o, "nodes", &mp->nodes) < 0
       || ab_parse_flag_names (c, o, "flags", "memory policy flag", mpol_flag_bit, &flags) < 0)
@@ -529,7 +529,7 @@ parse_rootfs_propagation (struct ab_jctx *c, struct ab_json *lo, struct ab_linux
   ab_jpush_key (c, "rootfsPropagation");
   return ab_jerr (c, "unknown propagation %s (shared, slave, private, unbindable, or rshared, rslave, rprivate, "
                      "runbindable)",
-                  ab_parse_quote (q, v));
+                  ab_quote (q, v));
 }
 
 static int
@@ -545,7 +545,7 @@ get_cgroups_path (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
      of the subtree agentbox manages. */
   mark = ab_jpush_key (c, "cgroupsPath");
   if (ab_path_has_dotdot (l->cgroups_path))
-    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_parse_quote (q, l->cgroups_path));
+    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_quote (q, l->cgroups_path));
   ab_jpop (c, mark);
   return 1;
 }

@@ -37,7 +37,7 @@ parse_device_rules (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *
       if (r > 0 && (strlen (type) != 1 || strchr ("acb", type[0]) == NULL))
         {
           ab_jpush_key (c, "type");
-          return ab_jerr (c, "unknown device type %s (a, c or b)", ab_parse_quote (q, type));
+          return ab_jerr (c, "unknown device type %s (a, c or b)", ab_quote (q, type));
         }
       /* An unset number means "all" ('*').  -1, the wildcard runtimes use
          internally, is accepted as the same so that a config written from
@@ -54,7 +54,7 @@ parse_device_rules (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *
         if (k >= 3 || strchr ("rwm", access[k]) == NULL || strchr (access + k + 1, access[k]) != NULL)
           {
             ab_jpush_key (c, "access");
-            return ab_jerr (c, "invalid access %s (a combination of r, w and m)", ab_parse_quote (q, access));
+            return ab_jerr (c, "invalid access %s (a combination of r, w and m)", ab_quote (q, access));
           }
       if (r > 0)
         memcpy (d->access, access, k + 1);
@@ -242,7 +242,7 @@ parse_hugepages (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res
         {
           ab_jpush_key (c, "pageSize");
           return ab_jerr (c, "invalid page size %s (like \"2MB\" or \"1GB\")",
-                          ab_parse_quote (q, h->page_size));
+                          ab_quote (q, h->page_size));
         }
       if (ab_jget_u64 (c, e, "limit", AB_REQUIRED, UINT64_MAX, &h->limit) < 0)
         return -1;
@@ -318,7 +318,7 @@ parse_rdma (struct ab_jctx *c, struct ab_json *ro, struct ab_resources *res)
       km = ab_parse_push_user_key (c, m->key);
       /* Written as "<device> hca_handle=..." lines to rdma.max. */
       if (strpbrk (m->key, " \t\n\v\f\r") != NULL)
-        return ab_jerr (c, "invalid RDMA device name %s", ab_parse_quote (q, m->key));
+        return ab_jerr (c, "invalid RDMA device name %s", ab_quote (q, m->key));
       if (m->val->type != AB_J_OBJECT)
         return ab_jerr (c, "must be an object, not %s", ab_jtype_name (m->val->type));
       d->device = xstrdup (m->key);
@@ -343,7 +343,7 @@ check_unified_key (struct ab_jctx *c, const char *key)
   char q[AB_QUOTE_SIZE];
 
   if (strchr (key, '/') != NULL || strcmp (key, ".") == 0 || strcmp (key, "..") == 0)
-    return ab_jerr (c, "invalid cgroup file name %s", ab_parse_quote (q, key));
+    return ab_jerr (c, "invalid cgroup file name %s", ab_quote (q, key));
   return 0;
 }
 

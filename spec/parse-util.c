@@ -9,112 +9,27 @@
 
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
-/* Code points that must not reach a terminal raw: C0 and C1 controls, DEL,
-   the line/paragraph separators and the bidirectional overrides and
-   isolates ("Trojan Source"), which reorder what the reader sees. */
-static bool
-must_escape (uint32_t cp)
-{
-  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029
-         || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-/* Decode one UTF-8 sequence at s; returns its length, 0 when invalid. */
-static size_t
-utf8_decode (const unsigned char *s, uint32_t *cp)
-{
-  size_t n, i;
-
-  if (s[0] < 0x80)
-    return *cp = s[0], 1;
-  if (s[0] >= 0xc2 && s[0] <= 0xdf)
-    n = 2, *cp = s[0] & 0x1f;
-  else if (s[0] >= 0xe0 && s[0] <= 0xef)
-    n = 3, *cp = s[0] & 0x0f;
-  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-    n = 4, *cp = s[0] & 0x07;
-  else
-    return 0;
-  for (i = 1; i < n; i++)
-    {
-      if ((s[i] & 0xc0) != 0x80)
-        return 0;
-      *cp = (*cp << 6) | (s[i] & 0x3f);
-    }
-  return n;
-}
-
-/* Copy s into buf[size] with what must_escape() names escaped, cutting it
-   with "..." when it does not fit.  quote: wrap it in double quotes and
-   escape '"' and '\\' too, as JSON would. */
-static void
-escape (char *buf, size_t size, const char *s, bool quote)
-{
-  const unsigned char *p = (const unsigned char *)s;
-  const char *close = quote ? "\"" : "";
-  size_t o = 0, lc = strlen (close);
-
-  if (quote)
-    buf[o++] = '"';
-  while (*p)
-    {
-      uint32_t cp;
-      size_t n = utf8_decode (p, &cp);
-      char esc[8];
-      size_t elen;
-
-      if (n == 0)
-        elen = (size_t)snprintf (esc, sizeof esc, "\\x%02x", *p), n = 1;
-      else if (quote && (cp == '"' || cp == '\\'))
-        esc[0] = '\\', esc[1] = (char)cp, elen = 2;
-      else if (cp == '\n')
-        memcpy (esc, "\\n", 2), elen = 2;
-      else if (must_escape (cp))
-        elen = (size_t)snprintf (esc, sizeof esc, "\\u%04x", (unsigned)cp);
-      else
-        memcpy (esc, p, n), elen = n;
-      /* Keep room for the closing quote, "..." and the NUL. */
-      if (o + elen + lc + 4 > size)
-        {
-          memcpy (buf + o, close, lc);
-          memcpy (buf + o + lc, "...", 4);
-          return;
-        }
-      memcpy (buf + o, esc, elen);
-      o += elen;
-      p += n;
-    }
-  memcpy (buf + o, close, lc + 1);
-}
-
-const char *
-ab_parse_quote (char buf[AB_QUOTE_SIZE], const char *s)
-{
-  escape (buf, AB_QUOTE_SIZE, s, true);
-  return buf;
-}
-
 void
 ab_parse_sanitize (char *s, size_t size)
 {
   _cleanup_free_ char *tmp = xmalloc (size);
 
-  escape (tmp, size, s, false);
+  ab_escape (tmp, size, s, (size_t)-1, AB_ESC_NL);
   memcpy (s, tmp, strlen (tmp) + 1);
 }
 
 bool
 ab_parse_is_safe (const char *s)
 {
-  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, len = strlen (s);
 
-  while (*p)
+  while (i < len)
     {
       uint32_t cp;
-      size_t n = utf8_decode (p, &cp);
-      if (n == 0 || must_escape (cp))
+      size_t n = ab_utf8_decode (s + i, len - i, &cp);
+      if (n == 0 || ab_must_escape (cp))
         return false;
-      p += n;
+      i += n;
     }
   return true;
 }
@@ -127,7 +42,7 @@ ab_parse_push_user_key (struct ab_jctx *c, const char *key)
 
   for (p = (const unsigned char *)key; *p; p++)
     if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
-      return ab_jpush_key (c, ab_parse_quote (q, key));
+      return ab_jpush_key (c, ab_quote (q, key));
   return ab_jpush_key (c, key);
 }
 
@@ -196,21 +111,23 @@ ab_parse_get_opt_bool (struct ab_jctx *c, struct ab_json *o, const char *key, ab
   return r;
 }
 
-int
+/* The value at the current path is a path the runtime resolves: absolute,
+   no "." or ".." component, shorter than PATH_MAX. */
+static int
 ab_parse_check_path (struct ab_jctx *c, const char *path)
 {
   char q[AB_QUOTE_SIZE];
 
   if (path[0] != '/')
-    return ab_jerr (c, "must be an absolute path, not %s", ab_parse_quote (q, path));
+    return ab_jerr (c, "must be an absolute path, not %s", ab_quote (q, path));
   if (strlen (path) >= PATH_MAX)
     return ab_jerr (c, "path longer than %d bytes", PATH_MAX - 1);
   /* ".." is how a path written for one directory reaches another; "." is
      refused too so that the path checked is the path resolved. */
   if (ab_path_has_dotdot (path))
-    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_parse_quote (q, path));
+    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_quote (q, path));
   if (!ab_path_is_clean_absolute (path))
-    return ab_jerr (c, "must not contain a \".\" component: %s", ab_parse_quote (q, path));
+    return ab_jerr (c, "must not contain a \".\" component: %s", ab_quote (q, path));
   return 0;
 }
 
@@ -255,7 +172,7 @@ ab_parse_check_cpu_list (struct ab_jctx *c, const char *list)
   char q[AB_QUOTE_SIZE];
 
   if (list[strspn (list, "0123456789, -")] != '\0')
-    return ab_jerr (c, "%s is not a list like \"0-3,7\"", ab_parse_quote (q, list));
+    return ab_jerr (c, "%s is not a list like \"0-3,7\"", ab_quote (q, list));
   return 0;
 }
 
@@ -355,6 +272,22 @@ ab_kvlist_get (const struct ab_kvlist *l, const char *key)
   return NULL;
 }
 
+void
+ab_kvlist_set (struct ab_kvlist *l, const char *key, const char *value)
+{
+  for (size_t i = 0; i < l->n; i++)
+    if (strcmp (l->v[i].key, key) == 0)
+      {
+        free (l->v[i].value);
+        l->v[i].value = xstrdup (value);
+        return;
+      }
+  l->v = xreallocarray (l->v, l->n + 1, sizeof *l->v);
+  l->v[l->n].key = xstrdup (key);
+  l->v[l->n].value = xstrdup (value);
+  l->n++;
+}
+
 int
 ab_parse_flag_names (struct ab_jctx *c, struct ab_json *o, const char *key, const char *what,
                      int64_t (*lookup) (const char *), uint64_t *bits)
@@ -374,7 +307,7 @@ ab_parse_flag_names (struct ab_jctx *c, struct ab_json *o, const char *key, cons
       if (bit < 0)
         {
           ab_jpush_index (c, i);
-          return ab_jerr (c, "unknown %s %s", what, ab_parse_quote (q, names.v[i]));
+          return ab_jerr (c, "unknown %s %s", what, ab_quote (q, names.v[i]));
         }
       *bits |= (uint64_t)bit;
     }
@@ -417,6 +350,6 @@ ab_parse_check_ifname (struct ab_jctx *c, const char *name)
   if (n == 0 || n > IFNAME_MAX || strcmp (name, ".") == 0 || strcmp (name, "..") == 0
       || strpbrk (name, "/: \t\n\v\f\r") != NULL)
     return ab_jerr (c, "invalid network interface name %s (1 to %d bytes, no '/', ':' or white space)",
-                    ab_parse_quote (q, name), IFNAME_MAX);
+                    ab_quote (q, name), IFNAME_MAX);
   return 0;
 }

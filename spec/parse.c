@@ -1,6 +1,6 @@
 /* config.json -> struct ab_spec.
  *
- * The bounded reader (spec/json.c) has already refused what no config can
+ * The bounded reader (base/json.c) has already refused what no config can
  * be: oversize documents, deep nesting, duplicate keys, invalid UTF-8, NUL
  * bytes.  This file checks every member against the schema type of
  * runtime-spec 1.3.0 and the rules of config.md that concern one value,
@@ -114,11 +114,11 @@ parse_oci_version (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
     return -1;
   mark = ab_jpush_key (c, "ociVersion");
   if (!semver_parse (s->oci_version, &major, &minor))
-    return ab_jerr (c, "%s is not a SemVer 2.0.0 version", ab_parse_quote (q, s->oci_version));
+    return ab_jerr (c, "%s is not a SemVer 2.0.0 version", ab_quote (q, s->oci_version));
   /* Within a major version the spec is backward compatible; a minor
      version newer than ours may carry MUSTs we would silently ignore. */
   if (major != OCI_MAJOR || minor > OCI_MINOR_MAX)
-    return ab_jerr (c, "unsupported version %s (agentbox supports %s)", ab_parse_quote (q, s->oci_version),
+    return ab_jerr (c, "unsupported version %s (agentbox supports %s)", ab_quote (q, s->oci_version),
                     OCI_RANGE);
   ab_jpop (c, mark);
   return 0;
@@ -191,9 +191,9 @@ parse_rlimits (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
       tm = ab_jpush_key (c, "type");
       rl->resource = ab_rlimit_from_name (rl->type);
       if (rl->resource < 0 || rl->resource >= 64)
-        return ab_jerr (c, "unknown rlimit %s", ab_parse_quote (q, rl->type));
+        return ab_jerr (c, "unknown rlimit %s", ab_quote (q, rl->type));
       if (seen & (UINT64_C (1) << rl->resource))
-        return ab_jerr (c, "duplicate rlimit %s", ab_parse_quote (q, rl->type));
+        return ab_jerr (c, "duplicate rlimit %s", ab_quote (q, rl->type));
       seen |= UINT64_C (1) << rl->resource;
       ab_jpop (c, tm);
       if (ab_jget_u64 (c, e, "soft", AB_REQUIRED, UINT64_MAX, &rl->soft) < 0
@@ -211,10 +211,6 @@ parse_rlimits (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
 static int
 parse_capabilities (struct ab_jctx *c, struct ab_json *po, struct ab_spec *s)
 {
-  static const char *const sets[AB_CAP__SETS] = {
-    [AB_CAP_BOUNDING] = "bounding",   [AB_CAP_EFFECTIVE] = "effective", [AB_CAP_INHERITABLE] = "inheritable",
-    [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
-  };
   struct ab_capabilities *caps = &s->process->caps;
   struct ab_json *o;
   size_t mark;
@@ -229,7 +225,7 @@ parse_capabilities (struct ab_jctx *c, struct ab_json *po, struct ab_spec *s)
       struct ab_json *a;
       size_t sm, i;
 
-      r = ab_jenter (c, o, sets[k], AB_J_ARRAY, AB_OPTIONAL, &a, &sm);
+      r = ab_jenter (c, o, ab_capset_name (k), AB_J_ARRAY, AB_OPTIONAL, &a, &sm);
       if (r < 0)
         return -1;
       if (r == 0)
@@ -250,7 +246,7 @@ parse_capabilities (struct ab_jctx *c, struct ab_json *po, struct ab_spec *s)
              dropped, with a warning and a `degraded` entry, at create. */
           cap = ab_cap_from_name (e->u.str.s);
           if (cap < 0 || cap > AB_CAP_LAST)
-            return ab_jerr (c, "unknown capability %s", ab_parse_quote (q, e->u.str.s));
+            return ab_jerr (c, "unknown capability %s", ab_quote (q, e->u.str.s));
           caps->mask[k] |= UINT64_C (1) << cap;
           ab_jpop (c, im);
         }
@@ -279,7 +275,7 @@ parse_scheduler (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
   if (sc->policy < 0)
     {
       ab_jpush_key (c, "policy");
-      return ab_jerr (c, "unknown scheduler policy %s", ab_parse_quote (q, policy));
+      return ab_jerr (c, "unknown scheduler policy %s", ab_quote (q, policy));
     }
   if (ab_parse_get_i32 (c, o, "nice", AB_OPTIONAL, &sc->nice) < 0
       || ab_parse_get_i32 (c, o, "priority", AB_OPTIONAL, &sc->priority) < 0
@@ -311,7 +307,7 @@ parse_io_priority (struct ab_jctx *c, struct ab_json *po, struct ab_process *p)
   if (p->io_priority->klass < 0)
     {
       ab_jpush_key (c, "class");
-      return ab_jerr (c, "unknown I/O priority class %s", ab_parse_quote (q, klass));
+      return ab_jerr (c, "unknown I/O priority class %s", ab_quote (q, klass));
     }
   /* ioprio_set(2) knows levels 0 (highest) to 7 (lowest). */
   if (ab_jget_i64 (c, o, "priority", AB_OPTIONAL, 0, 7, &prio) < 0)
@@ -543,7 +539,7 @@ parse_mount (struct ab_jctx *c, struct ab_json *o, struct ab_mount *m)
   /* The destination is resolved inside the container root; ".." is how a
      mount would land outside it. */
   if (ab_path_has_dotdot (m->destination))
-    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_parse_quote (q, m->destination));
+    return ab_jerr (c, "must not contain a \"..\" component: %s", ab_quote (q, m->destination));
   if (m->destination[0] != '/')
     {
       /* config.md: a relative destination is deprecated and relative to "/". */
@@ -598,14 +594,6 @@ parse_mounts (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
 static int
 parse_hooks (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
 {
-  static const char *const kinds[AB_HOOK__KINDS] = {
-    [AB_HOOK_PRESTART] = "prestart",
-    [AB_HOOK_CREATE_RUNTIME] = "createRuntime",
-    [AB_HOOK_CREATE_CONTAINER] = "createContainer",
-    [AB_HOOK_START_CONTAINER] = "startContainer",
-    [AB_HOOK_POSTSTART] = "poststart",
-    [AB_HOOK_POSTSTOP] = "poststop",
-  };
   struct ab_json *o;
   size_t mark;
   int r = ab_jenter (c, root, "hooks", AB_J_OBJECT, AB_OPTIONAL, &o, &mark);
@@ -623,7 +611,7 @@ parse_hooks (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
       struct ab_json *a;
       size_t km, i;
 
-      r = ab_jenter (c, o, kinds[k], AB_J_ARRAY, AB_OPTIONAL, &a, &km);
+      r = ab_jenter (c, o, ab_hook_kind_name (k), AB_J_ARRAY, AB_OPTIONAL, &a, &km);
       if (r < 0)
         return -1;
       if (r == 0)
@@ -693,10 +681,7 @@ parse_document (struct ab_jctx *c, struct ab_json *root, struct ab_spec *s)
       || ab_parse_string_map (c, root, "annotations", &s->annotations, NULL) < 0
       || ab_parse_linux (c, root, s) < 0)
     return -1;
-  /* after mounts[]: the workspace annotations name one of them */
-  if (ab_annot_workspace_parse (s, c->err) < 0)
-    return -1;
-  return ab_annot_landlock_parse (s, c->err);
+  return 0;
 }
 
 static void
@@ -731,6 +716,8 @@ ab_spec_parse (const char *buf, size_t len, ab_error_t *err)
   s = xzalloc (sizeof *s);
   if (parse_document (&c, root, s) < 0)
     return NULL;
+  /* after mounts[]: the workspace annotations name one of them */
+  ab_annotations_type (s);
   /* config.md "Extensibility": unknown properties MUST be ignored; we keep
      their paths for `agentbox audit`. */
   ab_json_collect_unused (root, NULL, &s->unknown);
@@ -740,7 +727,7 @@ ab_spec_parse (const char *buf, size_t len, ab_error_t *err)
     if (!ab_parse_is_safe (s->unknown.v[i]))
       {
         char q[AB_QUOTE_SIZE];
-        char *safe = xstrdup (ab_parse_quote (q, s->unknown.v[i]));
+        char *safe = xstrdup (ab_quote (q, s->unknown.v[i]));
         free (s->unknown.v[i]);
         s->unknown.v[i] = safe;
       }
@@ -813,8 +800,8 @@ ab_spec_free (struct ab_spec *s)
       free (s->hooks[k].v);
     }
   ab_kvlist_free (&s->annotations);
+  ab_agentbox_free (&s->agentbox);
   ab_workspace_free (&s->workspace);
-  ab_landlock_policy_free (&s->landlock);
   ab_linux_free (s->linux_);
   ab_strv_free (&s->unknown);
   ab_strv_free (&s->warnings);

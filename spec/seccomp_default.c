@@ -74,7 +74,7 @@
 
 #include <stdint.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/seccomp_default.h"
 
 #if defined(__x86_64__)

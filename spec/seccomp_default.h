@@ -8,7 +8,7 @@
 #ifndef AB_SPEC_SECCOMP_DEFAULT_H
 #define AB_SPEC_SECCOMP_DEFAULT_H
 
-#include "spec/gen.h"
+#include "base/gen.h"
 
 /* The architecture the profile is written for ("SCMP_ARCH_X86_64" or
    "SCMP_ARCH_AARCH64"), chosen at compile time. */

@@ -4,7 +4,7 @@
 #ifndef AB_SPEC_SPEC_H
 #define AB_SPEC_SPEC_H
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "spec/model.h"
 
 /* Parse config.json bytes.  Per-field checks (types, ranges, enum names,
@@ -13,8 +13,20 @@
 struct ab_spec *ab_spec_parse (const char *buf, size_t len, ab_error_t *err);
 
 /* Cross-field rules (e.g. uidMappings require a user namespace, hostname
-   requires a UTS namespace, timeOffsets require a time namespace). */
+   requires a UTS namespace, timeOffsets require a time namespace) and
+   agentbox's own annotations. */
 int ab_spec_validate (const struct ab_spec *s, ab_error_t *err);
+
+/* What agentbox needs of every config it runs, beyond the spec's rules: a
+   process, a mount namespace of its own, no feature it does not implement
+   (intelRdt, mountLabel, seccomp notification, a mount over /), a network
+   namespace for a network policy.  With ab_spec_validate, every check
+   create makes that depends on the config alone: `validate` runs both. */
+int ab_spec_check_supported (const struct ab_spec *s, ab_error_t *err);
+
+/* An egress policy (the config's own, or one narrowed from an admin
+   baseline) needs a network namespace, and the domain allowlist a new one. */
+int ab_spec_check_egress_netns (const struct ab_spec *s, const struct ab_egress_policy *egress, ab_error_t *err);
 
 void ab_spec_free (struct ab_spec *s);
 
@@ -22,6 +34,12 @@ void ab_spec_free (struct ab_spec *s);
    (which validation refuses: setting it would change the host).  Keys use
    '.' or '/' as separators. */
 int ab_sysctl_namespace (const char *key);
+
+/* Why a key of linux.resources.unified must not be written (not an
+   interface file of the container's cgroup, or one of its structure files:
+   cgroup.procs, ...), or NULL.  The validator refuses such a key and the
+   cgroup driver checks again right before it writes. */
+const char *ab_unified_key_refusal (const char *key);
 
 /* A LinuxResources object on its own (`update --resources FILE`), parsed
    and checked by the rules of linux.resources; errors read
@@ -38,6 +56,9 @@ struct ab_bundle
   char *rootfs;      /* absolute path of root.path (resolved against dir) */
   int rootfs_fd;     /* O_PATH fd of that directory as validated, or -1; create
                         clones the root from it (ab_rootfs_tree) */
+  char *nofollow_source; /* a bind source its maker resolved (the built-in
+                            sandbox's workspace): the plan has it opened
+                            refusing every symlink on its path; or NULL */
 };
 
 /* Directories of agentbox's own that root.path may neither be nor contain
@@ -78,5 +99,12 @@ ab_bundle_freep (struct ab_bundle **b)
 #define _cleanup_bundle_ __attribute__ ((cleanup (ab_bundle_freep)))
 
 #define AB_CONFIG_MAX_BYTES (4u << 20)
+
+/* An array of LinuxIDMapping at o's `key` (user namespace or idmapped
+   mount; a change set's meta.json keeps the container's too): 1, 0 when
+   absent, -1 on an error at the context's path. */
+struct ab_jctx;
+struct ab_json;
+int ab_parse_idmaps (struct ab_jctx *c, struct ab_json *o, const char *key, struct ab_idmaps *out);
 
 #endif

@@ -14,8 +14,8 @@
 #include <sys/capability.h>
 #include <sys/resource.h>
 
-#include "runtime/kernel-compat.h"
-#include "runtime/util.h"
+#include "base/kernel-compat.h"
+#include "base/util.h"
 #include "spec/model.h"
 #include "spec/tables.h"
 
@@ -182,6 +182,37 @@ ab_cap_count (void)
   return (int)AB_ARRAY_SIZE (capabilities);
 }
 
+/* The members of process.capabilities. */
+static const char *const capsets[AB_CAP__SETS] = {
+  [AB_CAP_BOUNDING] = "bounding",   [AB_CAP_EFFECTIVE] = "effective", [AB_CAP_INHERITABLE] = "inheritable",
+  [AB_CAP_PERMITTED] = "permitted", [AB_CAP_AMBIENT] = "ambient",
+};
+
+const char *
+ab_capset_name (int set)
+{
+  return name_at (capsets, AB_ARRAY_SIZE (capsets), set);
+}
+
+/* ---- hooks ------------------------------------------------------------- */
+
+/* The members of hooks (config.md "POSIX-platform Hooks"), in the order of
+   the lifecycle. */
+static const char *const hook_kinds[AB_HOOK__KINDS] = {
+  [AB_HOOK_PRESTART] = "prestart",
+  [AB_HOOK_CREATE_RUNTIME] = "createRuntime",
+  [AB_HOOK_CREATE_CONTAINER] = "createContainer",
+  [AB_HOOK_START_CONTAINER] = "startContainer",
+  [AB_HOOK_POSTSTART] = "poststart",
+  [AB_HOOK_POSTSTOP] = "poststop",
+};
+
+const char *
+ab_hook_kind_name (int kind)
+{
+  return name_at (hook_kinds, AB_ARRAY_SIZE (hook_kinds), kind);
+}
+
 /* ---- rlimits ---------------------------------------------------------- */
 
 /* getrlimit(2): every resource glibc defines. */
@@ -201,12 +232,6 @@ int
 ab_rlimit_from_name (const char *name)
 {
   return index_of (rlimits, AB_ARRAY_SIZE (rlimits), name);
-}
-
-const char *
-ab_rlimit_name (int resource)
-{
-  return name_at (rlimits, AB_ARRAY_SIZE (rlimits), resource);
 }
 
 /* ---- seccomp ---------------------------------------------------------- */
@@ -509,12 +534,6 @@ const char *
 ab_sched_policy_name (int policy)
 {
   return name_at (sched_policies, AB_ARRAY_SIZE (sched_policies), policy);
-}
-
-const char *
-ab_sched_policy_name_at (size_t i)
-{
-  return name_at (sched_policies, AB_ARRAY_SIZE (sched_policies), (long)i);
 }
 
 /* include/uapi/linux/sched.h */

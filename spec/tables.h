@@ -1,7 +1,9 @@
 /* Name tables of the OCI runtime-spec: namespaces, capabilities, rlimits,
- * seccomp actions/operators/architectures/flags, mount options, scheduler,
- * I/O priority, memory policy.  The same tables feed the parser and the
- * `features` output, so what we advertise is exactly what we parse. */
+ * capability sets, hook kinds, seccomp actions/operators/architectures/flags,
+ * mount options, scheduler, I/O priority, memory policy.  One table per
+ * name set: the parser, the validator, the runtime's messages, `features`
+ * and `audit` all read these, so what we advertise is exactly what we parse
+ * and every message spells a name as config.json does. */
 #ifndef AB_SPEC_TABLES_H
 #define AB_SPEC_TABLES_H
 
@@ -19,10 +21,11 @@ const char *ab_ns_proc_name (int type);  /* AB_NS_NET -> "net" (as in /proc/PID/
 int ab_cap_from_name (const char *name); /* "CAP_CHOWN" -> 0 */
 const char *ab_cap_name (int cap);
 int ab_cap_count (void);                 /* number of capabilities we know (CAP_LAST_CAP + 1) */
+const char *ab_capset_name (int set);    /* AB_CAP_BOUNDING -> "bounding" */
 
-int ab_rlimit_from_name (const char *name); /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE */
-const char *ab_rlimit_name (int resource);
+const char *ab_hook_kind_name (int kind); /* AB_HOOK_CREATE_RUNTIME -> "createRuntime" */
 
+int ab_rlimit_from_name (const char *name); 
 int ab_seccomp_action_from_name (const char *name);
 const char *ab_seccomp_action_name (int action);
 int ab_seccomp_op_from_name (const char *name);
@@ -74,8 +77,6 @@ int ab_mpol_mode_from_name (const char *name);      /* enum ab_mpol_mode */
 const char *ab_mpol_mode_name (int mode);
 int ab_mpol_flag_from_name (const char *name);      /* AB_MPOL_F_* */
 
-/* Iteration over names for `features`: index 0.. until NULL. */
-const char *ab_sched_policy_name_at (size_t i);
 const char *ab_mpol_flag_name_at (size_t i);
 
 #endif

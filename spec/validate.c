@@ -25,7 +25,8 @@
 #include <stdarg.h>
 #include <sys/mount.h>
 
-#include "spec/json.h"
+#include "base/json.h"
+#include "base/text.h"
 #include "spec/model.h"
 #include "spec/annotations.h"
 #include "spec/parse-internal.h"
@@ -37,97 +38,12 @@
 
 /* ---- messages ----------------------------------------------------------- */
 
-/* Code points that must not reach a terminal raw: C0 and C1 controls, DEL,
-   the line and paragraph separators, and the bidirectional overrides and
-   isolates, which would let a hostile config.json forge or reorder what
-   the reader of the error sees.  (The same set as the parser's.) */
-static bool
-must_escape (uint32_t cp)
-{
-  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029
-         || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-/* Decode one UTF-8 sequence; 0 when invalid (the parser refuses invalid
-   UTF-8, but a model may come from elsewhere). */
-static size_t
-utf8_next (const unsigned char *s, uint32_t *cp)
-{
-  size_t n;
-
-  if (s[0] < 0x80)
-    return *cp = s[0], 1;
-  n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
-      : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-      : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
-                                     : 0;
-  if (n == 0)
-    return 0;
-  *cp = s[0] & (0x7f >> n);
-  for (size_t i = 1; i < n; i++)
-    {
-      if ((s[i] & 0xc0) != 0x80)
-        return 0;
-      *cp = (*cp << 6) | (s[i] & 0x3f);
-    }
-  return n;
-}
-
-#define QUOTE_SIZE 112
-
 /* A user string for a message: quoted, dangerous code points escaped (the
    error must stay one honest line), cut after about 96 bytes. */
-static const char *
-q (char buf[static QUOTE_SIZE], const char *str)
-{
-  const unsigned char *s = (const unsigned char *)str;
-  size_t o = 0;
-
-  buf[o++] = '"';
-  while (*s)
-    {
-      uint32_t cp;
-      size_t n = utf8_next (s, &cp);
-      char esc[8];
-      int len;
-
-      if (n == 0)
-        len = snprintf (esc, sizeof esc, "\\x%02x", *s), n = 1;
-      else if (cp == '"' || cp == '\\')
-        len = snprintf (esc, sizeof esc, "\\%c", (char)cp);
-      else if (must_escape (cp))
-        len = snprintf (esc, sizeof esc, "\\u%04x", (unsigned)cp);
-      else
-        memcpy (esc, s, n), len = (int)n;
-      if (o + (size_t)len + 5 > QUOTE_SIZE)
-        {
-          memcpy (buf + o, "\"...", 5);
-          return buf;
-        }
-      memcpy (buf + o, esc, (size_t)len);
-      o += (size_t)len;
-      s += n;
-    }
-  buf[o++] = '"';
-  buf[o] = '\0';
-  return buf;
-}
+#define QUOTE_SIZE 112
+#define q(buf, s) ab_escape ((buf), QUOTE_SIZE, (s), (size_t)-1, AB_ESC_QUOTE)
 #define Q(s) q ((char[QUOTE_SIZE]){ 0 }, (s))
 
-/* Report an error at <current path>.<key> (key NULL: at the current path). */
-static int __attribute__ ((format (printf, 3, 4)))
-fail (struct ab_jctx *c, const char *key, const char *fmt, ...)
-{
-  char msg[512];
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (msg, sizeof msg, fmt, ap);
-  va_end (ap);
-  if (key != NULL)
-    ab_jpush_key (c, key);
-  return ab_jerr (c, "%s", msg);
-}
 
 /* Push a map key taken from the document (sysctl, netDevices, rdma, ...):
    raw when plain ASCII, quoted and escaped otherwise, so the path stays one
@@ -208,7 +124,7 @@ check_list (struct ab_jctx *c, const char *key, const char *list, const char *wh
   /* "" is no list: the runtime leaves the setting alone. */
   if (list == NULL || list[0] == '\0' || list_valid (list))
     return 0;
-  return fail (c, key, "%s is not a %s list like \"0-3,7\"", Q (list), what);
+  return ab_jerr_at (c, key, "%s is not a %s list like \"0-3,7\"", Q (list), what);
 }
 
 static int
@@ -223,9 +139,9 @@ check_env (struct ab_jctx *c, const char *key, const struct ab_strv *env)
       /* execve() passes anything, but a variable without '=' or with an
          empty name is invisible to getenv() and breaks env(1) and shells. */
       if (eq == NULL)
-        return fail (c, NULL, "%s is not NAME=VALUE", Q (env->v[i]));
+        return ab_jerr_at (c, NULL, "%s is not NAME=VALUE", Q (env->v[i]));
       if (eq == env->v[i])
-        return fail (c, NULL, "%s has an empty variable name", Q (env->v[i]));
+        return ab_jerr_at (c, NULL, "%s has an empty variable name", Q (env->v[i]));
       ab_jpop (c, im);
     }
   ab_jpop (c, mark);
@@ -307,7 +223,7 @@ check_idmaps (struct ab_jctx *c, const char *key, const struct ab_idmaps *m)
   size_t mark = ab_jpush_key (c, key);
 
   if (m->n > IDMAP_MAX_EXTENTS)
-    return fail (c, NULL, "%zu entries exceed the kernel limit of %d", m->n, IDMAP_MAX_EXTENTS);
+    return ab_jerr_at (c, NULL, "%zu entries exceed the kernel limit of %d", m->n, IDMAP_MAX_EXTENTS);
   for (size_t i = 0; i < m->n; i++)
     {
       const struct ab_idmap *e = &m->v[i];
@@ -317,13 +233,13 @@ check_idmaps (struct ab_jctx *c, const char *key, const struct ab_idmaps *m)
         {
           const struct ab_idmap *o = &m->v[j];
           if (ranges_overlap (e->container_id, e->size, o->container_id, o->size))
-            return fail (c, NULL,
+            return ab_jerr_at (c, NULL,
                          "container IDs %" PRIu32 "-%" PRIu32 " overlap entry [%zu] (%" PRIu32 "-%" PRIu32
                          ")",
                          e->container_id, e->container_id + e->size - 1, j, o->container_id,
                          o->container_id + o->size - 1);
           if (ranges_overlap (e->host_id, e->size, o->host_id, o->size))
-            return fail (c, NULL,
+            return ab_jerr_at (c, NULL,
                          "host IDs %" PRIu32 "-%" PRIu32 " overlap entry [%zu] (%" PRIu32 "-%" PRIu32 ")",
                          e->host_id, e->host_id + e->size - 1, j, o->host_id, o->host_id + o->size - 1);
         }
@@ -348,13 +264,13 @@ check_user_namespace (struct ab_jctx *c, const struct ab_spec *s)
   key = l->uid_mappings.n ? "uidMappings" : l->gid_mappings.n ? "gidMappings" : NULL;
   mark = ab_jpush_key (c, "linux");
   if (key != NULL && !ns_present (s, AB_NS_USER))
-    return fail (c, key, "requires a user namespace in linux.namespaces");
+    return ab_jerr_at (c, key, "requires a user namespace in linux.namespaces");
   if (key != NULL && !ns_new (s, AB_NS_USER))
-    return fail (c, key, "cannot be set when joining an existing user namespace (its mappings are fixed)");
+    return ab_jerr_at (c, key, "cannot be set when joining an existing user namespace (its mappings are fixed)");
   if (ns_new (s, AB_NS_USER) && l->uid_mappings.n == 0)
-    return fail (c, "uidMappings", "required when a new user namespace is created");
+    return ab_jerr_at (c, "uidMappings", "required when a new user namespace is created");
   if (ns_new (s, AB_NS_USER) && l->gid_mappings.n == 0)
-    return fail (c, "gidMappings", "required when a new user namespace is created");
+    return ab_jerr_at (c, "gidMappings", "required when a new user namespace is created");
   if (check_idmaps (c, "uidMappings", &l->uid_mappings) < 0
       || check_idmaps (c, "gidMappings", &l->gid_mappings) < 0)
     return -1;
@@ -373,14 +289,14 @@ check_mapped (struct ab_jctx *c, const char *key, uint32_t id, const struct ab_s
   const struct ab_idmaps *m;
 
   if (id == UINT32_MAX)
-    return fail (c, key, "4294967295 is not an ID: it is (%s) -1, \"unchanged\"", gid ? "gid_t" : "uid_t");
+    return ab_jerr_at (c, key, "4294967295 is not an ID: it is (%s) -1, \"unchanged\"", gid ? "gid_t" : "uid_t");
   if (!ns_new (s, AB_NS_USER))
     return 0;
   m = gid ? &s->linux_->gid_mappings : &s->linux_->uid_mappings;
   for (size_t i = 0; i < m->n; i++)
     if (id >= m->v[i].container_id && (uint64_t)id < (uint64_t)m->v[i].container_id + m->v[i].size)
       return 0;
-  return fail (c, key, "%" PRIu32 " is not mapped by linux.%s", id, gid ? "gidMappings" : "uidMappings");
+  return ab_jerr_at (c, key, "%" PRIu32 " is not mapped by linux.%s", id, gid ? "gidMappings" : "uidMappings");
 }
 
 /* ---- mounts ------------------------------------------------------------- */
@@ -417,17 +333,17 @@ check_mount (struct ab_jctx *c, const struct ab_spec *s, const struct ab_mount *
       }
 
   if (m->bind && (m->source == NULL || m->source[0] == '\0'))
-    return fail (c, "source", "required for a bind mount");
+    return ab_jerr_at (c, "source", "required for a bind mount");
   /* mount(2) needs a filesystem type, except to bind or to remount. */
   if (!m->bind && !(m->flags & MS_REMOUNT) && (m->type == NULL || m->type[0] == '\0'))
-    return fail (c, "type", "required unless the mount is a bind mount");
+    return ab_jerr_at (c, "type", "required unless the mount is a bind mount");
   if (check_idmaps (c, "uidMappings", &m->uid_mappings) < 0
       || check_idmaps (c, "gidMappings", &m->gid_mappings) < 0)
     return -1;
   /* config.md: without mappings of its own, an idmapped mount takes the
      container's user namespace; without one either, it is an error. */
   if (m->idmap && !maps && !ns_present (s, AB_NS_USER))
-    return fail (c, "options", "%s needs uidMappings and gidMappings on the mount, or a user namespace",
+    return ab_jerr_at (c, "options", "%s needs uidMappings and gidMappings on the mount, or a user namespace",
                  m->idmap_recursive ? "ridmap" : "idmap");
   return 0;
 }
@@ -467,21 +383,21 @@ check_joined_mount_ns (struct ab_jctx *c, const struct ab_spec *s)
     return 0;
   why = "agentbox makes no mount in a mount namespace joined by path (linux.namespaces: mount)";
   if (s->n_mounts > 0)
-    return fail (c, "mounts", "%s: its mounts are its own", why);
+    return ab_jerr_at (c, "mounts", "%s: its mounts are its own", why);
   if (s->root.readonly)
     {
       ab_jpush_key (c, "root");
-      return fail (c, "readonly", "%s: the read-only root would be the namespace's", why);
+      return ab_jerr_at (c, "readonly", "%s: the read-only root would be the namespace's", why);
     }
   mark = ab_jpush_key (c, "linux");
   if (l->rootfs_propagation != AB_PROP_NONE)
-    return fail (c, "rootfsPropagation", "%s: its propagation is its own", why);
+    return ab_jerr_at (c, "rootfsPropagation", "%s: its propagation is its own", why);
   if (l->masked_paths.n > 0)
-    return fail (c, "maskedPaths", "%s: the masks would be the namespace's", why);
+    return ab_jerr_at (c, "maskedPaths", "%s: the masks would be the namespace's", why);
   if (l->readonly_paths.n > 0)
-    return fail (c, "readonlyPaths", "%s: the read-only binds would be the namespace's", why);
+    return ab_jerr_at (c, "readonlyPaths", "%s: the read-only binds would be the namespace's", why);
   if (l->n_devices > 0)
-    return fail (c, "devices", "%s: its /dev is its own", why);
+    return ab_jerr_at (c, "devices", "%s: its /dev is its own", why);
   ab_jpop (c, mark);
   return 0;
 }
@@ -496,7 +412,7 @@ check_user (struct ab_jctx *c, const struct ab_spec *s)
 
   /* The kernel keeps umask & 0777: other bits are a mistake. */
   if (u->umask_set && u->umask > 0777)
-    return fail (c, "umask", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", u->umask, u->umask);
+    return ab_jerr_at (c, "umask", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", u->umask, u->umask);
   if (check_mapped (c, "uid", u->uid, s, false) < 0 || check_mapped (c, "gid", u->gid, s, true) < 0)
     return -1;
   for (size_t i = 0; i < u->n_additional_gids; i++)
@@ -522,21 +438,21 @@ check_scheduler (struct ab_jctx *c, const struct ab_scheduler *sc)
 
   /* SCHED_ISO was proposed but never merged: Linux refuses policy 4. */
   if (sc->policy == AB_SCHED_ISO)
-    return fail (c, "policy", "SCHED_ISO is not implemented by Linux");
+    return ab_jerr_at (c, "policy", "SCHED_ISO is not implemented by Linux");
   if (sc->nice < -20 || sc->nice > 19)
-    return fail (c, "nice", "%" PRId32 " is out of range (-20 to 19)", sc->nice);
+    return ab_jerr_at (c, "nice", "%" PRId32 " is out of range (-20 to 19)", sc->nice);
   if (rt && (sc->priority < 1 || sc->priority > 99))
-    return fail (c, "priority", "%" PRId32 " is out of range for %s (1 to 99)", sc->priority,
+    return ab_jerr_at (c, "priority", "%" PRId32 " is out of range for %s (1 to 99)", sc->priority,
                  sc->policy == AB_SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR");
   if (!rt && sc->priority != 0)
-    return fail (c, "priority", "must be 0 unless the policy is SCHED_FIFO or SCHED_RR");
+    return ab_jerr_at (c, "priority", "must be 0 unless the policy is SCHED_FIFO or SCHED_RR");
   if (sc->policy == AB_SCHED_DEADLINE)
     {
       uint64_t period = sc->period ? sc->period : sc->deadline;
       if (sc->runtime == 0 || sc->deadline == 0)
-        return fail (c, NULL, "SCHED_DEADLINE needs a runtime and a deadline greater than 0");
+        return ab_jerr_at (c, NULL, "SCHED_DEADLINE needs a runtime and a deadline greater than 0");
       if (sc->runtime > sc->deadline || sc->deadline > period)
-        return fail (c, NULL,
+        return ab_jerr_at (c, NULL,
                      "SCHED_DEADLINE needs runtime <= deadline <= period (%" PRIu64 ", %" PRIu64 ", %" PRIu64
                      ")",
                      sc->runtime, sc->deadline, sc->period);
@@ -576,29 +492,21 @@ check_uts (struct ab_jctx *c, const struct ab_spec *s)
      and containerd give every member of a pod the pod's hostname), as runc
      allows. */
   if (s->hostname != NULL && s->hostname[0] != '\0' && !ns_present (s, AB_NS_UTS))
-    return fail (c, "hostname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
+    return ab_jerr_at (c, "hostname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
   if (s->domainname != NULL && s->domainname[0] != '\0' && !ns_present (s, AB_NS_UTS))
-    return fail (c, "domainname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
+    return ab_jerr_at (c, "domainname", "requires a UTS namespace (a \"uts\" entry in linux.namespaces)");
   return 0;
 }
 
 static int
 check_hooks (struct ab_jctx *c, const struct ab_spec *s)
 {
-  static const char *const kinds[AB_HOOK__KINDS] = {
-    [AB_HOOK_PRESTART] = "prestart",
-    [AB_HOOK_CREATE_RUNTIME] = "createRuntime",
-    [AB_HOOK_CREATE_CONTAINER] = "createContainer",
-    [AB_HOOK_START_CONTAINER] = "startContainer",
-    [AB_HOOK_POSTSTART] = "poststart",
-    [AB_HOOK_POSTSTOP] = "poststop",
-  };
   size_t mark = ab_jpush_key (c, "hooks");
 
   for (int k = 0; k < AB_HOOK__KINDS; k++)
     for (size_t i = 0; i < s->hooks[k].n; i++)
       {
-        size_t im = ab_jpush_key (c, kinds[k]);
+        size_t im = ab_jpush_key (c, ab_hook_kind_name (k));
         ab_jpush_index (c, i);
         if (check_env (c, "env", &s->hooks[k].v[i].env) < 0)
           return -1;
@@ -620,13 +528,13 @@ check_time_offsets (struct ab_jctx *c, const struct ab_spec *s)
   /* Offsets can only be written before the first process enters the
      namespace: a joined one already has them. */
   if ((t[0]->set || t[1]->set) && !ns_new (s, AB_NS_TIME))
-    return fail (c, "timeOffsets",
+    return ab_jerr_at (c, "timeOffsets",
                  "requires a new time namespace (a \"time\" entry without path in linux.namespaces)");
   /* proc_timens_set_offset(): |secs| <= KTIME_SEC_MAX, and the clock plus
      the offset must stay in 0..KTIME_SEC_MAX / 2. */
   for (size_t i = 0; i < AB_ARRAY_SIZE (t); i++)
     if (t[i]->set && (t[i]->secs < -9223372036LL || t[i]->secs > 4611686018LL))
-      return fail (c, keys[i], "%" PRId64 " is out of range (-9223372036 to 4611686018)", t[i]->secs);
+      return ab_jerr_at (c, keys[i], "%" PRId64 " is out of range (-9223372036 to 4611686018)", t[i]->secs);
   return 0;
 }
 
@@ -659,15 +567,15 @@ check_devices (struct ab_jctx *c, const struct ab_spec *s)
          character device, Go's os.FileMode habit) when they name the very
          type `type` gives; the runtime uses only the permission bits. */
       if (d->file_mode_set && (d->file_mode & ~(uint32_t)S_IFMT) > 0777)
-        return fail (c, "fileMode", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", d->file_mode,
+        return ab_jerr_at (c, "fileMode", "%" PRIu32 " (octal %" PRIo32 ") has bits outside 0777", d->file_mode,
                      d->file_mode);
       if (d->file_mode_set && (d->file_mode & S_IFMT) != 0
           && (d->file_mode & S_IFMT) != device_ifmt (d->type))
-        return fail (c, "fileMode",
+        return ab_jerr_at (c, "fileMode",
                      "octal %" PRIo32 " has file type bits %06" PRIo32 " that are not those of type %c",
                      d->file_mode, d->file_mode & (uint32_t)S_IFMT, d->type);
       if (i == dup)
-        return fail (c, "path", "%s is already created by linux.devices[%zu]", Q (d->path), orig);
+        return ab_jerr_at (c, "path", "%s is already created by linux.devices[%zu]", Q (d->path), orig);
       if ((d->uid_set && check_mapped (c, "uid", d->uid, s, false) < 0)
           || (d->gid_set && check_mapped (c, "gid", d->gid, s, true) < 0))
         return -1;
@@ -697,7 +605,7 @@ check_net_devices (struct ab_jctx *c, const struct ab_spec *s)
   /* Without a network namespace of its own the device would "move" into
      the host's, where it already is. */
   if (l->n_net_devices > 0 && !ns_present (s, AB_NS_NET))
-    return fail (c, NULL, "requires a network namespace in linux.namespaces");
+    return ab_jerr_at (c, NULL, "requires a network namespace in linux.namespaces");
   /* Two devices may not end up with the same name inside, unless the
      kernel picks it (a %d template). */
   for (size_t i = 0; i < l->n_net_devices; i++)
@@ -713,14 +621,14 @@ check_net_devices (struct ab_jctx *c, const struct ab_spec *s)
       size_t im = push_name (c, d->host_name);
 
       if (strchr (d->host_name, '%') != NULL)
-        return fail (c, NULL, "an existing device's name has no '%%' (a %%d template goes in name)");
+        return ab_jerr_at (c, NULL, "an existing device's name has no '%%' (a %%d template goes in name)");
       /* The loopback device is local to its namespace (NETIF_F_NETNS_LOCAL). */
       if (strcmp (d->host_name, "lo") == 0)
-        return fail (c, NULL, "the loopback device cannot move to another network namespace");
+        return ab_jerr_at (c, NULL, "the loopback device cannot move to another network namespace");
       if (d->name != NULL && !template_valid (d->name))
-        return fail (c, "name", "%s may hold one %%d template and no other '%%'", Q (d->name));
+        return ab_jerr_at (c, "name", "%s may hold one %%d template and no other '%%'", Q (d->name));
       if (i == dup)
-        return fail (c, d->name ? "name" : NULL,
+        return ab_jerr_at (c, d->name ? "name" : NULL,
                      "%s is also the name of linux.netDevices.%s in the container", Q (final),
                      key_name ((char[QUOTE_SIZE]){ 0 }, l->net_devices[orig].host_name));
       ab_jpop (c, im);
@@ -779,9 +687,9 @@ check_sysctl (struct ab_jctx *c, const struct ab_spec *s)
       int ns = ab_sysctl_namespace (l->v[i].key);
 
       if (ns < 0)
-        return fail (c, NULL, "not a namespaced sysctl: setting it would change the host");
+        return ab_jerr_at (c, NULL, "not a namespaced sysctl: setting it would change the host");
       if (!ns_present (s, ns))
-        return fail (c, NULL, "requires %s namespace in linux.namespaces", ns_word[ns]);
+        return ab_jerr_at (c, NULL, "requires %s namespace in linux.namespaces", ns_word[ns]);
       ab_jpop (c, im);
     }
   ab_jpop (c, mark);
@@ -795,13 +703,18 @@ check_memory (struct ab_jctx *c, const struct ab_memory *m)
 {
   size_t mark = ab_jpush_key (c, "memory");
 
-  /* swap is the memory+swap limit (memory.memsw.limit_in_bytes): the kernel
-     refuses one below the memory limit. */
-  if (m->limit.set && m->swap.set && m->limit.v > 0 && m->swap.v > 0 && m->swap.v < m->limit.v)
-    return fail (c, "swap", "%" PRId64 " is lower than limit %" PRId64 " (swap limits memory+swap)",
+  /* (The parser has refused values below -1.)  swap is the memory+swap limit (memory.memsw.limit_in_bytes; on v2,
+     memory.swap.max is swap - limit): it needs a memory limit, and the
+     kernel refuses one below it. */
+  if (m->swap.set && m->swap.v != -1 && (!m->limit.set || m->limit.v == -1))
+    return ab_jerr_at (c, "swap", "a memory+swap limit needs a memory limit (memory.limit)");
+  if (m->limit.set && m->swap.set && m->swap.v != -1 && m->swap.v < m->limit.v)
+    return ab_jerr_at (c, "swap", "%" PRId64 " is lower than limit %" PRId64 " (swap limits memory+swap)",
                  m->swap.v, m->limit.v);
   if (m->limit.set && m->reservation.set && m->limit.v > 0 && m->reservation.v > m->limit.v)
-    return fail (c, "reservation", "%" PRId64 " exceeds limit %" PRId64, m->reservation.v, m->limit.v);
+    return ab_jerr_at (c, "reservation", "%" PRId64 " exceeds limit %" PRId64, m->reservation.v, m->limit.v);
+  if (m->swappiness.set && m->swappiness.v > 100)
+    return ab_jerr_at (c, "swappiness", "must be 0 to 100");
   ab_jpop (c, mark);
   return 0;
 }
@@ -814,11 +727,13 @@ check_cpu (struct ab_jctx *c, const struct ab_cpu *cpu)
   /* CFS bandwidth: the kernel takes a quota of at least 1 ms and a period
      of 1 ms to 1 s (0 is "not set", as runc treats it). */
   if (cpu->quota.set && cpu->quota.v > 0 && cpu->quota.v < 1000)
-    return fail (c, "quota", "%" PRId64 " is below the kernel's minimum of 1000", cpu->quota.v);
+    return ab_jerr_at (c, "quota", "%" PRId64 " is below the kernel's minimum of 1000", cpu->quota.v);
   if (cpu->period.set && cpu->period.v != 0 && (cpu->period.v < 1000 || cpu->period.v > 1000000))
-    return fail (c, "period", "%" PRIu64 " is out of range (1000 to 1000000)", cpu->period.v);
+    return ab_jerr_at (c, "period", "%" PRIu64 " is out of range (1000 to 1000000)", cpu->period.v);
   if (cpu->burst.set && cpu->quota.set && cpu->quota.v > 0 && cpu->burst.v > (uint64_t)cpu->quota.v)
-    return fail (c, "burst", "%" PRIu64 " exceeds quota %" PRId64, cpu->burst.v, cpu->quota.v);
+    return ab_jerr_at (c, "burst", "%" PRIu64 " exceeds quota %" PRId64, cpu->burst.v, cpu->quota.v);
+  if (cpu->idle.set && cpu->idle.v != 0 && cpu->idle.v != 1)
+    return ab_jerr_at (c, "idle", "must be 0 or 1");
   if (check_list (c, "cpus", cpu->cpus, "CPU") < 0 || check_list (c, "mems", cpu->mems, "memory node") < 0)
     return -1;
   ab_jpop (c, mark);
@@ -830,7 +745,7 @@ check_weight (struct ab_jctx *c, const char *key, ab_opt_u64 w)
 {
   /* blkio.weight and blkio.leaf_weight take 10..1000. */
   if (w.set && (w.v < 10 || w.v > 1000))
-    return fail (c, key, "%" PRIu64 " is out of range (10 to 1000)", w.v);
+    return ab_jerr_at (c, key, "%" PRIu64 " is out of range (10 to 1000)", w.v);
   return 0;
 }
 
@@ -882,9 +797,9 @@ check_hugepages (struct ab_jctx *c, const struct ab_resources *r)
       /* Huge pages are power-of-two sizes (64KB, 2MB, 1GB, ...): anything
          else names a hugetlb.* file that cannot exist. */
       if (bytes == 0 || (bytes & (bytes - 1)) != 0)
-        return fail (c, "pageSize", "%s is not a power-of-two size", Q (r->hugepages[i].page_size));
+        return ab_jerr_at (c, "pageSize", "%s is not a power-of-two size", Q (r->hugepages[i].page_size));
       if (i == dup)
-        return fail (c, "pageSize", "%s is already limited by hugepageLimits[%zu]",
+        return ab_jerr_at (c, "pageSize", "%s is already limited by hugepageLimits[%zu]",
                      Q (r->hugepages[i].page_size), orig);
       ab_jpop (c, im);
     }
@@ -894,25 +809,77 @@ check_hugepages (struct ab_jctx *c, const struct ab_resources *r)
 
 /* linux.resources, or a LinuxResources document of its own (`update`):
    the caller has pushed its path. */
+/* A name without blanks or control characters, of at most max bytes (an
+   interface, an RDMA device). */
+static bool
+plain_name (const char *s, size_t max)
+{
+  size_t n;
+
+  if (s == NULL || *s == '\0' || strlen (s) > max)
+    return false;
+  for (n = 0; s[n]; n++)
+    if ((unsigned char)s[n] <= ' ' || s[n] == 0x7f)
+      return false;
+  return true;
+}
+
+/* Keys of unified that are cgroup structure, not limits: writing them
+   would move processes or change delegation. */
+static const char *const unified_forbidden[] = {
+  "cgroup.procs", "cgroup.threads", "cgroup.subtree_control", "cgroup.kill", "cgroup.freeze", "cgroup.type",
+};
+
+const char *
+ab_unified_key_refusal (const char *k)
+{
+  const char *dot = strchr (k, '.');
+
+  /* "<controller>.<file>" of the container's own cgroup: a name of the
+     interface-file charset, so no '/' can lead out of its directory. */
+  if (dot == NULL || dot == k || dot[1] == '\0' || strstr (k, "..") != NULL
+      || strspn (k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen (k))
+    return "not a cgroup file name like \"memory.max\" (<controller>.<file>)";
+  for (size_t f = 0; f < AB_ARRAY_SIZE (unified_forbidden); f++)
+    if (strcmp (k, unified_forbidden[f]) == 0)
+      return "this file controls the cgroup's structure, not its limits";
+  return NULL;
+}
+
+static int
+check_unified (struct ab_jctx *c, const struct ab_kvlist *u)
+{
+  for (size_t i = 0; i < u->n; i++)
+    {
+      const char *why = ab_unified_key_refusal (u->v[i].key);
+      if (why != NULL)
+        {
+          ab_jpush_key (c, "unified");
+          push_name (c, u->v[i].key);
+          return ab_jerr_at (c, NULL, "%s", why);
+        }
+    }
+  return 0;
+}
+
 int
 ab_resources_check (struct ab_jctx *c, const struct ab_resources *r)
 {
   if ((r->memory_set && check_memory (c, &r->memory) < 0) || (r->cpu_set && check_cpu (c, &r->cpu) < 0)
       || (r->blkio_set && check_blkio (c, &r->blkio) < 0) || check_hugepages (c, r) < 0)
     return -1;
-  /* Each key names a file "<controller>.<file>" of the container's cgroup
-     (the parser has refused '/' and dot-names). */
-  for (size_t i = 0; i < r->unified.n; i++)
-    {
-      const char *k = r->unified.v[i].key, *dot = strchr (k, '.');
-      if (dot == NULL || dot == k || dot[1] == '\0' || strstr (k, "..") != NULL)
-        {
-          ab_jpush_key (c, "unified");
-          push_name (c, k);
-          return fail (c, NULL, "not a cgroup file name like \"memory.max\" (<controller>.<file>)");
-        }
-    }
-  return 0;
+  for (size_t i = 0; i < r->n_net_priorities; i++)
+    if (!plain_name (r->net_priorities[i].name, 15))
+      {
+        ab_jpush_key (c, "network");
+        ab_jpush_key (c, "priorities");
+        ab_jpush_index (c, i);
+        return ab_jerr_at (c, "name", "must be an interface name");
+      }
+  for (size_t i = 0; i < r->n_rdma; i++)
+    if (!plain_name (r->rdma[i].device, 64))
+      return ab_jerr_at (c, "rdma", "device names must not be empty or contain spaces");
+  return check_unified (c, &r->unified);
 }
 
 /* ---- linux: seccomp, memoryPolicy --------------------------------------- */
@@ -976,7 +943,7 @@ check_seccomp_listener (struct ab_jctx *c, const struct ab_seccomp *sc, bool *no
   /* Every syscall would wait for the agent, including the runtime's own
      execve and the sendmsg() that hands the listener fd over. */
   if (sc->default_action == AB_SCMP_ACT_NOTIFY)
-    return fail (c, "defaultAction", "SCMP_ACT_NOTIFY cannot be the default action");
+    return ab_jerr_at (c, "defaultAction", "SCMP_ACT_NOTIFY cannot be the default action");
   for (size_t i = 0; i < sc->n_syscalls; i++)
     {
       const struct ab_seccomp_rule *r = &sc->syscalls[i];
@@ -987,7 +954,7 @@ check_seccomp_listener (struct ab_jctx *c, const struct ab_seccomp *sc, bool *no
         {
           ab_jpush_key (c, "syscalls");
           ab_jpush_index (c, i);
-          return fail (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+          return ab_jerr_at (c, "action", "SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
         }
       for (size_t k = 0; k < r->names.n; k++)
         if (strcmp (r->names.v[k], HANDOVER_SYSCALL) == 0)
@@ -996,7 +963,7 @@ check_seccomp_listener (struct ab_jctx *c, const struct ab_seccomp *sc, bool *no
             ab_jpush_index (c, i);
             ab_jpush_key (c, "names");
             ab_jpush_index (c, k);
-            return fail (c, NULL, "SCMP_ACT_NOTIFY cannot apply to " HANDOVER_SYSCALL
+            return ab_jerr_at (c, NULL, "SCMP_ACT_NOTIFY cannot apply to " HANDOVER_SYSCALL
                          ": agentbox hands the listener's fd over with it, after the filter is loaded "
                          "and before any agent has the fd");
           }
@@ -1010,9 +977,9 @@ check_seccomp_listener (struct ab_jctx *c, const struct ab_seccomp *sc, bool *no
   /* Connected to at start, by whichever process runs it: a relative path
      would depend on its working directory. */
   if (sc->listener_path[0] != '/')
-    return fail (c, "listenerPath", "must be an absolute path, got \"%s\"", sc->listener_path);
+    return ab_jerr_at (c, "listenerPath", "must be an absolute path, got \"%s\"", sc->listener_path);
   if (strlen (sc->listener_path) >= sizeof sa.sun_path)
-    return fail (c, "listenerPath", "%zu bytes: longer than a unix socket address takes (%zu)",
+    return ab_jerr_at (c, "listenerPath", "%zu bytes: longer than a unix socket address takes (%zu)",
                  strlen (sc->listener_path), sizeof sa.sun_path - 1);
   return 0;
 }
@@ -1029,7 +996,7 @@ check_seccomp (struct ab_jctx *c, const struct ab_seccomp *sc)
     return -1;
   /* seccomp(2) refuses WAIT_KILLABLE_RECV without a listener. */
   if ((sc->flags & AB_SECCOMP_FLAG_WAIT_KILLABLE_RECV) && !notify)
-    return fail (c, "flags", "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV requires an SCMP_ACT_NOTIFY rule");
+    return ab_jerr_at (c, "flags", "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV requires an SCMP_ACT_NOTIFY rule");
   ab_jpop (c, mark);
   return 0;
 }
@@ -1048,16 +1015,16 @@ check_memory_policy (struct ab_jctx *c, const struct ab_memory_policy *mp)
   if (check_list (c, "nodes", mp->nodes, "memory node") < 0)
     return -1;
   if (nodes && (mp->mode == AB_MPOL_DEFAULT || mp->mode == AB_MPOL_LOCAL))
-    return fail (c, "nodes", "%s takes no nodes", mode);
+    return ab_jerr_at (c, "nodes", "%s takes no nodes", mode);
   if (!nodes && mp->mode != AB_MPOL_DEFAULT && mp->mode != AB_MPOL_LOCAL && mp->mode != AB_MPOL_PREFERRED)
-    return fail (c, "nodes", "%s needs at least one node", mode);
+    return ab_jerr_at (c, "nodes", "%s needs at least one node", mode);
   if ((mp->flags & AB_MPOL_F_STATIC_NODES) && (mp->flags & AB_MPOL_F_RELATIVE_NODES))
-    return fail (c, "flags", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other");
+    return ab_jerr_at (c, "flags", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other");
   if ((mp->flags & (AB_MPOL_F_STATIC_NODES | AB_MPOL_F_RELATIVE_NODES)) && !nodes)
-    return fail (c, "flags", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES need nodes");
+    return ab_jerr_at (c, "flags", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES need nodes");
   if ((mp->flags & AB_MPOL_F_NUMA_BALANCING) && mp->mode != AB_MPOL_BIND
       && mp->mode != AB_MPOL_PREFERRED_MANY)
-    return fail (c, "flags", "MPOL_F_NUMA_BALANCING only goes with MPOL_BIND or MPOL_PREFERRED_MANY");
+    return ab_jerr_at (c, "flags", "MPOL_F_NUMA_BALANCING only goes with MPOL_BIND or MPOL_PREFERRED_MANY");
   ab_jpop (c, mark);
   return 0;
 }
@@ -1090,6 +1057,61 @@ check_linux (struct ab_jctx *c, const struct ab_spec *s)
   return 0;
 }
 
+/* What agentbox needs of every config it runs, beyond the spec's rules. */
+static int
+check_supported (const struct ab_spec *s, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  struct stat st;
+
+  if (s->process == NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: process: required (the container has nothing to run)");
+  if (l == NULL || !l->ns[AB_NS_MOUNT].present)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: linux.namespaces: agentbox needs a mount namespace (type \"mount\")");
+  /* Refused either way; the message says whether the host could have had it. */
+  if (l->intel_rdt && stat ("/sys/fs/resctrl/schemata", &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, ENOENT,
+                          "config.json: linux.intelRdt: no resctrl filesystem is mounted on this host");
+  if (l->intel_rdt)
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP, "config.json: linux.intelRdt: not supported by agentbox yet");
+  if (l->mount_label && *l->mount_label)
+    return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
+                          "config.json: linux.mountLabel: SELinux mount labels are not supported yet");
+  for (size_t i = 0; i < s->n_mounts; i++)
+    if (strcmp (s->mounts[i].destination, "/") == 0)
+      return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
+                            "config.json: mounts[%zu].destination: mounting over / is not supported", i);
+  return 0;
+}
+
+int
+ab_spec_check_egress_netns (const struct ab_spec *s, const struct ab_egress_policy *egress, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  bool netns = l && l->ns[AB_NS_NET].present;
+
+  if ((s->agentbox.net.present || egress->enabled) && !netns)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations: an egress policy needs a network namespace in linux.namespaces");
+  /* The proxy's listeners are made inside the container's network
+     namespace: in a joined one they would serve whoever else lives there. */
+  if (egress->enabled && l->ns[AB_NS_NET].path != NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations.%s: the egress proxy needs a new network namespace, not a "
+                          "joined one (%s)",
+                          AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_NET].path);
+  /* Its resolver is a bind on /etc/resolv.conf, and a mount namespace
+     joined by path gets no mount from agentbox (runtime/child.c). */
+  if (egress->enabled && l->ns[AB_NS_MOUNT].path)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations.%s: the egress proxy's /etc/resolv.conf cannot be mounted in a "
+                          "mount namespace joined by path (%s)",
+                          AB_ANNOT_NET_ALLOW_DOMAINS, l->ns[AB_NS_MOUNT].path);
+  return 0;
+}
+
 int
 ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
 {
@@ -1102,4 +1124,12 @@ ab_spec_validate (const struct ab_spec *s, ab_error_t *err)
     return -1;
   /* agentbox's own annotations (dev.agentbox.*): what `features` lists. */
   return ab_annotations_validate (s, err);
+}
+
+int
+ab_spec_check_supported (const struct ab_spec *s, ab_error_t *err)
+{
+  if (check_supported (s, err) < 0)
+    return -1;
+  return ab_spec_check_egress_netns (s, &s->agentbox.egress, err);
 }

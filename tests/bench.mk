@@ -10,6 +10,7 @@
 #   make bench BENCH_GAP_MS=100   an idle pause before every timed run (lone runs)
 #   make bench BENCH_FIGURES=proxy what the egress proxy costs an HTTP client
 #                                 (BENCH_PROXY_MB, BENCH_PROXY_BATCH, BENCH_PROXY_STRACE)
+# Two builds side by side (not part of `make bench`): tests/bench/compare.sh.
 BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run proxy \
 	workspace-start workspace-diff workspace-apply landlock-start
 BENCH_N ?=
@@ -27,7 +28,8 @@ BENCH_FIGURE_FILES = \
 	tests/bench/workspace-start.sh \
 	tests/bench/workspace-diff.sh \
 	tests/bench/workspace-apply.sh \
-	tests/bench/landlock-start.sh
+	tests/bench/landlock-start.sh \
+	tests/bench/compare.sh
 
 TESTS += tests/bench/smoke.sh
 EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib.sh tests/bench/bench.py tests/bench/proxy.py tests/bench/smoke.sh \
@@ -43,7 +45,7 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib
 	docs/bench/proxy-before-e4cd3a6-run1.txt docs/bench/proxy-before-e4cd3a6-run2.txt \
 	docs/bench/proxy-before-e4cd3a6-run3.txt docs/bench/proxy-after-0283798-run1.txt \
 	docs/bench/proxy-after-0283798-run2.txt docs/bench/proxy-after-0283798-run3.txt \
-	docs/bench/workspace-run1.txt
+	docs/bench/workspace-run1.txt docs/bench/layers-297a788.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench

@@ -56,3 +56,4 @@ include tests/integration/local.mk
 include tests/audit/local.mk
 include tests/fuzz/local.mk
 include tests/bench.mk
+include tests/tree/local.mk

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Not a figure of issue 12: what the network namespace and its egress wall
-# (lo up, two routes, one nftables batch: runtime/network.c) add to
+# (lo up, two routes, one nftables batch: runtime/lifecycle/network.c) add to
 # `agentbox run`.  Two contenders, both the agentbox under test: `netns`
 # runs the hardened profile (minus the time namespace), `no-netns` the same
 # without the network namespace; /bin/true to completion, N runs each

@@ -73,6 +73,13 @@ check_figure landlock-start.sh landlock-start off:wall on:wall
 check_figure workspace-diff.sh workspace-diff small10:wall big10:wall big10k:wall
 check_figure workspace-apply.sh workspace-apply small10:wall big10:wall big10k:wall
 
+# compare.sh, not a figure: two builds as contenders of one driver run.
+out=$("$bench/compare.sh" start a="$AGENTBOX" b="$AGENTBOX" -- 2 2>"$T/compare.err" </dev/null)
+is "$?" 0 "compare.sh: exit status 0" || diag "$(tail -5 "$T/compare.err")"
+like "$out" "^result fig=compare-start contender=a metric=wall unit=ms n=2 fail=0 median=$num" "compare.sh: a result for the first build"
+like "$out" "^result fig=compare-start contender=b metric=wall unit=ms n=2 fail=0 median=$num" "compare.sh: ... and for the second"
+like "$out" "^clean fig=compare-start " "compare.sh: nothing left behind"
+
 # profile.sh, not a figure: phases, milestones, the syscall counts.
 out=$(BENCH_N=2 "$bench/profile.sh" 2>"$T/profile.err" </dev/null)
 is "$?" 0 "profile.sh: exit status 0" || diag "$(tail -5 "$T/profile.err")"

@@ -22,6 +22,7 @@
 #include <libgen.h>
 
 #include "netns/egress.h"
+#include "runtime/plan/plan.h"
 
 static size_t
 count_dir (const char *path)
@@ -109,8 +110,14 @@ main (int argc, char **argv)
     return 2;
   if (baseline && ab_egress_baseline_load (AT_FDCWD, baseline, &base, &err) < 0)
     return die (&err);
-  if (ab_egress_policy_parse (&annots, baseline ? &base : NULL, &pol, &err) < 0)
-    return die (&err);
+  {
+    /* as the plan makes the effective policy (runtime/plan/plan.c) */
+    struct ab_egress_policy run = { 0 };
+    if (ab_egress_policy_parse (&annots, &run, &err) < 0
+        || ab_egress_policy_narrow (baseline ? &base : NULL, &run, &pol, &err) < 0)
+      return die (&err);
+    ab_egress_policy_free (&run);
+  }
 
   _cleanup_close_ int nsfd = open (netns, O_RDONLY | O_CLOEXEC);
   if (nsfd < 0)
@@ -148,26 +155,22 @@ main (int argc, char **argv)
   uint16_t http, dns;
   ab_egress_ports (e, &http, &dns);
   {
-    struct ab_strv env = { 0 };
-    _cleanup_free_ char *rc = ab_egress_resolv_conf (e);
     uint16_t ports[64];
     size_t np = ab_egress_policy_ports (&pol, ports, 64);
-    ab_egress_env (e, &env);
-    printf ("{\"http_port\":%u,\"dns_port\":%u,\"pid\":%d,\"env0\":\"%s\",\"redirect\":[", http, dns,
-            (int)getpid (), env.v[0]);
+    printf ("{\"http_port\":%u,\"dns_port\":%u,\"pid\":%d,\"redirect\":[", http, dns, (int)getpid ());
     for (size_t k = 0; k < np && k < 64; k++)
       printf ("%s%u", k ? "," : "", ports[k]);
     printf ("]}\n");
+    /* the /etc/resolv.conf the runtime mounts in the container */
     if (resolv != NULL)
       {
         FILE *f = fopen (resolv, "we");
-        if (f == NULL || fputs (rc, f) < 0 || fclose (f) != 0)
+        if (f == NULL || fputs (AB_PLAN_RESOLV_CONF, f) < 0 || fclose (f) != 0)
           {
             perror (resolv);
             return 1;
           }
       }
-    ab_strv_free (&env);
   }
   fflush (stdout);
   while (fgets (line, sizeof line, stdin) != NULL)

@@ -16,12 +16,12 @@ FUZZ_SECONDS = 60
 FUZZ_RUN_OPTS = -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 FUZZ_SRCS = \
 	$(srcdir)/tests/fuzz/fuzz-config.c \
-	$(srcdir)/spec/json.c $(srcdir)/spec/tables.c \
+	$(srcdir)/base/json.c $(srcdir)/spec/tables.c \
 	$(srcdir)/spec/parse-util.c $(srcdir)/spec/parse.c \
 	$(srcdir)/spec/parse-linux.c $(srcdir)/spec/parse-resources.c \
-	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/spec/landlock.c $(srcdir)/spec/gen.c \
-	$(srcdir)/netns/policy.c $(srcdir)/netns/egress-policy.c $(srcdir)/netns/egress-addr.c \
-	$(srcdir)/runtime/error.c $(srcdir)/runtime/util.c
+	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/spec/landlock.c $(srcdir)/base/gen.c \
+	$(srcdir)/spec/net-allow.c $(srcdir)/spec/egress-policy.c \
+	$(srcdir)/base/error.c $(srcdir)/base/util.c $(srcdir)/base/text.c
 
 EXTRA_DIST += tests/fuzz/fuzz-config.c tests/fuzz/config.dict tests/fuzz/corpus
 CLEANFILES += tests/fuzz/fuzz-config

@@ -41,7 +41,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-hostile.sh \
 	tests/integration/t-shortcuts.sh \
 	tests/integration/t-home.sh \
-	tests/integration/t-audit-live.sh
+	tests/integration/t-audit-live.sh \
+	tests/integration/t-validate-create.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \

@@ -68,7 +68,7 @@ out=$(under_own "$pid")
 ok $? "without cgroupsPath the container's cgroup is below the test's own in every hierarchy ${out:+($out)}"
 like "$(cg_path "$pid" memory)" "^$(cg_path $$ memory)/.*$id" "... e.g. memory: below $(cg_path $$ memory), named after the container"
 # The init and an exec'd process move themselves into their v1 cgroups (a
-# write of "0" to each `tasks` file: runtime/cgroup-state.c): seen from the
+# write of "0" to each `tasks` file: runtime/cgroup/cgroup-state.c): seen from the
 # host, the exec'd process is in the init's cgroup in every hierarchy.
 rt exec "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1 &
 xbg=$!

@@ -31,12 +31,12 @@ function skip(name, why) {
 }
 
 const params = { command: agentbox, args: ["--root", root, "mcp"], stderr: "ignore" };
-const names = ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_destroy", "workspace_apply",
-               "workspace_discard"];
+const names = ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_shell", "sandbox_destroy",
+               "workspace_apply", "workspace_discard"];
 
 async function exercise(client, era) {
   const { tools } = await client.listTools();
-  ok(JSON.stringify(tools.map((t) => t.name)) === JSON.stringify(names), `${era}: listTools gives the six tools`,
+  ok(JSON.stringify(tools.map((t) => t.name)) === JSON.stringify(names), `${era}: listTools gives the seven tools`,
      tools.map((t) => t.name));
   const run = tools.find((t) => t.name === "sandbox_run");
   ok(run?.outputSchema?.properties?.exitCode && run?.annotations?.title, `${era}: sandbox_run has an outputSchema and annotations`);
@@ -68,6 +68,19 @@ async function exercise(client, era) {
   ok(/^sbx_[0-9a-f]{32}$/.test(handle ?? ""), `${era}: sandbox_create returns a handle`, c);
   const e = await client.callTool({ name: "sandbox_exec", arguments: { handle, argv: ["echo", "in sandbox"] } });
   ok(e.structuredContent?.stdout === "in sandbox\n" && e.isError === false, `${era}: sandbox_exec runs in it`, e);
+  // The session's records carry session and background: the SDK checks
+  // them against the outputSchema too.
+  const sh = (command, extra = {}) => client.callTool({ name: "sandbox_shell", arguments: { handle, command, ...extra } });
+  await sh("cd /tmp && export GREETING=hello");
+  const s2 = await sh("echo \"$GREETING from $PWD\"; exit 4");
+  ok(s2.structuredContent?.stdout === "hello from /tmp\n" && s2.structuredContent?.exitCode === 4 && s2.isError === true
+     && s2.structuredContent?.session?.saved === true && s2.structuredContent?.session?.cwd === "/tmp",
+     `${era}: sandbox_shell keeps cwd and environment between calls, each call with its own status`, s2);
+  const b = await sh("sleep 600", { background: true });
+  ok(b.structuredContent?.reason === "background" && Number.isInteger(b.structuredContent?.background?.pid)
+     && b.isError === false, `${era}: sandbox_shell background: true returns at once with the pid`, b);
+  const k = await sh(`kill ${b.structuredContent?.background?.pid} && echo stopped`);
+  ok(k.structuredContent?.stdout === "stopped\n", `${era}: ... which a later call can stop`, k);
   const d = await client.callTool({ name: "sandbox_destroy", arguments: { handle } });
   ok(d.structuredContent?.destroyed === true, `${era}: sandbox_destroy destroys it`, d);
 

@@ -39,9 +39,9 @@ t.ok(res.get("protocolVersion") == LEGACY and res.get("capabilities", {}).get("t
      "legacy: initialize 2025-11-25 answers 2025-11-25 with the tools capability and serverInfo", r)
 r = s.call("tools/list", modern=False)
 names = [x["name"] for x in r["result"]["tools"]] if r and "result" in r else []
-t.ok(names == ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_destroy", "workspace_apply",
-              "workspace_discard"] and "resultType" not in r["result"],
-     "legacy: after initialize, tools/list without _meta lists the six tools (2025 shape)", r)
+t.ok(names == ["sandbox_run", "sandbox_create", "sandbox_exec", "sandbox_shell", "sandbox_destroy",
+              "workspace_apply", "workspace_discard"] and "resultType" not in r["result"],
+     "legacy: after initialize, tools/list without _meta lists the seven tools (2025 shape)", r)
 r = s.call("initialize", {"protocolVersion": LEGACY, "capabilities": {}}, modern=False)
 t.ok(code(r) == -32600, "legacy: a second initialize on the connection is -32600", r)
 r = s.call("server/discover", modern=False)
@@ -108,15 +108,16 @@ res = r and r.get("result", {})
 tools = {x["name"]: x for x in res.get("tools", [])}
 t.ok(res.get("resultType") == "complete" and isinstance(res.get("ttlMs"), int) and res.get("cacheScope") == "public",
      "modern: tools/list carries resultType, ttlMs and cacheScope", r)
-t.ok(sorted(tools) == ["sandbox_create", "sandbox_destroy", "sandbox_exec", "sandbox_run", "workspace_apply",
-                      "workspace_discard"]
+t.ok(sorted(tools) == ["sandbox_create", "sandbox_destroy", "sandbox_exec", "sandbox_run", "sandbox_shell",
+                      "workspace_apply", "workspace_discard"]
      and all(x.get("title") and x.get("description") and x.get("annotations") for x in tools.values()),
-     "tools/list: six tools, each with a title, a description and annotations")
+     "tools/list: seven tools, each with a title, a description and annotations")
 with open(os.path.join(os.environ.get("AB_TOP_SRCDIR", "."), "docs", "result-schema.json")) as f:
     published = json.load(f)
 t.ok(tools.get("sandbox_run", {}).get("outputSchema") == published
-     and tools.get("sandbox_exec", {}).get("outputSchema") == published,
-     "sandbox_run and sandbox_exec publish docs/result-schema.json as their outputSchema")
+     and tools.get("sandbox_exec", {}).get("outputSchema") == published
+     and tools.get("sandbox_shell", {}).get("outputSchema") == published,
+     "sandbox_run, sandbox_exec and sandbox_shell publish docs/result-schema.json as their outputSchema")
 problems = []
 for name, x in tools.items():
     for key in ("inputSchema", "outputSchema"):
@@ -137,11 +138,15 @@ t.ok(run_in.get("required") == ["argv"] and set(run_in["properties"]) == {
     "sandbox_run takes argv (required), cwd, env, stdin, timeout_ms, max_output_bytes, "
     "memory_bytes, pids_limit, workspace, workspace_mode (bind or overlay) and allow_domains", run_in)
 t.ok(set(tools["sandbox_exec"]["inputSchema"]["properties"]) == {
-    "handle", "argv", "cwd", "env", "stdin", "timeout_ms", "max_output_bytes"}
+    "handle", "argv", "cwd", "env", "stdin", "timeout_ms", "max_output_bytes", "background"}
+    and tools["sandbox_exec"]["inputSchema"]["properties"]["background"].get("type") == "boolean"
+    and set(tools["sandbox_shell"]["inputSchema"]["properties"]) == {
+    "handle", "command", "stdin", "timeout_ms", "max_output_bytes", "background"}
+    and tools["sandbox_shell"]["inputSchema"].get("required") == ["handle", "command"]
     and set(tools["sandbox_create"]["inputSchema"]["properties"]) == {
     "memory_bytes", "pids_limit", "workspace", "workspace_mode", "allow_domains"}
     and tools["sandbox_destroy"]["inputSchema"].get("required") == ["handle"],
-    "sandbox_create/exec/destroy take the documented arguments")
+    "sandbox_create/exec/shell/destroy take the documented arguments")
 t.ok(set(tools["workspace_apply"]["inputSchema"]["properties"]) == {"id", "overwrite", "partial"}
      and tools["workspace_apply"]["inputSchema"].get("required") == ["id"]
      and set(tools["workspace_discard"]["inputSchema"]["properties"]) == {"id"}
@@ -262,6 +267,13 @@ bad_args("sandbox_run", {"argv": ["ls"], "stdin": 5}, "stdin", "stdin that is no
 bad_args("sandbox_run", {"argv": ["ls"], "rm": True}, "rm", "an unknown argument")
 bad_args("sandbox_run", {"argv": ["x" * (200 << 10)]}, "argv[0]", "an argument longer than execve takes")
 bad_args("sandbox_exec", {"argv": ["ls"]}, "handle", "sandbox_exec without a handle")
+bad_args("sandbox_shell", {"command": "ls"}, "handle", "sandbox_shell without a handle")
+bad_args("sandbox_shell", {"handle": "sbx_" + "0" * 32, "command": "x" * (200 << 10)}, "command",
+         "a command line longer than execve takes")
+bad_args("sandbox_shell", {"handle": "sbx_" + "0" * 32, "command": "ls", "argv": ["ls"]}, "argv",
+         "sandbox_shell given argv")
+bad_args("sandbox_run", {"argv": ["ls"], "background": True}, "background",
+         "sandbox_run given background (its sandbox ends with the call)")
 bad_args("sandbox_destroy", {"handle": 7}, "handle", "a handle that is not a string")
 bad_args("sandbox_create", {"argv": ["ls"]}, "argv", "sandbox_create given argv")
 bad_args("sandbox_run", {"argv": ["ls"], "workspace_mode": "copy"}, "workspace_mode", "an unknown workspace_mode")

@@ -14,23 +14,11 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcplib import (Server, Tap, cgroup_dirs, containers_work, processes_with, record_problems,  # noqa: E402
-                    tool_error, wait_until)
+from mcplib import (Server, Tap, cgroup_dirs, need_sandboxes, processes_with, sc, tool_error,  # noqa: E402
+                    valid_record, wait_until)
 
 t = Tap()
-why = containers_work()
-if why:
-    t.skip("sandbox_run, sandbox_create/exec/destroy against real containers", why)
-    sys.exit(t.done())
-
-
-def sc(frame):
-    return frame["result"]["structuredContent"] if frame and "result" in frame else {}
-
-
-def valid_record(raw, name):
-    p = record_problems(raw) if raw else ["no response"]
-    t.ok(not p, name + ": the frame matches docs/result-schema.json", p)
+need_sandboxes(t, "sandbox_run, sandbox_create/exec/destroy against real containers")
 
 
 def containers_in(server):
@@ -61,7 +49,7 @@ r = sc(f)
 t.ok(r.get("exitCode") == 0 and r.get("reason") == "exited" and r.get("stdout") == "hello\n"
      and r.get("stderr") == "oops\n" and f["result"]["isError"] is False and r.get("error") is None,
      "sandbox_run: exit 0 with its stdout and stderr, isError false", f)
-valid_record(raw, "exit 0")
+valid_record(t, raw, "exit 0")
 m = f["result"].get("_meta", {}) if f else {}
 t.ok(m.get("io.modelcontextprotocol/serverInfo", {}).get("name") == "agentbox"
      and str(m.get("dev.agentbox/containerId", "")).startswith("mcp-%d-" % s.proc.pid),
@@ -70,7 +58,7 @@ t.ok(m.get("io.modelcontextprotocol/serverInfo", {}).get("name") == "agentbox"
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "exit 42"]})
 t.ok(sc(f).get("exitCode") == 42 and f["result"]["isError"] is True
      and sc(f)["error"]["code"] == "exit_nonzero", "exit 42: isError with error.code exit_nonzero", f)
-valid_record(raw, "exit 42")
+valid_record(t, raw, "exit 42")
 
 f, raw = s.tool("sandbox_run", {"argv": ["cat"], "stdin": "line one\nline two\n"})
 t.ok(sc(f).get("stdout") == "line one\nline two\n", "the stdin argument reaches the program, then EOF", f)
@@ -83,27 +71,27 @@ f, raw = s.tool("sandbox_run", {"argv": ["sleep", "30"], "timeout_ms": 300})
 t.ok(sc(f).get("reason") == "timeout" and "timeout" in sc(f).get("limitsHit", []) and sc(f).get("exitCode") is None
      and sc(f)["error"]["suggested_action"] == "increase_timeout_ms",
      "timeout_ms: the command is killed, reason timeout, limitsHit has timeout", f)
-valid_record(raw, "timeout")
+valid_record(t, raw, "timeout")
 
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' a"],
                                 "max_output_bytes": 100})
 r = sc(f)
 t.ok(r.get("stdoutTruncated") is True and r.get("stdoutBytes") == 100000 and len(r.get("stdout", "")) == 100
      and "output" in r.get("limitsHit", []), "max_output_bytes: 100 bytes kept, 100000 counted, limit output", f)
-valid_record(raw, "truncated output")
+valid_record(t, raw, "truncated output")
 
 f, raw = s.tool("sandbox_run", {"argv": ["printf", "\\377\\376ok\\001"]})
 r = sc(f)
 t.ok(r.get("stdoutBinary") is True and len(f["result"]["content"]) == 2
      and f["result"]["content"][1]["resource"]["blob"] == "//5vawE=",
      "output that is not UTF-8: U+FFFD in stdout, the exact bytes as a base64 resource", f)
-valid_record(raw, "binary output")
+valid_record(t, raw, "binary output")
 
 f, raw = s.tool("sandbox_run", {"argv": ["head", "-c", "3000000", "/dev/urandom"], "max_output_bytes": 4 << 20})
 r = sc(f)
 t.ok(r.get("stdoutBytes") == 3000000 and r.get("stdoutBinary") is True and raw is not None and len(raw) > 4000000,
      "3 MB of random bytes arrive as one frame of %d bytes" % (len(raw) if raw else 0), r.get("error"))
-valid_record(raw, "3 MB binary output")
+valid_record(t, raw, "3 MB binary output")
 
 f, raw = s.tool("sandbox_run", {"argv": ["/no/such/program"]})
 t.ok(sc(f).get("exitCode") == 127 and f["result"]["isError"] is True,
@@ -118,7 +106,7 @@ t.ok(err.get("code") == -31007 and err.get("data", {}).get("step") == "cwd"
      and "`/no/such/dir` is missing and cannot be made" in err.get("message", ""),
      "a sandbox that cannot be set up (a cwd missing in the skeleton) is a JSON-RPC error with step, errno and "
      "what to do", f)
-valid_record(raw, "setup failure")
+valid_record(t, raw, "setup failure")
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "pwd"], "cwd": "/tmp/made/here"})
 t.ok(sc(f).get("stdout") == "/tmp/made/here\n", "a cwd missing in the sandbox's /tmp is made there", f)
 
@@ -126,11 +114,11 @@ f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; 
                                 "pids_limit": 3})
 t.ok("pids" in sc(f).get("limitsHit", []) and sc(f)["error"]["suggested_action"] == "increase_pids_limit",
      "pids_limit: forks fail, limitsHit has pids, the suggestion is increase_pids_limit", f)
-valid_record(raw, "pids limit")
+valid_record(t, raw, "pids limit")
 
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "kill -SEGV $$; sleep 1"], "pids_limit": 64})
 t.ok(sc(f).get("signal") in ("SIGSEGV", None) and raw is not None, "a signal-killed shell gives a valid record", f)
-valid_record(raw, "signal")
+valid_record(t, raw, "signal")
 
 # ------------------------------------------------------------------ concurrency
 
@@ -183,7 +171,7 @@ legacy.initialize()
 f, raw = legacy.tool("sandbox_run", {"argv": ["echo", "legacy"]}, modern=False)
 t.ok(sc(f).get("stdout") == "legacy\n" and "io.modelcontextprotocol/serverInfo" not in f["result"]["_meta"],
      "a 2025-11-25 session runs sandbox_run too (the record without the modern serverInfo)", f)
-valid_record(raw, "legacy")
+valid_record(t, raw, "legacy")
 legacy.cleanup()
 
 # ------------------------------------------------------------------ persistent sandboxes
@@ -194,7 +182,7 @@ t.ok(handle.startswith("sbx_") and len(handle) == 36 and f["result"]["isError"] 
      "sandbox_create returns a 128-bit handle", f)
 f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["sh", "-c", "echo kept > /workspace/note; echo done"]})
 t.ok(sc(f).get("stdout") == "done\n", "sandbox_exec runs in it", f)
-valid_record(raw, "sandbox_exec")
+valid_record(t, raw, "sandbox_exec")
 f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["cat", "/workspace/note"]})
 t.ok(sc(f).get("stdout") == "kept\n", "files persist between sandbox_exec calls", f)
 f, raw = s.tool("sandbox_exec", {"handle": handle, "argv": ["sleep", "30"], "timeout_ms": 300})
@@ -336,7 +324,7 @@ def mounts_of(path):
 before = listing(inside)
 f, raw = w.tool("sandbox_run", {"argv": ["sh", "-c", "echo overlay > /workspace/ov.txt; rm /workspace/out.txt"],
                                 "workspace": inside, "workspace_mode": "overlay"})
-valid_record(raw, "overlay")
+valid_record(t, raw, "overlay")
 wc = sc(f).get("workspaceChanges", {})
 t.ok(listing(inside) == before, "overlay: the host directory is untouched by the call (checked from outside)")
 t.ok(sorted((c["change"], c["path"]) for c in wc.get("changes", [])) == [("created", "ov.txt"), ("deleted", "out.txt")]
@@ -373,7 +361,7 @@ t.ok(tool_error(f) and tool_error(f)["code"] == "unknown_change_set", "workspace
 f, raw = w.tool("sandbox_create", {"workspace": inside, "workspace_mode": "overlay"})
 handle = sc(f).get("handle", "")
 f, raw = w.tool("sandbox_exec", {"handle": handle, "argv": ["sh", "-c", "echo p > /workspace/persist"]})
-valid_record(raw, "overlay exec")
+valid_record(t, raw, "overlay exec")
 wc = sc(f).get("workspaceChanges", {})
 t.ok([c["path"] for c in wc.get("changes", [])] == ["persist"] and not os.path.exists(os.path.join(inside, "persist")),
      "overlay sandbox_create: sandbox_exec's result carries the change set so far, the host untouched", wc)

@@ -11,7 +11,7 @@
  *       udp-range ADDR FROM TO      one datagram to each port; "<errno> <count>"
  *       exit
  *   netns-driver move HOST NEW|- NSFILE     ab_netdev_move
- *   netns-driver denied NSFILE [--json]     ab_netns_read_denied
+ *   netns-driver denied NSFILE              ab_netns_read_denied
  *   netns-driver bench N                    time ab_netns_apply in N fresh netns
  */
 #include "config.h"
@@ -33,8 +33,8 @@
 
 #include "netns/netns.h"
 #include "netns/nl.h"
-#include "runtime/util.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "base/gen.h"
 
 static uint16_t proxy_ports[16];
 static struct ab_netns_proxy proxy;
@@ -326,7 +326,7 @@ cmd_move (const char *host, const char *name, const char *nsfile)
 }
 
 static int
-cmd_denied (const char *nsfile, bool json)
+cmd_denied (const char *nsfile)
 {
   _cleanup_close_ int fd = open_ns (nsfile);
   _cleanup_free_ struct ab_net_denied *d = NULL;
@@ -339,16 +339,6 @@ cmd_denied (const char *nsfile, bool json)
     {
       printf ("error: %s\n", err.msg);
       return 1;
-    }
-  if (json)
-    {
-      _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
-      _cleanup_free_ char *s = NULL;
-
-      ab_net_denied_gen (d, n, g);
-      s = ab_gen_steal (g, true, NULL);
-      fputs (s, stdout);
-      return 0;
     }
   for (size_t i = 0; i < n; i++)
     {
@@ -465,7 +455,7 @@ main (int argc, char **argv)
   if (argc == 5 && strcmp (argv[1], "move") == 0)
     return cmd_move (argv[2], argv[3], argv[4]);
   if ((argc == 3 || argc == 4) && strcmp (argv[1], "denied") == 0)
-    return cmd_denied (argv[2], argc == 4 && strcmp (argv[3], "--json") == 0);
+    return cmd_denied (argv[2]);
   if (argc == 3 && strcmp (argv[1], "bench") == 0)
     return cmd_bench (atoi (argv[2]) > 0 ? atoi (argv[2]) : 100);
   fprintf (stderr, "usage: netns-driver text|serve|move|denied|bench ...\n");

@@ -16,7 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/cgroup-internal.h"
+#include "runtime/cgroup/cgroup-internal.h"
+#include "tests/unit/test-cgroup-util.h"
 
 static pid_t
 idle_child (void)
@@ -101,7 +102,7 @@ main (int argc, char **argv)
   uint64_t *per[32] = { 0 }, *seq, *self;
 
   snprintf (id, sizeof id, "bench%d", (int)getpid ());
-  if (ab_cgroup_create (NULL, id, NULL, &cg, &err) < 0)
+  if (t_cgroup_create (NULL, id, NULL, &cg, &err) < 0)
     {
       fprintf (stderr, "create: %s\n", err.msg);
       return 1;

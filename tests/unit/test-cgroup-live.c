@@ -18,8 +18,8 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#include "spec/gen.h"
-#include "spec/json.h"
+#include "base/gen.h"
+#include "base/json.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/test-cgroup-util.h"
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "tests/unit/tap.h"
+#include "spec/spec.h"
 #include "tests/unit/test-cgroup-util.h"
 
 #define MiB (1024 * 1024)
@@ -61,7 +62,7 @@ make (const struct ab_resources *r, char *id, size_t idlen)
   const char *i = t_id ();
 
   snprintf (id, idlen, "%s", i);
-  if (ab_cgroup_create (NULL, id, r, &cg, &err) < 0)
+  if (t_cgroup_create (NULL, id, r, &cg, &err) < 0)
     {
       printf ("#   create: %s\n", err.msg);
       return NULL;
@@ -90,7 +91,7 @@ create_error (const struct ab_resources *r)
   struct ab_cgroup *cg = NULL;
   ab_error_t err = { 0 };
 
-  if (ab_cgroup_create (NULL, t_id (), r, &cg, &err) == 0)
+  if (t_cgroup_create (NULL, t_id (), r, &cg, &err) == 0)
     {
       drop (cg);
       return xstrdup ("");
@@ -301,12 +302,12 @@ test_no_internal_process (void)
      have it at all; undone below. */
   if (enabled && strstr (enabled, "hugetlb") == NULL)
     t_write (own, "cgroup.subtree_control", "+hugetlb");
-  if (ab_cgroup_create (parent, t_id (), NULL, &p, &err) < 0)
+  if (t_cgroup_create (parent, t_id (), NULL, &p, &err) < 0)
     ok (0, "prepare a parent cgroup: %s", err.msg);
   else
     {
       pid = t_spawn (p, child_sleep, NULL);
-      ok (pid > 0 && ab_cgroup_create (child, t_id (), &r, &c, &err) < 0
+      ok (pid > 0 && t_cgroup_create (child, t_id (), &r, &c, &err) < 0
               && strstr (err.msg,
                          "linux.resources.hugepageLimits: cannot enable the `hugetlb` controller in `")
               && strstr (err.msg, "-nip/cgroup.subtree_control`")
@@ -339,11 +340,16 @@ test_errors (void)
   e = create_error (&r);
   is_str (e, "", "a kernel memory limit the kernel may not enforce is a warning, not an error (as runc)");
   free (e);
-  r.memory.kernel = (ab_opt_i64){ true, -2 };
-  e = create_error (&r);
-  is_str (e, "linux.resources.memory.kernel: must be -1 (unlimited) or a number of bytes",
-          "a kernel memory limit below -1 is refused");
-  free (e);
+  {
+    /* The values the kernel would refuse, the parser refuses first
+       (spec/parse-resources.c, for create and update alike). */
+    const char doc[] = "{\"memory\":{\"kernel\":-2}}";
+    ab_error_t verr = { 0 };
+    struct ab_resources *v = ab_resources_parse (doc, sizeof doc - 1, "resources.json", &verr);
+    ok (v == NULL && strcmp (verr.msg, "resources.json: memory.kernel: -2 is out of range (-1 to 9223372036854775807)") == 0,
+        "a kernel memory limit below -1 is refused (%s)", verr.msg);
+    ab_resources_free (v);
+  }
 
   if (!t_own_dir ("net_cls"))
     {

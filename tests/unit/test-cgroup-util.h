@@ -8,7 +8,24 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "runtime/cgroup-internal.h"
+#include "runtime/cgroup/cgroup-internal.h"
+
+/* The container's cgroup made at once, as create does it in two steps
+   (plan, then realize). */
+static inline int
+t_cgroup_create (const char *cgroups_path, const char *id, const struct ab_resources *r, struct ab_cgroup **out,
+                 ab_error_t *err)
+{
+  if (ab_cgroup_plan (cgroups_path, id, r, out, err) < 0)
+    return -1;
+  if (ab_cgroup_realize (*out, r, err) < 0)
+    {
+      ab_cgroup_free (*out);
+      *out = NULL;
+      return -1;
+    }
+  return 0;
+}
 
 /* "hybrid", "v1" or "v2": the layout the run expects; `ns` when inside a
    cgroup namespace with /sys/fs/cgroup remounted (absolute paths allowed). */

@@ -6,9 +6,13 @@
 
 #include <linux/bpf.h>
 
-#include "runtime/cgroup-internal.h"
-#include "spec/gen.h"
-#include "spec/json.h"
+#include "runtime/cgroup/cgroup-internal.h"
+/* The units under test, whole: their parsers and conversions are static. */
+#include "runtime/cgroup/cgroup-devices.c"
+#include "runtime/cgroup/cgroup-host.c"
+#include "runtime/cgroup/cgroup-res.c"
+#include "base/gen.h"
+#include "base/json.h"
 #include "tests/unit/tap.h"
 
 static const char hybrid_mountinfo[]

@@ -110,28 +110,25 @@ test_rewrite (void)
   free (out);
 }
 
+/* The authority of a CONNECT target, through the head parser that reads it. */
 static void
 test_authority (void)
 {
-  char host[300];
-  uint16_t port;
-  bool given;
+  struct ab_http_head h;
 
-  ok (ab_http_parse_authority ("A.Test:8443", 11, host, sizeof host, &port, &given) == 0
-          && strcmp (host, "a.test") == 0 && port == 8443 && given,
+  ok (parse ("CONNECT A.Test:8443 HTTP/1.1\r\n\r\n", &h) == AB_HTTP_OK && strcmp (h.host, "a.test") == 0
+          && h.port == 8443,
       "authority with a port");
-  ok (ab_http_parse_authority ("192.0.2.1", 9, host, sizeof host, &port, &given) == 0
-          && strcmp (host, "192.0.2.1") == 0 && !given,
+  ok (parse ("GET http://192.0.2.1/ HTTP/1.1\r\n\r\n", &h) == AB_HTTP_OK && strcmp (h.host, "192.0.2.1") == 0
+          && h.port == 80,
       "IPv4 authority without a port");
-  ok (ab_http_parse_authority ("[2001:DB8:0::1]:80", 18, host, sizeof host, &port, &given) == 0
-          && strcmp (host, "[2001:db8::1]") == 0 && port == 80,
+  ok (parse ("CONNECT [2001:DB8:0::1]:80 HTTP/1.1\r\n\r\n", &h) == AB_HTTP_OK
+          && strcmp (h.host, "[2001:db8::1]") == 0 && h.port == 80,
       "IPv6 authority is canonicalised");
-  ok (ab_http_parse_authority ("a.test:", 7, host, sizeof host, &port, &given) < 0,
-      "an empty port is refused");
-  ok (ab_http_parse_authority ("a.test:+80", 10, host, sizeof host, &port, &given) < 0,
-      "a signed port is refused");
-  ok (ab_http_parse_authority ("2001:db8::1", 11, host, sizeof host, &port, &given) < 0,
-      "an unbracketed IPv6 authority is refused");
+  is_int (parse ("CONNECT a.test: HTTP/1.1\r\n\r\n", &h), AB_HTTP_BAD, "an empty port is refused");
+  is_int (parse ("CONNECT a.test:+80 HTTP/1.1\r\n\r\n", &h), AB_HTTP_BAD, "a signed port is refused");
+  is_int (parse ("CONNECT 2001:db8::1 HTTP/1.1\r\n\r\n", &h), AB_HTTP_BAD,
+          "an unbracketed IPv6 authority is refused");
 }
 
 /* Where a request's body ends: the proxy forwards exactly that much before

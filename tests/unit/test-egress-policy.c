@@ -8,6 +8,23 @@
 #include "netns/egress-internal.h"
 #include "tests/unit/tap.h"
 
+
+/* The annotations' policy, narrowed by a baseline (NULL: none), as the
+   plan makes the effective one (runtime/plan/plan.c). */
+static int
+policy_parse (const struct ab_kvlist *annotations, const struct ab_egress_policy *baseline,
+              struct ab_egress_policy *out, ab_error_t *err)
+{
+  struct ab_egress_policy run = { 0 };
+  int r = ab_egress_policy_parse (annotations, &run, err);
+
+  memset (out, 0, sizeof *out);
+  if (r == 0)
+    r = ab_egress_policy_narrow (baseline, &run, out, err);
+  ab_egress_policy_free (&run);
+  return r;
+}
+
 static struct ab_kv kv[3];
 static struct ab_kvlist annots;
 
@@ -32,7 +49,7 @@ parse_err (const char *allow, const char *deny, const char *pins)
   struct ab_egress_policy p;
 
   memset (&err, 0, sizeof err);
-  if (ab_egress_policy_parse (mk (allow, deny, pins), NULL, &p, &err) == 0)
+  if (policy_parse (mk (allow, deny, pins), NULL, &p, &err) == 0)
     {
       ab_egress_policy_free (&p);
       return NULL;
@@ -81,7 +98,7 @@ test_matcher (void)
   struct ab_egress_policy p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (mk ("*.example.com,exact.test", NULL, NULL), NULL, &p, &err) == 0, "parse %s",
+  ok (policy_parse (mk ("*.example.com,exact.test", NULL, NULL), NULL, &p, &err) == 0, "parse %s",
       err.msg);
   is_str (decide (&p, "a.example.com", 443), "allow allow:*.example.com",
           "*.example.com matches a.example.com");
@@ -132,7 +149,7 @@ test_grammar (void)
           "pins are for exact names");
   ok (parse_err ("a.test", NULL, "a.test=010.0.0.1") != NULL, "a dotted quad with a leading zero is refused");
 
-  ok (ab_egress_policy_parse (mk (" a.test:443:8443 , [2001:db8::1]:443, 192.0.2.1 ", "b.test",
+  ok (policy_parse (mk (" a.test:443:8443 , [2001:db8::1]:443, 192.0.2.1 ", "b.test",
                                   "a.test=192.0.2.7,a.test=[2001:db8::7]"),
                               NULL, &p, &err)
           == 0,
@@ -148,11 +165,11 @@ test_grammar (void)
   ok (ports[0] == 80 && ports[1] == 443 && ports[2] == 8443, "sorted without duplicates");
   ab_egress_policy_free (&p);
 
-  ok (ab_egress_policy_parse (mk (NULL, NULL, NULL), NULL, &p, &err) == 0 && !p.enabled,
+  ok (policy_parse (mk (NULL, NULL, NULL), NULL, &p, &err) == 0 && !p.enabled,
       "no annotation and no baseline: the policy is disabled");
   is_str (decide (&p, "a.test", 443), "deny default-deny", "a disabled policy allows nothing");
   ab_egress_policy_free (&p);
-  ok (ab_egress_policy_parse (mk ("", NULL, NULL), NULL, &p, &err) == 0 && p.enabled && p.n_allow == 0,
+  ok (policy_parse (mk ("", NULL, NULL), NULL, &p, &err) == 0 && p.enabled && p.n_allow == 0,
       "an empty allow list is enabled and allows nothing");
   ab_egress_policy_free (&p);
 }
@@ -163,7 +180,7 @@ test_deny (void)
   struct ab_egress_policy p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (
+  ok (policy_parse (
           mk ("*.example.com", "bad.example.com,*.evil.example.com,port.example.com:8443", NULL), NULL, &p,
           &err)
           == 0,
@@ -178,18 +195,27 @@ test_deny (void)
   ab_egress_policy_free (&p);
 }
 
+static bool
+has_pin (const struct ab_egress_policy *p, const char *name)
+{
+  for (size_t i = 0; i < p->n_pins; i++)
+    if (strcmp (p->pins[i].name, name) == 0)
+      return true;
+  return false;
+}
+
 static void
 test_narrowing (void)
 {
   struct ab_egress_policy base, p;
   ab_error_t err = { 0 };
 
-  ok (ab_egress_policy_parse (
+  ok (policy_parse (
           mk ("*.github.com,pypi.org:443,files.test", "bad.github.com", "pypi.org=192.0.2.1"), NULL, &base,
           &err)
           == 0,
       "baseline parses");
-  ok (ab_egress_policy_parse (
+  ok (policy_parse (
           mk ("api.github.com,*.x.github.com,pypi.org,other.test", "files.test", "api.github.com=192.0.2.9"),
           &base, &p, &err)
           == 0,
@@ -204,17 +230,17 @@ test_narrowing (void)
   is_str (decide (&p, "other.test", 443), "deny default-deny", "the run cannot add a name");
   is_str (decide (&p, "files.test", 443), "deny deny:files.test", "the run can add a deny");
   is_str (decide (&p, "bad.github.com", 443), "deny deny:bad.github.com", "the baseline's deny stays");
-  ok (ab_egress_policy_has_pin (&p, "pypi.org") && ab_egress_policy_has_pin (&p, "api.github.com"),
+  ok (has_pin (&p, "pypi.org") && has_pin (&p, "api.github.com"),
       "baseline pins stay; run pins for names the baseline allows are added");
   ab_egress_policy_free (&p);
 
-  ok (ab_egress_policy_parse (mk (NULL, NULL, NULL), &base, &p, &err) == 0, "no run annotations");
+  ok (policy_parse (mk (NULL, NULL, NULL), &base, &p, &err) == 0, "no run annotations");
   is_str (decide (&p, "www.github.com", 443), "allow allow:*.github.com",
           "per-run absent: the baseline applies");
   ab_egress_policy_free (&p);
 
   memset (&err, 0, sizeof err);
-  ok (ab_egress_policy_parse (mk ("api.github.com", NULL, "evil.test=192.0.2.66"), &base, &p, &err) < 0,
+  ok (policy_parse (mk ("api.github.com", NULL, "evil.test=192.0.2.66"), &base, &p, &err) < 0,
       "a run cannot pin a name the baseline does not allow");
   is_str (
       err.msg,
@@ -273,6 +299,7 @@ test_baseline_file (void)
 static void
 test_record (void)
 {
+  _cleanup_free_ struct ab_egress *e = xzalloc (sizeof *e);
   struct ab_egress_record r;
   struct ab_egress_addr a = { AF_INET, { 192, 0, 2, 10 } };
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
@@ -284,7 +311,8 @@ test_record (void)
   ab_egress_record_add (&r, AB_EGRESS_P_DNS, "dns-A", "c.test", NULL, 0, false, "default-deny");
   is_int (r.n, 2, "the record keeps at most max entries");
   is_int (r.dropped, 1, "and counts the others");
-  ab_egress_decision_array_gen (r.v, r.n, g);
+  e->record = r; /* the record an engine keeps, read the way the runtime reads it */
+  ab_egress_decisions_gen (e, g);
   const char *json = ab_gen_buf (g, &len);
   ok (strstr (json, "{\"time\":\"") == json + 1
           && strstr (json, "\"name\":\"a.test\",\"address\":\"192.0.2.10\",\"port\":443,"
@@ -293,7 +321,7 @@ test_record (void)
       "one object per decision, fields in a fixed order: %s", json);
   ok (strstr (json, "\"name\":\"\xef\xbf\xbd\\\\007\\\"x\"") != NULL,
       "a hostile name stays valid JSON (invalid UTF-8 becomes U+FFFD, quotes escaped)");
-  ab_egress_record_destroy (&r);
+  ab_egress_record_destroy (&e->record);
 }
 
 int

@@ -2,7 +2,7 @@
    JSON path of the offending value. */
 #include "config.h"
 
-#include "spec/json.h"
+#include "base/json.h"
 #include "tests/unit/tap.h"
 
 static const char *

@@ -1,5 +1,5 @@
 /* Landlock: the policy annotation's parser (spec/landlock.c), the rules a
- * config derives (runtime/landlock-rules.c), the fit to each ABI, and the
+ * config derives (runtime/plan/landlock.c), the fit to each ABI, and the
  * mechanism (runtime/landlock.c) on this kernel: a forked child restricts
  * itself and the test looks at what it can still do, from outside. */
 #include "config.h"
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "runtime/landlock-rules.h"
+#include "runtime/plan/landlock.h"
 #include "runtime/landlock.h"
 #include "spec/spec.h"
 #include "tests/unit/tap.h"
@@ -255,8 +255,8 @@ test_rules (void)
   ok (s != NULL, "a config with \"auto\" parses");
   if (s == NULL)
     return;
-  ab_ll_net_add_port (&net, 3128);
-  ab_ll_net_add_port (&net, 443);
+  net.ports[net.n_ports++] = 3128;
+  net.ports[net.n_ports++] = 443;
   ab_landlock_rules (s, s->mounts, s->n_mounts, &net, &rs);
   is_int (rs.handled[AB_LL_KIND_FS], 0xffff, "auto handles every filesystem right");
   ok ((r = rule_at (&rs, "/")) && r->access == AB_LL_AUTO_RO, "a read-only root: read and execute beneath /");
@@ -300,6 +300,49 @@ test_rules (void)
   ab_landlock_rules (s, s->mounts, s->n_mounts, NULL, &rs);
   ok (!ab_landlock_enforces (&rs) && rs.n_paths == 0, "\"off\": nothing");
   ab_ll_ruleset_free (&rs);
+  ab_spec_free (s);
+}
+
+/* ---- the network as the rules see it ------------------------------------------------ */
+
+static bool
+has_port (const struct ab_ll_net *n, uint16_t port)
+{
+  for (size_t i = 0; i < n->n_ports; i++)
+    if (n->ports[i] == port)
+      return true;
+  return false;
+}
+
+static void
+test_net_view (void)
+{
+  ab_error_t err = { 0 };
+  const char *json = "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},\"annotations\":{"
+                     "\"dev.agentbox.net.allow\":\"10.0.0.1:8080/tcp,10.0.0.2:5353/udp\","
+                     "\"dev.agentbox.net.allow-domains\":\"example.org:8443\"}}";
+  struct ab_spec *s = ab_spec_parse (json, strlen (json), &err);
+  struct ab_ll_net net;
+
+  ok (s != NULL && s->agentbox.error == NULL, "a config with net.allow and allow-domains parses: %s",
+      s && s->agentbox.error ? s->agentbox.error : err.msg);
+  if (s == NULL)
+    return;
+  ab_ll_net_view (true, &s->agentbox.net, &s->agentbox.egress, &net);
+  ok (net.wall && !net.connect_any, "behind the wall, with ports on every entry: connect restricted");
+  ok (has_port (&net, 8080) && !has_port (&net, 5353), "a net.allow entry's TCP port is granted, a UDP one is not");
+  ok (has_port (&net, 3128) && has_port (&net, 53), "the proxy and the DNS stub are granted");
+  ok (has_port (&net, 8443), "... and the ports the wall captures for the proxy (connect names the original port)");
+  ab_ll_net_view (false, &s->agentbox.net, &s->agentbox.egress, &net);
+  ok (!net.wall && net.n_ports == 0, "no wall of ours: no network view");
+  ab_spec_free (s);
+  json = "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},\"annotations\":{"
+         "\"dev.agentbox.net.allow\":\"10.0.0.3/tcp\"}}";
+  s = ab_spec_parse (json, strlen (json), &err);
+  if (s == NULL)
+    return;
+  ab_ll_net_view (true, &s->agentbox.net, &s->agentbox.egress, &net);
+  ok (net.connect_any, "an entry for every TCP port of an address: connect cannot be restricted by port");
   ab_spec_free (s);
 }
 
@@ -461,6 +504,7 @@ main (void)
   test_table ();
   test_fit ();
   test_rules ();
+  test_net_view ();
   test_mechanism ();
   return tap_done ();
 }

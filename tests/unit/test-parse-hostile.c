@@ -3,7 +3,7 @@
    quadratic time. */
 #include "config.h"
 
-#include "spec/json.h"
+#include "base/json.h"
 #include "tests/unit/test-parse-util.h"
 
 /* A document with `n` copies of `item` (comma-separated) between head and

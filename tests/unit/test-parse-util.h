@@ -5,7 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
-#include "runtime/util.h"
+#include "base/util.h"
 #include "spec/spec.h"
 #include "tests/unit/tap.h"
 

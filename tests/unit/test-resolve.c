@@ -1,4 +1,4 @@
-/* runtime/resolve.c: ab_mkpath_in_root creates mount points inside a root,
+/* base/resolve.c: ab_mkpath_in_root creates mount points inside a root,
  * never outside it, with openat2 and with the O_NOFOLLOW fallback walk. */
 #include "config.h"
 
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/resolve.h"
-#include "runtime/util.h"
+#include "base/resolve.h"
+#include "base/util.h"
 #include "tests/unit/tap.h"
 
 static char top[64];

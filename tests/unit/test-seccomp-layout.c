@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "runtime/seccomp.h"
+/* The unit under test, whole: the layout is forced through a static function. */
+#include "runtime/seccomp.c"
 #include "spec/defaults.h"
 #include "spec/spec.h"
 #include "tests/unit/tap.h"

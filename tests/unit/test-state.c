@@ -1,4 +1,4 @@
-/* runtime/state.c: state.json written in place by the writer that holds
+/* runtime/lifecycle/state.c: state.json written in place by the writer that holds
    the directory lock (ab_state_write_locked), read back by ab_state_read. */
 #include "config.h"
 
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/state.h"
-#include "runtime/util.h"
+#include "runtime/lifecycle/state.h"
+#include "base/util.h"
 #include "tests/unit/tap.h"
 
 static struct stat

@@ -1,4 +1,4 @@
-/* runtime/util.c helpers that parse user input, and the passwd(5) reader
+/* base/util.c helpers that parse user input, and the passwd(5) reader
    that gives HOME (runtime/process.c). */
 #include "config.h"
 
@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "runtime/process.h"
-#include "runtime/util.h"
+#include "base/util.h"
 #include "tests/unit/tap.h"
 
 static void

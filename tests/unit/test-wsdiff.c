@@ -13,9 +13,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "runtime/util.h"
-#include "runtime/wsdiff.h"
-#include "spec/gen.h"
+#include "base/util.h"
+#include "runtime/wsdiff.c" /* ws_kind_name is static */
+#include "base/gen.h"
 #include "tests/unit/tap.h"
 
 static char top[64];
@@ -73,7 +73,7 @@ lines (const struct ab_ws_changes *c)
     {
       const struct ab_ws_change *ch = &c->v[i];
       char line[512];
-      int n = snprintf (line, sizeof line, "%s %s %s%s%s%s%s%s\n", ab_ws_kind_name (ch->kind), ch->path,
+      int n = snprintf (line, sizeof line, "%s %s %s%s%s%s%s%s\n", ws_kind_name (ch->kind), ch->path,
                         ab_ws_type_name (ch->type), ch->target ? " -> " : "", ch->target ? ch->target : "",
                         ch->target && ch->outside ? " (out)" : "", ch->refused ? " refused" : "",
                         ch->inner ? " inner" : "");

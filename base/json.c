@@ -1,0 +1,784 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <yajl/yajl_parse.h>
+
+#include "base/json.h"
+
+/* Generous for any real config.json (a full seccomp profile is ~30 KiB),
+   small enough that hostile input cannot exhaust memory. */
+const struct ab_json_limits ab_json_config_limits = {
+  .max_bytes = 4u << 20,
+  .max_depth = 64,
+  .max_string = 128u << 10, /* MAX_ARG_STRLEN: no argument or env entry can be longer */
+  .max_items = 1u << 16,
+  .max_nodes = 1u << 20,
+};
+
+struct frame
+{
+  struct ab_json *node;
+  char *key; /* object frames: key waiting for its value */
+};
+
+struct builder
+{
+  const struct ab_json_limits *lim;
+  const char *name;
+  ab_error_t *err;
+  struct ab_json *root;
+  struct frame *stack;
+  size_t depth;
+  size_t nodes;
+  bool failed;
+};
+
+const char *
+ab_jtype_name (enum ab_jtype t)
+{
+  switch (t)
+    {
+    case AB_J_NULL:
+      return "null";
+    case AB_J_BOOL:
+      return "a boolean";
+    case AB_J_NUMBER:
+      return "a number";
+    case AB_J_STRING:
+      return "a string";
+    case AB_J_ARRAY:
+      return "an array";
+    case AB_J_OBJECT:
+      return "an object";
+    }
+  return "?";
+}
+
+void
+ab_json_free (struct ab_json *j)
+{
+  size_t i;
+
+  if (j == NULL)
+    return;
+  switch (j->type)
+    {
+    case AB_J_NUMBER:
+      free (j->u.num);
+      break;
+    case AB_J_STRING:
+      free (j->u.str.s);
+      break;
+    case AB_J_ARRAY:
+      for (i = 0; i < j->u.arr.n; i++)
+        ab_json_free (j->u.arr.items[i]);
+      free (j->u.arr.items);
+      break;
+    case AB_J_OBJECT:
+      for (i = 0; i < j->u.obj.n; i++)
+        {
+          free (j->u.obj.m[i].key);
+          ab_json_free (j->u.obj.m[i].val);
+        }
+      free (j->u.obj.m);
+      break;
+    default:
+      break;
+    }
+  free (j);
+}
+
+/* The JSON path, for errors, of the value being added (pending = true: the
+   value the parser is about to attach to the top frame) or of the container
+   at frame `upto` (pending = false). */
+static void
+builder_path (struct builder *b, size_t upto, bool pending, char *buf, size_t len)
+{
+  size_t d, off = 0;
+
+  buf[0] = '\0';
+  for (d = 0; d < upto && off < len; d++)
+    {
+      struct ab_json *n = b->stack[d].node;
+      bool last = d + 1 == upto;
+      int w = 0;
+      if (n->type == AB_J_ARRAY)
+        w = snprintf (buf + off, len - off, "[%zu]", last && pending ? n->u.arr.n : n->u.arr.n - 1);
+      else if (last && pending)
+        w = b->stack[d].key ? snprintf (buf + off, len - off, "%s%s", off ? "." : "", b->stack[d].key) : 0;
+      else if (n->u.obj.n > 0)
+        w = snprintf (buf + off, len - off, "%s%s", off ? "." : "", n->u.obj.m[n->u.obj.n - 1].key);
+      if (w < 0)
+        break;
+      off += (size_t) w;
+    }
+  if (off >= len)
+    buf[len - 1] = '\0';
+}
+
+static int
+builder_report (struct builder *b, const char *path, const char *msg)
+{
+  if (path[0])
+    ab_error_setc (b->err, AB_EC_CONFIG, 0, "%s: %s: %s", b->name, path, msg);
+  else
+    ab_error_setc (b->err, AB_EC_CONFIG, 0, "%s: %s", b->name, msg);
+  b->failed = true;
+  return 0; /* cancels the yajl parse */
+}
+
+static int __attribute__ ((format (printf, 2, 3)))
+builder_fail (struct builder *b, const char *fmt, ...)
+{
+  char path[512], msg[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  builder_path (b, b->depth, true, path, sizeof path);
+  return builder_report (b, path, msg);
+}
+
+static struct ab_json *
+new_node (struct builder *b, enum ab_jtype t)
+{
+  struct ab_json *n;
+
+  if (++b->nodes > b->lim->max_nodes)
+    {
+      builder_fail (b, "more than %zu values in the document", b->lim->max_nodes);
+      return NULL;
+    }
+  n = xzalloc (sizeof *n);
+  n->type = t;
+  return n;
+}
+
+/* Attach a new value to the container on top of the stack; takes ownership. */
+/* Room for element n of an array of n: the capacity is implied by the
+   count (4, then the next power of two), so appending is amortized O(1)
+   without a field of its own.  A +1 realloc per element copied the whole
+   array every time under allocators that never grow in place (ASan: many
+   minutes for 65536 elements). */
+static void *
+grow_for (void *p, size_t n, size_t size)
+{
+  if (n == 0)
+    return xreallocarray (p, 4, size);
+  if (n >= 4 && (n & (n - 1)) == 0)
+    return xreallocarray (p, n * 2, size);
+  return p;
+}
+
+static int
+add_value (struct builder *b, struct ab_json *v)
+{
+  struct frame *top;
+
+  if (v == NULL)
+    return 0;
+  if (b->depth == 0)
+    {
+      b->root = v;
+      return 1;
+    }
+  top = &b->stack[b->depth - 1];
+  if (top->node->type == AB_J_ARRAY)
+    {
+      struct ab_json *a = top->node;
+      if (a->u.arr.n >= b->lim->max_items)
+        {
+          ab_json_free (v);
+          return builder_fail (b, "array has more than %zu elements", b->lim->max_items);
+        }
+      a->u.arr.items = grow_for (a->u.arr.items, a->u.arr.n, sizeof *a->u.arr.items);
+      a->u.arr.items[a->u.arr.n++] = v;
+    }
+  else
+    {
+      struct ab_json *o = top->node;
+      if (o->u.obj.n >= b->lim->max_items)
+        {
+          ab_json_free (v);
+          return builder_fail (b, "object has more than %zu members", b->lim->max_items);
+        }
+      o->u.obj.m = grow_for (o->u.obj.m, o->u.obj.n, sizeof *o->u.obj.m);
+      o->u.obj.m[o->u.obj.n].key = ab_steal_ptr (&top->key);
+      o->u.obj.m[o->u.obj.n].val = v;
+      o->u.obj.m[o->u.obj.n].used = false;
+      o->u.obj.n++;
+    }
+  return 1;
+}
+
+static int
+check_string (struct builder *b, const unsigned char *s, size_t len, const char *what)
+{
+  if (len > b->lim->max_string)
+    return builder_fail (b, "%s longer than %zu bytes", what, b->lim->max_string);
+  if (memchr (s, '\0', len) != NULL)
+    return builder_fail (b, "%s contains a NUL byte", what);
+  if (!ab_utf8_valid ((const char *) s, len))
+    return builder_fail (b, "%s is not valid UTF-8", what);
+  return 1;
+}
+
+static int
+cb_null (void *ctx)
+{
+  struct builder *b = ctx;
+  return add_value (b, new_node (b, AB_J_NULL));
+}
+
+static int
+cb_boolean (void *ctx, int v)
+{
+  struct builder *b = ctx;
+  struct ab_json *n = new_node (b, AB_J_BOOL);
+  if (n)
+    n->u.b = v != 0;
+  return add_value (b, n);
+}
+
+static int
+cb_number (void *ctx, const char *s, size_t len)
+{
+  struct builder *b = ctx;
+  struct ab_json *n;
+
+  if (len > 64)
+    return builder_fail (b, "number literal longer than 64 characters");
+  n = new_node (b, AB_J_NUMBER);
+  if (n)
+    n->u.num = xstrndup (s, len);
+  return add_value (b, n);
+}
+
+static int
+cb_string (void *ctx, const unsigned char *s, size_t len)
+{
+  struct builder *b = ctx;
+  struct ab_json *n;
+
+  if (!check_string (b, s, len, "string"))
+    return 0;
+  n = new_node (b, AB_J_STRING);
+  if (n)
+    {
+      n->u.str.s = xstrndup ((const char *) s, len);
+      n->u.str.len = len;
+    }
+  return add_value (b, n);
+}
+
+static int
+push_container (struct builder *b, enum ab_jtype t)
+{
+  struct ab_json *n;
+
+  if (b->depth >= b->lim->max_depth)
+    return builder_fail (b, "nesting deeper than %zu levels", b->lim->max_depth);
+  n = new_node (b, t);
+  if (n == NULL || !add_value (b, n))
+    return 0;
+  b->stack[b->depth].node = n;
+  b->stack[b->depth].key = NULL;
+  b->depth++;
+  return 1;
+}
+
+static int
+cb_start_map (void *ctx)
+{
+  return push_container (ctx, AB_J_OBJECT);
+}
+
+static int
+cb_map_key (void *ctx, const unsigned char *s, size_t len)
+{
+  struct builder *b = ctx;
+  struct frame *top = &b->stack[b->depth - 1];
+
+  if (!check_string (b, s, len, "key"))
+    return 0;
+  free (top->key);
+  top->key = xstrndup ((const char *) s, len);
+  return 1;
+}
+
+static int
+cmp_member_ptr (const void *a, const void *b)
+{
+  const struct ab_json_member *const *x = a, *const *y = b;
+  return strcmp ((*x)->key, (*y)->key);
+}
+
+static int
+cb_end_map (void *ctx)
+{
+  struct builder *b = ctx;
+  struct ab_json *o = b->stack[b->depth - 1].node;
+  size_t i, n = o->u.obj.n;
+
+  /* Duplicate keys: sort pointers to the members, compare neighbours.
+     O(n log n), so a hostile object with 65536 members stays cheap. */
+  if (n > 1)
+    {
+      _cleanup_free_ struct ab_json_member **v = xreallocarray (NULL, n, sizeof *v);
+      for (i = 0; i < n; i++)
+        v[i] = &o->u.obj.m[i];
+      qsort (v, n, sizeof *v, cmp_member_ptr);
+      for (i = 1; i < n; i++)
+        if (strcmp (v[i - 1]->key, v[i]->key) == 0)
+          {
+            char path[512], msg[600];
+            builder_path (b, b->depth - 1, false, path, sizeof path);
+            snprintf (msg, sizeof msg, "duplicate key \"%.500s\"", v[i]->key);
+            return builder_report (b, path, msg);
+          }
+    }
+  b->depth--;
+  return 1;
+}
+
+static int
+cb_start_array (void *ctx)
+{
+  return push_container (ctx, AB_J_ARRAY);
+}
+
+static int
+cb_end_array (void *ctx)
+{
+  struct builder *b = ctx;
+  b->depth--;
+  return 1;
+}
+
+static const yajl_callbacks callbacks = {
+  .yajl_null = cb_null,
+  .yajl_boolean = cb_boolean,
+  .yajl_number = cb_number,
+  .yajl_string = cb_string,
+  .yajl_start_map = cb_start_map,
+  .yajl_map_key = cb_map_key,
+  .yajl_end_map = cb_end_map,
+  .yajl_start_array = cb_start_array,
+  .yajl_end_array = cb_end_array,
+};
+
+struct ab_json *
+ab_json_parse (const char *buf, size_t len, const struct ab_json_limits *lim, const char *name, ab_error_t *err)
+{
+  struct builder b = { .lim = lim, .name = name, .err = err };
+  yajl_handle h;
+  yajl_status st;
+  size_t i;
+
+  if (len > lim->max_bytes)
+    {
+      ab_error_setc (err, AB_EC_CONFIG, 0, "%s: larger than %zu bytes", name, lim->max_bytes);
+      return NULL;
+    }
+  b.stack = xcalloc (lim->max_depth + 1, sizeof *b.stack);
+  h = yajl_alloc (&callbacks, NULL, &b);
+  if (h == NULL)
+    abort ();
+  st = yajl_parse (h, (const unsigned char *) buf, len);
+  if (st == yajl_status_ok)
+    st = yajl_complete_parse (h);
+  if (st != yajl_status_ok && !b.failed)
+    {
+      unsigned char *m = yajl_get_error (h, 0, (const unsigned char *) buf, len);
+      size_t off = yajl_get_bytes_consumed (h);
+      char *nl;
+      /* yajl's message may span lines; keep the first. */
+      if (m && (nl = strchr ((char *) m, '\n')) != NULL)
+        *nl = '\0';
+      ab_error_setc (err, AB_EC_CONFIG, 0, "%s: invalid JSON near byte %zu: %s", name, off,
+                     m ? (const char *) m : "parse error");
+      if (m)
+        yajl_free_error (h, m);
+      b.failed = true;
+    }
+  yajl_free (h);
+  for (i = 0; i < b.depth; i++)
+    free (b.stack[i].key);
+  free (b.stack);
+  if (b.failed || b.root == NULL)
+    {
+      if (!b.failed)
+        ab_error_setc (err, AB_EC_CONFIG, 0, "%s: empty document", name);
+      ab_json_free (b.root);
+      return NULL;
+    }
+  return b.root;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* The JSON paths of the context and of unused members are built for every
+   key and index of a config (17 KB of default config: ~1500 of them), so
+   they skip snprintf's format machinery (20 % of a parse).  Each writes
+   exactly what snprintf (dst, cap, "%s%s", a, b) and
+   snprintf (dst, cap, "[%zu]", i) would, and returns the same value: the
+   length of the whole text, even when it was cut to fit. */
+static int
+put_str2 (char *dst, size_t cap, const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+
+  if (cap > 0)
+    {
+      size_t ka = la < cap - 1 ? la : cap - 1;
+      size_t kb = lb < cap - 1 - ka ? lb : cap - 1 - ka;
+      memcpy (dst, a, ka);
+      memcpy (dst + ka, b, kb);
+      dst[ka + kb] = '\0';
+    }
+  return (int)(la + lb);
+}
+
+static int
+put_index (char *dst, size_t cap, size_t i)
+{
+  char digits[24], *p = digits + sizeof digits;
+
+  *--p = '\0';
+  *--p = ']';
+  do
+    *--p = (char)('0' + i % 10);
+  while ((i /= 10) != 0);
+  *--p = '[';
+  return put_str2 (dst, cap, "", p);
+}
+
+void
+ab_jctx_init (struct ab_jctx *c, const char *file, ab_error_t *err)
+{
+  c->file = file;
+  c->path[0] = '\0';
+  c->len = 0;
+  c->err = err;
+}
+
+size_t
+ab_jpush_key (struct ab_jctx *c, const char *key)
+{
+  size_t mark = c->len;
+  int w = put_str2 (c->path + c->len, sizeof c->path - c->len, c->len ? "." : "", key);
+  if (w > 0)
+    c->len = c->len + (size_t) w < sizeof c->path ? c->len + (size_t) w : sizeof c->path - 1;
+  return mark;
+}
+
+size_t
+ab_jpush_index (struct ab_jctx *c, size_t i)
+{
+  size_t mark = c->len;
+  int w = put_index (c->path + c->len, sizeof c->path - c->len, i);
+  if (w > 0)
+    c->len = c->len + (size_t) w < sizeof c->path ? c->len + (size_t) w : sizeof c->path - 1;
+  return mark;
+}
+
+void
+ab_jpop (struct ab_jctx *c, size_t mark)
+{
+  c->len = mark;
+  c->path[mark] = '\0';
+}
+
+static int
+jerr_v (struct ab_jctx *c, const char *fmt, va_list ap)
+{
+  char msg[768];
+
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  if (c->len)
+    return ab_error_setc (c->err, AB_EC_CONFIG, 0, "%s: %s: %s", c->file, c->path, msg);
+  return ab_error_setc (c->err, AB_EC_CONFIG, 0, "%s: %s", c->file, msg);
+}
+
+int
+ab_jerr (struct ab_jctx *c, const char *fmt, ...)
+{
+  va_list ap;
+  int r;
+
+  va_start (ap, fmt);
+  r = jerr_v (c, fmt, ap);
+  va_end (ap);
+  return r;
+}
+
+int
+ab_jerr_at (struct ab_jctx *c, const char *key, const char *fmt, ...)
+{
+  va_list ap;
+  int r;
+
+  if (key != NULL)
+    ab_jpush_key (c, key);
+  va_start (ap, fmt);
+  r = jerr_v (c, fmt, ap);
+  va_end (ap);
+  return r;
+}
+
+struct ab_json *
+ab_json_member (struct ab_json *obj, const char *key)
+{
+  size_t i;
+
+  if (obj == NULL || obj->type != AB_J_OBJECT)
+    return NULL;
+  for (i = 0; i < obj->u.obj.n; i++)
+    if (strcmp (obj->u.obj.m[i].key, key) == 0)
+      {
+        obj->u.obj.m[i].used = true;
+        return obj->u.obj.m[i].val;
+      }
+  return NULL;
+}
+
+int
+ab_jenter (struct ab_jctx *c, struct ab_json *obj, const char *key, enum ab_jtype type, int required,
+           struct ab_json **out, size_t *mark)
+{
+  struct ab_json *v = ab_json_member (obj, key);
+
+  *out = NULL;
+  if (v == NULL || (v->type == AB_J_NULL && !required))
+    {
+      if (required)
+        {
+          size_t m = ab_jpush_key (c, key);
+          ab_jerr (c, "required");
+          ab_jpop (c, m);
+          return -1;
+        }
+      return 0;
+    }
+  *mark = ab_jpush_key (c, key);
+  if (v->type != type)
+    {
+      ab_jerr (c, "must be %s, not %s", ab_jtype_name (type), ab_jtype_name (v->type));
+      ab_jpop (c, *mark);
+      return -1;
+    }
+  *out = v;
+  return 1;
+}
+
+int
+ab_jval_str (struct ab_jctx *c, struct ab_json *v, char **out)
+{
+  if (v->type != AB_J_STRING)
+    return ab_jerr (c, "must be a string, not %s", ab_jtype_name (v->type));
+  free (*out);
+  *out = xstrdup (v->u.str.s);
+  return 0;
+}
+
+static int
+ab_jval_bool (struct ab_jctx *c, struct ab_json *v, bool *out)
+{
+  if (v->type != AB_J_BOOL)
+    return ab_jerr (c, "must be a boolean, not %s", ab_jtype_name (v->type));
+  *out = v->u.b;
+  return 0;
+}
+
+static bool
+is_integer_text (const char *s)
+{
+  return strpbrk (s, ".eE") == NULL;
+}
+
+int
+ab_jval_u64 (struct ab_jctx *c, struct ab_json *v, uint64_t max, uint64_t *out)
+{
+  uint64_t u;
+
+  if (v->type != AB_J_NUMBER)
+    return ab_jerr (c, "must be an integer, not %s", ab_jtype_name (v->type));
+  if (!is_integer_text (v->u.num))
+    return ab_jerr (c, "must be an integer, not %s", v->u.num);
+  if (v->u.num[0] == '-')
+    return ab_jerr (c, "must not be negative (%s)", v->u.num);
+  if (ab_parse_u64 (v->u.num, &u) < 0 || u > max)
+    return ab_jerr (c, "%s is out of range (maximum %llu)", v->u.num, (unsigned long long) max);
+  *out = u;
+  return 0;
+}
+
+static int
+ab_jval_i64 (struct ab_jctx *c, struct ab_json *v, int64_t min, int64_t max, int64_t *out)
+{
+  int64_t i;
+
+  if (v->type != AB_J_NUMBER)
+    return ab_jerr (c, "must be an integer, not %s", ab_jtype_name (v->type));
+  if (!is_integer_text (v->u.num))
+    return ab_jerr (c, "must be an integer, not %s", v->u.num);
+  if (ab_parse_i64 (v->u.num, &i) < 0 || i < min || i > max)
+    return ab_jerr (c, "%s is out of range (%lld to %lld)", v->u.num, (long long) min, (long long) max);
+  *out = i;
+  return 0;
+}
+
+static int
+ab_jval_strv (struct ab_jctx *c, struct ab_json *v, struct ab_strv *out)
+{
+  size_t i;
+
+  if (v->type != AB_J_ARRAY)
+    return ab_jerr (c, "must be an array of strings, not %s", ab_jtype_name (v->type));
+  ab_strv_free (out);
+  for (i = 0; i < v->u.arr.n; i++)
+    {
+      struct ab_json *e = v->u.arr.items[i];
+      if (e->type != AB_J_STRING)
+        {
+          size_t m = ab_jpush_index (c, i);
+          ab_jerr (c, "must be a string, not %s", ab_jtype_name (e->type));
+          ab_jpop (c, m);
+          return -1;
+        }
+      ab_strv_push (out, e->u.str.s);
+    }
+  return 0;
+}
+
+/* Shared shape of the ab_jget_* accessors. */
+#define JGET_BODY(call)                                                                                            \
+  struct ab_json *v = ab_json_member (obj, key);                                                                 \
+  size_t mark;                                                                                                   \
+  int r;                                                                                                         \
+  if (v == NULL || (v->type == AB_J_NULL && !required))                                                          \
+    {                                                                                                            \
+      if (!required)                                                                                             \
+        return 0;                                                                                                \
+      mark = ab_jpush_key (c, key);                                                                              \
+      ab_jerr (c, "required");                                                                                   \
+      ab_jpop (c, mark);                                                                                         \
+      return -1;                                                                                                 \
+    }                                                                                                            \
+  mark = ab_jpush_key (c, key);                                                                                  \
+  r = (call);                                                                                                    \
+  ab_jpop (c, mark);                                                                                             \
+  return r < 0 ? -1 : 1
+
+int
+ab_jget_str (struct ab_jctx *c, struct ab_json *obj, const char *key, int required, char **out)
+{
+  JGET_BODY (ab_jval_str (c, v, out));
+}
+
+int
+ab_jget_bool (struct ab_jctx *c, struct ab_json *obj, const char *key, int required, bool *out)
+{
+  JGET_BODY (ab_jval_bool (c, v, out));
+}
+
+int
+ab_jget_u64 (struct ab_jctx *c, struct ab_json *obj, const char *key, int required, uint64_t max, uint64_t *out)
+{
+  JGET_BODY (ab_jval_u64 (c, v, max, out));
+}
+
+int
+ab_jget_i64 (struct ab_jctx *c, struct ab_json *obj, const char *key, int required, int64_t min, int64_t max,
+             int64_t *out)
+{
+  JGET_BODY (ab_jval_i64 (c, v, min, max, out));
+}
+
+int
+ab_jget_strv (struct ab_jctx *c, struct ab_json *obj, const char *key, int required, struct ab_strv *out)
+{
+  JGET_BODY (ab_jval_strv (c, v, out));
+}
+
+static void
+collect (struct ab_json *j, char *path, size_t len, size_t cap, struct ab_strv *out)
+{
+  size_t i;
+
+  if (j->type == AB_J_ARRAY)
+    {
+      for (i = 0; i < j->u.arr.n; i++)
+        {
+          int w = put_index (path + len, cap - len, i);
+          if (w > 0 && len + (size_t) w < cap)
+            collect (j->u.arr.items[i], path, len + (size_t) w, cap, out);
+        }
+      path[len] = '\0';
+    }
+  else if (j->type == AB_J_OBJECT)
+    {
+      for (i = 0; i < j->u.obj.n; i++)
+        {
+          struct ab_json_member *m = &j->u.obj.m[i];
+          int w = put_str2 (path + len, cap - len, len ? "." : "", m->key);
+          if (w <= 0 || len + (size_t) w >= cap)
+            continue;
+          if (!m->used)
+            ab_strv_push (out, path);
+          else
+            collect (m->val, path, len + (size_t) w, cap, out);
+        }
+      path[len] = '\0';
+    }
+}
+
+void
+ab_json_collect_unused (struct ab_json *j, const char *prefix, struct ab_strv *out)
+{
+  char path[1024];
+  size_t len;
+
+  snprintf (path, sizeof path, "%s", prefix ? prefix : "");
+  len = strlen (path);
+  if (j)
+    collect (j, path, len, sizeof path, out);
+}
+
+struct ab_json *
+ab_json_new (enum ab_jtype t)
+{
+  struct ab_json *j = xzalloc (sizeof *j);
+  j->type = t;
+  return j;
+}
+
+struct ab_json *
+ab_json_new_str (const char *str)
+{
+  struct ab_json *j = ab_json_new (AB_J_STRING);
+  j->u.str.s = xstrdup (str);
+  j->u.str.len = strlen (str);
+  return j;
+}
+
+void
+ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val)
+{
+  size_t i;
+
+  for (i = 0; i < obj->u.obj.n; i++)
+    if (strcmp (obj->u.obj.m[i].key, key) == 0)
+      {
+        ab_json_free (obj->u.obj.m[i].val);
+        obj->u.obj.m[i].val = val;
+        return;
+      }
+  obj->u.obj.m = grow_for (obj->u.obj.m, obj->u.obj.n, sizeof *obj->u.obj.m);
+  obj->u.obj.m[obj->u.obj.n].key = xstrdup (key);
+  obj->u.obj.m[obj->u.obj.n].val = val;
+  obj->u.obj.m[obj->u.obj.n].used = false;
+  obj->u.obj.n++;
+}
+

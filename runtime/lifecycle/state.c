@@ -1,0 +1,658 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "runtime/lifecycle/state.h"
+#include "base/util.h"
+#include "base/gen.h"
+
+/* runtime.md's status names, by enum ab_status. */
+static const char *const status_names[] = {
+  [AB_STATUS_CREATING] = "creating", [AB_STATUS_CREATED] = "created", [AB_STATUS_RUNNING] = "running",
+  [AB_STATUS_STOPPED] = "stopped",   [AB_STATUS_PAUSED] = "paused",
+};
+
+const char *
+ab_status_name (int status)
+{
+  return status >= 0 && (size_t)status < AB_ARRAY_SIZE (status_names) && status_names[status]
+             ? status_names[status]
+             : "stopped";
+}
+
+static int
+status_from_name (const char *s)
+{
+  size_t i;
+
+  for (i = 0; i < AB_ARRAY_SIZE (status_names); i++)
+    if (status_names[i] && strcmp (s, status_names[i]) == 0)
+      return (int) i;
+  return -1;
+}
+
+int
+ab_id_validate (const char *id, ab_error_t *err)
+{
+  size_t i, n = strlen (id);
+
+  if (n == 0)
+    return ab_error_setc (err, AB_EC_USAGE, 0, "container id must not be empty");
+  if (n > AB_ID_MAX)
+    return ab_error_setc (err, AB_EC_USAGE, 0, "container id longer than %d characters", AB_ID_MAX);
+  for (i = 0; i < n; i++)
+    {
+      char c = id[i];
+      bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      if (alnum || (i > 0 && (c == '_' || c == '.' || c == '+' || c == '-')))
+        continue;
+      return ab_error_setc (err, AB_EC_USAGE, 0,
+                            "invalid container id `%.64s`: use letters, digits and _.+- (not first)", id);
+    }
+  return 0;
+}
+
+void
+ab_state_free (struct ab_state *s)
+{
+  size_t i;
+
+  if (s == NULL)
+    return;
+  free (s->id);
+  free (s->bundle);
+  free (s->rootfs);
+  ab_json_free (s->cgroup);
+  for (i = 0; i < s->annotations.n; i++)
+    {
+      free (s->annotations.v[i].key);
+      free (s->annotations.v[i].value);
+    }
+  free (s->annotations.v);
+  free (s->rules_text);
+  free (s);
+}
+
+int
+ab_state_root_open (const char *root, bool create, ab_error_t *err)
+{
+  int fd;
+
+  if (root == NULL || root[0] != '/')
+    return ab_error_setc (err, AB_EC_USAGE, 0, "--root `%s` must be an absolute path", root ? root : "");
+  fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 || !create || errno != ENOENT)
+    {
+      if (fd < 0)
+        {
+          if (errno == ENOENT)
+            return ab_error_setc (err, AB_EC_NOTFOUND, 0, "state directory `%s` does not exist", root);
+          return ab_error_set (err, errno, "open state directory `%s`", root);
+        }
+      return fd;
+    }
+  /* mkdir -p.  The root is 0711: traversable but not listable; each
+     container's directory is 0700.  Nothing else is kept here (caches are
+     in runtime/cache.h's directory), so that the last delete leaves the
+     root as create found it. */
+  {
+    _cleanup_free_ char *copy = xstrdup (root);
+    char *p;
+    for (p = copy + 1; *p; p++)
+      if (*p == '/')
+        {
+          *p = '\0';
+          if (mkdir (copy, 0755) < 0 && errno != EEXIST)
+            return ab_error_set (err, errno, "create `%s`", copy);
+          *p = '/';
+        }
+    if (mkdir (copy, 0711) < 0 && errno != EEXIST)
+      return ab_error_set (err, errno, "create state directory `%s`", root);
+  }
+  fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_set (err, errno, "open state directory `%s`", root);
+  return fd;
+}
+
+/* The name a container directory is made under before it is renamed to
+   its id (ids start with an alphanumeric, so ".<id>" is nobody's id);
+   false when that does not fit a file name. */
+static bool
+hidden_name (char buf[NAME_MAX + 2], const char *id)
+{
+  return snprintf (buf, NAME_MAX + 2, ".%s", id) < NAME_MAX + 2;
+}
+
+int
+ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
+{
+  char tmp[NAME_MAX + 2];
+  int fd;
+
+  if (ab_id_validate (id, err) < 0)
+    return -1;
+  /* Made under a hidden name, locked, then renamed into place: the
+     directory never appears under its id unlocked, so `delete --force`
+     taking the lock knows that its creator is gone. */
+  if (!hidden_name (tmp, id))
+    return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "container id `%.32s...` is too long for a directory name",
+                          id);
+  if (mkdirat (rootfd, tmp, 0700) < 0 && errno != EEXIST)
+    return ab_error_set (err, errno, "create state directory for `%s`", id);
+  fd = openat (rootfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return ab_error_set (err, errno, "open state directory for `%s`", id);
+  /* A leftover of a create killed right here is reused; a locked one is a
+     create of the same id in progress. */
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      int e = errno;
+      close (fd);
+      if (e == EWOULDBLOCK)
+        return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists (being created)", id);
+      return ab_error_set (err, e, "lock state of `%s`", id);
+    }
+  if (renameat2 (rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0)
+    {
+      int e = errno;
+      unlinkat (rootfd, tmp, AT_REMOVEDIR);
+      close (fd);
+      if (e == EEXIST)
+        return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists", id);
+      return ab_error_set (err, e, "create state directory for `%s`", id);
+    }
+  return fd;
+}
+
+int
+ab_state_dir_remove_orphan (int rootfd, const char *id)
+{
+  char tmp[NAME_MAX + 2];
+  const char *names[2] = { id, tmp };
+  int removed = 0;
+
+  for (size_t i = 0; i < (hidden_name (tmp, id) ? 2 : 1); i++)
+    {
+      _cleanup_close_ int fd = openat (rootfd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      struct stat st;
+
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+        continue; /* absent, or its creator still runs */
+      if (fstatat (fd, AB_STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        continue; /* a real container: not an orphan */
+      if (ab_state_dir_remove (rootfd, names[i], NULL) == 0)
+        removed++;
+    }
+  return removed;
+}
+
+int
+ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *err)
+{
+  int fd;
+
+  if (ab_id_validate (id, err) < 0)
+    return -1;
+  fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    {
+      if (errno == ENOENT)
+        return ab_error_setc (err, AB_EC_NOTFOUND, 0, "container `%s` does not exist", id);
+      return ab_error_set (err, errno, "open state of `%s`", id);
+    }
+  if (flock (fd, exclusive ? LOCK_EX : LOCK_SH) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return ab_error_set (err, e, "lock state of `%s`", id);
+    }
+  return fd;
+}
+
+int
+ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err)
+{
+  int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+  if (fd < 0)
+    return errno == ENOENT ? 0 : ab_error_set (err, errno, "open state of `%s`", id);
+  return ab_state_dir_remove_fd (rootfd, id, fd, err);
+}
+
+int
+ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
+{
+  _cleanup_close_ int fd = dir_fd;
+  DIR *d;
+  struct dirent *e;
+
+  /* What a state directory holds, by name; the rmdir tells whether there
+     was anything else (a netns file still mounted fails its unlink below,
+     as it did in the listing), and only then is the directory listed. */
+  unlinkat (fd, AB_STATE_FILE, 0);
+  unlinkat (fd, AB_CONFIG_FILE, 0);
+  if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0 || errno == ENOENT)
+    return 0;
+  if (errno != ENOTEMPTY && errno != EEXIST)
+    return ab_error_set (err, errno, "remove state directory of `%s`", id);
+  d = fdopendir (ab_steal_fd (&fd));
+  if (d == NULL)
+    return ab_error_set (err, errno, "read state of `%s`", id);
+  while ((e = readdir (d)) != NULL)
+    {
+      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+        continue;
+      if (unlinkat (dirfd (d), e->d_name, 0) < 0 && errno != ENOENT)
+        {
+          int er = errno;
+          closedir (d);
+          return ab_error_set (err, er, "remove `%s` from the state of `%s`", e->d_name, id);
+        }
+    }
+  closedir (d);
+  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return ab_error_set (err, errno, "remove state directory of `%s`", id);
+  return 0;
+}
+
+static void
+state_gen (struct ab_gen *g, const struct ab_state *s)
+{
+  size_t i;
+
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "id", s->id);
+  ab_gen_kv_str (g, "bundle", s->bundle);
+  ab_gen_kv_str (g, "rootfs", s->rootfs);
+  ab_gen_kv_u64 (g, "created", s->created_ns);
+  ab_gen_kv_str (g, "status", ab_status_name (s->status));
+  ab_gen_kv_i64 (g, "pid", s->pid);
+  ab_gen_kv_u64 (g, "pidStart", s->pid_start);
+  ab_gen_kv_bool (g, "netnsHeld", s->netns_held);
+  ab_gen_kv_bool (g, "ownNetns", s->own_netns);
+  ab_gen_kv_i64 (g, "helperPid", s->helper_pid);
+  ab_gen_kv_u64 (g, "helperStart", s->helper_start);
+  ab_gen_key (g, "annotations");
+  ab_gen_obj_open (g);
+  for (i = 0; i < s->annotations.n; i++)
+    ab_gen_kv_str (g, s->annotations.v[i].key, s->annotations.v[i].value);
+  ab_gen_obj_close (g);
+  if (s->rules_text)
+    ab_gen_kv_str (g, "rules", s->rules_text);
+  if (s->cgroup)
+    {
+      ab_gen_key (g, "cgroup");
+      ab_gen_json (g, s->cgroup);
+    }
+  ab_gen_obj_close (g);
+}
+
+int
+ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  const char *buf;
+  size_t len;
+
+  state_gen (g, s);
+  buf = ab_gen_buf (g, &len);
+  return ab_write_file_atomic (dirfd, AB_STATE_FILE, buf, len, 0600, err);
+}
+
+void
+ab_state_file_close (struct ab_state_file *f)
+{
+  if (f->fd >= 0)
+    close (f->fd);
+  f->fd = -1;
+  f->len = 0;
+}
+
+/* At most one page: see ab_state_write_locked. */
+#define STATE_INPLACE_MAX 4096
+
+/* Open the existing state.json for overwrites; 0 with f->fd -1 when there
+   is none yet (the first write renames a complete file into place, so a
+   writer killed at any point leaves a whole state.json or none). */
+static int
+state_file_open (int dirfd, struct ab_state_file *f, ab_error_t *err)
+{
+  struct stat st;
+
+  f->fd = openat (dirfd, AB_STATE_FILE, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (f->fd < 0)
+    return errno == ENOENT ? 0 : ab_error_set (err, errno, "open `%s`", AB_STATE_FILE);
+  if (fstat (f->fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      int e = errno ? errno : EINVAL;
+      ab_state_file_close (f);
+      return ab_error_set (err, e, "`%s` is not a regular file", AB_STATE_FILE);
+    }
+  f->len = (size_t)st.st_size;
+  return 0;
+}
+
+int
+ab_state_write_locked (int dirfd, struct ab_state_file *f, const struct ab_state *s, ab_error_t *err)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  char page[STATE_INPLACE_MAX];
+  const char *buf;
+  size_t len, n;
+  ssize_t w;
+
+  state_gen (g, s);
+  buf = ab_gen_buf (g, &len);
+  if (f->fd < 0 && !f->absent && len <= STATE_INPLACE_MAX && state_file_open (dirfd, f, err) < 0)
+    return -1;
+  n = len > f->len ? len : f->len;
+  if (f->fd < 0 || n > STATE_INPLACE_MAX)
+    {
+      /* The first write, or too long for one page: the rename (after
+         which an open file would no longer be state.json; the new file's
+         own fd is, and is kept for the writes in place). */
+      int fd;
+      ab_state_file_close (f);
+      fd = ab_write_file_atomic_open (dirfd, AB_STATE_FILE, buf, len, 0600, err);
+      if (fd < 0)
+        return -1;
+      f->absent = false;
+      if (len > STATE_INPLACE_MAX)
+        close (fd);
+      else
+        {
+          f->fd = fd;
+          f->len = len;
+        }
+      return 0;
+    }
+  /* Why in place is safe here:
+     - readers: every reader of state.json holds the directory's lock
+       (ab_state_dir_open, LOCK_SH at least) and the caller holds LOCK_EX,
+       so no read overlaps the write;
+     - a writer killed mid-way (the fault-injection case: kill -9, then
+       delete --force reads what is on disk): one write(2) of at most one
+       page at offset 0, from a buffer on our stack that is resident, is
+       copied as one chunk; the kernel checks for a fatal signal only
+       between chunks (generic_perform_write), so the file holds the old
+       text or the new one, never a mix; a full disk fails the write
+       before anything is copied;
+     - no truncation is ever needed: a shorter text is padded with spaces,
+       which JSON ignores, so the file never holds the tail of an older
+       text after its end. */
+  memcpy (page, buf, len);
+  memset (page + len, ' ', n - len);
+  w = pwrite (f->fd, page, n, 0);
+  if (w != (ssize_t)n)
+    {
+      int e = w < 0 ? errno : EIO;
+      ab_state_file_close (f);
+      return ab_error_set (err, e, "write `%s`", AB_STATE_FILE);
+    }
+  f->len = n;
+  return 0;
+}
+
+int
+ab_state_read (int dirfd, const char *id, struct ab_state **out, ab_error_t *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  _cleanup_json_ struct ab_json *j = NULL;
+  _cleanup_state_ struct ab_state *s = xzalloc (sizeof *s);
+  _cleanup_free_ char *status = NULL;
+  struct ab_json *ann;
+  struct ab_jctx c;
+  uint64_t u;
+  int64_t i64;
+  size_t len, mark;
+
+  if (ab_read_file_at (dirfd, AB_STATE_FILE, 1u << 20, &buf, &len, err) < 0)
+    {
+      if (err->errnum == ENOENT)
+        return ab_error_setc (err, AB_EC_NOTFOUND, 0, "container `%s` does not exist (no state file)", id);
+      return ab_error_prefix (err, "container `%s`", id);
+    }
+  j = ab_json_parse (buf, len, &ab_json_config_limits, AB_STATE_FILE, err);
+  if (j == NULL)
+    return ab_error_prefix (err, "container `%s`: corrupt state", id);
+  ab_jctx_init (&c, AB_STATE_FILE, err);
+  if (j->type != AB_J_OBJECT || ab_jget_str (&c, j, "id", AB_REQUIRED, &s->id) < 0
+      || ab_jget_str (&c, j, "bundle", AB_REQUIRED, &s->bundle) < 0
+      || ab_jget_str (&c, j, "rootfs", AB_OPTIONAL, &s->rootfs) < 0
+      || ab_jget_u64 (&c, j, "created", AB_REQUIRED, UINT64_MAX, &s->created_ns) < 0
+      || ab_jget_str (&c, j, "status", AB_REQUIRED, &status) < 0
+      || ab_jget_i64 (&c, j, "pid", AB_REQUIRED, 0, INT32_MAX, &i64) < 0)
+    {
+      if (j->type != AB_J_OBJECT)
+        ab_error_setc (err, AB_EC_INTERNAL, 0, "state.json: not an object");
+      return ab_error_prefix (err, "container `%s`: corrupt state", id);
+    }
+  s->pid = (pid_t) i64;
+  if ((s->status = status_from_name (status)) < 0)
+    return ab_error_setc (err, AB_EC_INTERNAL, 0, "container `%s`: corrupt state: unknown status `%s`", id, status);
+  if (ab_jget_u64 (&c, j, "pidStart", AB_OPTIONAL, UINT64_MAX, &s->pid_start) < 0
+      || ab_jget_bool (&c, j, "netnsHeld", AB_OPTIONAL, &s->netns_held) < 0
+      || ab_jget_bool (&c, j, "ownNetns", AB_OPTIONAL, &s->own_netns) < 0
+      || ab_jget_i64 (&c, j, "helperPid", AB_OPTIONAL, 0, INT32_MAX, &i64) < 0
+      || ab_jget_u64 (&c, j, "helperStart", AB_OPTIONAL, UINT64_MAX, &u) < 0
+      || ab_jget_str (&c, j, "rules", AB_OPTIONAL, &s->rules_text) < 0)
+    return ab_error_prefix (err, "container `%s`: corrupt state", id);
+  if (ab_json_member (j, "helperPid"))
+    s->helper_pid = (pid_t) i64;
+  if (ab_json_member (j, "helperStart"))
+    s->helper_start = u;
+  if (ab_jenter (&c, j, "annotations", AB_J_OBJECT, AB_OPTIONAL, &ann, &mark) > 0)
+    {
+      size_t k;
+      for (k = 0; k < ann->u.obj.n; k++)
+        {
+          struct ab_json *v = ann->u.obj.m[k].val;
+          if (v->type != AB_J_STRING)
+            return ab_error_setc (err, AB_EC_INTERNAL, 0, "container `%s`: corrupt state: annotation value", id);
+          s->annotations.v = xreallocarray (s->annotations.v, s->annotations.n + 1, sizeof *s->annotations.v);
+          s->annotations.v[s->annotations.n].key = xstrdup (ann->u.obj.m[k].key);
+          s->annotations.v[s->annotations.n].value = xstrdup (v->u.str.s);
+          s->annotations.n++;
+        }
+      ab_jpop (&c, mark);
+    }
+  {
+    /* Detach the cgroup object from the document: the cgroup driver parses it. */
+    size_t k;
+    for (k = 0; k < j->u.obj.n; k++)
+      if (strcmp (j->u.obj.m[k].key, "cgroup") == 0)
+        s->cgroup = ab_steal_ptr (&j->u.obj.m[k].val);
+  }
+  if (strcmp (s->id, id) != 0)
+    return ab_error_setc (err, AB_EC_INTERNAL, 0, "container `%s`: corrupt state: it names `%s`", id, s->id);
+  *out = ab_steal_ptr (&s);
+  return 0;
+}
+
+uint64_t
+ab_proc_start_time (pid_t pid, bool *zombie)
+{
+  char path[64], buf[1024], *p;
+  int fd;
+  ssize_t n;
+  unsigned long long start = 0;
+  int field;
+
+  if (zombie)
+    *zombie = false;
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* comm may contain spaces and parentheses: fields start after the last ')'. */
+  p = strrchr (buf, ')');
+  if (p == NULL || p[1] != ' ')
+    return 0;
+  p += 2;
+  if (zombie)
+    *zombie = (*p == 'Z' || *p == 'X');
+  /* p is at field 3 (state); starttime is field 22. */
+  for (field = 3; field < 22 && p; field++)
+    {
+      p = strchr (p, ' ');
+      if (p)
+        p++;
+    }
+  if (p == NULL || sscanf (p, "%llu", &start) != 1)
+    return 0;
+  return start;
+}
+
+int
+ab_state_pidfd (const struct ab_state *s)
+{
+  int fd;
+  uint64_t st;
+
+  if (s->pid <= 0)
+    {
+      errno = ESRCH;
+      return -1;
+    }
+  fd = (int) syscall (SYS_pidfd_open, s->pid, 0);
+  if (fd < 0)
+    return -1;
+  /* The pidfd pins the process from now on; the start time tells whether it is
+     still the one we started, and not a recycled pid. */
+  st = ab_proc_start_time (s->pid, NULL);
+  if (st == 0 || (s->pid_start != 0 && st != s->pid_start))
+    {
+      close (fd);
+      errno = ESRCH;
+      return -1;
+    }
+  return fd;
+}
+
+int
+ab_state_status (int dirfd, const struct ab_state *s)
+{
+  bool zombie = false;
+  uint64_t st;
+  struct stat sb;
+
+  if (s->status == AB_STATUS_STOPPED)
+    return AB_STATUS_STOPPED;
+  if (s->pid <= 0)
+    return s->status == AB_STATUS_CREATING ? AB_STATUS_CREATING : AB_STATUS_STOPPED;
+  st = ab_proc_start_time (s->pid, &zombie);
+  if (st == 0 || zombie || (s->pid_start != 0 && st != s->pid_start))
+    return AB_STATUS_STOPPED;
+  if (s->status == AB_STATUS_CREATING || s->status == AB_STATUS_PAUSED)
+    return s->status;
+  if (fstatat (dirfd, AB_START_SOCK, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+    return AB_STATUS_CREATED;
+  return AB_STATUS_RUNNING;
+}
+
+/* The OCI state object (runtime.md): `state`, hooks' stdin, and the
+   `state` of a seccomp agent's container process state. */
+static void
+gen_oci_state (struct ab_gen *g, const struct ab_state *s, int status)
+{
+  char ts[64];
+  size_t i;
+
+  ab_format_time_rfc3339 (s->created_ns, ts, sizeof ts);
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "ociVersion", AB_OCI_VERSION);
+  ab_gen_kv_str (g, "id", s->id);
+  ab_gen_kv_str (g, "status", ab_status_name (status));
+  /* pid is REQUIRED for created and running; a stopped container has none. */
+  ab_gen_kv_i64 (g, "pid", status == AB_STATUS_STOPPED ? 0 : s->pid);
+  ab_gen_kv_str (g, "bundle", s->bundle);
+  ab_gen_kv_str (g, "rootfs", s->rootfs ? s->rootfs : "");
+  ab_gen_kv_str (g, "created", ts);
+  ab_gen_kv_str (g, "owner", "");
+  /* For reviewers: exactly the nftables ruleset installed in the
+     container's network namespace (the state may carry extra properties). */
+  if (s->rules_text)
+    ab_gen_kv_str (g, "dev.agentbox/netRules", s->rules_text);
+  if (s->annotations.n)
+    {
+      ab_gen_key (g, "annotations");
+      ab_gen_obj_open (g);
+      for (i = 0; i < s->annotations.n; i++)
+        ab_gen_kv_str (g, s->annotations.v[i].key, s->annotations.v[i].value);
+      ab_gen_obj_close (g);
+    }
+  ab_gen_obj_close (g);
+}
+
+char *
+ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *len)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (pretty);
+
+  gen_oci_state (g, s, status);
+  return ab_gen_steal (g, true, len);
+}
+
+char *
+ab_state_process_json (const struct ab_state *s, int status, pid_t pid, const char *metadata, size_t *len)
+{
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  static const char *const fds[] = { "seccompFd" };
+
+  ab_gen_obj_open (g);
+  ab_gen_kv_str (g, "ociVersion", AB_OCI_VERSION);
+  ab_gen_kv_strv (g, "fds", (char *const *) fds, 1);
+  ab_gen_kv_i64 (g, "pid", pid);
+  if (metadata)
+    ab_gen_kv_str (g, "metadata", metadata);
+  ab_gen_key (g, "state");
+  gen_oci_state (g, s, status);
+  ab_gen_obj_close (g);
+  return ab_gen_steal (g, false, len);
+}
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+int
+ab_state_list (int rootfd, struct ab_strv *ids, ab_error_t *err)
+{
+  int fd = dup (rootfd);
+  DIR *d;
+  struct dirent *e;
+
+  if (fd < 0)
+    return ab_error_set (err, errno, "dup");
+  d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return ab_error_set (err, errno, "read state directory");
+    }
+  rewinddir (d);
+  while ((e = readdir (d)) != NULL)
+    {
+      if (e->d_name[0] == '.' || e->d_type != DT_DIR)
+        continue;
+      if (ab_id_validate (e->d_name, NULL) < 0)
+        continue;
+      ab_strv_push (ids, e->d_name);
+    }
+  closedir (d);
+  if (ids->n > 1)
+    qsort (ids->v, ids->n, sizeof *ids->v, cmp_str);
+  return 0;
+}

@@ -1,0 +1,109 @@
+/* Change sets: where an overlay-mode workspace keeps what the container
+ * changed, from create until `agentbox workspace apply` or `discard`, past
+ * the container's own delete.
+ *
+ *   <root>/.changesets/<id>/   one per container id: a tmpfs of
+ *                              dev.agentbox.workspace.size bytes (mode 0700)
+ *       meta.json              the workspace (path, device, inode), when the
+ *                              run started, the lower layer's id mapping
+ *       journal                while an apply runs (runtime/wsapply.h)
+ *       upper/ work/           the overlay's upper layer and work directory
+ *       lower/                 a mount point (runtime/mount-overlay.c)
+ *
+ * With dev.agentbox.workspace.changes the directory is a plain one (0700)
+ * holding meta.json and the journal, and upper/, work/ and lower/ are in the
+ * caller's directory.
+ *
+ * The tmpfs bounds the change set: past it the container's writes fail with
+ * ENOSPC (and its record says limitsHit "workspace"); a change set cannot
+ * fill the host's /run.  It is a mount of the host's mount namespace, made
+ * by create and removed by apply or discard. */
+#ifndef AB_RUNTIME_WSSTORE_H
+#define AB_RUNTIME_WSSTORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "base/util.h"
+#include "runtime/wsdiff.h"
+#include "spec/model.h"
+
+struct ab_bundle;
+struct ab_gen;
+
+#define AB_CHANGESETS_DIR ".changesets"
+
+struct ab_ws_meta
+{
+  char *workspace;        /* the host directory, canonical */
+  uint64_t dev, ino;      /* what it was when the run started */
+  uint64_t started_ns;    /* CLOCK_REALTIME_COARSE before the container existed */
+  uint64_t created_ns;
+  char *destination;      /* where the container saw it */
+  uint64_t size;          /* the tmpfs's size; 0: the layers are in changes_dir */
+  char *changes_dir;
+  uint64_t list_max;
+  bool mapped;            /* ids through uids/gids (an id-mapped lower layer) */
+  struct ab_idmaps uids, gids; /* disk id containerID+k shows as host id hostID+k */
+};
+
+struct ab_changeset
+{
+  char *id;
+  char *root;       /* the state root */
+  int dirfd;        /* <root>/.changesets/<id> (the tmpfs's root) */
+  int layer_fd;     /* the directory holding upper/, work/, lower/ */
+  char *layer_path;
+  bool made;        /* by this process (create): abort removes it */
+  bool made_layer;  /* ... and the caller's directory with it */
+  bool remnant;     /* no meta.json, no storage: what a removal killed half-way left */
+  struct ab_ws_meta m;
+  /* create's job (a thread; ab_changeset_join) */
+  pthread_t job;
+  bool job_started, job_joined;
+  int job_rootfd, job_r;
+  const struct ab_bundle *job_bundle;
+  ab_error_t job_err;
+};
+
+/* create: a new change set for the overlay workspace of bundle b (its
+   spec->workspace), with the workspace opened the way its bind would be;
+   refused (class exists) while one of that id is pending.  Made in a
+   thread (*out at once): rootfd and b must stay until
+   ab_changeset_join, which says whether it worked. */
+int ab_changeset_create (const char *root, int rootfd, const char *id, const struct ab_bundle *b,
+                         struct ab_changeset **out, ab_error_t *err);
+/* Replace *tree, the workspace's bind tree, by the overlay mount (closing
+   it); the tree must be the directory create recorded.  Joins create. */
+int ab_changeset_overlay (struct ab_changeset *cs, int *tree, const char *what, ab_error_t *err);
+/* A failed create: remove everything ab_changeset_create made, and free. */
+void ab_changeset_abort (struct ab_changeset *cs);
+
+/* An existing change set (class not_found when there is none). */
+int ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, ab_error_t *err);
+/* Hold it alone (apply, discard): class state when another process does. */
+int ab_changeset_lock (struct ab_changeset *cs, ab_error_t *err);
+/* The workspace, opened without following a symlink and checked to be the
+   directory the run used. */
+int ab_changeset_open_workspace (const struct ab_changeset *cs, ab_error_t *err);
+/* Its change list. */
+int ab_changeset_diff (const struct ab_changeset *cs, struct ab_ws_changes *out, ab_error_t *err);
+/* The members of a change set's JSON object (the caller opens and closes
+   it): its id, workspace, the change list ch (or the error that prevented
+   it) with at most list_max entries besides deletions and replaced
+   directories (0: the change set's own cap), its storage. */
+void ab_changeset_gen (struct ab_gen *g, const struct ab_changeset *cs, const struct ab_ws_changes *ch,
+                       const char *error, uint64_t list_max);
+/* The record's workspaceChanges member value (a JSON object), and whether
+   the storage is full. */
+char *ab_changeset_record_json (const struct ab_changeset *cs, bool *full);
+/* Remove the change set and its storage (after apply, or discard). */
+int ab_changeset_remove (struct ab_changeset *cs, ab_error_t *err);
+void ab_changeset_free (struct ab_changeset *cs);
+
+/* The ids of every change set under root, sorted. */
+int ab_changeset_list (const char *root, struct ab_strv *ids, ab_error_t *err);
+
+#endif

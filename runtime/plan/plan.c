@@ -1,0 +1,343 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+
+#include "base/util.h"
+#include "runtime/plan/plan.h"
+#include "spec/tables.h"
+
+/* What the plan owns; everything else it points at is the model's. */
+struct ab_plan_storage
+{
+  struct ab_process process;  /* a shallow copy of the model's, with owned replacements below */
+  struct ab_strv env;         /* process.env, when changed */
+  struct ab_strv args;        /* process.args, when changed */
+  char *cwd;                  /* process.cwd, when changed */
+  struct ab_spec *process_doc; /* exec --process: the parsed document holding the process */
+  struct ab_mount *mounts;    /* the model's (shallow) and the derived ones */
+  struct ab_resources resources;
+  struct ab_device_rule *devices;
+};
+
+/* ---- the process --------------------------------------------------------- */
+
+/* Set NAME=VALUE in env: replace NAME's entry, or append one.  keep: the
+   existing entry wins (the config's own value over a derived one). */
+static void
+env_set (struct ab_strv *env, const char *entry, bool keep)
+{
+  const char *eq = strchr (entry, '=');
+  size_t nl = eq ? (size_t)(eq - entry) : strlen (entry);
+
+  for (size_t k = 0; k < env->n; k++)
+    if (strncmp (env->v[k], entry, nl) == 0 && env->v[k][nl] == '=')
+      {
+        if (!keep)
+          {
+            free (env->v[k]);
+            env->v[k] = xstrdup (entry);
+          }
+        return;
+      }
+  ab_strv_push (env, entry);
+}
+
+static void
+own_env (struct ab_plan_storage *st)
+{
+  if (st->process.env.v == st->env.v && st->env.v != NULL)
+    return;
+  for (size_t i = 0; i < st->process.env.n; i++)
+    ab_strv_push (&st->env, st->process.env.v[i]);
+  st->process.env = st->env;
+}
+
+/* exec --process FILE: the process object goes through the config parser,
+   with all its checks. */
+static int
+process_from_file (struct ab_plan_storage *st, const char *path, ab_error_t *err)
+{
+  _cleanup_free_ char *buf = NULL, *doc = NULL;
+  size_t len;
+
+  if (ab_read_file_at (AT_FDCWD, path, AB_CONFIG_MAX_BYTES, &buf, &len, err) < 0)
+    return ab_error_prefix (err, "--process");
+  doc = xasprintf ("{\"ociVersion\":\"%s\",\"root\":{\"path\":\"/\"},\"process\":%s\n}", AB_OCI_VERSION, buf);
+  st->process_doc = ab_spec_parse (doc, strlen (doc), err);
+  if (st->process_doc == NULL)
+    return ab_error_prefix (err, "--process `%s`", path);
+  if (st->process_doc->process == NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "--process `%s`: not a process object", path);
+  st->process = *st->process_doc->process;
+  return 0;
+}
+
+/* exec: the command line's changes to the container's process. */
+static int
+change_process (struct ab_plan_storage *st, const struct ab_spec *s, const struct ab_process_change *x,
+                ab_error_t *err)
+{
+  if (x->process_file)
+    return process_from_file (st, x->process_file, err);
+  if (s->process == NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "the container's config has no process to take defaults from");
+  if (x->args == NULL || x->args->n == 0)
+    return ab_error_setc (err, AB_EC_USAGE, 0, "exec: missing the program to run");
+  st->process = *s->process;
+  for (size_t i = 0; i < x->args->n; i++)
+    ab_strv_push (&st->args, x->args->v[i]);
+  st->process.args = st->args;
+  if (x->cwd)
+    st->process.cwd = st->cwd = xstrdup (x->cwd);
+  if (x->env && x->env->n)
+    {
+      own_env (st);
+      for (size_t i = 0; i < x->env->n; i++)
+        env_set (&st->env, x->env->v[i], false);
+      st->process.env = st->env;
+    }
+  if (x->user_set)
+    {
+      st->process.user.uid = x->uid;
+      st->process.user.gid = x->gid_set ? x->gid : x->uid;
+      st->process.user.additional_gids = NULL;
+      st->process.user.n_additional_gids = 0;
+    }
+  for (size_t i = 0; x->add_caps && i < x->add_caps->n; i++)
+    {
+      /* Bounding, effective and permitted, as runc and crun: never
+         inheritable or ambient, which would carry the capability across
+         execve into programs that were never meant to hold it. */
+      static const int sets[] = { AB_CAP_BOUNDING, AB_CAP_EFFECTIVE, AB_CAP_PERMITTED };
+      int cap = ab_cap_from_name (x->add_caps->v[i]);
+      if (cap < 0)
+        return ab_error_setc (err, AB_EC_USAGE, 0, "exec: --cap: unknown capability `%s`", x->add_caps->v[i]);
+      for (size_t k = 0; k < AB_ARRAY_SIZE (sets); k++)
+        {
+          st->process.caps.set[sets[k]] = true;
+          st->process.caps.mask[sets[k]] |= 1ull << cap;
+        }
+    }
+  if (x->no_new_privs)
+    st->process.no_new_privileges = true;
+  st->process.terminal = x->tty;
+  return 0;
+}
+
+/* ---- the network ----------------------------------------------------------- */
+
+static int
+plan_network (struct ab_plan *p, const struct ab_spec *s, const struct ab_plan_opts *o, ab_error_t *err)
+{
+  const struct ab_linux *l = s->linux_;
+  struct ab_plan_net *n = &p->net;
+  struct ab_egress_policy baseline = { 0 };
+  int r;
+
+  n->netns = l && l->ns[AB_NS_NET].present;
+  n->own_ns = n->netns && l->ns[AB_NS_NET].path == NULL;
+  n->allow = &s->agentbox.net;
+  /* A netns we create always gets the wall; a joined one (podman,
+     containerd) only when the config asks with the annotation. */
+  n->wall = n->own_ns || (n->netns && s->agentbox.net.present);
+  n->proxy_here = o->foreground;
+  if (o->egress_baseline == NULL)
+    ab_egress_policy_copy (&n->egress, &s->agentbox.egress);
+  else
+    {
+      if (ab_egress_baseline_load (AT_FDCWD, o->egress_baseline, &baseline, err) < 0)
+        return ab_error_prefix (err, "--egress-policy");
+      r = ab_egress_policy_narrow (&baseline, &s->agentbox.egress, &n->egress, err);
+      ab_egress_policy_free (&baseline);
+      if (r < 0)
+        return ab_error_prefix (err, "config.json");
+      /* The validator saw the config's own policy; the baseline's may need
+         a network namespace the config does not have. */
+      if (ab_spec_check_egress_netns (s, &n->egress, err) < 0)
+        return -1;
+    }
+  if (!n->egress.enabled)
+    return 0;
+  n->n_redirect = ab_egress_policy_ports (&n->egress, n->redirect, AB_ARRAY_SIZE (n->redirect));
+  n->resolv_conf = AB_PLAN_RESOLV_CONF;
+  n->resolv_file = xasprintf ("%s/%s/resolv.conf", o->root ? o->root : "", o->id ? o->id : "");
+  return 0;
+}
+
+/* With the egress proxy: /etc/resolv.conf of the container is the stub,
+   read-only.  The file lives in the state directory, which the
+   container's user cannot traverse: the parent opens it (from_parent). */
+static void
+plan_resolv_mount (struct ab_plan_storage *st, const struct ab_plan *p, size_t *n)
+{
+  struct ab_mount *m = &st->mounts[(*n)++];
+
+  memset (m, 0, sizeof *m);
+  m->destination = xstrdup ("/etc/resolv.conf");
+  m->source = xstrdup (p->net.resolv_file);
+  m->type = xstrdup ("bind");
+  m->bind = true;
+  m->flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  m->from_parent = true;
+}
+
+/* The proxy variables, for clients that do not go through the transparent
+   capture (convenience only: nothing depends on them).  The config's own
+   values win. */
+static void
+plan_proxy_env (struct ab_plan_storage *st)
+{
+  static const char *const vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy" };
+
+  own_env (st);
+  for (size_t i = 0; i < AB_ARRAY_SIZE (vars); i++)
+    {
+      _cleanup_free_ char *e = xasprintf ("%s=http://127.0.0.1:%d", vars[i], AB_NET_PROXY_HTTP_PORT);
+      env_set (&st->env, e, true);
+    }
+  env_set (&st->env, "NO_PROXY=localhost,127.0.0.1,::1", true);
+  env_set (&st->env, "no_proxy=localhost,127.0.0.1,::1", true);
+  st->process.env = st->env;
+}
+
+/* ---- cgroups ------------------------------------------------------------------ */
+
+/* linux.resources, and one more device rule per linux.devices node: "m",
+   so that the child, already in its devices cgroup when it populates /dev
+   (ab_cgroup_selfjoin), may mknod the nodes the config says MUST be
+   available.  Read and write stay what linux.resources.devices says; the
+   rules come after the config's own, as the default devices' do, so a
+   config's deny-all cannot make its own linux.devices impossible to
+   create (runc allows them rwm). */
+static void
+plan_devices (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_linux *l)
+{
+  size_t n;
+
+  p->resources = l ? l->resources : NULL;
+  if (l == NULL || l->n_devices == 0)
+    return;
+  if (l->resources)
+    st->resources = *l->resources;
+  st->devices = xcalloc (st->resources.n_devices + l->n_devices, sizeof *st->devices);
+  if (st->resources.n_devices)
+    memcpy (st->devices, st->resources.devices, st->resources.n_devices * sizeof *st->devices);
+  n = st->resources.n_devices;
+  for (size_t i = 0; i < l->n_devices; i++)
+    {
+      const struct ab_device *d = &l->devices[i];
+      if (d->type == 'p')
+        continue; /* a FIFO is no device to the cgroup */
+      st->devices[n] = (struct ab_device_rule){ .allow = true, .type = d->type == 'b' ? 'b' : 'c' };
+      st->devices[n].major = (ab_opt_i64){ .set = true, .v = d->major };
+      st->devices[n].minor = (ab_opt_i64){ .set = true, .v = d->minor };
+      snprintf (st->devices[n].access, sizeof st->devices[n].access, "m");
+      n++;
+    }
+  st->resources.devices = st->devices;
+  st->resources.n_devices = n;
+  p->resources = &st->resources;
+}
+
+/* ---- landlock -------------------------------------------------------------------- */
+
+/* The rules of the final mount list and the network.  exec plans no
+   network (the container's is made): its view comes from the config's own
+   policies, without create's --egress-policy baseline, which can only
+   narrow what the wall passes. */
+static void
+plan_landlock (struct ab_plan *p, const struct ab_spec *s, bool exec)
+{
+  const struct ab_linux *l = s->linux_;
+  struct ab_ll_net net;
+
+  if (!exec)
+    ab_ll_net_view (p->net.wall, p->net.allow, &p->net.egress, &net);
+  else
+    {
+      bool netns = l && l->ns[AB_NS_NET].present;
+      ab_ll_net_view (netns && (l->ns[AB_NS_NET].path == NULL || s->agentbox.net.present), &s->agentbox.net,
+                      &s->agentbox.egress, &net);
+    }
+  ab_landlock_rules (s, p->mounts, p->n_mounts, &net, &p->landlock);
+}
+
+/* ---- the plan --------------------------------------------------------------- */
+
+int
+ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_plan **out, ab_error_t *err)
+{
+  _cleanup_plan_ struct ab_plan *p = xzalloc (sizeof *p);
+  struct ab_plan_storage *st = p->own = xzalloc (sizeof *p->own);
+  size_t n = s->n_mounts;
+
+  p->spec = s;
+  p->rootless = o->rootless >= 0 ? o->rootless == 1 : geteuid () != 0;
+  p->rootfs_idmap = s->agentbox.rootfs_idmap;
+  p->timeout_ms = o->timeout_ms;
+  if (s->agentbox.timeout_set && (p->timeout_ms == 0 || s->agentbox.timeout_ms < p->timeout_ms))
+    p->timeout_ms = s->agentbox.timeout_ms;
+  if (s->process)
+    st->process = *s->process;
+  if (o->exec && change_process (st, s, o->exec, err) < 0)
+    return -1;
+  if (o->exec && st->process.terminal && o->exec->tty_rows && o->exec->tty_cols)
+    {
+      /* The caller's size, set by the child before the program runs. */
+      st->process.console_size_set = true;
+      st->process.console_height = o->exec->tty_rows;
+      st->process.console_width = o->exec->tty_cols;
+    }
+  p->process = (s->process || o->exec) ? &st->process : NULL;
+  p->n_spec_mounts = s->n_mounts;
+  if (o->exec == NULL && plan_network (p, s, o, err) < 0)
+    return -1;
+  st->mounts = xcalloc (s->n_mounts + 1, sizeof *st->mounts);
+  if (s->n_mounts)
+    memcpy (st->mounts, s->mounts, s->n_mounts * sizeof *st->mounts);
+  for (size_t i = 0; o->nofollow_source && i < s->n_mounts; i++)
+    if (st->mounts[i].bind && st->mounts[i].source && strcmp (st->mounts[i].source, o->nofollow_source) == 0)
+      st->mounts[i].source_nofollow = true;
+  if (p->net.resolv_conf)
+    plan_resolv_mount (st, p, &n);
+  if (p->net.resolv_conf && p->process)
+    plan_proxy_env (st);
+  p->mounts = st->mounts;
+  p->n_mounts = n;
+  if (o->exec == NULL)
+    plan_devices (p, st, s->linux_);
+  plan_landlock (p, s, o->exec != NULL);
+  *out = ab_steal_ptr (&p);
+  return 0;
+}
+
+void
+ab_plan_free (struct ab_plan *p)
+{
+  struct ab_plan_storage *st;
+
+  if (p == NULL)
+    return;
+  st = p->own;
+  if (st)
+    {
+      for (size_t i = p->n_spec_mounts; i < p->n_mounts; i++)
+        {
+          free (st->mounts[i].destination);
+          free (st->mounts[i].source);
+          free (st->mounts[i].type);
+        }
+      free (st->mounts);
+      free (st->devices);
+      ab_strv_free (&st->env);
+      ab_strv_free (&st->args);
+      free (st->cwd);
+      ab_spec_free (st->process_doc);
+      free (st);
+    }
+  ab_egress_policy_free (&p->net.egress);
+  ab_ll_ruleset_free (&p->landlock);
+  free (p->net.resolv_file);
+  free (p);
+}

@@ -1,0 +1,115 @@
+/* The plan: everything a container's creation (or an exec) derives from
+ * the validated model and the command line, built once, before anything
+ * is made, and read -- never changed -- by the mechanisms, the lifecycle
+ * and `audit`.
+ *
+ *   model (spec/, validated)  ─┐
+ *   command-line options      ─┴─▶ ab_plan_build ─▶ struct ab_plan ─▶ create, exec, audit
+ *
+ * The model stays what the user wrote (the state directory keeps its
+ * bytes); what agentbox adds lives here: the read-only /etc/resolv.conf of
+ * the egress stub and the proxy variables, the device rules that let the
+ * container make its linux.devices, exec's changes to the process (--cap,
+ * --env, --user, ...), the effective network policy (the admin baseline
+ * narrowed by the annotations), the wall-clock limit.  After validation
+ * nothing edits the config. */
+#ifndef AB_RUNTIME_PLAN_H
+#define AB_RUNTIME_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "runtime/plan/landlock.h"
+#include "spec/model.h"
+#include "spec/spec.h"
+
+/* Where the egress proxy listens inside the container's netns (127.0.0.1,
+   [::1]): the HTTP/CONNECT proxy and the DNS stub. */
+#define AB_NET_PROXY_HTTP_PORT 3128
+#define AB_NET_PROXY_DNS_PORT 53
+
+/* The /etc/resolv.conf mounted read-only in a container whose names
+   resolve through the DNS stub (on AB_NET_PROXY_DNS_PORT): one server, no search list expansion
+   (ndots:0: a name is asked as written, once), one attempt, short timeout. */
+#define AB_PLAN_RESOLV_CONF                                                                                      \
+  "# written by agentbox: names resolve only through its egress policy\n"                                         \
+  "nameserver 127.0.0.1\noptions ndots:0 attempts:1 timeout:2\n"
+
+/* exec: what the command line changes in the container's process. */
+struct ab_process_change
+{
+  const char *process_file;       /* --process: a config.md process object instead of the container's */
+  const struct ab_strv *args;     /* the program (when no process file) */
+  const char *cwd;                /* NULL: the container's */
+  const struct ab_strv *env;      /* NAME=VALUE added or replacing */
+  bool user_set;
+  uint32_t uid;
+  uint32_t gid;
+  bool gid_set;
+  const struct ab_strv *add_caps; /* --cap names: raised in bounding, effective and permitted */
+  bool tty;
+  unsigned tty_rows, tty_cols;    /* the caller's terminal size (0: none), for the pty */
+  bool no_new_privs;              /* force no_new_privs on */
+};
+
+struct ab_plan_opts
+{
+  const char *root;            /* the state root: derived files live in <root>/<id>/ */
+  const char *id;
+  const char *egress_baseline; /* --egress-policy FILE: the admin baseline, or NULL */
+  bool foreground;             /* the caller supervises (the egress engine runs in it) */
+  int rootless;                /* --rootless: -1 auto, 0, 1 */
+  uint64_t timeout_ms;         /* --timeout, 0 = none */
+  const struct ab_process_change *exec; /* exec's plan, NULL: create's */
+  const char *nofollow_source; /* binds of this source are opened refusing every symlink */
+};
+
+/* The container's network, as create makes it. */
+struct ab_plan_net
+{
+  bool netns;                     /* linux.namespaces has a network namespace */
+  bool own_ns;                    /* a new one, which agentbox makes */
+  bool wall;                      /* the nftables wall goes in (always in an own one; in a joined one
+                                     only when dev.agentbox.net.allow is set) */
+  const struct ab_net_policy *allow; /* dev.agentbox.net.allow */
+  struct ab_egress_policy egress; /* the effective domain policy (baseline narrowed by the annotations) */
+  uint16_t redirect[64];          /* TCP ports captured for the proxy */
+  size_t n_redirect;
+  bool proxy_here;                /* the proxy runs in this process (a foreground run), else in a daemon */
+  const char *resolv_conf;        /* /etc/resolv.conf of the stub, when the proxy runs; else NULL */
+  char *resolv_file;              /* its host path, <root>/<id>/resolv.conf */
+};
+
+struct ab_plan
+{
+  const struct ab_spec *spec;          /* the validated model, as the user wrote it */
+  const struct ab_process *process;    /* the process to run: the model's, with the changes below */
+  const struct ab_mount *mounts;       /* the model's mounts, then the derived ones */
+  size_t n_mounts;
+  size_t n_spec_mounts;                /* mounts[i] for i below this is spec->mounts[i] */
+  const struct ab_resources *resources; /* linux.resources with the derived device rules, or NULL */
+  struct ab_plan_net net;
+  uint64_t timeout_ms;                 /* the smaller of --timeout and dev.agentbox.timeout, 0 = none */
+  bool rootless;                       /* agentbox runs without host root (uid/gid maps, setgroups) */
+  bool rootfs_idmap;                   /* the root filesystem is mounted id-mapped */
+  struct ab_ll_ruleset landlock;       /* what dev.agentbox.landlock asks for, from the mounts above and the
+                                          network (runtime/plan/landlock.h); fitted to a kernel by create and
+                                          exec (runtime/landlock.h) */
+  struct ab_plan_storage *own;         /* what the plan owns (plan.c) */
+};
+
+/* Build the plan of a validated model.  Fails only on the command line's
+   inputs (the baseline file, an exec change) and on what they make of the
+   config (a baseline policy for a config without a network namespace). */
+int ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_plan **out, ab_error_t *err);
+void ab_plan_free (struct ab_plan *p);
+static inline void
+ab_plan_freep (struct ab_plan **p)
+{
+  ab_plan_free (*p);
+}
+#define _cleanup_plan_ __attribute__ ((cleanup (ab_plan_freep)))
+
+#endif

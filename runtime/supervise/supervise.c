@@ -1,0 +1,868 @@
+/* The foreground supervisor (run and exec).
+ *
+ * One event loop watches the process (pidfd), our signals (signalfd), the
+ * captured output (pipes), the stdin we feed, and the deadline.  The end is
+ * decoded with waitid: an exit code, or a signal and the core flag, never
+ * `status & 0xff`.  On the deadline or a cancel the whole unit is killed —
+ * the container's cgroup (cgroup.kill), or the exec's own sub-cgroup — so a
+ * setsid'd, double-forked grandchild does not survive. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "netns/netns.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/console.h"
+#include "runtime/fallback.h"
+#include "runtime/lifecycle/exec.h"
+#include "runtime/lifecycle/lifecycle-internal.h"
+#include "base/log.h"
+#include "runtime/lifecycle/network.h"
+#include "runtime/plan/plan.h"
+#include "runtime/supervise/supervise.h"
+#include "base/util.h"
+#include "runtime/lifecycle/wsstore.h"
+#include "base/gen.h"
+
+void
+ab_supervise_opts_init (struct ab_supervise_opts *o)
+{
+  memset (o, 0, sizeof *o);
+  o->passthrough = true;
+}
+
+const char *
+ab_reason_name (int reason)
+{
+  switch (reason)
+    {
+    case AB_REASON_EXITED:
+      return "exited";
+    case AB_REASON_SIGNALED:
+      return "signaled";
+    case AB_REASON_TIMEOUT:
+      return "timeout";
+    case AB_REASON_OOM:
+      return "oom_killed";
+    default:
+      return "setup_failed";
+    }
+}
+
+void
+ab_outcome_free (struct ab_outcome *o)
+{
+  free (o->out.data);
+  free (o->err.data);
+  ab_strv_free (&o->degraded);
+  free (o->violations_json);
+  free (o->egress_json);
+  free (o->workspace_json);
+  free (o->id);
+  memset (o, 0, sizeof *o);
+}
+
+/* Capture up to max bytes of the stream and copy all of it to *tee (-1:
+   none).  A copy that fails (the reader of our stdout went away) stops,
+   the capture goes on. */
+static void
+stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int *tee, unsigned *limits)
+{
+  size_t take = n;
+
+  if (*tee >= 0 && ab_write_all (*tee, buf, n) < 0)
+    *tee = -1;
+  if (s == NULL)
+    return; /* copied, not captured */
+  s->total += n;
+  if (max != 0)
+    take = s->len >= max ? 0 : (size_t) (max - s->len < n ? max - s->len : n);
+  if (take)
+    {
+      s->data = xrealloc (s->data, s->len + take + 1);
+      memcpy (s->data + s->len, buf, take);
+      s->len += take;
+      s->data[s->len] = '\0';
+    }
+  if (take < n)
+    {
+      s->truncated = true;
+      *limits |= AB_LIMIT_OUTPUT;
+    }
+}
+
+/* Pipes between the program and us, or its terminal. */
+struct io
+{
+  int out[2], err[2], in[2];
+  size_t in_off;
+  int tee_out, tee_err; /* where the captured streams are copied to, or -1 */
+  /* process.terminal relayed (no --console-socket): the pty master, whose
+     output is copied to our stdout (and captured), and our stdin (or
+     stdin_data) copied to it. */
+  int pty;
+  bool pty_in;           /* our stdin is still read */
+  const char *pend;      /* input not yet written to the pty */
+  size_t pend_len;
+  char pbuf[4096];
+  struct ab_caller_tty caller;
+};
+
+static void
+io_init (struct io *io)
+{
+  io->out[0] = io->out[1] = io->err[0] = io->err[1] = io->in[0] = io->in[1] = -1;
+  io->in_off = 0;
+  io->tee_out = io->tee_err = -1;
+  io->pty = -1;
+  io->pty_in = false;
+  io->pend = NULL;
+  io->pend_len = 0;
+  io->caller.fd = -1;
+  io->caller.raw = false;
+}
+
+static int
+io_open (struct io *io, const struct ab_supervise_opts *so, int stdio[3], ab_error_t *err)
+{
+  if (!so->capture)
+    return 0;
+  if (pipe2 (io->out, O_CLOEXEC) < 0 || pipe2 (io->err, O_CLOEXEC) < 0)
+    return ab_error_set (err, errno, "pipe");
+  stdio[1] = io->out[1];
+  stdio[2] = io->err[1];
+  if (so->passthrough)
+    {
+      io->tee_out = 1;
+      io->tee_err = 2;
+    }
+  if (so->stdin_data)
+    {
+      if (pipe2 (io->in, O_CLOEXEC) < 0)
+        return ab_error_set (err, errno, "pipe");
+      stdio[0] = io->in[0];
+    }
+  return 0;
+}
+
+static void
+closep2 (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+}
+
+/* The program's ends, once it has them. */
+static void
+io_close_child_ends (struct io *io)
+{
+  closep2 (&io->out[1]);
+  closep2 (&io->err[1]);
+  closep2 (&io->in[0]);
+}
+
+static void
+io_close (struct io *io)
+{
+  int i;
+  for (i = 0; i < 2; i++)
+    {
+      closep2 (&io->out[i]);
+      closep2 (&io->err[i]);
+      closep2 (&io->in[i]);
+    }
+  closep2 (&io->pty);
+  ab_caller_tty_restore (&io->caller);
+}
+
+/* The program got a terminal we relay (master: ours now).  Its output
+   goes to our stdout, captured as `stdout` when the caller captures;
+   our stdin, or the stdin_data, goes to it. */
+static int
+io_relay_tty (struct io *io, const struct ab_supervise_opts *so, int *master, ab_error_t *err)
+{
+  io->pty = *master;
+  *master = -1;
+  io->tee_out = so->capture && !so->passthrough ? -1 : 1;
+  if (so->stdin_data)
+    {
+      io->pend = so->stdin_data;
+      io->pend_len = so->stdin_len;
+    }
+  else
+    io->pty_in = true;
+  ab_caller_tty_resize (&io->caller, io->pty);
+  return ab_caller_tty_raw (&io->caller, err);
+}
+
+/* Copy input to the terminal, as much as it takes now. */
+static void
+pty_write (struct io *io)
+{
+  ssize_t w = write (io->pty, io->pend, io->pend_len);
+
+  if (w > 0)
+    {
+      io->pend += w;
+      io->pend_len -= (size_t) w;
+    }
+  else if (w < 0 && errno != EAGAIN && errno != EINTR)
+    {
+      /* The terminal is gone (EIO): the input goes nowhere. */
+      io->pend_len = 0;
+      io->pty_in = false;
+    }
+}
+
+/* One read of our stdin (poll said it is ready: a terminal or pipe does
+   not block).  Our stdin is not made non-blocking: its file description
+   may be the caller's terminal, shared with the caller's shell. */
+static void
+stdin_read (struct io *io)
+{
+  ssize_t r = read (0, io->pbuf, sizeof io->pbuf);
+
+  if (r > 0)
+    {
+      io->pend = io->pbuf;
+      io->pend_len = (size_t) r;
+    }
+  else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+    io->pty_in = false;
+}
+
+/* Drain a pipe (or a pty master) without blocking; returns false at EOF
+   (a master reads EIO once every holder of the slave closed it, after the
+   data they wrote). */
+static bool
+drain (int fd, struct ab_stream *s, uint64_t max, int *tee, unsigned *limits)
+{
+  char buf[65536];
+
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+      if (n > 0)
+        {
+          stream_add (s, buf, (size_t)n, max, tee, limits);
+          continue;
+        }
+      if (n == 0)
+        return false;
+      if (errno == EINTR)
+        continue;
+      return errno == EAGAIN;
+    }
+}
+
+struct unit
+{
+  pid_t pid;
+  int pidfd;
+  void (*kill_all) (void *, bool reaped); /* reaped: the process itself is gone */
+  void *arg;
+};
+
+static void
+reap_orphans (pid_t keep)
+{
+  /* As subreaper we inherit orphans of a container without a pid namespace
+     of its own; never reap the supervised process here. */
+  for (;;)
+    {
+      siginfo_t info;
+      memset (&info, 0, sizeof info);
+      if (waitid (P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) < 0 || info.si_pid == 0 || info.si_pid == keep)
+        return;
+      waitpid (info.si_pid, NULL, WNOHANG);
+    }
+}
+
+/* Whether the process pid, exited but not yet reaped, was killed by the
+   kernel at its RLIMIT_CPU hard limit.  The kernel sends SIGXCPU at the
+   soft limit, but not to the init of a pid namespace without a handler for
+   it (the program of a sandbox), which runs on until the SIGKILL at the
+   hard limit: that one must read as the CPU limit, not as a bare kill.
+   The kernel compares the process's PROF clock (user + system as ticks
+   sampled it; the adjusted times of /proc and the cgroup lag it, by a fifth
+   under load) with the hard limit, and both are still there while the
+   zombie waits for us; its pid cannot be reused before we reap it. */
+static bool
+killed_at_cpu_limit (pid_t pid)
+{
+  /* The CPUCLOCK_PROF clock of process pid, in the kernel's encoding (as
+     glibc's clock_getcpuclockid builds the CPUCLOCK_SCHED one). */
+  clockid_t prof = (clockid_t)(~(unsigned int)pid << 3);
+  _cleanup_free_ char *limits = NULL;
+  char path[64], soft[32], hard[32];
+  const char *line;
+  struct timespec ts;
+  uint64_t limit;
+
+  snprintf (path, sizeof path, "/proc/%d/limits", (int)pid);
+  if (ab_read_file_at (AT_FDCWD, path, 1u << 16, &limits, NULL, NULL) < 0
+      || (line = strstr (limits, "\nMax cpu time ")) == NULL
+      || sscanf (line + strlen ("\nMax cpu time "), "%31s %31s", soft, hard) != 2
+      || ab_parse_u64 (hard, &limit) < 0)
+    return false; /* no limit ("unlimited") */
+  return clock_gettime (prof, &ts) == 0 && (uint64_t)ts.tv_sec >= limit;
+}
+
+struct sigs
+{
+  int fd;
+  sigset_t old;
+};
+
+/* Signals for the program, taken synchronously from before the container
+   is created: one that arrives during setup waits, and is forwarded once the
+   program runs, instead of killing us half-way and abandoning the container
+   (its state, cgroups and processes).  Threads started during create (the
+   egress proxy's) inherit the mask, so none of them can take a signal meant
+   for the container and die of it.  The container's process and the hooks
+   reset mask and dispositions before they exec. */
+static void
+sigs_block (struct sigs *s)
+{
+  sigset_t mask;
+
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGINT);
+  sigaddset (&mask, SIGTERM);
+  sigaddset (&mask, SIGHUP);
+  sigaddset (&mask, SIGQUIT);
+  sigaddset (&mask, SIGUSR1);
+  sigaddset (&mask, SIGCHLD);
+  /* Not the program's either: with a relayed terminal it means "copy the
+     caller's window size", and the pty signals the program itself.  Its
+     default disposition is to be ignored, so without one nothing changes. */
+  sigaddset (&mask, SIGWINCH);
+  /* A reader of our stdout that goes away must not kill us (and abandon the
+     container): the copy fails with EPIPE instead, and the signal is read
+     and dropped. */
+  sigaddset (&mask, SIGPIPE);
+  sigprocmask (SIG_BLOCK, &mask, &s->old);
+  s->fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void
+sigs_restore (struct sigs *s)
+{
+  if (s->fd >= 0)
+    {
+      struct signalfd_siginfo si[8];
+      /* What is still pending was meant for a program that is gone now.
+         One read takes all there is (one SIGCHLD, as a rule) unless the
+         buffer fills. */
+      while (read (s->fd, si, sizeof si) == (ssize_t)sizeof si)
+        ;
+      close (s->fd);
+      sigprocmask (SIG_SETMASK, &s->old, NULL);
+    }
+  s->fd = -1;
+}
+
+/* Watch until the process is gone and its output drained. */
+static int
+watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct sigs *sg, struct ab_outcome *out,
+       siginfo_t *info, ab_error_t *err)
+{
+  uint64_t t0 = ab_now_monotonic_ns (), deadline = 0;
+  bool exited = false, out_open = io->out[0] >= 0, err_open = io->err[0] >= 0, pty_open = io->pty >= 0;
+
+  /* Saturated: a limit of centuries (any u64 of ms parses) must not wrap
+     around to a deadline in the past. */
+  if (so->timeout_ms)
+    deadline
+        = so->timeout_ms > (UINT64_MAX - t0) / 1000000ull ? UINT64_MAX : t0 + so->timeout_ms * 1000000ull;
+  if (out_open)
+    ab_set_nonblock (io->out[0], true);
+  if (err_open)
+    ab_set_nonblock (io->err[0], true);
+  if (io->in[1] >= 0)
+    ab_set_nonblock (io->in[1], true);
+
+  while (!exited || out_open || err_open || pty_open)
+    {
+      struct pollfd p[7];
+      int n = 0, ipid = -1, isig = -1, iout = -1, ierr = -1, iin = -1, ipty = -1, istdin = -1, timeout = -1;
+      if (!exited)
+        {
+          ipid = n;
+          p[n++] = (struct pollfd){ .fd = u->pidfd, .events = POLLIN };
+        }
+      if (sg->fd >= 0)
+        {
+          isig = n;
+          p[n++] = (struct pollfd){ .fd = sg->fd, .events = POLLIN };
+        }
+      if (out_open)
+        {
+          iout = n;
+          p[n++] = (struct pollfd){ .fd = io->out[0], .events = POLLIN };
+        }
+      if (err_open)
+        {
+          ierr = n;
+          p[n++] = (struct pollfd){ .fd = io->err[0], .events = POLLIN };
+        }
+      if (io->in[1] >= 0)
+        {
+          iin = n;
+          p[n++] = (struct pollfd){ .fd = io->in[1], .events = POLLOUT };
+        }
+      if (pty_open)
+        {
+          /* Input waits in pend until the terminal takes it; no more is
+             read meanwhile, so a program that reads nothing stalls the
+             caller's input, never the relay of its output. */
+          ipty = n;
+          p[n++] = (struct pollfd){ .fd = io->pty, .events = (short) (POLLIN | (io->pend_len ? POLLOUT : 0)) };
+          if (io->pty_in && io->pend_len == 0 && !exited)
+            {
+              istdin = n;
+              p[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
+            }
+        }
+      if (deadline && !exited)
+        {
+          uint64_t now = ab_now_monotonic_ns ();
+          if (now >= deadline)
+            {
+              out->limits_hit |= AB_LIMIT_TIMEOUT;
+              out->reason = AB_REASON_TIMEOUT;
+              u->kill_all (u->arg, false);
+              deadline = 0;
+              continue;
+            }
+          /* poll takes an int: past 24 days, wake up and look again */
+          timeout
+              = (deadline - now) / 1000000ull >= INT_MAX ? INT_MAX : (int)((deadline - now) / 1000000ull) + 1;
+        }
+      if (poll (p, (nfds_t) n, timeout) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          u->kill_all (u->arg, false);
+          return ab_error_set (err, errno, "poll");
+        }
+      if (isig >= 0 && (p[isig].revents & POLLIN))
+        {
+          struct signalfd_siginfo si;
+          while (read (sg->fd, &si, sizeof si) == (ssize_t) sizeof si)
+            {
+              if (si.ssi_signo == SIGCHLD)
+                reap_orphans (u->pid);
+              else if (si.ssi_signo == SIGPIPE)
+                continue; /* ours, not the program's */
+              else if (si.ssi_signo == SIGWINCH)
+                ab_caller_tty_resize (&io->caller, io->pty);
+              else if (si.ssi_signo == SIGUSR1)
+                {
+                  out->canceled = true;
+                  u->kill_all (u->arg, false);
+                }
+              else if (!exited)
+                syscall (SYS_pidfd_send_signal, u->pidfd, (int) si.ssi_signo, NULL, 0);
+            }
+        }
+      if (iin >= 0 && p[iin].revents)
+        {
+          ssize_t w = write (io->in[1], so->stdin_data + io->in_off, so->stdin_len - io->in_off);
+          if (w > 0)
+            io->in_off += (size_t) w;
+          if ((w < 0 && errno != EAGAIN) || io->in_off >= so->stdin_len)
+            closep2 (&io->in[1]);
+        }
+      if (istdin >= 0 && p[istdin].revents)
+        stdin_read (io);
+      if (ipty >= 0 && (p[ipty].revents & POLLOUT) && io->pend_len)
+        pty_write (io);
+      if (ipty >= 0 && (p[ipty].revents & (POLLIN | POLLHUP | POLLERR)))
+        pty_open = drain (io->pty, so->capture ? &out->out : NULL, so->max_output, &io->tee_out,
+                          &out->limits_hit);
+      if (iout >= 0 && p[iout].revents)
+        out_open = drain (io->out[0], &out->out, so->max_output, &io->tee_out, &out->limits_hit);
+      if (ierr >= 0 && p[ierr].revents)
+        err_open = drain (io->err[0], &out->err, so->max_output, &io->tee_err, &out->limits_hit);
+      if (ipid >= 0 && (p[ipid].revents & POLLIN))
+        {
+          memset (info, 0, sizeof *info);
+          if (waitid (P_PIDFD, (id_t)u->pidfd, info, WEXITED | WNOWAIT) == 0 && info->si_code == CLD_KILLED
+              && info->si_status == SIGKILL && out->reason != AB_REASON_TIMEOUT && !out->canceled
+              && killed_at_cpu_limit (u->pid))
+            out->limits_hit |= AB_LIMIT_CPU;
+          while (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED) < 0)
+            if (errno != EINTR)
+              return ab_error_set (err, errno, "wait for the process");
+          exited = true;
+          /* What it left behind goes with it (and would hold our pipes). */
+          u->kill_all (u->arg, true);
+        }
+    }
+  return 0;
+}
+
+static void
+outcome_from_siginfo (struct ab_outcome *out, const siginfo_t *info)
+{
+  out->exited = info->si_code == CLD_EXITED;
+  if (out->exited)
+    {
+      out->exit_code = info->si_status;
+      if (out->reason != AB_REASON_TIMEOUT)
+        out->reason = AB_REASON_EXITED;
+    }
+  else
+    {
+      out->signal = info->si_status;
+      out->core_dumped = info->si_code == CLD_DUMPED;
+      if (out->reason != AB_REASON_TIMEOUT)
+        out->reason = AB_REASON_SIGNALED;
+      if (out->signal == SIGXCPU)
+        out->limits_hit |= AB_LIMIT_CPU;
+    }
+  out->exit_status = ab_exit_status_from_siginfo (info);
+}
+
+/* The program could not be executed: a result the caller can act on (like
+   a shell's 127), not a broken sandbox. */
+static void
+outcome_exec_failed (struct ab_outcome *out, const struct ab_supervise_opts *so, ab_error_t *err)
+{
+  char *line = xasprintf ("agentbox: %s\n", err->msg);
+  int no_tee = -1;
+
+  out->reason = AB_REASON_EXITED;
+  out->exited = true;
+  out->exit_code = out->exit_status = (err->errnum == ENOENT || err->errnum == ENOTDIR) ? 127 : 126;
+  stream_add (&out->err, line, strlen (line), so->max_output, &no_tee, &out->limits_hit);
+  ab_write_all (2, line, strlen (line));
+  free (line);
+  ab_error_clear (err);
+}
+
+static void
+outcome_stats (struct ab_outcome *out, struct ab_cgroup *cg, const struct ab_cgroup_stats *before)
+{
+  struct ab_cgroup_stats st;
+
+  if (cg == NULL || ab_cgroup_stats (cg, &st, NULL) < 0)
+    return;
+  out->stats_known = true;
+  out->memory_peak = st.memory_peak;
+  out->cpu_user_usec = st.cpu_user_usec - (before ? before->cpu_user_usec : 0);
+  out->cpu_system_usec = st.cpu_system_usec - (before ? before->cpu_system_usec : 0);
+  if (st.oom_kills > (before ? before->oom_kills : 0))
+    {
+      out->limits_hit |= AB_LIMIT_MEMORY;
+      /* Killed by the OOM killer: report it as such, not as a bare SIGKILL. */
+      if (!out->exited && out->signal == SIGKILL && out->reason != AB_REASON_TIMEOUT)
+        out->reason = AB_REASON_OOM;
+    }
+  if (st.pids_max_events > (before ? before->pids_max_events : 0))
+    out->limits_hit |= AB_LIMIT_PIDS;
+}
+
+/* An overlay workspace's change set, for the record: what the program
+   changed, and whether it ran out of room. */
+static void
+outcome_workspace (struct ab_outcome *out, const struct ab_changeset *cs)
+{
+  bool full;
+
+  if (cs == NULL)
+    return;
+  out->workspace_json = ab_changeset_record_json (cs, &full);
+  if (full)
+    out->limits_hit |= AB_LIMIT_WORKSPACE;
+}
+
+static void
+setup_failed (struct ab_outcome *out, const ab_error_t *err, uint64_t t0)
+{
+  out->reason = AB_REASON_SETUP_FAILED;
+  out->exit_status = 125;
+  out->setup_error = *err;
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+}
+
+/* ---- run ----------------------------------------------------------------- */
+
+static void
+container_kill_all (void *arg, bool reaped)
+{
+  struct ab_container *c = arg;
+  ab_error_t ignored = { 0 };
+
+  if (c->cg)
+    ab_cgroup_kill (c->cg, SIGKILL, &ignored);
+  /* A reaped process has no one left to signal through its pidfd. */
+  if (!reaped)
+    syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+}
+
+int
+ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
+                  ab_error_t *err)
+{
+  struct ab_create_opts co = *co_in;
+  struct ab_supervise_opts so_run;
+  struct ab_container *c = NULL;
+  struct sigs sg = { .fd = -1 };
+  struct io io;
+  uint64_t t0 = ab_now_monotonic_ns ();
+  struct unit u;
+  siginfo_t info;
+  int r = -1;
+
+  memset (out, 0, sizeof *out);
+  out->id = xstrdup (co.id);
+  io_init (&io);
+  if (io_open (&io, so, co.stdio, err) < 0)
+    {
+      ab_bundle_free (co.prebuilt);
+      goto failed;
+    }
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+  sigs_block (&sg);
+  co.timeout_ms = so->timeout_ms;
+  co.relay_tty = so->relay_tty;
+  if (ab_container_create (&co, &c, err) < 0)
+    goto failed;
+  /* The wall-clock limit is the plan's: the smaller of --timeout and the
+     config's dev.agentbox.timeout. */
+  so_run = *so;
+  so_run.timeout_ms = c->plan->timeout_ms;
+  so = &so_run;
+  out->degraded = c->degraded;
+  memset (&c->degraded, 0, sizeof c->degraded);
+  io_close_child_ends (&io);
+  ab_trace ("created");
+  if (c->pty_master >= 0)
+    {
+      ab_caller_tty_find (&io.caller);
+      if (io_relay_tty (&io, so, &c->pty_master, err) < 0)
+        goto failed_container;
+    }
+  if (ab_container_start_local (c, err) < 0)
+    {
+      if (err->cls != AB_EC_EXEC)
+        goto failed_container;
+      outcome_exec_failed (out, so, err);
+      ab_container_wait (c, &info, NULL);
+    }
+  else
+    {
+      ab_trace ("started (exec observed)");
+      u = (struct unit){ .pid = c->pid, .pidfd = c->pidfd, .kill_all = container_kill_all, .arg = c };
+      if (watch (&u, so, &io, &sg, out, &info, err) < 0)
+        goto failed_container;
+      outcome_from_siginfo (out, &info);
+    }
+  ab_trace ("exited");
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+  outcome_stats (out, c->cg, NULL);
+  out->violations_json = ab_net_violations_json (c, !so->no_violations);
+  out->egress_json = ab_net_decisions_json (c);
+  /* only a record reports the change list (a walk of what changed) */
+  if (!so->no_violations)
+    outcome_workspace (out, c->ws);
+  if (!so->keep)
+    {
+      ab_error_t e = { 0 };
+      if (ab_container_destroy (c, &e) < 0)
+        ab_warn ("container `%s`: %s", co.id, e.msg);
+    }
+  ab_trace ("destroyed");
+  r = 0;
+  goto cleanup;
+
+failed_container:
+  {
+    ab_error_t e = { 0 };
+    container_kill_all (c, false);
+    ab_container_wait (c, &info, NULL);
+    ab_container_destroy (c, &e);
+  }
+failed:
+  setup_failed (out, err, t0);
+cleanup:
+  sigs_restore (&sg);
+  ab_container_free (c);
+  io_close (&io);
+  return r;
+}
+
+/* ---- without namespaces ------------------------------------------------------ */
+
+struct fallback_unit
+{
+  pid_t pid;
+};
+
+static void
+fallback_kill_all (void *arg, bool reaped)
+{
+  struct fallback_unit *f = arg;
+
+  /* The program leads its session (setsid): its pid is the session's id.
+     Until the supervisor reaped it, it is not ours to reap. */
+  ab_fallback_kill_all (f->pid, reaped ? -1 : f->pid);
+}
+
+int
+ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const struct ab_supervise_opts *so,
+                       struct ab_outcome *out, ab_error_t *err)
+{
+  struct ab_fallback f = *f_in;
+  struct fallback_unit fu = { 0 };
+  struct sigs sg = { .fd = -1 };
+  struct io io;
+  uint64_t t0 = ab_now_monotonic_ns ();
+  struct unit u;
+  siginfo_t info;
+  int pidfd = -1, r = -1;
+
+  memset (out, 0, sizeof *out);
+  out->id = xstrdup (id);
+  io_init (&io);
+  if (io_open (&io, so, f.stdio, err) < 0)
+    goto failed;
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+  sigs_block (&sg);
+  fu.pid = ab_fallback_spawn (&f, &pidfd, err);
+  io_close_child_ends (&io);
+  if (fu.pid < 0)
+    {
+      if (err->cls != AB_EC_EXEC)
+        goto failed;
+      outcome_exec_failed (out, so, err);
+    }
+  else
+    {
+      u = (struct unit){ .pid = fu.pid, .pidfd = pidfd, .kill_all = fallback_kill_all, .arg = &fu };
+      if (watch (&u, so, &io, &sg, out, &info, err) < 0)
+        goto failed;
+      outcome_from_siginfo (out, &info);
+    }
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+  r = 0;
+  goto cleanup;
+
+failed:
+  if (fu.pid > 0)
+    ab_fallback_kill_all (fu.pid, -1);
+  setup_failed (out, err, t0);
+cleanup:
+  if (pidfd >= 0)
+    close (pidfd);
+  sigs_restore (&sg);
+  io_close (&io);
+  return r;
+}
+
+/* ---- exec ---------------------------------------------------------------- */
+
+static void
+exec_kill_all (void *arg, bool reaped AB_UNUSED)
+{
+  ab_exec_kill_all (arg);
+}
+
+int
+ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
+                   ab_error_t *err)
+{
+  struct ab_exec_opts eo = *eo_in;
+  struct ab_exec *x = NULL;
+  struct sigs sg = { .fd = -1 };
+  struct io io;
+  uint64_t t0 = ab_now_monotonic_ns ();
+  struct unit u;
+  siginfo_t info;
+  _cleanup_close_ int wall_fd = -1;
+  struct ab_net_counts before = { 0 }, after = { 0 };
+  int r = -1, started;
+
+  memset (out, 0, sizeof *out);
+  out->id = xstrdup (eo.id);
+  io_init (&io);
+  if (io_open (&io, so, eo.stdio, err) < 0)
+    goto failed;
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+  sigs_block (&sg);
+  /* The wall counts a container's denied egress over its whole life: the
+     exec's violations are what the counts gained while it ran. */
+  wall_fd = so->no_violations ? -1 : ab_net_held_netns (eo.root, eo.id);
+  if (wall_fd >= 0)
+    ab_net_counts_read (wall_fd, &before);
+  eo.relay_tty = so->relay_tty;
+  ab_caller_tty_find (&io.caller);
+  if (eo.relay_tty)
+    ab_caller_tty_size (&io.caller, &eo.tty_rows, &eo.tty_cols);
+  started = ab_exec_start (&eo, &x, err);
+  if (started < 0)
+    {
+      if (err->cls != AB_EC_EXEC)
+        goto failed;
+      outcome_exec_failed (out, so, err);
+      out->exit_status = 255;
+    }
+  else
+    {
+      io_close_child_ends (&io);
+      if (x->pty_master >= 0 && io_relay_tty (&io, so, &x->pty_master, err) < 0)
+        {
+          ab_exec_kill_all (x);
+          goto failed;
+        }
+      out->degraded = x->degraded;
+      memset (&x->degraded, 0, sizeof x->degraded);
+      u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .arg = x };
+      if (watch (&u, so, &io, &sg, out, &info, err) < 0)
+        goto failed;
+      outcome_from_siginfo (out, &info);
+      outcome_stats (out, x->cg, x->before);
+      if (wall_fd >= 0)
+        {
+          ab_net_counts_read (wall_fd, &after);
+          out->violations_json = ab_net_violations_since (&before, &after);
+        }
+      if (!so->no_violations)
+        {
+          /* a persistent sandbox's change set so far (none: ENOENT) */
+          struct ab_changeset *cs = NULL;
+          ab_error_t none = { 0 };
+          if (ab_changeset_open (eo.root, eo.id, &cs, &none) == 0)
+            outcome_workspace (out, cs);
+          ab_changeset_free (cs);
+        }
+    }
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+  r = 0;
+  goto cleanup;
+
+failed:
+  setup_failed (out, err, t0);
+  out->exit_status = 255;
+cleanup:
+  sigs_restore (&sg);
+  ab_exec_free (x);
+  io_close (&io);
+  ab_net_counts_free (&before);
+  ab_net_counts_free (&after);
+  return r;
+}
