@@ -45,8 +45,8 @@ mount_allows (const struct ab_plan *pl, const char *path, const char **what, siz
   if (best == SIZE_MAX)
     {
       *what = "the root";
-      return (pl->spec->root.readonly ? AB_LL_AUTO_RO : AB_LL_AUTO_RW) | AB_LL_FS_IOCTL_DEV | AB_LL_FS_MAKE_CHAR
-             | AB_LL_FS_MAKE_BLOCK;
+      return (pl->spec->root.readonly ? AB_LL_AUTO_RO : AB_LL_AUTO_RW) | AB_LL_FS_IOCTL_DEV
+             | AB_LL_FS_MAKE_CHAR | AB_LL_FS_MAKE_BLOCK;
     }
   *what = pl->mounts[best].destination;
   *index = best;
@@ -198,7 +198,9 @@ ab_audit_map_landlock (struct ab_audit_ctx *a)
                   want->handled[AB_LL_KIND_NET]
                       ? "TCP bind refused; TCP connect not restricted (an allowed "
                         "destination takes every port)"
-                      : "no network rule: agentbox's wall does not govern this network");
+                      : "no network rule: a network namespace of the container's own has the wall as its "
+                        "boundary (a server on its loopback is the program's own; a refusal reaches the "
+                        "record), and a network without agentbox's wall is the config's choice");
   map_rules (a, want);
   map_abi (a, want);
 }

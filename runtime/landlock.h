@@ -37,8 +37,8 @@ int ab_landlock_fit (const struct ab_ll_ruleset *want, unsigned abi, struct ab_l
    empty when the plan asks for none or the kernel has no landlock; every
    right given up is a line of *degraded.  A strict policy the kernel
    cannot honour is refused, naming the annotation. */
-int ab_landlock_fit_kernel (const struct ab_ll_ruleset *want, struct ab_ll_ruleset *fit, struct ab_strv *degraded,
-                            ab_error_t *err);
+int ab_landlock_fit_kernel (const struct ab_ll_ruleset *want, struct ab_ll_ruleset *fit,
+                            struct ab_strv *degraded, ab_error_t *err);
 
 /* Whether a fitted ruleset restricts anything. */
 bool ab_landlock_enforces (const struct ab_ll_ruleset *rs);

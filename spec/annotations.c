@@ -253,8 +253,9 @@ static const struct
     type_workspace },
   { { AB_ANNOT_LANDLOCK,
       "landlock, a second filesystem and network boundary: \"off\" (the default of a bundle), \"auto\" (the "
-      "hardened profile's: read beneath read-only mounts, read-write beneath writable ones, TCP connect only "
-      "where the egress policy allows, no TCP bind), or a JSON policy {\"abi\": N, \"pathBeneath\": [...], "
+      "hardened profile's: read beneath read-only mounts, read-write beneath writable ones; in a network "
+      "namespace joined under the wall no TCP bind, TCP connect only where the egress policy allows), or a JSON "
+      "policy {\"abi\": N, \"pathBeneath\": [...], "
       "\"netPort\": [...]} (docs/landlock.md); rights the kernel's ABI lacks are listed in the record's "
       "degraded" },
     type_landlock },

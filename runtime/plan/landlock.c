@@ -22,8 +22,8 @@ ab_ll_ruleset_free (struct ab_ll_ruleset *rs)
 }
 
 void
-ab_ll_ruleset_add_path (struct ab_ll_ruleset *rs, const char *path, uint64_t access, bool nofollow, bool optional,
-                        const char *origin)
+ab_ll_ruleset_add_path (struct ab_ll_ruleset *rs, const char *path, uint64_t access, bool nofollow,
+                        bool optional, const char *origin)
 {
   rs->paths = xreallocarray (rs->paths, rs->n_paths + 1, sizeof *rs->paths);
   rs->paths[rs->n_paths++] = (struct ab_ll_rule){
@@ -61,15 +61,15 @@ ll_net_add_port (struct ab_ll_net *n, uint16_t port)
 }
 
 void
-ab_ll_net_view (bool wall, const struct ab_net_policy *allow, const struct ab_egress_policy *egress,
+ab_ll_net_view (bool shared, const struct ab_net_policy *allow, const struct ab_egress_policy *egress,
                 struct ab_ll_net *out)
 {
   uint16_t ports[64];
   size_t n;
 
   memset (out, 0, sizeof *out);
-  out->wall = wall;
-  if (!wall)
+  out->shared = shared;
+  if (!shared)
     return;
   for (size_t i = 0; allow && i < allow->n_allow; i++)
     {
@@ -125,10 +125,15 @@ auto_rules (const struct ab_spec *s, const struct ab_mount *mounts, size_t n_mou
       ab_ll_ruleset_add_path (out, mounts[i].destination, ab_landlock_mount_rights (&mounts[i]), false, false,
                               origin);
     }
-  /* The network rules only where agentbox owns the container's network: a
-     config without a wall of ours (the host's network, or a namespace
-     joined without dev.agentbox.net.allow) asked for that network. */
-  if (net == NULL || !net->wall)
+  /* Network rules only in a namespace the container shares under our
+     wall, where a listener or a connect reaches others.  In one of its
+     own the wall is the boundary: TCP on its loopback is the program's own
+     business (a test suite's server, a session's background server), and
+     a connect the wall refuses is counted in the record, which a refusal
+     in the kernel before any packet would hide.  Without a wall of ours
+     (the host's network, a namespace joined without
+     dev.agentbox.net.allow) the config chose that network. */
+  if (net == NULL || !net->shared)
     return;
   out->handled[AB_LL_KIND_NET] |= AB_LL_NET_BIND_TCP;
   if (net->connect_any)

@@ -11,10 +11,14 @@
  *                              refer, truncate, ioctl_dev
  *             (make_char and make_block nowhere); a mount below another
  *             gets its own flags' rights, the last mount at a destination
- *             counts.  With agentbox's network wall: no TCP bind, and TCP
+ *             counts.  In a network namespace the container joins under
+ *             agentbox's wall (shared with others): no TCP bind, and TCP
  *             connect only to the ports the egress policy can pass (the
  *             proxy, the DNS stub, the captured ports, the net.allow
- *             entries; any port if an entry allows TCP to every port).
+ *             entries; any port if an entry allows TCP to every port).  In
+ *             a namespace of its own, no network rule: the wall is its
+ *             boundary, a server on its loopback is the program's own, and
+ *             every refused attempt reaches the wall's record.
  *   policy:   its own rules (paths resolved without symlinks), plus the
  *             auto rules with "auto": true. */
 #ifndef AB_RUNTIME_PLAN_LANDLOCK_H
@@ -66,17 +70,19 @@ void ab_ll_ruleset_add_port (struct ab_ll_ruleset *rs, uint16_t port, uint64_t a
 /* The container's network as landlock's network rules see it. */
 struct ab_ll_net
 {
-  bool wall;           /* agentbox's nftables wall governs it: TCP is restricted */
+  bool shared;         /* a network namespace the container joins (shared with others), under agentbox's
+                          nftables wall: TCP is restricted */
   bool connect_any;    /* an allowed destination takes TCP on every port */
   uint16_t ports[128]; /* TCP ports connect may reach */
   size_t n_ports;
 };
 
-/* The view of a network with (wall) or without agentbox's wall: the
-   net.allow entries' TCP ports; with a domain allowlist (egress enabled)
-   the proxy's and the stub's ports and those the wall captures (connect(2)
-   names the destination's port, before the redirection). */
-void ab_ll_net_view (bool wall, const struct ab_net_policy *allow, const struct ab_egress_policy *egress,
+/* The view of a network: shared (a joined namespace under agentbox's
+   wall), the net.allow entries' TCP ports; with a domain allowlist (egress
+   enabled) the proxy's and the stub's ports and those the wall captures
+   (connect(2) names the destination's port, before the redirection).  Not
+   shared: no view (no network rule). */
+void ab_ll_net_view (bool shared, const struct ab_net_policy *allow, const struct ab_egress_policy *egress,
                      struct ab_ll_net *out);
 
 /* The rights the auto rules give beneath a mount with these flags. */

@@ -253,12 +253,11 @@ plan_landlock (struct ab_plan *p, const struct ab_spec *s, bool exec)
   struct ab_ll_net net;
 
   if (!exec)
-    ab_ll_net_view (p->net.wall, p->net.allow, &p->net.egress, &net);
+    ab_ll_net_view (p->net.wall && !p->net.own_ns, p->net.allow, &p->net.egress, &net);
   else
     {
-      bool netns = l && l->ns[AB_NS_NET].present;
-      ab_ll_net_view (netns && (l->ns[AB_NS_NET].path == NULL || s->agentbox.net.present), &s->agentbox.net,
-                      &s->agentbox.egress, &net);
+      bool joined = l && l->ns[AB_NS_NET].present && l->ns[AB_NS_NET].path != NULL;
+      ab_ll_net_view (joined && s->agentbox.net.present, &s->agentbox.net, &s->agentbox.egress, &net);
     }
   ab_landlock_rules (s, p->mounts, p->n_mounts, &net, &p->landlock);
 }

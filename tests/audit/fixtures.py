@@ -302,7 +302,7 @@ CASES = {
     "refused-mount-label": lambda c: c["linux"].update(mountLabel="system_u:object_r:container_file_t:s0"),
     # landlock
     "landlock-beyond-mount": lambda c: annotate(c, "dev.agentbox.landlock", json.dumps(
-        {"abi": 4, "auto": True, "pathBeneath": [{"paths": ["/usr"], "allowedAccess": ["read_file", "write_file"]}]})),
+        {"abi": 4, "auto": True, "pathBeneath": [{"paths": ["/etc"], "allowedAccess": ["read_file", "write_file"]}]})),
     "landlock-within-mounts": lambda c: annotate(c, "dev.agentbox.landlock", json.dumps(
         {"abi": 4, "pathBeneath": [{"paths": ["/"], "allowedAccess": ["execute", "read_file", "read_dir"]},
                                    {"paths": ["/tmp"], "allowedAccess": ["read_file", "write_file", "make_reg"]}]})),

@@ -87,10 +87,7 @@ cat >"$T/policy.json" <<'EOF'
 EOF
 m=$(mark)
 id=$(new_id)
-# The wall and the proxy as they are: landlock's network rules (the
-# sandbox's "auto") would refuse the raw connects to 22 and the relay's
-# listener in the kernel (t-landlock.sh looks at those).
-rt run --default --annotation dev.agentbox.landlock=off --egress-policy "$T/policy.json" --allow-domain allowed.test --allow-domain private.test \
+rt run --default --egress-policy "$T/policy.json" --allow-domain allowed.test --allow-domain private.test \
   --allow-domain loop.test --allow-domain meta.test --allow-domain hostlocal.test --workspace "$T/ws" \
   --record "$T/main.rec" --no-stream "$id" -- sh /workspace/probes.sh main </dev/null >/dev/null 2>"$T/main.err"
 is $? 0 "run --default --allow-domain ... runs the probes (curl and python3 from the host's /usr)"

@@ -109,13 +109,39 @@ if [ "$kabi" -ge 4 ]; then
   out=$(rt run --default --workspace "$T/ws" --annotation dev.agentbox.landlock=off "$(new_id)" -- python3 /workspace/tcp.py $p1 $p2 </dev/null 2>"$T/err")
   is "$out" "bind-ok bind-ok connect-ok connect-ok" "control: with landlock off the wall passes both (loopback in the sandbox)"
   out=$(rt run --default --workspace "$T/ws" "$(new_id)" -- python3 /workspace/tcp.py $p1 $p2 </dev/null 2>"$T/err")
-  is "$out" "bind-EACCES bind-EACCES connect-EACCES connect-EACCES" \
-    "the default sandbox (auto, no egress policy): no TCP bind, no TCP connect"
-  out=$(rt run --default --workspace "$T/ws" "$(new_id)" -- /workspace/abtest connect tcp 192.0.2.1 22 </dev/null 2>"$T/err")
-  is "$out" EACCES "... an outside address is refused in the kernel, before the wall"
-  out=$(rt run --default --workspace "$T/ws" --annotation dev.agentbox.net.pins=allowed.test=192.0.2.7 --allow-domain allowed.test \
-    "$(new_id)" -- /bin/sh -c '/workspace/abtest connect tcp 127.0.0.1 3128; /workspace/abtest connect tcp 192.0.2.7 22' </dev/null 2>"$T/err")
-  is "$(echo $out)" "ok EACCES" "with a domain allowlist: the proxy's port is reachable, a port the policy does not capture is not"
+  is "$out" "bind-ok bind-ok connect-ok connect-ok" \
+    "the default sandbox (auto) in a network namespace of its own: its loopback servers are its own (no network rule)"
+
+  # A network namespace the container joins (shared, as a pod's), under
+  # the wall of dev.agentbox.net.allow: there auto refuses TCP bind and
+  # connects to ports the policy does not allow, loopback included, which
+  # the wall passes.
+  ns=ab-$$-ll
+  ip netns add "$ns" && ip -n "$ns" link set lo up
+  ip netns exec "$ns" "$PYTHON3" -c '
+import socket, sys, time
+ls = []
+for p in map(int, sys.argv[1:3]):
+    s = socket.socket(); s.bind(("127.0.0.1", p)); s.listen(8); ls.append(s)
+open(sys.argv[3], "w").write("up")
+time.sleep(120)
+' $p1 $p2 "$T/ns-up" &
+  nspid=$!
+  wait_for_file "$T/ns-up" 10
+  JOIN="linux.namespaces[type=network].path=\"/run/netns/$ns\""
+  NETSCRIPT="/bin/abtest connect tcp 127.0.0.1 $p1; /bin/abtest connect tcp 127.0.0.1 $p2; /bin/busybox timeout 1 /bin/busybox nc -l -p $((p2 + 1)) </dev/null; echo nc=\$?"
+  make_bundle "$T/b-join" "$JOIN" 'annotations={"dev.agentbox.net.allow":"127.0.0.1:'$p1'/tcp","dev.agentbox.landlock":"auto"}' \
+    "process.args=[\"/bin/sh\",\"-c\",\"$NETSCRIPT\"]"
+  make_bundle "$T/b-join-off" "$JOIN" 'annotations={"dev.agentbox.net.allow":"127.0.0.1:'$p1'/tcp","dev.agentbox.landlock":"off"}' \
+    "process.args=[\"/bin/sh\",\"-c\",\"$NETSCRIPT\"]"
+  out=$(rt run --bundle "$T/b-join" "$(new_id)" </dev/null 2>&1)
+  like "$(echo $out)" "^ok EACCES .*nc: bind: Permission denied nc=1\$" \
+    "a joined namespace under the wall: connect to the allowed port works, to another fails (EACCES), bind fails"
+  out=$(rt run --bundle "$T/b-join-off" "$(new_id)" </dev/null 2>&1)
+  like "$(echo $out)" "^ok ok .*nc=143\$" "control: with landlock off the wall passes the other loopback port, and nc listens (until timeout ends it)"
+  kill "$nspid" 2>/dev/null
+  wait "$nspid" 2>/dev/null
+  ip netns del "$ns"
 else
   skip "landlock ABI $kabi has no network rules (ABI 4)" 5
 fi

@@ -525,15 +525,8 @@ def test_ids(t, h):
     t.ok(not problems(r) and r.frame.get("id") == "setup-1", "a setup error frame carries the --record-id too", r)
 
 
-# The wall's record of a refused connect.  Landlock's network rules (the
-# default sandbox's "auto") refuse a TCP connect outside the egress policy
-# in the kernel, before any packet reaches the wall (t-landlock.sh): these
-# look at the wall, with landlock off.
-LANDLOCK_OFF = ("--annotation", "dev.agentbox.landlock=off")
-
-
 def test_violations(t, h):
-    r = h.sandbox(*LANDLOCK_OFF, "--", "/workspace/abtest", "connect", "tcp", "192.0.2.1", "80")
+    r = h.sandbox("--", "/workspace/abtest", "connect", "tcp", "192.0.2.1", "80")
     frame_ok(t, r, "denied egress")
     v = r.sc.get("violations", [])
     t.ok(len(v) == 1 and v[0].get("address") == "192.0.2.1" and v[0].get("port") == 80
@@ -549,8 +542,7 @@ def test_violations(t, h):
 def test_exec(t, h):
     """sandbox_exec: run --default --detach, then exec --record."""
     cid = h.new_id()
-    rc, out, err = h.agentbox("run", "--default", "--detach", *LANDLOCK_OFF, "--workspace", h.workspace(), cid,
-                              capture=False)
+    rc, out, err = h.agentbox("run", "--default", "--detach", "--workspace", h.workspace(), cid, capture=False)
     if not t.ok(rc == 0, "a detached default sandbox to exec into", err):
         return
     r = h.record("exec", "--record-id", "11", cid, "/workspace/abtest", "exit", "42")

@@ -139,12 +139,9 @@ port=$(cat "$T/port")
 "$ABTEST" connect tcp 127.0.0.1 "$port" >/dev/null
 ok $? "control: the host connects to its listener on 127.0.0.1:$port"
 wait_for_file "$T/accepted" 10
-# The network namespace and its wall, seen with landlock off: its network
-# rules ("auto" in the sandbox) refuse these connects before any packet
-# (EACCES, t-landlock.sh).
-out=$(box --annotation dev.agentbox.landlock=off --workspace "$T/ws-root" "$(new_id)" -- /workspace/abtest connect tcp 127.0.0.1 "$port")
+out=$(box --workspace "$T/ws-root" "$(new_id)" -- /workspace/abtest connect tcp 127.0.0.1 "$port")
 is "$out" ECONNREFUSED "the sandbox's 127.0.0.1:$port is its own loopback: connection refused"
-out=$(box --annotation dev.agentbox.landlock=off --workspace "$T/ws-root" "$(new_id)" -- /workspace/abtest connect tcp 192.0.2.1 80)
+out=$(box --workspace "$T/ws-root" "$(new_id)" -- /workspace/abtest connect tcp 192.0.2.1 80)
 like "$out" '^(ECONNREFUSED|ENETUNREACH)$' "an outside address is refused at once: no route out of the sandbox ($out)"
 touch "$T/listener-stop"
 wait $lpid

@@ -249,7 +249,7 @@ test_rules (void)
 {
   struct ab_spec *s = spec_with ("auto", true);
   struct ab_ll_ruleset rs;
-  struct ab_ll_net net = { .wall = true };
+  struct ab_ll_net net = { .shared = true };
   const struct ab_ll_rule *r;
 
   ok (s != NULL, "a config with \"auto\" parses");
@@ -268,7 +268,7 @@ test_rules (void)
   ok (!(AB_LL_AUTO_RW & (AB_LL_FS_MAKE_CHAR | AB_LL_FS_MAKE_BLOCK)), "device nodes are made nowhere");
   ok (rs.handled[AB_LL_KIND_NET] == (AB_LL_NET_BIND_TCP | AB_LL_NET_CONNECT_TCP) && rs.n_ports == 2
           && rs.ports[0].access == AB_LL_NET_CONNECT_TCP,
-      "with the wall: no bind, connect to the egress ports only");
+      "a shared namespace under the wall: no bind, connect to the egress ports only");
   is_int (rs.handled[AB_LL_KIND_SCOPE], 0, "no scope (the namespaces isolate signals and abstract sockets)");
   ab_ll_ruleset_free (&rs);
 
@@ -278,7 +278,7 @@ test_rules (void)
       "an allowed destination on every port: connect unhandled");
   ab_ll_ruleset_free (&rs);
   ab_landlock_rules (s, s->mounts, s->n_mounts, NULL, &rs);
-  is_int (rs.handled[AB_LL_KIND_NET], 0, "no wall of ours: no network rule (the config chose that network)");
+  is_int (rs.handled[AB_LL_KIND_NET], 0, "no shared namespace under our wall: no network rule");
   ab_ll_ruleset_free (&rs);
   ab_spec_free (s);
 
@@ -329,12 +329,15 @@ test_net_view (void)
   if (s == NULL)
     return;
   ab_ll_net_view (true, &s->agentbox.net, &s->agentbox.egress, &net);
-  ok (net.wall && !net.connect_any, "behind the wall, with ports on every entry: connect restricted");
-  ok (has_port (&net, 8080) && !has_port (&net, 5353), "a net.allow entry's TCP port is granted, a UDP one is not");
+  ok (net.shared && !net.connect_any,
+      "shared, behind the wall, with ports on every entry: connect restricted");
+  ok (has_port (&net, 8080) && !has_port (&net, 5353),
+      "a net.allow entry's TCP port is granted, a UDP one is not");
   ok (has_port (&net, 3128) && has_port (&net, 53), "the proxy and the DNS stub are granted");
-  ok (has_port (&net, 8443), "... and the ports the wall captures for the proxy (connect names the original port)");
+  ok (has_port (&net, 8443),
+      "... and the ports the wall captures for the proxy (connect names the original port)");
   ab_ll_net_view (false, &s->agentbox.net, &s->agentbox.egress, &net);
-  ok (!net.wall && net.n_ports == 0, "no wall of ours: no network view");
+  ok (!net.shared && net.n_ports == 0, "not shared (a namespace of its own, or no wall): no network view");
   ab_spec_free (s);
   json = "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},\"annotations\":{"
          "\"dev.agentbox.net.allow\":\"10.0.0.3/tcp\"}}";
