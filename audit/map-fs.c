@@ -112,12 +112,15 @@ map_bind (struct ab_audit_ctx *a, size_t i, const struct ab_mount *m, char *mech
   source_facts (a, i, m, facts, sizeof facts);
   snprintf (
       mech, len,
-      "%s open_tree(%s%s, following symlinks) of %s; made %s; mount_setattr %s; move_mount onto %s resolved "
+      "%s open_tree(%s%s, %s) of %s; made %s; mount_setattr %s; move_mount onto %s resolved "
       "inside the rootfs%s",
       from_parent ? "the parent opens it in the host's mount namespace, id-mapped (MOUNT_ATTR_IDMAP), and "
                     "passes it over:"
                   : "the child:",
       m->recursive ? "AT_RECURSIVE" : "non-recursive", m->recursive ? ", submounts included" : "",
+      /* dev.agentbox.bind-nofollow (the built-in sandbox's workspace and
+         extra binds): one openat2(RESOLVE_NO_SYMLINKS) of the path */
+      m->source_nofollow ? "opened refusing every symlink on the path" : "following symlinks",
       m->source ? m->source : "?",
       rp == AB_PROP_PRIVATE || rp == AB_PROP_UNBINDABLE
           ? "private (rootfsPropagation), so no mount crosses it"
@@ -235,8 +238,9 @@ map_mounts (struct ab_audit_ctx *a)
       prop == AB_PROP_PRIVATE || prop == AB_PROP_UNBINDABLE ? "rprivate" : "rslave",
       a->s->root.path && a->s->root.path[0] == '/' ? "an absolute path" : "relative to the bundle");
   ab_audit_line_value (l, "%s", a->s->root.path ? a->s->root.path : "-");
+  /* the plan's copies: what create opens them with (source_nofollow) */
   for (size_t i = 0; i < a->s->n_mounts; i++)
-    map_mount (a, i, &a->s->mounts[i]);
+    map_mount (a, i, a->p && i < a->p->n_spec_mounts ? &a->p->mounts[i] : &a->s->mounts[i]);
 }
 
 /* ---- hooks ------------------------------------------------------------------- */

@@ -602,42 +602,58 @@ ab_parse_size (const char *s, uint64_t *out)
   return 0;
 }
 
-int
-ab_rm_tree_at (int at, const char *name, int depth)
+/* The entries of the directory at/name, each removed (rm_tree_dev); the
+   errno of the first that could not be, or 0. */
+static int rm_tree_dev (int at, const char *name, dev_t dev, int depth);
+
+static int
+rm_entries (int at, const char *name, dev_t dev, int depth)
 {
-  struct stat st;
   struct dirent *e;
   DIR *d;
-  int fd, pass;
+  int fd, bad = 0;
+
+  fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      return saved;
+    }
+  /* On past an entry that cannot go: as much as can be is removed, and the
+     first failure is what the caller hears. */
+  while ((e = readdir (d)) != NULL)
+    if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0
+        && rm_tree_dev (dirfd (d), e->d_name, dev, depth - 1) < 0 && bad == 0)
+      bad = errno;
+  closedir (d);
+  return bad;
+}
+
+static int
+rm_tree_dev (int at, const char *name, dev_t dev, int depth)
+{
+  struct stat st;
 
   if (fstatat (at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : -1;
   if (!S_ISDIR (st.st_mode))
-    return unlinkat (at, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+    return unlinkat (at, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+  /* A directory of another filesystem is a mount point: what is mounted
+     there is not ours to empty (a bind of a host directory left by a
+     crash would take the host's files with it). */
+  if (st.st_dev != dev)
+    return errno = EXDEV, -1;
   if (depth <= 0)
-    {
-      errno = ELOOP;
-      return -1;
-    }
+    return errno = ELOOP, -1;
   /* Twice at most: entries a first pass missed while it deleted. */
-  for (pass = 0; pass < 2; pass++)
+  for (int pass = 0; pass < 2; pass++)
     {
-      fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0 || (d = fdopendir (fd)) == NULL)
-        {
-          if (fd >= 0)
-            close (fd);
-          return -1;
-        }
-      while ((e = readdir (d)) != NULL)
-        if (strcmp (e->d_name, ".") && strcmp (e->d_name, "..") && ab_rm_tree_at (dirfd (d), e->d_name, depth - 1) < 0)
-          {
-            int saved = errno;
-            closedir (d);
-            errno = saved;
-            return -1;
-          }
-      closedir (d);
+      int bad = rm_entries (at, name, dev, depth);
+
+      if (bad)
+        return errno = bad, -1;
       if (unlinkat (at, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
         return 0;
       if (errno != ENOTEMPTY)
@@ -656,6 +672,16 @@ ab_seccomp_filtered (void)
     return false;
   p = strstr (status, "\nSeccomp:");
   return p && strtol (p + strlen ("\nSeccomp:"), NULL, 10) == 2;
+}
+
+int
+ab_rm_tree_at (int at, const char *name, int depth)
+{
+  struct stat st;
+
+  if (fstatat (at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : -1;
+  return rm_tree_dev (at, name, st.st_dev, depth);
 }
 
 /* The home directory of `uid` in passwd(5) text (buf, len bytes): the

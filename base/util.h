@@ -207,8 +207,11 @@ int ab_cmp_int (const void *a, const void *b);
 void ab_close_all (int *fds, size_t n);
 
 /* Remove `name` in dirfd and everything below it, never following a
-   symlink, at most `depth` directories deep (ELOOP beyond).  0, or -1 with
-   errno; a name already gone is 0. */
+   symlink, never entering another filesystem (a mount point below it is
+   left, and makes this fail with EXDEV), at most `depth` directories deep
+   (ELOOP beyond).  An entry that cannot be removed stops none of the
+   others.  0, or -1 with errno of the first failure; a name already gone
+   is 0. */
 int ab_rm_tree_at (int dirfd, const char *name, int depth);
 
 /* The calling process runs under a seccomp filter (Seccomp: 2 in

@@ -89,9 +89,18 @@ enum
   OPT_WORKSPACE_SIZE,
   OPT_WORKSPACE_CHANGES,
   OPT_TIMEOUT,
+  OPT_TIMEOUT_GRACE,
   OPT_MAX_OUTPUT,
   OPT_MEMORY,
   OPT_PIDS,
+  OPT_RO_BIND,
+  OPT_BIND,
+  OPT_ENV_PASS,
+  OPT_FILE_SIZE,
+  OPT_OPEN_FILES,
+  OPT_TMP_SIZE,
+  OPT_SHM_SIZE,
+  OPT_HOME_SIZE,
   OPT_CWD,
   OPT_ENV,
   OPT_ALLOW_DOMAIN,
@@ -111,7 +120,9 @@ run_help (void)
           "       agentbox run --default [OPTIONS] ID -- PROGRAM [ARGS...]\n\n" AB_CREATE_HELP
           "  -d, --detach             do not wait for the container\n"
           "      --keep               keep the container's state after it exits\n"
-          "      --timeout DUR        wall-clock limit (30s, 1500ms, 2m); the whole container is killed\n"
+          "      --timeout DUR        wall-clock limit (30s, 1500ms, 2m; default none): SIGTERM to every process,\n"
+          "                           then the whole container is killed after the grace\n"
+          "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
           "      --max-output BYTES   capture at most BYTES per stream (streaming goes on)\n"
           "      --record FILE        write the outcome as an MCP tools/call result frame to FILE\n"
           "      --record-fd N        ... to file descriptor N\n"
@@ -127,12 +138,28 @@ run_help (void)
           "      --workspace DIR      bind DIR read-write at /workspace\n"
           "      --workspace-mode overlay  show DIR through an overlay: DIR is untouched, what changes is\n"
           "                           kept as a change set (agentbox workspace diff|apply|discard ID)\n"
-          "      --workspace-size SIZE  the most an overlay's change set may hold (default 1G)\n"
+          "      --workspace-size SIZE  the tmpfs /workspace (without --workspace), or the most an overlay's\n"
+          "                           change set may hold (default 1G; limitsHit workspace)\n"
           "      --workspace-changes D  keep the change set in the empty directory D (not in --root)\n"
           "      --cwd DIR            working directory (default /workspace)\n"
-          "      --env NAME=VALUE     add to the environment (repeatable)\n"
-          "      --memory BYTES       memory limit (e.g. 512M)\n"
-          "      --pids N             limit on processes and threads\n"
+          "      --env NAME=VALUE     add to the environment (repeatable); USER and LOGNAME are root, HOME /root\n"
+          "      --env-pass NAME      pass our variable NAME through, when it is set (repeatable)\n"
+          "      --ro-bind SRC[:DST]  show the host's SRC (a directory or file) read-only at DST (default: at SRC);\n"
+          "                           SRC is resolved once, then opened refusing any symlink (repeatable)\n"
+          "      --bind SRC[:DST]     the same, read-write (files land owned by SRC's owner)\n"
+          "                           (the host's /var/lib is shown read-only: its package managers' state only)\n"
+          "  Its limits (the record's limitsHit names the one a command ran into; docs/result-record.md):\n"
+          "      --memory BYTES       memory limit, no swap (default 1G; limitsHit memory)\n"
+          "      --pids N             processes and threads (default 512; limitsHit pids)\n"
+          "      --file-size SIZE     largest file a process may write, RLIMIT_FSIZE (default 1G; SIGXFSZ or\n"
+          "                           EFBIG beyond it; limitsHit file_size)\n"
+          "      --open-files N       open files per process, RLIMIT_NOFILE (default 1024; EMFILE beyond it,\n"
+          "                           which is not seen from outside: not in limitsHit)\n"
+          "      --tmp-size SIZE      /tmp, a tmpfs (default 256M; ENOSPC when full; limitsHit tmpfs)\n"
+          "      --home-size SIZE     /root, HOME, a tmpfs (default 256M; limitsHit tmpfs)\n"
+          "      --shm-size SIZE      /dev/shm (default 64M; limitsHit tmpfs)\n"
+          "                           fixed: /run 16M, /dev 64M; no CPU-time limit; --timeout and --max-output\n"
+          "                           none unless given (agentbox mcp: 60 s and 1 MiB)\n"
           "      --allow-domain NAME  let the program reach NAME through the egress proxy (repeatable)\n"
           "      --annotation K=V     an annotation of the sandbox's config, e.g. dev.agentbox.net.pins\n");
 }
@@ -164,10 +191,13 @@ workspace_opt (const char *cmd, struct ab_run_cli *cli, int c, const char *arg)
       cli->ws_overlay = strcmp (arg, "overlay") == 0;
       return 0;
     case OPT_WORKSPACE_SIZE:
-      if (ab_parse_size (arg, &size) < 0)
-        return ab_cmd_usage_error (cmd, "--workspace-size: expected a size like 512M, got `%s`", arg);
-      push_annotation (&cli->sb.annotations, AB_ANNOT_WS_SIZE, arg);
-      cli->ws_opts = true;
+      /* an overlay's change set (the annotation), or the tmpfs /workspace:
+         which one is known when the whole command line is read */
+      if (ab_parse_size (arg, &size) < 0 || size < (1u << 20))
+        return ab_cmd_usage_error (cmd, "--workspace-size: expected a size of at least 1M like 512M, got `%s`",
+                                   arg);
+      cli->ws_size = arg;
+      cli->sb.workspace_size = size;
       return 0;
     default:
       /* absolute: the annotation is read where the run started from is unknown */
@@ -184,6 +214,38 @@ workspace_opt (const char *cmd, struct ab_run_cli *cli, int c, const char *arg)
     }
 }
 
+/* A limit of the built-in sandbox (spec/defaults.h has the defaults). */
+static int
+limit_opt (const char *cmd, struct ab_sandbox_opts *sb, int c, const char *arg)
+{
+  static const struct
+  {
+    int opt;
+    const char *name;
+    uint64_t min;
+  } spec[] = {
+    { OPT_FILE_SIZE, "--file-size", 1 }, { OPT_OPEN_FILES, "--open-files", 16 },
+    { OPT_TMP_SIZE, "--tmp-size", 1u << 20 }, { OPT_SHM_SIZE, "--shm-size", 1u << 20 },
+    { OPT_HOME_SIZE, "--home-size", 1u << 20 },
+  };
+  uint64_t *dst[] = { &sb->file_size, &sb->open_files, &sb->tmp_size, &sb->shm_size, &sb->home_size };
+  size_t i = 0;
+  uint64_t v;
+  int r;
+
+  while (spec[i].opt != c)
+    i++;
+  r = c == OPT_OPEN_FILES ? ab_parse_u64 (arg, &v) : ab_parse_size (arg, &v);
+  if (r < 0 || v < spec[i].min || (c == OPT_OPEN_FILES && v > (1u << 20)))
+    return ab_cmd_usage_error (cmd, "%s: expected %s, got `%s`", spec[i].name,
+                               c == OPT_OPEN_FILES ? "a number from 16 to 1048576"
+                               : spec[i].min > 1   ? "a size of at least 1M like 512M"
+                                                   : "a size like 2G",
+                               arg);
+  *dst[i] = v;
+  return 0;
+}
+
 int
 ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_run_cli *cli)
 {
@@ -197,9 +259,18 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE },
     { "workspace-changes", required_argument, NULL, OPT_WORKSPACE_CHANGES },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "timeout-grace", required_argument, NULL, OPT_TIMEOUT_GRACE },
     { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
     { "memory", required_argument, NULL, OPT_MEMORY },
     { "pids", required_argument, NULL, OPT_PIDS },
+    { "ro-bind", required_argument, NULL, OPT_RO_BIND },
+    { "bind", required_argument, NULL, OPT_BIND },
+    { "env-pass", required_argument, NULL, OPT_ENV_PASS },
+    { "file-size", required_argument, NULL, OPT_FILE_SIZE },
+    { "open-files", required_argument, NULL, OPT_OPEN_FILES },
+    { "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
+    { "shm-size", required_argument, NULL, OPT_SHM_SIZE },
+    { "home-size", required_argument, NULL, OPT_HOME_SIZE },
     { "cwd", required_argument, NULL, OPT_CWD },
     { "env", required_argument, NULL, OPT_ENV },
     { "allow-domain", required_argument, NULL, OPT_ALLOW_DOMAIN },
@@ -258,6 +329,11 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           if (ab_parse_duration_ms (optarg, &cli->so.timeout_ms) < 0 || cli->so.timeout_ms == 0)
             return ab_cmd_usage_error (cmd, "--timeout: expected a duration like 30s or 1500ms, got `%s`", optarg);
           break;
+        case OPT_TIMEOUT_GRACE:
+          if (ab_parse_duration_ms (optarg, &cli->so.grace_ms) < 0)
+            return ab_cmd_usage_error (cmd, "--timeout-grace: expected a duration like 5s or 0, got `%s`", optarg);
+          cli->so.grace_set = true;
+          break;
         case OPT_MAX_OUTPUT:
           if (ab_parse_size (optarg, &cli->so.max_output) < 0)
             return ab_cmd_usage_error (cmd, "--max-output: expected a size in bytes, got `%s`", optarg);
@@ -266,6 +342,31 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
         case OPT_MEMORY:
           if (ab_parse_size (optarg, &cli->sb.memory) < 0 || cli->sb.memory == 0)
             return ab_cmd_usage_error (cmd, "--memory: expected a size like 512M, got `%s`", optarg);
+          break;
+        case OPT_RO_BIND:
+        case OPT_BIND:
+          cli->sb.binds.v = xreallocarray (cli->sb.binds.v, cli->sb.binds.n + 1, sizeof *cli->sb.binds.v);
+          cli->sb.binds.v[cli->sb.binds.n++] = (struct ab_sandbox_bind){ optarg, c == OPT_BIND };
+          cli->limit_opts = true;
+          break;
+        case OPT_ENV_PASS:
+          {
+            const char *v = getenv (optarg);
+            if (optarg[0] == '\0' || strchr (optarg, '=') != NULL)
+              return ab_cmd_usage_error (cmd, "--env-pass: expected a variable's NAME, got `%s`", optarg);
+            if (v != NULL)
+              ab_strv_push_owned (&cli->sb.env, xasprintf ("%s=%s", optarg, v));
+            cli->limit_opts = true;
+            break;
+          }
+        case OPT_FILE_SIZE:
+        case OPT_OPEN_FILES:
+        case OPT_TMP_SIZE:
+        case OPT_SHM_SIZE:
+        case OPT_HOME_SIZE:
+          if ((r = limit_opt (cmd, &cli->sb, c, optarg)) != 0)
+            return r;
+          cli->limit_opts = true;
           break;
         case OPT_PIDS:
           if (ab_parse_u64 (optarg, &u) < 0 || u == 0 || u > INT32_MAX)
@@ -334,6 +435,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   if (optind >= argc)
     return ab_cmd_usage_error (cmd, "missing container ID");
   cli->co.id = argv[optind++];
+  cli->sb.id = cli->co.id;
   if (optind < argc && strcmp (argv[optind], "--") == 0)
     optind++;
   if (cli->sandbox)
@@ -349,9 +451,21 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     return ab_cmd_usage_error (cmd, "unexpected argument `%s` (program arguments need --default)", argv[optind]);
   if (!cli->so.passthrough && cli->record_fd < 0)
     return ab_cmd_usage_error (cmd, "--no-stream without --record would discard the output");
-  if ((cli->ws_overlay || cli->ws_opts) && !cli->sandbox)
+  if ((cli->ws_overlay || cli->ws_opts || cli->ws_size) && !cli->sandbox)
     return ab_cmd_usage_error (cmd, "--workspace-mode, --workspace-size and --workspace-changes are options of "
                                     "--default (a bundle says it with the dev.agentbox.workspace.* annotations)");
+  if (cli->limit_opts && !cli->sandbox)
+    return ab_cmd_usage_error (cmd, "--file-size, --open-files, --tmp-size, --shm-size, --home-size, --ro-bind, "
+                                    "--bind and --env-pass are options of --default (a bundle sets its own "
+                                    "rlimits, mounts and environment)");
+  if (cli->ws_size && cli->ws_overlay)
+    {
+      push_annotation (&cli->sb.annotations, AB_ANNOT_WS_SIZE, cli->ws_size);
+      cli->sb.workspace_size = 0;
+    }
+  else if (cli->ws_size && cli->sb.workspace)
+    return ab_cmd_usage_error (cmd, "--workspace-size sizes the tmpfs /workspace or an overlay's change set, not "
+                                    "a bound --workspace DIR (bounded by its filesystem)");
   if (cli->fallback && cli->detach)
     return ab_cmd_usage_error (cmd, "--fallback landlock runs in the foreground only (its supervisor kills what "
                                     "the program leaves behind)");
@@ -376,6 +490,8 @@ ab_run_cli_free (struct ab_run_cli *cli)
   free (cli->sb.annotations.v);
   memset (&cli->sb.annotations, 0, sizeof cli->sb.annotations);
   ab_strv_free (&cli->sb.env);
+  free (cli->sb.binds.v);
+  memset (&cli->sb.binds, 0, sizeof cli->sb.binds);
   ab_strv_free (&cli->sb.allow_domains);
   if (cli->record_fd > 2)
     close (cli->record_fd);

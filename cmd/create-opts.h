@@ -51,7 +51,9 @@ struct ab_run_cli
   struct ab_sandbox_opts sb;
   bool sandbox; /* --default */
   bool ws_overlay; /* --workspace-mode overlay */
-  bool ws_opts;    /* --workspace-size or --workspace-changes */
+  bool ws_opts;    /* --workspace-changes */
+  const char *ws_size; /* --workspace-size */
+  bool limit_opts; /* options of --default alone: the limits, --ro-bind, --bind, --env-pass */
   bool detach;
   bool fallback;       /* --fallback landlock */
   int record_fd;       /* -1: no record */

@@ -32,6 +32,7 @@ enum
   OPT_PRESERVE_FDS,
   OPT_NO_NEW_PRIVS,
   OPT_TIMEOUT,
+  OPT_TIMEOUT_GRACE,
   OPT_MAX_OUTPUT,
   OPT_RECORD,
   OPT_RECORD_FD,
@@ -58,7 +59,9 @@ help (void)
           "                           permitted sets, as runc (repeatable)\n"
           "      --preserve-fds N     pass fds 3..3+N-1\n"
           "      --no-new-privs       set no_new_privs even if the config does not\n"
-          "      --timeout DUR        wall-clock limit; the process and what it started are killed\n"
+          "      --timeout DUR        wall-clock limit: SIGTERM to the process and what it started, killed\n"
+          "                           after the grace\n"
+          "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
           "      --max-output BYTES   capture at most BYTES per stream\n"
           "      --record FILE | --record-fd N [--record-id JSON] [--no-stream]\n"
           "      --die-with-parent PID  kill the process (and what it started) when PID, our parent, dies\n");
@@ -103,6 +106,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
     { "preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS },
     { "no-new-privs", no_argument, NULL, OPT_NO_NEW_PRIVS },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "timeout-grace", required_argument, NULL, OPT_TIMEOUT_GRACE },
     { "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
     { "record", required_argument, NULL, OPT_RECORD },
     { "record-fd", required_argument, NULL, OPT_RECORD_FD },
@@ -190,6 +194,11 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
       case OPT_TIMEOUT:
         if (ab_parse_duration_ms (optarg, &so.timeout_ms) < 0 || so.timeout_ms == 0)
           return ab_cmd_usage_error ("exec", "--timeout: expected a duration like 30s, got `%s`", optarg);
+        break;
+      case OPT_TIMEOUT_GRACE:
+        if (ab_parse_duration_ms (optarg, &so.grace_ms) < 0)
+          return ab_cmd_usage_error ("exec", "--timeout-grace: expected a duration like 5s or 0, got `%s`", optarg);
+        so.grace_set = true;
         break;
       case OPT_MAX_OUTPUT:
         if (ab_parse_size (optarg, &u) < 0)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/exe.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -179,6 +180,7 @@ main (int argc, char **argv)
   if (ab_log_init (g.log_path, g.log_format, g.debug, &err) < 0)
     return ab_cmd_fail (&err);
   ab_trace ("start");
+  ab_cgroup_host_view ();
 
   if (optind >= argc)
     {

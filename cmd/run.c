@@ -141,12 +141,12 @@ fallback_wanted (const struct ab_run_cli *cli, const struct ab_bundle *bundle, c
 }
 
 static int
-load_bundle (struct ab_run_cli *cli, struct ab_bundle **bundle, ab_error_t *err)
+load_bundle (struct ab_run_cli *cli, struct ab_bundle **bundle, int *sb_lock, ab_error_t *err)
 {
   struct ab_bundle_guard guard = ab_bundle_guard (cli->co.root);
 
   if (cli->sandbox)
-    return ab_sandbox_bundle (&cli->sb, bundle, err);
+    return ab_sandbox_bundle (&cli->sb, bundle, sb_lock, err);
   return ab_bundle_load (cli->co.bundle, &guard, bundle, err);
 }
 
@@ -167,19 +167,18 @@ namespaces_unusable (const ab_error_t *err)
 }
 
 static int
-run_detached (struct ab_global *g, struct ab_run_cli *cli)
+run_detached (struct ab_global *g, struct ab_run_cli *cli, ab_error_t *err)
 {
   struct ab_container *c = NULL;
-  ab_error_t err = { 0 };
 
-  if (ab_container_create (&cli->co, &c, &err) < 0)
-    return detached_failed (cli, &err);
+  if (ab_container_create (&cli->co, &c, err) < 0)
+    return detached_failed (cli, err);
   ab_container_free (c);
-  if (ab_container_start (g->root, cli->co.id, &err) < 0)
+  if (ab_container_start (g->root, cli->co.id, err) < 0)
     {
       ab_error_t ignored = { 0 };
       ab_container_delete (g->root, cli->co.id, true, &ignored);
-      return detached_failed (cli, &err);
+      return detached_failed (cli, err);
     }
   return AB_EXIT_OK;
 }
@@ -191,8 +190,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
-  bool overlay, fallback;
-  int r, status;
+  bool overlay, fallback, failed = true;
+  int r, status, sb_lock = -1;
 
   r = ab_parse_run_cli ("run", g, argc, argv, &cli);
   if (r != 0)
@@ -203,7 +202,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
 
   /* The bundle is loaded here (create takes it over) so that the sealed
      copy of ourselves is chosen by its user namespace. */
-  r = load_bundle (&cli, &bundle, &err);
+  r = load_bundle (&cli, &bundle, &sb_lock, &err);
   if (r < 0)
     {
       memset (&out, 0, sizeof out);
@@ -214,8 +213,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       if (cli.record_fd >= 0)
         ab_record_write (cli.record_fd, &out, cli.record_id, NULL);
       status = out.exit_status;
-      ab_run_cli_free (&cli);
-      return status;
+      goto done;
     }
   {
     char why[512];
@@ -223,14 +221,14 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     if (r < 0)
       {
         ab_bundle_free (bundle);
-        ab_run_cli_free (&cli);
-        return ab_cmd_fail (&err);
+        status = ab_cmd_fail (&err);
+        goto done;
       }
     if (r > 0)
       {
         status = run_fallback (&cli, bundle, why);
-        ab_run_cli_free (&cli);
-        return status;
+        failed = false;
+        goto done;
       }
   }
   {
@@ -239,8 +237,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     if (ab_exe_seal_unless_safe (g->argv_all, uids, gids, &err) < 0)
       {
         ab_bundle_free (bundle);
-        ab_run_cli_free (&cli);
-        return ab_cmd_fail (&err);
+        status = ab_cmd_fail (&err);
+        goto done;
       }
   }
   /* Our record fd stays ours: the container never sees it. */
@@ -252,15 +250,16 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
 
   if (cli.detach)
     {
-      status = run_detached (g, &cli);
-      ab_run_cli_free (&cli);
-      return status;
+      status = run_detached (g, &cli, &err);
+      failed = status != AB_EXIT_OK;
+      goto done;
     }
 
   cli.co.foreground = true;
   cli.so.relay_tty = true; /* process.terminal without --console-socket: runc's pty relay */
   cli.so.no_violations = cli.record_fd < 0; /* only the record reports them */
-  if (ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0)
+  failed = ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0;
+  if (failed)
     {
       if (fallback && namespaces_unusable (&err))
         {
@@ -268,13 +267,13 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
              its `degraded`. */
           _cleanup_free_ char *why = xasprintf ("the namespaced sandbox could not be set up: %s", err.msg);
           ab_outcome_free (&out);
+          /* the namespaced sandbox's private skeleton, if any, goes now */
+          ab_sandbox_release (&cli.sb, sb_lock, &err);
+          sb_lock = -1;
           memset (&err, 0, sizeof err);
-          if (load_bundle (&cli, &bundle, &err) == 0)
-            status = run_fallback (&cli, bundle, why);
-          else
-            status = ab_cmd_fail (&err);
-          ab_run_cli_free (&cli);
-          return status;
+          failed = load_bundle (&cli, &bundle, &sb_lock, &err) < 0;
+          status = failed ? ab_cmd_fail (&err) : run_fallback (&cli, bundle, why);
+          goto done;
         }
       if (cli.sandbox && namespaces_unusable (&err) && strstr (err.msg, "--fallback") == NULL)
         {
@@ -292,6 +291,8 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     fprintf (stderr, "agentbox: the workspace's changes are kept as change set `%s`: agentbox workspace diff|apply|discard %s\n",
              cli.co.id, cli.co.id);
   status = run_finish (&cli, &out);
+done:
+  ab_sandbox_release (&cli.sb, sb_lock, failed ? &err : NULL);
   ab_run_cli_free (&cli);
   return status;
 }

@@ -37,6 +37,10 @@ ab_bundle_guard (const char *state_root)
    -1 with the reason in why ("" when there is no base). */
 int ab_cache_open_base (char why[static AB_CACHE_WHY_MAX]);
 
+/* The cache cannot be used (why), so `consequence` (a few words): a
+   warning the first time in a process, a debug line after that. */
+void ab_cache_unusable (const char *consequence, const char *why);
+
 /* fd is a directory of the effective uid with no permission bit beyond
    `mode` (path is for the message). */
 bool ab_cache_dir_is_safe (int fd, const char *path, mode_t mode, char why[static AB_CACHE_WHY_MAX]);

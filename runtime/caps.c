@@ -52,10 +52,28 @@ configured (const struct ab_capabilities *c, enum ab_capset set)
   return c->set[set] ? c->mask[set] : 0;
 }
 
-/* libcap's own count, which its constructor already asked the kernel for
-   (PR_CAPBSET_READ fails with EINVAL past the last capability it knows);
-   else /proc/sys/kernel/cap_last_cap, read with plain syscalls so the child
-   can call this too; else the same question, asked directly. */
+/* Whether capability `cap` exists on this kernel, asked directly:
+   PR_CAPBSET_READ answers 0 or 1 for a capability it knows and fails with
+   EINVAL past the last one.  1 / 0, or -1 with errno for any other failure,
+   which proves nothing either way. */
+static int
+cap_exists (int cap)
+{
+  if (prctl (PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) >= 0)
+    return 1;
+  return errno == EINVAL ? 0 : -1;
+}
+
+/* The kernel's last capability, or -1 with errno.  Never libcap's
+   cap_max_bits () alone: its constructor probes PR_CAPBSET_READ once and
+   reads any failure of that probe as "no such capability" (then it says
+   32, and capabilities 32..40 were once left in the bounding set).  Its
+   count is only a guess here, taken when the kernel confirms it: the
+   capability after it does not exist (EINVAL).  (A guess too high cannot
+   come from a failed probe; it would fail the drops, not skip one.)
+   Otherwise /proc/sys/kernel/cap_last_cap, read with plain syscalls;
+   otherwise PR_CAPBSET_READ upward from 0 to the first EINVAL.  A failure
+   that is not EINVAL is an error, never an end. */
 static int
 read_last_cap (void)
 {
@@ -63,7 +81,7 @@ read_last_cap (void)
   ssize_t n;
   int fd, v = 0, cap = (int)cap_max_bits () - 1;
 
-  if (cap > 0 && cap <= AB_CAP_LAST)
+  if (cap >= 0 && cap < AB_CAP_LAST && cap_exists (cap + 1) == 0)
     return cap;
   fd = open ("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd >= 0)
@@ -74,32 +92,45 @@ read_last_cap (void)
         {
           ssize_t i;
 
-          for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+          for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9' && v <= AB_CAP_LAST; i++)
             v = v * 10 + (buf[i] - '0');
-          if (i > 0 && v <= AB_CAP_LAST)
+          if (i > 0 && (i == n || buf[i] == '\n') && v <= AB_CAP_LAST)
             return v;
         }
     }
+  for (cap = 0; cap <= AB_CAP_LAST; cap++)
+    {
+      int r = cap_exists (cap);
 
-  for (cap = AB_CAP_LAST; cap > 0; cap--)
-    if (prctl (PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) >= 0)
-      return cap;
-  return CAP_LAST_CAP < AB_CAP_LAST ? CAP_LAST_CAP : AB_CAP_LAST;
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        {
+          if (cap > 0)
+            return cap - 1;
+          errno = EINVAL; /* no capability at all: not a kernel we know */
+          return -1;
+        }
+    }
+  return AB_CAP_LAST;
 }
+
+static atomic_int last_cap_cached = -1;
 
 int
 ab_caps_last_cap (void)
 {
-  static atomic_int cached = -1;
-  int v = atomic_load_explicit (&cached, memory_order_relaxed);
+  int v = atomic_load_explicit (&last_cap_cached, memory_order_relaxed);
 
   if (v < 0)
     {
       int saved = errno;
 
       v = read_last_cap ();
+      if (v < 0)
+        return -1; /* errno from the failed probe; asked again next time */
       errno = saved;
-      atomic_store_explicit (&cached, v, memory_order_relaxed);
+      atomic_store_explicit (&last_cap_cached, v, memory_order_relaxed);
     }
   return v;
 }
@@ -122,40 +153,74 @@ ab_caps_beyond_kernel (uint64_t mask, int last, char ***names)
   return n;
 }
 
+/* Drop `cap` from the bounding set unless `keep` has it.  A failed drop
+   is excused only by the kernel saying the capability is not in the set
+   (PR_CAPBSET_DROP wants CAP_SETPCAP even for a no-op, and a nested
+   runtime may lack it). */
+static int
+drop_one (int cap, uint64_t keep, ab_error_t *err)
+{
+  char buf[32];
+  int e;
+
+  if (keep & cap_bit (cap))
+    return 0;
+  if (prctl (PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) == 0)
+    return 0;
+  e = errno;
+  if (prctl (PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) == 0)
+    return 0; /* not in the set: nothing to drop */
+  return ab_error_set (err, e, "drop %s from the bounding set: prctl(PR_CAPBSET_DROP)",
+                       cap_name (cap, buf, sizeof buf));
+}
+
 int
 ab_caps_drop_bounding (const struct ab_capabilities *c, ab_error_t *err)
 {
   uint64_t keep = configured (c, AB_CAP_BOUNDING);
-  int last = ab_caps_last_cap ();
-  char buf[32];
+  int last = atomic_load_explicit (&last_cap_cached, memory_order_relaxed);
   int cap;
 
+  /* The bounding set is what an execve can ever grant (file capabilities,
+     setuid root): a capability left in it could come back later.  So every
+     capability not kept is dropped, one PR_CAPBSET_DROP each, with no
+     PR_CAPBSET_READ first (it only doubled the syscalls: a drop of an
+     absent capability succeeds).  The read can only excuse a failure,
+     never skip a drop, so a capability present in the set is always
+     either dropped or an error.  Where to stop is not taken on trust: the
+     count known so far (or libcap's, which can only be too low: its probe
+     reads a failure as "no such capability") is where the drops start to
+     ask the kernel, below. */
+  if (last < 0)
+    last = (int)cap_max_bits () - 1;
+  if (last > AB_CAP_LAST)
+    last = AB_CAP_LAST;
   for (cap = 0; cap <= last; cap++)
+    if (drop_one (cap, keep, err) < 0)
+      return -1;
+  /* The check that the set is empty now: every drop above was answered by
+     the kernel (0 from PR_CAPBSET_DROP is the capability gone), so what is
+     left to prove is that there is no capability past `last`.  The kernel
+     says so with EINVAL; if it knows more than `last` said after all, those
+     are dropped too, up to its EINVAL.  Any other answer fails the create:
+     an unfinished bounding set is never read as a finished one.  The end
+     found is the kernel's last capability, for ab_caps_apply. */
+  for (cap = last + 1;; cap++)
     {
-      if (keep & cap_bit (cap))
-        continue;
-      /* The bounding set is what an execve can ever grant (file capabilities,
-         setuid root): a capability left in it could come back later.  So
-         every capability not kept is dropped, one PR_CAPBSET_DROP each, with
-         no PR_CAPBSET_READ first (it only doubled the syscalls:
-         a drop of an absent capability succeeds).  Only a failed drop asks
-         whether the capability is there at all: PR_CAPBSET_DROP wants
-         CAP_SETPCAP even for a no-op, and a nested runtime may lack it.  The
-         read can only excuse a failure, never skip a drop, so a capability
-         present in the set is always either dropped or an error. */
-      if (prctl (PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) == 0)
-        continue;
-      {
-        int e = errno;
-        int r = prctl (PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0);
+      int r = cap > AB_CAP_LAST ? 0 : cap_exists (cap);
+      char buf[32];
 
-        if (r == 0)
-          continue; /* not in the set: nothing to drop */
-        return ab_error_set (err, e, "drop %s from the bounding set: prctl(PR_CAPBSET_DROP)",
-                             cap_name (cap, buf, sizeof buf));
-      }
+      if (r == 0)
+        {
+          atomic_store_explicit (&last_cap_cached, cap - 1, memory_order_relaxed);
+          return 0;
+        }
+      if (r < 0)
+        return ab_error_set (err, errno, "check that the bounding set ends at %s: prctl(PR_CAPBSET_READ)",
+                             cap_name (cap - 1, buf, sizeof buf));
+      if (drop_one (cap, keep, err) < 0)
+        return -1;
     }
-  return 0;
 }
 
 /* capset failed with EPERM: find the capability to blame, so the message says
@@ -306,6 +371,11 @@ ab_caps_apply (const struct ab_capabilities *c, ab_error_t *err)
   uint64_t known;
   size_t i;
   int r;
+
+  if (last < 0)
+    return ab_error_set (err, errno,
+                         "find the last capability of the kernel: /proc/sys/kernel/cap_last_cap, "
+                         "prctl(PR_CAPBSET_READ)");
 
   /* Capabilities past the kernel's last one were warned about by the parser
      (unknown names) or cannot exist here: skip them silently. */

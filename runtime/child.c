@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "hooks/hooks.h"
 #include "runtime/cgroup/cgroup.h"
@@ -100,6 +101,46 @@ apply_memory_policy (const struct ab_memory_policy *mp, ab_error_t *err)
   return 0;
 }
 
+/* The start socket can take a connection: checked before `created` is
+   confirmed, so that a socket that never could fails the create itself,
+   with its error, rather than a container that dies unseen later. */
+static int
+start_socket_check (int fd, ab_error_t *err)
+{
+  int v = 0;
+  socklen_t len = sizeof v;
+
+  if (getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0)
+    return ab_error_set (err, errno, "start socket: getsockopt(SO_ACCEPTCONN)");
+  if (!v)
+    return ab_error_setc (err, AB_EC_INTERNAL, EINVAL, "start socket: not listening");
+  return 0;
+}
+
+/* One connection on the listening start socket.  Once start_socket_check
+   passed, every failure of accept4 is one that passes (EINTR, an aborted
+   connection, no memory or fds or buffers for the moment): tried again,
+   after a pause that grows to a second when it repeats.  Nobody would hear
+   of a container that gave up here (its creator is gone): it would just be
+   "stopped" when `start` came. */
+static int
+accept_start (int fd)
+{
+  long nap_ms = 0;
+
+  for (;;)
+    {
+      int conn = accept4 (fd, NULL, NULL, SOCK_CLOEXEC);
+
+      if (conn >= 0)
+        return conn;
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      nap_ms = nap_ms == 0 ? 10 : nap_ms * 2 > 1000 ? 1000 : nap_ms * 2;
+      nanosleep (&(struct timespec){ nap_ms / 1000, (nap_ms % 1000) * 1000000 }, NULL);
+    }
+}
+
 /* Wait for `start`: in the foreground on the setup socket, detached on the
    start socket (one connection, from `agentbox start`).  Returns the fd the
    starter listens on for the outcome of exec. */
@@ -117,11 +158,13 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
         return -1;
       return c->sync_fd;
     }
-  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0
+      || start_socket_check (c->start_listen_fd, err) < 0)
     return -1;
   /* Detached: the creator exits now and we must outlive it.  It waits for
      this answer, sent only once the parent-death signal is off. */
-  prctl (PR_SET_PDEATHSIG, 0);
+  if (prctl (PR_SET_PDEATHSIG, 0) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_PDEATHSIG, 0)");
   if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0)
     return -1;
   close (c->sync_fd);
@@ -129,13 +172,7 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
   for (;;)
     {
       struct ab_sync_msg m;
-      conn = accept4 (c->start_listen_fd, NULL, NULL, SOCK_CLOEXEC);
-      if (conn < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return ab_error_set (err, errno, "accept on the start socket");
-        }
+      conn = accept_start (c->start_listen_fd);
       if (ab_sync_recv (conn, &m, NULL) == 0 && m.type == AB_SYNC_START)
         break;
       close (conn);
@@ -270,12 +307,8 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
   if (!c->no_new_keyring)
     {
       ab_set_step ("keyring");
-      /* A fresh session keyring: the host's keys are not the container's.
-         Refused (EPERM/ENOSYS) when keyrings are unavailable: not fatal, as
-         with runc. */
-      if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id) < 0 && errno != ENOSYS && errno != EPERM
-          && errno != EACCES && errno != EDQUOT)
-        return ab_error_set (err, errno, "join a new session keyring");
+      if (ab_keyring_join_new (c->id, err) < 0)
+        return -1;
     }
   return 0;
 }
@@ -421,7 +454,7 @@ child_start (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, starter, landlock_fd, err);
+  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, starter, landlock_fd, c->foreground, err);
 }
 
 static int
@@ -457,14 +490,19 @@ ab_child_main (struct ab_child_ctx *c)
   int code = AB_CHILD_EXIT_SETUP;
 
   /* Die with the creator until it has recorded us (detached) or for good
-     (foreground).  If it died before the prctl, our first read of the setup
-     socket sees EOF and we stop there (getppid is 0 in a new or joined pid
-     namespace, so it cannot tell). */
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (!(c->ns->clone_flags & CLONE_NEWPID) && c->ns->join_fd[AB_NS_PID] < 0
-      && getppid () != c->parent_pid)
+     (foreground: set again after the last change of ids, which clears it,
+     ab_process_exec).  If it died before the prctl, our first read of the
+     setup socket sees EOF and we stop there (getppid is 0 in a new or
+     joined pid namespace, so it cannot tell).  A prctl that fails is a
+     setup that fails: no container process may outlive a dead creator
+     unnoticed. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    ab_error_set (&err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
+  else if (!(c->ns->clone_flags & CLONE_NEWPID) && c->ns->join_fd[AB_NS_PID] < 0
+           && getppid () != c->parent_pid)
     _exit (AB_CHILD_EXIT_SETUP);
-  child_setup (c, &report, &err);
+  else
+    child_setup (c, &report, &err);
   if (err.cls == AB_EC_EXEC)
     code = (err.errnum == ENOENT || err.errnum == ENOTDIR) ? AB_CHILD_EXIT_NOENT : AB_CHILD_EXIT_NOEXEC;
   if (report >= 0)

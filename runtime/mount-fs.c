@@ -171,8 +171,11 @@ fsconfig_sb_flags (int fsfd, unsigned long ms, const char *what, ab_error_t *err
     unsigned long flag;
     const char *name;
   } sb[] = {
-    { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" },    { MS_LAZYTIME, "lazytime" },
-    { MS_MANDLOCK, "mand" },    { MS_I_VERSION, "iversion" },
+    /* "ro" too: mount(2) with MS_RDONLY makes a new superblock read-only
+       as well as the mount, and this way must leave the same thing, not a
+       writable filesystem under a read-only mount. */
+    { MS_RDONLY, "ro" },         { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" },
+    { MS_LAZYTIME, "lazytime" }, { MS_MANDLOCK, "mand" },    { MS_I_VERSION, "iversion" },
   };
   size_t i;
 

@@ -171,6 +171,7 @@ mask_paths (int rootfd, struct proc_names *pn, const struct ab_strv *paths, ab_e
               _cleanup_close_ int fsfd = fsopen ("tmpfs", FSOPEN_CLOEXEC);
               if (fsfd < 0 || fsconfig (fsfd, FSCONFIG_SET_STRING, "size", "0", 0) < 0
                   || fsconfig (fsfd, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0
+                  || fsconfig (fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0
                   || fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
                 return ab_error_set (err, errno, "linux.maskedPaths: create empty tmpfs");
               emptydir = fsmount (fsfd, FSMOUNT_CLOEXEC,

@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <linux/close_range.h>
+#include <linux/keyctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/capability.h>
@@ -13,6 +14,7 @@
 
 #include "runtime/caps.h"
 #include "runtime/landlock.h"
+#include "runtime/child.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
@@ -129,6 +131,27 @@ ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err
   if (u->umask_set)
     umask ((mode_t) u->umask);
   return 0;
+}
+
+int
+ab_keyring_join_new (const char *name, ab_error_t *err)
+{
+  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) >= 0)
+    return 0;
+  /* Keyrings unavailable (ENOSYS), or keyctl refused to the runtime by a
+     seccomp filter or an LSM, which refuses it to the container as well
+     (EPERM; runc's profiles do): there is no keyring to read either way.
+     Anything else once meant a container left in the caller's session
+     keyring, whose keys a process possesses and may read: a named keyring
+     that is not ours to join (EACCES), the key quota of the container's
+     uid, which every container of the same mapping shares, used up by one
+     of them (EDQUOT).  An anonymous keyring then, and if that cannot be
+     had either, no container. */
+  if (errno == ENOSYS || errno == EPERM)
+    return 0;
+  if (name != NULL && syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
+    return 0;
+  return ab_error_set (err, errno, "join a new session keyring: keyctl(KEYCTL_JOIN_SESSION_KEYRING)");
 }
 
 int
@@ -391,9 +414,60 @@ seccomp_load (const struct ab_seccomp_prog *seccomp, int report_fd, ab_error_t *
   return 0;
 }
 
+/* Die with the parent from here on.  The parent-death signal is tied to
+   credentials: the kernel clears it at every change of the effective or
+   filesystem uid or gid (commit_creds), so the setresuid above took away
+   the one set at clone (child.c).  Set again, it holds up to execve and
+   after it (only a set-uid or file-capability execve clears it, and
+   no_new_privs rules that out).  The classic race, a parent that died
+   before the prctl and so sends no signal, is closed by announce_exec,
+   which comes after it: its write to the parent's socket fails then
+   (getppid() could not tell, being 0 in a new pid namespace).  The parent is the
+   thread that cloned us, the main thread of `run` or `exec`, which lives
+   as long as the process. */
+static int
+die_with_parent (ab_error_t *err)
+{
+  ab_set_step ("parent-death");
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
+  return 0;
+}
+
+/* AB_SYNC_EXEC: every step but the execve is done.  The starter that then
+   sees the socket end knows the program was executed; an end without it
+   is a process that died during its setup (killed, or by the seccomp
+   filter), never a program that "started".  After the filter, as runc
+   writes its exec fifo: the profile must allow write, which any program
+   needs.  A starter that is gone makes the write fail with SIGPIPE, the
+   default disposition again here, which ends us as the parent-death
+   signal would.  Under a filter with a listener, the handover's sendmsg
+   instead: validate refuses NOTIFY on it, where a NOTIFY rule on write
+   would show the agent a syscall of the runtime, not of the program. */
+static int
+announce_exec (int fd, const struct ab_seccomp_prog *seccomp, ab_error_t *err)
+{
+  struct ab_sync_msg m;
+  ssize_t w;
+
+  memset (&m, 0, sizeof m);
+  m.type = AB_SYNC_EXEC;
+  if (seccomp && ab_seccomp_prog_listens (seccomp))
+    w = ab_sendmsg_fds (fd, &m, sizeof m, NULL, 0);
+  else
+    do
+      w = write (fd, &m, sizeof m);
+    while (w < 0 && errno == EINTR);
+  if (w == (ssize_t)sizeof m)
+    return 0;
+  if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+    _exit (AB_CHILD_EXIT_SETUP); /* no one is left to tell */
+  return ab_error_set (err, w < 0 ? errno : EPROTO, "tell the runtime that the program is executed next");
+}
+
 int
 ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                 int report_fd, int landlock_fd, ab_error_t *err)
+                 int report_fd, int landlock_fd, bool with_parent, ab_error_t *err)
 {
   bool early_seccomp = seccomp && !p->no_new_privileges;
   _cleanup_close_ int cwdfd = -1;
@@ -451,6 +525,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   ab_set_step ("capabilities");
   if (ab_caps_apply (&p->caps, err) < 0)
     return -1;
+  if (with_parent && die_with_parent (err) < 0)
+    return -1;
   if (p->no_new_privileges)
     {
       ab_set_step ("no_new_privs");
@@ -462,6 +538,8 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
     return ab_error_set (err, errno, "process.cwd: chdir `%s`", p->cwd);
   cwdfd = -1; /* close-on-exec: the execve closes it */
   if (seccomp && !early_seccomp && seccomp_load (seccomp, report_fd, err) < 0)
+    return -1;
+  if (report_fd >= 0 && announce_exec (report_fd, seccomp, err) < 0)
     return -1;
   ab_set_step ("exec");
   ab_execvpe_container (p->args.v, env ? env : p->env.v);

@@ -1,8 +1,9 @@
 /* The last steps of every container process (init or exec'd), in order:
  *   cwd resolved -> HOME (when process.env has none) -> rlimits ->
  *   (seccomp without no_new_privs) -> bounding
- *   set -> user and groups -> capabilities -> no_new_privs -> chdir ->
- *   seccomp -> execve
+ *   set -> user and groups -> capabilities -> parent-death signal (a
+ *   foreground process) -> no_new_privs -> chdir -> seccomp (its listener
+ *   handed over) -> AB_SYNC_EXEC -> execve
  * Everything that can fail happens before execve and is reported over the
  * sync socket; the program is looked up in the *container's* PATH. */
 #ifndef AB_RUNTIME_PROCESS_H
@@ -48,14 +49,25 @@ int ab_cwd_make (const char *cwd, ab_error_t *err);
    resets all. */
 void ab_signals_snapshot (void);
 
+/* A new session keyring of that name (NULL: anonymous), never the
+   caller's: one that cannot be joined is a failure, unless keyrings are
+   not available at all (ENOSYS, or keyctl refused with EPERM). */
+int ab_keyring_join_new (const char *name, ab_error_t *err);
+
 /* Privilege drop and exec.  `seccomp` may be NULL; a filter with a
    listener is handed over on report_fd (the starter's setup socket,
-   runtime/seccomp-notify.h).  landlock_fd: a landlock ruleset to restrict
-   the process with (runtime/landlock.h), or -1.  Does not return on
-   success; on failure *err is set (class AB_EC_EXEC for a program that
-   cannot be executed, errnum ENOENT/EACCES/...). */
+   runtime/seccomp-notify.h).  report_fd >= 0: the socket of whoever
+   started us (docs/protocol.md), told AB_SYNC_EXEC right before the
+   execve, so that an end of the socket without it is a process that died
+   before its program ran.  landlock_fd: a landlock ruleset to restrict the
+   process with (runtime/landlock.h), or -1.  with_parent: the process dies
+   with that socket's owner, its parent (a foreground run or exec): the
+   parent-death signal, which every change of uid or gid clears, is set
+   again after the last one.  Does not return on success; on failure *err
+   is set (class AB_EC_EXEC for a program that cannot be executed, errnum
+   ENOENT/EACCES/...). */
 int ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                     int report_fd, int landlock_fd, ab_error_t *err);
+                     int report_fd, int landlock_fd, bool with_parent, ab_error_t *err);
 
 /* The PATH lookup of the container: argv[0] with a '/' is used as is,
    otherwise each directory of PATH from `env` (default

@@ -28,6 +28,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <linux/openat2.h>
 #include <seccomp.h>
 #include <sys/random.h>
@@ -155,6 +156,19 @@ ab_cache_open_base (char why[static AB_CACHE_WHY_MAX])
       return -1;
     }
   return bfd;
+}
+
+void
+ab_cache_unusable (const char *consequence, const char *why)
+{
+  static atomic_bool told;
+
+  /* One warning a process: the second user of the cache would only say
+     the same again (the debug log has every one). */
+  if (atomic_exchange (&told, true))
+    ab_debug ("cache not used (%s): %s", consequence, why);
+  else
+    ab_warn ("cache not used (%s): %s", consequence, why);
 }
 
 /* Open <base>/<sub> (made with `mode` if missing, base 0711), O_PATH.
@@ -483,7 +497,7 @@ ab_seccomp_compile_cached (const struct ab_seccomp *s, struct ab_seccomp_prog *o
 
   dfd = ab_cache_open_dir ("seccomp", 0700, why);
   if (dfd < 0 && why[0])
-    ab_warn ("seccomp cache not used: %s", why);
+    ab_cache_unusable ("seccomp programs are compiled anew", why);
   key = canonical_key (s, &keylen);
   if (dfd >= 0)
     {

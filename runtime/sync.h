@@ -2,7 +2,8 @@
  *
  * One SOCK_SEQPACKET socketpair per container process: message boundaries
  * are kept, and the child's end is close-on-exec, so the parent sees EOF
- * exactly when the user program was executed (or the child died).  Errors
+ * when the user program was executed or the child died: AB_SYNC_EXEC, the
+ * child's last message before its execve, tells the two apart.  Errors
  * raised in the child travel as typed messages and are printed by the
  * parent: they reach the caller's stderr, --log and the result record, never
  * only the child's stderr. */
@@ -28,6 +29,7 @@ enum ab_sync_type
   AB_SYNC_PID,             /* joiner -> parent: pid of the container process */
   AB_SYNC_SECCOMP,         /* child -> starter: the seccomp listener's fd rides along (SCM_RIGHTS) */
   AB_SYNC_SECCOMP_DONE,    /* starter -> child: the agent at listenerPath has it; go on */
+  AB_SYNC_EXEC,            /* child -> starter: execve next (EOF before it: the child died) */
 };
 
 struct ab_sync_msg

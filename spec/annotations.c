@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "base/json.h"
 #include "base/util.h"
 #include "spec/annotations.h"
 #include "spec/netpolicy.h"
@@ -53,6 +54,52 @@ type_timeout (struct ab_spec *s, const char *value, ab_error_t *err)
                           value);
   s->agentbox.timeout_set = true;
   s->agentbox.timeout_ms = ms;
+  return 0;
+}
+
+static int
+type_timeout_grace (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  uint64_t ms;
+
+  if (ab_parse_duration_ms (value, &ms) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "invalid duration \"%s\" (a number with s, ms, m or h; plain numbers are seconds; 0: "
+                          "no grace)",
+                          value);
+  s->agentbox.grace_set = true;
+  s->agentbox.grace_ms = ms;
+  return 0;
+}
+
+static int
+type_etc_hosts (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
+  s->agentbox.etc_hosts = strcmp (value, "true") == 0;
+  return 0;
+}
+
+/* A JSON array of canonical absolute paths, as a string. */
+static int
+type_bind_nofollow (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  static const struct ab_json_limits lim
+      = { .max_bytes = 1u << 20, .max_depth = 1, .max_string = 4096, .max_items = 1024, .max_nodes = 1025 };
+  _cleanup_json_ struct ab_json *j = ab_json_parse (value, strlen (value), &lim, "value", err);
+
+  if (j == NULL)
+    return -1;
+  if (j->type != AB_J_ARRAY)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be a JSON array of paths");
+  for (size_t i = 0; i < j->u.arr.n; i++)
+    {
+      struct ab_json *p = j->u.arr.items[i];
+      if (p->type != AB_J_STRING || !ab_path_is_canonical (p->u.str.s))
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "[%zu] must be a canonical absolute path", i);
+      ab_strv_push (&s->agentbox.nofollow, p->u.str.s);
+    }
   return 0;
 }
 
@@ -216,6 +263,19 @@ static const struct
   { { AB_ANNOT_TIMEOUT, "wall-clock limit of a run: 30s, 1500ms, 2m (plain number: seconds); the smaller of "
                         "this and --timeout applies" },
     type_timeout },
+  { { AB_ANNOT_TIMEOUT_GRACE,
+      "at the wall-clock limit every process gets SIGTERM, and the container is killed this long after (default "
+      "5s; 0: killed at once); the smaller of this and --timeout-grace applies" },
+    type_timeout_grace },
+  { { AB_ANNOT_ETC_HOSTS,
+      "\"true\": /etc/hosts is a file agentbox writes (localhost names and the container's hostname), mounted "
+      "read-only over the root's, whose file stays as it is; the destination must exist, as for any mount" },
+    type_etc_hosts },
+  { { AB_ANNOT_BIND_NOFOLLOW,
+      "a JSON array of bind sources (canonical paths) that create opens refusing every symlink on the path "
+      "(openat2 RESOLVE_NO_SYMLINKS): one swapped in after the path was resolved fails the create instead of "
+      "redirecting the bind" },
+    type_bind_nofollow },
   { { AB_ANNOT_NET_ALLOW,
       "egress allowed by address: comma-separated ADDR[/PREFIX][:PORT][/tcp|/udp], IPv6 in brackets; absent: no "
       "egress at all (a network namespace agentbox creates gets the default-deny nftables wall; a joined one only "
@@ -313,6 +373,7 @@ ab_agentbox_free (struct ab_agentbox *a)
 {
   ab_net_policy_free (&a->net);
   ab_egress_policy_free (&a->egress);
+  ab_strv_free (&a->nofollow);
   free (a->error);
   free (a->net_error);
   free (a->egress_error);

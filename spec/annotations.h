@@ -13,6 +13,9 @@
 
 #define AB_ANNOT_PREFIX "dev.agentbox."
 #define AB_ANNOT_TIMEOUT "dev.agentbox.timeout"
+#define AB_ANNOT_TIMEOUT_GRACE "dev.agentbox.timeout.grace"
+#define AB_ANNOT_ETC_HOSTS "dev.agentbox.etc-hosts"
+#define AB_ANNOT_BIND_NOFOLLOW "dev.agentbox.bind-nofollow"
 #define AB_ANNOT_ROOTFS_IDMAP "dev.agentbox.rootfs.idmap"
 #define AB_ANNOT_WS_MODE "dev.agentbox.workspace.mode"
 #define AB_ANNOT_WS_DESTINATION "dev.agentbox.workspace.destination"

@@ -23,7 +23,6 @@ ab_bundle_free (struct ab_bundle *b)
   free (b->config);
   ab_spec_free (b->spec);
   free (b->rootfs);
-  free (b->nofollow_source);
   if (b->rootfs_fd >= 0)
     close (b->rootfs_fd);
   free (b);
@@ -77,19 +76,24 @@ same_file (const struct stat *a, const struct stat *b)
    another name, and so are "..", symlinks and /proc/self/root.  The
    ancestors are found by "..", which the kernel resolves across mount
    points to the real parent, until the runtime's own root (`top`).  A
-   `dir` that does not exist yet is checked by its nearest existing
-   directory, where create would make it.  1 yes, 0 no, -1 with errno. */
+   `dir` that does not exist yet, or is no directory (a cache path that
+   is a file: the cache is unusable, and runs go on without it), is
+   checked by its nearest existing directory, where create would make it.
+   1 yes, 0 no, -1 with errno. */
 static int
 is_dir_or_above (const struct stat *root, const struct stat *top, const char *dir)
 {
   _cleanup_free_ char *p = xstrdup (*dir ? dir : ".");
   struct stat st;
 
-  while (stat (p, &st) < 0)
+  for (;;)
     {
+      int r = stat (p, &st);
       char *slash = strrchr (p, '/');
 
-      if (errno != ENOENT)
+      if (r == 0 && S_ISDIR (st.st_mode))
+        break;
+      if (r < 0 && errno != ENOENT && errno != ENOTDIR)
         return -1;
       if (slash == NULL)
         strcpy (p, ".");

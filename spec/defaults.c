@@ -17,8 +17,6 @@
 #define HOST_ID_BASE 100000
 #define HOST_ID_COUNT 65536
 
-#define GiB (1ull << 30)
-
 struct mount_entry
 {
   const char *destination;
@@ -38,15 +36,17 @@ static const struct mount_entry mounts[] = {
   { "/dev", "tmpfs", "tmpfs", { "nosuid", "strictatime", "mode=755", "size=65536k" } },
   /* A new devpts instance, so no pty of the host is reachable. */
   { "/dev/pts", "devpts", "devpts", { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620" } },
-  /* POSIX shared memory, bounded; the sticky bit as on any host. */
-  { "/dev/shm", "tmpfs", "shm", { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k" } },
+  /* POSIX shared memory, bounded (size= from the options: 64 MiB); the
+     sticky bit as on any host. */
+  { "/dev/shm", "tmpfs", "shm", { "nosuid", "noexec", "nodev", "mode=1777", NULL } },
   /* POSIX message queues of the container's IPC namespace. */
   { "/dev/mqueue", "mqueue", "mqueue", { "nosuid", "noexec", "nodev" } },
   /* sysfs of the container's network namespace, read-only. */
   { "/sys", "sysfs", "sysfs", { "nosuid", "noexec", "nodev", "ro" } },
-  /* The one writable scratch place on a read-only root: 256 MiB, and
-     executable because build tools and test suites run what they compile. */
-  { "/tmp", "tmpfs", "tmpfs", { "nosuid", "nodev", "mode=1777", "size=268435456" } },
+  /* The one writable scratch place on a read-only root: 256 MiB (size=
+     from the options), and executable because build tools and test suites
+     run what they compile. */
+  { "/tmp", "tmpfs", "tmpfs", { "nosuid", "nodev", "mode=1777", NULL } },
 };
 
 /* runc's default list: files that leak host information (kcore, keys,
@@ -149,13 +149,16 @@ gen_process (struct ab_gen *g, const struct ab_default_opts *o)
     /* NOFILE 1024: what select() can handle and plenty for build tools.
        CORE 0: a crash leaves no file behind that could fill the disk or
        leak memory.  FSIZE 1 GiB: one runaway write cannot fill the disk.
+       (NOFILE and FSIZE: the caller's values when it gives them.)
        No NPROC: it counts per host uid across containers; the pids cgroup
        limits the container instead. */
-    static const struct
+    const struct
     {
       const char *type;
       uint64_t limit;
-    } rl[] = { { "RLIMIT_NOFILE", 1024 }, { "RLIMIT_CORE", 0 }, { "RLIMIT_FSIZE", GiB } };
+    } rl[] = { { "RLIMIT_NOFILE", o->open_files ? o->open_files : AB_DEFAULT_OPEN_FILES },
+               { "RLIMIT_CORE", 0 },
+               { "RLIMIT_FSIZE", o->file_size ? o->file_size : AB_DEFAULT_FILE_SIZE } };
     for (size_t i = 0; i < AB_ARRAY_SIZE (rl); i++)
       {
         ab_gen_obj_open (g);
@@ -213,10 +216,23 @@ gen_mounts (struct ab_gen *g, const struct ab_default_opts *o)
   ab_gen_arr_open (g);
   for (size_t i = 0; i < AB_ARRAY_SIZE (mounts); i++)
     {
+      const char *opts[AB_ARRAY_SIZE (mounts[i].options) + 1];
+      _cleanup_free_ char *size = NULL;
       size_t n = 0;
       while (n < AB_ARRAY_SIZE (mounts[i].options) && mounts[i].options[n] != NULL)
-        n++;
-      gen_mount (g, mounts[i].destination, mounts[i].type, mounts[i].source, mounts[i].options, n);
+        {
+          opts[n] = mounts[i].options[n];
+          n++;
+        }
+      /* the two bounded scratch places take their size from the options */
+      if (strcmp (mounts[i].destination, "/tmp") == 0)
+        size = xasprintf ("size=%llu", (unsigned long long)(o->tmp_size ? o->tmp_size : AB_DEFAULT_TMP_SIZE));
+      else if (strcmp (mounts[i].destination, "/dev/shm") == 0)
+        size = o->shm_size ? xasprintf ("size=%llu", (unsigned long long)o->shm_size)
+                           : xasprintf ("size=%lluk", (unsigned long long)(AB_DEFAULT_SHM_SIZE >> 10));
+      if (size)
+        opts[n++] = size;
+      gen_mount (g, mounts[i].destination, mounts[i].type, mounts[i].source, opts, n);
       ab_gen_obj_close (g);
     }
   for (size_t i = 0; i < o->n_mounts; i++)
@@ -279,10 +295,10 @@ gen_resources (struct ab_gen *g, const struct ab_default_opts *o)
   /* 1 GiB, and swap equal to the limit (memory+swap), i.e. no swap: a
      runaway allocation is OOM-killed in the container instead of pushing
      the host into swap. */
-  gen_memory (g, o->memory ? o->memory : GiB);
+  gen_memory (g, o->memory ? o->memory : AB_DEFAULT_MEMORY);
   /* 512 tasks: enough for make -j and a test runner's workers; a fork bomb
      stops here and the host keeps running. */
-  gen_pids (g, o->pids ? o->pids : 512);
+  gen_pids (g, o->pids ? o->pids : AB_DEFAULT_PIDS);
   ab_gen_obj_close (g);
 }
 

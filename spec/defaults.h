@@ -16,6 +16,15 @@
 #include "base/gen.h"
 #include "spec/model.h"
 
+/* The profile's limits, each with its reason in defaults.c; `run --help`
+   and docs list them. */
+#define AB_DEFAULT_MEMORY (1ull << 30)
+#define AB_DEFAULT_PIDS 512
+#define AB_DEFAULT_TMP_SIZE (256ull << 20)
+#define AB_DEFAULT_SHM_SIZE (64ull << 20)
+#define AB_DEFAULT_FILE_SIZE (1ull << 30)
+#define AB_DEFAULT_OPEN_FILES 1024
+
 /* A mount added after the profile's (the built-in sandbox's host view,
    its /workspace, its init). */
 struct ab_default_mount
@@ -49,6 +58,10 @@ struct ab_default_opts
   size_t n_masked;
   uint64_t memory;         /* bytes: memory limit and memory+swap */
   int64_t pids;
+  uint64_t tmp_size;       /* bytes of the /tmp tmpfs (0: AB_DEFAULT_TMP_SIZE) */
+  uint64_t shm_size;       /* bytes of /dev/shm (0: AB_DEFAULT_SHM_SIZE) */
+  uint64_t file_size;      /* RLIMIT_FSIZE (0: AB_DEFAULT_FILE_SIZE) */
+  uint64_t open_files;     /* RLIMIT_NOFILE (0: AB_DEFAULT_OPEN_FILES) */
   const struct ab_kvlist *annotations; /* each key once */
 };
 

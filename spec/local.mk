@@ -8,5 +8,5 @@ libagentbox_a_SOURCES += \
 	spec/parse-internal.h spec/parse-util.c spec/parse.c \
 	spec/parse-linux.c spec/parse-resources.c \
 	spec/bundle.c spec/bundle-links.h spec/bundle-links.c \
-	spec/net-allow.c spec/egress-policy.c
+	spec/net-allow.c spec/netpolicy.h spec/egress-policy.c
 include spec/defaults.mk

@@ -205,7 +205,7 @@ struct ab_mount
   char *data;                /* filesystem-specific options, comma-joined, or NULL */
   bool from_parent;          /* added by the runtime: the parent opens the source (not the child) */
   bool source_nofollow;      /* the parent opens the source refusing every symlink on the path
-                                (never parsed: the plan sets it, ab_plan_opts.nofollow_source) */
+                                (never parsed: the plan sets it from dev.agentbox.bind-nofollow) */
 };
 
 /* A bind mount (bind/rbind option or type "bind"), not a remount of one. */
@@ -544,6 +544,10 @@ struct ab_agentbox
 {
   bool timeout_set;               /* dev.agentbox.timeout */
   uint64_t timeout_ms;
+  bool grace_set;                 /* dev.agentbox.timeout.grace */
+  uint64_t grace_ms;
+  bool etc_hosts;                 /* dev.agentbox.etc-hosts is "true" */
+  struct ab_strv nofollow;        /* dev.agentbox.bind-nofollow: bind sources opened refusing every symlink */
   bool rootfs_idmap;              /* dev.agentbox.rootfs.idmap is "true" */
   struct ab_net_policy net;       /* dev.agentbox.net.allow (net.present: given) */
   struct ab_egress_policy egress; /* allow-domains, deny-domains, pins as given (no baseline) */

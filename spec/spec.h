@@ -56,9 +56,6 @@ struct ab_bundle
   char *rootfs;      /* absolute path of root.path (resolved against dir) */
   int rootfs_fd;     /* O_PATH fd of that directory as validated, or -1; create
                         clones the root from it (ab_rootfs_tree) */
-  char *nofollow_source; /* a bind source its maker resolved (the built-in
-                            sandbox's workspace): the plan has it opened
-                            refusing every symlink on its path; or NULL */
 };
 
 /* Directories of agentbox's own that root.path may neither be nor contain

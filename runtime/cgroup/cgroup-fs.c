@@ -161,7 +161,11 @@ ab_cg_has_file (struct ab_cg_hier *h, const char *file)
   int dirfd;
   const char *at = cg_file_at (h, file, buf, &dirfd);
 
-  return at && faccessat (dirfd, at, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  /* Only "no such file" is an answer: a limit file that could not be
+     looked up for another reason is taken to be there, so that the write
+     is tried and fails loudly, rather than the limit being skipped as one
+     this kernel does not have. */
+  return at && (faccessat (dirfd, at, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
 }
 
 int

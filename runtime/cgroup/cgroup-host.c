@@ -7,6 +7,11 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "runtime/cgroup/cgroup-internal.h"
 #include "base/util.h"
@@ -275,6 +280,69 @@ ab_cg_parse_proc_cgroup (const char *text, struct ab_cg_host *h, ab_error_t *err
       h->own[h->n_own++] = o;
     }
   return 0;
+}
+
+/* Mount one hierarchy of ours at /sys/fs/cgroup/NAME (v1: its controllers,
+   a named one at the part after "name=") or, for v2, at `v2_at`. */
+static void
+mount_own_hierarchy (const struct ab_cg_own *o, const char *v2_at)
+{
+  _cleanup_free_ char *dir = NULL;
+  const char *name = o->controllers;
+
+  if (o->v2)
+    {
+      if (strcmp (v2_at, "/sys/fs/cgroup") != 0)
+        mkdir (v2_at, 0555);
+      mount ("cgroup2", v2_at, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+      return;
+    }
+  if (*name == '\0')
+    return;
+  if (ab_str_has_prefix (name, "name="))
+    name += strlen ("name=");
+  dir = xasprintf ("/sys/fs/cgroup/%s", name);
+  mkdir (dir, 0555);
+  mount ("cgroup", dir, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, o->controllers);
+}
+
+/* A mount namespace without cgroup filesystems: `ip netns exec` unshares
+   one and mounts a fresh sysfs over /sys, hiding /sys/fs/cgroup.  agentbox
+   then moves itself (still single-threaded: what it starts inherits it)
+   into a mount namespace of its own -- made a slave first, so nothing
+   mounted here propagates back to the caller's -- and mounts the
+   hierarchies /proc/self/cgroup names where a host keeps them (v1
+   controllers and named hierarchies at /sys/fs/cgroup/NAME, v2 at
+   /sys/fs/cgroup, or at /sys/fs/cgroup/unified beside v1).  Mounted from
+   our own cgroup namespace, each shows the root our /proc/self/cgroup
+   paths are relative to; the paths are the host's, so a container created
+   here is found by a `delete` run outside, and the other way round.  The
+   caller's namespace is left as it was; ours ends with us.  Without the
+   privilege to do it nothing changes, and the cgroup driver reports that
+   no cgroup filesystem is mounted. */
+void
+ab_cg_private_view (void)
+{
+  _cleanup_free_ char *pc = NULL;
+  struct ab_cg_host h = { 0 };
+  ab_error_t ignored = { 0 };
+  struct statfs sf;
+  bool v1 = false;
+
+  /* One statfs on every start: a host's /sys/fs/cgroup is a cgroup2 mount
+     or the tmpfs holding the v1 ones, never the bare sysfs directory. */
+  if (statfs ("/sys/fs/cgroup", &sf) < 0 || sf.f_type != SYSFS_MAGIC)
+    return;
+  if (ab_read_file_at (AT_FDCWD, "/proc/self/cgroup", SMALL_FILE_MAX, &pc, NULL, &ignored) < 0
+      || ab_cg_parse_proc_cgroup (pc, &h, &ignored) < 0)
+    return;
+  for (size_t i = 0; i < h.n_own; i++)
+    v1 = v1 || ab_cg_has_real_v1_controller (h.own[i].controllers);
+  if (unshare (CLONE_NEWNS) == 0 && mount (NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0
+      && (!v1 || mount ("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") == 0))
+    for (size_t i = 0; i < h.n_own; i++)
+      mount_own_hierarchy (&h.own[i], v1 ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup");
+  ab_cg_host_free (&h);
 }
 
 int

@@ -53,6 +53,7 @@ struct ab_cg_host
 void ab_cg_host_free (struct ab_cg_host *h);
 /* Read both files of the calling process. */
 int ab_cg_host_read (struct ab_cg_host *h, ab_error_t *err);
+void ab_cg_private_view (void);
 /* The mode the parsed host is in (enum ab_cgroup_mode). */
 int ab_cg_host_mode_of (const struct ab_cg_host *h);
 /* Whether the comma-joined list `list` contains `item`; whether two lists

@@ -204,8 +204,11 @@ load_hier (struct ab_jctx *c, struct ab_json *o, struct ab_cg_hier *h)
     return ab_jerr (c, "created: %llu is more than the path has components", (unsigned long long)created);
   h->created = created;
   h->dfd = open (h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  /* A directory that could not be opened for another reason than its
+     absence is still there to remove: by its path (cgroup.c), so that
+     `delete --force` is not stopped by one failed open. */
   if (h->dfd < 0 && errno != ENOENT)
-    return ab_error_set (c->err, errno, "open cgroup `%s`", h->dir);
+    h->by_path = true;
   return 0;
 }
 

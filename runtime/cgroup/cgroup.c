@@ -566,6 +566,12 @@ missing_levels (const struct ab_cg_hier *h)
   return n;
 }
 
+void
+ab_cgroup_host_view (void)
+{
+  ab_cg_private_view ();
+}
+
 int
 ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resources *resources,
                 struct ab_cgroup **out, ab_error_t *err)
@@ -583,7 +589,10 @@ ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resour
   if (cg->mode == AB_CGROUP_NONE)
     {
       ab_cg_host_free (&host);
-      return ab_error_set (err, 0, "no cgroup filesystem is mounted (see /proc/self/mountinfo)");
+      return ab_error_set (err, 0, "no cgroup filesystem is mounted (see /proc/self/mountinfo) and agentbox "
+                           "could not mount its own view (it needs CAP_SYS_ADMIN); under `ip netns exec`, which "
+                           "mounts a fresh /sys without them, mount cgroup2 on /sys/fs/cgroup first, or enter "
+                           "the network namespace with `nsenter --net=/run/netns/NAME` instead");
     }
   r = plan (cg, &host, cgroups_path, id, err);
   ab_cg_host_free (&host);
@@ -667,15 +676,37 @@ int
 ab_cgroup_remove (struct ab_cgroup *cg, ab_error_t *err)
 {
   _cleanup_free_ int *fds = xcalloc (cg->n + 1, sizeof *fds);
-  size_t i = cg->n, k = 0;
+  size_t i, k = 0;
   int r = 0;
 
+  /* Every hierarchy is tried: a failed rmdir in one stops none of the
+     others (they were once left behind, unrecorded, by the first EIO).
+     Those that failed get a second try after the rest, for a failure that
+     can pass; what still fails keeps its count in `created`, which the
+     caller saves in state.json, so that `delete --force` can finish. */
+  for (int pass = 0; pass < 2; pass++)
+    {
+      r = 0;
+      for (i = cg->n; i-- > 0;)
+        {
+          ab_error_t e = { 0 };
+
+          if (hier_rmdir_dirs (&cg->h[i], &e) < 0 && r == 0)
+            {
+              r = -1;
+              if (err)
+                *err = e;
+            }
+        }
+      if (r == 0)
+        break;
+    }
   /* The fds of the directories done with, opened one after the other at
      creation: a close_range or two rather than a close each. */
-  while (i-- > 0 && r == 0)
+  for (i = 0; i < cg->n; i++)
     {
-      r = hier_rmdir_dirs (&cg->h[i], err);
-      fds[k++] = cg->h[i].dfd;
+      if (cg->h[i].dfd >= 0)
+        fds[k++] = cg->h[i].dfd;
       cg->h[i].dfd = -1;
       cg->h[i].by_path = false;
     }

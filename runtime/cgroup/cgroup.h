@@ -40,6 +40,12 @@ enum ab_cgroup_mode
    those still missing counted as to be made; realize makes them and applies
    `resources`, removing what it made on failure.  Killing, listing or
    freezing a planned cgroup does nothing: no process was ever in it. */
+/* Called once at the start, before any thread: when this mount namespace
+   shows no cgroup filesystem (`ip netns exec` mounts a fresh /sys), move
+   into a private one that mounts our hierarchies at the host's paths
+   (cgroup-host.c says how).  Costs one statfs otherwise. */
+void ab_cgroup_host_view (void);
+
 int ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resources *resources,
                     struct ab_cgroup **out, ab_error_t *err);
 int ab_cgroup_realize (struct ab_cgroup *cg, const struct ab_resources *resources, ab_error_t *err);

@@ -36,6 +36,8 @@ struct ab_create_opts
   int rootless;               /* -1 auto, 0, 1 */
   const char *egress_policy;  /* --egress-policy FILE: the admin baseline, or NULL */
   uint64_t timeout_ms;        /* --timeout (foreground), 0 = none: the plan takes the smaller of it and the config's */
+  bool grace_set;             /* --timeout-grace given */
+  uint64_t grace_ms;
 };
 
 struct ab_container

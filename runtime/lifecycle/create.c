@@ -109,12 +109,22 @@ warn_unsupported (const struct ab_plan *p, struct ab_strv *degraded)
   const struct ab_capabilities *caps = &p->process->caps;
   uint64_t lost
       = caps->mask[AB_CAP_AMBIENT] & ~(caps->mask[AB_CAP_PERMITTED] & caps->mask[AB_CAP_INHERITABLE]);
-  int last = ab_caps_last_cap ();
+  uint64_t any = 0;
+  int last;
   size_t i;
+
+  for (int k = 0; k < AB_CAP__SETS; k++)
+    any |= caps->mask[k];
+  /* No capability asked for (the hardened profile): none to find too new,
+     and no need to ask the kernel here (the child's drop of the bounding
+     set finds the last capability itself). */
+  last = any ? ab_caps_last_cap () : -1;
 
   for (i = 0; i < s->warnings.n; i++)
     ab_warn ("%s", s->warnings.v[i]);
-  for (int k = 0; k < AB_CAP__SETS; k++)
+  /* (last < 0 with capabilities: the kernel could not be asked; the
+     child asks again, and fails the create if it cannot either.) */
+  for (int k = 0; k < AB_CAP__SETS && last >= 0; k++)
     {
       char **v = NULL;
       size_t n = ab_caps_beyond_kernel (caps->mask[k], last, &v);
@@ -476,11 +486,13 @@ explain_userns_refusal (const struct ab_container *c, ab_error_t *err)
                  why);
 }
 
-/* Kill and reap the child, undo cgroups and state: the create never happened. */
+/* Kill and reap the child, undo cgroups and state: the create never
+   happened.  err is the create's error, told when something is kept. */
 static void
-create_abort (struct ab_container *c)
+create_abort (struct ab_container *c, ab_error_t *err)
 {
   ab_error_t ignored = { 0 };
+  int released;
 
   if (c->pidfd >= 0)
     {
@@ -489,14 +501,27 @@ create_abort (struct ab_container *c)
       while (waitid (P_PIDFD, (id_t)c->pidfd, &info, WEXITED) < 0 && errno == EINTR)
         ;
     }
-  ab_container_release_resources (c, &ignored);
+  released = ab_container_release_resources (c, &ignored);
   ab_changeset_abort (c->ws); /* a change set of a run that never was */
   c->ws = NULL;
+  if (released < 0)
+    {
+      /* Not everything could be undone: the state stays, recording what
+         is left, and the caller's error says so. */
+      if (c->state)
+        c->state->status = AB_STATUS_STOPPED;
+      ab_container_keep_for_delete (c, err);
+      return;
+    }
   if (c->dirfd >= 0)
     {
-      close (c->dirfd);
+      int fd = c->dirfd;
+
       c->dirfd = -1;
-      ab_state_dir_remove (c->rootfd, c->id, &ignored);
+      ab_state_file_close (&c->state_file);
+      /* What a failure here leaves is a directory without state.json,
+         which `delete --force` removes (ab_state_dir_remove_orphan). */
+      ab_state_dir_remove_fd (c->rootfd, c->id, fd, &ignored);
     }
 }
 
@@ -536,7 +561,8 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
   const struct ab_create_opts *o = tx->o;
   struct ab_container *c = tx->c;
   struct ab_plan_opts po = { .root = o->root, .id = o->id, .egress_baseline = o->egress_policy,
-                             .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms };
+                             .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms,
+                             .grace_set = o->grace_set, .grace_ms = o->grace_ms };
 
   c->bundle = o->prebuilt; /* taken over, whatever happens */
   if (ab_id_validate (o->id, err) < 0)
@@ -551,7 +577,6 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
         return -1;
     }
   ab_trace ("bundle loaded");
-  po.nofollow_source = c->bundle->nofollow_source;
   if (ab_container_check (c->bundle->spec, o->foreground, err) < 0
       || check_usage (o, c->bundle->spec, err) < 0
       || ab_plan_build (c->bundle->spec, &po, &c->plan, err) < 0)
@@ -641,9 +666,11 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
   if (!tx->o->foreground && (tx->listen_fd = start_socket_listen (c->dirfd, err)) < 0)
     return -1;
   ab_set_step ("cgroups");
-  if (ab_cgroup_realize (tx->cg, c->plan->resources, err) < 0)
-    return -1;
+  /* A failed realize removed what it made, but for what it could not:
+     counted in cg, which create_abort tries again and records. */
   c->cg = ab_steal_ptr (&tx->cg);
+  if (ab_cgroup_realize (c->cg, c->plan->resources, err) < 0)
+    return -1;
   if (ab_container_save_cgroup (c, err) < 0)
     return -1;
   ab_trace ("cgroups created");
@@ -801,9 +828,7 @@ phase_commit (struct create_tx *tx, ab_error_t *err)
   close (c->sync_fd);
   c->sync_fd = -1;
   /* Created: other commands (state, kill, exec) may look at it now. */
-  flock (c->dirfd, LOCK_UN);
-  c->lock = 0;
-  return 0;
+  return ab_container_unlock (c, err);
 }
 
 /* What create held for itself alone: released on both ways out, once. */
@@ -852,7 +877,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   create_close (&tx);
   if (r < 0)
     {
-      create_abort (c);
+      create_abort (c, err);
       ab_container_free (c);
     }
   else

@@ -91,9 +91,10 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
   /* Not dumpable until execve: a process of the container cannot ptrace us
      or open our /proc files (/proc/<pid>/exe, fd/, cwd) while we still
      hold anything of the host. */
-  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
-  if (!x->detach)
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_DUMPABLE, 0)");
+  if (!x->detach && prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    return ab_error_set (err, errno, "prctl(PR_SET_PDEATHSIG, SIGKILL)");
   keep[n++] = x->sync_fd;
   keep[n++] = x->pidfd;
   if (x->console_fd >= 0)
@@ -117,15 +118,19 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
   /* In a joined user namespace, become its root where it maps one, as
      runc's nsexec does: our host ids are unmapped in there, so nothing
      could be chowned to the process's user (the pty of --tty: EPERM).
-     A change of ids resets dumpable to fs.suid_dumpable: set it again. */
+     A change of ids resets dumpable to fs.suid_dumpable: set it again
+     (and clears the parent-death signal: ab_process_exec sets that again
+     after the last change). */
   if ((x->ns_flags & CLONE_NEWUSER) && setresgid (0, 0, 0) == 0 && setresuid (0, 0, 0) == 0)
     {
       ab_process_ids_root ();
-      prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+      if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return ab_error_set (err, errno, "prctl(PR_SET_DUMPABLE, 0)");
     }
 
-  /* Never the caller's session keyring. */
-  syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
+  /* Never the caller's session keyring (ab_keyring_join_new). */
+  if (ab_keyring_join_new (NULL, err) < 0)
+    return -1;
   if (x->p->terminal && x->console_fd >= 0)
     {
       if (ab_console_setup (x->console_fd, x->p, false, err) < 0)
@@ -159,7 +164,7 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + x->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, landlock_fd, err);
+  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, landlock_fd, !x->detach, err);
 }
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)
@@ -299,6 +304,45 @@ ab_exec_kill_all (struct ab_exec *x)
     kill (-x->pgid, SIGKILL);
   if (x->pidfd >= 0)
     syscall (SYS_pidfd_send_signal, x->pidfd, SIGKILL, NULL, 0);
+}
+
+static void
+subcg_write (int dirfd, const char *file, const char *v)
+{
+  int fd = openat (dirfd, file, O_WRONLY | O_CLOEXEC);
+
+  if (fd >= 0)
+    {
+      ab_write_all (fd, v, strlen (v));
+      close (fd);
+    }
+}
+
+void
+ab_exec_signal_all (struct ab_exec *x, int sig)
+{
+  _cleanup_free_ char *procs = NULL;
+  ab_error_t ignored = { 0 };
+  char *save = NULL;
+
+  if (x->subcg_fd >= 0)
+    {
+      /* Frozen, no process of it can exit: a pid read here is still its
+         own when the signal goes. */
+      subcg_write (x->subcg_fd, "cgroup.freeze", "1");
+      if (ab_read_file_at (x->subcg_fd, "cgroup.procs", 1u << 22, &procs, NULL, &ignored) == 0)
+        for (char *t = strtok_r (procs, "\n", &save); t; t = strtok_r (NULL, "\n", &save))
+          {
+            int pid;
+            if (ab_parse_int (t, &pid) == 0 && pid > 0)
+              kill (pid, sig);
+          }
+      subcg_write (x->subcg_fd, "cgroup.freeze", "0");
+    }
+  if (x->pgid > 0)
+    kill (-x->pgid, sig);
+  if (x->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, x->pidfd, sig, NULL, 0);
 }
 
 void

@@ -19,6 +19,10 @@ char *ab_runtime_state_json (struct ab_container *c, int status, size_t *len);
    b (may be NULL) when it lies inside. */
 int ab_write_pid_file (const char *path, const struct ab_bundle *b, pid_t pid, ab_error_t *err);
 
+/* Drop c's lock on its state directory (flock; if that fails, by
+   reopening the directory: a lock must never be kept by mistake). */
+int ab_container_unlock (struct ab_container *c, ab_error_t *err);
+
 /* Put cg into c->state (not written). */
 int ab_container_set_cgroup (struct ab_container *c, struct ab_cgroup *cg, ab_error_t *err);
 /* Record c->cg in the state file. */
@@ -27,6 +31,10 @@ int ab_container_save_cgroup (struct ab_container *c, ab_error_t *err);
 /* Kill what is left in the cgroup, remove the cgroups and the netns bind
    mount: everything create made except the state directory.  Idempotent. */
 int ab_container_release_resources (struct ab_container *c, ab_error_t *err);
+/* ab_container_release_resources failed with *err: keep the state
+   directory, state.json recording what is left, for `delete --force`, and
+   say so at the end of err's message. */
+void ab_container_keep_for_delete (struct ab_container *c, ab_error_t *err);
 
 /* Load a container by id (state, cgroup), locked shared or exclusive. */
 int ab_container_load (const char *root, const char *id, bool exclusive, struct ab_container **out,

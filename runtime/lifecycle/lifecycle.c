@@ -56,6 +56,29 @@ ab_container_free (struct ab_container *c)
 }
 
 int
+ab_container_unlock (struct ab_container *c, ab_error_t *err)
+{
+  int fd;
+
+  if (flock (c->dirfd, LOCK_UN) == 0)
+    {
+      c->lock = 0;
+      return 0;
+    }
+  /* A lock kept by mistake would hold up every other command on the
+     container (delete --force included) for as long as we run: for a
+     foreground run, the program's whole life.  The lock belongs to the
+     open file: the directory is opened anew and the old one closed. */
+  fd = openat (c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_set (err, errno, "unlock the state of `%s`", c->id);
+  close (c->dirfd);
+  c->dirfd = fd;
+  c->lock = 0;
+  return 0;
+}
+
+int
 ab_container_write_state (struct ab_container *c, ab_error_t *err)
 {
   int r;
@@ -72,8 +95,10 @@ ab_container_write_state (struct ab_container *c, ab_error_t *err)
       ab_state_file_close (&c->state_file);
       return ab_state_write (c->dirfd, c->state, err);
     }
+  c->lock = LOCK_EX;
   r = ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
-  flock (c->dirfd, LOCK_UN);
+  if (ab_container_unlock (c, r < 0 ? NULL : err) < 0)
+    r = -1;
   return r;
 }
 
@@ -107,6 +132,17 @@ ab_container_save_cgroup (struct ab_container *c, ab_error_t *err)
   if (ab_container_set_cgroup (c, c->cg, err) < 0)
     return -1;
   return ab_container_write_state (c, err);
+}
+
+/* rootfs is <root>/.rootfs@<id> */
+static bool
+uses_private_rootfs (const char *rootfs, const char *id)
+{
+  const char *base = strrchr (rootfs, '/');
+
+  base = base ? base + 1 : rootfs;
+  return ab_str_has_prefix (base, AB_PRIVATE_ROOTFS_PREFIX)
+         && strcmp (base + strlen (AB_PRIVATE_ROOTFS_PREFIX), id) == 0;
 }
 
 int
@@ -145,11 +181,10 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
          that tracks processes is the kernel's answer to "empty?".  A
          process can enter the others after that only by a write to
          cgroup.procs by the host's root, and then their rmdir fails with
-         EBUSY and says so, as a failed kill would have. */
-      int gone = ab_cgroup_remove_if_empty (c->cg, err);
-      if (gone < 0)
-        r = -1;
-      else if (gone == 0)
+         EBUSY and says so, as a failed kill would have.  That rmdir
+         failing for another reason is no answer: the long way then. */
+      int gone = ab_cgroup_remove_if_empty (c->cg, &e);
+      if (gone <= 0)
         {
           int busy = ab_cgroup_populated (c->cg, &e);
           if (busy != 0)
@@ -172,11 +207,46 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
       char path[64];
       snprintf (path, sizeof path, "/proc/self/fd/%d/" AB_NETNS_FILE, c->dirfd);
       if (umount2 (path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
-        r = ab_error_set (err, errno, "unmount the network namespace of `%s`", c->id);
-      if (c->state)
+        {
+          if (r == 0)
+            ab_error_set (err, errno, "unmount the network namespace of `%s`", c->id);
+          r = -1;
+        }
+      else if (c->state)
         c->state->netns_held = false;
     }
+  /* The private rootfs skeleton of a `run --default` whose cache could not
+     hold it (runtime/sandbox/sandbox.c) goes with the container, once nothing of
+     the container is left to use it. */
+  if (r == 0 && c->rootfd >= 0 && c->state && c->state->rootfs
+      && uses_private_rootfs (c->state->rootfs, c->id)
+      && ab_state_private_rootfs_remove (c->rootfd, c->id, false) < 0)
+    r = ab_error_set (err, errno, "remove the private rootfs skeleton of `%s`", c->id);
   return r;
+}
+
+void
+ab_container_keep_for_delete (struct ab_container *c, ab_error_t *err)
+{
+  ab_error_t e = { 0 };
+  size_t len;
+
+  /* What could not be released stays recorded: state.json with the
+     cgroups that are left (`created` counts what remains of each), and
+     the directory around it, so that `list` shows the container and
+     `delete --force` finds everything again.  A state write that fails
+     leaves the previous state.json, whose record is a superset. */
+  if (c->dirfd < 0 || c->state == NULL)
+    return;
+  if (c->cg)
+    ab_container_set_cgroup (c, c->cg, &e);
+  if (ab_container_write_state (c, &e) < 0)
+    ab_debug ("container `%s`: %s", c->id, e.msg);
+  if (err == NULL || err->cls == AB_EC_NONE)
+    return;
+  len = strlen (err->msg);
+  snprintf (err->msg + len, sizeof err->msg - len,
+            " (container `%s` kept: `agentbox delete --force %s` removes the rest)", c->id, c->id);
 }
 
 /* The listener the process sent: to the agent, then SECCOMP_DONE.  Failing
@@ -214,22 +284,41 @@ pass_listener (int fd, const struct ab_listener_target *t, int listener, ab_erro
 }
 
 /* After `start`: the child reports STARTED (startContainer hooks ran; only
-   when `started` says it sends it), maybe a seccomp listener, then either
-   an error (execve failed) or EOF (execve succeeded: the socket was
-   close-on-exec). */
+   when `started` says it sends it), maybe a seccomp listener (SECCOMP with
+   its fd, answered SECCOMP_DONE once the agent has it), then EXEC (its
+   setup is done, execve follows), then either an error (execve failed) or
+   EOF (execve succeeded: the socket was close-on-exec).  EOF before EXEC
+   is a child that died during its setup: never reported as a program that
+   runs.  Every message is received with room for an fd, so a listener is
+   never lost or left open here. */
 int
 ab_await_exec (int fd, bool started, const struct ab_listener_target *t, ab_error_t *err)
 {
   struct ab_sync_msg m;
+  bool execing = false;
+  int tries = 0;
   int passed;
 
   if (started && ab_sync_expect (fd, AB_SYNC_STARTED, &m, err) < 0)
     return -1;
   for (;;)
     {
-      if (ab_sync_recv_fd (fd, &m, &passed, NULL) < 0)
-        return 0; /* EOF: the program runs */
-      if (m.type == AB_SYNC_SECCOMP && passed >= 0)
+      ab_error_t e = { 0 };
+
+      if (ab_sync_recv_fd (fd, &m, &passed, &e) < 0)
+        {
+          if (e.errnum != EPIPE && ++tries < 3)
+            continue; /* a receive that failed is no answer: again */
+          if (e.errnum != EPIPE)
+            {
+              *err = e;
+              return -1;
+            }
+          if (execing)
+            return 0; /* EOF: the program runs */
+          return ab_error_setc (err, AB_EC_SETUP, EPIPE, "the container process died before its program ran");
+        }
+      if (m.type == AB_SYNC_SECCOMP && passed >= 0 && !execing)
         {
           int r = pass_listener (fd, t, passed, err);
           if (r < 0)
@@ -238,6 +327,11 @@ ab_await_exec (int fd, bool started, const struct ab_listener_target *t, ab_erro
         }
       if (passed >= 0)
         close (passed);
+      if (m.type == AB_SYNC_EXEC && !execing)
+        {
+          execing = true;
+          continue;
+        }
       if (m.type == AB_SYNC_ERROR)
         {
           *err = m.err;
@@ -316,11 +410,9 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   c->state->status = AB_STATUS_RUNNING;
   if (ab_container_write_state (c, err) < 0)
     return -1;
-  if (c->lock == LOCK_EX) /* a foreground create's (create.c) */
-    {
-      flock (c->dirfd, LOCK_UN);
-      c->lock = 0;
-    }
+  /* a foreground create's (create.c) */
+  if (c->lock == LOCK_EX && ab_container_unlock (c, err) < 0)
+    return -1;
   return run_poststart (c, c->bundle->spec, err);
 }
 
@@ -356,9 +448,18 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
 
   ab_set_step ("delete");
   if (c->dirfd >= 0)
-    flock (c->dirfd, LOCK_EX);
+    {
+      flock (c->dirfd, LOCK_EX);
+      c->lock = LOCK_EX;
+    }
   r = ab_container_release_resources (c, err);
   run_poststop (c, c->bundle ? c->bundle->spec : NULL);
+  if (r < 0)
+    {
+      c->state->status = AB_STATUS_STOPPED; /* waited for (supervise.c) */
+      ab_container_keep_for_delete (c, err);
+      return -1;
+    }
   ab_state_file_close (&c->state_file);
   if (c->dirfd >= 0)
     {
@@ -366,7 +467,7 @@ ab_container_destroy (struct ab_container *c, ab_error_t *err)
          directory that is going away */
       int fd = c->dirfd;
       c->dirfd = -1;
-      if (ab_state_dir_remove_fd (c->rootfd, c->id, fd, r < 0 ? NULL : err) < 0)
+      if (ab_state_dir_remove_fd (c->rootfd, c->id, fd, err) < 0)
         r = -1;
     }
   return r;
@@ -554,9 +655,13 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
       if (force && err->cls == AB_EC_NOTFOUND)
         {
           _cleanup_close_ int rootfd = ab_state_root_open (root, false, NULL);
-          if (rootfd >= 0 && ab_state_dir_remove_orphan (rootfd, id) > 0)
-            ab_debug ("delete: removed the state directory of an interrupted create of `%s`", id);
+          int n = 0;
+
           ab_error_clear (err);
+          if (rootfd >= 0 && (n = ab_state_dir_remove_orphan (rootfd, id, err)) < 0)
+            return -1;
+          if (n > 0)
+            ab_debug ("delete: removed the state directory of an interrupted create of `%s`", id);
           return 0;
         }
       return -1;
@@ -575,10 +680,19 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
   r = ab_container_release_resources (c, err);
   run_poststop (c, spec);
   ab_spec_free (spec);
-  close (c->dirfd);
-  c->dirfd = -1;
-  if (ab_state_dir_remove (c->rootfd, c->id, r < 0 ? NULL : err) < 0)
-    r = -1;
+  if (r < 0)
+    {
+      ab_container_keep_for_delete (c, err);
+      return -1;
+    }
+  ab_state_file_close (&c->state_file);
+  {
+    int fd = c->dirfd;
+    c->dirfd = -1;
+    /* removed while still locked, as in ab_container_destroy */
+    if (ab_state_dir_remove_fd (c->rootfd, c->id, fd, err) < 0)
+      r = -1;
+  }
   return r;
 }
 

@@ -43,6 +43,10 @@ ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t *err
 
   c->net = n;
   n->plan = &p->net;
+  /* The plan's generated /etc/hosts, beside it (name resolution, as the
+     stub's resolv.conf). */
+  if (p->hosts && ab_write_file_atomic (c->dirfd, "hosts", p->hosts, strlen (p->hosts), 0644, err) < 0)
+    return -1;
   if (p->net.resolv_conf == NULL)
     return 0;
   /* The file the plan's /etc/resolv.conf mount binds: in the state

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -132,7 +133,8 @@ int
 ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
 {
   char tmp[NAME_MAX + 2];
-  int fd;
+  bool made;
+  int fd, e;
 
   if (ab_id_validate (id, err) < 0)
     return -1;
@@ -142,24 +144,35 @@ ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
   if (!hidden_name (tmp, id))
     return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "container id `%.32s...` is too long for a directory name",
                           id);
-  if (mkdirat (rootfd, tmp, 0700) < 0 && errno != EEXIST)
+  made = mkdirat (rootfd, tmp, 0700) == 0;
+  if (!made && errno != EEXIST)
     return ab_error_set (err, errno, "create state directory for `%s`", id);
   fd = openat (rootfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
-    return ab_error_set (err, errno, "open state directory for `%s`", id);
+    {
+      e = errno;
+      /* Ours, empty and never opened: nothing may stay of a failed create.
+         (One we did not make may be another create's, between its mkdir
+         and its lock: not ours to remove.) */
+      if (made)
+        unlinkat (rootfd, tmp, AT_REMOVEDIR);
+      return ab_error_set (err, e, "open state directory for `%s`", id);
+    }
   /* A leftover of a create killed right here is reused; a locked one is a
      create of the same id in progress. */
   if (flock (fd, LOCK_EX | LOCK_NB) < 0)
     {
-      int e = errno;
+      e = errno;
       close (fd);
       if (e == EWOULDBLOCK)
         return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists (being created)", id);
+      if (made)
+        unlinkat (rootfd, tmp, AT_REMOVEDIR);
       return ab_error_set (err, e, "lock state of `%s`", id);
     }
   if (renameat2 (rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0)
     {
-      int e = errno;
+      e = errno;
       unlinkat (rootfd, tmp, AT_REMOVEDIR);
       close (fd);
       if (e == EEXIST)
@@ -170,7 +183,7 @@ ab_state_dir_create (int rootfd, const char *id, ab_error_t *err)
 }
 
 int
-ab_state_dir_remove_orphan (int rootfd, const char *id)
+ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err)
 {
   char tmp[NAME_MAX + 2];
   const char *names[2] = { id, tmp };
@@ -181,13 +194,29 @@ ab_state_dir_remove_orphan (int rootfd, const char *id)
       _cleanup_close_ int fd = openat (rootfd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
       struct stat st;
 
-      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
-        continue; /* absent, or its creator still runs */
+      if (fd < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return ab_error_set (err, errno, "open state of `%s`", names[i]);
+        }
+      if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+        {
+          if (errno == EWOULDBLOCK)
+            continue; /* its creator still runs */
+          return ab_error_set (err, errno, "lock state of `%s`", names[i]);
+        }
       if (fstatat (fd, AB_STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
         continue; /* a real container: not an orphan */
-      if (ab_state_dir_remove (rootfd, names[i], NULL) == 0)
-        removed++;
+      if (errno != ENOENT)
+        return ab_error_set (err, errno, "stat `%s` of `%s`", AB_STATE_FILE, names[i]);
+      /* Removed while still locked (ab_state_dir_remove_fd takes the fd). */
+      if (ab_state_dir_remove_fd (rootfd, names[i], ab_steal_fd (&fd), err) < 0)
+        return -1;
+      removed++;
     }
+  if (ab_state_private_rootfs_remove (rootfd, id, true) < 0)
+    return ab_error_set (err, errno, "remove the private rootfs skeleton of `%s`", id);
   return removed;
 }
 
@@ -214,14 +243,42 @@ ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *err)
   return fd;
 }
 
-int
-ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err)
+/* unlinkat that also takes a mount point away: the network namespace is
+   bind-mounted on a file of the directory (runtime/network.c), and a create
+   killed, or an unmount that failed, may have left it there.  The
+   directory is ours (0700, root's), so whatever is mounted in it is one of
+   ours too. */
+static int
+unlink_entry (int dfd, const char *name)
 {
-  int fd = openat (rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  char path[64 + NAME_MAX];
 
-  if (fd < 0)
-    return errno == ENOENT ? 0 : ab_error_set (err, errno, "open state of `%s`", id);
-  return ab_state_dir_remove_fd (rootfd, id, fd, err);
+  if (unlinkat (dfd, name, 0) == 0 || errno == ENOENT)
+    return 0;
+  if (errno == EISDIR)
+    return unlinkat (dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+  if (errno != EBUSY)
+    return -1;
+  snprintf (path, sizeof path, "/proc/self/fd/%d/%s", dfd, name);
+  if (umount2 (path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL)
+    return -1;
+  return unlinkat (dfd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* rmdir of the container's directory, tried twice: a failure of the kind
+   that can pass (not ENOTEMPTY) gets a second chance before the directory
+   is left for `delete --force`. */
+static int
+rmdir_state (int rootfd, const char *id)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0 || errno == ENOENT)
+        return 0;
+      if (errno == ENOTEMPTY || errno == EEXIST)
+        return -1;
+    }
+  return -1;
 }
 
 int
@@ -230,13 +287,17 @@ ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
   _cleanup_close_ int fd = dir_fd;
   DIR *d;
   struct dirent *e;
+  int bad = 0;
 
   /* What a state directory holds, by name; the rmdir tells whether there
-     was anything else (a netns file still mounted fails its unlink below,
-     as it did in the listing), and only then is the directory listed. */
+     was anything else (a netns file still mounted, a start socket), and
+     only then is the directory listed.  Nothing outside the directory
+     depends on it any more (the caller released the cgroups, processes
+     and mounts first), so what a failure here leaves is found again by
+     `delete --force` (ab_state_dir_remove_orphan). */
   unlinkat (fd, AB_STATE_FILE, 0);
   unlinkat (fd, AB_CONFIG_FILE, 0);
-  if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0 || errno == ENOENT)
+  if (rmdir_state (rootfd, id) == 0)
     return 0;
   if (errno != ENOTEMPTY && errno != EEXIST)
     return ab_error_set (err, errno, "remove state directory of `%s`", id);
@@ -247,15 +308,17 @@ ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
     {
       if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
         continue;
-      if (unlinkat (dirfd (d), e->d_name, 0) < 0 && errno != ENOENT)
+      /* Every entry is tried; the first failure is the one reported. */
+      if (unlink_entry (dirfd (d), e->d_name) < 0 && !bad)
         {
-          int er = errno;
-          closedir (d);
-          return ab_error_set (err, er, "remove `%s` from the state of `%s`", e->d_name, id);
+          bad = errno;
+          ab_error_set (err, bad, "remove `%s` from the state of `%s`", e->d_name, id);
         }
     }
   closedir (d);
-  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+  if (bad)
+    return -1;
+  if (rmdir_state (rootfd, id) < 0)
     return ab_error_set (err, errno, "remove state directory of `%s`", id);
   return 0;
 }
@@ -546,14 +609,17 @@ ab_state_status (int dirfd, const struct ab_state *s)
   uint64_t st;
   struct stat sb;
 
-  if (s->status == AB_STATUS_STOPPED)
+  /* Every caller holds the directory's lock (ab_state_dir_open), and a
+     creator holds it exclusively for as long as the status says creating
+     (create.c; a foreground run up to its "running"): "creating" seen
+     under the lock is what a creator that died left, a container that can
+     never be started, whatever became of its process. */
+  if (s->status == AB_STATUS_STOPPED || s->status == AB_STATUS_CREATING || s->pid <= 0)
     return AB_STATUS_STOPPED;
-  if (s->pid <= 0)
-    return s->status == AB_STATUS_CREATING ? AB_STATUS_CREATING : AB_STATUS_STOPPED;
   st = ab_proc_start_time (s->pid, &zombie);
   if (st == 0 || zombie || (s->pid_start != 0 && st != s->pid_start))
     return AB_STATUS_STOPPED;
-  if (s->status == AB_STATUS_CREATING || s->status == AB_STATUS_PAUSED)
+  if (s->status == AB_STATUS_PAUSED)
     return s->status;
   if (fstatat (dirfd, AB_START_SOCK, &sb, AT_SYMLINK_NOFOLLOW) == 0)
     return AB_STATUS_CREATED;
@@ -655,4 +721,65 @@ ab_state_list (int rootfd, struct ab_strv *ids, ab_error_t *err)
   if (ids->n > 1)
     qsort (ids->v, ids->n, sizeof *ids->v, cmp_str);
   return 0;
+}
+
+/* "<root>/.rootfs@<id>": the rootfs skeleton of `run --default` when the
+   cache cannot hold it (runtime/sandbox/sandbox.c).  '@' is in no id, so the name
+   is neither a container's directory nor the hidden one of a create. */
+static bool
+private_rootfs_name (char buf[NAME_MAX + 1], const char *id)
+{
+  return snprintf (buf, NAME_MAX + 1, AB_PRIVATE_ROOTFS_PREFIX "%s", id) < NAME_MAX + 1;
+}
+
+int
+ab_state_private_rootfs_open (int rootfd, const char *id, bool *made, ab_error_t *err)
+{
+  char name[NAME_MAX + 1];
+  int fd;
+
+  if (ab_id_validate (id, err) < 0)
+    return -1;
+  if (!private_rootfs_name (name, id))
+    return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "container id `%.32s...` is too long", id);
+  *made = mkdirat (rootfd, name, 0755) == 0;
+  if (!*made && errno != EEXIST)
+    return ab_error_set (err, errno, "create the private rootfs skeleton `" AB_PRIVATE_ROOTFS_PREFIX "%s`",
+                         id);
+  fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (*made)
+        unlinkat (rootfd, name, AT_REMOVEDIR);
+      return ab_error_set (err, e, "open the private rootfs skeleton `" AB_PRIVATE_ROOTFS_PREFIX "%s`", id);
+    }
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      int e = errno;
+      close (fd);
+      if (e == EWOULDBLOCK)
+        return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists (being created)", id);
+      return ab_error_set (err, e, "lock the private rootfs skeleton `" AB_PRIVATE_ROOTFS_PREFIX "%s`", id);
+    }
+  return fd;
+}
+
+int
+ab_state_private_rootfs_remove (int rootfd, const char *id, bool if_unlocked)
+{
+  char name[NAME_MAX + 1];
+  _cleanup_close_ int fd = -1;
+
+  if (ab_id_validate (id, NULL) < 0 || !private_rootfs_name (name, id))
+    return 0;
+  if (if_unlocked)
+    {
+      fd = openat (rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+      if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+        return errno == EWOULDBLOCK ? 0 : -1; /* a run is building it */
+    }
+  return ab_rm_tree_at (rootfd, name, 64);
 }

@@ -65,15 +65,24 @@ int ab_state_dir_create (int rootfd, const char *id, ab_error_t *err);
 /* Open an existing container directory (class AB_EC_NOTFOUND with
    "container `id` does not exist"), locked shared or exclusive. */
 int ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *err);
-/* The leftovers of a create killed before its first state write (a
-   directory without state.json, or the hidden one it is made under), if
-   no live process holds their lock: removed; returns how many. */
-int ab_state_dir_remove_orphan (int rootfd, const char *id);
-/* Remove the container directory and its contents. */
-int ab_state_dir_remove (int rootfd, const char *id, ab_error_t *err);
-
-/* The same with the directory's fd, already open (and locked): it is
-   closed. */
+/* A directory of id without state.json (a create killed before its first
+   state write, a removal cut short after it), or the hidden one a create
+   makes first, if no live process holds its lock: removed with whatever is
+   in it, a mount included; returns how many, or -1 with *err set when one
+   could not be removed. */
+int ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err);
+/* The private rootfs skeleton of `run --default` for container `id`,
+   <root>/.rootfs@<id> (the cache's is shared: runtime/sandbox/sandbox.c): made if
+   missing (*made), opened and locked exclusively for the caller, who
+   builds it; class AB_EC_EXISTS if another holds the lock. */
+#define AB_PRIVATE_ROOTFS_PREFIX ".rootfs@"
+int ab_state_private_rootfs_open (int rootfd, const char *id, bool *made, ab_error_t *err);
+/* Remove it (nothing there is success); with if_unlocked only when no
+   run holds its lock.  The owner of the id calls it without: the
+   container that used it is gone.  -1 with errno. */
+int ab_state_private_rootfs_remove (int rootfd, const char *id, bool if_unlocked);
+/* Remove the container directory and its contents (a file mounted on is
+   unmounted first), by its fd, already open (and locked): it is closed. */
 int ab_state_dir_remove_fd (int rootfd, const char *id, int dirfd, ab_error_t *err);
 
 /* Replace state.json atomically: a new file renamed over the old one. */

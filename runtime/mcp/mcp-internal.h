@@ -283,7 +283,8 @@ void ab_mcp_workspace_tools (struct ab_gen *g);
 int ab_mcp_workspace_args (struct ab_jctx *c, struct ab_json *args, struct ab_mcp_job *j);
 /* Run one (in the pool thread: no container is involved) and respond. */
 void ab_mcp_workspace_run (struct ab_mcp_server *s, struct ab_mcp_job *j);
-/* At exit: throw away every change set left in the server's state root. */
-void ab_mcp_workspace_discard_all (struct ab_mcp_server *s);
+/* Throw away every change set left in a server's state root: ours at
+   exit, or one a server killed before its exit left. */
+void ab_mcp_workspace_discard_all (const char *root);
 
 #endif

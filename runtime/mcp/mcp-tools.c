@@ -101,7 +101,10 @@ io_props (struct ab_gen *g)
 {
   prop_str (g, "stdin", NULL, "text written to the program's standard input (default: none)");
   prop_int (g, "timeout_ms", 1, MAX_TIMEOUT_MS,
-            "wall-clock limit; the call's processes are killed after it (default 60000)");
+            "wall-clock limit: the call's processes get SIGTERM, and are killed timeout_grace_ms later "
+            "(default 60000)");
+  prop_int (g, "timeout_grace_ms", 0, MAX_TIMEOUT_MS,
+            "time between SIGTERM and SIGKILL at the limit, for cleanup (default 5000; 0: killed at once)");
   prop_int (g, "max_output_bytes", 1, MAX_MAX_OUTPUT,
             "bytes of stdout and of stderr returned; the rest is counted, not kept (default 1048576)");
 }
@@ -343,8 +346,8 @@ struct call_args
   struct ab_strv argv, env, domains;
   char *cwd, *stdin_data, *workspace, *handle, *command;
   size_t stdin_len;
-  uint64_t timeout_ms, max_output, memory, pids;
-  bool timeout_given, max_output_given;
+  uint64_t timeout_ms, grace_ms, max_output, memory, pids;
+  bool timeout_given, grace_given, max_output_given;
   bool overlay;    /* workspace_mode "overlay" */
   bool background; /* exec, shell */
 };
@@ -553,6 +556,9 @@ parse_io (struct ab_jctx *c, struct ab_json *args, struct call_args *a)
   if (r > 0 && a->timeout_ms == 0)
     return ab_jerr_at (c, "timeout_ms", "must be at least 1");
   a->timeout_given = r > 0;
+  if ((r = ab_jget_u64 (c, args, "timeout_grace_ms", AB_OPTIONAL, MAX_TIMEOUT_MS, &a->grace_ms)) < 0)
+    return -1;
+  a->grace_given = r > 0;
   if ((r = ab_jget_u64 (c, args, "max_output_bytes", AB_OPTIONAL, MAX_MAX_OUTPUT, &a->max_output)) < 0)
     return -1;
   if (r > 0 && a->max_output == 0)
@@ -571,9 +577,10 @@ parse_background (struct ab_jctx *c, struct ab_json *args, struct call_args *a)
     return -1;
   if (!a->background)
     return 0;
-  if (a->timeout_given)
-    return ab_jerr_at (c, "timeout_ms", "does not apply with background: true (a background process runs until "
-                                     "it ends or sandbox_destroy)");
+  if (a->timeout_given || a->grace_given)
+    return ab_jerr_at (c, a->timeout_given ? "timeout_ms" : "timeout_grace_ms",
+                       "does not apply with background: true (a background process runs until "
+                       "it ends or sandbox_destroy)");
   if (a->stdin_data)
     return ab_jerr_at (c, "stdin", "does not apply with background: true (its stdin is empty)");
   if (a->max_output_given)
@@ -717,6 +724,8 @@ command_opts (struct ab_strv *v, const struct call_args *a, uint64_t seq, bool s
 {
   die_with_us (v);
   push_num (v, "--timeout", a->timeout_ms, "ms");
+  if (a->grace_given)
+    push_num (v, "--timeout-grace", a->grace_ms, "ms");
   push_num (v, "--max-output", a->max_output, "");
   cwd_env_opts (v, a);
   if (shell)

@@ -140,18 +140,18 @@ ab_mcp_workspace_run (struct ab_mcp_server *s, struct ab_mcp_job *j)
 }
 
 void
-ab_mcp_workspace_discard_all (struct ab_mcp_server *s)
+ab_mcp_workspace_discard_all (const char *root)
 {
   _cleanup_strv_ struct ab_strv ids = { 0 };
   ab_error_t err = { 0 };
   size_t i;
 
-  if (ab_changeset_list (s->o->state_root, &ids, &err) < 0)
+  if (ab_changeset_list (root, &ids, &err) < 0)
     return;
   for (i = 0; i < ids.n; i++)
     {
       struct ab_workspace_result res = { 0 };
-      if (ab_workspace_discard (s->o->state_root, ids.v[i], &res, &err) < 0)
+      if (ab_workspace_discard (root, ids.v[i], &res, &err) < 0)
         ab_warn ("mcp: change set `%s`: %s", ids.v[i], err.msg);
       ab_workspace_result_free (&res);
     }

@@ -16,48 +16,13 @@
 #include "runtime/mcp/mcp-internal.h"
 #include "base/util.h"
 
-/* Remove dirfd/name and everything below it, without following symlinks
-   and without crossing into another filesystem. */
+/* The names of the subdirectories of dirfd that are not hidden. */
 static void
-remove_tree_at (int parent, const char *name, dev_t dev)
+list_subdirs (int dirfd, struct ab_strv *out)
 {
-  _cleanup_close_ int fd = -1;
-  struct stat st;
-  DIR *d;
-  struct dirent *e;
-
-  if (fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return;
-  if (!S_ISDIR (st.st_mode))
-    {
-      unlinkat (parent, name, 0);
-      return;
-    }
-  if (st.st_dev != dev)
-    {
-      ab_warn ("mcp: not removing `%s`: a mount point", name);
-      return;
-    }
-  fd = openat (parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || (d = fdopendir (fd)) == NULL)
-    return;
-  fd = -1; /* owned by d now */
-  while ((e = readdir (d)) != NULL)
-    if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0)
-      remove_tree_at (dirfd (d), e->d_name, dev);
-  closedir (d);
-  if (unlinkat (parent, name, AT_REMOVEDIR) < 0)
-    ab_warn ("mcp: cannot remove `%s`: %s", name, strerror (errno));
-}
-
-/* Every container directory left in a stale state root, by `delete --force`. */
-static void
-sweep_stale (struct ab_mcp_server *s, int rootfd)
-{
-  int fd = fcntl (rootfd, F_DUPFD_CLOEXEC, 3);
+  int fd = fcntl (dirfd, F_DUPFD_CLOEXEC, 3);
   DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
   struct dirent *e;
-  struct ab_strv ids = { 0 };
 
   if (d == NULL)
     {
@@ -67,17 +32,22 @@ sweep_stale (struct ab_mcp_server *s, int rootfd)
     }
   while ((e = readdir (d)) != NULL)
     if (e->d_name[0] != '.' && e->d_type == DT_DIR)
-      ab_strv_push (&ids, e->d_name);
+      ab_strv_push (out, e->d_name);
   closedir (d);
+}
+
+/* Every container directory left in the state root `root` (rootfd), by
+   `delete --force`: what a server killed before its EOF left there. */
+static void
+sweep_containers (struct ab_mcp_server *s, int rootfd, const char *root)
+{
+  struct ab_strv ids = { 0 };
+
+  list_subdirs (rootfd, &ids);
   for (size_t i = 0; i < ids.n; i++)
     {
-      char *argv[] = { (char *)"agentbox",
-                       (char *)"--root",
-                       (char *)s->o->state_root,
-                       (char *)"delete",
-                       (char *)"--force",
-                       ids.v[i],
-                       NULL };
+      char *argv[] = { (char *)"agentbox", (char *)"--root", (char *)root, (char *)"delete",
+                       (char *)"--force",  ids.v[i],         NULL };
       pid_t pid;
 
       ab_warn ("mcp: removing container `%s` left by a previous server", ids.v[i]);
@@ -93,7 +63,50 @@ sweep_stale (struct ab_mcp_server *s, int rootfd)
         waitpid (pid, NULL, 0);
     }
   ab_strv_free (&ids);
-  ab_mcp_workspace_discard_all (s); /* a crashed predecessor's */
+  ab_mcp_workspace_discard_all (root); /* the change sets of the server that is gone */
+}
+
+/* Remove parent/name, a state root whose containers are gone. */
+static void
+remove_root_at (int parent, const char *name)
+{
+  if (ab_rm_tree_at (parent, name, 64) < 0)
+    ab_warn ("mcp: cannot remove `%s`: %s", name,
+             errno == EXDEV ? "a mount point is left in it" : strerror (errno));
+}
+
+/* The state roots of servers that are gone: <parent>/mcp-<pid> whose lock
+   nobody holds.  A server holds its root's lock for as long as it lives
+   (open_state_root; the fd is close-on-exec, so no worker or sandbox
+   inherits it), so a root we can lock is one whose server died without
+   its EOF cleanup (SIGKILL): its sandboxes are deleted and the root
+   removed, as that server would have done.  A live server's root is never
+   touched, and two new servers never sweep the same root at once (the
+   lock is kept for the sweep). */
+static void
+sweep_dead_servers (struct ab_mcp_server *s, int parentfd, const char *parent, const char *own)
+{
+  struct ab_strv roots = { 0 };
+
+  list_subdirs (parentfd, &roots);
+  for (size_t i = 0; i < roots.n; i++)
+    {
+      const char *n = roots.v[i];
+      _cleanup_close_ int rfd = -1;
+      _cleanup_free_ char *path = NULL;
+
+      if (!ab_str_has_prefix (n, "mcp-") || n[4] == '\0' || strspn (n + 4, "0123456789") != strlen (n + 4)
+          || strcmp (n, own) == 0)
+        continue; /* not a server's root, or ours */
+      rfd = openat (parentfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (rfd < 0 || flock (rfd, LOCK_EX | LOCK_NB) < 0)
+        continue; /* gone meanwhile, or its server lives */
+      path = xasprintf ("%s/%s", parent, roots.v[i]);
+      ab_warn ("mcp: `%s` belongs to a server that is gone: sweeping it", path);
+      sweep_containers (s, rfd, path);
+      remove_root_at (parentfd, roots.v[i]);
+    }
+  ab_strv_free (&roots);
 }
 
 /* The state root: created for this server, locked for its lifetime (a
@@ -105,6 +118,7 @@ open_state_root (struct ab_mcp_server *s, int *lockfd, ab_error_t *err)
 {
   _cleanup_free_ char *parent = xstrdup (s->o->state_root);
   char *slash = strrchr (parent, '/');
+  _cleanup_close_ int pfd = -1;
   bool existed = false;
   int fd;
 
@@ -131,7 +145,10 @@ open_state_root (struct ab_mcp_server *s, int *lockfd, ab_error_t *err)
                             s->o->state_root);
     }
   if (existed)
-    sweep_stale (s, fd);
+    sweep_containers (s, fd, s->o->state_root);
+  /* And the roots that other servers, killed, left beside ours. */
+  if (slash && slash != parent && (pfd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+    sweep_dead_servers (s, pfd, parent, strrchr (s->o->state_root, '/') + 1);
   *lockfd = fd;
   return 0;
 }
@@ -143,17 +160,15 @@ remove_state_root (struct ab_mcp_server *s)
   char *slash = strrchr (parent, '/');
   const char *base = slash ? slash + 1 : parent;
   _cleanup_close_ int pfd = -1;
-  struct stat st;
 
   /* Change sets live as long as the server (their workspaces untouched);
      their tmpfs mounts are not ours to walk into. */
-  ab_mcp_workspace_discard_all (s);
+  ab_mcp_workspace_discard_all (s->o->state_root);
   if (slash)
     *slash = '\0';
   pfd = open (slash == parent ? "/" : slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (pfd < 0 || fstatat (pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return;
-  remove_tree_at (pfd, base, st.st_dev);
+  if (pfd >= 0)
+    remove_root_at (pfd, base);
 }
 
 /* Split the input into lines.  A line longer than AB_MCP_MAX_LINE is

@@ -5,6 +5,7 @@
 
 #include "base/util.h"
 #include "runtime/plan/plan.h"
+#include "spec/annotations.h"
 #include "spec/tables.h"
 
 /* What the plan owns; everything else it points at is the model's. */
@@ -18,6 +19,7 @@ struct ab_plan_storage
   struct ab_mount *mounts;    /* the model's (shallow) and the derived ones */
   struct ab_resources resources;
   struct ab_device_rule *devices;
+  char *hosts;                /* the generated /etc/hosts */
 };
 
 /* ---- the process --------------------------------------------------------- */
@@ -165,21 +167,54 @@ plan_network (struct ab_plan *p, const struct ab_spec *s, const struct ab_plan_o
   return 0;
 }
 
-/* With the egress proxy: /etc/resolv.conf of the container is the stub,
-   read-only.  The file lives in the state directory, which the
-   container's user cannot traverse: the parent opens it (from_parent). */
+/* A file the runtime writes into the state directory, bound read-only at
+   dest: the stub's /etc/resolv.conf with the egress proxy, the generated
+   /etc/hosts.  The state directory is one the container's user cannot
+   traverse: the parent opens the file (from_parent). */
 static void
-plan_resolv_mount (struct ab_plan_storage *st, const struct ab_plan *p, size_t *n)
+plan_state_file_mount (struct ab_plan_storage *st, const char *dest, const char *file, size_t *n)
 {
   struct ab_mount *m = &st->mounts[(*n)++];
 
   memset (m, 0, sizeof *m);
-  m->destination = xstrdup ("/etc/resolv.conf");
-  m->source = xstrdup (p->net.resolv_file);
+  m->destination = xstrdup (dest);
+  m->source = xstrdup (file);
   m->type = xstrdup ("bind");
   m->bind = true;
   m->flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
   m->from_parent = true;
+}
+
+/* dev.agentbox.etc-hosts: the loopback names and the container's own
+   hostname (Debian's 127.0.1.1 line), so that a program asking its own
+   name (socket.getfqdn(), git's ident, a dev server) finds it here instead
+   of asking DNS, which the wall refuses.  Mounted over the root's file,
+   which is never written: an image's /etc/hosts stays as it is. */
+static void
+plan_hosts (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_spec *s, const struct ab_plan_opts *o,
+            size_t *n)
+{
+  char host[256] = "";
+  const char *name = s->hostname;
+
+  if (name == NULL || *name == '\0')
+    {
+      /* the host's UTS namespace: its name */
+      gethostname (host, sizeof host - 1);
+      name = host;
+    }
+  /* A name that is not one (a space, a newline) gets no line: it could not
+     be looked up, and would add lines of its own. */
+  if (name[strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")] != '\0')
+    name = "";
+  st->hosts = xasprintf ("# written by agentbox (" AB_ANNOT_ETC_HOSTS ")\n"
+                         "127.0.0.1\tlocalhost\n"
+                         "::1\tlocalhost ip6-localhost ip6-loopback\n"
+                         "%s%s%s",
+                         *name ? "127.0.1.1\t" : "", name, *name ? "\n" : "");
+  p->hosts = st->hosts;
+  p->hosts_file = xasprintf ("%s/%s/hosts", o->root ? o->root : "", o->id ? o->id : "");
+  plan_state_file_mount (st, "/etc/hosts", p->hosts_file, n);
 }
 
 /* The proxy variables, for clients that do not go through the transparent
@@ -277,6 +312,9 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
   p->timeout_ms = o->timeout_ms;
   if (s->agentbox.timeout_set && (p->timeout_ms == 0 || s->agentbox.timeout_ms < p->timeout_ms))
     p->timeout_ms = s->agentbox.timeout_ms;
+  p->grace_ms = o->grace_set ? o->grace_ms : AB_PLAN_GRACE_DEFAULT_MS;
+  if (s->agentbox.grace_set && (!o->grace_set || s->agentbox.grace_ms < p->grace_ms))
+    p->grace_ms = s->agentbox.grace_ms;
   if (s->process)
     st->process = *s->process;
   if (o->exec && change_process (st, s, o->exec, err) < 0)
@@ -292,14 +330,18 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
   p->n_spec_mounts = s->n_mounts;
   if (o->exec == NULL && plan_network (p, s, o, err) < 0)
     return -1;
-  st->mounts = xcalloc (s->n_mounts + 1, sizeof *st->mounts);
+  st->mounts = xcalloc (s->n_mounts + 2, sizeof *st->mounts);
   if (s->n_mounts)
     memcpy (st->mounts, s->mounts, s->n_mounts * sizeof *st->mounts);
-  for (size_t i = 0; o->nofollow_source && i < s->n_mounts; i++)
-    if (st->mounts[i].bind && st->mounts[i].source && strcmp (st->mounts[i].source, o->nofollow_source) == 0)
-      st->mounts[i].source_nofollow = true;
+  for (size_t i = 0; i < s->n_mounts; i++)
+    for (size_t k = 0; k < s->agentbox.nofollow.n; k++)
+      if (st->mounts[i].bind && st->mounts[i].source
+          && strcmp (st->mounts[i].source, s->agentbox.nofollow.v[k]) == 0)
+        st->mounts[i].source_nofollow = true;
   if (p->net.resolv_conf)
-    plan_resolv_mount (st, p, &n);
+    plan_state_file_mount (st, "/etc/resolv.conf", p->net.resolv_file, &n);
+  if (o->exec == NULL && s->agentbox.etc_hosts)
+    plan_hosts (p, st, s, o, &n);
   if (p->net.resolv_conf && p->process)
     plan_proxy_env (st);
   p->mounts = st->mounts;
@@ -332,11 +374,13 @@ ab_plan_free (struct ab_plan *p)
       ab_strv_free (&st->env);
       ab_strv_free (&st->args);
       free (st->cwd);
+      free (st->hosts);
       ab_spec_free (st->process_doc);
       free (st);
     }
   ab_egress_policy_free (&p->net.egress);
   ab_ll_ruleset_free (&p->landlock);
   free (p->net.resolv_file);
+  free (p->hosts_file);
   free (p);
 }

@@ -37,6 +37,10 @@
   "# written by agentbox: names resolve only through its egress policy\n"                                         \
   "nameserver 127.0.0.1\noptions ndots:0 attempts:1 timeout:2\n"
 
+/* The grace between SIGTERM and SIGKILL at the wall-clock limit when
+   neither --timeout-grace nor dev.agentbox.timeout.grace says. */
+#define AB_PLAN_GRACE_DEFAULT_MS 5000
+
 /* exec: what the command line changes in the container's process. */
 struct ab_process_change
 {
@@ -62,8 +66,9 @@ struct ab_plan_opts
   bool foreground;             /* the caller supervises (the egress engine runs in it) */
   int rootless;                /* --rootless: -1 auto, 0, 1 */
   uint64_t timeout_ms;         /* --timeout, 0 = none */
+  bool grace_set;              /* --timeout-grace given */
+  uint64_t grace_ms;
   const struct ab_process_change *exec; /* exec's plan, NULL: create's */
-  const char *nofollow_source; /* binds of this source are opened refusing every symlink */
 };
 
 /* The container's network, as create makes it. */
@@ -92,6 +97,11 @@ struct ab_plan
   const struct ab_resources *resources; /* linux.resources with the derived device rules, or NULL */
   struct ab_plan_net net;
   uint64_t timeout_ms;                 /* the smaller of --timeout and dev.agentbox.timeout, 0 = none */
+  uint64_t grace_ms;                   /* SIGTERM at timeout_ms, SIGKILL this long after: the smaller of
+                                          --timeout-grace and dev.agentbox.timeout.grace, else
+                                          AB_PLAN_GRACE_DEFAULT_MS */
+  const char *hosts;                   /* dev.agentbox.etc-hosts: the text of the /etc/hosts it mounts, or NULL */
+  char *hosts_file;                    /* its host path, <root>/<id>/hosts */
   bool rootless;                       /* agentbox runs without host root (uid/gid maps, setgroups) */
   bool rootfs_idmap;                   /* the root filesystem is mounted id-mapped */
   struct ab_ll_ruleset landlock;       /* what dev.agentbox.landlock asks for, from the mounts above and the

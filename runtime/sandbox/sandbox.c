@@ -7,9 +7,11 @@
 #include "runtime/cache.h"
 #include "runtime/exe.h"
 #include "base/log.h"
+#include "runtime/sandbox/binds.h"
 #include "runtime/sandbox/sandbox.h"
 #include "runtime/lifecycle/state.h"
 #include "base/util.h"
+#include "spec/annotations.h"
 #include "spec/defaults.h"
 #include "base/gen.h"
 #include "base/json.h"
@@ -76,43 +78,12 @@ ab_sandbox_init_path (void)
   return NULL;
 }
 
-/* Remove a small tree we made (directories, files, symlinks). */
-static void
-rm_tree (int at, const char *name)
-{
-  int fd = openat (at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  DIR *d;
-  struct dirent *e;
-
-  if (fd < 0)
-    {
-      unlinkat (at, name, 0);
-      return;
-    }
-  d = fdopendir (fd);
-  if (d == NULL)
-    {
-      close (fd);
-      return;
-    }
-  while ((e = readdir (d)) != NULL)
-    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
-      {
-        if (e->d_type == DT_DIR)
-          rm_tree (dirfd (d), e->d_name);
-        else
-          unlinkat (dirfd (d), e->d_name, 0);
-      }
-  closedir (d);
-  unlinkat (at, name, AT_REMOVEDIR);
-}
-
 /* Fill the skeleton directory fd: mount points and the host's symlinks. */
 static int
 fill_skeleton (int fd, const char *tmp, ab_error_t *err)
 {
-  static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "home",
-                                      ".agentbox" };
+  static const char *const dirs[] = { "proc", "sys", "dev", "tmp", "root", "workspace", "run", "var", "var/lib",
+                                      "home", ".agentbox" };
   struct stat st;
   size_t i;
 
@@ -152,19 +123,23 @@ fill_skeleton (int fd, const char *tmp, ab_error_t *err)
 /* The skeleton is derived data, made once and shared by every run: it
    lives in the cache (runtime/cache.h), not in the state root, which
    `delete` leaves as `create` found it.  Built aside and renamed into
-   place, so a concurrent run sees all of it or none. */
+   place, so a concurrent run sees all of it or none.  -1 with the reason
+   in why when the cache cannot hold it. */
 static int
-ensure_skeleton (char **out, ab_error_t *err)
+cache_skeleton (char **out, char why[static AB_CACHE_WHY_MAX])
 {
-  char why[AB_CACHE_WHY_MAX];
   _cleanup_close_ int base = ab_cache_open_base (why);
   _cleanup_free_ char *dir = NULL, *tmp = NULL;
   _cleanup_close_ int fd = -1;
   char tmpname[64];
+  ab_error_t err = { 0 };
 
   if (base < 0)
-    return ab_error_setc (err, AB_EC_SETUP, 0, "run --default: the rootfs skeleton lives in the cache: %s",
-                          why[0] ? why : "there is none (AGENTBOX_CACHE_DIR is empty)");
+    {
+      if (why[0] == '\0')
+        snprintf (why, AB_CACHE_WHY_MAX, "there is no cache (AGENTBOX_CACHE_DIR is empty)");
+      return -1;
+    }
   dir = xasprintf ("%s/" SKELETON, ab_cache_base ());
   fd = openat (base, SKELETON, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0 && ab_cache_dir_is_safe (fd, dir, 0755, why))
@@ -177,44 +152,140 @@ ensure_skeleton (char **out, ab_error_t *err)
       /* Not what we made (the cache is ours alone, so this is damage):
          replace it. */
       ab_warn ("%s: rebuilt", why);
-      rm_tree (base, SKELETON);
+      ab_rm_tree_at (base, SKELETON, 64);
       close (fd);
     }
   snprintf (tmpname, sizeof tmpname, "." SKELETON ".tmp.%d", (int) getpid ());
   tmp = xasprintf ("%s/%s", ab_cache_base (), tmpname);
-  rm_tree (base, tmpname);
+  ab_rm_tree_at (base, tmpname, 64);
   if (mkdirat (base, tmpname, 0755) < 0)
-    return ab_error_set (err, errno, "create `%s`", tmp);
-  fd = openat (base, tmpname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return ab_error_set (err, errno, "open `%s`", tmp);
-  if (fill_skeleton (fd, tmp, err) < 0)
+    ab_error_set (&err, errno, "create `%s`", tmp);
+  else if ((fd = openat (base, tmpname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    ab_error_set (&err, errno, "open `%s`", tmp);
+  else if (fill_skeleton (fd, tmp, &err) == 0
+           && renameat (base, tmpname, base, SKELETON) < 0
+           /* a concurrent run made it first: use theirs */
+           && errno != ENOTEMPTY && errno != EEXIST)
+    ab_error_set (&err, errno, "rename `%s`", tmp);
+  if (err.cls != AB_EC_NONE || fd < 0)
     {
-      rm_tree (base, tmpname);
+      ab_rm_tree_at (base, tmpname, 64);
+      snprintf (why, AB_CACHE_WHY_MAX, "%s", err.msg);
       return -1;
     }
-  if (renameat (base, tmpname, base, SKELETON) < 0)
-    {
-      int e = errno;
-      rm_tree (base, tmpname);
-      /* a concurrent run made it first: use theirs */
-      if (!(e == ENOTEMPTY || e == EEXIST))
-        return ab_error_set (err, e, "rename `%s`", tmp);
-    }
+  ab_rm_tree_at (base, tmpname, 64); /* what a lost rename race left */
   *out = ab_steal_ptr (&dir);
   return 0;
+}
+
+/* The cache cannot hold the skeleton: the run builds its own, private
+   one, <root>/.rootfs@<id> (state.h), which goes with the container
+   (ab_container_release_resources).  A broken cache makes a run slower,
+   never fails it (runtime/cache.h).  Built under the lock of *lock, kept
+   until the run ends (ab_sandbox_release); an id someone else holds is
+   left alone: create reports it. */
+static int
+private_skeleton (const struct ab_sandbox_opts *o, char **out, int *lock, ab_error_t *err)
+{
+  _cleanup_close_ int rootfd = ab_state_root_open (o->root, true, err);
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *path = NULL;
+  struct stat st;
+  bool made;
+
+  if (rootfd < 0)
+    return -1;
+  fd = ab_state_private_rootfs_open (rootfd, o->id, &made, err);
+  if (fd < 0)
+    return -1;
+  /* Checked under the lock: a container of this id may be using the
+     skeleton (a detached one, whose run has exited). */
+  if (fstatat (rootfd, o->id, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+    {
+      if (made)
+        ab_state_private_rootfs_remove (rootfd, o->id, false);
+      return ab_error_setc (err, AB_EC_EXISTS, 0, "container `%s` already exists", o->id);
+    }
+  path = xasprintf ("%s/" AB_PRIVATE_ROOTFS_PREFIX "%s", o->root, o->id);
+  /* A leftover of a run killed while building it is completed: every
+     step of fill_skeleton takes what is already there. */
+  if (fill_skeleton (fd, path, err) < 0)
+    {
+      ab_state_private_rootfs_remove (rootfd, o->id, false);
+      return -1;
+    }
+  *lock = ab_steal_fd (&fd);
+  *out = ab_steal_ptr (&path);
+  return 0;
+}
+
+void
+ab_sandbox_release (const struct ab_sandbox_opts *o, int lock, const ab_error_t *failure)
+{
+  struct stat st;
+
+  if (lock < 0)
+    return;
+  /* A run that failed without a container of the id (none was made, or
+     the id was taken meanwhile by a container that does not use it):
+     the skeleton it built is nobody's.  Otherwise it goes with the
+     container. */
+  if (failure)
+    {
+      _cleanup_close_ int rootfd = ab_state_root_open (o->root, false, NULL);
+      if (rootfd >= 0
+          && (failure->cls == AB_EC_EXISTS
+              || (fstatat (rootfd, o->id, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)))
+        ab_state_private_rootfs_remove (rootfd, o->id, false);
+    }
+  close (lock);
+}
+
+static int
+ensure_skeleton (const struct ab_sandbox_opts *o, char **out, int *lock, ab_error_t *err)
+{
+  char why[AB_CACHE_WHY_MAX] = "";
+
+  *lock = -1;
+  if (cache_skeleton (out, why) == 0)
+    return 0;
+  if (ab_cache_base () == NULL || *ab_cache_base () == '\0')
+    ab_debug ("run --default: %s: a private rootfs skeleton", why);
+  else
+    ab_cache_unusable ("run --default builds a private rootfs skeleton", why);
+  return private_skeleton (o, out, lock, err);
 }
 
 /* The annotations of the sandbox's config: the caller's, each key once (a
    later one replaces an earlier one in place), then --allow-domain's
    list, which replaces a caller's allow-domains. */
 static void
-sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
+sandbox_annotations (const struct ab_sandbox_opts *o, const struct ab_strv *nofollow, struct ab_kvlist *out)
 {
   _cleanup_free_ char *joined = NULL;
+  struct stat st;
 
+  /* The host's /etc/hosts does not name the sandbox: our own one, mounted
+     over it (a bind needs the file there; a host without one keeps none). */
+  if (lstat ("/etc/hosts", &st) == 0 && S_ISREG (st.st_mode))
+    ab_kvlist_set (out, AB_ANNOT_ETC_HOSTS, "true");
   for (size_t i = 0; i < o->annotations.n; i++)
     ab_kvlist_set (out, o->annotations.v[i].key, o->annotations.v[i].value);
+  /* The sources it resolved itself (the workspace, the extra binds): create
+     opens them refusing every symlink on the path, and `audit` says so;
+     after the caller's, which cannot take it away. */
+  if (nofollow->n)
+    {
+      _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+      _cleanup_free_ char *list = NULL;
+      ab_gen_arr_open (g);
+      for (size_t i = 0; i < nofollow->n; i++)
+        ab_gen_str (g, nofollow->v[i]);
+      ab_gen_arr_close (g);
+      list = ab_gen_steal (g, false, NULL);
+      ab_kvlist_set (out, AB_ANNOT_BIND_NOFOLLOW, list);
+    }
+
   if (o->allow_domains.n == 0)
     return;
   for (size_t k = 0; k < o->allow_domains.n; k++)
@@ -226,6 +297,27 @@ sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
   ab_kvlist_set (out, AB_ANNOT_NET_ALLOW_DOMAINS, joined);
 }
 
+/* Option strings made for one config (the sizes of the sandbox's tmpfs
+   mounts), alive until it is written. */
+struct sized
+{
+  const char *ws[4];
+  const char *root[4];
+  char ws_size[40], root_size[40];
+  struct ab_strv env;  /* USER, LOGNAME, then the caller's */
+  struct ab_strv keep; /* the host mounts' paths */
+  struct ab_strv nofollow; /* their resolved sources */
+  int skel_fd;         /* the skeleton, for mount points */
+};
+
+static void
+sized_free (struct sized *sz)
+{
+  ab_strv_free (&sz->env);
+  ab_strv_free (&sz->keep);
+  ab_strv_free (&sz->nofollow);
+}
+
 /* /workspace: the caller's directory, bound read-write (id-mapped: root
    inside writes files the host sees owned by the directory's owner, not
    by uid 100000), or a tmpfs.  A root-owned directory uses the
@@ -235,16 +327,21 @@ sandbox_annotations (const struct ab_sandbox_opts *o, struct ab_kvlist *out)
    resolved path, which create opens refusing every symlink. */
 static int
 workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_default_mount *m, char **real,
-                 ab_error_t *err)
+                 struct sized *sz, ab_error_t *err)
 {
   static const char *const ws_opts[] = { "rbind", "rw", "nosuid", "nodev", "idmap" };
   static const char *const ws_opts_rootless[] = { "rbind", "rw", "nosuid", "nodev" };
-  static const char *const tmpfs_opts[] = { "nosuid", "nodev", "mode=755", "size=1073741824" };
   struct stat st;
 
   if (o->workspace == NULL)
     {
-      *m = (struct ab_default_mount){ "/workspace", "tmpfs", "tmpfs", tmpfs_opts, AB_ARRAY_SIZE (tmpfs_opts) };
+      snprintf (sz->ws_size, sizeof sz->ws_size, "size=%llu",
+                (unsigned long long)(o->workspace_size ? o->workspace_size : AB_SANDBOX_WORKSPACE_SIZE));
+      sz->ws[0] = "nosuid";
+      sz->ws[1] = "nodev";
+      sz->ws[2] = "mode=755";
+      sz->ws[3] = sz->ws_size;
+      *m = (struct ab_default_mount){ "/workspace", "tmpfs", "tmpfs", sz->ws, AB_ARRAY_SIZE (sz->ws) };
       return 0;
     }
   *real = realpath (o->workspace, NULL);
@@ -254,12 +351,7 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
     return ab_error_setc (err, AB_EC_USAGE, ENOTDIR, "workspace `%s` is not a directory", *real);
   *m = (struct ab_default_mount){ "/workspace", "bind", *real, rootless ? ws_opts_rootless : ws_opts,
                                   rootless ? AB_ARRAY_SIZE (ws_opts_rootless) : AB_ARRAY_SIZE (ws_opts) };
-  if (!rootless && (st.st_uid != 0 || st.st_gid != 0))
-    {
-      m->map_owner = true;
-      m->owner_uid = st.st_uid;
-      m->owner_gid = st.st_gid;
-    }
+  ab_sandbox_map_owner (&st, rootless, m);
   return 0;
 }
 
@@ -268,13 +360,14 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
    limits and the annotations.  `mounts` has room for every mount. */
 static int
 sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_default_mount *mounts,
-              char **real, ab_error_t *err)
+              char **real, struct sized *sz, ab_error_t *err)
 {
+  /* The process is root in its user namespace: the names tools look up. */
+  static const char *const who[] = { "USER=root", "LOGNAME=root" };
   /* Recursive flags: a host submount below /usr or /etc (a separate
      /usr/local, an autofs) must be read-only, nosuid and nodev too, not
      only the top of the bind. */
   static const char *const ro[] = { "rbind", "rro", "rnosuid", "rnodev" };
-  static const char *const root_opts[] = { "nosuid", "nodev", "mode=700", "size=268435456" };
   static const char *const run_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=16777216" };
   static const char *const init_opts[] = { "bind", "ro", "nosuid", "nodev" };
   size_t n = 0;
@@ -291,9 +384,18 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
         continue; /* absent, or a symlink the skeleton already has */
       mounts[n++] = (struct ab_default_mount){ host_view[i], "bind", host_view[i], ro, AB_ARRAY_SIZE (ro) };
     }
-  mounts[n++] = (struct ab_default_mount){ "/root", "tmpfs", "tmpfs", root_opts, AB_ARRAY_SIZE (root_opts) };
+  /* HOME: where pip, npm and git keep caches and config */
+  snprintf (sz->root_size, sizeof sz->root_size, "size=%llu",
+            (unsigned long long)(o->home_size ? o->home_size : AB_SANDBOX_HOME_SIZE));
+  sz->root[0] = "nosuid";
+  sz->root[1] = "nodev";
+  sz->root[2] = "mode=700";
+  sz->root[3] = sz->root_size;
+  mounts[n++] = (struct ab_default_mount){ "/root", "tmpfs", "tmpfs", sz->root, AB_ARRAY_SIZE (sz->root) };
   mounts[n++] = (struct ab_default_mount){ "/run", "tmpfs", "tmpfs", run_opts, AB_ARRAY_SIZE (run_opts) };
-  if (workspace_mount (o, d->rootless, &mounts[n++], real, err) < 0)
+  if (workspace_mount (o, d->rootless, &mounts[n++], real, sz, err) < 0)
+    return -1;
+  if (ab_sandbox_host_mounts (o, sz->skel_fd, d->rootless, mounts, &n, &sz->nofollow, &sz->keep, err) < 0)
     return -1;
   if (o->init)
     {
@@ -306,30 +408,40 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   d->mounts = mounts;
   d->n_mounts = n;
   d->cwd = o->cwd ? o->cwd : "/workspace";
-  d->env = &o->env;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (who); i++)
+    ab_strv_push (&sz->env, who[i]);
+  for (size_t i = 0; i < o->env.n; i++)
+    ab_strv_push (&sz->env, o->env.v[i]);
+  d->env = &sz->env;
   d->masked = etc_masked;
   d->n_masked = AB_ARRAY_SIZE (etc_masked);
   d->memory = o->memory;
   d->pids = o->pids;
+  d->tmp_size = o->tmp_size;
+  d->shm_size = o->shm_size;
+  d->file_size = o->file_size;
+  d->open_files = o->open_files;
   return 0;
 }
 
 int
-ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_error_t *err)
+ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int *lock, ab_error_t *err)
 {
   static const char *const init_args[] = { "/.agentbox/init", NULL };
   _cleanup_free_ char *skeleton = NULL;
   _cleanup_free_ char *real = NULL;
   _cleanup_free_ char *config = NULL;
   _cleanup_free_ const char **args = NULL;
-  struct ab_default_mount mounts[AB_ARRAY_SIZE (host_view) + 4];
+  _cleanup_free_ struct ab_default_mount *mounts
+      = xcalloc (AB_ARRAY_SIZE (host_view) + 4 + ab_sandbox_host_mounts_max (o), sizeof *mounts);
   struct ab_default_opts d = { 0 };
+  struct sized sz = { .skel_fd = -1 };
   struct ab_kvlist annotations = { 0 };
   struct ab_bundle_guard guard;
   size_t len;
   int r;
 
-  if (ensure_skeleton (&skeleton, err) < 0)
+  if (ensure_skeleton (o, &skeleton, lock, err) < 0)
     return -1;
   /* The state root is the sandbox's bundle directory. */
   {
@@ -338,8 +450,16 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
       return -1;
     close (rfd);
   }
-  if (sandbox_opts (o, &d, mounts, &real, err) < 0)
-    return -1;
+  sz.skel_fd = open (skeleton, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sz.skel_fd < 0)
+    return ab_error_set (err, errno, "open `%s`", skeleton);
+  r = sandbox_opts (o, &d, mounts, &real, &sz, err);
+  close (sz.skel_fd);
+  if (r < 0)
+    {
+      sized_free (&sz);
+      return -1;
+    }
   d.root_path = skeleton;
   if (o->init)
     d.args = init_args;
@@ -349,13 +469,14 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, ab_e
       memcpy (args, o->argv, o->argc * sizeof *args);
       d.args = args;
     }
-  sandbox_annotations (o, &annotations);
+  if (real)
+    ab_strv_push (&sz.nofollow, real);
+  sandbox_annotations (o, &sz.nofollow, &annotations);
   d.annotations = &annotations;
   config = ab_spec_default_json (&d, &len);
   ab_kvlist_free (&annotations);
   guard = ab_bundle_guard (o->root);
   r = ab_bundle_from_bytes (o->root, &guard, config, len, out, err);
-  if (r == 0 && real)
-    (*out)->nofollow_source = ab_steal_ptr (&real);
+  sized_free (&sz);
   return r;
 }

@@ -2,4 +2,5 @@
 # the result record it writes (docs/result-record.md).
 libagentbox_a_SOURCES += \
 	runtime/supervise/supervise.h runtime/supervise/supervise.c \
-	runtime/supervise/record.h runtime/supervise/record.c
+	runtime/supervise/record.h runtime/supervise/record.c \
+	runtime/supervise/fswatch.h runtime/supervise/fswatch.c

@@ -166,6 +166,7 @@ gen_limits (struct ab_gen *g, unsigned limits)
   } names[] = {
     { AB_LIMIT_MEMORY, "memory" },   { AB_LIMIT_PIDS, "pids" }, { AB_LIMIT_OUTPUT, "output" },
     { AB_LIMIT_TIMEOUT, "timeout" }, { AB_LIMIT_CPU, "cpu" }, { AB_LIMIT_WORKSPACE, "workspace" },
+    { AB_LIMIT_FILE_SIZE, "file_size" }, { AB_LIMIT_TMPFS, "tmpfs" },
   };
   size_t i;
 
@@ -273,20 +274,74 @@ gen_workspace (struct ab_gen *g, const char *workspace_json)
   gen_checked (g, "workspaceChanges", workspace_json, &lim, AB_J_OBJECT, "workspace changes");
 }
 
-static bool
-has_violations (const struct ab_outcome *o)
+/* What the refused attempts of violations_json look like (the rule of
+   docs/result-record.md, "Violations and the outcome"). */
+struct refusals
 {
-  const char *p = o->violations_json;
+  size_t n;             /* entries */
+  size_t escape;        /* of them, ones that look like an escape */
+  char first_escape[160]; /* what the first of those was, for the message */
+};
 
-  if (p == NULL)
-    return false;
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-    p++;
-  if (*p != '[')
-    return false;
-  for (p++; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
-    ;
-  return *p != ']' && *p != '\0';
+/* Addresses no program of a sandbox has a reason to reach: link-local
+   (169.254.0.0/16, fe80::/10: the cloud metadata services that hand out the
+   host's credentials, and services of the host's own segment) and AWS's
+   IPv6 metadata address. */
+static bool
+address_escape_like (const char *a)
+{
+  return ab_str_has_prefix (a, "169.254.") || strncasecmp (a, "fe8", 3) == 0 || strncasecmp (a, "fe9", 3) == 0
+         || strncasecmp (a, "fea", 3) == 0 || strncasecmp (a, "feb", 3) == 0
+         || strcasecmp (a, "fd00:ec2::254") == 0;
+}
+
+static const char *
+member_str (struct ab_json *o, const char *key)
+{
+  for (size_t i = 0; i < o->u.obj.n; i++)
+    if (strcmp (o->u.obj.m[i].key, key) == 0 && o->u.obj.m[i].val->type == AB_J_STRING)
+      return o->u.obj.m[i].val->u.str.s;
+  return NULL;
+}
+
+/* A refused attempt looks like an escape when it went for a link-local or
+   metadata address, or when there were more refused destinations than the
+   record lists (the wall's 256 per address family, the proxy's 2000: a
+   scan, not a program that wanted one host).  Everything else -- a DNS
+   query of a sandbox without network, a connection to a host the policy
+   does not allow -- is an ordinary refusal. */
+static void
+classify_refusals (const char *violations_json, struct refusals *r)
+{
+  static const struct ab_json_limits lim = {
+    .max_bytes = 1u << 20, .max_depth = 16, .max_string = 64u << 10, .max_items = 4096, .max_nodes = 1u << 16,
+  };
+  ab_error_t err = { 0 };
+  _cleanup_json_ struct ab_json *j = NULL;
+
+  memset (r, 0, sizeof *r);
+  if (violations_json == NULL)
+    return;
+  j = ab_json_parse (violations_json, strlen (violations_json), &lim, "violations", &err);
+  if (j == NULL || j->type != AB_J_ARRAY)
+    return;
+  for (size_t i = 0; i < j->u.arr.n; i++)
+    {
+      struct ab_json *v = j->u.arr.items[i];
+      const char *type, *addr;
+      if (v->type != AB_J_OBJECT)
+        continue;
+      r->n++;
+      type = member_str (v, "type");
+      addr = member_str (v, "address");
+      if (type && ab_str_has_suffix (type, "-omitted"))
+        {
+          if (r->escape++ == 0)
+            snprintf (r->first_escape, sizeof r->first_escape, "more refused destinations than the record lists");
+        }
+      else if (addr && address_escape_like (addr) && r->escape++ == 0)
+        snprintf (r->first_escape, sizeof r->first_escape, "a connection to the link-local address %s", addr);
+    }
 }
 
 /* What went wrong, for the model: a machine code, a sentence, whether the
@@ -299,23 +354,29 @@ struct verdict
   const char *action;
 };
 
-/* A limit an exited command hit, whatever its exit status (a failed
-   fork, allocation or write is the likely cause); the first of this
-   order when it hit several. */
+/* A limit the command hit, the likely cause of its failure whatever its
+   exit status (a failed fork, allocation or write); the first of this
+   order when it hit several.  `what` names the limit and takes its value
+   (a size or a count) when the record knows it. */
 static const struct limit_verdict
 {
   unsigned flag;
-  const char *what;
+  const char *what;   /* the limit */
+  const char *option; /* what sets it */
+  const char *effect; /* what hitting it did */
   bool retryable;
   const char *action;
 } limit_verdicts[] = {
-  { AB_LIMIT_PIDS, "hitting the process limit: some forks failed (pids_limit)", true, "increase_pids_limit" },
-  { AB_LIMIT_MEMORY, "hitting the memory limit: some allocations failed (memory_bytes)", true,
+  { AB_LIMIT_PIDS, "the process limit", "pids_limit", ": some forks failed", true, "increase_pids_limit" },
+  { AB_LIMIT_MEMORY, "the memory limit", "memory_bytes", ": some allocations failed", true,
     "increase_memory_bytes" },
-  { AB_LIMIT_CPU, "hitting its CPU time limit", false, "reduce_work" },
-  { AB_LIMIT_WORKSPACE,
-    "its workspace changes filled their storage: some writes failed with ENOSPC (workspace_size)", true,
-    "increase_workspace_size" },
+  { AB_LIMIT_CPU, "its CPU time limit", "RLIMIT_CPU", "", false, "reduce_work" },
+  { AB_LIMIT_WORKSPACE, "the workspace's size", "workspace_size",
+    ": its changes filled their storage and some writes failed with ENOSPC", true, "increase_workspace_size" },
+  { AB_LIMIT_FILE_SIZE, "the file size limit", "RLIMIT_FSIZE, --file-size",
+    ": a write past it failed (SIGXFSZ or EFBIG, \"File too large\")", true, "increase_file_size" },
+  { AB_LIMIT_TMPFS, "the size of", "", ": it filled up and writes failed with ENOSPC", true,
+    "free_space_or_increase_tmpfs_size" },
 };
 
 static const struct limit_verdict *
@@ -327,30 +388,111 @@ limit_hit (unsigned hits)
   return NULL;
 }
 
+/* "the process limit (pids_limit 32): some forks failed" */
 static void
-judge (const struct ab_outcome *o, struct verdict *v)
+limit_sentence (const struct ab_outcome *o, const struct limit_verdict *hit, char *buf, size_t n)
+{
+  char value[48] = "";
+
+  if (hit->flag == AB_LIMIT_TMPFS)
+    {
+      /* the mounts that filled, each with the option that sizes it */
+      size_t len = (size_t)snprintf (buf, n, "%s", hit->what);
+      for (size_t i = 0; i < o->full_mounts.n && len < n; i++)
+        {
+          const char *d = o->full_mounts.v[i];
+          const char *opt = strcmp (d, "/tmp") == 0         ? " (--tmp-size)"
+                            : strcmp (d, "/root") == 0      ? " (--home-size)"
+                            : strcmp (d, "/dev/shm") == 0   ? " (--shm-size)"
+                            : strcmp (d, "/workspace") == 0 ? " (--workspace-size)"
+                                                            : "";
+          len += (size_t)snprintf (buf + len, n - len, "%s %s%s", i ? "," : "", d, opt);
+        }
+      if (len < n)
+        snprintf (buf + len, n - len, "%s", hit->effect);
+      return;
+    }
+  if (hit->flag == AB_LIMIT_PIDS && o->pids_max > 0)
+    snprintf (value, sizeof value, " %lld", (long long)o->pids_max);
+  else if (hit->flag == AB_LIMIT_MEMORY && o->memory_max > 0)
+    snprintf (value, sizeof value, " %llu", (unsigned long long)o->memory_max);
+  else if (hit->flag == AB_LIMIT_FILE_SIZE && o->file_size_max > 0)
+    snprintf (value, sizeof value, " %llu bytes", (unsigned long long)o->file_size_max);
+  snprintf (buf, n, "%s (%s%s)%s", hit->what, hit->option, value, hit->effect);
+}
+
+/* The verdict of a limit hit, the likely cause of how the command ended
+   (`how`: "exited with status 1", "was killed by signal SIGABRT", ...). */
+static void
+judge_limit (const struct ab_outcome *o, const struct limit_verdict *hit, const char *how, struct verdict *v)
+{
+  char what[256];
+
+  limit_sentence (o, hit, what, sizeof what);
+  v->code = "limit_exceeded";
+  snprintf (v->message, sizeof v->message, "the command %s after hitting %s", how, what);
+  v->retryable = hit->retryable;
+  v->action = hit->action;
+}
+
+/* An attempt that looks like an escape: whatever the command's fate, a
+   person should look before the agent goes on. */
+static bool
+judge_escape (const struct refusals *r, struct verdict *v)
+{
+  if (r->escape == 0)
+    return false;
+  v->code = "policy_violation";
+  snprintf (v->message, sizeof v->message,
+            "the command attempted something that looks like an escape from the sandbox (%s; see violations); "
+            "the denied operations did not happen",
+            r->first_escape);
+  v->action = "stop_and_request_human";
+  return true;
+}
+
+/* The timeout: a limit hit before the deadline is why the command never
+   finished (a fork bomb stuck at pids_limit): the advice follows it. */
+static void
+judge_timeout (const struct ab_outcome *o, struct verdict *v)
 {
   unsigned long long ms = (unsigned long long)(o->duration_ns / 1000000u);
-  const char *sig = !o->exited && o->signal > 0 ? sigabbrev_np (o->signal) : NULL;
-  const struct limit_verdict *hit;
+  const struct limit_verdict *first = limit_hit (o->limits_before_timeout & ~AB_LIMIT_TIMEOUT);
+  char how[320];
 
-  memset (v, 0, sizeof *v);
-  if (has_violations (o))
+  if (o->grace_ms == 0)
+    snprintf (how, sizeof how, "did not finish within its time limit and was killed after %llu ms", ms);
+  else
+    snprintf (how, sizeof how,
+              "did not finish within its time limit (%llu ms): it was sent SIGTERM and %s (%llu ms in all)",
+              (unsigned long long)o->timeout_ms,
+              o->timeout_killed ? "killed when the grace after it ran out" : "ended within the grace", ms);
+  if (first)
     {
-      v->code = "policy_violation";
-      snprintf (v->message, sizeof v->message,
-                "the command attempted something the sandbox policy denies (see violations); "
-                "the denied operations did not happen");
-      v->action = "stop_and_request_human";
+      char what[256];
+      limit_sentence (o, first, what, sizeof what);
+      v->code = "limit_exceeded";
+      snprintf (v->message, sizeof v->message, "the command hit %s, and then %s", what, how);
+      v->retryable = first->retryable;
+      v->action = first->action;
+      return;
     }
-  else if (o->reason == AB_REASON_TIMEOUT)
-    {
-      v->code = "timeout";
-      snprintf (v->message, sizeof v->message,
-                "the command did not finish within its time limit and was killed after %llu ms", ms);
-      v->retryable = true;
-      v->action = "increase_timeout_ms";
-    }
+  v->code = "timeout";
+  snprintf (v->message, sizeof v->message, "the command %s", how);
+  v->retryable = true;
+  v->action = "increase_timeout_ms";
+}
+
+/* How the command ended, when a signal or agentbox ended it. */
+static bool
+judge_fate (const struct ab_outcome *o, struct verdict *v)
+{
+  const char *sig = !o->exited && o->signal > 0 ? sigabbrev_np (o->signal) : NULL;
+  const struct limit_verdict *hit = limit_hit (o->limits_hit & ~AB_LIMIT_CPU);
+  char how[64];
+
+  if (o->reason == AB_REASON_TIMEOUT)
+    judge_timeout (o, v);
   else if (o->reason == AB_REASON_OOM)
     {
       v->code = "oom_killed";
@@ -358,6 +500,13 @@ judge (const struct ab_outcome *o, struct verdict *v)
                 "the command ran out of memory and was killed by the OOM killer (memory_bytes limit)");
       v->retryable = true;
       v->action = "increase_memory_bytes";
+    }
+  else if (!o->exited && !(o->limits_hit & AB_LIMIT_CPU) && hit != NULL)
+    {
+      /* a crash after a failed fork or allocation (an abort on a failed
+         pthread_create): the limit is the likely cause */
+      snprintf (how, sizeof how, "was killed by signal SIG%s", sig ? sig : "?");
+      judge_limit (o, hit, how, v);
     }
   else if (!o->exited)
     {
@@ -368,15 +517,36 @@ judge (const struct ab_outcome *o, struct verdict *v)
                 cpu ? " on reaching its CPU time limit (RLIMIT_CPU)" : "");
       v->action = cpu ? "reduce_work" : "fix_command";
     }
-  else if ((hit = limit_hit (o->limits_hit)) != NULL)
+  return v->code != NULL;
+}
+
+/* An exit status other than 0, with what likely caused it. */
+static void
+judge_exit (const struct ab_outcome *o, const struct refusals *r, struct verdict *v)
+{
+  const struct limit_verdict *hit = limit_hit (o->limits_hit);
+
+  char how[64];
+
+  if (hit != NULL)
     {
-      v->code = "limit_exceeded";
-      snprintf (v->message, sizeof v->message, "the command exited with status %d after %s", o->exit_code,
-                hit->what);
-      v->retryable = hit->retryable;
-      v->action = hit->action;
+      snprintf (how, sizeof how, "exited with status %d", o->exit_code);
+      judge_limit (o, hit, how, v);
     }
-  else if (o->exit_code != 0)
+  else if (r->n > 0)
+    {
+      /* It failed, and the sandbox refused network access it tried: the
+         likely cause, and one the call can change. */
+      v->code = "network_denied";
+      snprintf (v->message, sizeof v->message,
+                "the command exited with status %d after the sandbox refused network access it attempted (see "
+                "violations): name the hosts it needs in allow_domains (--allow-domain), or make it work "
+                "offline",
+                o->exit_code);
+      v->retryable = true;
+      v->action = "add_allow_domains";
+    }
+  else
     {
       v->code = "exit_nonzero";
       snprintf (v->message, sizeof v->message, "the command exited with status %d%s", o->exit_code,
@@ -385,6 +555,23 @@ judge (const struct ab_outcome *o, struct verdict *v)
                                       : "; see stderr");
       v->action = "fix_command";
     }
+}
+
+/* The verdict follows what the command did; refused attempts are listed
+   in violations and only decide it when they look like an escape, or when
+   the command failed and they are its likely cause
+   (docs/result-record.md, "isError and error"). */
+static void
+judge (const struct ab_outcome *o, struct verdict *v)
+{
+  struct refusals r;
+
+  memset (v, 0, sizeof *v);
+  classify_refusals (o->violations_json, &r);
+  if (judge_escape (&r, v) || judge_fate (o, v))
+    ;
+  else if (o->exit_code != 0 || limit_hit (o->limits_hit) != NULL)
+    judge_exit (o, &r, v);
   else if (o->limits_hit & AB_LIMIT_OUTPUT)
     {
       v->code = "output_truncated";
@@ -487,6 +674,25 @@ structured_content (const struct ab_outcome *o, const struct verdict *v)
     ab_gen_str (g, "violations: the record of denied operations was malformed and is omitted");
   ab_gen_arr_close (g);
   gen_workspace (g, o->workspace_json);
+  if (o->full_mounts.n)
+    {
+      ab_gen_key (g, "fullMounts");
+      ab_gen_arr_open (g);
+      for (i = 0; i < o->full_mounts.n; i++)
+        ab_gen_bytes (g, o->full_mounts.v[i], strlen (o->full_mounts.v[i]));
+      ab_gen_arr_close (g);
+    }
+  if (o->reason == AB_REASON_TIMEOUT)
+    {
+      /* how the wall-clock limit ended it: SIGTERM, then SIGKILL after the
+         grace if it still ran */
+      ab_gen_key (g, "timeout");
+      ab_gen_obj_open (g);
+      ab_gen_kv_u64 (g, "limitMs", o->timeout_ms);
+      ab_gen_kv_u64 (g, "graceMs", o->grace_ms);
+      ab_gen_kv_str (g, "ended", o->timeout_killed ? "killed" : "terminated");
+      ab_gen_obj_close (g);
+    }
   ab_gen_key (g, "error");
   if (v->code == NULL)
     ab_gen_null (g);

@@ -30,6 +30,7 @@
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
 #include "runtime/plan/plan.h"
+#include "runtime/supervise/fswatch.h"
 #include "runtime/supervise/supervise.h"
 #include "base/util.h"
 #include "runtime/lifecycle/wsstore.h"
@@ -66,6 +67,7 @@ ab_outcome_free (struct ab_outcome *o)
   free (o->out.data);
   free (o->err.data);
   ab_strv_free (&o->degraded);
+  ab_strv_free (&o->full_mounts);
   free (o->violations_json);
   free (o->egress_json);
   free (o->workspace_json);
@@ -272,8 +274,139 @@ struct unit
   pid_t pid;
   int pidfd;
   void (*kill_all) (void *, bool reaped); /* reaped: the process itself is gone */
+  void (*term_all) (void *);              /* SIGTERM to every process, at the deadline */
+  int (*count) (void *);                  /* processes left, -1 unknown (NULL: not asked) */
+  unsigned (*limits_now) (void *);        /* the cgroup's limits hit so far (AB_LIMIT_*) */
   void *arg;
 };
+
+/* The limits a cgroup's counters say were hit since `before` (NULL: since
+   it was made). */
+static unsigned
+limits_of (struct ab_cgroup *cg, const struct ab_cgroup_stats *before)
+{
+  struct ab_cgroup_stats st;
+  unsigned hits = 0;
+
+  if (cg == NULL || ab_cgroup_stats (cg, &st, NULL) < 0)
+    return 0;
+  if (st.oom_kills > (before ? before->oom_kills : 0))
+    hits |= AB_LIMIT_MEMORY;
+  if (st.pids_max_events > (before ? before->pids_max_events : 0))
+    hits |= AB_LIMIT_PIDS;
+  return hits;
+}
+
+/* The program is the init of its own PID namespace and neither catches
+   nor ignores SIGTERM: the kernel drops a SIGTERM sent to it (an init gets
+   only the signals it has a handler for), so the one of the deadline does
+   nothing to it.  Read from /proc/PID/status: NSpid's last field, and the
+   SigCgt and SigIgn masks. */
+static bool
+init_ignores_term (pid_t pid)
+{
+  _cleanup_free_ char *st = NULL;
+  char path[64];
+  const char *ns, *cgt, *ign, *nl;
+  unsigned long long caught, ignored;
+  ab_error_t e = { 0 };
+
+  snprintf (path, sizeof path, "/proc/%d/status", (int)pid);
+  if (ab_read_file_at (AT_FDCWD, path, 1u << 16, &st, NULL, &e) < 0 || (ns = strstr (st, "\nNSpid:")) == NULL
+      || (cgt = strstr (st, "\nSigCgt:")) == NULL || (ign = strstr (st, "\nSigIgn:")) == NULL
+      || sscanf (cgt, "\nSigCgt: %llx", &caught) != 1 || sscanf (ign, "\nSigIgn: %llx", &ignored) != 1)
+    return false;
+  nl = strchr (ns + 1, '\n');
+  if (nl == NULL)
+    nl = ns + strlen (ns);
+  while (nl > ns && (nl[-1] == ' ' || nl[-1] == '\t'))
+    nl--;
+  /* the last pid of the list: its pid in its own namespace */
+  if (!(nl - ns >= 2 && nl[-1] == '1' && (nl[-2] == '\t' || nl[-2] == ' ')))
+    return false;
+  return ((caught | ignored) & (1ull << (SIGTERM - 1))) == 0;
+}
+
+/* The wall-clock limit: where the run is in it. */
+struct deadline
+{
+  uint64_t term;      /* SIGTERM to every process (0: none, or sent) */
+  uint64_t kill;      /* the grace is over: kill the whole unit (0: not yet, or done) */
+  bool init_default;  /* the program is an init that ignores SIGTERM (init_ignores_term) */
+};
+
+static uint64_t
+add_ms (uint64_t t0, uint64_t ms)
+{
+  /* Saturated: a limit of centuries (any u64 of ms parses) must not wrap
+     around to a deadline in the past. */
+  return ms > (UINT64_MAX - t0) / 1000000ull ? UINT64_MAX : t0 + ms * 1000000ull;
+}
+
+/* The deadline came: SIGTERM to every process, and the grace starts (none:
+   the unit is killed now). */
+static void
+deadline_reached (struct deadline *d, struct unit *u, const struct ab_supervise_opts *so, struct ab_outcome *out,
+                  uint64_t now)
+{
+  /* What was hit before the deadline came first: the likely reason the
+     command never finished (a fork bomb at the pids limit). */
+  if (u->limits_now)
+    out->limits_before_timeout = u->limits_now (u->arg) | (out->limits_hit & ~AB_LIMIT_OUTPUT);
+  out->limits_hit |= AB_LIMIT_TIMEOUT;
+  out->reason = AB_REASON_TIMEOUT;
+  out->timeout_ms = so->timeout_ms;
+  out->grace_ms = so->grace_ms;
+  d->term = 0;
+  if (so->grace_ms == 0 || u->term_all == NULL)
+    {
+      out->timeout_killed = true;
+      u->kill_all (u->arg, false);
+      return;
+    }
+  d->init_default = u->count != NULL && init_ignores_term (u->pid);
+  u->term_all (u->arg);
+  d->kill = add_ms (now, so->grace_ms);
+}
+
+/* During the grace.  An init that ignores SIGTERM would have died of it
+   anywhere else: once the processes it waits for are gone (their own
+   SIGTERM let them clean up), it gets the default action of SIGTERM --
+   ended, reported as SIGTERM -- instead of waiting out the grace.  At the
+   end of the grace whatever runs is killed. */
+static void
+grace_tick (struct deadline *d, struct unit *u, struct ab_outcome *out, uint64_t now)
+{
+  if (now >= d->kill)
+    {
+      d->kill = 0;
+      out->timeout_killed = true;
+      u->kill_all (u->arg, false);
+    }
+  else if (d->init_default && u->count (u->arg) == 1)
+    {
+      d->init_default = false;
+      d->kill = 0;
+      out->init_term = true;
+      u->kill_all (u->arg, false);
+    }
+}
+
+/* poll's timeout (ms) until the next step of the deadline; -1: none. */
+static int
+deadline_wait (const struct deadline *d, uint64_t now)
+{
+  uint64_t next = d->term ? d->term : d->kill;
+
+  if (next == 0)
+    return -1;
+  if (d->kill && d->init_default && d->kill - now > 50 * 1000000ull)
+    return 50; /* look at what is left every 50 ms */
+  if (now >= next)
+    return 0;
+  /* poll takes an int: past 24 days, wake up and look again */
+  return (next - now) / 1000000ull >= INT_MAX ? INT_MAX : (int)((next - now) / 1000000ull) + 1;
+}
 
 static void
 reap_orphans (pid_t keep)
@@ -379,14 +512,11 @@ static int
 watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct sigs *sg, struct ab_outcome *out,
        siginfo_t *info, ab_error_t *err)
 {
-  uint64_t t0 = ab_now_monotonic_ns (), deadline = 0;
+  struct deadline dl = { 0 };
   bool exited = false, out_open = io->out[0] >= 0, err_open = io->err[0] >= 0, pty_open = io->pty >= 0;
 
-  /* Saturated: a limit of centuries (any u64 of ms parses) must not wrap
-     around to a deadline in the past. */
   if (so->timeout_ms)
-    deadline
-        = so->timeout_ms > (UINT64_MAX - t0) / 1000000ull ? UINT64_MAX : t0 + so->timeout_ms * 1000000ull;
+    dl.term = add_ms (ab_now_monotonic_ns (), so->timeout_ms);
   if (out_open)
     ab_set_nonblock (io->out[0], true);
   if (err_open)
@@ -436,20 +566,14 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
               p[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
             }
         }
-      if (deadline && !exited)
+      if (!exited && (dl.term || dl.kill))
         {
           uint64_t now = ab_now_monotonic_ns ();
-          if (now >= deadline)
-            {
-              out->limits_hit |= AB_LIMIT_TIMEOUT;
-              out->reason = AB_REASON_TIMEOUT;
-              u->kill_all (u->arg, false);
-              deadline = 0;
-              continue;
-            }
-          /* poll takes an int: past 24 days, wake up and look again */
-          timeout
-              = (deadline - now) / 1000000ull >= INT_MAX ? INT_MAX : (int)((deadline - now) / 1000000ull) + 1;
+          if (dl.term && now >= dl.term)
+            deadline_reached (&dl, u, so, out, now);
+          else if (dl.kill)
+            grace_tick (&dl, u, out, now);
+          timeout = deadline_wait (&dl, now);
         }
       if (poll (p, (nfds_t) n, timeout) < 0)
         {
@@ -528,13 +652,19 @@ outcome_from_siginfo (struct ab_outcome *out, const siginfo_t *info)
   else
     {
       out->signal = info->si_status;
+      /* the default action of SIGTERM, which the kernel withholds from an
+         init, applied by us (grace_tick) */
+      if (out->init_term && out->signal == SIGKILL)
+        out->signal = SIGTERM;
       out->core_dumped = info->si_code == CLD_DUMPED;
       if (out->reason != AB_REASON_TIMEOUT)
         out->reason = AB_REASON_SIGNALED;
       if (out->signal == SIGXCPU)
         out->limits_hit |= AB_LIMIT_CPU;
+      if (out->signal == SIGXFSZ)
+        out->limits_hit |= AB_LIMIT_FILE_SIZE;
     }
-  out->exit_status = ab_exit_status_from_siginfo (info);
+  out->exit_status = out->init_term && !out->exited ? 128 + SIGTERM : ab_exit_status_from_siginfo (info);
 }
 
 /* The program could not be executed: a result the caller can act on (like
@@ -576,6 +706,22 @@ outcome_stats (struct ab_outcome *out, struct ab_cgroup *cg, const struct ab_cgr
     out->limits_hit |= AB_LIMIT_PIDS;
 }
 
+/* The filesystem limits, seen after the run (fswatch.h): a full bounded
+   tmpfs; a file cut at the file-size limit, looked for only when the
+   command failed (then the cut is a likely cause; a search of the
+   workspace is not worth its time on every success). */
+static void
+outcome_fs (struct ab_outcome *out, const struct ab_fswatch *fw)
+{
+  bool failed = !out->exited || out->exit_code != 0 || out->reason == AB_REASON_TIMEOUT;
+
+  out->file_size_max = fw->file_size;
+  if (ab_fswatch_full (fw, &out->full_mounts) > 0)
+    out->limits_hit |= AB_LIMIT_TMPFS;
+  if (failed && !(out->limits_hit & AB_LIMIT_FILE_SIZE) && ab_fswatch_cut_file (fw))
+    out->limits_hit |= AB_LIMIT_FILE_SIZE;
+}
+
 /* An overlay workspace's change set, for the record: what the program
    changed, and whether it ran out of room. */
 static void
@@ -614,6 +760,47 @@ container_kill_all (void *arg, bool reaped)
     syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
 }
 
+static void
+container_term_all (void *arg)
+{
+  struct ab_container *c = arg;
+  ab_error_t ignored = { 0 };
+
+  if (c->cg == NULL || ab_cgroup_kill (c->cg, SIGTERM, &ignored) < 0)
+    syscall (SYS_pidfd_send_signal, c->pidfd, SIGTERM, NULL, 0);
+}
+
+static unsigned
+container_limits (void *arg)
+{
+  return limits_of (((struct ab_container *)arg)->cg, NULL);
+}
+
+/* The limits of the container's linux.resources, for the record to name. */
+static void
+outcome_limits_in_force (struct ab_outcome *out, const struct ab_plan *p)
+{
+  const struct ab_resources *r = p->resources;
+
+  if (r && r->pids_set && r->pids_limit.set && r->pids_limit.v > 0)
+    out->pids_max = r->pids_limit.v;
+  if (r && r->memory_set && r->memory.limit.set && r->memory.limit.v > 0)
+    out->memory_max = (uint64_t)r->memory.limit.v;
+}
+
+static int
+container_count (void *arg)
+{
+  struct ab_container *c = arg;
+  _cleanup_free_ pid_t *pids = NULL;
+  ab_error_t ignored = { 0 };
+  size_t n = 0;
+
+  if (c->cg == NULL || ab_cgroup_pids (c->cg, &pids, &n, &ignored) < 0)
+    return -1;
+  return (int)n;
+}
+
 int
 ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
                   ab_error_t *err)
@@ -626,6 +813,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   uint64_t t0 = ab_now_monotonic_ns ();
   struct unit u;
   siginfo_t info;
+  struct ab_fswatch fw = { 0 };
   int r = -1;
 
   memset (out, 0, sizeof *out);
@@ -639,6 +827,8 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   prctl (PR_SET_CHILD_SUBREAPER, 1);
   sigs_block (&sg);
   co.timeout_ms = so->timeout_ms;
+  co.grace_set = so->grace_set;
+  co.grace_ms = so->grace_ms;
   co.relay_tty = so->relay_tty;
   if (ab_container_create (&co, &c, err) < 0)
     goto failed;
@@ -646,9 +836,14 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
      config's dev.agentbox.timeout. */
   so_run = *so;
   so_run.timeout_ms = c->plan->timeout_ms;
+  so_run.grace_ms = c->plan->grace_ms;
   so = &so_run;
   out->degraded = c->degraded;
   memset (&c->degraded, 0, sizeof c->degraded);
+  outcome_limits_in_force (out, c->plan);
+  /* created, not started: the mounts are there, nothing of the program ran */
+  if (!so->no_violations)
+    ab_fswatch_open (&fw, c->pid, c->plan);
   io_close_child_ends (&io);
   ab_trace ("created");
   if (c->pty_master >= 0)
@@ -667,7 +862,9 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   else
     {
       ab_trace ("started (exec observed)");
-      u = (struct unit){ .pid = c->pid, .pidfd = c->pidfd, .kill_all = container_kill_all, .arg = c };
+      u = (struct unit){ .pid = c->pid, .pidfd = c->pidfd, .kill_all = container_kill_all,
+                         .term_all = container_term_all, .count = container_count,
+                         .limits_now = container_limits, .arg = c };
       if (watch (&u, so, &io, &sg, out, &info, err) < 0)
         goto failed_container;
       outcome_from_siginfo (out, &info);
@@ -675,6 +872,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   ab_trace ("exited");
   out->duration_ns = ab_now_monotonic_ns () - t0;
   outcome_stats (out, c->cg, NULL);
+  outcome_fs (out, &fw);
   out->violations_json = ab_net_violations_json (c, !so->no_violations);
   out->egress_json = ab_net_decisions_json (c);
   /* only a record reports the change list (a walk of what changed) */
@@ -700,6 +898,7 @@ failed_container:
 failed:
   setup_failed (out, err, t0);
 cleanup:
+  ab_fswatch_close (&fw);
   sigs_restore (&sg);
   ab_container_free (c);
   io_close (&io);
@@ -782,6 +981,20 @@ exec_kill_all (void *arg, bool reaped AB_UNUSED)
   ab_exec_kill_all (arg);
 }
 
+static void
+exec_term_all (void *arg)
+{
+  ab_exec_signal_all (arg, SIGTERM);
+}
+
+static unsigned
+exec_limits (void *arg)
+{
+  struct ab_exec *x = arg;
+
+  return limits_of (x->cg, x->before);
+}
+
 int
 ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
                    ab_error_t *err)
@@ -831,8 +1044,12 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
         }
       out->degraded = x->degraded;
       memset (&x->degraded, 0, sizeof x->degraded);
-      u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .arg = x };
-      if (watch (&u, so, &io, &sg, out, &info, err) < 0)
+      struct ab_supervise_opts so_exec = *so;
+      if (!so_exec.grace_set)
+        so_exec.grace_ms = AB_PLAN_GRACE_DEFAULT_MS;
+      u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .term_all = exec_term_all,
+                         .limits_now = exec_limits, .arg = x };
+      if (watch (&u, &so_exec, &io, &sg, out, &info, err) < 0)
         goto failed;
       outcome_from_siginfo (out, &info);
       outcome_stats (out, x->cg, x->before);

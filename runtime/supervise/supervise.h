@@ -19,6 +19,8 @@ struct ab_supervise_opts
 {
   bool keep;          /* keep the state after exit (run --keep) */
   uint64_t timeout_ms; /* 0 = none */
+  bool grace_set;     /* --timeout-grace given: SIGTERM at the deadline, SIGKILL grace_ms later */
+  uint64_t grace_ms;  /* (else the plan's: dev.agentbox.timeout.grace, or AB_PLAN_GRACE_DEFAULT_MS) */
   bool capture;       /* pipe stdout/stderr through the supervisor */
   uint64_t max_output; /* bytes captured per stream (0 = unlimited); streaming goes on */
   bool passthrough;   /* also write captured output to our own stdout/stderr */
@@ -47,6 +49,8 @@ enum
   AB_LIMIT_TIMEOUT = 1u << 3,
   AB_LIMIT_CPU = 1u << 4,
   AB_LIMIT_WORKSPACE = 1u << 5, /* an overlay workspace's change set filled its storage */
+  AB_LIMIT_FILE_SIZE = 1u << 6, /* RLIMIT_FSIZE: SIGXFSZ, or a file left cut at the limit */
+  AB_LIMIT_TMPFS = 1u << 7,     /* a bounded tmpfs (/tmp, /root, /dev/shm, a tmpfs /workspace) filled up */
 };
 
 struct ab_stream
@@ -78,6 +82,17 @@ struct ab_outcome
   bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
   char *egress_json;      /* every decision of the egress proxy (a JSON array value), or NULL */
   char *workspace_json;   /* an overlay workspace's change set (a JSON object value), or NULL */
+  /* reason == timeout: the limit, the grace after SIGTERM, and whether the
+     program was still running at its end (then killed) */
+  uint64_t timeout_ms, grace_ms;
+  bool timeout_killed;
+  bool init_term;         /* the program, an init ignoring SIGTERM, was ended for it (signal says SIGTERM) */
+  unsigned limits_before_timeout; /* reason == timeout: the limits hit before the deadline */
+  /* The limits in force, to name the one that was hit (0: unknown or none). */
+  int64_t pids_max;
+  uint64_t memory_max;
+  uint64_t file_size_max;
+  struct ab_strv full_mounts; /* the bounded tmpfs mounts found full (AB_LIMIT_TMPFS) */
 };
 void ab_outcome_free (struct ab_outcome *o);
 

@@ -678,6 +678,21 @@ cmd_env (int argc, char **argv)
   return 0;
 }
 
+/* keyring: the serial of the session keyring (keyctl
+   KEYCTL_GET_KEYRING_ID of KEY_SPEC_SESSION_KEYRING, not created), or the
+   error. */
+static int
+cmd_keyring (int argc, char **argv)
+{
+  long id = syscall (SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* KEY_SPEC_SESSION_KEYRING */, 0);
+
+  if (id < 0)
+    printf ("session=error %s\n", strerror (errno));
+  else
+    printf ("session=%ld\n", id);
+  return 0;
+}
+
 static int
 cmd_getuid (int argc, char **argv)
 {
@@ -1295,6 +1310,7 @@ static const struct
   { "status", 0, cmd_status, "" },          { "ns", 0, cmd_ns, "" },
   { "cwd", 0, cmd_cwd, "" },                { "fds", 0, cmd_fds, "" },
   { "env", 0, cmd_env, "" },                { "getuid", 0, cmd_getuid, "" },
+  { "keyring", 0, cmd_keyring, "" },
   { "hostname", 0, cmd_uname, "" },         { "domainname", 0, cmd_uname, "" },
   { "rlimits", 0, cmd_rlimits, "" },        { "sigmask", 0, cmd_sigmask, "" },
   { "tty", 0, cmd_tty, "" },                { "pidns", 0, cmd_pidns, "" },

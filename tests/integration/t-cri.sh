@@ -386,7 +386,7 @@ for ((i = 0; i < 50; i++)); do
   sleep 0.1
 done
 is "$shims" "" "no shim is left"
-unlike "$(cat "/proc/$daemon/mountinfo")" "io.containerd.runtime.v2.task|/sandboxes/[^ ]*/shm |/netns/" \
+unlike "$(cat "/proc/$daemon/mountinfo")" "io.containerd.runtime.v2.task|/sandboxes/[^ ]*/shm |io.containerd.grpc.v1.cri/netns/" \
   "no container rootfs, sandbox /dev/shm or pod netns is mounted on the node"
 
 node_net=$(readlink "/proc/$daemon/ns/net")

@@ -184,7 +184,7 @@ if agentbox_only 12; then
   # A directory others may write, and an entry that is a symlink: ignored.
   chmod 0777 "$C/a/seccomp"
   out=$(runc_out "$T/ca" "$C/a")
-  like "$out $(cat "$T/err")" "^getpid=EPERM .*seccomp cache not used: .*seccomp. has mode 0777 \(at most 0700\)" \
+  like "$out $(cat "$T/err")" "^getpid=EPERM .*cache not used \(seccomp programs are compiled anew\): .*seccomp. has mode 0777 \(at most 0700\)" \
     "a cache directory writable by others is not used, and the run works"
   chmod 0700 "$C/a/seccomp"
   echo junk >"$T/elsewhere"

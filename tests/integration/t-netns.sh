@@ -152,7 +152,7 @@ is "$(net_record violations "$T/none.rec")" "$(printf '%s\n' \
   'denied icmp 198.51.100.1 0 1' 'denied icmpv6 2001:db8::1 0 1' 'denied tcp 198.51.100.1 80 2' \
   'denied tcp 2001:db8::1 80 1' 'denied udp 198.51.100.1 5353 1' 'denied udp 2001:db8::1 5353 1')" \
   "run --record: structuredContent.violations lists every destination tried, with counts (TCP port 80 twice)"
-is "$(net_record error "$T/none.rec")" policy_violation "the record's error says policy_violation"
+is "$(net_record error "$T/none.rec")" network_denied "the record's error says network_denied (the command failed)"
 net_gone_link "$H1" "$peer"
 ok $? "after the run the container's network namespace is gone"
 

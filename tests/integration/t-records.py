@@ -532,8 +532,22 @@ def test_violations(t, h):
     t.ok(len(v) == 1 and v[0].get("address") == "192.0.2.1" and v[0].get("port") == 80
          and v[0].get("protocol") == "tcp" and v[0].get("count") == 1,
          "a connect to 192.0.2.1:80 from the default sandbox: one violation with address, port, protocol and count 1", r)
-    t.ok(r.result.get("isError") is True and (r.sc.get("error") or {}).get("code") == "policy_violation",
-         "... isError, error.code policy_violation", r)
+    t.ok(r.result.get("isError") is True and (r.sc.get("error") or {}).get("code") == "network_denied"
+         and r.sc["error"].get("suggested_action") == "add_allow_domains",
+         "... it failed: isError, error.code network_denied, suggested_action add_allow_domains", r)
+    r = h.sandbox("--", "sh", "-c", "/workspace/abtest connect tcp 192.0.2.1 80; exit 0")
+    v = r.sc.get("violations", [])
+    t.ok(len(v) == 1 and v[0].get("address") == "192.0.2.1" and r.result.get("isError") is False
+         and r.sc.get("error") is None,
+         "a refused connect by a command that exits 0: listed in violations, isError false, no error", r)
+    r = h.sandbox("--", "sh", "-c", "/workspace/abtest connect tcp 169.254.169.254 80; exit 0")
+    v = r.sc.get("violations", [])
+    t.ok(len(v) == 1 and v[0].get("address") == "169.254.169.254" and r.result.get("isError") is True
+         and (r.sc.get("error") or {}).get("code") == "policy_violation"
+         and r.sc["error"].get("suggested_action") == "stop_and_request_human"
+         and "169.254.169.254" in r.sc["error"].get("message", ""),
+         "a connect to the metadata address looks like an escape: policy_violation, stop_and_request_human, "
+         "even with exit 0", r)
     r = h.sandbox("--", "/workspace/abtest", "true")
     t.ok(r.sc.get("violations") == [] and r.result.get("isError") is False,
          "a run that reaches for nothing has no violations", r)
@@ -566,8 +580,8 @@ def test_exec(t, h):
     frame_ok(t, r, "exec denied egress")
     v = r.sc.get("violations", [])
     t.ok(len(v) == 1 and v[0].get("address") == "192.0.2.1" and v[0].get("port") == 80 and v[0].get("count") == 1
-         and (r.sc.get("error") or {}).get("code") == "policy_violation",
-         "exec: a connect to 192.0.2.1:80 is one violation in the exec's record (policy_violation)", r)
+         and (r.sc.get("error") or {}).get("code") == "network_denied",
+         "exec: a connect to 192.0.2.1:80 is one violation in the exec's record (network_denied)", r)
     r = h.record("exec", cid, "/workspace/abtest", "true")
     t.ok(not problems(r) and r.sc.get("violations") == [],
          "... and the next exec's record does not repeat it (violations are the exec's own)", r)

@@ -98,7 +98,7 @@ is "$(find "$T/ws-root" -perm /6000 2>&1)" "" "... and the host's workspace hold
 mkdir -p "$T/ws-t"
 cp "$ABTEST" "$T/ws-t/abtest"
 id=$(new_id)
-rt run --default --workspace "$T/ws-t" --timeout 5s --record "$T/timeout.json" "$id" -- \
+rt run --default --workspace "$T/ws-t" --timeout 5s --timeout-grace 0 --record "$T/timeout.json" "$id" -- \
   /bin/sh -c '/workspace/abtest setsid-sleeper >/workspace/pid; exec /workspace/abtest sleep-forever' \
   </dev/null >/dev/null 2>&1 &
 runpid=$!

@@ -157,7 +157,7 @@ timeout_run ()
 }
 
 make_bundle --out "$T/to" "process.args=$DAEMONIZE"
-timeout_run "$T/to" --timeout 2s
+timeout_run "$T/to" --timeout 2s --timeout-grace 0
 is "$rc" 137 "--timeout 2s: run exits 137"
 is "$(rec "$T/to/rec" reason)" timeout "... the record's reason is timeout"
 is "$(rec "$T/to/rec" limitsHit)" '["timeout"]' "... limitsHit is [\"timeout\"]"
@@ -168,13 +168,13 @@ ok $? "... and the whole container is gone: the init and the setsid'd grandchild
 # The smaller of the two limits applies: the other one is an hour, and the
 # harness would end a run that waited for it (status 124).
 make_bundle --out "$T/to-ann" "process.args=$DAEMONIZE" 'annotations={"dev.agentbox.timeout":"2s"}'
-timeout_run "$T/to-ann" --timeout 1h
+timeout_run "$T/to-ann" --timeout 1h --timeout-grace 0
 is "$rc" 137 "dev.agentbox.timeout 2s with --timeout 1h: the annotation's deadline kills the run (137)"
 is "$(rec "$T/to-ann/rec" reason)" timeout "... the record's reason is timeout"
 [ -n "$orphan" ] && ! alive "$orphan"
 ok $? "... and the setsid'd grandchild is gone (host pid ${orphan:-none})"
 make_bundle --out "$T/to-long" "process.args=$DAEMONIZE" 'annotations={"dev.agentbox.timeout":"1h"}'
-timeout_run "$T/to-long" --timeout 2s
+timeout_run "$T/to-long" --timeout 2s --timeout-grace 0
 is "$rc" 137 "--timeout 2s with dev.agentbox.timeout 1h: --timeout's deadline kills the run (137)"
 is "$(rec "$T/to-long/rec" limitsHit)" '["timeout"]' "... limitsHit is [\"timeout\"]"
 
@@ -280,7 +280,7 @@ rt run --default --detach --workspace "$T/ws" "$id" </dev/null >/dev/null 2>&1
 ok $? "a detached default sandbox to exec into"
 init=$(pid_of "$id")
 rm -f "$T/ws/gpid"
-rt exec --timeout 2s --record "$T/exec.rec" "$id" \
+rt exec --timeout 2s --timeout-grace 0 --record "$T/exec.rec" "$id" \
   /bin/sh -c '/workspace/abtest setsid-sleeper >/workspace/gpid && exec /workspace/abtest sleep-forever' \
   </dev/null >/dev/null 2>&1 &
 bg=$!

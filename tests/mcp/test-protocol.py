@@ -133,15 +133,15 @@ t.ok(not problems, "every inputSchema and outputSchema is a valid Draft 2020-12 
      problems)
 run_in = tools["sandbox_run"]["inputSchema"]
 t.ok(run_in.get("required") == ["argv"] and set(run_in["properties"]) == {
-    "argv", "cwd", "env", "stdin", "timeout_ms", "max_output_bytes", "memory_bytes", "pids_limit", "workspace",
-    "workspace_mode", "allow_domains"} and run_in["properties"]["workspace_mode"].get("enum") == ["bind", "overlay"],
-    "sandbox_run takes argv (required), cwd, env, stdin, timeout_ms, max_output_bytes, "
+    "argv", "cwd", "env", "stdin", "timeout_ms", "timeout_grace_ms", "max_output_bytes", "memory_bytes",
+    "pids_limit", "workspace", "workspace_mode", "allow_domains"} and run_in["properties"]["workspace_mode"].get("enum") == ["bind", "overlay"],
+    "sandbox_run takes argv (required), cwd, env, stdin, timeout_ms, timeout_grace_ms, max_output_bytes, "
     "memory_bytes, pids_limit, workspace, workspace_mode (bind or overlay) and allow_domains", run_in)
 t.ok(set(tools["sandbox_exec"]["inputSchema"]["properties"]) == {
-    "handle", "argv", "cwd", "env", "stdin", "timeout_ms", "max_output_bytes", "background"}
+    "handle", "argv", "cwd", "env", "stdin", "timeout_ms", "timeout_grace_ms", "max_output_bytes", "background"}
     and tools["sandbox_exec"]["inputSchema"]["properties"]["background"].get("type") == "boolean"
     and set(tools["sandbox_shell"]["inputSchema"]["properties"]) == {
-    "handle", "command", "stdin", "timeout_ms", "max_output_bytes", "background"}
+    "handle", "command", "stdin", "timeout_ms", "timeout_grace_ms", "max_output_bytes", "background"}
     and tools["sandbox_shell"]["inputSchema"].get("required") == ["handle", "command"]
     and set(tools["sandbox_create"]["inputSchema"]["properties"]) == {
     "memory_bytes", "pids_limit", "workspace", "workspace_mode", "allow_domains"}
@@ -257,6 +257,7 @@ bad_args("sandbox_run", {"argv": ["ls"], "env": {"PATH": 1}}, "env.PATH", "an en
 bad_args("sandbox_run", {"argv": ["ls"], "timeout_ms": 0}, "timeout_ms", "timeout_ms 0")
 bad_args("sandbox_run", {"argv": ["ls"], "timeout_ms": -5}, "timeout_ms", "a negative timeout_ms")
 bad_args("sandbox_run", {"argv": ["ls"], "timeout_ms": 1.5}, "timeout_ms", "a fractional timeout_ms")
+bad_args("sandbox_run", {"argv": ["ls"], "timeout_grace_ms": -1}, "timeout_grace_ms", "a negative timeout_grace_ms")
 bad_args("sandbox_run", {"argv": ["ls"], "max_output_bytes": 1 << 40}, "max_output_bytes", "a huge max_output_bytes")
 bad_args("sandbox_run", {"argv": ["ls"], "memory_bytes": 1000}, "memory_bytes", "memory_bytes under 1 MiB")
 bad_args("sandbox_run", {"argv": ["ls"], "pids_limit": "10"}, "pids_limit", "pids_limit as a string")

@@ -8,6 +8,7 @@ workspaces.  Needs root and a working `agentbox run --default`."""
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,6 +73,17 @@ t.ok(sc(f).get("reason") == "timeout" and "timeout" in sc(f).get("limitsHit", []
      and sc(f)["error"]["suggested_action"] == "increase_timeout_ms",
      "timeout_ms: the command is killed, reason timeout, limitsHit has timeout", f)
 valid_record(t, raw, "timeout")
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "trap 'echo cleanup; exit 3' TERM; sleep 30 & wait"],
+                                "timeout_ms": 300})
+t.ok(sc(f).get("exitCode") == 3 and sc(f).get("stdout") == "cleanup\n"
+     and (sc(f).get("timeout") or {}).get("ended") == "terminated",
+     "timeout_ms: SIGTERM first, the TERM trap runs and its exit status is reported, timeout.ended terminated", f)
+valid_record(t, raw, "timeout with a TERM trap")
+f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "trap 'echo cleanup; exit 3' TERM; sleep 30 & wait"],
+                                "timeout_ms": 300, "timeout_grace_ms": 0})
+t.ok(sc(f).get("signal") == "SIGKILL" and sc(f).get("stdout") == ""
+     and (sc(f).get("timeout") or {}) == {"limitMs": 300, "graceMs": 0, "ended": "killed"},
+     "timeout_grace_ms 0: killed at the limit, the trap never runs", f)
 
 f, raw = s.tool("sandbox_run", {"argv": ["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' a"],
                                 "max_output_bytes": 100})
@@ -278,6 +290,47 @@ while True:
 t.ok(not answered, "EOF: the killed calls got no response", answered)
 e.cleanup()
 
+# ------------------------------------------------------------------ a killed server
+
+# SIGKILL (no EOF clean-up): its sandbox's processes die, but the held
+# network namespace (a mount in its state directory) and its cgroups stay.
+# The next server on the same --root removes what a dead server left: it
+# holds its own state root's lock for as long as it lives, so a root whose
+# lock is free is a dead server's.
+k = Server()
+f, raw = k.tool("sandbox_create", {})
+kroot = k.state_root
+kids = containers_in(k)
+t.ok(f and "result" in f and len(kids) == 1, "killed server: it made a sandbox", f)
+live = Server(root=k.root)  # a live neighbour, which the sweep must leave alone
+f, raw = live.tool("sandbox_create", {})
+lids = containers_in(live)
+k.proc.kill()
+k.proc.wait()
+
+
+def mounts_below(path):
+    with open("/proc/self/mountinfo") as fh:
+        return [ln.split()[4] for ln in fh if ln.split()[4].startswith(path + "/")]
+
+
+t.ok(mounts_below(kroot) and os.path.isdir(kroot), "killed server: its state root and netns mount are left",
+     (kroot, mounts_below(kroot)))
+n = Server(root=k.root)
+t.ok(n.call("ping") is not None, "the next server on the same root starts", n.stderr()[-2000:])
+t.ok(not os.path.exists(kroot) and not mounts_below(kroot) and not any(cgroup_dirs(c) for c in kids),
+     "... and removes what the killed one left: its state root, the netns mount, the cgroups",
+     (os.path.exists(kroot), mounts_below(kroot), [cgroup_dirs(c) for c in kids], n.stderr()[-2000:]))
+t.ok(os.path.isdir(live.state_root) and containers_in(live) == lids and all(cgroup_dirs(c) for c in lids),
+     "... and leaves a live server's alone", (containers_in(live), lids))
+n.close()
+live.close()
+t.ok(not os.path.exists(live.state_root) and not any(cgroup_dirs(c) for c in lids),
+     "the live one cleans up after itself at EOF", containers_in(live))
+n.cleanup()
+live.cleanup()
+k.cleanup()
+
 # ------------------------------------------------------------------ workspaces
 
 ws_root = tempfile.mkdtemp(prefix="ab-mcp-ws-")
@@ -383,6 +436,27 @@ t.ok(mounts_of(root + "/.changesets/"), "a pending change set's storage is mount
 t.ok(w.close() == 0 and not os.path.exists(root) and not mounts_of(root) and listing(inside) == before,
      "EOF: the server discards its pending change sets (nothing mounted or left, the directory as it was)")
 w.cleanup()
+
+# A killed server's pending change set (a tmpfs mounted in its state root)
+# goes with the sweep of the next server on the same --root: discarded,
+# the workspace untouched, nothing mounted or left.
+before = listing(inside)
+k = Server(["--workspace-root", ws_root])
+f, raw = k.tool("sandbox_run", {"argv": ["sh", "-c", "echo killed > /workspace/killed"], "workspace": inside,
+                                "workspace_mode": "overlay"})
+kroot = k.state_root
+t.ok(mounts_of(kroot + "/.changesets/"), "killed server: its pending change set's storage is mounted", mounts_of(kroot))
+k.proc.kill()
+k.proc.wait()
+n = Server(["--workspace-root", ws_root], root=k.root)
+t.ok(n.call("ping") is not None and not os.path.exists(kroot) and not mounts_of(kroot) and listing(inside) == before,
+     "... the next server discards it: no mount, no state root, the workspace as it was",
+     (os.path.exists(kroot), mounts_of(kroot), listing(inside), n.stderr()[-2000:]))
+n.close()
+for line in mounts_of(kroot):  # only when the test failed: leave no mount behind
+    subprocess.call(["umount", "-l", line.split()[4]])
+n.cleanup()
+k.cleanup()
 shutil.rmtree(ws_root, ignore_errors=True)
 
 sys.exit(t.done())

@@ -87,12 +87,11 @@ t.ok(r.get("reason") == "timeout" and "timeout" in r.get("limitsHit", []) and f[
      "session: a call that times out is isError with code timeout and the advice increase_timeout_ms", f)
 valid_record(t, raw, "timeout")
 saved = r.get("session", {}).get("saved")
-# Item 2 of issue 25 (SIGTERM, a grace period, then SIGKILL) is what lets
-# the trap run; until it lands a timeout is SIGKILL at once.  A TODO that
-# passes is an XPASS, which fails `make check`: item 2 must drop the TODO.
-t.todo(os.path.exists(os.path.join(ws_root, "trap-ran")),
-       "session: the timeout's SIGTERM runs the call's TERM trap (the host sees its file)",
-       "issue 25 item 2: timeouts are SIGKILL at once")
+# A timeout sends SIGTERM first (issue 25 item 2): the call's TERM trap
+# runs, and the record says the command ended within the grace.
+t.ok(os.path.exists(os.path.join(ws_root, "trap-ran")) and (r.get("timeout") or {}).get("ended") == "terminated",
+     "session: the timeout's SIGTERM runs the call's TERM trap (the host sees its file), the record says terminated",
+     r.get("timeout"))
 t.ok(processes_with(srv), "... the background server survives another call's timeout")
 
 f, raw = shell(handle, "pwd; curl -fsS http://127.0.0.1:%d/index.html" % port)

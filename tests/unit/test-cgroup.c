@@ -4,6 +4,7 @@
  * round trip.  No root needed. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <linux/bpf.h>
 
 #include "runtime/cgroup/cgroup-internal.h"
@@ -369,9 +370,87 @@ test_state (void)
     }
 }
 
+/* Failures that are not "no such file" are never read as "absent": a
+   directory with a regular file in it, where a lookup below the file fails
+   with ENOTDIR. */
+static char *
+lookup_dir (void)
+{
+  char dir[] = "/tmp/ab-cgroup-test.XXXXXX";
+  _cleanup_free_ char *path = NULL;
+  int fd;
+
+  if (mkdtemp (dir) == NULL)
+    return NULL;
+  path = xasprintf ("%s/file", dir);
+  fd = open (path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    close (fd);
+  return xstrdup (dir);
+}
+
+static void
+lookup_dir_remove (char *dir)
+{
+  _cleanup_free_ char *path = xasprintf ("%s/file", dir);
+
+  unlink (path);
+  rmdir (dir);
+  free (dir);
+}
+
+static void
+test_has_file (void)
+{
+  char *dir = lookup_dir ();
+  struct ab_cg_hier h = { .dfd = -1 };
+
+  if (dir == NULL)
+    {
+      ok (0, "mkdtemp: %s", strerror (errno));
+      return;
+    }
+  h.dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ok (ab_cg_has_file (&h, "file") && !ab_cg_has_file (&h, "absent"),
+      "a limit file that is there is found, one that is absent (ENOENT) is not");
+  ok (ab_cg_has_file (&h, "file/below"),
+      "a lookup that fails otherwise (ENOTDIR) counts as there: the write is tried and fails loudly, the limit "
+      "is never skipped as one the kernel lacks");
+  close (h.dfd);
+  lookup_dir_remove (dir);
+}
+
+/* A recorded cgroup directory whose open fails for another reason than
+   its absence still loads, to be removed by its path. */
+static void
+test_load_unopenable (void)
+{
+  char *dir = lookup_dir ();
+  _cleanup_json_ struct ab_json *j = NULL;
+  _cleanup_free_ char *state = NULL;
+  struct ab_cgroup *back = NULL;
+  ab_error_t err = { 0 };
+
+  if (dir == NULL)
+    {
+      ok (0, "mkdtemp: %s", strerror (errno));
+      return;
+    }
+  state = xasprintf ("{\"mode\":\"v1\",\"hierarchies\":[{\"v2\":false,\"controllers\":\"pids\",\"mountpoint\":"
+                     "\"%s\",\"root\":\"/\",\"path\":\"/file/c1\",\"created\":1}]}",
+                     dir);
+  j = ab_json_parse (state, strlen (state), &ab_json_config_limits, "state.json", &err);
+  ok (j && ab_cgroup_load (j, &back, &err) == 0 && back && back->h[0].dfd < 0 && back->h[0].by_path,
+      "a cgroup whose open fails with ENOTDIR loads, kept by its path for delete %s", err.msg);
+  ab_cgroup_free (back);
+  lookup_dir_remove (dir);
+}
+
 int
 main (void)
 {
+  test_has_file ();
+  test_load_unopenable ();
   test_parse ();
   test_paths ();
   test_bpf ();

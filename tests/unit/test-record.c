@@ -261,7 +261,40 @@ test_timeout (void)
   o.signal = SIGKILL;
   o.limits_hit = AB_LIMIT_TIMEOUT;
   o.exit_status = 137;
+  o.timeout_ms = 2000;
+  o.grace_ms = 5000;
+  o.timeout_killed = true;
   j = frame_of ("timeout", &o, "4");
+  is_str (str_at (j, "result.structuredContent.timeout.ended"), "killed", "timeout: ended killed (after the grace)");
+  {
+    /* A fork bomb: the pids limit first, then the timeout. */
+    struct ab_outcome f = o;
+    struct ab_json *k;
+    f.limits_hit = AB_LIMIT_TIMEOUT | AB_LIMIT_PIDS;
+    f.limits_before_timeout = AB_LIMIT_PIDS;
+    f.pids_max = 32;
+    f.id = NULL;
+    k = frame_of ("timeout-after-pids", &f, "41");
+    is_str (str_at (k, "result.structuredContent.error.suggested_action"), "increase_pids_limit",
+            "pids limit hit before the timeout: the advice follows the pids limit");
+    ok (strstr (str_at (k, "result.structuredContent.error.message") ?: "", "pids_limit 32") != NULL,
+        "... and the message names the limit and its value");
+    ab_json_free (k);
+    f.limits_before_timeout = 0;
+    k = frame_of ("timeout-then-pids", &f, "42");
+    is_str (str_at (k, "result.structuredContent.error.suggested_action"), "increase_timeout_ms",
+            "pids limit hit only during the grace: the advice stays the timeout's");
+    ab_json_free (k);
+    f.reason = AB_REASON_SIGNALED;
+    f.signal = SIGABRT;
+    f.limits_hit = AB_LIMIT_PIDS;
+    k = frame_of ("abort-after-pids", &f, "43");
+    is_str (str_at (k, "result.structuredContent.error.code"), "limit_exceeded",
+            "SIGABRT after the pids limit was hit: limit_exceeded, the likely cause named");
+    ab_json_free (k);
+  }
+  ok (strstr (str_at (j, "result.structuredContent.error.message") ?: "", "killed when the grace") != NULL,
+      "timeout: the message says SIGTERM came first and the grace ran out");
   is_str (str_at (j, "result.structuredContent.reason"), "timeout", "timeout: reason timeout");
   is_str ((s = strs_at (j, "result.structuredContent.limitsHit")), "timeout", "timeout: limitsHit [timeout]");
   free (s);
@@ -470,11 +503,40 @@ test_violations (void)
   j = frame_of ("violations", &o, "13");
   is_str (str_at (j, "result.structuredContent.violations[0].destination"), "203.0.113.7:443",
           "violations: carried as objects");
-  is_str (str_at (j, "result.structuredContent.error.code"), "policy_violation",
-          "violations: policy_violation");
-  ok (bool_at (j, "result.isError") == 1, "violations: isError even with exit 0");
+  ok (str_at (j, "result.structuredContent.error.code") == NULL && bool_at (j, "result.isError") == 0,
+      "violations of a command that exits 0: no error, isError false");
   is_str (str_at (j, "result.structuredContent.degraded[0]"), "seccomp: notify unavailable",
           "degraded: carried");
+  ab_json_free (j);
+
+  /* The verdict follows what the command did (docs/result-record.md). */
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-denied\",\"address\":\"10.255.255.53\",\"port\":53}]");
+  o.exit_code = 6;
+  j = frame_of ("violations-failed", &o, "15");
+  is_str (str_at (j, "result.structuredContent.error.code"), "network_denied",
+          "a refused DNS query and exit 6: network_denied");
+  is_str (str_at (j, "result.structuredContent.error.suggested_action"), "add_allow_domains",
+          "... suggesting allow_domains");
+  ab_json_free (j);
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-refused\",\"address\":\"169.254.169.254\",\"port\":80}]");
+  o.exit_code = 0;
+  j = frame_of ("violations-metadata", &o, "16");
+  is_str (str_at (j, "result.structuredContent.error.suggested_action"), "stop_and_request_human",
+          "the metadata address, exit 0: an escape attempt, stop_and_request_human");
+  ab_json_free (j);
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-denied\",\"address\":\"fe80::1\",\"port\":22}]");
+  j = frame_of ("violations-linklocal6", &o, "17");
+  is_str (str_at (j, "result.structuredContent.error.code"), "policy_violation", "fe80::1: policy_violation");
+  ab_json_free (j);
+  free (o.violations_json);
+  o.violations_json = xstrdup ("[{\"type\":\"egress-denied\",\"address\":\"192.0.2.1\",\"port\":1},"
+                               "{\"type\":\"egress-denied-omitted\",\"entries\":900,\"count\":900}]");
+  j = frame_of ("violations-scan", &o, "18");
+  is_str (str_at (j, "result.structuredContent.error.code"), "policy_violation",
+          "more refused destinations than listed (a scan), exit 0: policy_violation");
   ab_json_free (j);
 
   free (o.violations_json);
