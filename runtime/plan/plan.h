@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "runtime/plan/landlock.h"
 #include "spec/model.h"
 #include "spec/spec.h"
 
@@ -103,6 +104,9 @@ struct ab_plan
   char *hosts_file;                    /* its host path, <root>/<id>/hosts */
   bool rootless;                       /* agentbox runs without host root (uid/gid maps, setgroups) */
   bool rootfs_idmap;                   /* the root filesystem is mounted id-mapped */
+  struct ab_ll_ruleset landlock;       /* what dev.agentbox.landlock asks for, from the mounts above and the
+                                          network (runtime/plan/landlock.h); fitted to a kernel by create and
+                                          exec (runtime/landlock.h) */
   struct ab_plan_storage *own;         /* what the plan owns (plan.c) */
 };
 
