@@ -11,6 +11,7 @@
  *   map-fs.c          map: mounts, hooks, pivot_root, sysctl, paths
  *   map-process.c     map: process setup, capabilities, no_new_privs,
  *                     seccomp, exec
+ *   map-landlock.c    map: the landlock ruleset; rule AB-LL-001
  *   rules-table.c     the rule catalogue (ids, severities, why, fix)
  *   rules-ns.c        rules: namespaces, users, sysctl, network, hooks, spec
  *   rules-fs.c        rules: mounts, masked and read-only paths
@@ -178,6 +179,7 @@ char *ab_audit_gen_document (struct ab_gen *g);
 void ab_audit_map_host (struct ab_audit_ctx *a);
 void ab_audit_map_fs (struct ab_audit_ctx *a);
 void ab_audit_map_process (struct ab_audit_ctx *a);
+void ab_audit_map_landlock (struct ab_audit_ctx *a);
 void ab_audit_rules_ns (struct ab_audit_ctx *a);
 void ab_audit_rules_fs (struct ab_audit_ctx *a);
 void ab_audit_rules_priv (struct ab_audit_ctx *a);

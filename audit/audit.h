@@ -49,6 +49,7 @@ enum ab_audit_section
   AB_AUDIT_S_SYSCTL,
   AB_AUDIT_S_PATHS,   /* readonlyPaths, maskedPaths, root.readonly, rootfsPropagation */
   AB_AUDIT_S_PROCESS, /* personality, memory policy, keyring, cwd, rlimits, LSM, user */
+  AB_AUDIT_S_LANDLOCK, /* the landlock ruleset, restricted after the LSM label */
   AB_AUDIT_S_CAPS,
   AB_AUDIT_S_NNP,
   AB_AUDIT_S_SECCOMP,
@@ -129,6 +130,10 @@ int ab_audit_report_max_severity (const struct ab_audit_report *r);
 size_t ab_audit_report_count (const struct ab_audit_report *r, int severity);
 
 /* ---- input (read with ab_config_read_at of spec/spec.h) -------------------- */
+
+/* The landlock ABI the map fits the rules to (audit --landlock-abi N);
+   -1: the running kernel's. */
+void ab_audit_set_landlock_abi (int abi);
 
 /* Audit config bytes.  bundle_dir (canonical, or NULL) resolves relative
    paths (root.path, bind sources); kind/source/config_path label the report.

@@ -41,6 +41,7 @@ ab_audit_passes (struct ab_audit_ctx *a)
   ab_audit_map_host (a);
   ab_audit_map_fs (a);
   ab_audit_map_process (a);
+  ab_audit_map_landlock (a);
   ab_audit_rules_ns (a);
   ab_audit_rules_fs (a);
   ab_audit_rules_priv (a);

@@ -27,6 +27,8 @@ static const struct
   [AB_AUDIT_S_PATHS] = { "paths", "read-only and masked paths, read-only root, root propagation" },
   [AB_AUDIT_S_PROCESS]
   = { "process", "process setup before exec (personality, keyring, cwd, rlimits, LSM, user)" },
+  [AB_AUDIT_S_LANDLOCK]
+  = { "landlock", "landlock (a ruleset from the mount plan, restricted after the LSM label)" },
   [AB_AUDIT_S_CAPS] = { "capabilities", "capabilities (bounding set dropped, then capset)" },
   [AB_AUDIT_S_NNP] = { "no-new-privileges", "no_new_privs (prctl)" },
   [AB_AUDIT_S_SECCOMP] = { "seccomp", "seccomp (one BPF filter, compiled in the parent)" },

@@ -175,6 +175,14 @@ static const struct ab_audit_rule rules[] = {
     "not those agentbox installs for the config: egress is no longer what the config says.",
     "Recreate the container; drop CAP_NET_ADMIN from it.", NULL },
   /* ---- mounts ---- */
+  /* ---- landlock ---- */
+  { "AB-LL-001", L, "the landlock policy grants more than the mounts",
+    "A pathBeneath rule of dev.agentbox.landlock grants write rights beneath a read-only mount (or execute "
+    "beneath a noexec one): the mount refuses them anyway, so the policy does not say what the sandbox does, "
+    "and the day the mount changes, landlock no longer holds the line the author meant it to.",
+    "Grant beneath each path only what its mount allows (\"auto\": true derives exactly that), or make the "
+    "mount writable if writes are meant.",
+    NULL },
   { "AB-MNT-001", M, "the root filesystem is writable",
     "The agent can modify the image: replace binaries and libraries that later runs (or the host, if it "
     "uses the same directory) execute, and keep state from one run to the next.",

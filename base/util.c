@@ -662,6 +662,18 @@ rm_tree_dev (int at, const char *name, dev_t dev, int depth)
   return -1;
 }
 
+bool
+ab_seccomp_filtered (void)
+{
+  _cleanup_free_ char *status = NULL;
+  const char *p;
+
+  if (ab_read_file_at (AT_FDCWD, "/proc/self/status", 1u << 16, &status, NULL, NULL) < 0)
+    return false;
+  p = strstr (status, "\nSeccomp:");
+  return p && strtol (p + strlen ("\nSeccomp:"), NULL, 10) == 2;
+}
+
 int
 ab_rm_tree_at (int at, const char *name, int depth)
 {

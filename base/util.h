@@ -214,6 +214,10 @@ void ab_close_all (int *fds, size_t n);
    is 0. */
 int ab_rm_tree_at (int dirfd, const char *name, int depth);
 
+/* The calling process runs under a seccomp filter (Seccomp: 2 in
+   /proc/self/status): for a message that names it as the refusal. */
+bool ab_seccomp_filtered (void);
+
 /* The home directory of `uid` in passwd(5) text (buf, len bytes): the
    sixth field of its first entry, or "/" when it has none or the entry
    leaves it empty.  Malloc'ed. */

@@ -37,14 +37,15 @@ struct opts
 
 static const char usage_text[]
     = "Usage: agentbox audit [--bundle DIR | --config FILE | ID] [--format text|json|sarif]\n"
-      "                      [--fail-on low|medium|high] [--diff OTHER]\n       agentbox audit --rules "
+      "                      [--fail-on low|medium|high] [--diff OTHER] [--landlock-abi N]\n       agentbox audit --rules "
       "[--format text|json|man]\n\nShow what a config.json does to the kernel, mechanism by mechanism in "
       "the order agentbox\napplies it, and what is dangerous in it.  DIR defaults to the current directory; "
       "ID audits\na container of --root, and, while it runs, what the host sees applied to it.\n\n  "
       "--format F      text (default), json (docs/audit-schema.json) or sarif (2.1.0)\n  --fail-on S     "
       "exit 1 when a finding is at least S (default high)\n  --diff OTHER    compare with OTHER: a bundle "
       "directory, a config file, or the profile\n                  of agentbox spec: hardened (or "
-      "hardened-rootless)\n  --rules         list every rule\n\nExit status: 0 nothing at or above "
+      "hardened-rootless)\n  --landlock-abi N  fit the landlock rules to a kernel of ABI N (default: this one's)\n"
+      "  --rules         list every rule\n\nExit status: 0 nothing at or above "
       "--fail-on, 1 a finding is, 2 unreadable input.\n";
 
 static int
@@ -54,6 +55,7 @@ parse (int argc, char **argv, struct opts *o)
     { "bundle", required_argument, NULL, 'b' }, { "config", required_argument, NULL, 'c' },
     { "format", required_argument, NULL, 'f' }, { "fail-on", required_argument, NULL, 'F' },
     { "diff", required_argument, NULL, 'd' },   { "rules", no_argument, NULL, 'r' },
+    { "landlock-abi", required_argument, NULL, 'L' },
     { "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
   };
   int c;
@@ -92,6 +94,14 @@ parse (int argc, char **argv, struct opts *o)
         if (o->fail_on < 0)
           return ab_cmd_usage_error ("audit", "--fail-on: expected low, medium or high, got `%s`", optarg);
         break;
+      case 'L':
+        {
+          uint64_t abi;
+          if (ab_parse_u64 (optarg, &abi) < 0 || abi > AB_LL_ABI_MAX)
+            return ab_cmd_usage_error ("audit", "--landlock-abi: expected 0 to %d, got `%s`", AB_LL_ABI_MAX, optarg);
+          ab_audit_set_landlock_abi ((int) abi);
+          break;
+        }
       case 'h':
         fputs (usage_text, stdout);
         return -1;

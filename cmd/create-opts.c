@@ -114,6 +114,7 @@ enum
   OPT_RECORD_ID,
   OPT_NO_STREAM,
   OPT_DIE_WITH_PARENT,
+  OPT_FALLBACK,
 };
 
 static void
@@ -132,6 +133,9 @@ run_help (void)
           "      --record-id JSON     the JSON-RPC id to put in the frame (default null)\n"
           "      --no-stream          do not copy the program's output to ours (with --record)\n"
           "      --die-with-parent PID  cancel (the whole container) when process PID, our parent, dies\n"
+          "      --fallback landlock  where no user namespace can be made, run without namespaces under\n"
+          "                           landlock, seccomp and rlimits (a bundle's config must opt in with\n"
+          "                           annotations dev.agentbox.fallback=landlock; docs/landlock.md)\n"
           "  The built-in sandbox (--default): a read-only view of the host's /usr and /etc, the\n"
           "  hardened profile of `agentbox spec`, a tmpfs /workspace unless --workspace is given:\n"
           "      --default            run PROGRAM in the built-in sandbox\n"
@@ -280,6 +284,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "record-id", required_argument, NULL, OPT_RECORD_ID },
     { "no-stream", no_argument, NULL, OPT_NO_STREAM },
     { "die-with-parent", required_argument, NULL, OPT_DIE_WITH_PARENT },
+    { "fallback", required_argument, NULL, OPT_FALLBACK },
     { NULL, 0, NULL, 0 },
   };
   int c, r, n;
@@ -421,6 +426,11 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           if ((r = ab_die_with_parent (cmd, optarg)) != 0)
             return r;
           break;
+        case OPT_FALLBACK:
+          if (strcmp (optarg, "landlock") != 0 && strcmp (optarg, "none") != 0)
+            return ab_cmd_usage_error (cmd, "--fallback: expected landlock or none, got `%s`", optarg);
+          cli->fallback = strcmp (optarg, "landlock") == 0;
+          break;
         default:
           return ab_cmd_usage_error (cmd, "unknown option `%s`", argv[optind - 1]);
         }
@@ -461,6 +471,12 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   else if (cli->ws_size && cli->sb.workspace)
     return ab_cmd_usage_error (cmd, "--workspace-size sizes the tmpfs /workspace or an overlay's change set, not "
                                     "a bound --workspace DIR (bounded by its filesystem)");
+  if (cli->fallback && cli->detach)
+    return ab_cmd_usage_error (cmd, "--fallback landlock runs in the foreground only (its supervisor kills what "
+                                    "the program leaves behind)");
+  /* The built-in sandbox's config opts in for itself. */
+  if (cli->fallback && cli->sandbox)
+    push_annotation (&cli->sb.annotations, AB_ANNOT_FALLBACK, "landlock");
   if (cli->ws_overlay && cli->sb.workspace == NULL)
     return ab_cmd_usage_error (cmd, "--workspace-mode overlay needs --workspace DIR (the directory it shows)");
   return ab_cmd_check_preserve_fds (cmd, cli->co.preserve_fds, cli->record_fd);

@@ -59,6 +59,7 @@ struct ab_run_cli
   const char *ws_size; /* --workspace-size */
   bool limit_opts; /* options of --default alone: the limits, --ro-bind, --bind, --env-pass */
   bool detach;
+  bool fallback;       /* --fallback landlock */
   int record_fd;       /* -1: no record */
   const char *record_id; /* raw JSON of the request id ("null" when absent) */
 };

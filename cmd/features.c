@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "runtime/landlock.h"
+#include "base/log.h"
 #include "runtime/seccomp.h"
 #include "base/util.h"
 #include "spec/annotations.h"
@@ -140,6 +142,16 @@ gen_features (struct ab_gen *g)
   ab_gen_key (g, "annotations");
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "dev.agentbox.version", PACKAGE_VERSION);
+  {
+    /* The landlock ABI of this kernel: what dev.agentbox.landlock gets
+       here (0: none, and the log says why). */
+    const char *why;
+    char abi[16];
+    snprintf (abi, sizeof abi, "%u", ab_landlock_abi (&why));
+    if (strcmp (abi, "0") == 0)
+      ab_log (AB_LOG_WARN, "landlock is not available: %s", why);
+    ab_gen_kv_str (g, "dev.agentbox.landlock.abi", abi);
+  }
   for (a = ab_annotations_known (); a->key; a++)
     ab_gen_kv_str (g, a->key, a->doc);
   ab_gen_obj_close (g);

@@ -15,8 +15,10 @@
 #include "runtime/cache.h"
 #include "runtime/lifecycle/container.h"
 #include "runtime/exe.h"
+#include "runtime/fallback.h"
 #include "base/log.h"
 #include "runtime/supervise/record.h"
+#include "runtime/sandbox/fallback.h"
 #include "runtime/sandbox/sandbox.h"
 #include "runtime/supervise/supervise.h"
 #include "base/util.h"
@@ -50,6 +52,120 @@ detached_failed (const struct ab_run_cli *cli, const ab_error_t *err)
   return ab_run_exit_for (err);
 }
 
+/* Write the record of a run that ended (or never started: reason
+   setup_failed) and free the outcome; returns the exit status. */
+static int
+run_finish (struct ab_run_cli *cli, struct ab_outcome *out)
+{
+  ab_error_t err = { 0 };
+  int status = out->exit_status;
+
+  if (out->canceled)
+    status = 128 + SIGUSR1;
+  else if (cli->record_fd >= 0 && ab_record_write (cli->record_fd, out, cli->record_id, &err) < 0)
+    {
+      ab_log_error (&err);
+      status = AB_EXIT_SETUP;
+    }
+  ab_outcome_free (out);
+  return status;
+}
+
+/* The sandbox without namespaces (runtime/sandbox/fallback.h), where none
+   can be made and the config opted in. */
+static int
+run_fallback (struct ab_run_cli *cli, struct ab_bundle *bundle, const char *refusal)
+{
+  const struct ab_agentbox *a = &bundle->spec->agentbox;
+  struct ab_sandbox_fallback sf = { 0 };
+  struct ab_supervise_opts so = cli->so;
+  struct ab_outcome out;
+  ab_error_t err = { 0 };
+  int r;
+
+  ab_log (AB_LOG_INFO, "%s: `%s` runs without namespaces, under landlock", refusal, cli->co.id);
+  if (cli->record_fd > 2)
+    ab_set_cloexec (cli->record_fd, true);
+  /* the smaller of --timeout and dev.agentbox.timeout, as the plan takes it */
+  if (a->timeout_set && (so.timeout_ms == 0 || a->timeout_ms < so.timeout_ms))
+    so.timeout_ms = a->timeout_ms;
+  r = ab_sandbox_fallback (bundle, refusal, &sf, &err);
+  if (r == 0)
+    {
+      memcpy (sf.run.stdio, cli->co.stdio, sizeof sf.run.stdio);
+      r = ab_supervise_fallback (&sf.run, cli->co.id, &so, &out, &err);
+    }
+  else
+    {
+      memset (&out, 0, sizeof out);
+      out.reason = AB_REASON_SETUP_FAILED;
+      out.setup_error = err;
+    }
+  if (r < 0)
+    {
+      ab_log_error (&err);
+      out.exit_status = ab_run_exit_for (&err);
+    }
+  for (size_t i = 0; i < sf.degraded.n; i++)
+    ab_strv_push (&out.degraded, sf.degraded.v[i]);
+  ab_sandbox_fallback_free (&sf);
+  ab_bundle_free (bundle);
+  return run_finish (cli, &out);
+}
+
+/* The config opted in to the fallback (run --default --fallback landlock
+   says so in the sandbox's config): 1 when no user namespace can be made
+   here, with why; 0 otherwise.  A bundle run given --fallback whose config
+   did not opt in is refused: the fallback runs process.args on the host's
+   filesystem instead of root.path, which the config's author must have
+   meant. */
+static int
+fallback_wanted (const struct ab_run_cli *cli, const struct ab_bundle *bundle, char *why, size_t n, ab_error_t *err)
+{
+  int opted_in = bundle->spec->agentbox.fallback == AB_FALLBACK_LANDLOCK;
+
+  if (cli->fallback && !opted_in)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "run --fallback landlock: config.json must opt in (annotations " AB_ANNOT_FALLBACK
+                          " = \"landlock\"): the fallback runs process.args on the host's filesystem, without "
+                          "root.path, mounts or namespaces");
+  if (!opted_in || cli->detach)
+    return 0;
+  if (ab_userns_probe (why, n) == 0)
+    return 0;
+  {
+    _cleanup_free_ char *probe = xstrdup (why);
+    snprintf (why, n, "no user namespace can be made here: %s", probe);
+  }
+  return 1;
+}
+
+static int
+load_bundle (struct ab_run_cli *cli, struct ab_bundle **bundle, int *sb_lock, ab_error_t *err)
+{
+  struct ab_bundle_guard guard = ab_bundle_guard (cli->co.root);
+
+  if (cli->sandbox)
+    return ab_sandbox_bundle (&cli->sb, bundle, sb_lock, err);
+  return ab_bundle_load (cli->co.bundle, &guard, bundle, err);
+}
+
+/* The namespaced sandbox failed to be set up in a way that says this host
+   (a container, as a rule) cannot have it: the kernel refused a step
+   (cgroups read-only, a namespace or mount refused), not the config. */
+static bool
+namespaces_unusable (const ab_error_t *err)
+{
+  static const int errnos[] = { EPERM, EACCES, EROFS, ENOSPC, ENOSYS, EOPNOTSUPP };
+
+  if (err->cls != AB_EC_SETUP && err->cls != AB_EC_RESOURCE)
+    return false;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (errnos); i++)
+    if (err->errnum == errnos[i])
+      return true;
+  return strstr (err->msg, "no user namespace can be made here") != NULL;
+}
+
 static int
 run_detached (struct ab_global *g, struct ab_run_cli *cli, ab_error_t *err)
 {
@@ -74,7 +190,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
-  bool overlay, failed = true;
+  bool overlay, fallback, failed = true;
   int r, status, sb_lock = -1;
 
   r = ab_parse_run_cli ("run", g, argc, argv, &cli);
@@ -86,13 +202,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
 
   /* The bundle is loaded here (create takes it over) so that the sealed
      copy of ourselves is chosen by its user namespace. */
-  if (cli.sandbox)
-    r = ab_sandbox_bundle (&cli.sb, &bundle, &sb_lock, &err);
-  else
-    {
-      struct ab_bundle_guard guard = ab_bundle_guard (cli.co.root);
-      r = ab_bundle_load (cli.co.bundle, &guard, &bundle, &err);
-    }
+  r = load_bundle (&cli, &bundle, &sb_lock, &err);
   if (r < 0)
     {
       memset (&out, 0, sizeof out);
@@ -105,6 +215,22 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       status = out.exit_status;
       goto done;
     }
+  {
+    char why[512];
+    r = fallback_wanted (&cli, bundle, why, sizeof why, &err);
+    if (r < 0)
+      {
+        ab_bundle_free (bundle);
+        status = ab_cmd_fail (&err);
+        goto done;
+      }
+    if (r > 0)
+      {
+        status = run_fallback (&cli, bundle, why);
+        failed = false;
+        goto done;
+      }
+  }
   {
     const struct ab_idmaps *uids, *gids;
     ab_new_userns_maps (bundle->spec, &uids, &gids);
@@ -120,6 +246,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
   overlay = bundle->spec->workspace.mode == AB_WS_MODE_OVERLAY;
+  fallback = bundle->spec->agentbox.fallback == AB_FALLBACK_LANDLOCK;
 
   if (cli.detach)
     {
@@ -134,22 +261,36 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   failed = ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0;
   if (failed)
     {
+      if (fallback && namespaces_unusable (&err))
+        {
+          /* Opted in: the sandbox without namespaces, the failure named in
+             its `degraded`. */
+          _cleanup_free_ char *why = xasprintf ("the namespaced sandbox could not be set up: %s", err.msg);
+          ab_outcome_free (&out);
+          /* the namespaced sandbox's private skeleton, if any, goes now */
+          ab_sandbox_release (&cli.sb, sb_lock, &err);
+          sb_lock = -1;
+          memset (&err, 0, sizeof err);
+          failed = load_bundle (&cli, &bundle, &sb_lock, &err) < 0;
+          status = failed ? ab_cmd_fail (&err) : run_fallback (&cli, bundle, why);
+          goto done;
+        }
+      if (cli.sandbox && namespaces_unusable (&err) && strstr (err.msg, "--fallback") == NULL)
+        {
+          size_t len = strlen (err.msg);
+          snprintf (err.msg + len, sizeof err.msg - len,
+                    "; where namespaces cannot be set up, `run --default --fallback landlock` runs without them "
+                    "(docs/landlock.md)");
+          out.setup_error = err;
+        }
       ab_log_error (&err);
       out.exit_status = ab_run_exit_for (&err);
     }
-  status = out.exit_status;
   /* The record says it (workspaceChanges); a person is told here. */
   if (overlay && cli.record_fd < 0 && out.reason != AB_REASON_SETUP_FAILED && !out.canceled)
     fprintf (stderr, "agentbox: the workspace's changes are kept as change set `%s`: agentbox workspace diff|apply|discard %s\n",
              cli.co.id, cli.co.id);
-  if (out.canceled)
-    status = 128 + SIGUSR1;
-  else if (cli.record_fd >= 0 && ab_record_write (cli.record_fd, &out, cli.record_id, &err) < 0)
-    {
-      ab_log_error (&err);
-      status = AB_EXIT_SETUP;
-    }
-  ab_outcome_free (&out);
+  status = run_finish (&cli, &out);
 done:
   ab_sandbox_release (&cli.sb, sb_lock, failed ? &err : NULL);
   ab_run_cli_free (&cli);

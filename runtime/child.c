@@ -423,8 +423,14 @@ static int
 child_start (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
 {
   const struct ab_spec *s = c->plan->spec;
-  int starter;
+  int starter, landlock_fd = -1;
 
+  /* The landlock ruleset of the final tree, built now so that a rule that
+     cannot be made fails `create`; enforced by ab_process_exec, after the
+     startContainer hooks, which run in the container unrestricted by it. */
+  if (c->landlock
+      && (landlock_fd = ab_landlock_build (c->landlock, c->landlock->abi, -1, 3 + c->preserve_fds, err)) < 0)
+    return -1;
   ab_set_step ("created");
   if (ab_sync_send (c->sync_fd, AB_SYNC_CREATED, 0, err) < 0)
     return -1;
@@ -448,7 +454,7 @@ child_start (struct ab_child_ctx *c, int *report_fd, ab_error_t *err)
     return -1;
   if (ab_fds_prepare (3 + c->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, starter, c->foreground, err);
+  return ab_process_exec (c->plan->process, c->seccomp, c->allow_setgroups, starter, landlock_fd, c->foreground, err);
 }
 
 static int

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "runtime/landlock.h"
 #include "runtime/ns.h"
 #include "runtime/seccomp.h"
 #include "runtime/plan/plan.h"
@@ -17,6 +18,7 @@ struct ab_child_ctx
   const struct ab_plan *plan;      /* the model, the process and the mounts to make */
   const struct ab_ns_setup *ns;
   const struct ab_seccomp_prog *seccomp; /* NULL: no filter */
+  const struct ab_ll_ruleset *landlock;  /* fitted to the kernel (runtime/landlock.h); NULL: none */
   pid_t parent_pid;
   int sync_fd;         /* child end of the setup socket */
   int start_listen_fd; /* detached: the start socket to accept on; -1 otherwise */

@@ -16,6 +16,8 @@ libagentbox_a_SOURCES += \
 	runtime/console.h runtime/console.c \
 	runtime/child.h runtime/child.c \
 	runtime/idmap.h runtime/idmap.c \
+	runtime/landlock.h runtime/landlock.c \
+	runtime/fallback.h runtime/fallback.c \
 	runtime/exe.h runtime/exe.c \
 	runtime/caps.h runtime/seccomp.h
 include runtime/plan/local.mk

@@ -163,71 +163,10 @@ ab_ns_setup_close (struct ab_ns_setup *plan)
       }
 }
 
-/* A number in a /proc file (a sysctl), or -1. */
-static long
-proc_long (const char *path)
-{
-  _cleanup_free_ char *text = NULL;
-  char *end;
-  long v;
-
-  if (ab_read_file_at (AT_FDCWD, path, 64, &text, NULL, NULL) < 0)
-    return -1;
-  v = strtol (text, &end, 10);
-  return end == text ? -1 : v;
-}
-
-/* Whether this process runs under a seccomp filter (an outer container's). */
-static bool
-under_seccomp_filter (void)
-{
-  _cleanup_free_ char *status = NULL;
-  const char *line;
-
-  if (ab_read_file_at (AT_FDCWD, "/proc/self/status", 1 << 16, &status, NULL, NULL) < 0)
-    return false;
-  line = strstr (status, "\nSeccomp:");
-  return line && strtol (line + 9, NULL, 10) == 2;
-}
-
-/* clone3 with CLONE_NEWUSER refused (nested in a container, or a host that
-   keeps user namespaces from users): one line naming what refused it and
-   the setting that allows it, the first of them that holds. */
-static int
-userns_refused (unsigned long long flags, int e, ab_error_t *err)
-{
-  const char *fix = "docs/rootless.md, \"Nested\"";
-
-  if (proc_long ("/proc/sys/user/max_user_namespaces") == 0)
-    return ab_error_setc (err, AB_EC_SETUP, e,
-                          "clone3 a new user namespace: the sysctl user.max_user_namespaces is 0 here; set it above "
-                          "0 (sysctl -w user.max_user_namespaces=15000, on the host or by the outer container's "
-                          "root) (%s)", fix);
-  if (e == ENOSPC)
-    return ab_error_setc (err, AB_EC_SETUP, e,
-                          "clone3 a new user namespace: user.max_user_namespaces is reached for this user, or the "
-                          "nesting is 32 deep; raise it (sysctl -w user.max_user_namespaces=N) (%s)", fix);
-  if (proc_long ("/proc/sys/kernel/unprivileged_userns_clone") == 0)
-    return ab_error_setc (err, AB_EC_SETUP, e,
-                          "clone3 a new user namespace: the sysctl kernel.unprivileged_userns_clone is 0 on this "
-                          "host; set it to 1 (sysctl -w kernel.unprivileged_userns_clone=1), or run agentbox as "
-                          "root (%s)", fix);
-  if (proc_long ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
-    return ab_error_setc (err, AB_EC_SETUP, e,
-                          "clone3 a new user namespace: AppArmor restricts unprivileged user namespaces "
-                          "(kernel.apparmor_restrict_unprivileged_userns is 1); set it to 0, or give agentbox an "
-                          "AppArmor profile that allows `userns,` (%s)", fix);
-  if (under_seccomp_filter () && (e == EPERM || e == ENOSYS || e == EACCES))
-    return ab_error_setc (err, AB_EC_SETUP, e,
-                          "clone3 a new user namespace: refused by the seccomp filter agentbox runs under (an outer "
-                          "container's); run that container with a profile allowing clone3, unshare, setns, mount "
-                          "and the mount API (podman: --security-opt seccomp=unconfined) (%s)", fix);
-  return ab_error_setc (err, AB_EC_SETUP, e, "clone3 the container process (namespaces 0x%llx)", flags);
-}
-
 /* clone3 failed: a namespace kind this kernel lacks (EINVAL; its
-   /proc/self/ns entry is missing) is a config error naming it; a refused
-   user namespace names what refused it; anything else a setup error. */
+   /proc/self/ns entry is missing) is a config error naming it, anything
+   else a setup error (a refused user namespace is explained by create:
+   explain_userns_refusal). */
 static int
 clone_failed (const struct ab_ns_setup *plan, unsigned long long flags, int e, ab_error_t *err)
 {
@@ -235,8 +174,6 @@ clone_failed (const struct ab_ns_setup *plan, unsigned long long flags, int e, a
     for (int t = 0; t < AB_NS__COUNT; t++)
       if ((flags & ab_ns_clone_flag (t)) && plan->join_fd[t] < 0 && !ab_ns_supported (t))
         return no_such_ns (t, err);
-  if ((flags & CLONE_NEWUSER) && e != EINVAL && e != ENOMEM)
-    return userns_refused (flags, e, err);
   return ab_error_setc (err, AB_EC_SETUP, e, "clone3 the container process (namespaces 0x%llx)", flags);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 
 #include "runtime/caps.h"
+#include "runtime/landlock.h"
 #include "runtime/child.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
@@ -65,7 +66,7 @@ ab_rlimits_check (const struct ab_process *p, bool userns, ab_error_t *err)
   return r;
 }
 
-static int
+int
 ab_rlimits_apply (const struct ab_process *p, ab_error_t *err)
 {
   size_t i;
@@ -292,7 +293,7 @@ env_path (char *const envp[])
   return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 }
 
-static void
+void
 ab_execvpe_container (char *const argv[], char *const envp[])
 {
   const char *path, *p;
@@ -477,7 +478,7 @@ announce_exec (int fd, const struct ab_seccomp_prog *seccomp, ab_error_t *err)
 
 int
 ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                 int report_fd, bool with_parent, ab_error_t *err)
+                 int report_fd, int landlock_fd, bool with_parent, ab_error_t *err)
 {
   bool early_seccomp = seccomp && !p->no_new_privileges;
   _cleanup_close_ int cwdfd = -1;
@@ -509,6 +510,15 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
     return -1;
   ab_set_step ("lsm");
   if (ab_lsm_apply_exec (p, err) < 0)
+    return -1;
+  /* Landlock after the last file this setup opens or writes (the cwd, the
+     LSM's /proc/thread-self/attr), before seccomp (whose profile need not
+     allow the landlock calls) and while we still hold CAP_SYS_ADMIN in our
+     user namespace, which landlock_restrict_self wants when no_new_privs
+     is off.  What follows opens nothing: the ids, capabilities, fchdir on
+     the fd above, and execve, which the ruleset lets run the program
+     where its mount allows execution. */
+  if (landlock_fd >= 0 && ab_landlock_restrict (landlock_fd, err) < 0)
     return -1;
   ab_set_step ("capabilities");
   /* Without no_new_privs, installing a filter needs CAP_SYS_ADMIN in the

@@ -16,6 +16,10 @@
 #include "runtime/seccomp.h"
 #include "spec/model.h"
 
+/* setrlimit for each of process.rlimits (the fallback without namespaces
+   too, runtime/fallback.c). */
+int ab_rlimits_apply (const struct ab_process *p, ab_error_t *err);
+
 /* Before anything is set up: fail as ab_rlimits_apply would for a hard
    limit above ours that the container's process cannot raise (it lacks
    CAP_SYS_RESOURCE in the initial user namespace: we do, or it is in a
@@ -55,13 +59,20 @@ int ab_keyring_join_new (const char *name, ab_error_t *err);
    runtime/seccomp-notify.h).  report_fd >= 0: the socket of whoever
    started us (docs/protocol.md), told AB_SYNC_EXEC right before the
    execve, so that an end of the socket without it is a process that died
-   before its program ran.  with_parent: the process dies with that
-   socket's owner, its parent (a foreground run or exec): the parent-death
-   signal, which every change of uid or gid clears, is set again after the
-   last one.  Does not return on success; on failure *err is set (class
-   AB_EC_EXEC for a program that cannot be executed, errnum
+   before its program ran.  landlock_fd: a landlock ruleset to restrict the
+   process with (runtime/landlock.h), or -1.  with_parent: the process dies
+   with that socket's owner, its parent (a foreground run or exec): the
+   parent-death signal, which every change of uid or gid clears, is set
+   again after the last one.  Does not return on success; on failure *err
+   is set (class AB_EC_EXEC for a program that cannot be executed, errnum
    ENOENT/EACCES/...). */
 int ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *seccomp, bool allow_setgroups,
-                     int report_fd, bool with_parent, ab_error_t *err);
+                     int report_fd, int landlock_fd, bool with_parent, ab_error_t *err);
+
+/* The PATH lookup of the container: argv[0] with a '/' is used as is,
+   otherwise each directory of PATH from `env` (default
+   /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin) is tried
+   with execve.  Returns only on failure (errno). */
+void ab_execvpe_container (char *const argv[], char *const envp[]);
 
 #endif

@@ -249,6 +249,23 @@ type_workspace (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
   return ws_find_mount (s, err);
 }
 
+/* ---- dev.agentbox.landlock, dev.agentbox.fallback ------------------------- */
+
+static int
+type_landlock (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  return ab_landlock_policy_parse (value, "config.json: annotations." AB_ANNOT_LANDLOCK, &s->agentbox.landlock, err);
+}
+
+static int
+type_fallback (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  if (strcmp (value, "landlock") != 0 && strcmp (value, "none") != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"landlock\" or \"none\", not \"%s\"", value);
+  s->agentbox.fallback = strcmp (value, "landlock") == 0 ? AB_FALLBACK_LANDLOCK : AB_FALLBACK_NONE;
+  return 0;
+}
+
 /* The one table of agentbox's annotations: names, documentation for
    `features`, typers. */
 static const struct
@@ -312,6 +329,20 @@ static const struct
   { { AB_ANNOT_WS_LIST_MAX, "overlay: changes listed in the result record (default 1000); deletions and replaced "
                             "directories are always listed" },
     type_workspace },
+  { { AB_ANNOT_LANDLOCK,
+      "landlock, a second filesystem and network boundary: \"off\" (the default of a bundle), \"auto\" (the "
+      "hardened profile's: read beneath read-only mounts, read-write beneath writable ones; in a network "
+      "namespace joined under the wall no TCP bind, TCP connect only where the egress policy allows), or a JSON "
+      "policy {\"abi\": N, \"pathBeneath\": [...], "
+      "\"netPort\": [...]} (docs/landlock.md); rights the kernel's ABI lacks are listed in the record's "
+      "degraded" },
+    type_landlock },
+  { { AB_ANNOT_FALLBACK,
+      "\"landlock\": where the namespaced sandbox cannot be made (user namespaces refused), `run` runs the "
+      "program without namespaces, under landlock, seccomp, no_new_privs and rlimits, the host read-only but for "
+      "the workspace and a private temporary directory (docs/landlock.md); \"none\" (default): it fails and says "
+      "why" },
+    type_fallback },
 };
 
 const struct ab_annotation_info *
@@ -364,6 +395,7 @@ ab_agentbox_free (struct ab_agentbox *a)
   free (a->error);
   free (a->net_error);
   free (a->egress_error);
+  ab_landlock_policy_free (&a->landlock);
   memset (a, 0, sizeof *a);
 }
 

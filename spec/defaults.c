@@ -394,21 +394,24 @@ ab_spec_default_gen (struct ab_gen *g, const struct ab_default_opts *o)
   /* A fixed name in the container's own UTS namespace: the host's name is
      not leaked to the agent. */
   ab_gen_kv_str (g, "hostname", "agentbox");
-  if (o->idmap_rootfs || (o->annotations && o->annotations->n))
-    {
-      ab_gen_key (g, "annotations");
-      ab_gen_obj_open (g);
-      /* An image owned by host root, seen owned by the container's root
-         through the mapping: it works with nothing chowned.  The root
-         stays read-only above, so the container's root cannot change the
-         image's files. */
-      if (o->idmap_rootfs)
-        ab_gen_kv_str (g, AB_ANNOT_ROOTFS_IDMAP, "true");
-      for (size_t i = 0; o->annotations && i < o->annotations->n; i++)
-        if (!o->idmap_rootfs || strcmp (o->annotations->v[i].key, AB_ANNOT_ROOTFS_IDMAP) != 0)
-          ab_gen_kv_str (g, o->annotations->v[i].key, o->annotations->v[i].value);
-      ab_gen_obj_close (g);
-    }
+  ab_gen_key (g, "annotations");
+  ab_gen_obj_open (g);
+  /* Landlock from the mount plan (spec/landlock.h): a mount made writable
+     by mistake stays read-only for the program, and TCP goes only where
+     the egress policy lets it.  An annotation of the caller's says
+     otherwise. */
+  if (o->annotations == NULL || ab_kvlist_get (o->annotations, AB_ANNOT_LANDLOCK) == NULL)
+    ab_gen_kv_str (g, AB_ANNOT_LANDLOCK, "auto");
+  /* An image owned by host root, seen owned by the container's root
+     through the mapping: it works with nothing chowned.  The root stays
+     read-only above, so the container's root cannot change the image's
+     files. */
+  if (o->idmap_rootfs)
+    ab_gen_kv_str (g, AB_ANNOT_ROOTFS_IDMAP, "true");
+  for (size_t i = 0; o->annotations && i < o->annotations->n; i++)
+    if (!o->idmap_rootfs || strcmp (o->annotations->v[i].key, AB_ANNOT_ROOTFS_IDMAP) != 0)
+      ab_gen_kv_str (g, o->annotations->v[i].key, o->annotations->v[i].value);
+  ab_gen_obj_close (g);
   gen_mounts (g, o);
   gen_linux (g, o);
   ab_gen_obj_close (g);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "spec/landlock.h"
 #include "spec/netpolicy.h"
 
 #define AB_OCI_VERSION "1.3.0"
@@ -555,6 +556,8 @@ struct ab_agentbox
   char *error;       /* "config.json: annotations.KEY: ..." of the first bad one, in document order */
   char *net_error;   /* "annotations.dev.agentbox.net.allow: ...", or NULL */
   char *egress_error; /* the domain allowlist's, or NULL */
+  struct ab_landlock_policy landlock; /* dev.agentbox.landlock (spec/landlock.h); mode UNSET when absent */
+  int fallback;                   /* dev.agentbox.fallback: enum ab_fallback_mode */
 };
 
 /* ---- the workspace (dev.agentbox.workspace.*) -------------------------- */

@@ -12,7 +12,7 @@
 #                                 (BENCH_PROXY_MB, BENCH_PROXY_BATCH, BENCH_PROXY_STRACE)
 # Two builds side by side (not part of `make bench`): tests/bench/compare.sh.
 BENCH_FIGURES = start-hardened start-runc-spec start-rootless exec throughput footprint mcp profile netns-run proxy \
-	workspace-start workspace-diff workspace-apply
+	workspace-start workspace-diff workspace-apply landlock-start
 BENCH_N ?=
 BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
@@ -29,6 +29,7 @@ BENCH_FIGURE_FILES = \
 	tests/bench/workspace-start.sh \
 	tests/bench/workspace-diff.sh \
 	tests/bench/workspace-apply.sh \
+	tests/bench/landlock-start.sh \
 	tests/bench/compare.sh
 
 TESTS += tests/bench/smoke.sh

@@ -41,7 +41,9 @@
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
 #include "base/nsenter.h"
+#include "runtime/fallback.h"
 #include "runtime/idmap.h"
+#include "runtime/landlock.h"
 #include "runtime/lsm.h"
 #include "runtime/lifecycle/network.h"
 #include "runtime/lifecycle/wsstore.h"
@@ -542,6 +544,28 @@ explain_unmapped_owner (const struct ab_container *c, ab_error_t *err)
       host, (unsigned)st.st_uid, map[0] ? map : "none");
 }
 
+/* Create failed, for a config with a new user namespace: where no user
+   namespace can be made at all (a container runtime's seccomp profile, a
+   sysctl, AppArmor), that is the cause, whatever step noticed first (the
+   cgroups of a nested runtime are often read-only too); say it on one line,
+   with the way out.  Never a fallback without being asked for. */
+static void
+explain_userns_refusal (const struct ab_container *c, ab_error_t *err)
+{
+  const struct ab_linux *l = c->bundle && c->bundle->spec ? c->bundle->spec->linux_ : NULL;
+  char why[512];
+
+  if (err == NULL || err->cls == AB_EC_CONFIG || err->cls == AB_EC_USAGE || l == NULL
+      || !l->ns[AB_NS_USER].present || l->ns[AB_NS_USER].path != NULL || ab_userns_probe (why, sizeof why) == 0)
+    return;
+  ab_debug ("create `%s` failed: %s", c->id, err->msg);
+  ab_error_setc (err, AB_EC_SETUP, 0,
+                 "no user namespace can be made here: %s; `agentbox run --default --fallback landlock` (or a "
+                 "config with annotations " AB_ANNOT_FALLBACK "=landlock) runs without namespaces, under landlock "
+                 "(docs/landlock.md)",
+                 why);
+}
+
 /* Kill and reap the child, undo cgroups and state: the create never
    happened.  err is the create's error, told when something is kept. */
 static void
@@ -602,6 +626,7 @@ struct create_tx
   struct ab_cgroup *cg; /* planned, until realized (then c->cg) */
   struct ab_seccomp_prog prog;
   bool have_prog;
+  struct ab_ll_ruleset landlock; /* the plan's, fitted to this kernel */
   struct ab_ns_setup ns;
   struct cg_job cgj;
   struct net_job netj;
@@ -714,6 +739,11 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
   ab_set_step ("network");
   if (ab_net_prepare (c, c->plan, err) < 0)
     return -1;
+  /* What the kernel's landlock ABI gives up of the plan's rules goes to
+     the record's `degraded`. */
+  ab_set_step ("landlock");
+  if (ab_landlock_fit_kernel (&c->plan->landlock, &tx->landlock, &c->degraded, err) < 0)
+    return -1;
   if (s->linux_->seccomp)
     {
       ab_set_step ("seccomp");
@@ -758,6 +788,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
     .plan = c->plan,
     .ns = &tx->ns,
     .seccomp = tx->have_prog ? &tx->prog : NULL,
+    .landlock = ab_landlock_enforces (&tx->landlock) ? &tx->landlock : NULL,
     .parent_pid = getpid (),
     .start_listen_fd = tx->listen_fd,
     .console_fd = tx->console_fd,
@@ -914,6 +945,7 @@ create_close (struct create_tx *tx)
   if (tx->have_prog)
     ab_seccomp_prog_free (&tx->prog);
   tx->have_prog = false;
+  ab_ll_ruleset_free (&tx->landlock);
   ab_cgroup_free (tx->cg);
   tx->cg = NULL;
 }
@@ -941,6 +973,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       net_job_join (&tx.netj, NULL);
       prefer_child_error (c, err);
       explain_unmapped_owner (c, err);
+      explain_userns_refusal (c, err);
     }
   create_close (&tx);
   if (r < 0)

@@ -17,6 +17,7 @@
 #include "runtime/console.h"
 #include "runtime/lifecycle/exec.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
+#include "runtime/landlock.h"
 #include "runtime/plan/plan.h"
 #include "base/log.h"
 #include "base/nsenter.h"
@@ -47,6 +48,7 @@ struct exec_child
   const struct ab_process *p;
   const struct ab_spec *spec;
   const struct ab_seccomp_prog *seccomp;
+  const struct ab_ll_ruleset *landlock; /* fitted to the kernel; NULL: none */
   int sync_fd;
   int console_fd;
   int pidfd; /* the container's init, to join its namespaces */
@@ -112,7 +114,7 @@ join_pidns (struct exec_child *x, ab_error_t *err)
 static int
 exec_child_setup (struct exec_child *x, ab_error_t *err)
 {
-  int keep[8], n = 0, i;
+  int keep[8], n = 0, i, landlock_fd = -1;
 
   ab_set_step ("exec-cgroups");
   /* First, before we can fork or exec: see ab_cgroup_selfjoin. */
@@ -188,11 +190,16 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
       if (sched_setaffinity (0, sizeof set, &set) < 0)
         return ab_error_set (err, errno, "process.execCPUAffinity.final");
     }
+  /* The container's landlock rules, resolved in its root (we are in its
+     mount namespace): the exec'd process gets a domain of its own. */
+  if (x->landlock
+      && (landlock_fd = ab_landlock_build (x->landlock, x->landlock->abi, -1, 3 + x->preserve_fds, err)) < 0)
+    return -1;
   if (ab_sync_send (x->sync_fd, AB_SYNC_STARTED, 0, err) < 0)
     return -1;
   if (ab_fds_prepare (3 + x->preserve_fds, err) < 0)
     return -1;
-  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, !x->detach, err);
+  return ab_process_exec (x->p, x->seccomp, x->allow_setgroups, x->sync_fd, landlock_fd, !x->detach, err);
 }
 
 static void __attribute__ ((noreturn)) exec_child_main (struct exec_child *x)
@@ -395,6 +402,7 @@ ab_exec_free (struct ab_exec *x)
   ab_closep_now (&x->sync_fd);
   ab_closep_now (&x->pty_master);
   ab_cgroup_free (x->cg);
+  ab_strv_free (&x->degraded);
   free (x->before);
   free (x);
 }
@@ -411,6 +419,7 @@ struct exec_tx
   struct ab_process_change change;
   struct ab_seccomp_prog prog;
   bool have_prog;
+  struct ab_ll_ruleset landlock; /* the plan's, fitted to this kernel */
   int status; /* the container's, when the exec started */
   struct ab_exec *x;
   struct exec_child xc;
@@ -454,7 +463,7 @@ exec_plan (struct exec_tx *tx, ab_error_t *err)
         return -1;
       tx->have_prog = true;
     }
-  return 0;
+  return ab_landlock_fit_kernel (&tx->plan->landlock, &tx->landlock, &tx->x->degraded, err);
 }
 
 /* The terminal, the cgroups (the container's, and the exec's own below it)
@@ -489,6 +498,7 @@ exec_realize (struct exec_tx *tx, ab_error_t *err)
   xc->p = tx->plan->process;
   xc->spec = tx->spec;
   xc->seccomp = tx->have_prog ? &tx->prog : NULL;
+  xc->landlock = ab_landlock_enforces (&tx->landlock) ? &tx->landlock : NULL;
   xc->console_fd = tx->console_fd;
   xc->pidfd = tx->init_pidfd;
   xc->sync_fd = -1;
@@ -663,6 +673,7 @@ exec_close (struct exec_tx *tx, bool failed)
   ab_closep_now (&tx->init_pidfd);
   if (tx->have_prog)
     ab_seccomp_prog_free (&tx->prog);
+  ab_ll_ruleset_free (&tx->landlock);
   ab_plan_free (tx->plan);
   ab_spec_free (tx->spec);
   ab_container_free (tx->c);

@@ -53,6 +53,7 @@ struct ab_exec
   pid_t pgid;
   struct ab_cgroup_stats *before;
   int pty_master;       /* relay_tty: the master of the process's terminal; -1 */
+  struct ab_strv degraded; /* what landlock gives up on this kernel (the record's `degraded`) */
 };
 
 /* The uid/gid maps of a running container's user namespace when it has

@@ -4,4 +4,5 @@
 # part (plan-rootless).
 libagentbox_a_SOURCES += runtime/plan/plan.h runtime/plan/plan.c \
 	runtime/plan/plan-internal.h runtime/plan/plan-rootless.c \
-	runtime/plan/host-ids.h runtime/plan/host-ids.c
+	runtime/plan/host-ids.h runtime/plan/host-ids.c \
+	runtime/plan/landlock.h runtime/plan/landlock.c

@@ -387,6 +387,28 @@ plan_rootless (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_sp
   return 0;
 }
 
+/* ---- landlock -------------------------------------------------------------------- */
+
+/* The rules of the final mount list and the network.  exec plans no
+   network (the container's is made): its view comes from the config's own
+   policies, without create's --egress-policy baseline, which can only
+   narrow what the wall passes. */
+static void
+plan_landlock (struct ab_plan *p, const struct ab_spec *s, bool exec)
+{
+  const struct ab_linux *l = s->linux_;
+  struct ab_ll_net net;
+
+  if (!exec)
+    ab_ll_net_view (p->net.wall && !p->net.own_ns, p->net.allow, &p->net.egress, &net);
+  else
+    {
+      bool joined = l && l->ns[AB_NS_NET].present && l->ns[AB_NS_NET].path != NULL;
+      ab_ll_net_view (joined && s->agentbox.net.present, &s->agentbox.net, &s->agentbox.egress, &net);
+    }
+  ab_landlock_rules (s, p->mounts, p->n_mounts, &net, &p->landlock);
+}
+
 /* ---- the plan --------------------------------------------------------------- */
 
 int
@@ -442,6 +464,7 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
       plan_devices (p, st, s->linux_);
       plan_drop_unenforced (p, st, o);
     }
+  plan_landlock (p, s, o->exec != NULL);
   *out = ab_steal_ptr (&p);
   return 0;
 }
@@ -474,6 +497,7 @@ ab_plan_free (struct ab_plan *p)
       free (st);
     }
   ab_egress_policy_free (&p->net.egress);
+  ab_ll_ruleset_free (&p->landlock);
   free (p->net.resolv_file);
   ab_strv_free (&p->degraded);
   free (p->cgroup_parent);

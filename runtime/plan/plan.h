@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "runtime/plan/landlock.h"
 #include "spec/model.h"
 #include "spec/spec.h"
 
@@ -139,6 +140,9 @@ struct ab_plan
   bool cgroup;                         /* the container gets a cgroup of its own */
   char *cgroup_parent;                 /* rootless: the delegated cgroup v2 it is made in, or NULL */
   struct ab_strv degraded;             /* what is not enforced, one line each (the record's `degraded`) */
+  struct ab_ll_ruleset landlock;       /* what dev.agentbox.landlock asks for, from the mounts above and the
+                                          network (runtime/plan/landlock.h); fitted to a kernel by create and
+                                          exec (runtime/landlock.h) */
   struct ab_plan_storage *own;         /* what the plan owns (plan.c) */
 };
 

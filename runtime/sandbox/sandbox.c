@@ -28,6 +28,13 @@
    (usr-merged /bin -> usr/bin), the rootfs gets the same symlink. */
 static const char *const host_view[] = { "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
 
+const char *const *
+ab_sandbox_host_view (size_t *n)
+{
+  *n = AB_ARRAY_SIZE (host_view);
+  return host_view;
+}
+
 /* Secrets of the host's /etc that the view must not show. */
 static const char *const etc_masked[] = {
   "/etc/shadow",  "/etc/shadow-", "/etc/gshadow",      "/etc/gshadow-",   "/etc/ssh",

@@ -62,4 +62,8 @@ int ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, 
    private skeleton no container of the id uses is removed. */
 void ab_sandbox_release (const struct ab_sandbox_opts *o, int lock, const ab_error_t *failure);
 
+/* The host's directories the sandbox shows read-only ("/usr", "/etc", ...):
+   also the view of the fallback without namespaces (runtime/sandbox/fallback.h). */
+const char *const *ab_sandbox_host_view (size_t *n);
+
 #endif

@@ -24,6 +24,7 @@
 #include "netns/netns.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/console.h"
+#include "runtime/fallback.h"
 #include "runtime/lifecycle/exec.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
@@ -916,6 +917,74 @@ cleanup:
   return r;
 }
 
+/* ---- without namespaces ------------------------------------------------------ */
+
+struct fallback_unit
+{
+  pid_t pid;
+};
+
+static void
+fallback_kill_all (void *arg, bool reaped)
+{
+  struct fallback_unit *f = arg;
+
+  /* The program leads its session (setsid): its pid is the session's id.
+     Until the supervisor reaped it, it is not ours to reap. */
+  ab_fallback_kill_all (f->pid, reaped ? -1 : f->pid);
+}
+
+int
+ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const struct ab_supervise_opts *so,
+                       struct ab_outcome *out, ab_error_t *err)
+{
+  struct ab_fallback f = *f_in;
+  struct fallback_unit fu = { 0 };
+  struct sigs sg = { .fd = -1 };
+  struct io io;
+  uint64_t t0 = ab_now_monotonic_ns ();
+  struct unit u;
+  siginfo_t info;
+  int pidfd = -1, r = -1;
+
+  memset (out, 0, sizeof *out);
+  out->id = xstrdup (id);
+  io_init (&io);
+  if (io_open (&io, so, f.stdio, err) < 0)
+    goto failed;
+  prctl (PR_SET_CHILD_SUBREAPER, 1);
+  sigs_block (&sg);
+  fu.pid = ab_fallback_spawn (&f, &pidfd, err);
+  io_close_child_ends (&io);
+  if (fu.pid < 0)
+    {
+      if (err->cls != AB_EC_EXEC)
+        goto failed;
+      outcome_exec_failed (out, so, err);
+    }
+  else
+    {
+      u = (struct unit){ .pid = fu.pid, .pidfd = pidfd, .kill_all = fallback_kill_all, .arg = &fu };
+      if (watch (&u, so, &io, &sg, out, &info, err) < 0)
+        goto failed;
+      outcome_from_siginfo (out, &info);
+    }
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+  r = 0;
+  goto cleanup;
+
+failed:
+  if (fu.pid > 0)
+    ab_fallback_kill_all (fu.pid, -1);
+  setup_failed (out, err, t0);
+cleanup:
+  if (pidfd >= 0)
+    close (pidfd);
+  sigs_restore (&sg);
+  io_close (&io);
+  return r;
+}
+
 /* ---- exec ---------------------------------------------------------------- */
 
 static void
@@ -985,6 +1054,8 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
           ab_exec_kill_all (x);
           goto failed;
         }
+      out->degraded = x->degraded;
+      memset (&x->degraded, 0, sizeof x->degraded);
       struct ab_supervise_opts so_exec = *so;
       if (!so_exec.grace_set)
         so_exec.grace_ms = AB_PLAN_GRACE_DEFAULT_MS;

@@ -113,4 +113,13 @@ int ab_supervise_run (const struct ab_create_opts *co, const struct ab_supervise
 int ab_supervise_exec (const struct ab_exec_opts *eo, const struct ab_supervise_opts *so, struct ab_outcome *out,
                        ab_error_t *err);
 
+/* The same for a program run without namespaces (runtime/fallback.h):
+   no container, no cgroup; the timeout, the output caps and the end are the
+   supervisor's as above, and what the program started (its session, and
+   every descendant that was orphaned to us: we are its subreaper) is killed
+   when it ends or times out. */
+struct ab_fallback;
+int ab_supervise_fallback (const struct ab_fallback *f, const char *id, const struct ab_supervise_opts *so,
+                           struct ab_outcome *out, ab_error_t *err);
+
 #endif

@@ -300,6 +300,12 @@ CASES = {
     "annotation-crun": lambda c: annotate(c, "run.oci.keep_original_groups", "1"),
     "annotation-other": lambda c: annotate(c, "org.example.owner", "team-a"),
     "refused-mount-label": lambda c: c["linux"].update(mountLabel="system_u:object_r:container_file_t:s0"),
+    # landlock
+    "landlock-beyond-mount": lambda c: annotate(c, "dev.agentbox.landlock", json.dumps(
+        {"abi": 4, "auto": True, "pathBeneath": [{"paths": ["/etc"], "allowedAccess": ["read_file", "write_file"]}]})),
+    "landlock-within-mounts": lambda c: annotate(c, "dev.agentbox.landlock", json.dumps(
+        {"abi": 4, "pathBeneath": [{"paths": ["/"], "allowedAccess": ["execute", "read_file", "read_dir"]},
+                                   {"paths": ["/tmp"], "allowedAccess": ["read_file", "write_file", "make_reg"]}]})),
 }
 
 # Symlinks and directories inside a bundle (relative to it).

@@ -25,8 +25,8 @@ work=$(mktemp -d /tmp/agentbox-audit-XXXXXXXX)
 trap 'rm -rf "$work"' EXIT
 for name in $(sed 's/#.*//' "$here/golden/LIST"); do
   cp -a "$here/fixtures/$name" "$work/$name"
-  "$AGENTBOX" audit --bundle "$work/$name" >"$work/out.txt" || :
-  "$AGENTBOX" audit --bundle "$work/$name" --format json >"$work/out.json" || :
+  "$AGENTBOX" audit --landlock-abi 7 --bundle "$work/$name" >"$work/out.txt" || :
+  "$AGENTBOX" audit --landlock-abi 7 --bundle "$work/$name" --format json >"$work/out.json" || :
   sed "s|$work|@DIR@|g" "$work/out.txt" >"$here/golden/$name.txt"
   sed "s|$work|@DIR@|g" "$work/out.json" >"$here/golden/$name.json"
 done

@@ -28,7 +28,7 @@ try:
         d = os.path.join(work, name)
         shutil.copytree(os.path.join(HERE, "fixtures", name), d, symlinks=True)
         for fmt, ext in (("text", "txt"), ("json", "json")):
-            p = subprocess.run([AGENTBOX, "audit", "--bundle", d, "--format", fmt], capture_output=True,
+            p = subprocess.run([AGENTBOX, "audit", "--landlock-abi", "7", "--bundle", d, "--format", fmt], capture_output=True,
                                env=dict(os.environ, NO_COLOR="1"))
             got = p.stdout.decode().replace(work, "@DIR@")
             with open(os.path.join(HERE, "golden", "%s.%s" % (name, ext)), encoding="utf-8") as f:

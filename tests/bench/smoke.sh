@@ -75,6 +75,7 @@ BENCH_PROXY_MB=20 BENCH_PROXY_BATCH=5 BENCH_PROXY_STRACE=5 \
   check_figure proxy.sh proxy direct:throughput proxy:throughput connect:throughput transparent:throughput \
   direct:latency proxy:latency connect:latency transparent:latency
 check_figure workspace-start.sh workspace-start bind:wall overlay:wall
+check_figure landlock-start.sh landlock-start off:wall on:wall
 check_figure workspace-diff.sh workspace-diff small10:wall big10:wall big10k:wall
 check_figure workspace-apply.sh workspace-apply small10:wall big10:wall big10k:wall
 

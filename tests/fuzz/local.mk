@@ -19,7 +19,7 @@ FUZZ_SRCS = \
 	$(srcdir)/base/json.c $(srcdir)/spec/tables.c \
 	$(srcdir)/spec/parse-util.c $(srcdir)/spec/parse.c \
 	$(srcdir)/spec/parse-linux.c $(srcdir)/spec/parse-resources.c \
-	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/base/gen.c \
+	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/spec/landlock.c $(srcdir)/base/gen.c \
 	$(srcdir)/spec/net-allow.c $(srcdir)/spec/egress-policy.c \
 	$(srcdir)/base/error.c $(srcdir)/base/util.c $(srcdir)/base/text.c
 

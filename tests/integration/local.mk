@@ -36,6 +36,8 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-cgroups.sh \
 	tests/integration/t-cgroup-view.sh \
 	tests/integration/t-sandbox.sh \
+	tests/integration/t-landlock.sh \
+	tests/integration/t-landlock-podman.sh \
 	tests/integration/t-workspace.sh \
 	tests/integration/t-oci-configs.sh \
 	tests/integration/t-rootfs.sh \
@@ -65,6 +67,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	docs/kubernetes.md \
 	docs/rootless.md \
 	docs/runc-compat.md \
+	docs/landlock.md \
 	tests/integration/pty-drive.py \
 	tests/integration/seccomp-agent.py \
 	tests/integration/net/net.sh \

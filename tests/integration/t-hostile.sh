@@ -238,7 +238,8 @@ if agentbox_only 9; then
   hardened_bundle "$b" --idmap-rootfs
   rmdir "$b/rootfs/sys"
   cfg "$b/config.json" 'process.args=["/bin/sh","-c","id -u; ls -ln /bin/abtest | { read m l u g r; echo $u:$g; }; touch /tmp/x"]'
-  is "$(cfg "$b/config.json" --get annotations)" '{"dev.agentbox.rootfs.idmap": "true"}' "spec --idmap-rootfs sets the annotation"
+  is "$(cfg "$b/config.json" --get annotations)" '{"dev.agentbox.landlock": "auto", "dev.agentbox.rootfs.idmap": "true"}' \
+    "spec --idmap-rootfs sets the annotation"
   before=$(owners "$b/rootfs")
   out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>"$T/err")
   is "$? $out" "0 0

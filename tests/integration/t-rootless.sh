@@ -249,7 +249,7 @@ out=$(nest '"$1" --root "$2" run --default n1 -- /bin/sh -c "echo nested; id -u"
 is "$? $out" "0 nested
 0" "nested in the user's own user namespace, as its root, run --default works"
 out=$(nest 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$1" --root "$2" run --default n2 -- true' 2>&1 </dev/null)
-like "$? $out" '^125 agentbox: clone3 a new user namespace: the sysctl user.max_user_namespaces is 0 here; set it above 0' \
+like "$? $out" '^125 agentbox: no user namespace can be made here: user.max_user_namespaces=0 .*: raise it \(sysctl user.max_user_namespaces=15000' \
   "where the outer namespace allows no user namespace, run fails at once naming the sysctl and the setting"
 is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
 
