@@ -72,13 +72,21 @@ type_timeout_grace (struct ab_spec *s, const char *value, ab_error_t *err)
   return 0;
 }
 
+/* An annotation of two words: *out is whether value is `yes`; any other
+   word than the two is an error naming both. */
+static int
+two_words (const char *value, const char *yes, const char *no, bool *out, ab_error_t *err)
+{
+  if (strcmp (value, yes) != 0 && strcmp (value, no) != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"%s\" or \"%s\", not \"%s\"", yes, no, value);
+  *out = strcmp (value, yes) == 0;
+  return 0;
+}
+
 static int
 type_etc_hosts (struct ab_spec *s, const char *value, ab_error_t *err)
 {
-  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
-  s->agentbox.etc_hosts = strcmp (value, "true") == 0;
-  return 0;
+  return two_words (value, "true", "false", &s->agentbox.etc_hosts, err);
 }
 
 /* A JSON array of canonical absolute paths, as a string. */
@@ -129,10 +137,7 @@ type_egress (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
 static int
 type_rootfs_idmap (struct ab_spec *s, const char *value, ab_error_t *err)
 {
-  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
-  s->agentbox.rootfs_idmap = strcmp (value, "true") == 0;
-  return 0;
+  return two_words (value, "true", "false", &s->agentbox.rootfs_idmap, err);
 }
 
 /* dev.agentbox.degraded: "accept" lets a run go on without the limits and
@@ -142,10 +147,7 @@ type_rootfs_idmap (struct ab_spec *s, const char *value, ab_error_t *err)
 static int
 type_degraded (struct ab_spec *s, const char *value, ab_error_t *err)
 {
-  if (strcmp (value, "accept") != 0 && strcmp (value, "refuse") != 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"accept\" or \"refuse\", not \"%s\"", value);
-  s->agentbox.accept_degraded = strcmp (value, "accept") == 0;
-  return 0;
+  return two_words (value, "accept", "refuse", &s->agentbox.accept_degraded, err);
 }
 
 /* ---- dev.agentbox.workspace.* ------------------------------------------ */

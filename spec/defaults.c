@@ -188,8 +188,8 @@ gen_idmap (struct ab_gen *g, const char *key, uint64_t container, uint64_t host,
   ab_gen_arr_close (g);
 }
 
-static void
-gen_idmaps (struct ab_gen *g, const char *key, const struct ab_idmaps *m)
+void
+ab_gen_idmaps (struct ab_gen *g, const char *key, const struct ab_idmaps *m)
 {
   ab_gen_key (g, key);
   ab_gen_arr_open (g);
@@ -342,8 +342,8 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
      conventional subordinate range. */
   if (o->rootless && o->uid_map && o->gid_map)
     {
-      gen_idmaps (g, "uidMappings", o->uid_map);
-      gen_idmaps (g, "gidMappings", o->gid_map);
+      ab_gen_idmaps (g, "uidMappings", o->uid_map);
+      ab_gen_idmaps (g, "gidMappings", o->gid_map);
     }
   else if (o->rootless)
     {

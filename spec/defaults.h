@@ -72,6 +72,11 @@ struct ab_default_opts
    The caller frees it.  o may be NULL (defaults: not rootless, ["sh"]). */
 char *ab_spec_default_json (const struct ab_default_opts *o, size_t *len);
 
+/* `key`: an array of {containerID, hostID, size}: an id mapping as
+   config.json writes it (the rootless profile's; a change set's meta.json). */
+struct ab_gen;
+void ab_gen_idmaps (struct ab_gen *g, const char *key, const struct ab_idmaps *m);
+
 /* The profile's linux.maskedPaths and linux.readonlyPaths (runc's defaults),
    for `agentbox audit` to name the ones a config removed. */
 const char *const *ab_default_masked_paths (size_t *n);

@@ -349,6 +349,22 @@ ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
   return 0;
 }
 
+/* Rootless: that it was, how its user namespace was mapped, and what this
+   host could not give it (rootless without a delegated cgroup); keys after
+   `prefix` ("" in state.json, "dev.agentbox/" in the OCI state). */
+static void
+gen_rootless (struct ab_gen *g, const struct ab_state *s, const char *prefix)
+{
+  char key[64];
+
+  if (s->rootless)
+    ab_gen_kv_bool (g, (snprintf (key, sizeof key, "%srootless", prefix), key), true);
+  if (s->id_mapping)
+    ab_gen_kv_str (g, (snprintf (key, sizeof key, "%sidMapping", prefix), key), s->id_mapping);
+  if (s->degraded.n)
+    ab_gen_kv_strv (g, (snprintf (key, sizeof key, "%sdegraded", prefix), key), s->degraded.v, s->degraded.n);
+}
+
 static void
 state_gen (struct ab_gen *g, const struct ab_state *s)
 {
@@ -373,12 +389,7 @@ state_gen (struct ab_gen *g, const struct ab_state *s)
   ab_gen_obj_close (g);
   if (s->rules_text)
     ab_gen_kv_str (g, "rules", s->rules_text);
-  if (s->rootless)
-    ab_gen_kv_bool (g, "rootless", true);
-  if (s->id_mapping)
-    ab_gen_kv_str (g, "idMapping", s->id_mapping);
-  if (s->degraded.n)
-    ab_gen_kv_strv (g, "degraded", s->degraded.v, s->degraded.n);
+  gen_rootless (g, s, "");
   if (s->cgroup)
     {
       ab_gen_key (g, "cgroup");
@@ -686,12 +697,7 @@ gen_oci_state (struct ab_gen *g, const struct ab_state *s, int status)
     ab_gen_kv_str (g, "dev.agentbox/netRules", s->rules_text);
   /* How its user namespace was mapped, and what this host could not give
      it (rootless without a delegated cgroup). */
-  if (s->rootless)
-    ab_gen_kv_bool (g, "dev.agentbox/rootless", true);
-  if (s->id_mapping)
-    ab_gen_kv_str (g, "dev.agentbox/idMapping", s->id_mapping);
-  if (s->degraded.n)
-    ab_gen_kv_strv (g, "dev.agentbox/degraded", s->degraded.v, s->degraded.n);
+  gen_rootless (g, s, "dev.agentbox/");
   if (s->annotations.n)
     {
       ab_gen_key (g, "annotations");
