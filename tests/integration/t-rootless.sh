@@ -88,8 +88,8 @@ like "$? $out" '^2 .*--rootless.*maybe' "--rootless maybe is a usage error namin
 # Without a subordinate range (hidden here in a private mount namespace),
 # the user's own uid and gid alone map to the container's root, with
 # setgroups denied: no helper program is run.
-out=$(/usr/bin/unshare --mount --propagation private -- /bin/sh -c 'mount --bind /dev/null /etc/subuid &&
-  mount --bind /dev/null /etc/subgid && exec "$@"' sh \
+out=$(/usr/bin/unshare --mount --propagation private -- /bin/sh -c 'for f in /etc/subuid /etc/subgid; do
+  [ ! -e "$f" ] || mount --bind /dev/null "$f" || exit 99; done; exec "$@"' sh \
   "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" "$RUNTIME" run --default --record "$T/r-single.json" "$(new_id)" -- \
   /bin/sh -c 'cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; id -u' </dev/null 2>"$T/err")
 is "$(tr -s ' \n' ' ' <<<"$out")" " 0 $AB_RL_UID 1 0 $AB_RL_GID 1 deny 0 " \
