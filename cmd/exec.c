@@ -90,8 +90,11 @@ exec_detached (const struct ab_exec_opts *o)
   return AB_EXIT_OK;
 }
 
-int
-ab_cmd_exec (struct ab_global *g, int argc, char **argv)
+/* The command line of exec: 0 to go on, -1 when --help was printed, or
+   the exit status of a usage error. */
+static int
+parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts *o, struct ab_supervise_opts *so,
+                int *record_fd, const char **record_id)
 {
   static const struct option opts[] = {
     { "process", required_argument, NULL, OPT_PROCESS },
@@ -116,45 +119,37 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
   };
-  struct ab_exec_opts o __attribute__ ((cleanup (ab_exec_opts_clear)));
-  struct ab_supervise_opts so;
-  struct ab_outcome out;
-  const char *record_id = "null";
-  int record_fd = -1, c, n, status;
-  ab_error_t err = { 0 };
+  int c, n;
   uint64_t u;
 
-  ab_exec_opts_init (&o);
-  ab_supervise_opts_init (&so);
-  o.root = g->root;
   /* '+': the program's options are its own. */
   while ((c = getopt_long (argc, argv, "+dte:u:h", opts, NULL)) != -1)
     switch (c)
       {
       case OPT_PROCESS:
-        o.process_file = optarg;
+        o->process_file = optarg;
         break;
       case 'd':
-        o.detach = true;
+        o->detach = true;
         break;
       case 't':
-        o.tty = true;
+        o->tty = true;
         break;
       case OPT_CONSOLE_SOCKET:
-        o.console_socket = optarg;
+        o->console_socket = optarg;
         break;
       case OPT_PID_FILE:
-        o.pid_file = optarg;
+        o->pid_file = optarg;
         break;
       case OPT_CWD:
         if (optarg[0] != '/')
           return ab_cmd_usage_error ("exec", "--cwd: expected an absolute path, got `%s`", optarg);
-        o.cwd = optarg;
+        o->cwd = optarg;
         break;
       case 'e':
         if (strchr (optarg, '=') == NULL || optarg[0] == '=')
           return ab_cmd_usage_error ("exec", "--env: expected NAME=VALUE, got `%s`", optarg);
-        ab_strv_push (&o.env, optarg);
+        ab_strv_push (&o->env, optarg);
         break;
       case 'u':
         {
@@ -164,14 +159,14 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
             *colon = '\0';
           if (ab_parse_u64 (optarg, &id) < 0 || id >= UINT32_MAX)
             return ab_cmd_usage_error ("exec", "--user: expected UID[:GID] (numbers), got `%s`", optarg);
-          o.uid = (uid_t) id;
-          o.user_set = true;
+          o->uid = (uid_t) id;
+          o->user_set = true;
           if (colon)
             {
               if (ab_parse_u64 (colon + 1, &id) < 0 || id >= UINT32_MAX)
                 return ab_cmd_usage_error ("exec", "--user: expected UID[:GID] (numbers), got `%s`", colon + 1);
-              o.gid = (gid_t) id;
-              o.gid_set = true;
+              o->gid = (gid_t) id;
+              o->gid_set = true;
             }
           break;
         }
@@ -182,49 +177,49 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
           return ab_cmd_usage_error ("exec", "--cap: unknown capability `%s` (capabilities(7) names, such as "
                                              "CAP_KILL)",
                                      optarg);
-        ab_strv_push (&o.add_caps, optarg);
+        ab_strv_push (&o->add_caps, optarg);
         break;
       case OPT_PRESERVE_FDS:
-        if (ab_parse_int (optarg, &o.preserve_fds) < 0 || o.preserve_fds < 0 || o.preserve_fds > 65536)
+        if (ab_parse_int (optarg, &o->preserve_fds) < 0 || o->preserve_fds < 0 || o->preserve_fds > 65536)
           return ab_cmd_usage_error ("exec", "--preserve-fds: expected a number, got `%s`", optarg);
         break;
       case OPT_NO_NEW_PRIVS:
-        o.no_new_privs = true;
+        o->no_new_privs = true;
         break;
       case OPT_TIMEOUT:
-        if (ab_parse_duration_ms (optarg, &so.timeout_ms) < 0 || so.timeout_ms == 0)
+        if (ab_parse_duration_ms (optarg, &so->timeout_ms) < 0 || so->timeout_ms == 0)
           return ab_cmd_usage_error ("exec", "--timeout: expected a duration like 30s, got `%s`", optarg);
         break;
       case OPT_TIMEOUT_GRACE:
-        if (ab_parse_duration_ms (optarg, &so.grace_ms) < 0)
+        if (ab_parse_duration_ms (optarg, &so->grace_ms) < 0)
           return ab_cmd_usage_error ("exec", "--timeout-grace: expected a duration like 5s or 0, got `%s`", optarg);
-        so.grace_set = true;
+        so->grace_set = true;
         break;
       case OPT_MAX_OUTPUT:
         if (ab_parse_size (optarg, &u) < 0)
           return ab_cmd_usage_error ("exec", "--max-output: expected a size, got `%s`", optarg);
-        so.max_output = u;
-        so.capture = true;
+        so->max_output = u;
+        so->capture = true;
         break;
       case OPT_RECORD:
-        if (record_fd > 2)
-          close (record_fd);
-        record_fd = ab_open_record (optarg);
-        if (record_fd < 0)
+        if (*record_fd > 2)
+          close (*record_fd);
+        *record_fd = ab_open_record (optarg);
+        if (*record_fd < 0)
           return ab_cmd_usage_error ("exec", "--record: cannot open `%s`: %s", optarg, strerror (errno));
-        so.capture = true;
+        so->capture = true;
         break;
       case OPT_RECORD_FD:
         if (ab_parse_int (optarg, &n) < 0 || n < 0 || fcntl (n, F_GETFD) < 0)
           return ab_cmd_usage_error ("exec", "--record-fd: `%s` is not an open file descriptor", optarg);
-        record_fd = n; /* close-on-exec after the sealed re-exec, below */
-        so.capture = true;
+        *record_fd = n; /* close-on-exec after the sealed re-exec, below */
+        so->capture = true;
         break;
       case OPT_RECORD_ID:
-        record_id = optarg;
+        *record_id = optarg;
         break;
       case OPT_NO_STREAM:
-        so.passthrough = false;
+        so->passthrough = false;
         break;
       case OPT_DIE_WITH_PARENT:
         if ((n = ab_die_with_parent ("exec", optarg)) != 0)
@@ -233,26 +228,46 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
       case 'h':
       case OPT_HELP:
         help ();
-        return AB_EXIT_OK;
+        return -1;
       default:
         return ab_cmd_usage_error ("exec", "unknown option `%s`", argv[optind - 1]);
       }
   if (optind >= argc)
     return ab_cmd_usage_error ("exec", "missing container ID");
-  o.id = argv[optind++];
+  o->id = argv[optind++];
   if (optind < argc && strcmp (argv[optind], "--") == 0)
     optind++;
   for (; optind < argc; optind++)
-    ab_strv_push (&o.args, argv[optind]);
-  if (o.process_file == NULL && o.args.n == 0)
+    ab_strv_push (&o->args, argv[optind]);
+  if (o->process_file == NULL && o->args.n == 0)
     return ab_cmd_usage_error ("exec", "missing the program to run (or --process FILE)");
-  if (o.process_file && o.args.n)
+  if (o->process_file && o->args.n)
     return ab_cmd_usage_error ("exec", "give either --process FILE or a program, not both");
   if (g->systemd_cgroup)
     return ab_cmd_usage_error ("exec", "%s: the systemd cgroup driver is not supported (use cgroupfs)",
                                g->systemd_cgroup);
-  if ((n = ab_cmd_check_preserve_fds ("exec", o.preserve_fds, record_fd)) != 0)
+  if ((n = ab_cmd_check_preserve_fds ("exec", o->preserve_fds, *record_fd)) != 0)
     return n;
+
+  return 0;
+}
+
+int
+ab_cmd_exec (struct ab_global *g, int argc, char **argv)
+{
+  struct ab_exec_opts o __attribute__ ((cleanup (ab_exec_opts_clear)));
+  struct ab_supervise_opts so;
+  struct ab_outcome out;
+  const char *record_id = "null";
+  int record_fd = -1, r, status;
+  ab_error_t err = { 0 };
+
+  ab_exec_opts_init (&o);
+  ab_supervise_opts_init (&so);
+  o.root = g->root;
+  r = parse_exec_cli (g, argc, argv, &o, &so, &record_fd, &record_id);
+  if (r != 0)
+    return r < 0 ? AB_EXIT_OK : r;
 
   if (!ab_exe_protected ())
     {
@@ -260,7 +275,7 @@ ab_cmd_exec (struct ab_global *g, int argc, char **argv)
          namespace cannot write our binary anyway. */
       struct ab_idmaps uids = { 0 }, gids = { 0 };
       bool own = ab_exec_container_maps (g->root, o.id, &uids, &gids) == 0;
-      int r = ab_exe_seal_unless_safe (g->argv_all, own ? &uids : NULL, own ? &gids : NULL, &err);
+      r = ab_exe_seal_unless_safe (g->argv_all, own ? &uids : NULL, own ? &gids : NULL, &err);
       free (uids.v);
       free (gids.v);
       if (r < 0)

@@ -183,6 +183,54 @@ run_detached (struct ab_global *g, struct ab_run_cli *cli, ab_error_t *err)
   return AB_EXIT_OK;
 }
 
+/* The foreground run: the supervisor, then the record.  A sandbox that
+   opted in to the fallback and cannot be set up here runs without
+   namespaces instead. */
+static int
+run_foreground (struct ab_run_cli *cli, int *sb_lock, bool *failed, ab_error_t *err)
+{
+  bool overlay = cli->co.prebuilt->spec->workspace.mode == AB_WS_MODE_OVERLAY;
+  bool fallback = cli->co.prebuilt->spec->agentbox.fallback == AB_FALLBACK_LANDLOCK;
+  struct ab_bundle *bundle = NULL;
+  struct ab_outcome out;
+
+  cli->co.foreground = true;
+  cli->so.relay_tty = true; /* process.terminal without --console-socket: runc's pty relay */
+  cli->so.no_violations = cli->record_fd < 0; /* only the record reports them */
+  *failed = ab_supervise_run (&cli->co, &cli->so, &out, err) < 0;
+  if (*failed)
+    {
+      if (fallback && namespaces_unusable (err))
+        {
+          /* Opted in: the sandbox without namespaces, the failure named in
+             its `degraded`. */
+          _cleanup_free_ char *why = xasprintf ("the namespaced sandbox could not be set up: %s", err->msg);
+          ab_outcome_free (&out);
+          /* the namespaced sandbox's private skeleton, if any, goes now */
+          ab_sandbox_release (&cli->sb, *sb_lock, err);
+          *sb_lock = -1;
+          memset (err, 0, sizeof *err);
+          *failed = load_bundle (cli, &bundle, sb_lock, err) < 0;
+          return *failed ? ab_cmd_fail (err) : run_fallback (cli, bundle, why);
+        }
+      if (cli->sandbox && namespaces_unusable (err) && strstr (err->msg, "--fallback") == NULL)
+        {
+          size_t len = strlen (err->msg);
+          snprintf (err->msg + len, sizeof err->msg - len,
+                    "; where namespaces cannot be set up, `run --default --fallback landlock` runs without them "
+                    "(docs/landlock.md)");
+          out.setup_error = *err;
+        }
+      ab_log_error (err);
+      out.exit_status = ab_run_exit_for (err);
+    }
+  /* The record says it (workspaceChanges); a person is told here. */
+  if (overlay && cli->record_fd < 0 && out.reason != AB_REASON_SETUP_FAILED && !out.canceled)
+    fprintf (stderr, "agentbox: the workspace's changes are kept as change set `%s`: agentbox workspace diff|apply|discard %s\n",
+             cli->co.id, cli->co.id);
+  return run_finish (cli, &out);
+}
+
 int
 ab_cmd_run (struct ab_global *g, int argc, char **argv)
 {
@@ -190,7 +238,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   struct ab_bundle *bundle = NULL;
   struct ab_outcome out;
   ab_error_t err = { 0 };
-  bool overlay, fallback, failed = true;
+  bool failed = true;
   int r, status, sb_lock = -1;
 
   r = ab_parse_run_cli ("run", g, argc, argv, &cli);
@@ -245,8 +293,6 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
   if (cli.record_fd > 2)
     ab_set_cloexec (cli.record_fd, true);
   cli.co.prebuilt = bundle;
-  overlay = bundle->spec->workspace.mode == AB_WS_MODE_OVERLAY;
-  fallback = bundle->spec->agentbox.fallback == AB_FALLBACK_LANDLOCK;
 
   if (cli.detach)
     {
@@ -255,42 +301,7 @@ ab_cmd_run (struct ab_global *g, int argc, char **argv)
       goto done;
     }
 
-  cli.co.foreground = true;
-  cli.so.relay_tty = true; /* process.terminal without --console-socket: runc's pty relay */
-  cli.so.no_violations = cli.record_fd < 0; /* only the record reports them */
-  failed = ab_supervise_run (&cli.co, &cli.so, &out, &err) < 0;
-  if (failed)
-    {
-      if (fallback && namespaces_unusable (&err))
-        {
-          /* Opted in: the sandbox without namespaces, the failure named in
-             its `degraded`. */
-          _cleanup_free_ char *why = xasprintf ("the namespaced sandbox could not be set up: %s", err.msg);
-          ab_outcome_free (&out);
-          /* the namespaced sandbox's private skeleton, if any, goes now */
-          ab_sandbox_release (&cli.sb, sb_lock, &err);
-          sb_lock = -1;
-          memset (&err, 0, sizeof err);
-          failed = load_bundle (&cli, &bundle, &sb_lock, &err) < 0;
-          status = failed ? ab_cmd_fail (&err) : run_fallback (&cli, bundle, why);
-          goto done;
-        }
-      if (cli.sandbox && namespaces_unusable (&err) && strstr (err.msg, "--fallback") == NULL)
-        {
-          size_t len = strlen (err.msg);
-          snprintf (err.msg + len, sizeof err.msg - len,
-                    "; where namespaces cannot be set up, `run --default --fallback landlock` runs without them "
-                    "(docs/landlock.md)");
-          out.setup_error = err;
-        }
-      ab_log_error (&err);
-      out.exit_status = ab_run_exit_for (&err);
-    }
-  /* The record says it (workspaceChanges); a person is told here. */
-  if (overlay && cli.record_fd < 0 && out.reason != AB_REASON_SETUP_FAILED && !out.canceled)
-    fprintf (stderr, "agentbox: the workspace's changes are kept as change set `%s`: agentbox workspace diff|apply|discard %s\n",
-             cli.co.id, cli.co.id);
-  status = run_finish (&cli, &out);
+  status = run_foreground (&cli, &sb_lock, &failed, &err);
 done:
   ab_sandbox_release (&cli.sb, sb_lock, failed ? &err : NULL);
   ab_run_cli_free (&cli);

@@ -294,6 +294,50 @@ send_progress (struct ab_mcp_server *s, struct ab_mcp_job *j, uint64_t ms)
   ab_mcp_send_gen (s, g);
 }
 
+/* One turn of the job's clock: a cancellation seen (and, past its grace,
+   enforced with SIGKILL), progress sent; returns how long poll may wait
+   (ms, -1: for ever). */
+static int
+job_tick (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_worker *w, const char *tag, uint64_t t0,
+          uint64_t *last_progress, uint64_t *canceled_at)
+{
+  bool canceled = false, progress = false;
+  uint64_t now = ab_now_monotonic_ns ();
+  int timeout = -1;
+
+  if (j)
+    {
+      pthread_mutex_lock (&s->lock);
+      canceled = j->canceled;
+      progress = j->progress_json && !j->canceled;
+      pthread_mutex_unlock (&s->lock);
+    }
+  if (canceled && *canceled_at == 0)
+    *canceled_at = now;
+  if (*canceled_at && now - *canceled_at > CANCEL_GRACE_NS)
+    {
+      ab_warn ("mcp: [%s] the worker ignored the cancellation; killing it", tag);
+      syscall (SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+      *canceled_at = now;
+    }
+  if (progress)
+    {
+      uint64_t ms = (now - t0) / 1000000u;
+      if (ms >= *last_progress + PROGRESS_INTERVAL_MS)
+        {
+          /* strictly increasing: elapsed milliseconds, sent at most once a millisecond */
+          send_progress (s, j, ms);
+          *last_progress = ms;
+        }
+      timeout = (int)(*last_progress + PROGRESS_INTERVAL_MS - ms);
+    }
+  if (*canceled_at)
+    timeout = timeout < 0 || timeout > 1000 ? 1000 : timeout;
+  else if (j && timeout < 0)
+    timeout = 1000; /* notice a cancellation that raced with the spawn */
+  return timeout;
+}
+
 /* Run a spawned worker to its end: feed stdin, forward logs, collect the
    record, send progress, honour cancellation.  j may be NULL (helpers). */
 void
@@ -310,40 +354,9 @@ ab_mcp_supervise (struct ab_mcp_server *s, struct ab_mcp_job *j, struct ab_mcp_w
   while (!exited)
     {
       struct pollfd p[5];
-      int n = 0, ipid, ilog = -1, irec = -1, iin = -1, ist = -1, timeout = -1;
-      bool canceled = false, progress = false;
-      uint64_t now = ab_now_monotonic_ns ();
+      int n = 0, ipid, ilog = -1, irec = -1, iin = -1, ist = -1, timeout;
 
-      if (j)
-        {
-          pthread_mutex_lock (&s->lock);
-          canceled = j->canceled;
-          progress = j->progress_json && !j->canceled;
-          pthread_mutex_unlock (&s->lock);
-        }
-      if (canceled && canceled_at == 0)
-        canceled_at = now;
-      if (canceled_at && now - canceled_at > CANCEL_GRACE_NS)
-        {
-          ab_warn ("mcp: [%s] the worker ignored the cancellation; killing it", tag);
-          syscall (SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
-          canceled_at = now;
-        }
-      if (progress)
-        {
-          uint64_t ms = (now - t0) / 1000000u;
-          if (ms >= last_progress + PROGRESS_INTERVAL_MS)
-            {
-              /* strictly increasing: elapsed milliseconds, sent at most once a millisecond */
-              send_progress (s, j, ms);
-              last_progress = ms;
-            }
-          timeout = (int)(last_progress + PROGRESS_INTERVAL_MS - ms);
-        }
-      if (canceled_at)
-        timeout = timeout < 0 || timeout > 1000 ? 1000 : timeout;
-      else if (j && timeout < 0)
-        timeout = 1000; /* notice a cancellation that raced with the spawn */
+      timeout = job_tick (s, j, w, tag, t0, &last_progress, &canceled_at);
 
       ipid = n;
       p[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };

@@ -508,6 +508,88 @@ sigs_restore (struct sigs *s)
   s->fd = -1;
 }
 
+/* The descriptors watch waits on in one turn, and where each one is. */
+struct watch_set
+{
+  struct pollfd p[7];
+  int n, ipid, isig, iout, ierr, iin, ipty, istdin;
+};
+
+static int
+watch_add (struct watch_set *w, int fd, short events)
+{
+  w->p[w->n] = (struct pollfd){ .fd = fd, .events = events };
+  return w->n++;
+}
+
+static void
+watch_fill (struct watch_set *w, const struct unit *u, const struct io *io, const struct sigs *sg, bool exited,
+            bool out_open, bool err_open, bool pty_open)
+{
+  *w = (struct watch_set){ .ipid = -1, .isig = -1, .iout = -1, .ierr = -1, .iin = -1, .ipty = -1, .istdin = -1 };
+  if (!exited)
+    w->ipid = watch_add (w, u->pidfd, POLLIN);
+  if (sg->fd >= 0)
+    w->isig = watch_add (w, sg->fd, POLLIN);
+  if (out_open)
+    w->iout = watch_add (w, io->out[0], POLLIN);
+  if (err_open)
+    w->ierr = watch_add (w, io->err[0], POLLIN);
+  if (io->in[1] >= 0)
+    w->iin = watch_add (w, io->in[1], POLLOUT);
+  if (pty_open)
+    {
+      /* Input waits in pend until the terminal takes it; no more is
+         read meanwhile, so a program that reads nothing stalls the
+         caller's input, never the relay of its output. */
+      w->ipty = watch_add (w, io->pty, (short) (POLLIN | (io->pend_len ? POLLOUT : 0)));
+      if (io->pty_in && io->pend_len == 0 && !exited)
+        w->istdin = watch_add (w, 0, POLLIN);
+    }
+}
+
+/* The signals that came: SIGCHLD reaps orphans, SIGWINCH resizes the
+   terminal, SIGUSR1 cancels the run, the others go to the program. */
+static void
+watch_signals (struct unit *u, struct io *io, struct sigs *sg, struct ab_outcome *out, bool exited)
+{
+  struct signalfd_siginfo si;
+
+  while (read (sg->fd, &si, sizeof si) == (ssize_t) sizeof si)
+    {
+      if (si.ssi_signo == SIGCHLD)
+        reap_orphans (u->pid);
+      else if (si.ssi_signo == SIGPIPE)
+        continue; /* ours, not the program's */
+      else if (si.ssi_signo == SIGWINCH)
+        ab_caller_tty_resize (&io->caller, io->pty);
+      else if (si.ssi_signo == SIGUSR1)
+        {
+          out->canceled = true;
+          u->kill_all (u->arg, false);
+        }
+      else if (!exited)
+        syscall (SYS_pidfd_send_signal, u->pidfd, (int) si.ssi_signo, NULL, 0);
+    }
+}
+
+/* The process ended: reap it (a SIGKILL at the CPU limit is named), and
+   what it left behind goes with it (and would hold our pipes). */
+static int
+watch_reap (struct unit *u, struct ab_outcome *out, siginfo_t *info, ab_error_t *err)
+{
+  memset (info, 0, sizeof *info);
+  if (waitid (P_PIDFD, (id_t)u->pidfd, info, WEXITED | WNOWAIT) == 0 && info->si_code == CLD_KILLED
+      && info->si_status == SIGKILL && out->reason != AB_REASON_TIMEOUT && !out->canceled
+      && killed_at_cpu_limit (u->pid))
+    out->limits_hit |= AB_LIMIT_CPU;
+  while (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED) < 0)
+    if (errno != EINTR)
+      return ab_error_set (err, errno, "wait for the process");
+  u->kill_all (u->arg, true);
+  return 0;
+}
+
 /* Watch until the process is gone and its output drained. */
 static int
 watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct sigs *sg, struct ab_outcome *out,
@@ -515,6 +597,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
 {
   struct deadline dl = { 0 };
   bool exited = false, out_open = io->out[0] >= 0, err_open = io->err[0] >= 0, pty_open = io->pty >= 0;
+  struct watch_set w;
 
   if (so->timeout_ms)
     dl.term = add_ms (ab_now_monotonic_ns (), so->timeout_ms);
@@ -527,46 +610,9 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
 
   while (!exited || out_open || err_open || pty_open)
     {
-      struct pollfd p[7];
-      int n = 0, ipid = -1, isig = -1, iout = -1, ierr = -1, iin = -1, ipty = -1, istdin = -1, timeout = -1;
-      if (!exited)
-        {
-          ipid = n;
-          p[n++] = (struct pollfd){ .fd = u->pidfd, .events = POLLIN };
-        }
-      if (sg->fd >= 0)
-        {
-          isig = n;
-          p[n++] = (struct pollfd){ .fd = sg->fd, .events = POLLIN };
-        }
-      if (out_open)
-        {
-          iout = n;
-          p[n++] = (struct pollfd){ .fd = io->out[0], .events = POLLIN };
-        }
-      if (err_open)
-        {
-          ierr = n;
-          p[n++] = (struct pollfd){ .fd = io->err[0], .events = POLLIN };
-        }
-      if (io->in[1] >= 0)
-        {
-          iin = n;
-          p[n++] = (struct pollfd){ .fd = io->in[1], .events = POLLOUT };
-        }
-      if (pty_open)
-        {
-          /* Input waits in pend until the terminal takes it; no more is
-             read meanwhile, so a program that reads nothing stalls the
-             caller's input, never the relay of its output. */
-          ipty = n;
-          p[n++] = (struct pollfd){ .fd = io->pty, .events = (short) (POLLIN | (io->pend_len ? POLLOUT : 0)) };
-          if (io->pty_in && io->pend_len == 0 && !exited)
-            {
-              istdin = n;
-              p[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
-            }
-        }
+      int timeout = -1;
+
+      watch_fill (&w, u, io, sg, exited, out_open, err_open, pty_open);
       if (!exited && (dl.term || dl.kill))
         {
           uint64_t now = ab_now_monotonic_ns ();
@@ -576,65 +622,39 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
             grace_tick (&dl, u, out, now);
           timeout = deadline_wait (&dl, now);
         }
-      if (poll (p, (nfds_t) n, timeout) < 0)
+      if (poll (w.p, (nfds_t) w.n, timeout) < 0)
         {
           if (errno == EINTR)
             continue;
           u->kill_all (u->arg, false);
           return ab_error_set (err, errno, "poll");
         }
-      if (isig >= 0 && (p[isig].revents & POLLIN))
+      if (w.isig >= 0 && (w.p[w.isig].revents & POLLIN))
+        watch_signals (u, io, sg, out, exited);
+      if (w.iin >= 0 && w.p[w.iin].revents)
         {
-          struct signalfd_siginfo si;
-          while (read (sg->fd, &si, sizeof si) == (ssize_t) sizeof si)
-            {
-              if (si.ssi_signo == SIGCHLD)
-                reap_orphans (u->pid);
-              else if (si.ssi_signo == SIGPIPE)
-                continue; /* ours, not the program's */
-              else if (si.ssi_signo == SIGWINCH)
-                ab_caller_tty_resize (&io->caller, io->pty);
-              else if (si.ssi_signo == SIGUSR1)
-                {
-                  out->canceled = true;
-                  u->kill_all (u->arg, false);
-                }
-              else if (!exited)
-                syscall (SYS_pidfd_send_signal, u->pidfd, (int) si.ssi_signo, NULL, 0);
-            }
-        }
-      if (iin >= 0 && p[iin].revents)
-        {
-          ssize_t w = write (io->in[1], so->stdin_data + io->in_off, so->stdin_len - io->in_off);
-          if (w > 0)
-            io->in_off += (size_t) w;
-          if ((w < 0 && errno != EAGAIN) || io->in_off >= so->stdin_len)
+          ssize_t n = write (io->in[1], so->stdin_data + io->in_off, so->stdin_len - io->in_off);
+          if (n > 0)
+            io->in_off += (size_t) n;
+          if ((n < 0 && errno != EAGAIN) || io->in_off >= so->stdin_len)
             closep2 (&io->in[1]);
         }
-      if (istdin >= 0 && p[istdin].revents)
+      if (w.istdin >= 0 && w.p[w.istdin].revents)
         stdin_read (io);
-      if (ipty >= 0 && (p[ipty].revents & POLLOUT) && io->pend_len)
+      if (w.ipty >= 0 && (w.p[w.ipty].revents & POLLOUT) && io->pend_len)
         pty_write (io);
-      if (ipty >= 0 && (p[ipty].revents & (POLLIN | POLLHUP | POLLERR)))
+      if (w.ipty >= 0 && (w.p[w.ipty].revents & (POLLIN | POLLHUP | POLLERR)))
         pty_open = drain (io->pty, so->capture ? &out->out : NULL, so->max_output, &io->tee_out,
                           &out->limits_hit);
-      if (iout >= 0 && p[iout].revents)
+      if (w.iout >= 0 && w.p[w.iout].revents)
         out_open = drain (io->out[0], &out->out, so->max_output, &io->tee_out, &out->limits_hit);
-      if (ierr >= 0 && p[ierr].revents)
+      if (w.ierr >= 0 && w.p[w.ierr].revents)
         err_open = drain (io->err[0], &out->err, so->max_output, &io->tee_err, &out->limits_hit);
-      if (ipid >= 0 && (p[ipid].revents & POLLIN))
+      if (w.ipid >= 0 && (w.p[w.ipid].revents & POLLIN))
         {
-          memset (info, 0, sizeof *info);
-          if (waitid (P_PIDFD, (id_t)u->pidfd, info, WEXITED | WNOWAIT) == 0 && info->si_code == CLD_KILLED
-              && info->si_status == SIGKILL && out->reason != AB_REASON_TIMEOUT && !out->canceled
-              && killed_at_cpu_limit (u->pid))
-            out->limits_hit |= AB_LIMIT_CPU;
-          while (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED) < 0)
-            if (errno != EINTR)
-              return ab_error_set (err, errno, "wait for the process");
+          if (watch_reap (u, out, info, err) < 0)
+            return -1;
           exited = true;
-          /* What it left behind goes with it (and would hold our pipes). */
-          u->kill_all (u->arg, true);
         }
     }
   return 0;
@@ -812,6 +832,22 @@ container_count (void *arg)
   return (int)n;
 }
 
+/* What the container's run comes to, read after its process ended and
+   before the container is destroyed. */
+static void
+outcome_of_container (struct ab_outcome *out, struct ab_container *c, const struct ab_supervise_opts *so,
+                      const struct ab_fswatch *fw, uint64_t t0)
+{
+  out->duration_ns = ab_now_monotonic_ns () - t0;
+  outcome_stats (out, c->cg, NULL);
+  outcome_fs (out, fw);
+  out->violations_json = ab_net_violations_json (c, !so->no_violations);
+  out->egress_json = ab_net_decisions_json (c);
+  /* only a record reports the change list (a walk of what changed) */
+  if (!so->no_violations)
+    outcome_workspace (out, c->ws);
+}
+
 int
 ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
                   ab_error_t *err)
@@ -882,14 +918,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
       outcome_from_siginfo (out, &info);
     }
   ab_trace ("exited");
-  out->duration_ns = ab_now_monotonic_ns () - t0;
-  outcome_stats (out, c->cg, NULL);
-  outcome_fs (out, &fw);
-  out->violations_json = ab_net_violations_json (c, !so->no_violations);
-  out->egress_json = ab_net_decisions_json (c);
-  /* only a record reports the change list (a walk of what changed) */
-  if (!so->no_violations)
-    outcome_workspace (out, c->ws);
+  outcome_of_container (out, c, so, &fw, t0);
   if (!so->keep)
     {
       ab_error_t e = { 0 };

@@ -96,11 +96,14 @@ is "$(cat "$ws/cleaned" 2>&1)" cleaned "at the timeout a TERM trap runs: its fil
 is "$rc/$(field term reason)/$(field term exitCode)/$(field term timeout.ended)" "3/timeout/3/terminated" \
   "... the record: reason timeout, the trap's exit status, timeout.ended terminated"
 like "$(field term error.message)" 'sent SIGTERM and ended within the grace' "... and its message says so"
+# sleep durations unique to this run: pgrep sees the whole host, where
+# another suite may run these very tests at the same time
+z=$((10000000 + $$ * 10))
 rec ignore --timeout 1s --timeout-grace 1s "$(new_id)" -- \
-  sh -c 'trap "" TERM; setsid sh -c "trap \"\" TERM; exec sleep 987651" & sleep 987652'
+  sh -c 'trap "" TERM; setsid sh -c "trap \"\" TERM; exec sleep '"$((z + 1))"'" & sleep '"$((z + 2))"
 is "$rc/$(field ignore signal)/$(field ignore timeout.ended)/$(field ignore timeout.graceMs)" \
   "137/SIGKILL/killed/1000" "a program ignoring SIGTERM is killed after the grace: SIGKILL, timeout.ended killed"
-pgrep -f 'sleep 98765[12]' >/dev/null
+pgrep -f "sleep ($((z + 1))|$((z + 2)))" >/dev/null
 isnt $? 0 "... and its setsid'd grandchild, which ignored SIGTERM too, is gone from the host"
 rec plain --timeout 1s "$(new_id)" -- sleep 1000
 is "$rc/$(field plain signal)/$(field plain timeout.ended)" "143/SIGTERM/terminated" \
@@ -112,11 +115,11 @@ id=$(new_id)
 rm -f "$ws/cleaned"
 rt run --default --detach --workspace "$ws" "$id" >/dev/null 2>&1
 rt exec --timeout 1s --record "$T/exec-term.json" --no-stream "$id" -- \
-  sh -c 'trap "echo cleaned >/workspace/cleaned; exit 4" TERM; setsid sleep 987653 & sleep 1000 & wait' \
+  sh -c 'trap "echo cleaned >/workspace/cleaned; exit 4" TERM; setsid sleep '"$((z + 3))"' & sleep 1000 & wait' \
   </dev/null >/dev/null 2>&1
 is "$(cat "$ws/cleaned" 2>&1)/$(field exec-term timeout.ended)" "cleaned/terminated" \
   "exec --timeout: the TERM trap of the exec'd process runs"
-pgrep -f 'sleep 987653' >/dev/null
+pgrep -f "sleep $((z + 3))" >/dev/null
 isnt $? 0 "... and what it started with setsid is gone"
 rt delete --force "$id" >/dev/null 2>&1
 b=$T/bundle-grace

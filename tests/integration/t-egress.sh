@@ -23,6 +23,12 @@ require_runtime_commands create start run state delete
 net_require curl openssl ss
 plan_later
 
+# The host end of the veth has one fixed address: two runs of this file at
+# once (its rootless twin in the same `make check`, another checkout's
+# suite) would share it and see each other's upstream.  One at a time.
+exec 8>/tmp/agentbox-t-egress.lock
+flock -w 900 8 || diag "waited 15 min for another run of t-egress.sh; going on"
+
 U=ab-$$-up
 UL=ab$$u0
 host_rules_before=$(nft list ruleset)
