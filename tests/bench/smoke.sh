@@ -62,9 +62,9 @@ check_figure start-hardened.sh start-hardened $(each wall)
 check_figure start-runc-spec.sh start-runc-spec $(each wall)
 # As an ordinary user (made here if missing, as the rootless tests do).
 if ab_user "${AB_ROOTLESS_USER:-abuser}" >/dev/null; then
-  check_figure start-rootless.sh start-rootless agentbox:wall bwrap:wall runc:wall
+  check_figure start-rootless.sh start-rootless agentbox:wall agentbox-1id:wall bwrap:wall runc:wall
 else
-  skip "cannot make the user ${AB_ROOTLESS_USER:-abuser} for start-rootless.sh" 12
+  skip "cannot make the user ${AB_ROOTLESS_USER:-abuser} for start-rootless.sh" 13
 fi
 check_figure exec.sh exec $(each wall)
 check_figure throughput.sh throughput $(each runs_per_s) $(each wall)

@@ -7,6 +7,8 @@
 #             (the user's subordinate range where it has one), mount, pid,
 #             net with the nftables wall, ipc, uts and cgroup namespaces,
 #             seccomp, no capabilities, read-only root;
+#   agentbox-1id  the same with the user's own uid and gid alone mapped
+#             (no set-user-ID helper run);
 #   bwrap     bubblewrap 0.8 by the same user with comparable namespaces
 #             (--unshare-all: user, mount, pid, net, ipc, uts, cgroup), the
 #             same rootfs read-only, /proc, /dev and a /tmp, no capabilities;
@@ -56,6 +58,12 @@ edit "$B/bundle-agentbox/config.json" linux.namespaces-=time process.terminal=fa
   'process.args=["/bin/true"]'
 wrapper agentbox "$AGENTBOX" '--root "$1" run --bundle "$2" "$3"'
 bench_contender agentbox "$B/rl-agentbox" "not built"
+# The same with the user's own ids alone (no newuidmap/newgidmap run).
+user_bundle agentbox-1id
+cp "$B/bundle-agentbox/config.json" "$B/bundle-agentbox-1id/config.json"
+edit "$B/bundle-agentbox-1id/config.json" "linux.uidMappings=[{\"containerID\":0,\"hostID\":$uid,\"size\":1}]" \
+  "linux.gidMappings=[{\"containerID\":0,\"hostID\":$gid,\"size\":1}]"
+bench_contender agentbox-1id "$B/rl-agentbox" "not built"
 
 bwrap=$(command -v "${BWRAP:-bwrap}")
 if [ -n "$bwrap" ]; then
