@@ -34,7 +34,7 @@ BENCH_FIGURE_FILES = \
 
 TESTS += tests/bench/smoke.sh
 EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib.sh tests/bench/bench.py tests/bench/proxy.py tests/bench/smoke.sh \
-	docs/benchmarks.md docs/bench/rootless-bc5a8b9-run1.txt docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
+	docs/benchmarks.md docs/bench/rootless-bc5a8b9-run1.txt docs/bench/rootless-ff6a442-run2.txt docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
 	docs/bench/before-3e38eed-lone.txt docs/bench/before-3e38eed-mcp400.txt docs/bench/before-3e38eed-profile.txt \
 	docs/bench/before-ca2e398-run3.txt docs/bench/after-c00527b-run1.txt docs/bench/after-c00527b-lone.txt \
 	docs/bench/after-final-run1.txt docs/bench/after-final-lone.txt \
