@@ -153,6 +153,25 @@ else
   skip "this test runs in a cgroup delegated to $AB_RL_USER" 5
 fi
 
+# RLIMIT_NPROC in place of pids.limit counts the container's processes in
+# its user namespace, not the user's own on the host: with 30 processes of
+# the user running outside, a container limited to 20 still forks 19 times
+# (its first process is the 20th), then gets EAGAIN; its children are gone
+# with it.
+hostpids=()
+for ((i = 0; i < 30; i++)); do
+  # (setpriv and env exec: $! is the sleep itself, which holds no fd of ours)
+  "${_ab_as[@]}" /bin/sleep 4717 </dev/null >/dev/null 2>&1 7>&- &
+  hostpids+=($!)
+done
+out=$(urt run --default --accept-degraded --pids 20 --workspace "$T/ws" "$(new_id)" -- /workspace/abtest forkbomb 40 \
+  2>"$T/err" </dev/null | tr '\n' ' ')
+is "$out" "forks=19 errno=EAGAIN " \
+  "--pids 20 as RLIMIT_NPROC: 19 forks, then EAGAIN, though the user has 30 more processes on the host"
+kill "${hostpids[@]}" 2>/dev/null
+wait "${hostpids[@]}" 2>/dev/null
+is "$(marked_procs '^/workspace/abtest forkbomb')" "" "... and none of its processes is left"
+
 # ---- spec --rootless and the lifecycle as the user --------------------------------------------------
 
 mkdir -p "$T/sb" && make_rootfs "$T/sb/rootfs" && chown "$AB_RL_UID:$AB_RL_GID" "$T/sb"
