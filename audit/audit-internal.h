@@ -124,6 +124,7 @@ struct ab_audit_ctx
   const char *bundle_dir;   /* canonical, or NULL */
   struct ab_audit_report *r;
   const struct ab_plan *p;  /* what create would do: the plan of the config (facts.c builds it) */
+  int rootless;             /* --rootless as create takes it: -1 auto (the caller's privileges), 0, 1 */
   struct ab_audit_facts f;
 };
 
@@ -182,6 +183,7 @@ void ab_audit_map_landlock (struct ab_audit_ctx *a);
 void ab_audit_rules_ns (struct ab_audit_ctx *a);
 void ab_audit_rules_fs (struct ab_audit_ctx *a);
 void ab_audit_rules_priv (struct ab_audit_ctx *a);
+void ab_audit_rules_rootless (struct ab_audit_ctx *a);
 
 /* The facts, the maps and the rules over a, in pipeline order; the caller
    frees a->f. */

@@ -143,6 +143,10 @@ void ab_audit_set_landlock_abi (int abi);
 int ab_audit_config (const char *kind, const char *source, const char *bundle_dir, const char *config_path,
                      const char *buf, size_t len, struct ab_audit_report **out, ab_error_t *err);
 
+/* --rootless (-1 auto, 0, 1): the audits that follow judge a config as
+   create would run it with that option (auto: as the calling user). */
+void ab_audit_set_rootless (int rootless);
+
 /* The hardened profile of `agentbox spec` (rootless: `spec --rootless`), audited. */
 int ab_audit_profile (bool rootless, struct ab_audit_report **out, ab_error_t *err);
 

@@ -19,6 +19,7 @@
 #include "audit/audit-internal.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "runtime/lifecycle/container.h"
 #include "spec/tables.h"
 
 
@@ -138,8 +139,11 @@ static void
 facts_net (struct ab_audit_ctx *a)
 {
   struct ab_audit_facts *f = &a->f;
-  const struct ab_plan_net *n = &a->p->net;
+  const struct ab_plan_net *n;
 
+  if (a->p == NULL)
+    return;
+  n = &a->p->net;
   f->own_netns = n->own_ns;
   f->wall = n->wall;
   f->net = *n->allow;
@@ -152,15 +156,25 @@ ab_audit_facts_init (struct ab_audit_ctx *a)
 {
   struct ab_audit_facts *f = &a->f;
 
-  struct ab_plan_opts po = { .root = "<root>", .id = "<id>", .rootless = -1 };
+  /* Rootless, limits this host cannot enforce are accepted, so that the
+     plan lists them in `degraded` (rules-rootless.c) instead of failing. */
+  struct ab_plan_opts po = { .root = "<root>", .id = "<id>", .rootless = a->rootless, .accept_degraded = true };
   ab_error_t err = { 0 };
 
   memset (f, 0, sizeof *f);
   /* What create would do with this config: its plan, built as create
      builds it (without an --egress-policy baseline).  A plan is built for
      any parsed config, valid or not. */
-  if (ab_plan_build (a->s, &po, &f->plan, &err) < 0)
-    ab_warn ("audit: %s", err.msg);
+  if (ab_container_plan (a->s, &po, NULL, &f->plan, &err) < 0)
+    {
+      ab_error_t again = { 0 };
+      ab_warn ("audit: %s", err.msg);
+      /* Refused rootless (an id map or a mount this user cannot have): the
+         rest reads the plan root would make. */
+      po.rootless = 0;
+      if (ab_plan_build (a->s, &po, &f->plan, &again) < 0)
+        f->plan = NULL;
+    }
   a->p = f->plan;
   facts_ns (a);
   facts_caps (a);

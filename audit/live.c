@@ -333,7 +333,7 @@ ab_audit_container (const char *root, const char *id, struct ab_audit_report **o
   r->kind = xstrdup ("container");
   r->source = xstrdup (id);
   r->config_path = xasprintf ("%s/%s/%s", root, id, AB_CONFIG_FILE);
-  a = (struct ab_audit_ctx){ .s = s, .l = s->linux_, .bundle_dir = st->bundle, .r = r };
+  a = (struct ab_audit_ctx){ .s = s, .l = s->linux_, .bundle_dir = st->bundle, .r = r, .rootless = st->rootless };
   ab_audit_passes (&a);
   status = ab_state_status (dirfd, st);
   if ((status == AB_STATUS_RUNNING || status == AB_STATUS_CREATED || status == AB_STATUS_PAUSED)

@@ -337,6 +337,31 @@ static const struct ab_audit_rule rules[] = {
     "The process may switch itself to real-time scheduling without CAP_SYS_NICE: a real-time busy loop "
     "starves the host's CPUs.",
     "Remove RLIMIT_RTPRIO (the default is 0).", NULL },
+  /* ---- rootless ---- */
+  { "AB-ROOTLESS-001", M, "a resource limit is not enforced (rootless)",
+    "agentbox runs without host root and no cgroup v2 subtree is delegated to its user (cgroup v1 "
+    "hierarchies are root's alone), so the limit is not applied: the container can use the host's memory, "
+    "CPU or I/O without bound. The pids limit becomes RLIMIT_NPROC, which the kernel counts per uid inside "
+    "the container's user namespace (Linux 5.14 and later), not the container's processes as a whole.",
+    "Delegate a cgroup v2 subtree to the user (systemd-run --user -p Delegate=yes, or an administrator's "
+    "chown) and give agentbox --cgroup-parent; or run agentbox as root.",
+    NULL },
+  { "AB-ROOTLESS-002", M, "the container has no cgroup (rootless)",
+    "Without a cgroup agentbox finds and kills the container's processes through its pid namespace: the "
+    "kernel ends them all when the init exits, but pause, resume and update are refused and no memory or "
+    "CPU use is measured. Without a pid namespace of its own, a daemon of the container survives it.",
+    "Give the container a pid namespace of its own (agentbox spec does), and a delegated cgroup "
+    "(--cgroup-parent) for the freezer and the limits.",
+    NULL },
+  { "AB-ROOTLESS-003", L, "the container's root is the user running agentbox",
+    "In a rootless user namespace the container's root is the calling user's uid on the host: every file it "
+    "writes in a bind mount or workspace is the user's, and whatever of the user's the container can reach "
+    "(a bind of the home directory, a socket), it reaches with the user's full rights. With one id mapped, "
+    "every uid inside is that user; with subordinate ids, the other uids are shared by every container "
+    "the user runs.",
+    "Bind only what the agent needs, read-only where it can be; give the user an /etc/subuid range "
+    "(package uidmap) and run the agent as a non-root uid of the container.",
+    NULL },
   /* ---- privileges ---- */
   { "AB-SEC-001", H, "no_new_privs is off",
     "A set-user-ID or file-capability program in the image (su, ping, newuidmap, ...) gives the agent "

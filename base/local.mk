@@ -9,4 +9,6 @@ libagentbox_a_SOURCES += \
 	base/json.h base/json.c \
 	base/gen.h base/gen.c \
 	base/resolve.h base/resolve.c \
-	base/text.h base/text.c
+	base/text.h base/text.c \
+	base/owner.h base/owner.c \
+	base/nsenter.h base/nsenter.c

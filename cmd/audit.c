@@ -213,7 +213,13 @@ ab_cmd_audit (struct ab_global *g, int argc, char **argv)
     return rc < 0 ? AB_EXIT_OK : rc;
   if (o.rules)
     return list_rules (&o);
-  if (o.id)
+  /* A config is judged as create would run it for this user: rootless,
+     what this host cannot enforce is reported (AB-ROOTLESS-*). */
+  ab_audit_set_rootless (g->rootless);
+  if (o.id && g->root == NULL)
+    rc = ab_error_setc (&err, AB_EC_USAGE, 0,
+                        "audit %s: no state directory: XDG_RUNTIME_DIR is not set; give one with --root DIR", o.id);
+  else if (o.id)
     rc = ab_audit_container (g->root, o.id, &r, &err);
   else if (o.config)
     rc = load_config (o.config, &r, &err);

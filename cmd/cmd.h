@@ -22,13 +22,15 @@ enum
 
 struct ab_global
 {
-  const char *root;       /* --root, default /run/agentbox */
+  const char *root;       /* --root, default /run/agentbox (root) or $XDG_RUNTIME_DIR/agentbox;
+                             NULL when neither (commands that keep state refuse to run) */
   const char *log_path;   /* --log */
   int log_format;         /* enum ab_log_format */
   bool debug;
   const char *systemd_cgroup; /* the option that asked for the systemd cgroup driver (--systemd-cgroup,
                                  --cgroup-manager systemd): accepted, refused when used; or NULL */
   int rootless;           /* --rootless: -1 auto, 0 false, 1 true */
+  const char *cgroup_parent; /* --cgroup-parent: rootless, the delegated cgroup v2 parent, or NULL */
   const char *argv0;
   char **argv_all; /* the whole command line, for a re-exec from the sealed copy */
 };
@@ -39,6 +41,7 @@ struct ab_cmd
   int (*run) (struct ab_global *g, int argc, char **argv);
   const char *summary;
   bool sealed; /* starts container processes: run from a sealed copy of the binary */
+  bool needs_root; /* keeps state: refuses to run without a state root */
 };
 
 #define AB_DEFAULT_ROOT "/run/agentbox"

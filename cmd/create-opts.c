@@ -33,6 +33,9 @@ ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o
     case AB_OPT_EGRESS_POLICY:
       o->egress_policy = arg;
       return 1;
+    case AB_OPT_ACCEPT_DEGRADED:
+      o->accept_degraded = true;
+      return 1;
     case AB_OPT_NO_PIVOT:
       return ab_cmd_usage_error (cmd, "--no-pivot is not supported: agentbox always uses pivot_root");
     default:
@@ -46,6 +49,7 @@ ab_create_opts_finish (const char *cmd, struct ab_global *g, struct ab_create_op
 {
   o->root = g->root;
   o->rootless = g->rootless;
+  o->cgroup_parent = g->cgroup_parent;
   if (g->systemd_cgroup)
     return ab_cmd_usage_error (cmd, "%s: the systemd cgroup driver is not supported (use cgroupfs)",
                                g->systemd_cgroup);
@@ -293,6 +297,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   cli->record_fd = -1;
   cli->record_id = "null";
   cli->sb.root = g->root;
+  cli->sb.rootless = g->rootless;
   /* '+': the program's own arguments after the id are not ours. */
   while ((c = getopt_long (argc, argv, "+b:dh", opts, NULL)) != -1)
     {

@@ -21,6 +21,7 @@ enum
   AB_OPT_NO_PIVOT,
   AB_OPT_HELP,
   AB_OPT_EGRESS_POLICY,
+  AB_OPT_ACCEPT_DEGRADED,
   AB_OPT__CREATE_LAST,
 };
 
@@ -30,7 +31,8 @@ enum
       { "preserve-fds", required_argument, NULL, AB_OPT_PRESERVE_FDS },                                            \
       { "no-new-keyring", no_argument, NULL, AB_OPT_NO_NEW_KEYRING },                                              \
       { "no-pivot", no_argument, NULL, AB_OPT_NO_PIVOT }, { "help", no_argument, NULL, AB_OPT_HELP },         \
-      { "egress-policy", required_argument, NULL, AB_OPT_EGRESS_POLICY }
+      { "egress-policy", required_argument, NULL, AB_OPT_EGRESS_POLICY },                                          \
+      { "accept-degraded", no_argument, NULL, AB_OPT_ACCEPT_DEGRADED }
 
 #define AB_CREATE_HELP                                                                                             \
   "  -b, --bundle DIR         bundle directory (default: the current directory)\n"                                 \
@@ -38,7 +40,9 @@ enum
   "      --console-socket S   send the pty master to the Unix socket S (process.terminal)\n"                       \
   "      --preserve-fds N     pass fds 3..3+N-1 to the container\n"                                                \
   "      --no-new-keyring     keep the caller's session keyring\n"                                                \
-  "      --egress-policy FILE the admin baseline of the egress proxy (annotations can only narrow it)\n"
+  "      --egress-policy FILE the admin baseline of the egress proxy (annotations can only narrow it)\n"        \
+  "      --accept-degraded    rootless: run even where a limit cannot be enforced here (each is listed in\n"      \
+  "                           the record's `degraded`); without it such a config fails, naming the limit\n"
 
 /* create: returns 0 to proceed, -1 after --help, or an exit status. */
 int ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **argv, struct ab_create_opts *o);

@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "runtime/lifecycle/container.h"
+#include "runtime/plan/host-ids.h"
 #include "runtime/lifecycle/wsstore.h"
 #include "base/util.h"
 #include "base/gen.h"
@@ -27,6 +28,14 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
   ab_error_t err = { 0 };
   int c, rootfd;
   size_t i;
+  /* runc's OWNER: the user the state belongs to, which is ours (the state
+     root is checked to be) */
+  _cleanup_free_ char *name = ab_user_name (geteuid ());
+  char uidbuf[16];
+  const char *owner = name;
+
+  if (owner == NULL)
+    owner = (snprintf (uidbuf, sizeof uidbuf, "%u", (unsigned) geteuid ()), uidbuf);
 
   while ((c = getopt_long (argc, argv, "f:qh", opts, NULL)) != -1)
     switch (c)
@@ -86,14 +95,14 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
           ab_gen_kv_str (gen, "bundle", s->bundle);
           ab_gen_kv_str (gen, "rootfs", s->rootfs ? s->rootfs : "");
           ab_gen_kv_str (gen, "created", ts);
-          ab_gen_kv_str (gen, "owner", "root");
+          ab_gen_kv_str (gen, "owner", owner);
           ab_gen_obj_close (gen);
         }
       else if (quiet)
         printf ("%s\n", s->id);
       else
         printf ("%-20s %-8d %-10s %-40s %-30s %s\n", s->id, status == AB_STATUS_STOPPED ? 0 : (int) s->pid,
-                ab_status_name (status), s->bundle, ts, "root");
+                ab_status_name (status), s->bundle, ts, owner);
     }
   /* Change sets whose container is gone: still pending, and shown. */
   {
@@ -123,14 +132,14 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
             ab_gen_kv_str (gen, "bundle", "");
             ab_gen_kv_str (gen, "rootfs", "");
             ab_gen_kv_str (gen, "created", ts);
-            ab_gen_kv_str (gen, "owner", "root");
+            ab_gen_kv_str (gen, "owner", owner);
             ab_gen_kv_str (gen, "workspace", cs->m.workspace);
             ab_gen_obj_close (gen);
           }
         else if (quiet)
           printf ("%s\n", cs->id);
         else
-          printf ("%-20s %-8d %-10s %-40s %-30s %s\n", cs->id, 0, "changes", cs->m.workspace, ts, "root");
+          printf ("%-20s %-8d %-10s %-40s %-30s %s\n", cs->id, 0, "changes", cs->m.workspace, ts, owner);
         ab_changeset_free (cs);
       }
   }

@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <seccomp.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "cmd/cmd.h"
 #include "runtime/cgroup/cgroup.h"
@@ -16,26 +17,28 @@
 #include "base/util.h"
 #include "spec/model.h"
 
+/* Commands that keep state need the state root; spec, features, validate
+   and audit (of a bundle) work without one. */
 static const struct ab_cmd commands[] = {
-  { "create", ab_cmd_create, "create a container (its process waits for start)", false },
-  { "start", ab_cmd_start, "run the user program of a created container", false },
-  { "run", ab_cmd_run, "create and start a container; in the foreground, wait for it", false },
-  { "exec", ab_cmd_exec, "run a new process inside a running container", false },
-  { "kill", ab_cmd_kill, "send a signal to a container", false },
-  { "delete", ab_cmd_delete, "delete a container and everything it used", false },
-  { "pause", ab_cmd_pause, "freeze every process of a container", false },
-  { "resume", ab_cmd_resume, "thaw a paused container", false },
-  { "ps", ab_cmd_ps, "list the processes of a container", false },
-  { "update", ab_cmd_update, "change the resource limits of a container", false },
-  { "state", ab_cmd_state, "print the OCI state of a container", false },
-  { "list", ab_cmd_list, "list containers", false },
-  { "spec", ab_cmd_spec, "write a config.json (the hardened agent profile by default)", false },
-  { "features", ab_cmd_features, "print the OCI features.json of this build", false },
-  { "validate", ab_cmd_validate, "check a bundle's config.json the way create does", false },
-  { "workspace", ab_cmd_workspace, "show, apply or discard the change set of an overlay workspace", false },
-  { "audit", ab_cmd_audit, "show what a config does to the kernel and what is dangerous in it", false },
-  { "mcp", ab_cmd_mcp, "serve MCP over stdio (sandbox_run, sandbox_create/exec/destroy)", true },
-  { NULL, NULL, NULL, false },
+  { "create", ab_cmd_create, "create a container (its process waits for start)", false, true },
+  { "start", ab_cmd_start, "run the user program of a created container", false, true },
+  { "run", ab_cmd_run, "create and start a container; in the foreground, wait for it", false, true },
+  { "exec", ab_cmd_exec, "run a new process inside a running container", false, true },
+  { "kill", ab_cmd_kill, "send a signal to a container", false, true },
+  { "delete", ab_cmd_delete, "delete a container and everything it used", false, true },
+  { "pause", ab_cmd_pause, "freeze every process of a container", false, true },
+  { "resume", ab_cmd_resume, "thaw a paused container", false, true },
+  { "ps", ab_cmd_ps, "list the processes of a container", false, true },
+  { "update", ab_cmd_update, "change the resource limits of a container", false, true },
+  { "state", ab_cmd_state, "print the OCI state of a container", false, true },
+  { "list", ab_cmd_list, "list containers", false, true },
+  { "spec", ab_cmd_spec, "write a config.json (the hardened agent profile by default)", false, false },
+  { "features", ab_cmd_features, "print the OCI features.json of this build", false, false },
+  { "validate", ab_cmd_validate, "check a bundle's config.json the way create does", false, false },
+  { "workspace", ab_cmd_workspace, "show, apply or discard the change set of an overlay workspace", false, true },
+  { "audit", ab_cmd_audit, "show what a config does to the kernel and what is dangerous in it", false, false },
+  { "mcp", ab_cmd_mcp, "serve MCP over stdio (sandbox_run, sandbox_create/exec/destroy)", true, true },
+  { NULL, NULL, NULL, false, false },
 };
 
 static void
@@ -45,7 +48,8 @@ usage (FILE *f)
 
   fprintf (f, "Usage: agentbox [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
               "Global options (before COMMAND):\n"
-              "  --root DIR              state directory (default " AB_DEFAULT_ROOT ")\n"
+              "  --root DIR              state directory (default " AB_DEFAULT_ROOT " for root,\n"
+              "                          $XDG_RUNTIME_DIR/agentbox for any other user)\n"
               "  --log FILE              append log entries to FILE\n"
               "  --log-format text|json  format of --log entries (default text)\n"
               "  --debug                 verbose logging\n"
@@ -53,6 +57,10 @@ usage (FILE *f)
               "                          the cgroup driver (crun's option): only cgroupfs is supported\n"
               "  --systemd-cgroup        accepted for runc compatibility; not supported\n"
               "  --rootless true|false|auto\n"
+              "                          run without host privileges (default auto: when not root,\n"
+              "                          or root without CAP_SYS_ADMIN)\n"
+              "  --cgroup-parent PATH    rootless: make containers' cgroups below this delegated\n"
+              "                          cgroup v2 directory (a path of /proc/self/cgroup's form)\n"
               "  --help, --version\n\n"
               "Commands:\n");
   for (i = 0; commands[i].name != NULL; i++)
@@ -60,18 +68,41 @@ usage (FILE *f)
   fprintf (f, "\nSee agentbox(8) for exit statuses and details.\n");
 }
 
+/* --rootless VALUE as runc reads it (parseBoolOrAuto): "" and "auto" in
+   any case are auto, then Go's strconv.ParseBool words. */
 static int
 parse_tristate (const char *s, int *out)
 {
-  if (s == NULL || strcmp (s, "true") == 0)
-    *out = 1;
-  else if (strcmp (s, "false") == 0)
-    *out = 0;
-  else if (strcmp (s, "auto") == 0)
-    *out = -1;
-  else
-    return -1;
-  return 0;
+  static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+  static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+
+  if (*s == '\0' || strcasecmp (s, "auto") == 0)
+    return *out = -1, 0;
+  for (size_t i = 0; i < AB_ARRAY_SIZE (yes); i++)
+    {
+      if (strcmp (s, yes[i]) == 0)
+        return *out = 1, 0;
+      if (strcmp (s, no[i]) == 0)
+        return *out = 0, 0;
+    }
+  return -1;
+}
+
+/* The state root when --root is not given: runc's choice, /run/agentbox for
+   root and $XDG_RUNTIME_DIR/agentbox for anyone else (a directory of the
+   user's own, made by the login manager, 0700).  Without XDG_RUNTIME_DIR
+   there is no place only this user can write that we could guess, so
+   commands that keep state refuse to run (main, needs_root). */
+static const char *
+default_root (char **owned)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+
+  if (geteuid () == 0)
+    return AB_DEFAULT_ROOT;
+  if (xdg == NULL || xdg[0] != '/')
+    return NULL;
+  return *owned = xasprintf ("%s/agentbox", xdg);
 }
 
 enum
@@ -83,6 +114,7 @@ enum
   OPT_SYSTEMD_CGROUP,
   OPT_CGROUP_MANAGER,
   OPT_ROOTLESS,
+  OPT_CGROUP_PARENT,
   OPT_HELP,
   OPT_VERSION,
   OPT_CRIU,
@@ -98,13 +130,15 @@ main (int argc, char **argv)
     { "debug", no_argument, NULL, OPT_DEBUG },
     { "systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP },
     { "cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER },
-    { "rootless", optional_argument, NULL, OPT_ROOTLESS },
+    { "rootless", required_argument, NULL, OPT_ROOTLESS },
+    { "cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT },
     { "criu", required_argument, NULL, OPT_CRIU },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
   };
-  struct ab_global g = { .root = AB_DEFAULT_ROOT, .rootless = -1, .argv0 = argv[0], .argv_all = argv };
+  struct ab_global g = { .root = NULL, .rootless = -1, .argv0 = argv[0], .argv_all = argv };
+  _cleanup_free_ char *root_owned = NULL;
   ab_error_t err = { 0 };
   const char *cmd;
   size_t i;
@@ -155,6 +189,12 @@ main (int argc, char **argv)
           if (parse_tristate (optarg, &g.rootless) < 0)
             return ab_cmd_usage_error (NULL, "--rootless: expected true, false or auto, got `%s`", optarg);
           break;
+        case OPT_CGROUP_PARENT:
+          if (optarg[0] != '/')
+            return ab_cmd_usage_error (NULL, "--cgroup-parent: expected a cgroup path like /user.slice/x, got `%s`",
+                                       optarg);
+          g.cgroup_parent = optarg;
+          break;
         case OPT_CRIU:
           /* accepted and ignored, as containerd passes it; checkpoint is not supported */
           break;
@@ -187,6 +227,8 @@ main (int argc, char **argv)
       usage (stderr);
       return AB_EXIT_USAGE;
     }
+  if (g.root == NULL)
+    g.root = default_root (&root_owned);
   cmd = argv[optind];
   for (i = 0; commands[i].name != NULL; i++)
     if (strcmp (commands[i].name, cmd) == 0)
@@ -195,6 +237,14 @@ main (int argc, char **argv)
         int sub_argc = argc - optind;
         char **sub_argv = argv + optind;
         int rc;
+        if (commands[i].needs_root && g.root == NULL)
+          {
+            ab_error_setc (&err, AB_EC_USAGE, 0,
+                           "%s: no state directory: XDG_RUNTIME_DIR is not set and agentbox runs as uid %u, "
+                           "not root; give one with --root DIR (a directory of yours that no other user can write)",
+                           cmd, (unsigned) geteuid ());
+            return ab_cmd_fail (&err);
+          }
         if (commands[i].sealed && ab_exe_ensure_sealed (argv, &err) < 0)
           return ab_cmd_fail (&err);
         optind = 0;

@@ -93,6 +93,8 @@ ab_cmd_mcp (struct ab_global *g, int argc, char **argv)
     }
   state_root = xasprintf ("%s/mcp-%ld", g->root, (long)getpid ());
   o.state_root = state_root;
+  o.rootless = g->rootless < 0 ? NULL : g->rootless ? "true" : "false";
+  o.cgroup_parent = g->cgroup_parent;
   r = ab_mcp_serve (&o, 0, 1, &err);
   ab_strv_free (&o.workspace_roots);
   if (r < 0)

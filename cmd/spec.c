@@ -9,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "runtime/plan/host-ids.h"
 #include "spec/defaults.h"
 
 int
@@ -22,6 +23,7 @@ ab_cmd_spec (struct ab_global *g, int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   struct ab_default_opts d = { 0 };
+  struct ab_idmaps maps[2] = { { 0 } };
   _cleanup_free_ char *json = NULL;
   _cleanup_close_ int dirfd = -1;
   const char *bundle = ".";
@@ -47,7 +49,9 @@ ab_cmd_spec (struct ab_global *g, int argc, char **argv)
                 "Write DIR/config.json (default: the current directory) with agentbox's hardened\n"
                 "agent profile: every namespace including user, no capabilities, no_new_privs,\n"
                 "read-only root, bounded /tmp, rlimits, pids and memory limits, masked paths and a\n"
-                "seccomp allowlist.  --rootless maps only the caller's uid and sets no cgroup limits.\n"
+                "seccomp allowlist.  --rootless writes what the caller may run without root: its\n"
+                "own uid and gid as the container's root, then its /etc/subuid and /etc/subgid\n"
+                "ranges where newuidmap and newgidmap are installed; no cgroup limits.\n"
                 "--idmap-rootfs sets dev.agentbox.rootfs.idmap: a rootfs owned by host root is\n"
                 "mounted id-mapped, owned by the container's root, with nothing changed on disk.\n");
         return AB_EXIT_OK;
@@ -56,9 +60,23 @@ ab_cmd_spec (struct ab_global *g, int argc, char **argv)
       }
   if ((c = ab_cmd_positionals ("spec", argc, argv, 0, 0, "")) != 0)
     return c;
-  d.uid = getuid ();
-  d.gid = getgid ();
+  d.uid = geteuid ();
+  d.gid = getegid ();
+  if (d.rootless)
+    {
+      /* What this user may map: its own ids, and its subordinate ranges
+         where newuidmap and newgidmap can write them. */
+      struct ab_host_ids h;
+      bool full;
+      ab_host_ids_read (&h);
+      ab_host_rootless_maps (&h, &maps[0], &maps[1], &full);
+      ab_host_ids_free (&h);
+      d.uid_map = &maps[0];
+      d.gid_map = &maps[1];
+    }
   json = ab_spec_default_json (&d, &len);
+  free (maps[0].v);
+  free (maps[1].v);
   dirfd = open (bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     {

@@ -19,6 +19,7 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
 {
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
+    { "accept-degraded", no_argument, NULL, 'a' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -28,6 +29,7 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
   struct ab_bundle_guard guard;
   const char *bundle = ".";
   ab_error_t err = { 0 };
+  bool accept = false;
   int c;
 
   while ((c = getopt_long (argc, argv, "b:h", opts, NULL)) != -1)
@@ -36,10 +38,14 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
       case 'b':
         bundle = optarg;
         break;
+      case 'a':
+        accept = true;
+        break;
       case 'h':
-        printf ("Usage: agentbox validate [--bundle DIR]\n\n"
+        printf ("Usage: agentbox validate [--bundle DIR] [--accept-degraded]\n\n"
                 "Parse and validate DIR/config.json exactly as create does.  Prints nothing and\n"
-                "exits 0 when it is valid; otherwise one line naming the JSON path, and exit 1.\n");
+                "exits 0 when it is valid; otherwise one line naming the JSON path, and exit 1.\n"
+                "--accept-degraded: as create's (rootless limits this host cannot enforce).\n");
         return AB_EXIT_OK;
       default:
         return ab_cmd_usage_error ("validate", "unknown option `%s`", argv[optind - 1]);
@@ -49,9 +55,10 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
   /* The same three steps as create's first phase (runtime/lifecycle/create.c
      phase_plan), with create's default options: the config's own checks,
      the host's, the plan. */
+  po.accept_degraded = accept;
   guard = ab_bundle_guard (g->root);
   if (ab_bundle_load (bundle, &guard, &b, &err) < 0 || ab_container_check (b->spec, false, &err) < 0
-      || ab_plan_build (b->spec, &po, &plan, &err) < 0)
+      || ab_container_plan (b->spec, &po, g->cgroup_parent, &plan, &err) < 0)
     {
       ab_bundle_free (b);
       ab_log_error (&err);

@@ -107,14 +107,27 @@ cgroup_populated (int cgroup_dirfd, int events_fd)
   return false;
 }
 
+/* Whether the container is still there: its cgroup holds a process, or,
+   without a cgroup, its init has not exited (the pidfd is not readable). */
+static bool
+container_alive (int cgroup_dirfd, int watch_fd, int init_pidfd)
+{
+  struct pollfd pfd = { .fd = init_pidfd, .events = POLLIN };
+
+  if (cgroup_dirfd < 0)
+    return poll (&pfd, 1, 0) == 0;
+  return cgroup_populated (cgroup_dirfd, watch_fd);
+}
+
 static void __attribute__ ((noreturn))
-daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int record_fd,
+daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int init_pidfd, int record_fd,
              const struct ab_egress_options *opt, int status_fd)
 {
   struct daemon_status st = { .errnum = -1 };
   struct ab_egress *e = NULL;
   ab_error_t err = { 0 };
-  int keep[] = { netns_fd, cgroup_dirfd, record_fd, status_fd };
+  bool by_pid = cgroup_dirfd < 0;
+  int keep[] = { netns_fd, by_pid ? init_pidfd : cgroup_dirfd, record_fd, status_fd };
   int devnull, watch_fd, sfd;
   size_t last_n = 0;
   sigset_t mask;
@@ -141,9 +154,13 @@ daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, i
   signal (SIGPIPE, SIG_IGN);
   sfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
-  watch_fd = openat (cgroup_dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-  v2 = watch_fd >= 0;
-  if (!v2 && faccessat (cgroup_dirfd, "cgroup.procs", R_OK, 0) < 0)
+  /* Without a cgroup the init's pidfd is what is waited on: it becomes
+     readable when the init exits (POLLIN, as v2's POLLPRI below). */
+  watch_fd = by_pid ? -1 : openat (cgroup_dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+  v2 = watch_fd >= 0 || by_pid;
+  if (by_pid && init_pidfd < 0)
+    ab_error_set (&err, EBADF, "egress daemon: neither a cgroup nor the init's pidfd to watch");
+  else if (!v2 && faccessat (cgroup_dirfd, "cgroup.procs", R_OK, 0) < 0)
     ab_error_set (&err, errno, "egress daemon: neither cgroup.events nor cgroup.procs in the cgroup");
   else if (sfd < 0)
     ab_error_set (&err, errno, "egress daemon: signalfd");
@@ -163,9 +180,10 @@ daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, i
     _exit (1);
   close (netns_fd); /* the listeners hold the namespace now */
 
-  while (cgroup_populated (cgroup_dirfd, watch_fd))
+  while (container_alive (cgroup_dirfd, watch_fd, init_pidfd))
     {
-      struct pollfd pfd[2] = { { .fd = watch_fd, .events = POLLPRI }, { .fd = sfd, .events = POLLIN } };
+      struct pollfd pfd[2] = { { .fd = by_pid ? init_pidfd : watch_fd, .events = by_pid ? POLLIN : POLLPRI },
+                               { .fd = sfd, .events = POLLIN } };
       struct ab_egress_decision *d;
       size_t n;
 
@@ -190,7 +208,8 @@ daemon_main (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, i
 }
 
 int
-ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int record_dirfd,
+ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int init_pidfd,
+                        int record_dirfd,
                         const char *record_name, const struct ab_egress_options *opt,
                         struct ab_egress_daemon *out, ab_error_t *err)
 {
@@ -222,7 +241,7 @@ ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgro
       pid_t d = fork ();
       if (d != 0)
         _exit (d < 0 ? 1 : 0);
-      daemon_main (p, netns_fd, cgroup_dirfd, record_fd, opt, pipefd[1]);
+      daemon_main (p, netns_fd, cgroup_dirfd, init_pidfd, record_fd, opt, pipefd[1]);
     }
   close (pipefd[1]);
   while (waitpid (mid, &status, 0) < 0 && errno == EINTR)

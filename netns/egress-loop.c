@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "netns/egress-internal.h"
+#include "netns/nl.h"
 
 #define DEFAULT_HTTP_PORT 3128
 #define SWEEP_MS 250
@@ -32,52 +33,69 @@ accept_resume (struct ab_egress *e)
 
 /* ---- listeners, made inside the container's netns --------------------- */
 
+/* The sockets are made in the container's netns (netns/nl.h, by a thread
+   or, rootless, a helper that enters it); binding them, lo's ioctl and
+   listen are done from here: each is checked against the namespace's
+   owner, the container's user namespace, in which we hold every
+   capability (port 53 needs CAP_NET_BIND_SERVICE there). */
+enum
+{
+  SOCK_LO,
+  SOCK_HTTP4,
+  SOCK_HTTP6,
+  SOCK_DNS_UDP,
+  SOCK_DNS_TCP,
+  SOCK__N
+};
+
 struct mk_listeners
 {
-  int netns_fd;
+  struct ab_sock_req s[SOCK__N];
   uint16_t http_port, dns_port;
   bool http_port_fixed;
-  int http4, http6, dns_udp, dns_tcp;
   int errnum;
   char what[96];
 };
 
+/* Bind (and listen on) socket k at loopback:port; on failure record
+   errno and what, and leave the socket to the caller. */
 static int
-mk_socket (struct mk_listeners *m, int family, int type, uint16_t port, const char *what)
+mk_bind (struct mk_listeners *m, int k, uint16_t port, const char *what)
 {
+  struct ab_sock_req *r = &m->s[k];
   struct sockaddr_storage ss;
-  struct ab_egress_addr a = { .family = family };
+  struct ab_egress_addr a = { .family = r->domain };
   socklen_t sl;
-  int one = 1, fd;
+  int one = 1;
 
-  if (family == AF_INET)
+  if (r->domain == AF_INET)
     a.addr[0] = 127, a.addr[3] = 1;
   else
     a.addr[15] = 1;
-  fd = socket (family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    goto fail;
+  if (r->fd < 0)
+    {
+      errno = r->errnum;
+      goto fail;
+    }
   /* No SO_REUSEADDR on UDP and no SO_REUSEPORT at all: either would let a
      process in the container bind the same port and take our traffic. */
-  if (type == SOCK_STREAM && setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+  if ((r->type & SOCK_STREAM) && setsockopt (r->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
     goto fail;
   /* Accepted sockets inherit it: the relay writes what it has at once. */
-  if (type == SOCK_STREAM && setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
+  if ((r->type & SOCK_STREAM) && setsockopt (r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
     goto fail;
-  if (family == AF_INET6 && setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
+  if (r->domain == AF_INET6 && setsockopt (r->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
     goto fail;
   ab_egress_addr_to_sockaddr (&a, port, &ss, &sl);
-  if (bind (fd, (struct sockaddr *)&ss, sl) < 0)
+  if (bind (r->fd, (struct sockaddr *)&ss, sl) < 0)
     goto fail;
-  if (type == SOCK_STREAM && listen (fd, 512) < 0)
+  if ((r->type & SOCK_STREAM) && listen (r->fd, 512) < 0)
     goto fail;
-  return fd;
+  return r->fd;
 
 fail:
   m->errnum = errno;
   snprintf (m->what, sizeof m->what, "%s", what);
-  if (fd >= 0)
-    close (fd);
   return -1;
 }
 
@@ -96,10 +114,9 @@ local_port (int fd)
 
 /* 127.0.0.1 exists only once lo is up, and a new netns has it down. */
 static int
-lo_up (void)
+lo_up (int fd)
 {
   struct ifreq ifr = { 0 };
-  _cleanup_close_ int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
   if (fd < 0)
     return -1;
@@ -112,67 +129,68 @@ lo_up (void)
   return ioctl (fd, SIOCSIFFLAGS, &ifr);
 }
 
-/* Runs in a thread of its own that enters the container's netns and exits
-   when the sockets exist: the namespace sticks to the sockets, and no
-   thread of the supervisor is left inside the container's netns. */
-static void *
-mk_listeners_main (void *arg)
+/* The listeners; -1 with m->errnum and m->what on failure. */
+static int
+bind_listeners (struct mk_listeners *m)
 {
-  struct mk_listeners *m = arg;
-
-  if (setns (m->netns_fd, CLONE_NEWNET) < 0)
+  if (lo_up (m->s[SOCK_LO].fd) < 0)
     {
-      m->errnum = errno;
-      snprintf (m->what, sizeof m->what, "setns into the container netns");
-      return NULL;
-    }
-  if (lo_up () < 0)
-    {
-      m->errnum = errno;
+      m->errnum = m->s[SOCK_LO].fd < 0 ? m->s[SOCK_LO].errnum : errno;
       snprintf (m->what, sizeof m->what, "bring up lo in the container netns");
-      return NULL;
+      return -1;
     }
-  m->http4 = mk_socket (m, AF_INET, SOCK_STREAM, m->http_port, "listen on 127.0.0.1 (proxy)");
-  if (m->http4 < 0 && m->errnum == EADDRINUSE && !m->http_port_fixed)
-    m->http4 = mk_socket (m, AF_INET, SOCK_STREAM, 0, "listen on 127.0.0.1 (proxy)");
-  if (m->http4 < 0)
-    return NULL;
-  m->http_port = local_port (m->http4);
+  if (mk_bind (m, SOCK_HTTP4, m->http_port, "listen on 127.0.0.1 (proxy)") < 0)
+    {
+      /* taken (a joined namespace): any port, unless the caller fixed it */
+      if (m->errnum != EADDRINUSE || m->http_port_fixed)
+        return -1;
+      m->errnum = 0;
+      if (mk_bind (m, SOCK_HTTP4, 0, "listen on 127.0.0.1 (proxy)") < 0)
+        return -1;
+    }
+  m->http_port = local_port (m->s[SOCK_HTTP4].fd);
   /* [::1] too, for IPv6 connections the netns redirects; optional, since
      IPv6 may be disabled in the namespace. */
-  m->http6 = mk_socket (m, AF_INET6, SOCK_STREAM, m->http_port, "listen on [::1] (proxy)");
-  m->errnum = 0;
-  m->dns_udp = mk_socket (m, AF_INET, SOCK_DGRAM, m->dns_port, "bind 127.0.0.1 udp (DNS)");
-  if (m->dns_udp < 0)
-    return NULL;
-  m->dns_tcp = mk_socket (m, AF_INET, SOCK_STREAM, m->dns_port, "listen on 127.0.0.1 tcp (DNS)");
-  return NULL;
+  if (mk_bind (m, SOCK_HTTP6, m->http_port, "listen on [::1] (proxy)") < 0)
+    {
+      ab_closep_now (&m->s[SOCK_HTTP6].fd);
+      m->errnum = 0;
+    }
+  if (mk_bind (m, SOCK_DNS_UDP, m->dns_port, "bind 127.0.0.1 udp (DNS)") < 0)
+    return -1;
+  return mk_bind (m, SOCK_DNS_TCP, m->dns_port, "listen on 127.0.0.1 tcp (DNS)");
 }
 
 static int
 make_listeners (struct ab_egress *e, int netns_fd, ab_error_t *err)
 {
-  struct mk_listeners m = { .netns_fd = netns_fd,
-                            .http_port = e->opt.http_port ? e->opt.http_port : DEFAULT_HTTP_PORT,
+  struct mk_listeners m = { .http_port = e->opt.http_port ? e->opt.http_port : DEFAULT_HTTP_PORT,
                             .http_port_fixed = e->opt.http_port != 0,
-                            .dns_port = e->opt.dns_port ? e->opt.dns_port : 53,
-                            .http4 = -1,
-                            .http6 = -1,
-                            .dns_udp = -1,
-                            .dns_tcp = -1 };
-  pthread_t t;
+                            .dns_port = e->opt.dns_port ? e->opt.dns_port : 53 };
+  static const int kinds[SOCK__N][2] = { [SOCK_LO] = { AF_INET, SOCK_DGRAM },
+                                         [SOCK_HTTP4] = { AF_INET, SOCK_STREAM },
+                                         [SOCK_HTTP6] = { AF_INET6, SOCK_STREAM },
+                                         [SOCK_DNS_UDP] = { AF_INET, SOCK_DGRAM },
+                                         [SOCK_DNS_TCP] = { AF_INET, SOCK_STREAM } };
   int r;
 
-  r = pthread_create (&t, NULL, mk_listeners_main, &m);
-  if (r != 0)
-    return ab_error_set (err, r, "egress: start the listener thread");
-  pthread_join (t, NULL);
-  e->listen_http4 = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_HTTP, .fd = m.http4 };
-  e->listen_http6 = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_HTTP, .fd = m.http6 };
-  e->dns_udp = (struct ab_egress_ep){ .kind = AB_EP_DNS_UDP, .fd = m.dns_udp };
-  e->listen_dns_tcp = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_DNS_TCP, .fd = m.dns_tcp };
-  if (m.errnum != 0)
-    return ab_error_set (err, m.errnum, "egress: %s", m.what);
+  for (int k = 0; k < SOCK__N; k++)
+    m.s[k] = (struct ab_sock_req){ .domain = kinds[k][0],
+                                   .type = kinds[k][1] | (k == SOCK_LO ? 0 : SOCK_NONBLOCK) };
+  if (ab_netns_sockets (netns_fd, m.s, SOCK__N, err) < 0)
+    return ab_error_prefix (err, "egress");
+  r = bind_listeners (&m);
+  ab_closep_now (&m.s[SOCK_LO].fd);
+  if (r < 0)
+    {
+      for (int k = 0; k < SOCK__N; k++)
+        ab_closep_now (&m.s[k].fd);
+      return ab_error_set (err, m.errnum, "egress: %s", m.what);
+    }
+  e->listen_http4 = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_HTTP, .fd = m.s[SOCK_HTTP4].fd };
+  e->listen_http6 = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_HTTP, .fd = m.s[SOCK_HTTP6].fd };
+  e->dns_udp = (struct ab_egress_ep){ .kind = AB_EP_DNS_UDP, .fd = m.s[SOCK_DNS_UDP].fd };
+  e->listen_dns_tcp = (struct ab_egress_ep){ .kind = AB_EP_LISTEN_DNS_TCP, .fd = m.s[SOCK_DNS_TCP].fd };
   e->http_port = m.http_port;
   e->dns_port = m.dns_port;
   return 0;

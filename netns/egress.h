@@ -175,8 +175,11 @@ struct ab_egress_daemon
    cgroup_dirfd and the record's (stdio goes to /dev/null).  Spawn it once
    the container's first process is in the cgroup: an empty cgroup makes it
    exit at once.  Returns once the listeners exist (or with the daemon's
-   error). */
-int ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd,
+   error).  A container without a cgroup (rootless, none delegated) gives
+   cgroup_dirfd -1 and a pidfd of its init instead: the daemon then lasts
+   while the init does (with its pid namespace, the init's end is the end
+   of every process of the container). */
+int ab_egress_daemon_spawn (const struct ab_egress_policy *p, int netns_fd, int cgroup_dirfd, int init_pidfd,
                             int record_dirfd, const char *record_name, const struct ab_egress_options *opt,
                             struct ab_egress_daemon *out, ab_error_t *err);
 

@@ -25,14 +25,16 @@ struct ab_netns_proxy
   size_t n_redirect_ports;
 };
 
-/* Configure the network namespace the caller is in (the container's): bring
+/* Configure the network namespace behind netns_fd (the container's; -1:
+   the one the caller is in): bring
    lo up, add the routes that make every destination reach the output hook,
    and install the agentbox table in one nftables batch: output policy drop,
    metadata addresses dropped before any accept, the allow entries, replies
    of established flows, loopback as the design needs, a forward/input stance
    that makes the namespace useless as a router, and the recording of denied
-   destinations.  Requires CAP_NET_ADMIN over this netns. */
-int ab_netns_apply (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err);
+   destinations.  Requires CAP_NET_ADMIN over this netns (its creator's
+   user namespace: a rootless runtime that made it has it). */
+int ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err);
 
 /* The rules ab_netns_apply installs, in nft syntax, for `state` and --debug. */
 char *ab_netns_rules_text (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy);

@@ -655,9 +655,9 @@ nft_batch (struct mnl_socket *nl, const struct ab_nft_ruleset *rs, bool replace,
 }
 
 static int
-nft_install (const struct ab_nft_ruleset *rs, ab_error_t *err)
+nft_install (int netns_fd, const struct ab_nft_ruleset *rs, ab_error_t *err)
 {
-  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (-1, NETLINK_NETFILTER, err);
+  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (netns_fd, NETLINK_NETFILTER, err);
   ab_error_t first = { 0 };
   uint32_t seq = 1; /* a fresh socket: no replies to anything else */
   long failed_at = -2;
@@ -678,7 +678,7 @@ nft_install (const struct ab_nft_ruleset *rs, ab_error_t *err)
 }
 
 int
-ab_netns_apply (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err)
+ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err)
 {
   _cleanup_nft_ruleset_ struct ab_nft_ruleset *rs = NULL;
 
@@ -687,7 +687,7 @@ ab_netns_apply (const struct ab_net_policy *p, const struct ab_netns_proxy *prox
   rs = ab_nft_ruleset_build (p, proxy);
   /* Rules first: from the moment lo is up and routes exist, the wall is
      already in place. */
-  if (nft_install (rs, err) < 0)
+  if (nft_install (netns_fd, rs, err) < 0)
     return -1;
-  return ab_netns_setup_routes (err);
+  return ab_netns_setup_routes (netns_fd, err);
 }

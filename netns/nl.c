@@ -10,17 +10,30 @@
 #include <time.h>
 
 #include "netns/netns.h"
+#include "base/nsenter.h"
 #include "netns/nl.h"
 #include "base/util.h"
 
 struct sock_job
 {
   int netns_fd;
-  int domain, type, protocol;
-  int fd;
+  struct ab_sock_req *reqs;
+  size_t n;
   int errnum;
-  const char *failed; /* "setns" or "socket" */
+  const char *failed; /* "setns", or NULL */
 };
+
+/* The sockets, where the caller (thread or helper) now is. */
+static void
+make_sockets (struct sock_job *job)
+{
+  for (size_t i = 0; i < job->n; i++)
+    {
+      struct ab_sock_req *r = &job->reqs[i];
+      r->fd = socket (r->domain, r->type | SOCK_CLOEXEC, r->protocol);
+      r->errnum = r->fd < 0 ? errno : 0;
+    }
+}
 
 /* Runs in a thread of its own: setns(CLONE_NEWNET) moves only the calling
    thread, and the thread ends right after, so no other code of this
@@ -36,38 +49,76 @@ sock_thread (void *arg)
       job->failed = "setns";
       return NULL;
     }
-  job->fd = socket (job->domain, job->type | SOCK_CLOEXEC, job->protocol);
-  if (job->fd < 0)
-    {
-      job->errnum = errno;
-      job->failed = "socket";
-    }
+  make_sockets (job);
   return NULL;
 }
 
-/* A socket living in the network namespace behind netns_fd: a short-lived
-   helper thread enters the namespace (setns moves only the calling thread)
-   and creates it there; a socket keeps the namespace of its creation for its
-   whole life, so the caller's own namespace is never touched.  For netlink
-   sockets that configure the container's netns and for listeners inside it.
-   SOCK_CLOEXEC is always added.  Needs CAP_SYS_ADMIN over the user
-   namespace that owns the target.  Returns the fd. */
 static int
-ab_netns_socket (int netns_fd, int domain, int type, int protocol, ab_error_t *err)
+sock_helper (void *arg)
 {
-  struct sock_job job = { netns_fd, domain, type, protocol, -1, 0, NULL };
+  make_sockets (arg);
+  return 0;
+}
+
+/* Rootless: setns into the container's network namespace needs
+   CAP_SYS_ADMIN in our own user namespace too, which an unprivileged
+   runtime lacks; a helper enters the user namespace that owns the network
+   namespace first (there it has every capability: we made it), then the
+   network namespace (base/nsenter.h).  The sockets it makes land in our fd
+   table, and what we send on them later is checked against the
+   container's user namespace, where we, its creator, hold every
+   capability (CAP_NET_ADMIN for netlink, CAP_NET_BIND_SERVICE for port 53). */
+static int
+sockets_rootless (struct sock_job *job, ab_error_t *err)
+{
+  _cleanup_close_ int owner = ab_ns_owner_fd (job->netns_fd);
+  struct ab_nsenter ns = { .userns_fd = owner, .netns_fd = job->netns_fd };
+
+  if (owner < 0)
+    return ab_error_set (err, errno, "find the user namespace owning the network namespace");
+  return ab_nsenter_run (&ns, sock_helper, job, err);
+}
+
+int
+ab_netns_sockets (int netns_fd, struct ab_sock_req *reqs, size_t n, ab_error_t *err)
+{
+  static int direct = -1; /* whether setns from a thread works: CAP_SYS_ADMIN here */
+  struct sock_job job = { netns_fd, reqs, n, 0, NULL };
   pthread_t t;
   int r;
 
+  for (size_t i = 0; i < n; i++)
+    reqs[i].fd = -1;
+  if (direct < 0)
+    direct = ab_have_cap_sys_admin ();
+  if (!direct)
+    return sockets_rootless (&job, err);
   r = pthread_create (&t, NULL, sock_thread, &job);
   if (r != 0)
     return ab_error_set (err, r, "create a thread to enter the network namespace");
   r = pthread_join (t, NULL);
   if (r != 0)
     return ab_error_set (err, r, "join the network namespace thread");
-  if (job.fd < 0)
-    return ab_error_set (err, job.errnum, "%s in the target network namespace", job.failed);
-  return job.fd;
+  if (job.failed)
+    return ab_error_set (err, job.errnum, "%s into the target network namespace", job.failed);
+  return 0;
+}
+
+/* A socket living in the network namespace behind netns_fd: a short-lived
+   helper thread (or, rootless, helper process) enters the namespace and
+   creates it there; a socket keeps the namespace of its creation for its
+   whole life, so the caller's own namespace is never touched.  Returns the
+   fd. */
+static int
+ab_netns_socket (int netns_fd, int domain, int type, int protocol, ab_error_t *err)
+{
+  struct ab_sock_req r = { .domain = domain, .type = type, .protocol = protocol };
+
+  if (ab_netns_sockets (netns_fd, &r, 1, err) < 0)
+    return -1;
+  if (r.fd < 0)
+    return ab_error_set (err, r.errnum, "socket in the target network namespace");
+  return r.fd;
 }
 
 struct mnl_socket *

@@ -26,6 +26,19 @@ ab_mnl_closep (struct mnl_socket **nl)
    by sequence number.  NULL and *err on error. */
 struct mnl_socket *ab_nl_open (int netns_fd, int bus, ab_error_t *err);
 
+/* Sockets in the network namespace behind netns_fd, made in one go (a
+   thread that enters it, or rootless a helper that enters its owning user
+   namespace first): each request gets its fd (SOCK_CLOEXEC added) or -1
+   and its errnum.  -1 and *err only when the namespace could not be
+   entered. */
+struct ab_sock_req
+{
+  int domain, type, protocol;
+  int fd;
+  int errnum;
+};
+int ab_netns_sockets (int netns_fd, struct ab_sock_req *reqs, size_t n, ab_error_t *err);
+
 /* Extended-ack text of an NLMSG_ERROR ("" if the kernel gave none). */
 struct ab_nl_reply
 {
@@ -58,8 +71,8 @@ ab_nl_extack_end (const struct ab_nl_reply *r)
   return r->extack[0] != '\0' ? ")" : "";
 }
 
-/* rtnl.c: in the caller's namespace, bring lo up and add the routes of
-   last resort via lo (see nft.c). */
-int ab_netns_setup_routes (ab_error_t *err);
+/* rtnl.c: in the network namespace behind netns_fd (-1: the caller's),
+   bring lo up and add the routes of last resort via lo (see nft.c). */
+int ab_netns_setup_routes (int netns_fd, ab_error_t *err);
 
 #endif

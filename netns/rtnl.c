@@ -77,9 +77,9 @@ add_lo_default (struct mnl_socket *nl, int family, struct ab_nl_reply *reply)
 }
 
 int
-ab_netns_setup_routes (ab_error_t *err)
+ab_netns_setup_routes (int netns_fd, ab_error_t *err)
 {
-  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (-1, NETLINK_ROUTE, err);
+  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (netns_fd, NETLINK_ROUTE, err);
   struct ab_nl_reply r;
 
   if (nl == NULL)

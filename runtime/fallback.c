@@ -60,23 +60,32 @@ ab_userns_probe (char *why, size_t n)
   e = WIFEXITED (status) ? WEXITSTATUS (status) - 1 : EPERM;
   /* The knobs that refuse it, most specific first. */
   if (sysctl_value ("/proc/sys/user/max_user_namespaces") == 0)
-    snprintf (why, n, "user.max_user_namespaces=0 (unshare(CLONE_NEWUSER): %s)", strerror (e));
+    snprintf (why, n,
+              "user.max_user_namespaces=0 (unshare(CLONE_NEWUSER): %s): raise it (sysctl "
+              "user.max_user_namespaces=15000, on the host or by the outer container's root)",
+              strerror (e));
   else if (e == ENOSPC)
-    snprintf (why, n, "the user namespace limit user.max_user_namespaces is reached (unshare: %s)",
+    snprintf (why, n, "the user namespace limit user.max_user_namespaces is reached (unshare: %s): raise it",
               strerror (e));
   else if (sysctl_value ("/proc/sys/kernel/unprivileged_userns_clone") == 0)
-    snprintf (why, n, "kernel.unprivileged_userns_clone=0 (unshare(CLONE_NEWUSER): %s)", strerror (e));
+    snprintf (why, n,
+              "kernel.unprivileged_userns_clone=0 (unshare(CLONE_NEWUSER): %s): set it to 1 on the host, or run "
+              "agentbox as root",
+              strerror (e));
   else if (sysctl_value ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
     snprintf (
         why, n,
         "AppArmor's restrict_unprivileged_userns (kernel.apparmor_restrict_unprivileged_userns=1) denies "
-        "capabilities in a new user namespace (unshare: %s)",
+        "capabilities in a new user namespace (unshare: %s): set it to 0, or give agentbox an AppArmor profile "
+        "that allows `userns,`",
         strerror (e));
   else if (ab_seccomp_filtered () && (e == EPERM || e == ENOSYS || e == EACCES))
     snprintf (why, n,
               "a seccomp filter on this process refuses unshare(CLONE_NEWUSER) (%s; Seccomp: 2 in "
               "/proc/self/status, "
-              "as a container runtime's default profile does)",
+              "as a container runtime's default profile does): run the outer container with a profile that "
+              "allows clone3, unshare, setns and mount (podman: --security-opt seccomp=unconfined; "
+              "docs/rootless.md)",
               strerror (e));
   else if (e == EINVAL)
     snprintf (why, n, "this kernel has no user namespaces (unshare(CLONE_NEWUSER): %s)", strerror (e));

@@ -187,8 +187,40 @@ ab_idmap_prepare (const struct ab_bundle *b, const struct ab_mount *mounts, size
   return 0;
 }
 
+/* fd, opened in the mount namespace we copied, as the same directory in
+   ours: its path as the kernel names it (the namespace is a copy, so the
+   path leads to the copy of the same mount), opened with no symlink
+   followed, and it must be the same inode -- a path swapped since can
+   only make this fail. */
+static int
+reopen_here (int fd, const char *what, ab_error_t *err)
+{
+  char link[64], path[4096];
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  struct stat a, b;
+  ssize_t n;
+  int here;
+
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  n = readlink (link, path, sizeof path - 1);
+  if (n < 0)
+    return ab_error_set (err, errno, "%s: readlink %s", what, link);
+  path[n] = '\0';
+  here = (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (here < 0)
+    return ab_error_set (err, errno, "%s: open `%s` again in the rootless helper's mount namespace", what, path);
+  if (fstat (fd, &a) < 0 || fstat (here, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+    {
+      close (here);
+      return ab_error_setc (err, AB_EC_SETUP, ESTALE, "%s: `%s` is no longer the directory that was checked", what,
+                            path);
+    }
+  return here;
+}
+
 int
-ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err)
+ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, bool elsewhere, ab_error_t *err)
 {
   _cleanup_close_ int fd = ab_steal_fd (&b->rootfs_fd), tree = -1, ns = -1;
 
@@ -200,6 +232,14 @@ ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err)
      path here would clone what the checks never saw. */
   if (fd < 0)
     return ab_error_setc (err, AB_EC_INTERNAL, EBADF, "root.path: the bundle's root directory fd is gone");
+  if (elsewhere)
+    {
+      int here = reopen_here (fd, "root.path", err);
+      if (here < 0)
+        return -1;
+      close (fd);
+      fd = here;
+    }
   tree = open_tree (fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return ab_error_set (err, errno, "root.path: clone `%s`", b->rootfs);

@@ -42,7 +42,10 @@ int ab_idmap_prepare (const struct ab_bundle *b, const struct ab_mount *mounts, 
 
 /* The root filesystem as a detached recursive tree, from one resolution of
    root.path; with idmap, id-mapped through the container's user namespace
-   (dev.agentbox.rootfs.idmap). */
-int ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, ab_error_t *err);
+   (dev.agentbox.rootfs.idmap).  elsewhere: the caller is in another mount
+   namespace than the one the bundle was loaded in (a rootless helper's
+   copy of it), where the directory is found again by the kernel's path of
+   the loaded fd, with no symlink followed, and must be the same inode. */
+int ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, bool elsewhere, ab_error_t *err);
 
 #endif

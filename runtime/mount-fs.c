@@ -189,6 +189,21 @@ fsconfig_sb_flags (int fsfd, unsigned long ms, const char *what, ab_error_t *err
   return 0;
 }
 
+/* How many mounts lie below `top` (/proc, /sys) in our mount namespace. */
+static int
+mounts_below (const char *top)
+{
+  _cleanup_fclose_ FILE *f = fopen ("/proc/self/mountinfo", "re");
+  size_t n = strlen (top);
+  char line[4096], mp[4096];
+  int count = 0;
+
+  while (f && fgets (line, sizeof line, f))
+    if (sscanf (line, "%*s %*s %*s %*s %4095s", mp) == 1 && strncmp (mp, top, n) == 0 && mp[n] == '/')
+      count++;
+  return count;
+}
+
 /* A new filesystem instance as a detached mount fd. */
 int
 ab_mount_make_fs (const char *type, const char *source, unsigned long ms, const char *data, const char *what,
@@ -215,6 +230,19 @@ ab_mount_make_fs (const char *type, const char *source, unsigned long ms, const 
       return -1;
     }
   mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned int)attr);
+  if (mfd < 0 && errno == EPERM && (strcmp (type, "proc") == 0 || strcmp (type, "sysfs") == 0))
+    {
+      /* In a user namespace the kernel mounts a proc or sysfs only where
+         the one already there is wholly visible: an outer container's
+         masked paths (mounts over parts of it) forbid it. */
+      const char *top = type[0] == 'p' ? "/proc" : "/sys";
+      int covered = mounts_below (top);
+      if (covered > 0)
+        return ab_error_set (err, EPERM,
+                             "%s: mount %s filesystem: refused while %d mounts cover parts of the %s agentbox runs "
+                             "with (an outer container's masked paths; podman: --security-opt unmask=ALL)",
+                             what, type, covered, top);
+    }
   if (mfd < 0)
     return ab_error_set (err, errno, "%s: mount %s filesystem", what, type);
   return mfd;

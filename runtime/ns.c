@@ -1,9 +1,11 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <spawn.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -12,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "runtime/ns.h"
+#include "runtime/plan/plan.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
 #include "base/util.h"
@@ -162,7 +165,8 @@ ab_ns_setup_close (struct ab_ns_setup *plan)
 
 /* clone3 failed: a namespace kind this kernel lacks (EINVAL; its
    /proc/self/ns entry is missing) is a config error naming it, anything
-   else a setup error. */
+   else a setup error (a refused user namespace is explained by create:
+   explain_userns_refusal). */
 static int
 clone_failed (const struct ab_ns_setup *plan, unsigned long long flags, int e, ab_error_t *err)
 {
@@ -284,11 +288,100 @@ write_map (pid_t pid, const char *file, const struct ab_idmaps *m, ab_error_t *e
   return 0;
 }
 
+/* newuidmap PID C H S [C H S...] (or newgidmap), spawned with an empty
+   environment and its stderr in a pipe for the message.  The helper is
+   set-uid root and checks every range against /etc/subuid itself. */
+struct map_helper
+{
+  pid_t pid;
+  int err_fd;
+  const char *path;
+};
+
+static int
+map_helper_spawn (struct map_helper *mh, const char *path, pid_t pid, const struct ab_idmaps *m, ab_error_t *err)
+{
+  char *envp[] = { NULL };
+  _cleanup_strv_ struct ab_strv argv = { 0 };
+  posix_spawn_file_actions_t fa;
+  int p[2], r;
+
+  mh->path = path;
+  ab_strv_push (&argv, strrchr (path, '/') + 1);
+  ab_strv_push_owned (&argv, xasprintf ("%d", (int) pid));
+  for (size_t i = 0; i < m->n; i++)
+    {
+      ab_strv_push_owned (&argv, xasprintf ("%u", m->v[i].container_id));
+      ab_strv_push_owned (&argv, xasprintf ("%u", m->v[i].host_id));
+      ab_strv_push_owned (&argv, xasprintf ("%u", m->v[i].size));
+    }
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return ab_error_set (err, errno, "pipe for %s", path);
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2 (&fa, p[1], 1);
+  posix_spawn_file_actions_adddup2 (&fa, p[1], 2);
+  r = posix_spawn (&mh->pid, path, &fa, NULL, argv.v, envp);
+  posix_spawn_file_actions_destroy (&fa);
+  close (p[1]);
+  if (r != 0)
+    {
+      close (p[0]);
+      return ab_error_set (err, r, "run %s", path);
+    }
+  mh->err_fd = p[0];
+  return 0;
+}
+
+static int
+map_helper_wait (struct map_helper *mh, const char *field, ab_error_t *err)
+{
+  char out[512] = "";
+  ssize_t n = ab_read_all (mh->err_fd, out, sizeof out - 1);
+  int st = 0;
+
+  close (mh->err_fd);
+  while (waitpid (mh->pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED (st) && WEXITSTATUS (st) == 0)
+    return 0;
+  char how[64];
+
+  out[n > 0 ? n : 0] = '\0';
+  out[strcspn (out, "\n")] = '\0';
+  if (WIFEXITED (st))
+    snprintf (how, sizeof how, "exit status %d", WEXITSTATUS (st));
+  else
+    snprintf (how, sizeof how, "killed by SIG%s", sigabbrev_np (WTERMSIG (st)) ? sigabbrev_np (WTERMSIG (st)) : "?");
+  return ab_error_setc (err, AB_EC_SETUP, 0, "linux.%s: %s failed (%s): %s", field, mh->path, how,
+                        out[0] ? out : "no message");
+}
+
+static int
+write_idmaps_helper (pid_t pid, const struct ab_linux *l, const struct ab_plan_ids *ids, ab_error_t *err)
+{
+  struct map_helper u = { .pid = -1, .err_fd = -1 }, g = { .pid = -1, .err_fd = -1 };
+  int r = 0;
+
+  /* Both at once: each is a set-uid exec, the bulk of the cost. */
+  if (map_helper_spawn (&u, ids->newuidmap, pid, &l->uid_mappings, err) < 0)
+    return -1;
+  if (map_helper_spawn (&g, ids->newgidmap, pid, &l->gid_mappings, err) < 0)
+    r = -1;
+  if (map_helper_wait (&u, "uidMappings", err) < 0)
+    r = -1;
+  if (g.pid > 0 && map_helper_wait (&g, "gidMappings", r == 0 ? err : NULL) < 0)
+    r = -1;
+  return r;
+}
+
 int
-ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups, ab_error_t *err)
+ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, const struct ab_plan_ids *ids, ab_error_t *err)
 {
   ab_set_step ("idmaps");
-  if (deny_setgroups)
+  if (ids->how == AB_IDMAP_HELPER)
+    return write_idmaps_helper (pid, l, ids, err);
+  if (ids->how == AB_IDMAP_SINGLE)
     {
       char path[64];
       snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
@@ -297,6 +390,86 @@ ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups, ab
     }
   if (write_map (pid, "uid_map", &l->uid_mappings, err) < 0 || write_map (pid, "gid_map", &l->gid_mappings, err) < 0)
     return -1;
+  return 0;
+}
+
+/* Whether the pid namespace behind fd is `want` or below it (NS_GET_PARENT
+   up to the top we can see). */
+static bool
+pidns_within (int fd, const struct stat *want)
+{
+  int cur = fd;
+
+  for (int depth = 0; depth < 33; depth++)
+    {
+      struct stat st;
+      int parent;
+      if (fstat (cur, &st) < 0)
+        break;
+      if (st.st_dev == want->st_dev && st.st_ino == want->st_ino)
+        {
+          if (cur != fd)
+            close (cur);
+          return true;
+        }
+      parent = ioctl (cur, NS_GET_PARENT);
+      if (cur != fd)
+        close (cur);
+      if (parent < 0)
+        return false;
+      cur = parent;
+    }
+  if (cur != fd)
+    close (cur);
+  return false;
+}
+
+int
+ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err)
+{
+  char path[64];
+  struct stat want;
+  DIR *d;
+  struct dirent *e;
+  size_t cap = 0;
+
+  *out = NULL;
+  *n = 0;
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) init);
+  if (stat (path, &want) < 0)
+    return ab_error_set (err, errno, "stat %s", path);
+  {
+    /* No pid namespace of its own: the init alone, never the host's list. */
+    struct stat self;
+    if (stat ("/proc/self/ns/pid", &self) == 0 && self.st_ino == want.st_ino && self.st_dev == want.st_dev)
+      {
+        *out = xmalloc (sizeof **out);
+        (*out)[0] = init;
+        *n = 1;
+        return 0;
+      }
+  }
+  d = opendir ("/proc");
+  if (d == NULL)
+    return ab_error_set (err, errno, "open /proc");
+  while ((e = readdir (d)) != NULL)
+    {
+      int pid, fd;
+      if (ab_parse_int (e->d_name, &pid) < 0 || pid <= 0)
+        continue;
+      snprintf (path, sizeof path, "/proc/%d/ns/pid", pid);
+      fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        continue; /* gone, or not ours to look at */
+      if (pidns_within (fd, &want))
+        {
+          if (*n == cap)
+            *out = xreallocarray (*out, cap = cap ? cap * 2 : 16, sizeof **out);
+          (*out)[(*n)++] = pid;
+        }
+      close (fd);
+    }
+  closedir (d);
   return 0;
 }
 

@@ -39,9 +39,17 @@ void ab_ns_setup_close (struct ab_ns_setup *plan);
 pid_t ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd,
                    int *pidfd, ab_error_t *err);
 
-/* Parent: write /proc/<pid>/{setgroups,uid_map,gid_map}.  deny_setgroups:
-   write "deny" first (required when the writer lacks CAP_SETGID). */
-int ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, bool deny_setgroups, ab_error_t *err);
+/* Parent: the maps of the user namespace of `pid`, as the plan says
+   (ids->how): written to /proc/<pid>/{uid_map,gid_map} (with "deny" in
+   setgroups first for a single own id, which the kernel requires of a
+   writer without CAP_SETGID), or by newuidmap and newgidmap. */
+struct ab_plan_ids;
+int ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, const struct ab_plan_ids *ids, ab_error_t *err);
+
+/* The processes of the pid namespace of host process `init` and of the
+   namespaces below it (host pids, unsorted; free *out): what a container
+   without a cgroup (rootless, none delegated) has. */
+int ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err);
 
 /* Child: unshare(CLONE_NEWTIME), write the offsets, enter it (setns on
    /proc/self/ns/time_for_children, allowed for a single-threaded process). */

@@ -90,6 +90,19 @@ ab_rlimits_apply (const struct ab_process *p, ab_error_t *err)
 
 static bool ids_are_root;
 
+static bool
+setgroups_denied (void)
+{
+  char buf[8] = "";
+  int fd = open ("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+
+  if (fd < 0)
+    return false;
+  (void) !read (fd, buf, sizeof buf - 1);
+  close (fd);
+  return strncmp (buf, "deny", 4) == 0;
+}
+
 void
 ab_process_ids_root (void)
 {
@@ -108,17 +121,15 @@ ab_user_apply (const struct ab_process *p, bool allow_setgroups, ab_error_t *err
     return ab_error_set (err, errno, "prctl PR_SET_KEEPCAPS");
   if (allow_setgroups)
     {
-      gid_t *gids = xcalloc (u->n_additional_gids + 1, sizeof *gids);
+      _cleanup_free_ gid_t *gids = xcalloc (u->n_additional_gids + 1, sizeof *gids);
       size_t i;
       for (i = 0; i < u->n_additional_gids; i++)
         gids[i] = u->additional_gids[i];
-      if (setgroups (u->n_additional_gids, gids) < 0)
-        {
-          int e = errno;
-          free (gids);
-          return ab_error_set (err, e, "process.user.additionalGids: setgroups");
-        }
-      free (gids);
+      /* newgidmap may deny setgroups itself (a map of the caller's own gid
+         alone): then only a list that asks for groups fails. */
+      if (setgroups (u->n_additional_gids, gids) < 0
+          && !(errno == EPERM && u->n_additional_gids == 0 && setgroups_denied ()))
+        return ab_error_set (err, errno, "process.user.additionalGids: setgroups");
     }
   else if (u->n_additional_gids > 0)
     return ab_error_setc (err, AB_EC_CONFIG, EPERM,

@@ -72,13 +72,21 @@ type_timeout_grace (struct ab_spec *s, const char *value, ab_error_t *err)
   return 0;
 }
 
+/* An annotation of two words: *out is whether value is `yes`; any other
+   word than the two is an error naming both. */
+static int
+two_words (const char *value, const char *yes, const char *no, bool *out, ab_error_t *err)
+{
+  if (strcmp (value, yes) != 0 && strcmp (value, no) != 0)
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"%s\" or \"%s\", not \"%s\"", yes, no, value);
+  *out = strcmp (value, yes) == 0;
+  return 0;
+}
+
 static int
 type_etc_hosts (struct ab_spec *s, const char *value, ab_error_t *err)
 {
-  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
-  s->agentbox.etc_hosts = strcmp (value, "true") == 0;
-  return 0;
+  return two_words (value, "true", "false", &s->agentbox.etc_hosts, err);
 }
 
 /* A JSON array of canonical absolute paths, as a string. */
@@ -129,10 +137,17 @@ type_egress (struct ab_spec *s, const char *value AB_UNUSED, ab_error_t *err)
 static int
 type_rootfs_idmap (struct ab_spec *s, const char *value, ab_error_t *err)
 {
-  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
-    return ab_error_setc (err, AB_EC_CONFIG, 0, "must be \"true\" or \"false\", not \"%s\"", value);
-  s->agentbox.rootfs_idmap = strcmp (value, "true") == 0;
-  return 0;
+  return two_words (value, "true", "false", &s->agentbox.rootfs_idmap, err);
+}
+
+/* dev.agentbox.degraded: "accept" lets a run go on without the limits and
+   protections this host cannot give it (rootless without a delegated
+   cgroup), each listed in the record's `degraded`; "refuse" (the default)
+   fails the create, naming the first. */
+static int
+type_degraded (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  return two_words (value, "accept", "refuse", &s->agentbox.accept_degraded, err);
 }
 
 /* ---- dev.agentbox.workspace.* ------------------------------------------ */
@@ -294,6 +309,11 @@ static const struct
       "owned by host root works under the mapping with nothing chowned (the container's root then owns the "
       "image's files: keep root.readonly unless the image may be changed)" },
     type_rootfs_idmap },
+  { { AB_ANNOT_DEGRADED,
+      "\"accept\": run even where a limit of linux.resources cannot be enforced (rootless without a delegated "
+      "cgroup): each is listed in the record's `degraded` and by `audit`, and what can be is enforced instead "
+      "(rlimits, the timeout, killing through the PID namespace); \"refuse\" (default): fail naming the first" },
+    type_degraded },
   { { AB_ANNOT_WS_MODE,
       "\"bind\" (default) or \"overlay\": the workspace mount shows its host directory through an overlay; what "
       "the container changes is kept as a change set (`agentbox workspace diff|apply|discard ID`) and the "

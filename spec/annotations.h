@@ -17,6 +17,7 @@
 #define AB_ANNOT_ETC_HOSTS "dev.agentbox.etc-hosts"
 #define AB_ANNOT_BIND_NOFOLLOW "dev.agentbox.bind-nofollow"
 #define AB_ANNOT_ROOTFS_IDMAP "dev.agentbox.rootfs.idmap"
+#define AB_ANNOT_DEGRADED "dev.agentbox.degraded"
 #define AB_ANNOT_WS_MODE "dev.agentbox.workspace.mode"
 #define AB_ANNOT_WS_DESTINATION "dev.agentbox.workspace.destination"
 #define AB_ANNOT_WS_SIZE "dev.agentbox.workspace.size"

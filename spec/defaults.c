@@ -188,6 +188,22 @@ gen_idmap (struct ab_gen *g, const char *key, uint64_t container, uint64_t host,
   ab_gen_arr_close (g);
 }
 
+void
+ab_gen_idmaps (struct ab_gen *g, const char *key, const struct ab_idmaps *m)
+{
+  ab_gen_key (g, key);
+  ab_gen_arr_open (g);
+  for (size_t i = 0; i < m->n; i++)
+    {
+      ab_gen_obj_open (g);
+      ab_gen_kv_u64 (g, "containerID", m->v[i].container_id);
+      ab_gen_kv_u64 (g, "hostID", m->v[i].host_id);
+      ab_gen_kv_u64 (g, "size", m->v[i].size);
+      ab_gen_obj_close (g);
+    }
+  ab_gen_arr_close (g);
+}
+
 static void
 gen_mount (struct ab_gen *g, const char *dest, const char *type, const char *source, const char *const *opts,
            size_t n)
@@ -321,8 +337,15 @@ gen_linux (struct ab_gen *g, const struct ab_default_opts *o)
     }
   ab_gen_arr_close (g);
   /* Rootless: an unprivileged user may map only itself (one ID) without
-     setuid helpers; as root: the subordinate range. */
-  if (o->rootless)
+     setuid helpers, and with newuidmap/newgidmap its subordinate ranges
+     after it (the caller says which: uid_map, gid_map); as root: the
+     conventional subordinate range. */
+  if (o->rootless && o->uid_map && o->gid_map)
+    {
+      ab_gen_idmaps (g, "uidMappings", o->uid_map);
+      ab_gen_idmaps (g, "gidMappings", o->gid_map);
+    }
+  else if (o->rootless)
     {
       gen_idmap (g, "uidMappings", 0, (uint64_t)o->uid, 1);
       gen_idmap (g, "gidMappings", 0, (uint64_t)o->gid, 1);

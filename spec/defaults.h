@@ -45,6 +45,9 @@ struct ab_default_opts
   bool rootless;
   uid_t uid; /* for rootless: the host user that owns the container */
   gid_t gid;
+  /* rootless: the maps to write (uid and gid to container 0, then any
+     subordinate ranges); NULL: uid and gid alone */
+  const struct ab_idmaps *uid_map, *gid_map;
   const char *const *args; /* NULL-terminated; NULL: ["sh"] */
   bool idmap_rootfs;       /* the dev.agentbox.rootfs.idmap annotation */
   /* What a caller that makes a whole container from the profile (the
@@ -68,6 +71,11 @@ struct ab_default_opts
 /* The whole document, NUL-terminated, with its length in *len (may be NULL).
    The caller frees it.  o may be NULL (defaults: not rootless, ["sh"]). */
 char *ab_spec_default_json (const struct ab_default_opts *o, size_t *len);
+
+/* `key`: an array of {containerID, hostID, size}: an id mapping as
+   config.json writes it (the rootless profile's; a change set's meta.json). */
+struct ab_gen;
+void ab_gen_idmaps (struct ab_gen *g, const char *key, const struct ab_idmaps *m);
 
 /* The profile's linux.maskedPaths and linux.readonlyPaths (runc's defaults),
    for `agentbox audit` to name the ones a config removed. */

@@ -549,6 +549,7 @@ struct ab_agentbox
   bool etc_hosts;                 /* dev.agentbox.etc-hosts is "true" */
   struct ab_strv nofollow;        /* dev.agentbox.bind-nofollow: bind sources opened refusing every symlink */
   bool rootfs_idmap;              /* dev.agentbox.rootfs.idmap is "true" */
+  bool accept_degraded;           /* dev.agentbox.degraded is "accept" */
   struct ab_net_policy net;       /* dev.agentbox.net.allow (net.present: given) */
   struct ab_egress_policy egress; /* allow-domains, deny-domains, pins as given (no baseline) */
   bool egress_typed;              /* one of those keys was there (they are typed together) */

@@ -11,13 +11,14 @@
 #   make bench BENCH_FIGURES=proxy what the egress proxy costs an HTTP client
 #                                 (BENCH_PROXY_MB, BENCH_PROXY_BATCH, BENCH_PROXY_STRACE)
 # Two builds side by side (not part of `make bench`): tests/bench/compare.sh.
-BENCH_FIGURES = start-hardened start-runc-spec exec throughput footprint mcp profile netns-run proxy \
+BENCH_FIGURES = start-hardened start-runc-spec start-rootless exec throughput footprint mcp profile netns-run proxy \
 	workspace-start workspace-diff workspace-apply landlock-start
 BENCH_N ?=
 BENCH_GAP_MS ?=
 BENCH_FIGURE_FILES = \
 	tests/bench/start-hardened.sh \
 	tests/bench/start-runc-spec.sh \
+	tests/bench/start-rootless.sh \
 	tests/bench/exec.sh \
 	tests/bench/throughput.sh \
 	tests/bench/footprint.sh \
@@ -33,7 +34,7 @@ BENCH_FIGURE_FILES = \
 
 TESTS += tests/bench/smoke.sh
 EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib.sh tests/bench/bench.py tests/bench/proxy.py tests/bench/smoke.sh \
-	docs/benchmarks.md docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
+	docs/benchmarks.md docs/bench/rootless-bc5a8b9-run1.txt docs/bench/rootless-ff6a442-run2.txt docs/bench/before-3e38eed-run1.txt docs/bench/before-3e38eed-run2.txt \
 	docs/bench/before-3e38eed-lone.txt docs/bench/before-3e38eed-mcp400.txt docs/bench/before-3e38eed-profile.txt \
 	docs/bench/before-ca2e398-run3.txt docs/bench/after-c00527b-run1.txt docs/bench/after-c00527b-lone.txt \
 	docs/bench/after-final-run1.txt docs/bench/after-final-lone.txt \

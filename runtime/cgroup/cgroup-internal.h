@@ -117,6 +117,9 @@ struct ab_cgroup
   /* Planned, not made yet (ab_cgroup_plan): `created` counts the levels
      about to be made; no process of the container was ever in it. */
   bool planned;
+  /* Rootless, below a delegated cgroup: the v2 leaf alone, no device
+     rules (ab_cgroup_plan_delegated). */
+  bool delegated;
 };
 
 /* Bookkeeping shared by cgroup.c and cgroup-state.c (cgroup-fs.c). */

@@ -159,6 +159,8 @@ ab_cgroup_gen (struct ab_cgroup *cg, struct ab_gen *g)
   ab_gen_kv_str (g, "mode", mode_names[cg->mode]);
   if (cg->planned)
     ab_gen_kv_bool (g, "planned", true);
+  if (cg->delegated)
+    ab_gen_kv_bool (g, "delegated", true);
   ab_gen_key (g, "hierarchies");
   ab_gen_arr_open (g);
   for (i = 0; i < cg->n; i++)
@@ -233,7 +235,8 @@ ab_cgroup_load (struct ab_json *obj, struct ab_cgroup **out, ab_error_t *err)
   if (k == AB_ARRAY_SIZE (mode_names) || k == AB_CGROUP_NONE)
     return ab_jerr (&c, "mode: unknown `%s`", mode);
   cg->mode = (int)k;
-  if (ab_jget_bool (&c, obj, "planned", AB_OPTIONAL, &cg->planned) < 0)
+  if (ab_jget_bool (&c, obj, "planned", AB_OPTIONAL, &cg->planned) < 0
+      || ab_jget_bool (&c, obj, "delegated", AB_OPTIONAL, &cg->delegated) < 0)
     return -1;
   if (ab_jenter (&c, obj, "hierarchies", AB_J_ARRAY, AB_REQUIRED, &arr, &mark) < 0)
     return -1;

@@ -612,6 +612,53 @@ ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_resour
 }
 
 int
+ab_cgroup_plan_delegated (const char *parent, const char *cgroups_path, const char *id, struct ab_cgroup **out,
+                          ab_error_t *err)
+{
+  _cleanup_ (ab_cgroup_freep) struct ab_cgroup *cg = xzalloc (sizeof *cg);
+  struct ab_cg_host host = { 0 };
+  struct ab_cg_hier *h = NULL;
+  int r = 0;
+
+  if (parent == NULL)
+    return ab_error_setc (err, AB_EC_INTERNAL, 0, "a rootless cgroup planned without a delegated parent");
+  if (ab_cg_host_read (&host, err) < 0)
+    return -1;
+  cg->mode = AB_CGROUP_V2;
+  cg->delegated = true;
+  for (size_t i = 0; i < host.n_mounts && h == NULL; i++)
+    {
+      const struct ab_cg_mount *m = &host.mounts[i];
+      if (!m->v2 || !ab_cg_path_covers (m->root, parent))
+        continue;
+      h = ab_cg_hier_add (cg);
+      h->v2 = true;
+      h->controllers = xstrdup ("");
+      h->mountpoint = xstrdup (m->mountpoint);
+      h->root = xstrdup (m->root);
+      /* An absolute cgroupsPath is the config's; it must lie below the
+         delegated cgroup, where alone we may make anything. */
+      r = ab_cg_container_path (cgroups_path, id, m->root, parent, &h->path, err);
+      if (r == 0 && (!ab_cg_path_covers (parent, h->path) || strcmp (parent, h->path) == 0))
+        r = ab_error_setc (err, AB_EC_CONFIG, 0,
+                           "linux.cgroupsPath: `%s` is not below `%s`, the cgroup delegated to uid %u", h->path,
+                           parent, (unsigned) geteuid ());
+      if (r == 0)
+        h->dir = ab_cg_path_to_dir (m->mountpoint, m->root, h->path);
+    }
+  ab_cg_host_free (&host);
+  if (r < 0)
+    return -1;
+  if (h == NULL)
+    return ab_error_setc (err, AB_EC_RESOURCE, 0, "the cgroup2 hierarchy holding `%s` is not mounted", parent);
+  ab_cg_fix_v2 (cg);
+  h->created = missing_levels (h);
+  cg->planned = true;
+  *out = ab_steal_ptr (&cg);
+  return 0;
+}
+
+int
 ab_cgroup_realize (struct ab_cgroup *cg, const struct ab_resources *resources, ab_error_t *err)
 {
   size_t i;
@@ -641,9 +688,10 @@ ab_cgroup_realize (struct ab_cgroup *cg, const struct ab_resources *resources, a
         }
     }
   if ((resources && ab_cg_apply (cg, resources, false, err) < 0)
-      || ab_cg_devices_apply (cg, resources ? resources->devices : NULL, resources ? resources->n_devices : 0,
-                              err)
-             < 0)
+      || (!cg->delegated
+          && ab_cg_devices_apply (cg, resources ? resources->devices : NULL, resources ? resources->n_devices : 0,
+                                  err)
+                 < 0))
     {
       rollback (cg);
       return -1;
@@ -665,6 +713,10 @@ ab_cgroup_update (struct ab_cgroup *cg, const struct ab_resources *resources, ab
       if (v2_enable (cg->v2, &ctrls, &why, err) < 0)
         return -1;
     }
+  if (resources->n_devices > 0 && cg->delegated)
+    return ab_error_setc (err, AB_EC_RESOURCE, 0,
+                          "linux.resources.devices: a rootless container's cgroup takes no device rules (a cgroup "
+                          "device program needs CAP_SYS_ADMIN on the host)");
   if (ab_cg_apply (cg, resources, true, err) < 0)
     return -1;
   if (resources->n_devices > 0)

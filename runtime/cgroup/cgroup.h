@@ -50,6 +50,33 @@ int ab_cgroup_plan (const char *cgroups_path, const char *id, const struct ab_re
                     struct ab_cgroup **out, ab_error_t *err);
 int ab_cgroup_realize (struct ab_cgroup *cg, const struct ab_resources *resources, ab_error_t *err);
 
+/* Rootless (runtime/cgroup/cgroup-deleg.c): the cgroup v2 directory
+   delegated to the caller -- `parent` (a cgroup path, --cgroup-parent) or
+   else agentbox's own cgroup -- and the controllers a leaf below it can
+   get.  When none is delegated, usable is false and why says so; a
+   `parent` that is not delegated is an error. */
+struct ab_cgroup_deleg
+{
+  bool usable;
+  char *parent;      /* cgroup path (as in /proc/self/cgroup) the leaf is made below */
+  char *dir;         /* its directory */
+  char *controllers; /* space-separated: what a leaf below it can enable */
+  bool busy;         /* it holds processes: no controller for a child (no internal processes) */
+  char why[640];     /* when not usable: why, one sentence */
+  char fix[400];     /* what would make limits enforceable */
+};
+int ab_cgroup_delegation (const char *parent, struct ab_cgroup_deleg *d, ab_error_t *err);
+void ab_cgroup_deleg_free (struct ab_cgroup_deleg *d);
+/* Every limit of r a container below d cannot have, as
+   "JSON-PATH\tCONTROLLER\tWHY" lines appended to out. */
+void ab_cgroup_unenforced (const struct ab_cgroup_deleg *d, const struct ab_resources *r, struct ab_strv *out);
+/* ab_cgroup_plan for a rootless container: its leaf in the cgroup v2
+   hierarchy alone, below `parent` (agentbox-<id>, or a relative
+   cgroupsPath; an absolute one must lie below parent).  No device rules
+   are ever written for it (a cgroup device program needs host root). */
+int ab_cgroup_plan_delegated (const char *parent, const char *cgroups_path, const char *id, struct ab_cgroup **out,
+                              ab_error_t *err);
+
 /* O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int ab_cgroup_clone_fd (struct ab_cgroup *cg);
 

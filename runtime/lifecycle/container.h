@@ -36,6 +36,8 @@ struct ab_create_opts
   int rootless;               /* -1 auto, 0, 1 */
   const char *egress_policy;  /* --egress-policy FILE: the admin baseline, or NULL */
   uint64_t timeout_ms;        /* --timeout (foreground), 0 = none: the plan takes the smaller of it and the config's */
+  const char *cgroup_parent;  /* --cgroup-parent: rootless, the delegated cgroup v2 parent, or NULL */
+  bool accept_degraded;       /* --accept-degraded: run without what the host cannot enforce */
   bool grace_set;             /* --timeout-grace given */
   uint64_t grace_ms;
 };
@@ -71,6 +73,15 @@ void ab_create_opts_init (struct ab_create_opts *o);
    rlimits above ours when not in the foreground).  `validate` runs it too,
    so that its verdict is create's. */
 int ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err);
+
+/* The plan of a checked config (create's first phase, and validate's
+   verdict): for a rootless container, what the host's cgroups allow it
+   (the delegated cgroup v2 below cgroup_parent or agentbox's own, the
+   limits it cannot enforce) goes into the plan's options first. */
+struct ab_plan;
+struct ab_plan_opts;
+int ab_container_plan (const struct ab_spec *s, const struct ab_plan_opts *po, const char *cgroup_parent,
+                       struct ab_plan **out, ab_error_t *err);
 
 /* Create: everything up to status `created`.  On failure nothing is left
    behind (process, cgroups, mounts, state directory). */

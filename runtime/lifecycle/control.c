@@ -1,12 +1,14 @@
 /* Operations on a live container besides start, kill and delete: pause and
  * resume (the cgroup freezer), its process list, and new resource limits
- * (runc's pause, resume, ps and update).  All of them act on the
- * container's cgroup, so a container without one refuses them. */
+ * (runc's pause, resume, ps and update).  Pause, resume and update act on
+ * the container's cgroup, so a container without one (rootless, none
+ * delegated) refuses them; ps lists its pid namespace instead. */
 #include "config.h"
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/lifecycle/container.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
+#include "runtime/ns.h"
 #include "base/util.h"
 
 /* The statuses in which a container has processes in its cgroup. */
@@ -31,8 +33,12 @@ load_live (const char *root, const char *id, bool exclusive, unsigned ok, const 
       return ab_error_setc (err, AB_EC_STATE, 0, "cannot %s container `%s`: it is %s", what, id,
                             ab_status_name (st));
     }
-  if (c->cg == NULL)
-    return ab_error_setc (err, AB_EC_STATE, 0, "cannot %s container `%s`: it has no cgroup", what, id);
+  if (c->cg == NULL && strcmp (what, "list the processes of") != 0)
+    return ab_error_setc (err, AB_EC_STATE, 0,
+                          "cannot %s container `%s`: it has no cgroup%s, and %s acts on the cgroup%s", what, id,
+                          c->state->rootless ? " (rootless, none delegated)" : "",
+                          strcmp (what, "update") == 0 ? "update" : "the freezer",
+                          c->state->rootless ? "; delegate one (--cgroup-parent) to have it" : "");
   *out = ab_steal_ptr (&c);
   return 0;
 }
@@ -87,6 +93,13 @@ ab_container_pids (const char *root, const char *id, pid_t **pids, size_t *n, ab
      pid namespace), and empty once the cgroup is gone. */
   if (load_live (root, id, false, LIVE | 1u << AB_STATUS_STOPPED, "list the processes of", &c, err) < 0)
     return -1;
+  /* Without a cgroup (rootless): the processes of its pid namespace. */
+  if (c->cg == NULL)
+    {
+      if (ab_state_status (c->dirfd, c->state) == AB_STATUS_STOPPED)
+        return *pids = NULL, *n = 0, 0;
+      return ab_pidns_pids (c->pid, pids, n, err);
+    }
   if (ab_cgroup_pids (c->cg, pids, n, err) < 0)
     {
       if (ab_state_status (c->dirfd, c->state) != AB_STATUS_STOPPED || err->errnum != ENOENT)

@@ -40,6 +40,7 @@
 #include "runtime/lifecycle/container.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
+#include "base/nsenter.h"
 #include "runtime/fallback.h"
 #include "runtime/idmap.h"
 #include "runtime/landlock.h"
@@ -49,6 +50,7 @@
 #include "runtime/process.h"
 #include "base/resolve.h"
 #include "runtime/ns.h"
+#include "runtime/plan/host-ids.h"
 #include "runtime/plan/plan.h"
 #include "spec/annotations.h"
 #include "runtime/seccomp.h"
@@ -80,6 +82,35 @@ ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err)
   if (!foreground && ab_rlimits_check (s->process, s->linux_->ns[AB_NS_USER].present, err) < 0)
     return -1;
   return 0;
+}
+
+int
+ab_container_plan (const struct ab_spec *s, const struct ab_plan_opts *po_in, const char *cgroup_parent,
+                   struct ab_plan **out, ab_error_t *err)
+{
+  struct ab_plan_opts po = *po_in;
+  struct ab_cgroup_deleg d = { 0 };
+  _cleanup_strv_ struct ab_strv unenforced = { 0 };
+  struct ab_plan_cgroups pc = { 0 };
+  struct ab_host_ids h;
+  int r;
+
+  ab_host_ids_read (&h);
+  /* Decided here, once: the plan must not read the host again and come to
+     another answer (a rootless plan with a rootful cgroup, or the reverse). */
+  po.rootless = ab_host_rootless (&h, po.rootless) ? 1 : 0;
+  ab_host_ids_free (&h);
+  if (po.exec || !po.rootless)
+    return ab_plan_build (s, &po, out, err);
+  /* Rootless: a cgroup only where one is delegated to us. */
+  if (ab_cgroup_delegation (cgroup_parent, &d, err) < 0)
+    return -1;
+  ab_cgroup_unenforced (&d, s->linux_ ? s->linux_->resources : NULL, &unenforced);
+  pc = (struct ab_plan_cgroups){ .usable = d.usable, .parent = d.parent, .unenforced = &unenforced, .fix = d.fix };
+  po.cgroups = &pc;
+  r = ab_plan_build (s, &po, out, err);
+  ab_cgroup_deleg_free (&d);
+  return r;
 }
 
 /* What the command line must give for this config. */
@@ -272,6 +303,66 @@ prefer_child_error (struct ab_container *c, ab_error_t *err)
   ab_explain_dead_child (c->pidfd, err);
 }
 
+/* The detached mount trees the child gets: the root filesystem's, then
+   one for every mount the parent opens (fds[i], -1 for the others). */
+struct trees
+{
+  struct ab_container *c;
+  pid_t pid;
+  bool userns;
+  bool elsewhere; /* made in a mount namespace of the helper's, not the one the bundle was loaded in */
+  int root;
+  int *fds;
+  ab_error_t err;
+};
+
+static int
+make_trees (void *arg)
+{
+  struct trees *t = arg;
+  const struct ab_plan *p = t->c->plan;
+
+  ab_set_step ("rootfs");
+  t->root = ab_rootfs_tree (t->c->bundle, t->pid, p->rootfs_idmap, t->elsewhere, &t->err);
+  if (t->root < 0)
+    return -1;
+  ab_set_step ("idmap");
+  if (ab_idmap_prepare (t->c->bundle, p->mounts, p->n_mounts, t->pid, t->userns, t->fds, &t->err) < 0)
+    return -1;
+  /* An overlay workspace: its overlay in place of the bind's tree. */
+  if (t->c->ws && ab_changeset_overlay (t->c->ws, &t->fds[p->spec->workspace.mount], "workspace", &t->err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Rootless: cloning a tree of a mount (open_tree) needs CAP_SYS_ADMIN over
+   the mount namespace the caller is in, which is the host's, root's.  So
+   the trees are made by a helper in the container's user namespace, in a
+   private copy of our mount table owned by that namespace, where it holds
+   that capability, with the same resolution of every path as below (the
+   helper shares our memory and fd table: base/nsenter.h). */
+static int
+make_trees_rootless (struct trees *t, ab_error_t *err)
+{
+  char path[64];
+  _cleanup_close_ int userns = -1;
+  struct ab_nsenter ns = { .netns_fd = -1, .new_mntns = true };
+
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) t->pid);
+  userns = open (path, O_RDONLY | O_CLOEXEC);
+  if (userns < 0)
+    return ab_error_set (err, errno, "open %s", path);
+  ns.userns_fd = userns;
+  t->elsewhere = true;
+  if (ab_nsenter_run (&ns, make_trees, t, err) < 0)
+    {
+      if (t->err.msg[0])
+        *err = t->err;
+      return -1;
+    }
+  return 0;
+}
+
 /* IDS_DONE carries the number of detached mount trees that follow, one
    SCM_RIGHTS message each: the root filesystem first, then every mount the
    parent opens (ab_mount_from_parent), in mounts[] order.  The child never
@@ -280,35 +371,30 @@ static int
 send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
 {
   const struct ab_plan *p = c->plan;
-  _cleanup_free_ int *fds = NULL;
-  _cleanup_close_ int root = -1;
-  int n = 1;
+  _cleanup_free_ int *fds = xcalloc (p->n_mounts + 1, sizeof *fds);
+  struct trees t = { .c = c, .pid = pid, .userns = userns, .root = -1, .fds = fds };
+  int n = 1, r;
   size_t i;
 
-  ab_set_step ("rootfs");
-  root = ab_rootfs_tree (c->bundle, pid, p->rootfs_idmap, err);
-  if (root < 0)
-    return -1;
-  ab_set_step ("idmap");
-  fds = xcalloc (p->n_mounts + 1, sizeof *fds);
   for (i = 0; i < p->n_mounts; i++)
-    n += ab_mount_from_parent (&p->mounts[i]);
-  if (ab_idmap_prepare (c->bundle, p->mounts, p->n_mounts, pid, userns, fds, err) < 0)
-    goto out;
-  /* An overlay workspace: its overlay in place of the bind's tree. */
-  if (c->ws && ab_changeset_overlay (c->ws, &fds[p->spec->workspace.mount], "workspace", err) < 0)
-    goto out;
-  if (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0 || ab_send_fds (c->sync_fd, &root, 1, err) < 0)
-    goto out;
-  for (i = 0; i < p->n_mounts; i++)
+    {
+      fds[i] = -1;
+      n += ab_mount_from_parent (&p->mounts[i]);
+    }
+  r = p->rootless && userns ? make_trees_rootless (&t, err) : make_trees (&t);
+  if (r < 0 && !(p->rootless && userns))
+    *err = t.err;
+  if (r == 0 && (ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, n, err) < 0 || ab_send_fds (c->sync_fd, &t.root, 1, err) < 0))
+    r = -1;
+  for (i = 0; r == 0 && i < p->n_mounts; i++)
     if (fds[i] >= 0 && ab_send_fds (c->sync_fd, &fds[i], 1, err) < 0)
-      goto out;
-  n = 0;
-out:
+      r = -1;
   for (i = 0; i < p->n_mounts; i++)
     if (fds[i] >= 0)
       close (fds[i]);
-  return n == 0 ? 0 : -1;
+  if (t.root >= 0)
+    close (t.root);
+  return r;
 }
 
 /* The parent's share of the move into the cgroups, in a thread started
@@ -376,14 +462,13 @@ struct net_job
   int r;
   pthread_t t;
   bool started, joined;
-  bool own_thread; /* set before the thread starts: the thread reads it, never `started` */
 };
 
 static void *
 net_job_run (void *p)
 {
   struct net_job *j = p;
-  j->r = ab_net_setup (j->c, j->ns, j->own_thread, &j->err);
+  j->r = ab_net_setup (j->c, j->ns, &j->err);
   if (j->r > 0)
     j->r = ab_container_write_state (j->c, &j->err);
   ab_trace ("network set up");
@@ -396,16 +481,11 @@ net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_set
   j->c = c;
   j->ns = ns;
   j->r = -1;
-  /* `started` is assigned after pthread_create returns, possibly after the
-     thread has begun: the thread must not read it.  It once did, and then
-     (seeing false) entered the namespace from yet another thread. */
-  j->own_thread = true;
+  /* (`started` is assigned after pthread_create returns, possibly after
+     the thread has begun: the thread never reads it.) */
   j->started = pthread_create (&j->t, NULL, net_job_run, j) == 0;
   if (!j->started)
-    {
-      j->own_thread = false;
-      net_job_run (j); /* no thread: in line */
-    }
+    net_job_run (j); /* no thread: in line */
 }
 
 /* 0, or -1 with *err set from the job (err NULL: only wait). */
@@ -562,7 +642,8 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
   struct ab_container *c = tx->c;
   struct ab_plan_opts po = { .root = o->root, .id = o->id, .egress_baseline = o->egress_policy,
                              .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms,
-                             .grace_set = o->grace_set, .grace_ms = o->grace_ms };
+                             .accept_degraded = o->accept_degraded, .grace_set = o->grace_set,
+                             .grace_ms = o->grace_ms };
 
   c->bundle = o->prebuilt; /* taken over, whatever happens */
   if (ab_id_validate (o->id, err) < 0)
@@ -579,9 +660,15 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
   ab_trace ("bundle loaded");
   if (ab_container_check (c->bundle->spec, o->foreground, err) < 0
       || check_usage (o, c->bundle->spec, err) < 0
-      || ab_plan_build (c->bundle->spec, &po, &c->plan, err) < 0)
+      || ab_container_plan (c->bundle->spec, &po, o->cgroup_parent, &c->plan, err) < 0)
     return -1;
   warn_unsupported (c->plan, &c->degraded);
+  for (size_t i = 0; i < c->plan->degraded.n; i++)
+    {
+      /* The record's `degraded` says it; a person sees it with --debug. */
+      ab_log (AB_LOG_INFO, "%s", c->plan->degraded.v[i]);
+      ab_strv_push (&c->degraded, c->plan->degraded.v[i]);
+    }
   return 0;
 }
 
@@ -608,6 +695,12 @@ realize_state (struct create_tx *tx, ab_error_t *err)
   c->state->rootfs = xstrdup (c->bundle->rootfs);
   c->state->created_ns = ab_now_realtime_ns ();
   c->state->status = AB_STATUS_CREATING;
+  c->state->rootless = c->plan->rootless;
+  c->state->own_netns = c->plan->net.own_ns;
+  if (c->plan->ids.how != AB_IDMAP_NONE)
+    c->state->id_mapping = xstrdup (ab_idmap_how_name (c->plan->ids.how));
+  for (size_t i = 0; i < c->degraded.n; i++)
+    ab_strv_push (&c->state->degraded, c->degraded.v[i]);
   for (size_t i = 0; i < s->annotations.n; i++)
     {
       c->state->annotations.v
@@ -617,8 +710,14 @@ realize_state (struct create_tx *tx, ab_error_t *err)
       c->state->annotations.n = i + 1;
     }
   ab_set_step ("cgroups");
-  if (ab_cgroup_plan (s->linux_->cgroups_path, c->id, c->plan->resources, &tx->cg, err) < 0
-      || ab_container_set_cgroup (c, tx->cg, err) < 0)
+  /* Rootless: below the delegated cgroup, or none at all (the plan
+     listed what that leaves unenforced). */
+  if (c->plan->cgroup
+      && ((c->plan->rootless ? ab_cgroup_plan_delegated (c->plan->cgroup_parent, s->linux_->cgroups_path, c->id,
+                                                          &tx->cg, err)
+                             : ab_cgroup_plan (s->linux_->cgroups_path, c->id, c->plan->resources, &tx->cg, err))
+              < 0
+          || ab_container_set_cgroup (c, tx->cg, err) < 0))
     return -1;
   /* config.json straight into place, no temporary and rename: it is
      written before the first state.json, and a directory without
@@ -666,6 +765,8 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
   if (!tx->o->foreground && (tx->listen_fd = start_socket_listen (c->dirfd, err)) < 0)
     return -1;
   ab_set_step ("cgroups");
+  if (tx->cg == NULL)
+    return 0; /* rootless without a delegated cgroup */
   /* A failed realize removed what it made, but for what it could not:
      counted in cg, which create_abort tries again and records. */
   c->cg = ab_steal_ptr (&tx->cg);
@@ -694,7 +795,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
     .preserve_fds = tx->o->preserve_fds,
     .no_new_keyring = tx->o->no_new_keyring,
     .foreground = tx->o->foreground,
-    .allow_setgroups = !c->plan->rootless,
+    .allow_setgroups = c->plan->ids.how == AB_IDMAP_NONE ? !c->plan->rootless : c->plan->ids.setgroups,
     .cg = c->cg,
   };
   pid_t pid;
@@ -703,11 +804,11 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
     return ab_error_set (err, errno, "socketpair");
   ctx.sync_fd = tx->sp[1];
   memcpy (ctx.stdio, tx->o->stdio, sizeof ctx.stdio);
-  if (ab_cgroup_selfjoin_open (c->cg, &ctx.cg_join, &ctx.n_cg_join, err) < 0)
+  if (c->cg && ab_cgroup_selfjoin_open (c->cg, &ctx.cg_join, &ctx.n_cg_join, err) < 0)
     return -1;
 
   ab_set_step ("clone");
-  pid = ab_ns_spawn (&tx->ns, ab_cgroup_clone_fd (c->cg), tx->sp[1], tx->sp[0], &c->pidfd, err);
+  pid = ab_ns_spawn (&tx->ns, c->cg ? ab_cgroup_clone_fd (c->cg) : -1, tx->sp[1], tx->sp[0], &c->pidfd, err);
   if (pid == 0)
     {
       close (tx->sp[0]);
@@ -723,7 +824,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
   ab_set_step ("cgroups");
   tx->cgj.cg = c->cg;
   tx->cgj.pid = pid;
-  tx->cgj.v2_done = ab_cgroup_clone_fd (c->cg) >= 0;
+  tx->cgj.v2_done = c->cg == NULL || ab_cgroup_clone_fd (c->cg) >= 0;
   cg_job_start (&tx->cgj);
   c->pid = pid;
   c->state->pid = pid;
@@ -746,7 +847,7 @@ phase_sync (struct create_tx *tx, ab_error_t *err)
   struct ab_container *c = tx->c;
   int r = 0;
 
-  if (tx->ns.new_user && ab_ns_write_idmaps (c->pid, c->plan->spec->linux_, c->plan->rootless, err) < 0)
+  if (tx->ns.new_user && ab_ns_write_idmaps (c->pid, c->plan->spec->linux_, &c->plan->ids, err) < 0)
     return -1;
   if (send_mount_trees (c, c->pid, tx->ns.new_user, err) < 0)
     return -1;

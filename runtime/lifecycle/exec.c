@@ -20,6 +20,7 @@
 #include "runtime/landlock.h"
 #include "runtime/plan/plan.h"
 #include "base/log.h"
+#include "base/nsenter.h"
 #include "runtime/process.h"
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
@@ -57,6 +58,7 @@ struct exec_child
   bool detach;
   bool allow_setgroups;
   bool own_pgrp;                      /* no sub-cgroup to kill it by: its own process group instead */
+  bool join_pid;                      /* rootless: this child joins the pid namespace and forks the process */
   struct ab_cgroup_selfjoin *cg_join; /* v1 `tasks` fds, joined first (cgroup-state.c) */
   size_t n_cg_join;
 };
@@ -76,6 +78,37 @@ close_all_but (int first, int *keep, int n)
       first = keep[i] + 1;
     }
   syscall (SYS_close_range, (unsigned)first, ~0U, 0);
+}
+
+/* Rootless: the parent cannot enter the container's pid namespace for its
+   children (setns CLONE_NEWPID needs CAP_SYS_ADMIN in its own user
+   namespace too).  This child, now in the container's user namespace
+   where it holds every capability, can: it enters it and forks the exec's
+   process there as the parent's own child (CLONE_PARENT), tells the
+   parent its pid and leaves.  The process goes on from here. */
+static int
+join_pidns (struct exec_child *x, ab_error_t *err)
+{
+  struct clone_args args = { .flags = CLONE_PARENT };
+  pid_t pid;
+
+  if (setns (x->pidfd, CLONE_NEWPID) < 0)
+    return ab_error_set (err, errno, "join the container's pid namespace");
+  pid = (pid_t)syscall (SYS_clone3, &args, sizeof args);
+  if (pid < 0)
+    return ab_error_set (err, errno, "fork into the container's pid namespace");
+  if (pid > 0)
+    {
+      ab_sync_send (x->sync_fd, AB_SYNC_PID, pid, NULL);
+      _exit (0);
+    }
+  /* its own group, as the parent expects of a process without a cgroup */
+  if (x->own_pgrp && !x->p->terminal)
+    setpgid (0, 0);
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (!x->detach)
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+  return 0;
 }
 
 static int
@@ -113,6 +146,8 @@ exec_child_setup (struct exec_child *x, ab_error_t *err)
     setpgid (0, 0);
   if (x->ns_flags && setns (x->pidfd, x->ns_flags) < 0)
     return ab_error_set (err, errno, "join the container's namespaces (0x%x)", x->ns_flags);
+  if (x->join_pid && join_pidns (x, err) < 0)
+    return -1;
   close (x->pidfd);
   x->pidfd = -1;
   /* In a joined user namespace, become its root where it maps one, as
@@ -476,8 +511,10 @@ exec_realize (struct exec_tx *tx, ab_error_t *err)
 
   /* Children of ours are born in the container's pid namespace: only this
      one.  Keep our own to switch back right after the clone (anything we
-     fork later, or a sanitizer's tracer thread, must stay in ours). */
-  if (pid_differs)
+     fork later, or a sanitizer's tracer thread, must stay in ours).
+     Rootless, the child does it (join_pidns). */
+  xc->join_pid = pid_differs && !ab_have_cap_sys_admin ();
+  if (pid_differs && !xc->join_pid)
     {
       tx->own_pidns = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
       if (tx->own_pidns < 0 || setns (tx->init_pidfd, CLONE_NEWPID) < 0)
@@ -500,6 +537,30 @@ exec_restore (struct exec_tx *tx)
       close (tx->own_pidns);
       tx->own_pidns = -1;
     }
+}
+
+/* Rootless (join_pidns): the child we cloned forked the exec's process in
+   the container's pid namespace as our child and exits; from now on that
+   process is the exec's. */
+static int
+take_grandchild (struct ab_exec *x, ab_error_t *err)
+{
+  struct ab_sync_msg m;
+  int st, fd;
+
+  if (ab_sync_expect (x->sync_fd, AB_SYNC_PID, &m, err) < 0)
+    {
+      waitpid (x->pid, &st, 0);
+      return -1;
+    }
+  waitpid (x->pid, &st, 0);
+  fd = (int)syscall (SYS_pidfd_open, (pid_t)m.value, 0);
+  if (fd < 0)
+    return ab_error_set (err, errno, "pidfd_open the exec process %d", (int)m.value);
+  close (x->pidfd);
+  x->pidfd = fd;
+  x->pid = (pid_t)m.value;
+  return 0;
 }
 
 /* clone3 the child into the exec's cgroup, on the CPUs of
@@ -557,7 +618,9 @@ exec_spawn (struct exec_tx *tx, ab_error_t *err)
   tx->spawned = true;
   tx->into_cgroup = (args.flags & CLONE_INTO_CGROUP) != 0;
   x->pid = pid;
-  x->pgid = tx->xc.own_pgrp && !p->terminal ? pid : 0;
+  if (tx->xc.join_pid && take_grandchild (x, err) < 0)
+    return -1;
+  x->pgid = tx->xc.own_pgrp && !p->terminal ? x->pid : 0;
   return 0;
 }
 

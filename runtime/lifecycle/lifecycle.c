@@ -18,6 +18,7 @@
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
+#include "runtime/ns.h"
 #include "runtime/plan/plan.h"
 #include "runtime/seccomp-notify.h"
 #include "runtime/lifecycle/wsstore.h"
@@ -598,6 +599,47 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   return r;
 }
 
+/* Whether host process pid is in the pid namespace `ns` (its ns/pid). */
+static bool
+in_pidns (pid_t pid, const struct stat *ns)
+{
+  char path[64];
+  struct stat st;
+
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) pid);
+  return stat (path, &st) == 0 && st.st_ino == ns->st_ino && st.st_dev == ns->st_dev;
+}
+
+/* --all without a cgroup (rootless, none delegated): every process of the
+   container's pid namespace, each through a pidfd, and only if it is still
+   in the namespace once the pidfd pins it (a pid recycled since it was
+   listed is never signalled).  SIGKILL to the init alone would do (the
+   kernel then kills the namespace), but other signals go to each. */
+static int
+kill_pidns (struct ab_container *c, int sig, ab_error_t *err)
+{
+  _cleanup_free_ pid_t *pids = NULL;
+  _cleanup_close_ int init = ab_state_pidfd (c->state);
+  char path[64];
+  struct stat ns;
+  size_t n = 0;
+
+  if (init < 0)
+    return ab_error_setc (err, AB_EC_STATE, ESRCH, "cannot kill container `%s`: container not running", c->id);
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) c->pid);
+  if (stat (path, &ns) < 0 || ab_pidns_pids (c->pid, &pids, &n, err) < 0)
+    return ab_error_set (err, errno, "cannot kill container `%s`: its pid namespace", c->id);
+  for (size_t i = 0; i < n; i++)
+    {
+      _cleanup_close_ int fd = pids[i] == c->pid ? -1 : (int) syscall (SYS_pidfd_open, pids[i], 0);
+      if (pids[i] == c->pid)
+        syscall (SYS_pidfd_send_signal, init, sig, NULL, 0);
+      else if (fd >= 0 && in_pidns (pids[i], &ns))
+        syscall (SYS_pidfd_send_signal, fd, sig, NULL, 0);
+    }
+  return 0;
+}
+
 int
 ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error_t *err)
 {
@@ -626,6 +668,8 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
     }
   if (all && c->cg)
     return ab_cgroup_kill (c->cg, sig, err);
+  if (all && c->cg == NULL)
+    return kill_pidns (c, sig, err);
   /* The pidfd pins the process we checked: a recycled pid is never signalled. */
   pidfd = ab_state_pidfd (c->state);
   if (pidfd < 0)
@@ -702,14 +746,30 @@ ab_runtime_state_json (struct ab_container *c, int status, size_t *len)
   return ab_state_oci_json (c->state, status, false, len);
 }
 
-/* The held network namespace of a container with a wall (<root>/<id>/netns), or -1. */
+/* The held network namespace of a container with a wall (<root>/<id>/netns), or -1.
+   Rootless, where none can be held (a bind mount on the host): its init's
+   while it runs, the pidfd making sure that pid is still the container's. */
 int
 ab_net_held_netns (const char *root, const char *id)
 {
   _cleanup_container_ struct ab_container *c = NULL;
   ab_error_t ignored = { 0 };
+  _cleanup_close_ int pidfd = -1;
+  char path[64];
+  int fd;
 
-  if (ab_container_peek (root, id, &c, &ignored) < 0 || !c->state->netns_held || c->state->rules_text == NULL)
+  if (ab_container_peek (root, id, &c, &ignored) < 0 || c->state->rules_text == NULL)
     return -1;
-  return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (c->state->netns_held)
+    return openat (c->dirfd, AB_NETNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (!c->state->rootless || !c->state->own_netns || (pidfd = ab_state_pidfd (c->state)) < 0)
+    return -1;
+  snprintf (path, sizeof path, "/proc/%d/ns/net", (int) c->state->pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && ab_proc_start_time (c->state->pid, NULL) != c->state->pid_start)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
 }

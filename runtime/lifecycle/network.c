@@ -2,11 +2,10 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "netns/egress.h"
 #include "netns/netns.h"
@@ -57,65 +56,6 @@ ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t *err
   return 0;
 }
 
-/* Run fn in the network namespace netns_fd, from a thread of its own (a
-   thread may change its network namespace without affecting the process). */
-struct in_netns
-{
-  int netns_fd;
-  int (*fn) (void *arg, ab_error_t *err);
-  void *arg;
-  ab_error_t *err;
-  int r;
-};
-
-static void *
-in_netns_thread (void *p)
-{
-  struct in_netns *x = p;
-
-  if (setns (x->netns_fd, CLONE_NEWNET) < 0)
-    x->r = ab_error_set (x->err, errno, "enter the container's network namespace");
-  else
-    x->r = x->fn (x->arg, x->err);
-  return NULL;
-}
-
-static int
-run_in_netns (int netns_fd, bool own_thread, int (*fn) (void *, ab_error_t *), void *arg, ab_error_t *err)
-{
-  struct in_netns x = { .netns_fd = netns_fd, .fn = fn, .arg = arg, .err = err, .r = -1 };
-  pthread_t t;
-  int e;
-
-  /* A thread of its own (create's network job) that ends after this may
-     enter the namespace itself: nothing after fn in it depends on the
-     host's network namespace (files and mounts only, see ab_net_setup). */
-  if (own_thread)
-    {
-      in_netns_thread (&x);
-      return x.r;
-    }
-
-  e = pthread_create (&t, NULL, in_netns_thread, &x);
-  if (e != 0)
-    return ab_error_set (err, e, "pthread_create");
-  pthread_join (t, NULL);
-  return x.r;
-}
-
-struct apply_args
-{
-  struct ab_net *n;
-  struct ab_netns_proxy proxy;
-};
-
-static int
-apply_wall (void *p, ab_error_t *err)
-{
-  struct apply_args *a = p;
-  return ab_netns_apply (a->n->plan->allow, &a->proxy, err);
-}
-
 static int
 hold_netns (struct ab_container *c, ab_error_t *err)
 {
@@ -154,12 +94,12 @@ debug_rules (const char *id, const char *text)
 }
 
 int
-ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, bool own_thread, ab_error_t *err)
+ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *err)
 {
   struct ab_net *n = c->net;
   const struct ab_plan_net *pn = n ? n->plan : NULL;
   const struct ab_linux *l = c->plan->spec->linux_;
-  struct apply_args a;
+  struct ab_netns_proxy proxy;
   size_t i;
 
   ab_set_step ("network");
@@ -180,16 +120,15 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, bool own_thr
     if (ab_netdev_move (l->net_devices[i].host_name, l->net_devices[i].name, c->netns_fd, err) < 0)
       return ab_error_prefix (err, "linux.netDevices.%s", l->net_devices[i].host_name);
 
-  memset (&a, 0, sizeof a);
-  a.n = n;
+  memset (&proxy, 0, sizeof proxy);
   if (pn->egress.enabled)
     {
       struct ab_egress_options opt = { .http_port = AB_NET_PROXY_HTTP_PORT, .dns_port = AB_NET_PROXY_DNS_PORT };
-      a.proxy.enabled = true;
-      a.proxy.http_port = AB_NET_PROXY_HTTP_PORT;
-      a.proxy.dns_port = AB_NET_PROXY_DNS_PORT;
-      a.proxy.redirect_ports = pn->redirect;
-      a.proxy.n_redirect_ports = pn->n_redirect;
+      proxy.enabled = true;
+      proxy.http_port = AB_NET_PROXY_HTTP_PORT;
+      proxy.dns_port = AB_NET_PROXY_DNS_PORT;
+      proxy.redirect_ports = pn->redirect;
+      proxy.n_redirect_ports = pn->n_redirect;
       ab_set_step ("egress-proxy");
       if (pn->proxy_here)
         {
@@ -200,7 +139,15 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, bool own_thr
         {
           struct ab_egress_daemon d;
           int cgfd = c->cg ? ab_cgroup_clone_fd (c->cg) : -1;
-          if (ab_egress_daemon_spawn (&pn->egress, c->netns_fd, cgfd, c->dirfd, "egress.json", &opt, &d, err) < 0)
+          /* No cgroup (rootless, none delegated): the daemon lasts while
+             the init does, which the pid namespace makes the container's
+             end. */
+          _cleanup_close_ int initfd = c->cg ? -1 : (int) syscall (SYS_pidfd_open, c->pid, 0);
+          if (c->cg == NULL && initfd < 0)
+            return ab_error_set (err, errno, "egress daemon: pidfd_open the container's init %d", (int) c->pid);
+          if (ab_egress_daemon_spawn (&pn->egress, c->netns_fd, cgfd, initfd, c->dirfd, "egress.json", &opt, &d,
+                                      err)
+              < 0)
             return -1;
           c->state->helper_pid = d.pid;
           c->state->helper_start = ab_proc_start_time (d.pid, NULL);
@@ -209,14 +156,17 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, bool own_thr
   if (pn->wall)
     {
       ab_set_step ("network");
-      if (run_in_netns (c->netns_fd, own_thread, apply_wall, &a, err) < 0)
+      if (ab_netns_apply (c->netns_fd, pn->allow, &proxy, err) < 0)
         return -1;
       free (c->state->rules_text);
-      c->state->rules_text = ab_netns_rules_text (pn->allow, &a.proxy);
+      c->state->rules_text = ab_netns_rules_text (pn->allow, &proxy);
       if (ab_log_debug_enabled ())
         debug_rules (c->id, c->state->rules_text);
     }
-  if (!pn->proxy_here && pn->own_ns && hold_netns (c, err) < 0)
+  /* Rootless, the namespace cannot be bound to a file (a mount in the
+     host's mount namespace): a detached container's wall counts can be
+     read while it runs (its init's /proc/PID/ns/net), not after. */
+  if (!pn->proxy_here && pn->own_ns && !c->plan->rootless && hold_netns (c, err) < 0)
     return -1;
   return 1;
 }

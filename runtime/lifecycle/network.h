@@ -23,10 +23,10 @@ int ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t 
 
 /* After clone, while the child mounts: move netDevices, install the wall,
    start the proxy, keep the netns for the denied record.  1 when c->state
-   changed (the caller writes it), 0 when there is no network to set up.  own_thread: the
-   caller is a thread that ends after this call, which may then enter the
-   container's network namespace itself (else a thread is made for that). */
-int ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, bool own_thread, ab_error_t *err);
+   changed (the caller writes it), 0 when there is no network to set up.
+   Nothing here enters the container's namespaces: sockets made in them
+   (netns/nl.h, ab_netns_sockets) carry the work. */
+int ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *err);
 
 /* After the container's last process: stop the proxy and describe what was
    refused, as one JSON array value (NULL when there is no wall).  Without

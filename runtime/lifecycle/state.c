@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "base/owner.h"
 #include "runtime/lifecycle/state.h"
 #include "base/util.h"
 #include "base/gen.h"
@@ -75,7 +76,26 @@ ab_state_free (struct ab_state *s)
     }
   free (s->annotations.v);
   free (s->rules_text);
+  free (s->id_mapping);
+  ab_strv_free (&s->degraded);
   free (s);
+}
+
+/* The state root is agentbox's alone: it belongs to the effective user
+   (as does every directory above it, or to root), and no one else may
+   write or list it.  Another local user who could make it first, swap it
+   or plant entries in it could hand agentbox a state.json of their
+   choosing: pids that kill and delete would signal, cgroups they would
+   remove, a config create would run. */
+static int
+root_checked (int fd, const char *root, ab_error_t *err)
+{
+  if (ab_dir_private_check (fd, root, geteuid (), "state directory", err) < 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
 }
 
 int
@@ -85,6 +105,8 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
 
   if (root == NULL || root[0] != '/')
     return ab_error_setc (err, AB_EC_USAGE, 0, "--root `%s` must be an absolute path", root ? root : "");
+  if (ab_path_owner_check (root, geteuid (), "state directory", err) < 0)
+    return -1;
   fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0 || !create || errno != ENOENT)
     {
@@ -94,12 +116,12 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
             return ab_error_setc (err, AB_EC_NOTFOUND, 0, "state directory `%s` does not exist", root);
           return ab_error_set (err, errno, "open state directory `%s`", root);
         }
-      return fd;
+      return root_checked (fd, root, err);
     }
-  /* mkdir -p.  The root is 0711: traversable but not listable; each
-     container's directory is 0700.  Nothing else is kept here (caches are
-     in runtime/cache.h's directory), so that the last delete leaves the
-     root as create found it. */
+  /* mkdir -p.  The root is 0711 for root (traversable, not listable) and
+     0700 for anyone else; each container's directory is 0700.  Nothing
+     else is kept here (caches are in runtime/cache.h's directory), so that
+     the last delete leaves the root as create found it. */
   {
     _cleanup_free_ char *copy = xstrdup (root);
     char *p;
@@ -111,13 +133,17 @@ ab_state_root_open (const char *root, bool create, ab_error_t *err)
             return ab_error_set (err, errno, "create `%s`", copy);
           *p = '/';
         }
-    if (mkdir (copy, 0711) < 0 && errno != EEXIST)
+    if (mkdir (copy, geteuid () == 0 ? 0711 : 0700) < 0 && errno != EEXIST)
       return ab_error_set (err, errno, "create state directory `%s`", root);
   }
-  fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* Again: a directory on the way that another user made between the
+     check and our mkdir (EEXIST) is theirs. */
+  if (ab_path_owner_check (root, geteuid (), "state directory", err) < 0)
+    return -1;
+  fd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return ab_error_set (err, errno, "open state directory `%s`", root);
-  return fd;
+  return root_checked (fd, root, err);
 }
 
 /* The name a container directory is made under before it is renamed to
@@ -323,6 +349,22 @@ ab_state_dir_remove_fd (int rootfd, const char *id, int dir_fd, ab_error_t *err)
   return 0;
 }
 
+/* Rootless: that it was, how its user namespace was mapped, and what this
+   host could not give it (rootless without a delegated cgroup); keys after
+   `prefix` ("" in state.json, "dev.agentbox/" in the OCI state). */
+static void
+gen_rootless (struct ab_gen *g, const struct ab_state *s, const char *prefix)
+{
+  char key[64];
+
+  if (s->rootless)
+    ab_gen_kv_bool (g, (snprintf (key, sizeof key, "%srootless", prefix), key), true);
+  if (s->id_mapping)
+    ab_gen_kv_str (g, (snprintf (key, sizeof key, "%sidMapping", prefix), key), s->id_mapping);
+  if (s->degraded.n)
+    ab_gen_kv_strv (g, (snprintf (key, sizeof key, "%sdegraded", prefix), key), s->degraded.v, s->degraded.n);
+}
+
 static void
 state_gen (struct ab_gen *g, const struct ab_state *s)
 {
@@ -347,6 +389,7 @@ state_gen (struct ab_gen *g, const struct ab_state *s)
   ab_gen_obj_close (g);
   if (s->rules_text)
     ab_gen_kv_str (g, "rules", s->rules_text);
+  gen_rootless (g, s, "");
   if (s->cgroup)
     {
       ab_gen_key (g, "cgroup");
@@ -503,7 +546,10 @@ ab_state_read (int dirfd, const char *id, struct ab_state **out, ab_error_t *err
       || ab_jget_bool (&c, j, "ownNetns", AB_OPTIONAL, &s->own_netns) < 0
       || ab_jget_i64 (&c, j, "helperPid", AB_OPTIONAL, 0, INT32_MAX, &i64) < 0
       || ab_jget_u64 (&c, j, "helperStart", AB_OPTIONAL, UINT64_MAX, &u) < 0
-      || ab_jget_str (&c, j, "rules", AB_OPTIONAL, &s->rules_text) < 0)
+      || ab_jget_str (&c, j, "rules", AB_OPTIONAL, &s->rules_text) < 0
+      || ab_jget_bool (&c, j, "rootless", AB_OPTIONAL, &s->rootless) < 0
+      || ab_jget_str (&c, j, "idMapping", AB_OPTIONAL, &s->id_mapping) < 0
+      || ab_jget_strv (&c, j, "degraded", AB_OPTIONAL, &s->degraded) < 0)
     return ab_error_prefix (err, "container `%s`: corrupt state", id);
   if (ab_json_member (j, "helperPid"))
     s->helper_pid = (pid_t) i64;
@@ -649,6 +695,9 @@ gen_oci_state (struct ab_gen *g, const struct ab_state *s, int status)
      container's network namespace (the state may carry extra properties). */
   if (s->rules_text)
     ab_gen_kv_str (g, "dev.agentbox/netRules", s->rules_text);
+  /* How its user namespace was mapped, and what this host could not give
+     it (rootless without a delegated cgroup). */
+  gen_rootless (g, s, "dev.agentbox/");
   if (s->annotations.n)
     {
       ab_gen_key (g, "annotations");

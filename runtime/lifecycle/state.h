@@ -45,6 +45,9 @@ struct ab_state
   struct ab_json *cgroup; /* serialised struct ab_cgroup (owned), or NULL */
   struct ab_kvlist annotations;
   char *rules_text;      /* the nftables rules installed, for reviewers */
+  bool rootless;         /* made without host privileges */
+  char *id_mapping;      /* how its user namespace was mapped (ab_idmap_how_name), or NULL */
+  struct ab_strv degraded; /* what this host could not enforce for it */
 };
 
 void ab_state_free (struct ab_state *s);

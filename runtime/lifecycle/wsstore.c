@@ -21,6 +21,7 @@
 #include "runtime/lifecycle/state.h"
 #include "runtime/lifecycle/wsstore.h"
 #include "base/gen.h"
+#include "spec/defaults.h"
 #include "base/json.h"
 #include "spec/spec.h"
 
@@ -72,24 +73,6 @@ changeset_new (const char *root, const char *id)
 
 /* ---- meta.json ---------------------------------------------------------- */
 
-static void
-gen_maps (struct ab_gen *g, const char *key, const struct ab_idmaps *m)
-{
-  size_t i;
-
-  ab_gen_key (g, key);
-  ab_gen_arr_open (g);
-  for (i = 0; i < m->n; i++)
-    {
-      ab_gen_obj_open (g);
-      ab_gen_kv_u64 (g, "containerID", m->v[i].container_id);
-      ab_gen_kv_u64 (g, "hostID", m->v[i].host_id);
-      ab_gen_kv_u64 (g, "size", m->v[i].size);
-      ab_gen_obj_close (g);
-    }
-  ab_gen_arr_close (g);
-}
-
 static int
 meta_write (const struct ab_changeset *cs, ab_error_t *err)
 {
@@ -113,8 +96,8 @@ meta_write (const struct ab_changeset *cs, ab_error_t *err)
   ab_gen_kv_bool (g, "changesDirMade", cs->made_layer);
   ab_gen_kv_u64 (g, "listMax", m->list_max);
   ab_gen_kv_bool (g, "mapped", m->mapped);
-  gen_maps (g, "uidMappings", &m->uids);
-  gen_maps (g, "gidMappings", &m->gids);
+  ab_gen_idmaps (g, "uidMappings", &m->uids);
+  ab_gen_idmaps (g, "gidMappings", &m->gids);
   ab_gen_obj_close (g);
   buf = ab_gen_buf (g, &len);
   return ab_write_file_atomic (cs->dirfd, META, buf, len, 0600, err);

@@ -675,6 +675,16 @@ worker_prefix (struct ab_mcp_server *s, struct ab_strv *v, const char *cmd)
   ab_strv_push (v, s->o->state_root);
   if (s->o->debug)
     ab_strv_push (v, "--debug");
+  if (s->o->rootless)
+    {
+      ab_strv_push (v, "--rootless");
+      ab_strv_push (v, s->o->rootless);
+    }
+  if (s->o->cgroup_parent)
+    {
+      ab_strv_push (v, "--cgroup-parent");
+      ab_strv_push (v, s->o->cgroup_parent);
+    }
   ab_strv_push (v, cmd);
 }
 

@@ -26,6 +26,8 @@ struct ab_mcp_opts
   unsigned max_concurrency;       /* tool calls running at once; more wait in a queue */
   struct ab_strv workspace_roots; /* host directories a `workspace` argument may be in */
   bool debug;                     /* pass --debug to workers */
+  const char *rootless;           /* --rootless VALUE to pass to workers, or NULL */
+  const char *cgroup_parent;      /* --cgroup-parent to pass to workers, or NULL */
 };
 
 /* Serve MCP on in_fd/out_fd until in_fd reaches EOF (or SIGINT, SIGTERM,

@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 
 #include "base/util.h"
+#include "runtime/plan/plan-internal.h"
 #include "runtime/plan/plan.h"
 #include "spec/annotations.h"
 #include "spec/tables.h"
@@ -19,6 +21,8 @@ struct ab_plan_storage
   struct ab_mount *mounts;    /* the model's (shallow) and the derived ones */
   struct ab_resources resources;
   struct ab_device_rule *devices;
+  struct ab_rlimit *rlimits;  /* process.rlimits with a derived RLIMIT_NPROC */
+  struct ab_kv *unified;      /* resources.unified without the keys of unenforced controllers (shallow) */
   char *hosts;                /* the generated /etc/hosts */
 };
 
@@ -275,6 +279,114 @@ plan_devices (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_lin
   p->resources = &st->resources;
 }
 
+/* ---- rootless ---------------------------------------------------------------- */
+
+/* RLIMIT_NPROC in place of an unenforced pids.limit (plan-rootless.c says
+   why it counts what pids.max would), after the process's own rlimits. */
+static void
+plan_nproc (struct ab_plan_storage *st, int64_t nproc)
+{
+  struct ab_process *pr = &st->process;
+  struct rlimit cur;
+  rlim_t v = (rlim_t) nproc;
+
+  /* Never above our own hard limit, which the child could not raise. */
+  if (getrlimit (RLIMIT_NPROC, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && v > cur.rlim_max)
+    v = cur.rlim_max;
+  st->rlimits = xcalloc (pr->n_rlimits + 1, sizeof *st->rlimits);
+  if (pr->n_rlimits)
+    memcpy (st->rlimits, pr->rlimits, pr->n_rlimits * sizeof *st->rlimits);
+  st->rlimits[pr->n_rlimits] = (struct ab_rlimit){ .resource = RLIMIT_NPROC, .type = (char *) "RLIMIT_NPROC",
+                                                    .soft = v, .hard = v };
+  pr->rlimits = st->rlimits;
+  pr->n_rlimits++;
+}
+
+/* Whether the controller of an unenforced limit is ctrl (the lines of
+   ab_plan_cgroups.unenforced: "PATH\tCONTROLLER\tWHY"). */
+static bool
+unenforced_has (const struct ab_strv *u, const char *ctrl)
+{
+  size_t n = strlen (ctrl);
+
+  for (size_t i = 0; u && i < u->n; i++)
+    {
+      const char *t = strchr (u->v[i], '\t');
+      if (t && strncmp (t + 1, ctrl, n) == 0 && t[1 + n] == '\t')
+        return true;
+    }
+  return false;
+}
+
+/* The limits a degraded rootless container keeps: what its delegated
+   cgroup can enforce (all of them go when it has none).  The rest were
+   refused, or accepted and listed in p->degraded (plan-rootless.c). */
+static void
+plan_drop_unenforced (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_plan_opts *o)
+{
+  const struct ab_strv *u = o->cgroups ? o->cgroups->unenforced : NULL;
+  struct ab_resources *r = &st->resources;
+  size_t n = 0;
+
+  if (!p->cgroup)
+    p->resources = NULL;
+  if (u == NULL || u->n == 0 || p->resources == NULL)
+    return;
+  if (p->resources != r)
+    *r = *p->resources;
+  p->resources = r;
+  r->memory_set = r->memory_set && !unenforced_has (u, "memory");
+  r->pids_set = r->pids_set && !unenforced_has (u, "pids");
+  r->blkio_set = r->blkio_set && !unenforced_has (u, "io");
+  r->network_set = r->network_set && !unenforced_has (u, "net_cls");
+  r->n_hugepages = unenforced_has (u, "hugetlb") ? 0 : r->n_hugepages;
+  r->n_rdma = unenforced_has (u, "rdma") ? 0 : r->n_rdma;
+  r->n_devices = unenforced_has (u, "devices") ? 0 : r->n_devices;
+  if (unenforced_has (u, "cpu"))
+    {
+      struct ab_cpu keep = { .cpus = r->cpu.cpus, .mems = r->cpu.mems };
+      r->cpu = keep;
+    }
+  if (unenforced_has (u, "cpuset"))
+    r->cpu.cpus = r->cpu.mems = NULL;
+  st->unified = xcalloc (r->unified.n + 1, sizeof *st->unified);
+  for (size_t i = 0; i < r->unified.n; i++)
+    {
+      const char *dot = strchr (r->unified.v[i].key, '.');
+      _cleanup_free_ char *ctrl = dot ? xstrndup (r->unified.v[i].key, (size_t) (dot - r->unified.v[i].key)) : NULL;
+      if (ctrl == NULL || !unenforced_has (u, ctrl))
+        st->unified[n++] = r->unified.v[i];
+    }
+  r->unified.v = st->unified;
+  r->unified.n = n;
+}
+
+static int
+plan_rootless (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_spec *s, const struct ab_plan_opts *o,
+               ab_error_t *err)
+{
+  struct ab_host_ids h;
+  int64_t nproc = 0;
+  int r;
+
+  ab_host_ids_read (&h);
+  p->rootless = ab_host_rootless (&h, o->rootless);
+  r = o->exec ? 0 : ab_plan_ids (p, s, &h, err);
+  ab_host_ids_free (&h);
+  if (r < 0 || o->exec)
+    return r;
+  if (ab_plan_cgroups (p, s, o, &nproc, err) < 0)
+    return -1;
+  if (nproc > 0 && s->process)
+    plan_nproc (st, nproc);
+  /* Without a cgroup the PID namespace is what ends every process of the
+     container with its init (the kernel kills them all when it exits). */
+  if (!p->cgroup && !(s->linux_ && s->linux_->ns[AB_NS_PID].present && s->linux_->ns[AB_NS_PID].path == NULL))
+    ab_strv_push (&p->degraded, "linux.namespaces: no cgroup and no PID namespace of its own: a process that "
+                                "leaves the init's process tree (a daemon) is not killed with the container");
+  return 0;
+}
+
 /* ---- landlock -------------------------------------------------------------------- */
 
 /* The rules of the final mount list and the network.  exec plans no
@@ -307,7 +419,6 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
   size_t n = s->n_mounts;
 
   p->spec = s;
-  p->rootless = o->rootless >= 0 ? o->rootless == 1 : geteuid () != 0;
   p->rootfs_idmap = s->agentbox.rootfs_idmap;
   p->timeout_ms = o->timeout_ms;
   if (s->agentbox.timeout_set && (p->timeout_ms == 0 || s->agentbox.timeout_ms < p->timeout_ms))
@@ -318,6 +429,8 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
   if (s->process)
     st->process = *s->process;
   if (o->exec && change_process (st, s, o->exec, err) < 0)
+    return -1;
+  if (plan_rootless (p, st, s, o, err) < 0)
     return -1;
   if (o->exec && st->process.terminal && o->exec->tty_rows && o->exec->tty_cols)
     {
@@ -347,7 +460,10 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
   p->mounts = st->mounts;
   p->n_mounts = n;
   if (o->exec == NULL)
-    plan_devices (p, st, s->linux_);
+    {
+      plan_devices (p, st, s->linux_);
+      plan_drop_unenforced (p, st, o);
+    }
   plan_landlock (p, s, o->exec != NULL);
   *out = ab_steal_ptr (&p);
   return 0;
@@ -371,6 +487,8 @@ ab_plan_free (struct ab_plan *p)
         }
       free (st->mounts);
       free (st->devices);
+      free (st->rlimits);
+      free (st->unified);
       ab_strv_free (&st->env);
       ab_strv_free (&st->args);
       free (st->cwd);
@@ -381,6 +499,8 @@ ab_plan_free (struct ab_plan *p)
   ab_egress_policy_free (&p->net.egress);
   ab_ll_ruleset_free (&p->landlock);
   free (p->net.resolv_file);
+  ab_strv_free (&p->degraded);
+  free (p->cgroup_parent);
   free (p->hosts_file);
   free (p);
 }

@@ -58,6 +58,35 @@ struct ab_process_change
   bool no_new_privs;              /* force no_new_privs on */
 };
 
+/* How the user namespace a container makes gets its maps (plan->ids). */
+enum ab_idmap_how
+{
+  AB_IDMAP_NONE = 0, /* no new user namespace */
+  AB_IDMAP_KERNEL,   /* written by agentbox, which holds CAP_SETUID and CAP_SETGID (root) */
+  AB_IDMAP_SINGLE,   /* rootless: the caller's own uid and gid alone, setgroups denied */
+  AB_IDMAP_HELPER,   /* rootless: with subordinate ids, written by newuidmap and newgidmap */
+};
+/* "none", "privileged", "single-id", "subordinate-ids": the record's and
+   state's name of the mapping. */
+const char *ab_idmap_how_name (int how);
+
+struct ab_plan_ids
+{
+  int how;                           /* enum ab_idmap_how */
+  bool setgroups;                    /* setgroups(2) stays allowed in the namespace */
+  const char *newuidmap, *newgidmap; /* AB_IDMAP_HELPER: the helpers, absolute paths */
+};
+
+/* What the host's cgroups allow a rootless container, found by the
+   lifecycle (runtime/cgroup/) before the plan is built. */
+struct ab_plan_cgroups
+{
+  bool usable;                    /* a cgroup of the container's own can be made */
+  const char *parent;             /* rootless: the delegated cgroup v2 it is made in (a cgroup path) */
+  const struct ab_strv *unenforced; /* "JSON-PATH\tCONTROLLER\tWHY" of every limit it cannot enforce */
+  const char *fix;                /* what would enforce them */
+};
+
 struct ab_plan_opts
 {
   const char *root;            /* the state root: derived files live in <root>/<id>/ */
@@ -69,6 +98,8 @@ struct ab_plan_opts
   bool grace_set;              /* --timeout-grace given */
   uint64_t grace_ms;
   const struct ab_process_change *exec; /* exec's plan, NULL: create's */
+  bool accept_degraded;        /* --accept-degraded: run without the limits the host cannot enforce */
+  const struct ab_plan_cgroups *cgroups; /* rootless: what the host's cgroups allow; NULL: everything */
 };
 
 /* The container's network, as create makes it. */
@@ -90,7 +121,8 @@ struct ab_plan_net
 struct ab_plan
 {
   const struct ab_spec *spec;          /* the validated model, as the user wrote it */
-  const struct ab_process *process;    /* the process to run: the model's, with the changes below */
+  const struct ab_process *process;    /* the process to run: the model's, with the changes below (and,
+                                          rootless without a pids cgroup, RLIMIT_NPROC) */
   const struct ab_mount *mounts;       /* the model's mounts, then the derived ones */
   size_t n_mounts;
   size_t n_spec_mounts;                /* mounts[i] for i below this is spec->mounts[i] */
@@ -103,7 +135,11 @@ struct ab_plan
   const char *hosts;                   /* dev.agentbox.etc-hosts: the text of the /etc/hosts it mounts, or NULL */
   char *hosts_file;                    /* its host path, <root>/<id>/hosts */
   bool rootless;                       /* agentbox runs without host root (uid/gid maps, setgroups) */
+  struct ab_plan_ids ids;              /* how the new user namespace gets its maps */
   bool rootfs_idmap;                   /* the root filesystem is mounted id-mapped */
+  bool cgroup;                         /* the container gets a cgroup of its own */
+  char *cgroup_parent;                 /* rootless: the delegated cgroup v2 it is made in, or NULL */
+  struct ab_strv degraded;             /* what is not enforced, one line each (the record's `degraded`) */
   struct ab_ll_ruleset landlock;       /* what dev.agentbox.landlock asks for, from the mounts above and the
                                           network (runtime/plan/landlock.h); fitted to a kernel by create and
                                           exec (runtime/landlock.h) */

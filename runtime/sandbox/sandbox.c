@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include "runtime/cache.h"
+#include "runtime/plan/host-ids.h"
+#include "spec/annotations.h"
 #include "runtime/exe.h"
 #include "base/log.h"
 #include "runtime/sandbox/binds.h"
@@ -358,6 +360,33 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
 /* The config of the sandbox, as options of the profile: the program, the
    host view, /root, /run, /workspace, the init, the masked secrets, the
    limits and the annotations.  `mounts` has room for every mount. */
+/* Rootless: the caller's own ids at container 0, and its subordinate
+   ranges after them where newuidmap and newgidmap can write them
+   (runtime/plan/host-ids.h); the profile's limits as rootful, accepted
+   degraded unless the caller asked for limits (--memory, --pids): the
+   record's `degraded` then says which of them this host cannot enforce. */
+static void
+sandbox_rootless (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_idmaps maps[2],
+                  struct ab_kvlist *annotations)
+{
+  struct ab_host_ids h;
+  bool full;
+
+  ab_host_ids_read (&h);
+  d->rootless = ab_host_rootless (&h, o->rootless);
+  if (d->rootless)
+    {
+      ab_host_rootless_maps (&h, &maps[0], &maps[1], &full);
+      d->uid_map = &maps[0];
+      d->gid_map = &maps[1];
+      if (o->memory == 0 && o->pids == 0)
+        ab_kvlist_set (annotations, AB_ANNOT_DEGRADED, "accept");
+      d->memory = o->memory ? o->memory : AB_DEFAULT_MEMORY;
+      d->pids = o->pids ? o->pids : AB_DEFAULT_PIDS;
+    }
+  ab_host_ids_free (&h);
+}
+
 static int
 sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct ab_default_mount *mounts,
               char **real, struct sized *sz, ab_error_t *err)
@@ -373,15 +402,22 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   size_t n = 0;
   struct stat st;
 
-  d->rootless = geteuid () != 0;
-  d->uid = getuid ();
-  d->gid = getgid ();
+  d->uid = geteuid ();
+  d->gid = getegid ();
   if (!o->init && o->argc == 0)
     return ab_error_setc (err, AB_EC_USAGE, 0, "no program to run (give it after `--`)");
   for (size_t i = 0; i < AB_ARRAY_SIZE (host_view); i++)
     {
-      if (lstat (host_view[i], &st) < 0 || !S_ISDIR (st.st_mode))
-        continue; /* absent, or a symlink the skeleton already has */
+      /* absent, or a symlink the skeleton already has; any other failure
+         is not taken for absence (the sandbox would silently lack it) */
+      if (lstat (host_view[i], &st) < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return ab_error_set (err, errno, "lstat `%s` (the host's, for the sandbox's view)", host_view[i]);
+        }
+      if (!S_ISDIR (st.st_mode))
+        continue;
       mounts[n++] = (struct ab_default_mount){ host_view[i], "bind", host_view[i], ro, AB_ARRAY_SIZE (ro) };
     }
   /* HOME: where pip, npm and git keep caches and config */
@@ -415,8 +451,11 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   d->env = &sz->env;
   d->masked = etc_masked;
   d->n_masked = AB_ARRAY_SIZE (etc_masked);
-  d->memory = o->memory;
-  d->pids = o->pids;
+  if (!d->rootless)
+    {
+      d->memory = o->memory;
+      d->pids = o->pids;
+    }
   d->tmp_size = o->tmp_size;
   d->shm_size = o->shm_size;
   d->file_size = o->file_size;
@@ -437,6 +476,7 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
   struct ab_default_opts d = { 0 };
   struct sized sz = { .skel_fd = -1 };
   struct ab_kvlist annotations = { 0 };
+  struct ab_idmaps maps[2] = { { 0 } };
   struct ab_bundle_guard guard;
   size_t len;
   int r;
@@ -453,10 +493,14 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
   sz.skel_fd = open (skeleton, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sz.skel_fd < 0)
     return ab_error_set (err, errno, "open `%s`", skeleton);
+  sandbox_rootless (o, &d, maps, &annotations);
   r = sandbox_opts (o, &d, mounts, &real, &sz, err);
   close (sz.skel_fd);
   if (r < 0)
     {
+      free (maps[0].v);
+      free (maps[1].v);
+      ab_kvlist_free (&annotations);
       sized_free (&sz);
       return -1;
     }
@@ -475,6 +519,8 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
   d.annotations = &annotations;
   config = ab_spec_default_json (&d, &len);
   ab_kvlist_free (&annotations);
+  free (maps[0].v);
+  free (maps[1].v);
   guard = ab_bundle_guard (o->root);
   r = ab_bundle_from_bytes (o->root, &guard, config, len, out, err);
   sized_free (&sz);

@@ -45,6 +45,7 @@ struct ab_sandbox_opts
   struct ab_strv allow_domains;
   bool init;               /* a persistent sandbox: PID 1 is agentbox-init, a reaper */
   struct ab_kvlist annotations; /* extra annotations */
+  int rootless;            /* --rootless: -1 auto, 0, 1 */
   struct
   {
     struct ab_sandbox_bind *v;

@@ -673,6 +673,15 @@ structured_content (const struct ab_outcome *o, const struct verdict *v)
   if (bad_violations)
     ab_gen_str (g, "violations: the record of denied operations was malformed and is omitted");
   ab_gen_arr_close (g);
+  if (o->rootless)
+    {
+      /* what a run without host privileges had: docs/result-record.md */
+      ab_gen_key (g, "rootless");
+      ab_gen_obj_open (g);
+      ab_gen_kv_str (g, "idMapping", o->id_mapping ? o->id_mapping : "none");
+      ab_gen_kv_str (g, "cgroup", o->cgroup ? o->cgroup : "none");
+      ab_gen_obj_close (g);
+    }
   gen_workspace (g, o->workspace_json);
   if (o->full_mounts.n)
     {

@@ -71,6 +71,7 @@ ab_outcome_free (struct ab_outcome *o)
   free (o->violations_json);
   free (o->egress_json);
   free (o->workspace_json);
+  free (o->cgroup);
   free (o->id);
   memset (o, 0, sizeof *o);
 }
@@ -768,6 +769,16 @@ setup_failed (struct ab_outcome *out, const ab_error_t *err, uint64_t t0)
 /* ---- run ----------------------------------------------------------------- */
 
 static void
+outcome_rootless (struct ab_outcome *out, const struct ab_container *c)
+{
+  const char *path = c->cg ? ab_cgroup_v2_path (c->cg) : NULL;
+
+  out->rootless = c->plan->rootless;
+  out->id_mapping = ab_idmap_how_name (c->plan->ids.how);
+  out->cgroup = xstrdup (path ? path : "none");
+}
+
+static void
 container_kill_all (void *arg, bool reaped)
 {
   struct ab_container *c = arg;
@@ -876,6 +887,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   so = &so_run;
   out->degraded = c->degraded;
   memset (&c->degraded, 0, sizeof c->degraded);
+  outcome_rootless (out, c);
   outcome_limits_in_force (out, c->plan);
   /* created, not started: the mounts are there, nothing of the program ran */
   if (!so->no_violations)

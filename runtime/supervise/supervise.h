@@ -82,6 +82,11 @@ struct ab_outcome
   bool canceled;          /* SIGUSR1: the caller gave up on it; no record is written */
   char *egress_json;      /* every decision of the egress proxy (a JSON array value), or NULL */
   char *workspace_json;   /* an overlay workspace's change set (a JSON object value), or NULL */
+  /* Rootless (the record's `rootless`): how the user namespace was mapped
+     and where the cgroup is ("none" without one). */
+  bool rootless;
+  const char *id_mapping; /* ab_idmap_how_name: static */
+  char *cgroup;           /* "none", or the cgroup path of a delegated one */
   /* reason == timeout: the limit, the grace after SIGTERM, and whether the
      program was still running at its end (then killed) */
   uint64_t timeout_ms, grace_ms;

@@ -43,7 +43,7 @@ threads: setns of a mount namespace needs a single-threaded caller.
 
 Output lines (the smoke test tests/bench/smoke.sh parses them):
   result fig=F contender=C metric=M unit=U n=N fail=K median=X p95=X min=X max=X
-  ratio fig=F contender=C metric=M [vs_runc=R] [vs_crun=R]
+  ratio fig=F contender=C metric=M [vs_runc=R] [vs_crun=R] [vs_bwrap=R]
   target fig=F contender=C metric=M want=FIELD<=V got=X met=yes|no
   machine fig=F wall_s=S cpus=C busy_pct=P ours_pct=P others_pct=P steal_pct=P
   note fig=F ...free text...
@@ -178,13 +178,15 @@ class Report:
         print(line, flush=True)
 
     def ratios(self, contenders, metric):
-        """Append vs_runc/vs_crun for every other contender (printed as a
-        line of its own so that result lines stay one per measurement)."""
+        """Append vs_runc/vs_crun (vs_bwrap, in the rootless figure) for every
+        other contender (printed as a line of its own so that result lines
+        stay one per measurement)."""
+        refs = ("runc", "crun", "bwrap")
         for c in contenders:
-            if c in ("runc", "crun") or (c, metric) not in self.medians:
+            if c in refs or (c, metric) not in self.medians:
                 continue
             parts = []
-            for ref in ("runc", "crun"):
+            for ref in refs:
                 if (ref, metric) in self.medians and self.medians[(ref, metric)] > 0:
                     q = self.medians[(c, metric)] / self.medians[(ref, metric)]
                     self.got[(c, metric, "vs_" + ref)] = q

@@ -40,7 +40,7 @@ check_figure ()
     "$script: the CPU use of the run, ours and the others'"
   for want in "$@"; do
     who=${want%%:*} metric=${want#*:}
-    if [[ $who = runc || $who = crun ]] && grep -q "^skip fig=$fig contender=$who " <<<"$out"; then
+    if [[ $who = runc || $who = crun || $who = bwrap ]] && grep -q "^skip fig=$fig contender=$who " <<<"$out"; then
       skip "$who not installed" 1
       continue
     fi
@@ -60,6 +60,12 @@ each () { local m=$1 c; for c in $all; do echo "$c:$m"; done; }
 
 check_figure start-hardened.sh start-hardened $(each wall)
 check_figure start-runc-spec.sh start-runc-spec $(each wall)
+# As an ordinary user (made here if missing, as the rootless tests do).
+if ab_user "${AB_ROOTLESS_USER:-abuser}" >/dev/null; then
+  check_figure start-rootless.sh start-rootless agentbox:wall agentbox-1id:wall bwrap:wall runc:wall
+else
+  skip "cannot make the user ${AB_ROOTLESS_USER:-abuser} for start-rootless.sh" 13
+fi
 check_figure exec.sh exec $(each wall)
 check_figure throughput.sh throughput $(each runs_per_s) $(each wall)
 check_figure footprint.sh footprint $(each maxrss) $(each syscalls)

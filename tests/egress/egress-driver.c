@@ -138,7 +138,7 @@ main (int argc, char **argv)
           perror ("open cgroup or record dir");
           ret = 1;
         }
-      else if (ab_egress_daemon_spawn (&pol, nsfd, cgfd, rfd, basename (rname), &opt, &d, &err) < 0)
+      else if (ab_egress_daemon_spawn (&pol, nsfd, cgfd, -1, rfd, basename (rname), &opt, &d, &err) < 0)
         ret = die (&err);
       else
         printf ("{\"pid\":%d,\"http_port\":%u,\"dns_port\":%u}\n", (int)d.pid, d.http_port, d.dns_port);

@@ -28,7 +28,8 @@
 # tree by default), BUSYBOX (/bin/busybox), PYTHON3, AB_RT_TIMEOUT (seconds
 # before a hung runtime call is killed: status 124; default 60),
 # AB_CGROUP_WRAP (0/1, see "cgroup discipline"), AB_BASE_CONFIG=builtin (start
-# bundles from cfg.py's default instead of the runtime's `spec`).
+# bundles from cfg.py's default instead of the runtime's `spec`), AB_ROOTLESS=1
+# (see "rootless").
 
 set -u
 
@@ -227,16 +228,90 @@ _ab_wrap ()
   fi
 }
 
+# ---- rootless ---------------------------------------------------------------
+#
+# AB_ROOTLESS=1: every `rt` runs the runtime as an unprivileged user (the file
+# itself stays root, for the checks from the host side): $AB_RL_USER
+# (AB_ROOTLESS_USER, default abuser), made if missing with a subordinate id
+# range (useradd; idempotent, serialised by a lock so that files running in
+# parallel make it once).  The test directory $T is that user's (its state
+# root, cache and pid files live there), bundles map the user's own uid and
+# gid to the container's root (make_bundle), and a bundle's --out directory
+# is the user's.  A test that needs host root says so with rootful_only.
+
+AB_ROOTLESS=${AB_ROOTLESS:-0}
+AB_RL_USER=${AB_ROOTLESS_USER:-abuser}
+
+# ab_user NAME: make the unprivileged user NAME if it does not exist (with a
+# home and, where useradd gives one, a /etc/subuid range); prints
+# "UID GID HOME".
+ab_user ()
+{
+  (
+    flock 9
+    id -u "$1" >/dev/null 2>&1 || useradd -m -s /bin/sh "$1" >/dev/null 2>&1 || exit 1
+  ) 9>/run/lock/agentbox-test-users.lock || return 1
+  echo "$(id -u "$1") $(id -g "$1") $(getent passwd "$1" | cut -d: -f6)"
+}
+
+# as_user_cmd NAME: the command prefix that runs a command as NAME (setpriv,
+# its groups, its HOME, no XDG_RUNTIME_DIR but what the caller gives), one
+# word per line; as_user NAME CMD... runs CMD so.
+as_user_cmd ()
+{
+  printf '%s\n' setpriv --reuid="$(id -u "$1")" --regid="$(id -g "$1")" --init-groups \
+    env -u XDG_RUNTIME_DIR HOME="$(getent passwd "$1" | cut -d: -f6)" USER="$1" LOGNAME="$1"
+}
+as_user ()
+{
+  local -a pre
+  mapfile -t pre < <(as_user_cmd "$1")
+  shift
+  "${pre[@]}" "$@"
+}
+
+if [ "$AB_ROOTLESS" = 1 ]; then
+  command -v setpriv >/dev/null || { _ab_tap "1..0 # SKIP setpriv missing (util-linux)"; exit 0; }
+  read -r AB_RL_UID AB_RL_GID AB_RL_HOME <<<"$(ab_user "$AB_RL_USER")" && [ -n "$AB_RL_UID" ] ||
+    { _ab_tap "1..0 # SKIP cannot make the user $AB_RL_USER"; exit 0; }
+  mapfile -t _ab_as < <(as_user_cmd "$AB_RL_USER")
+else
+  _ab_as=()
+fi
+
+# ab_rl_map ID FILE: the JSON id mapping of the rootless user: ID as 0, then
+# its first range in FILE (/etc/subuid, /etc/subgid) when newuidmap is there.
+ab_rl_map ()
+{
+  local range
+  range=$(awk -F: -v u="$AB_RL_USER" -v n="$AB_RL_UID" '($1 == u || $1 == n) && $3 > 0 { print $2, $3; exit }' "$2" 2>/dev/null)
+  if [ -n "$range" ] && [ -u /usr/bin/newuidmap ] && [ -u /usr/bin/newgidmap ]; then
+    set -- "$1" $range
+    echo "[{\"containerID\":0,\"hostID\":$1,\"size\":1},{\"containerID\":1,\"hostID\":$2,\"size\":$3}]"
+  else
+    echo "[{\"containerID\":0,\"hostID\":$1,\"size\":1}]"
+  fi
+}
+
+# rootful_only [COUNT] [WHY]: returns 1 (and skips COUNT tests) when the
+# runtime runs rootless (AB_ROOTLESS=1): for what needs host root.
+rootful_only ()
+{
+  [ "$AB_ROOTLESS" = 1 ] || return 0
+  skip "needs host root (AB_ROOTLESS=1)${2:+: $2}" "${1:-1}"
+  return 1
+}
+
 # rt ARGS...: the runtime with this file's private state root, so tests
 # never see each other's containers.  Global flags may follow: rt --debug state ID.
-rt () { _ab_wrap "$RUNTIME" --root "$AB_STATE" "$@"; }
+rt () { _ab_wrap "${_ab_as[@]}" "$RUNTIME" --root "$AB_STATE" "$@"; }
 
 # rt_log FILE ARGS...: the same with --log FILE --log-format json.
 rt_log ()
 {
   local log=$1
   shift
-  _ab_wrap "$RUNTIME" --root "$AB_STATE" --log "$log" --log-format json "$@"
+  _ab_wrap "${_ab_as[@]}" "$RUNTIME" --root "$AB_STATE" --log "$log" --log-format json "$@"
 }
 
 # rt_v2only ARGS...: the runtime where the host looks cgroup v2-only
@@ -249,7 +324,7 @@ rt_v2only ()
 }
 
 # rt_noenv ARGS...: the runtime with an empty environment (no PATH, no HOME).
-rt_noenv () { _ab_wrap /usr/bin/env -i "$RUNTIME" --root "$AB_STATE" "$@"; }
+rt_noenv () { _ab_wrap "${_ab_as[@]}" /usr/bin/env -i "$RUNTIME" --root "$AB_STATE" "$@"; }
 
 # ---- ids, state -------------------------------------------------------------
 
@@ -529,7 +604,20 @@ make_bundle ()
   cp "$T/base-config.json" "$d/config.json"
   if [ $out = 1 ]; then
     mkdir -p "$d/out" "$d/rootfs/out"
+    [ "$AB_ROOTLESS" = 1 ] && chown "$AB_RL_UID:$AB_RL_GID" "$d/out"
     set -- "mounts+={\"destination\":\"/out\",\"type\":\"bind\",\"source\":\"$d/out\",\"options\":[\"rbind\",\"rw\"]}" "$@"
+  fi
+  # Rootless: the user's own uid and gid as the container's root, in a user
+  # namespace, then its subordinate ranges (as `agentbox spec --rootless`
+  # writes them; what `runc spec --rootless` does, the network namespace
+  # kept: agentbox walls it); no devpts gid=5 (unmapped without a range),
+  # no v1 cgroup mount (a user namespace may not mount cgroup v1).  The
+  # bundle directory is the user's (pid files, logs).
+  if [ "$AB_ROOTLESS" = 1 ]; then
+    chown "$AB_RL_UID:$AB_RL_GID" "$d" "$d/config.json"
+    set -- linux.namespaces+=user "linux.uidMappings=$(ab_rl_map "$AB_RL_UID" /etc/subuid)" \
+      "linux.gidMappings=$(ab_rl_map "$AB_RL_GID" /etc/subgid)" \
+      'mounts[destination=/dev/pts].options-=gid=5' '!mounts[destination=/sys/fs/cgroup]' "$@"
   fi
   cfg "$d/config.json" process.terminal=false 'process.args=["/bin/abtest","true"]' "$@" ||
     bail_out "make_bundle $d: a config edit failed"
@@ -605,6 +693,8 @@ _ab_cleanup_dir ()
 T=$(mktemp -d "${TMPDIR:-/tmp}/abtest.XXXXXX") || bail_out "mktemp failed"
 # Traversable (not listable) by the unprivileged host uids a user namespace maps to.
 chmod 0711 "$T"
+# Rootless: the runtime's user keeps its state, cache and pid files here.
+[ "$AB_ROOTLESS" = 1 ] && chown "$AB_RL_UID:$AB_RL_GID" "$T"
 AB_STATE=$T/state
 # agentbox's cache (compiled seccomp programs, the skeleton of run
 # --default) in the test directory too: nothing of a test outlives it.
@@ -626,5 +716,5 @@ snapshot_host || bail_out "cannot take the host snapshot"
 if [ "${AB_NO_RUNTIME:-0}" = 1 ]; then
   diag "no runtime needed; test dir $T"
 else
-  diag "runtime: $RUNTIME ($AB_RUNTIME_KIND), test dir $T, cgroup wrapper $AB_CGROUP_WRAP"
+  diag "runtime: $RUNTIME ($AB_RUNTIME_KIND), test dir $T, cgroup wrapper $AB_CGROUP_WRAP${_ab_as:+, rootless as $AB_RL_USER (uid $AB_RL_UID)}"
 fi

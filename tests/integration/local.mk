@@ -45,7 +45,16 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-shortcuts.sh \
 	tests/integration/t-home.sh \
 	tests/integration/t-audit-live.sh \
-	tests/integration/t-validate-create.sh
+	tests/integration/t-validate-create.sh \
+	tests/integration/t-rootless.sh \
+	tests/integration/t-lifecycle-rootless.sh \
+	tests/integration/t-exec-rootless.sh \
+	tests/integration/t-run-rootless.sh \
+	tests/integration/t-kill-rootless.sh \
+	tests/integration/t-sandbox-rootless.sh \
+	tests/integration/t-state-rootless.sh \
+	tests/integration/t-stdio-rootless.sh \
+	tests/integration/t-egress-rootless.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/lib.sh \
@@ -56,6 +65,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	tests/integration/cri/cri.proto \
 	tests/integration/cri/cri.py \
 	docs/kubernetes.md \
+	docs/rootless.md \
 	docs/runc-compat.md \
 	docs/landlock.md \
 	tests/integration/pty-drive.py \

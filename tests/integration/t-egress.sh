@@ -73,6 +73,9 @@ events () { $EV "$T/up.log" "$1"; }
 # The sandbox's workspace: the clients and the probe script.
 mkdir -p "$T/ws" && chmod 0755 "$T/ws" &&
   cp "$AB_TOP_SRCDIR/tests/egress/client.py" "$AB_NETDIR/probes.sh" "$AB_NETDIR/relay.py" "$T/ws/"
+# Rootless (AB_ROOTLESS=1), the workspace is the user's: its files are
+# the container root's there.
+[ "$AB_ROOTLESS" = 1 ] && chown -R "$AB_RL_UID:$AB_RL_GID" "$T/ws"
 out=$T/ws/out
 code () { cat "$out/$1.code" 2>/dev/null; }
 field () { json_get "$2" <"$out/$1.json" 2>/dev/null; }

@@ -74,7 +74,11 @@ for who in root 1000; do
   # ---- without the flag: one line, the refusal and the flag
   inbox "$who" "$d" -- "$AB run --default t1 -- /bin/true 2>/out/err; echo \$? >/out/st" </dev/null >/dev/null 2>&1
   is "$(cat "$d/out/st" 2>/dev/null)" 125 "podman, as $who: run --default cannot set up its namespaces (125)"
-  like "$(cat "$d/out/err")" '^agentbox: .*Read-only file system; where namespaces cannot be set up, `run --default --fallback landlock` runs without them' \
+  # The first step the container refuses: agentbox there is rootless (no
+  # CAP_SYS_ADMIN), so no cgroup is tried, and a fresh /proc cannot be
+  # mounted over podman's masked one (docs/rootless.md, "Nested"); a
+  # rootful agentbox is refused its cgroups (read-only) first.
+  like "$(cat "$d/out/err")" '^agentbox: .*(Read-only file system|mount proc filesystem: refused while [0-9]+ mounts cover parts of the /proc .*unmask=ALL\): Operation not permitted); where namespaces cannot be set up, `run --default --fallback landlock` runs without them' \
     "... one line names what refused it and the flag"
   is "$(wc -l <"$d/out/err")" 1 "... on one line"
 
@@ -91,7 +95,7 @@ for who in root 1000; do
   like "$(cat "$d/out/err")" '/etc/shadow: Permission denied' "... /etc/shadow unreadable"
   deg=$("$PYTHON3" -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["result"]["structuredContent"]["degraded"]))' "$d/out/rec" 2>&1)
   miss=""
-  for w in '^namespaces: none \(the namespaced sandbox could not be set up: .*Read-only file system\)' '^pid: .*landlock refuses it signals' \
+  for w in '^namespaces: none \(the namespaced sandbox could not be set up: .*(Read-only file system|mount proc filesystem: refused while [0-9]+ mounts cover parts of the /proc .*Operation not permitted)\)' '^pid: .*landlock refuses it signals' \
     '^mounts: none' '^network: no network namespace' '^cgroup: no memory, pids or CPU limit'; do
     grep -Eq "$w" <<<"$deg" || miss+="$w "
   done
@@ -128,6 +132,24 @@ for who in root 1000; do
   pm wait "$name" >/dev/null 2>&1
   pm rm -f "$name" >/dev/null 2>&1
 done
+
+# ---- the minimal outer profile of docs/rootless.md: the namespaced sandbox, nested
+# seccomp=unconfined lets agentbox make its namespaces, unmask=ALL lets it
+# mount a fresh /proc and /sys in them; no capability, no --privileged.
+for who in root 1000; do
+  d=$T/nested-$who
+  inbox "$who" "$d" --security-opt seccomp=unconfined --security-opt unmask=ALL -- \
+    "$AB run --default t4 -- /bin/sh -c 'echo nested; id -u' >/out/o 2>/out/err; echo \$? >/out/st" \
+    </dev/null >/dev/null 2>&1
+  is "$(cat "$d/out/st" 2>&1) $(tr '\n' ' ' <"$d/out/o" 2>&1)" "0 nested 0 " \
+    "podman, as $who, with seccomp=unconfined and unmask=ALL: run --default runs nested, in its namespaces" ||
+    diag "$(cat "$d/out/err" 2>&1)"
+done
+d=$T/nested-masked
+inbox root "$d" --security-opt seccomp=unconfined -- \
+  "$AB run --default t5 -- /bin/true 2>/out/err; echo \$? >/out/st" </dev/null >/dev/null 2>&1
+like "$(cat "$d/out/st" 2>&1) $(cat "$d/out/err" 2>&1)" '^125 agentbox: mounts\[[0-9]+\] \(/proc\): mount proc filesystem: refused while [0-9]+ mounts cover parts of the /proc agentbox runs with \(an outer container.s masked paths; podman: --security-opt unmask=ALL\)' \
+  "... without unmask=ALL, podman's masked /proc keeps a fresh one from being mounted: one line names the mount and the setting"
 
 # ---- a seccomp profile that refuses user namespaces ----------------------------------------
 

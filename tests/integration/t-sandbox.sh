@@ -46,7 +46,7 @@ ok $? "nothing appeared in the host's /usr or /etc"
 out=$(/usr/bin/unshare --mount --propagation private -- /bin/sh -c '
   mount -t tmpfs -o size=1m,mode=0755 agentbox-sub /usr/local/src || exit 99
   "$@" 2>&1; echo "left=$(ls -A /usr/local/src)"' sh \
-  "$RUNTIME" --root "$AB_STATE" run --default "$(new_id)" -- /bin/sh -c 'echo x >/usr/local/src/w; echo st=$?' </dev/null)
+  "${_ab_as[@]}" "$RUNTIME" --root "$AB_STATE" run --default "$(new_id)" -- /bin/sh -c 'echo x >/usr/local/src/w; echo st=$?' </dev/null)
 is "$(grep -E '^(st|left)=' <<<"$out" | tr '\n' ' ')" "st=2 left= " "a host submount below /usr (a tmpfs on /usr/local/src) is read-only in the sandbox and nothing is written to it"
 like "$out" 'Read-only file system' "... with EROFS"
 
@@ -68,22 +68,31 @@ like "$(cat "/proc/$pid/mountinfo" 2>/dev/null)" '^[0-9]+ [0-9]+ [0-9:]+ /usr /u
   "/usr is a read-only nosuid,nodev bind of the host's"
 rt delete --force "$id"
 
+# ws-root: a workspace of the runtime's own user (root; rootless, that user).
 mkdir -p "$T/ws-root" "$T/ws-user"
 chown 1234:1234 "$T/ws-user"
+owner=0:0
+if [ "$AB_ROOTLESS" = 1 ]; then
+  chown "$AB_RL_UID:$AB_RL_GID" "$T/ws-root"
+  owner=$AB_RL_UID:$AB_RL_GID
+fi
 out=$(box --workspace "$T/ws-root" "$(new_id)" -- /bin/sh -c 'echo hello >/workspace/by-root && echo written')
-is "$out" written "the sandbox writes to a --workspace owned by root"
-is "$(stat -c %u:%g "$T/ws-root/by-root" 2>&1)" 0:0 "... and the file is owned by root, the directory's owner, on the host (not 100000)"
+is "$out" written "the sandbox writes to a --workspace owned by its runtime's user ($owner)"
+is "$(stat -c %u:%g "$T/ws-root/by-root" 2>&1)" "$owner" "... and the file is owned by that user, the directory's owner, on the host (not 100000)"
+if rootful_only 3 "a workspace of another user (1234) is id-mapped by host root only"; then
 out=$(box --workspace "$T/ws-user" "$(new_id)" -- /bin/sh -c 'echo hello >/workspace/by-user && echo written')
 is "$out" written "the sandbox writes to a --workspace owned by uid 1234"
 diag "$(cat "$T/box.err")"
 is "$(stat -c %u:%g "$T/ws-user/by-user" 2>&1)" 1234:1234 "... and the file is owned by 1234:1234, the directory's owner, on the host"
 out=$(box --workspace "$T/ws-user" "$(new_id)" -- /usr/bin/stat -c %u /workspace)
 is "$out" 0 "the sandbox sees its workspace as its own (owned by its root)"
+fi
 
 # A set-uid file the container's root made in a root-owned workspace would
 # be a set-uid-root binary on the host: the profile refuses every way of
 # setting the bits (chmod, creating with them), and plain modes still work.
 cp "$ABTEST" "$T/ws-root/tool"
+[ "$AB_ROOTLESS" = 1 ] && chown "$owner" "$T/ws-root/tool"
 out=$(box --workspace "$T/ws-root" "$(new_id)" -- /bin/sh -c '
   chmod 4755 tool 2>/dev/null && echo chmod-suid
   chmod 2755 tool 2>/dev/null && echo chmod-sgid
@@ -97,6 +106,7 @@ is "$(find "$T/ws-root" -perm /6000 2>&1)" "" "... and the host's workspace hold
 
 mkdir -p "$T/ws-t"
 cp "$ABTEST" "$T/ws-t/abtest"
+[ "$AB_ROOTLESS" = 1 ] && chown "$AB_RL_UID:$AB_RL_GID" "$T/ws-t"
 id=$(new_id)
 rt run --default --workspace "$T/ws-t" --timeout 5s --timeout-grace 0 --record "$T/timeout.json" "$id" -- \
   /bin/sh -c '/workspace/abtest setsid-sleeper >/workspace/pid; exec /workspace/abtest sleep-forever' \
@@ -150,10 +160,22 @@ is "$(cat "$T/accepted")" 1 "the host's listener accepted only the host's own co
 # ---- --memory, --pids -----------------------------------------------------------------------------------
 
 id=$(new_id)
-rt run --default --detach --memory 64M --pids 20 "$id" -- /bin/sleep 1000 </dev/null >/dev/null 2>"$T/box.err"
-pid=$(pid_of "$id")
-is "$(cg_file "$pid" memory memory.limit_in_bytes)" 67108864 "--memory 64M is the sandbox's memory limit in its cgroup"
-is "$(cg_file "$pid" pids pids.max)" 20 "--pids 20 is its pids.max"
+if [ "$AB_ROOTLESS" = 1 ]; then
+  # No cgroup is delegated here: the limits are refused unless accepted,
+  # and then pids.limit is RLIMIT_NPROC (t-rootless.sh has the rest).
+  out=$(rt run --default --detach --memory 64M --pids 20 "$id" -- /bin/sleep 1000 </dev/null 2>&1)
+  like "$? $out" '^125 .*linux.resources.memory.limit: cannot be enforced: .*--accept-degraded' \
+    "rootless: --memory without a delegated cgroup fails, naming the limit and the way to accept it"
+  rt run --default --detach --accept-degraded --memory 64M --pids 20 "$id" -- /bin/sleep 1000 </dev/null >/dev/null 2>"$T/box.err"
+  pid=$(pid_of "$id")
+  is "$(awk '/^Max processes/ { print $3 }' "/proc/$pid/limits" 2>&1)" 20 \
+    "... accepted, --pids 20 is the RLIMIT_NPROC of its process"
+else
+  rt run --default --detach --memory 64M --pids 20 "$id" -- /bin/sleep 1000 </dev/null >/dev/null 2>"$T/box.err"
+  pid=$(pid_of "$id")
+  is "$(cg_file "$pid" memory memory.limit_in_bytes)" 67108864 "--memory 64M is the sandbox's memory limit in its cgroup"
+  is "$(cg_file "$pid" pids pids.max)" 20 "--pids 20 is its pids.max"
+fi
 rt delete --force "$id"
 is "$(cg_left "$id")" "" "... and the cgroups are gone after delete"
 

@@ -251,7 +251,7 @@ do_apply (const char *value)
       printf ("error: %s\n", err.msg);
       return -1;
     }
-  r = ab_netns_apply (&p, proxy.enabled ? &proxy : NULL, &err);
+  r = ab_netns_apply (-1, &p, proxy.enabled ? &proxy : NULL, &err);
   ab_net_policy_free (&p);
   if (r < 0)
     {
@@ -380,7 +380,7 @@ bench_one (bool full, uint64_t *ns)
                  < 0)
         _exit (1);
       t0 = ab_now_monotonic_ns ();
-      if ((full ? ab_netns_apply (&p, NULL, &err) : ab_netns_setup_routes (&err)) < 0)
+      if ((full ? ab_netns_apply (-1, &p, NULL, &err) : ab_netns_setup_routes (-1, &err)) < 0)
         {
           fprintf (stderr, "bench: %s\n", err.msg);
           _exit (1);

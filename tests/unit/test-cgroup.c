@@ -446,6 +446,60 @@ test_load_unopenable (void)
   lookup_dir_remove (dir);
 }
 
+
+/* Rootless (cgroup-deleg.c): which limits a container below a delegated
+   cgroup, or without one, cannot have, each with the reason. */
+static void
+test_unenforced (void)
+{
+  struct ab_resources r = { 0 };
+  struct ab_strv out = { 0 };
+  struct ab_cgroup_deleg none = { .usable = false }, deleg = { .usable = true, .dir = (char *) "/sys/fs/cgroup/u",
+                                                                .controllers = (char *) "memory pids" };
+  struct ab_cgroup_deleg busy = deleg, partial = deleg;
+
+  snprintf (none.why, sizeof none.why, "no cgroup is delegated");
+  r.memory_set = true;
+  r.memory.limit.set = true;
+  r.memory.limit.v = 64 << 20;
+  r.pids_set = true;
+  r.pids_limit.set = true;
+  r.pids_limit.v = 20;
+
+  ab_cgroup_unenforced (&deleg, &r, &out);
+  is_int (out.n, 0, "a delegated cgroup with the memory and pids controllers enforces both limits");
+  ab_strv_free (&out);
+
+  ab_cgroup_unenforced (&none, &r, &out);
+  is_int (out.n, 2, "without a delegated cgroup neither is enforced");
+  ok (out.n == 2 && strcmp (out.v[0], "linux.resources.memory.limit\tmemory\tno cgroup is delegated") == 0,
+      "... each named by its JSON path and controller, with why (%s)", out.n ? out.v[0] : "");
+  ab_strv_free (&out);
+
+  busy.busy = true;
+  ab_cgroup_unenforced (&busy, &r, &out);
+  is_int (out.n, 0, "controllers already enabled below a cgroup holding processes are enough");
+  ab_strv_free (&out);
+  busy.controllers = (char *) "";
+  ab_cgroup_unenforced (&busy, &r, &out);
+  ok (out.n == 2 && strstr (out.v[0], "holds processes") && strstr (out.v[0], "without processes"),
+      "below a cgroup that holds processes, none: the no-internal-processes rule is the reason given");
+  ab_strv_free (&out);
+
+  partial.controllers = (char *) "pids";
+  ab_cgroup_unenforced (&partial, &r, &out);
+  ok (out.n == 1 && strncmp (out.v[0], "linux.resources.memory.limit\tmemory\t", 36) == 0
+          && strstr (out.v[0], "not in `/sys/fs/cgroup/u/cgroup.controllers` (pids)"),
+      "a controller the delegated cgroup cannot give is named with what it has (%s)", out.n ? out.v[0] : "");
+  ab_strv_free (&out);
+
+  r.network_set = true;
+  ab_cgroup_unenforced (&deleg, &r, &out);
+  ok (out.n == 1 && strncmp (out.v[0], "linux.resources.network\tnet_cls\t", 32) == 0,
+      "net_cls and net_prio (cgroup v1 only) are never enforced rootless (%zu: %s)", out.n, out.n ? out.v[out.n - 1] : "");
+  ab_strv_free (&out);
+}
+
 int
 main (void)
 {
@@ -456,5 +510,6 @@ main (void)
   test_bpf ();
   test_device_checks ();
   test_state ();
+  test_unenforced ();
   return tap_done ();
 }

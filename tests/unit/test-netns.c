@@ -386,7 +386,7 @@ test_netns_socket (void)
   /* A netlink socket is made in the target namespace by a thread that
      enters it (netns/nl.c): an fd that is no namespace fails there. */
   ok (ab_nl_open (1000, NETLINK_ROUTE, &err) == NULL, "a netlink socket in an invalid netns fd fails");
-  is_str (err.msg, "setns in the target network namespace: Bad file descriptor",
+  is_str (err.msg, "setns into the target network namespace: Bad file descriptor",
           "and says setns failed, and why");
 }
 

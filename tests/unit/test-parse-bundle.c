@@ -363,7 +363,7 @@ test_root_tree_from_loaded_fd (void)
     return;
   if (rename (rootfs, moved) < 0 || symlink ("other", rootfs) < 0)
     printf ("# swap: %s\n", strerror (errno));
-  tree = ab_rootfs_tree (b, 0, false, &err);
+  tree = ab_rootfs_tree (b, 0, false, false, &err);
   ok (tree >= 0 && faccessat (tree, "checked", F_OK, 0) == 0 && faccessat (tree, "swapped-in", F_OK, 0) < 0,
       "the root is cloned from the directory the load checked, not from what root.path names now (%s)",
       tree < 0 ? err.msg : "cloned");

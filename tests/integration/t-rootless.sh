@@ -1,0 +1,315 @@
+#!/bin/bash
+# agentbox as an ordinary user (issue 24): the runtime runs as the
+# unprivileged user $AB_RL_USER (made if missing, see lib.sh "rootless"), the
+# checks run as root on the host side: a host file outside the workspace is
+# untouched, a network attempt is refused and recorded, no process of the
+# sandbox survives, nothing is left in the user's state root, workspace files
+# belong to the user.  Also: the default state root and its owner checks,
+# --rootless as runc parses it, the two id mappings (the user's own ids with
+# no helper; its subordinate ranges through newuidmap/newgidmap) and the
+# cgroup limits that cannot be enforced without a delegated cgroup (refused,
+# or accepted and listed in the record's `degraded`).
+AB_ROOTLESS=1
+. "$(dirname "$0")/lib.sh"
+require_runtime_commands run create start exec state kill ps delete list spec
+plan_later
+is_agentbox || skip_all "agentbox's rootless mode"
+
+# The user's runtime directory: the default state root is $XDG/agentbox.
+XDG=$T/xdg
+mkdir -m 0700 "$XDG" && chown "$AB_RL_UID:$AB_RL_GID" "$XDG"
+# urt ARGS...: the runtime as the user, with no --root (its default).
+urt () { _ab_wrap "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" "$RUNTIME" "$@"; }
+# state_left: what the user's state root holds.
+state_left () { ls -A "$XDG/agentbox" 2>&1; }
+# record_field FILE KEY: a field of a result record's structuredContent.
+record_field () { json_get "result.structuredContent.$2" <"$1"; }
+# marked_procs RE: host processes whose command line (words joined by
+# spaces) matches the extended regular expression RE.
+marked_procs ()
+{
+  local p c
+  for p in /proc/[0-9]*; do
+    c=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") 2>/dev/null && [[ $c =~ $1 ]] && echo "${p#/proc/} $c"
+  done
+}
+has_subids ()
+{
+  [ -u /usr/bin/newuidmap ] && [ -u /usr/bin/newgidmap ] &&
+    awk -F: -v u="$AB_RL_USER" -v n="$AB_RL_UID" '($1 == u || $1 == n) && $3 > 0 { f = 1 } END { exit !f }' \
+      /etc/subuid /etc/subgid
+}
+
+# ---- the state root -------------------------------------------------------------------------------
+
+out=$(as_user "$AB_RL_USER" "$RUNTIME" run --default "$(new_id)" -- /bin/true 2>&1 </dev/null 7>&-)
+st=$?
+is "$st $(wc -l <<<"$out")" "2 1" "without XDG_RUNTIME_DIR or --root, run fails with usage status 2 and one line"
+like "$out" 'XDG_RUNTIME_DIR is not set.*--root DIR' "... naming XDG_RUNTIME_DIR and --root"
+
+out=$(urt run --default --record "$T/r-hi.json" "$(new_id)" -- /bin/sh -c 'echo hi' </dev/null 2>"$T/err")
+is "$? $out" "0 hi" "run --default as the user works out of the box, state in \$XDG_RUNTIME_DIR/agentbox"
+is "$(stat -c '%U %a' "$XDG/agentbox" 2>&1)" "$AB_RL_USER 700" "... which it made the user's own, mode 0700"
+is "$(state_left)" "" "... and which holds nothing once the sandbox is gone"
+like "$(cat "$T/r-hi.json")" '"rootless":\{"idMapping":"(single-id|subordinate-ids)","cgroup":"none"\}' \
+  "the record says the run was rootless, how the ids were mapped and that it had no cgroup"
+like "$(record_field "$T/r-hi.json" degraded)" 'linux.resources.memory.limit: not enforced .*no cgroup is delegated' \
+  "... and lists in degraded the memory limit of the profile it could not enforce, and why"
+like "$(record_field "$T/r-hi.json" degraded)" 'linux.resources.pids.limit: .*RLIMIT_NPROC' \
+  "... and the pids limit, replaced by RLIMIT_NPROC"
+
+# Another local user must not be able to pre-create, swap or read the state
+# root: one of another owner, or open to the group, is refused.
+mkdir -m 0700 "$T/xdg-other" && mkdir -m 0755 "$T/xdg-other/agentbox" && chown "$AB_RL_UID" "$T/xdg-other" &&
+  chown 1234:1234 "$T/xdg-other/agentbox"
+out=$(_ab_wrap "${_ab_as[@]}" XDG_RUNTIME_DIR="$T/xdg-other" "$RUNTIME" run --default "$(new_id)" -- /bin/true 2>&1 </dev/null)
+like "$? $out" '^[1-9][0-9]* .*state directory.*1234' "a state root pre-created by another user (uid 1234) is refused, naming its owner"
+is "$(ls -A "$T/xdg-other/agentbox")" "" "... and nothing was written in it"
+mkdir -m 0700 "$T/xdg-g" && chown "$AB_RL_UID" "$T/xdg-g" && mkdir -m 0770 "$T/xdg-g/agentbox" &&
+  chown "$AB_RL_UID:$AB_RL_GID" "$T/xdg-g/agentbox" && chmod 0770 "$T/xdg-g/agentbox"
+out=$(_ab_wrap "${_ab_as[@]}" XDG_RUNTIME_DIR="$T/xdg-g" "$RUNTIME" list 2>&1 </dev/null)
+like "$? $out" '^[1-9][0-9]* .*state directory.*(group|mode)' "a state root its group may write is refused"
+mkdir -m 0777 "$T/open" && mkdir -m 0700 "$T/open/st" && chown "$AB_RL_UID:$AB_RL_GID" "$T/open/st"
+out=$(_ab_wrap "${_ab_as[@]}" "$RUNTIME" --root "$T/open/st" list 2>&1 </dev/null)
+like "$? $out" "^[1-9][0-9]* .*$T/open" "a --root inside a directory anyone may write (no sticky bit: it could be swapped) is refused, naming that directory"
+
+# ---- --rootless as runc parses it -----------------------------------------------------------------
+
+for form in "--rootless true" "--rootless=true" "--rootless auto" "--rootless=" "--rootless 1"; do
+  # shellcheck disable=SC2086
+  out=$(urt $form list -q 2>&1 </dev/null)
+  is "$? $out" "0 " "\`agentbox $form list\` parses as runc's"
+done
+out=$(urt --rootless maybe list 2>&1 </dev/null)
+like "$? $out" '^2 .*--rootless.*maybe' "--rootless maybe is a usage error naming the option and the value"
+
+# ---- id mappings ----------------------------------------------------------------------------------
+
+# Without a subordinate range (hidden here in a private mount namespace),
+# the user's own uid and gid alone map to the container's root, with
+# setgroups denied: no helper program is run.
+out=$(/usr/bin/unshare --mount --propagation private -- /bin/sh -c 'for f in /etc/subuid /etc/subgid; do
+  [ ! -e "$f" ] || mount --bind /dev/null "$f" || exit 99; done; exec "$@"' sh \
+  "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" "$RUNTIME" run --default --record "$T/r-single.json" "$(new_id)" -- \
+  /bin/sh -c 'cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; id -u' </dev/null 2>"$T/err")
+is "$(tr -s ' \n' ' ' <<<"$out")" " 0 $AB_RL_UID 1 0 $AB_RL_GID 1 deny 0 " \
+  "with no subordinate range: one id mapped ($AB_RL_UID as 0), setgroups denied, the program runs as the container's root"
+is "$(record_field "$T/r-single.json" rootless.idMapping)" single-id "... and the record says single-id"
+
+if has_subids; then
+  range=$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2, $3; exit }' /etc/subuid)
+  out=$(urt run --default --record "$T/r-sub.json" "$(new_id)" -- /bin/cat /proc/self/uid_map </dev/null 2>"$T/err")
+  is "$(tr -s ' \n' ' ' <<<"$out")" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
+    "with an /etc/subuid range and newuidmap: the user as 0, then its whole range from 1"
+  is "$(record_field "$T/r-sub.json" rootless.idMapping)" subordinate-ids "... and the record says subordinate-ids"
+else
+  skip "no /etc/subuid range for $AB_RL_USER or no set-uid newuidmap (package uidmap)" 2
+fi
+
+# ---- the host from outside: files, network, processes, workspace -------------------------------------
+
+# A file of the user's outside the workspace, which the container's root
+# (the user itself on the host) could write if it were reachable.
+echo precious >"$T/host-file" && chown "$AB_RL_UID:$AB_RL_GID" "$T/host-file" && chmod 0666 "$T/host-file"
+before=$(stat -c '%i %s %Y' "$T/host-file"; sha256sum <"$T/host-file")
+mkdir -m 0755 "$T/ws" && chown "$AB_RL_UID:$AB_RL_GID" "$T/ws"
+cp "$ABTEST" "$T/ws/abtest" && chown "$AB_RL_UID:$AB_RL_GID" "$T/ws/abtest"
+id=$(new_id)
+out=$(urt run --default --workspace "$T/ws" --record "$T/r-host.json" "$id" -- /bin/sh -c "
+  echo overwritten >'$T/host-file'; echo host-write=\$?
+  echo mine >/workspace/made-here; mkdir /workspace/dir
+  /workspace/abtest connect tcp 192.0.2.1 80; echo connect=\$?
+  cat /sys/class/net/lo/flags
+  setsid /bin/sleep 4711 </dev/null >/dev/null 2>&1 &
+  /bin/sleep 4712 </dev/null >/dev/null 2>&1 &
+  true" </dev/null 2>"$T/err")
+is "$(grep -c 'host-write=[1-9]' <<<"$out")" 1 "writing a host file outside the workspace fails in the sandbox"
+is "$(stat -c '%i %s %Y' "$T/host-file"; sha256sum <"$T/host-file")" "$before" "... and the host file is untouched (inode, size, mtime, content)"
+is "$(stat -c %u:%g "$T/ws/made-here" "$T/ws/dir" 2>&1 | sort -u)" "$AB_RL_UID:$AB_RL_GID" \
+  "files the sandbox made in the workspace belong to the user on the host"
+like "$out" $'ECONNREFUSED\nconnect=[1-9]' "a connection to 192.0.2.1:80 is refused in the sandbox"
+like "$(record_field "$T/r-host.json" violations)" '"address": "192.0.2.1".*"port": 80.*"type": "egress-denied"' \
+  "... and recorded as a violation in the record, by the wall in the container's own network namespace"
+like "$out" $'\n0x9\n' "loopback is up in the sandbox"
+is "$(marked_procs 'sleep 471[12]')" "" "no process of the sandbox survives it (a setsid child, a background child)"
+is "$(state_left)" "" "nothing is left in the user's state root"
+
+# ---- cgroup limits without delegation ------------------------------------------------------------
+
+if [ -z "$(awk -F: '$1 == 0 { print $3 }' /proc/self/cgroup)" ] ||
+  [ "$(stat -c %u "/sys/fs/cgroup$(awk -F: '$1 == 0 { print $3 }' /proc/self/cgroup)" 2>/dev/null)" != "$AB_RL_UID" ]; then
+  id=$(new_id)
+  out=$(urt run --default --memory 64M "$id" -- /bin/true 2>&1 </dev/null)
+  like "$? $out" '^125 .*linux.resources.memory.limit: cannot be enforced: .*no cgroup is delegated.*--cgroup-parent.*--accept-degraded.*dev.agentbox.degraded=accept' \
+    "--memory with no delegated cgroup fails (125) naming the limit, why, and the fixes"
+  is "$(wc -l <<<"$out")" 1 "... in one line"
+  is "$(state_left)" "" "... and leaves nothing in the state root"
+  out=$(urt run --default --memory 64M --pids 20 --annotation dev.agentbox.degraded=accept --record "$T/r-deg.json" \
+    "$(new_id)" -- /bin/sh -c 'grep "Max processes" /proc/self/limits' 2>"$T/err" </dev/null)
+  like "$? $out" '^0 Max processes +20 +20 ' "accepted by the annotation, it runs, with RLIMIT_NPROC 20 for --pids 20"
+  like "$(record_field "$T/r-deg.json" degraded)" '"linux.resources.memory.limit: not enforced' \
+    "... and the record lists the memory limit as not enforced"
+else
+  skip "this test runs in a cgroup delegated to $AB_RL_USER" 5
+fi
+
+# RLIMIT_NPROC in place of pids.limit counts the container's processes in
+# its user namespace, not the user's own on the host: with 30 processes of
+# the user running outside, a container limited to 20 still forks 19 times
+# (its first process is the 20th), then gets EAGAIN; its children are gone
+# with it.
+hostpids=()
+for ((i = 0; i < 30; i++)); do
+  # (setpriv and env exec: $! is the sleep itself, which holds no fd of ours)
+  "${_ab_as[@]}" /bin/sleep 4717 </dev/null >/dev/null 2>&1 7>&- &
+  hostpids+=($!)
+done
+out=$(urt run --default --accept-degraded --pids 20 --workspace "$T/ws" "$(new_id)" -- /workspace/abtest forkbomb 40 \
+  2>"$T/err" </dev/null | tr '\n' ' ')
+is "$out" "forks=19 errno=EAGAIN " \
+  "--pids 20 as RLIMIT_NPROC: 19 forks, then EAGAIN, though the user has 30 more processes on the host"
+kill "${hostpids[@]}" 2>/dev/null
+wait "${hostpids[@]}" 2>/dev/null
+is "$(marked_procs '^/workspace/abtest forkbomb')" "" "... and none of its processes is left"
+
+# ---- spec --rootless and the lifecycle as the user --------------------------------------------------
+
+mkdir -p "$T/sb" && make_rootfs "$T/sb/rootfs" && chown "$AB_RL_UID:$AB_RL_GID" "$T/sb"
+(cd "$T/sb" && urt spec --rootless </dev/null)
+is "$?" 0 "spec --rootless as the user"
+like "$(json_get linux.uidMappings.0 <"$T/sb/config.json")" "\"containerID\": 0, \"hostID\": $AB_RL_UID, \"size\": 1" \
+  "... maps the user's own uid to the container's root"
+cfg "$T/sb/config.json" process.terminal=false 'process.args=["/bin/sh","-c","sleep 4713 & exec sleep 4714"]'
+id=$(new_id)
+urt create --bundle "$T/sb" "$id" </dev/null >/dev/null 2>"$T/err"
+is "$? $(urt state "$id" 2>&1 | json_get status)" "0 created" "create of the spec --rootless bundle as the user"
+like "$(urt state "$id" 2>&1)" '"dev.agentbox/idMapping": "(single-id|subordinate-ids)"' "state says which id mapping was used"
+urt start "$id" </dev/null
+is "$? $(urt state "$id" 2>&1 | json_get status)" "0 running" "start"
+is "$(urt exec "$id" /bin/sh -c 'echo from-exec; id -u' </dev/null 2>&1)" "from-exec
+0" "exec runs a process in it, as its root"
+is "$(urt ps "$id" 2>&1 | grep -c 'sleep 471[34]')" 2 "ps lists both processes of its pid namespace (no cgroup)"
+like "$(urt list 2>&1)" "$id +[0-9]+ +running .* $AB_RL_USER" "list shows it running, owned by the user"
+init=$(urt state "$id" | json_get pid)
+urt kill --all "$id" KILL </dev/null
+ok $? "kill --all KILL"
+wait_gone "$init" 10
+ok $? "... ends its init"
+for ((i = 0; i < 50; i++)); do [ -z "$(marked_procs 'sleep 471[34]')" ] && break; sleep 0.1; done
+is "$(marked_procs 'sleep 471[34]')" "" "... and every process of it, checked from the host"
+urt delete "$id" </dev/null
+is "$? $(state_left)" "0 " "delete leaves the user's state root empty"
+
+# ---- validate, pause and update without a cgroup, mcp --------------------------------------------------
+
+urt validate --bundle "$T/sb" </dev/null >/dev/null 2>&1
+is "$?" 0 "validate of the spec --rootless bundle as the user"
+cp "$T/sb/config.json" "$T/sb/config.orig" &&
+  cfg "$T/sb/config.json" 'linux.resources={"memory":{"limit":67108864}}'
+out=$(urt validate --bundle "$T/sb" 2>&1 </dev/null)
+like "$? $out" '^[1-9][0-9]* .*linux.resources.memory.limit: cannot be enforced' "validate refuses a limit this host cannot enforce, as create does"
+urt validate --accept-degraded --bundle "$T/sb" </dev/null >/dev/null 2>&1
+is "$?" 0 "... and accepts it with --accept-degraded"
+mv "$T/sb/config.orig" "$T/sb/config.json"
+id=$(new_id)
+urt run --default --detach "$id" -- /bin/sleep 4716 </dev/null >/dev/null 2>"$T/err"
+out=$(urt pause "$id" 2>&1 </dev/null)
+like "$? $out" "^1 .*cannot pause container .$id.: it has no cgroup \(rootless, none delegated\).*--cgroup-parent" \
+  "pause without a cgroup fails in one line naming the cgroup and the fix"
+is "$(urt state "$id" 2>/dev/null | json_get status)" running "... and the container still runs"
+out=$(urt update --pids 10 "$id" 2>&1 </dev/null)
+like "$? $out" "^1 .*cannot update container .*no cgroup" "update without a cgroup fails naming it"
+urt delete --force "$id" </dev/null
+# One exchange with the server, its stdin held open until the answer came
+# (a closed stdin ends the session, cancelling what runs).
+coproc MCP { _ab_wrap "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" "$RUNTIME" mcp 2>/dev/null; }
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sandbox_run","arguments":{"argv":["/bin/sh","-c","echo mcp; id -u"]}}}' \
+  >&"${MCP[1]}"
+out=
+while IFS= read -r -t 60 line <&"${MCP[0]}"; do
+  case $line in *'"id":2'*) out=$(json_get result.structuredContent <<<"$line"); break ;; esac
+done
+eval "exec ${MCP[1]}>&-"
+wait "$MCP_PID"
+like "$out" '"rootless": \{"cgroup": "none", "idMapping": "(single-id|subordinate-ids)"\}.*"stdout": "mcp\\n0\\n"' \
+  "mcp as the user: sandbox_run runs, and its record says rootless"
+is "$(state_left)" "" "nothing is left in the state root after mcp"
+
+# ---- audit: what rootless mode weakens ------------------------------------------------------------
+
+# findings: "ID SEVERITY PATH" of each finding of a JSON audit report.
+findings ()
+{
+  "$PYTHON3" -c 'import json, sys
+for f in json.load(sys.stdin)["findings"]: print(f["id"], f["severity"], f["path"])' 2>/dev/null
+}
+mkdir -p "$T/ab" && cp "$T/sb/config.json" "$T/ab/config.json" &&
+  cfg "$T/ab/config.json" 'linux.resources={"memory":{"limit":67108864},"pids":{"limit":64}}' &&
+  chown -R "$AB_RL_UID:$AB_RL_GID" "$T/ab"
+out=$(urt audit --bundle "$T/ab" --format json 2>/dev/null </dev/null | findings)
+like "$out" '(^|\n)AB-ROOTLESS-001 medium linux\.resources\.memory\.limit(\n|$)' \
+  "audit as the user: the memory limit it could not enforce here is a medium finding"
+like "$out" '(^|\n)AB-ROOTLESS-001 low linux\.resources\.pids\.limit(\n|$)' "... the pids limit, kept as RLIMIT_NPROC, a low one"
+like "$out" '(^|\n)AB-ROOTLESS-002 medium linux\.namespaces(\n|$)' "... no cgroup (the pid namespace holds it together): medium"
+like "$out" '(^|\n)AB-ROOTLESS-003 low linux\.uidMappings(\n|$)' "... its root is the user on the host: low"
+out=$("$RUNTIME" audit --bundle "$T/ab" --format json 2>/dev/null </dev/null 7>&- | findings)
+is "$(grep -c ROOTLESS <<<"$out")" 0 "audit of the same bundle as root reports none of them"
+
+# ---- nested: inside a user namespace of the user's own ----------------------------------------------
+
+# As the root of a user namespace the user made (what an unprivileged outer
+# container gives), agentbox runs; the host's root shows there as the
+# overflow uid, an owner outside the namespace, and is taken as root's for
+# the directories above the state root.
+nest () { _ab_wrap "${_ab_as[@]}" /usr/bin/unshare --user --map-root-user /bin/sh -c "$1" sh "$RUNTIME" "$T/nest"; }
+out=$(nest '"$1" --root "$2" run --default n1 -- /bin/sh -c "echo nested; id -u"' 2>&1 </dev/null)
+is "$? $out" "0 nested
+0" "nested in the user's own user namespace, as its root, run --default works"
+out=$(nest 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$1" --root "$2" run --default n2 -- true' 2>&1 </dev/null)
+like "$? $out" '^125 agentbox: no user namespace can be made here: user.max_user_namespaces=0 .*: raise it \(sysctl user.max_user_namespaces=15000' \
+  "where the outer namespace allows no user namespace, run fails at once naming the sysctl and the setting"
+is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
+
+# ---- a delegated cgroup v2 subtree ------------------------------------------------------------------
+
+# What systemd's Delegate=yes or an administrator's chown gives: a cgroup
+# v2 directory of the user's, below this file's own cgroup.  agentbox runs
+# in own/ (root moves the shell there, then becomes the user), and its
+# containers go below ctr/ (--cgroup-parent), which holds no process.  On a
+# hybrid host the v2 hierarchy has no controller (the limits stay listed in
+# degraded), but the leaf, the freezer and cgroup.kill are there.
+v2mnt=$(awk '{ split($0, p, " - "); split(p[2], f, " "); if (f[1] == "cgroup2") { print $5; exit } }' /proc/self/mountinfo)
+v2own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+v2own=${v2own%/}
+dg=ab-rl-$$
+if [ -n "$v2mnt" ] && [ -n "$(sed -n 's/^0:://p' /proc/self/cgroup)" ] && mkdir -p "$v2mnt$v2own/$dg/own" "$v2mnt$v2own/$dg/ctr" &&
+  chown -R "$AB_RL_UID:$AB_RL_GID" "$v2mnt$v2own/$dg"; then
+  dgrt ()
+  {
+    _ab_wrap /bin/sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$v2mnt$v2own/$dg/own" \
+      "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" "$RUNTIME" --cgroup-parent "$v2own/$dg/ctr" "$@"
+  }
+  id=$(new_id)
+  dgrt run --default --detach "$id" -- /bin/sleep 4715 </dev/null >/dev/null 2>"$T/err"
+  pid=$(urt state "$id" 2>/dev/null | json_get pid)
+  is "$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>&1)" "$v2own/$dg/ctr/agentbox-$id" \
+    "with a delegated cgroup v2 parent, the container runs in a leaf of its own below it"
+  is "$(stat -c %U "$v2mnt$v2own/$dg/ctr/agentbox-$id" 2>&1)" "$AB_RL_USER" "... made by the user"
+  urt pause "$id" </dev/null
+  is "$? $(grep frozen "$v2mnt$v2own/$dg/ctr/agentbox-$id/cgroup.events" 2>&1)" "0 frozen 1" "pause freezes that cgroup"
+  urt resume "$id" </dev/null
+  urt kill --all "$id" KILL </dev/null
+  wait_gone "$pid" 10
+  ok $? "kill --all ends it"
+  urt delete "$id" </dev/null
+  is "$? $(ls -d "$v2mnt$v2own/$dg/ctr/agentbox-$id" 2>/dev/null)" "0 " "delete removes the leaf"
+  out=$(urt --cgroup-parent "${v2own:-/}" run --default "$(new_id)" -- /bin/true 2>&1 </dev/null)
+  like "$? $out" "^2 .*--cgroup-parent \`${v2own:-/}\`.*not delegated" "a --cgroup-parent not delegated to the user is a usage error naming it"
+  rmdir "$v2mnt$v2own/$dg/own" "$v2mnt$v2own/$dg/ctr" "$v2mnt$v2own/$dg"
+else
+  skip "no cgroup v2 hierarchy to delegate a subtree of" 6
+fi
+
+done_testing
