@@ -320,6 +320,18 @@ sized_free (struct sized *sz)
   ab_strv_free (&sz->nofollow);
 }
 
+/* The options of a bounded tmpfs: nosuid, nodev, its mode and its size
+   (written into size_buf). */
+static void
+tmpfs_opts (const char *opts[4], char *size_buf, size_t n, uint64_t size, const char *mode)
+{
+  snprintf (size_buf, n, "size=%llu", (unsigned long long)size);
+  opts[0] = "nosuid";
+  opts[1] = "nodev";
+  opts[2] = mode;
+  opts[3] = size_buf;
+}
+
 /* /workspace: the caller's directory, bound read-write (id-mapped: root
    inside writes files the host sees owned by the directory's owner, not
    by uid 100000), or a tmpfs.  A root-owned directory uses the
@@ -337,12 +349,8 @@ workspace_mount (const struct ab_sandbox_opts *o, bool rootless, struct ab_defau
 
   if (o->workspace == NULL)
     {
-      snprintf (sz->ws_size, sizeof sz->ws_size, "size=%llu",
-                (unsigned long long)(o->workspace_size ? o->workspace_size : AB_SANDBOX_WORKSPACE_SIZE));
-      sz->ws[0] = "nosuid";
-      sz->ws[1] = "nodev";
-      sz->ws[2] = "mode=755";
-      sz->ws[3] = sz->ws_size;
+      tmpfs_opts (sz->ws, sz->ws_size, sizeof sz->ws_size, o->workspace_size ? o->workspace_size : AB_SANDBOX_WORKSPACE_SIZE,
+                  "mode=755");
       *m = (struct ab_default_mount){ "/workspace", "tmpfs", "tmpfs", sz->ws, AB_ARRAY_SIZE (sz->ws) };
       return 0;
     }
@@ -421,12 +429,8 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
       mounts[n++] = (struct ab_default_mount){ host_view[i], "bind", host_view[i], ro, AB_ARRAY_SIZE (ro) };
     }
   /* HOME: where pip, npm and git keep caches and config */
-  snprintf (sz->root_size, sizeof sz->root_size, "size=%llu",
-            (unsigned long long)(o->home_size ? o->home_size : AB_SANDBOX_HOME_SIZE));
-  sz->root[0] = "nosuid";
-  sz->root[1] = "nodev";
-  sz->root[2] = "mode=700";
-  sz->root[3] = sz->root_size;
+  tmpfs_opts (sz->root, sz->root_size, sizeof sz->root_size, o->home_size ? o->home_size : AB_SANDBOX_HOME_SIZE,
+              "mode=700");
   mounts[n++] = (struct ab_default_mount){ "/root", "tmpfs", "tmpfs", sz->root, AB_ARRAY_SIZE (sz->root) };
   mounts[n++] = (struct ab_default_mount){ "/run", "tmpfs", "tmpfs", run_opts, AB_ARRAY_SIZE (run_opts) };
   if (workspace_mount (o, d->rootless, &mounts[n++], real, sz, err) < 0)

@@ -16,16 +16,6 @@ box () { rt run --default "$@" </dev/null 2>"$T/box.err"; }
 
 # cg_left ID: cgroup directories anywhere whose name contains ID.
 cg_left () { find /sys/fs/cgroup -type d -name "*$1*" 2>/dev/null; }
-# cg_file PID CONTROLLER FILE: a file of PID's v1 cgroup of CONTROLLER.
-cg_file ()
-{
-  local m p
-  m=$(awk -v c="$2" '{ split($0, parts, " - "); split(parts[2], f, " "); n = split(f[3], o, ",")
-    if (f[1] == "cgroup") for (i = 1; i <= n; i++) if (o[i] == c) { print $5; exit } }' /proc/self/mountinfo)
-  p=$(awk -F: -v c="$2" '{ n = split($2, l, ","); for (i = 1; i <= n; i++) if (l[i] == c) { print $3; exit } }' \
-    "/proc/$1/cgroup" 2>/dev/null)
-  [ -n "$m" ] && [ -n "$p" ] && cat "$m$p/$3"
-}
 
 # ---- the host's /usr and /etc ----------------------------------------------------------------
 
@@ -173,8 +163,8 @@ if [ "$AB_ROOTLESS" = 1 ]; then
 else
   rt run --default --detach --memory 64M --pids 20 "$id" -- /bin/sleep 1000 </dev/null >/dev/null 2>"$T/box.err"
   pid=$(pid_of "$id")
-  is "$(cg_file "$pid" memory memory.limit_in_bytes)" 67108864 "--memory 64M is the sandbox's memory limit in its cgroup"
-  is "$(cg_file "$pid" pids pids.max)" 20 "--pids 20 is its pids.max"
+  is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 67108864 "--memory 64M is the sandbox's memory limit in its cgroup"
+  is "$(cg_read "$pid" pids pids.max pids.max)" 20 "--pids 20 is its pids.max"
 fi
 rt delete --force "$id"
 is "$(cg_left "$id")" "" "... and the cgroups are gone after delete"
