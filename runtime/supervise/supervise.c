@@ -789,6 +789,13 @@ container_kill_all (void *arg, bool reaped)
   /* A reaped process has no one left to signal through its pidfd. */
   if (!reaped)
     syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+  /* No cgroup (rootless, none delegated): without a pid namespace of its
+     own, a daemon the program left (setsid, double fork) would outlive
+     the run and hold our output pipes.  We are the subreaper, so every
+     descendant of ours is the container's: kill them all, as the
+     fallback does (the init itself stays unreaped for our wait). */
+  if (c->cg == NULL)
+    ab_fallback_kill_all (0, reaped ? -1 : c->pid);
 }
 
 static void

@@ -54,6 +54,9 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-sandbox-rootless.sh \
 	tests/integration/t-state-rootless.sh \
 	tests/integration/t-stdio-rootless.sh \
+	tests/integration/t-terminal-rootless.sh \
+	tests/integration/t-supervise-rootless.sh \
+	tests/integration/t-control-rootless.sh \
 	tests/integration/t-egress-rootless.sh
 TESTS += $(AB_INTEGRATION_TESTS)
 EXTRA_DIST += $(AB_INTEGRATION_TESTS) \

@@ -5,6 +5,10 @@
 # namespace (also a setsid'd, double-forked one); `update` changes the
 # limit files of the container's cgroup and the kernel enforces the new
 # pids limit; refused operations change nothing and name what was wrong.
+# Rootless (AB_ROOTLESS=1) on a host that delegates the user no cgroup (v1,
+# hybrid, v2 without delegation) the container has no cgroup: pause, resume
+# and update are refused in one line naming it and --cgroup-parent, and
+# change nothing (the ticker goes on); ps walks the pid namespace all the same.
 . "$(dirname "$0")/lib.sh"
 require_runtime_commands create start state kill delete pause resume ps update
 plan_later
@@ -47,83 +51,117 @@ pid=$(pid_of "$id")
 wait_tick_after "$T/ticker" none
 ok $? "the ticker runs (its count appears on the host)"
 
-rt pause "$id"
-ok $? "pause succeeds"
-is "$(state_of "$id")" paused "state says paused"
-before=$(tick "$T/ticker")
-sleep 0.5
-is "$(tick "$T/ticker")" "$before" "while paused the count does not move (the processes are frozen)"
-ok "$(alive "$pid"; echo $?)" "the paused init still exists"
+# no_cgroup_refusal WHAT ERR STATUS: the refusal of a rootless command that
+# acts on the cgroup: exit 1, one line naming the missing cgroup and the fix.
+no_cgroup_refusal ()
+{
+  is "$3" 1 "rootless, no cgroup: $1 is refused (exit 1)"
+  like "$2" "no cgroup.*--cgroup-parent" "... naming the missing cgroup and --cgroup-parent"
+  is "$(wc -l <<<"$2")" 1 "... in one line"
+}
 
-err=$(rt exec "$id" /bin/abtest true 2>&1 </dev/null)
-isnt $? 0 "exec into a paused container fails"
-like "$err" paused "the error says it is paused"
-rt pause "$id" >/dev/null 2>&1
-isnt $? 0 "a second pause fails"
-
-out=$(rt ps --format json "$id")
-ok $? "ps works on a paused container"
-like "$out" "\\b$pid\\b" "and lists its init"
-
-# Every freezer of the container's cgroup holds it, read on the host: v1's
-# freezer.state (what runc, podman, containerd and monitoring read on a
-# hybrid host) and v2's cgroup.events; the processes are in the v1
-# refrigerator (state D); ps lists the freezer cgroup's processes.
-fz_want=$(freezer_view "$pid" FROZEN 1)
-is "$(freezer_view "$pid")" "$fz_want" "on the host the container's freezers say frozen ($fz_want)"
-if fzdir=$(cg_dir "$pid" freezer) && [ -e "$fzdir/cgroup.procs" ]; then
-  procs=$(sort -n "$fzdir/cgroup.procs")
-  is "$(for p in $procs; do sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$p/status"; done | sort -u)" D \
-    "... and every process of its v1 freezer cgroup is held in the refrigerator (state D)"
-  is "$(rt ps --format json "$id" | tr -d '[] ' | tr ',' '\n' | sort -n)" "$procs" \
-    "... ps lists exactly the processes of that cgroup"
+if [ "$AB_ROOTLESS" = 1 ]; then
+  err=$(rt pause "$id" 2>&1)
+  no_cgroup_refusal pause "$err" $?
+  is "$(state_of "$id")" running "... state still says running"
+  before=$(tick "$T/ticker")
+  wait_tick_after "$T/ticker" "$before"
+  ok $? "... and nothing was frozen: the count goes on moving (seen on the host)"
+  err=$(rt resume "$id" 2>&1)
+  isnt $? 0 "resume of the running container fails"
+  out=$(rt ps --format json "$id")
+  ok $? "ps works without a cgroup"
+  like "$out" "\\b$pid\\b" "and lists the init"
+  rt exec "$id" /bin/abtest true </dev/null >/dev/null 2>&1
+  is $? 0 "exec into the container works (it was not paused)"
+  rt kill "$id" KILL
+  ok $? "SIGKILL is delivered"
+  wait_for_status "$id" stopped && wait_gone "$pid"
+  ok $? "SIGKILL ends the container (state stopped, process gone on the host)"
+  err=$(rt pause "$id" 2>&1)
+  isnt $? 0 "pause of a stopped container fails"
+  like "$err" 'not running' "the error says the container is not running"
+  rt delete "$id"
 else
-  skip "no v1 freezer hierarchy on this host" 2
+  rt pause "$id"
+  ok $? "pause succeeds"
+  is "$(state_of "$id")" paused "state says paused"
+  before=$(tick "$T/ticker")
+  sleep 0.5
+  is "$(tick "$T/ticker")" "$before" "while paused the count does not move (the processes are frozen)"
+  ok "$(alive "$pid"; echo $?)" "the paused init still exists"
+
+  err=$(rt exec "$id" /bin/abtest true 2>&1 </dev/null)
+  isnt $? 0 "exec into a paused container fails"
+  like "$err" paused "the error says it is paused"
+  rt pause "$id" >/dev/null 2>&1
+  isnt $? 0 "a second pause fails"
+
+  out=$(rt ps --format json "$id")
+  ok $? "ps works on a paused container"
+  like "$out" "\\b$pid\\b" "and lists its init"
+
+  # Every freezer of the container's cgroup holds it, read on the host: v1's
+  # freezer.state (what runc, podman, containerd and monitoring read on a
+  # hybrid host) and v2's cgroup.events; the processes are in the v1
+  # refrigerator (state D); ps lists the freezer cgroup's processes.
+  fz_want=$(freezer_view "$pid" FROZEN 1)
+  is "$(freezer_view "$pid")" "$fz_want" "on the host the container's freezers say frozen ($fz_want)"
+  if fzdir=$(cg_dir "$pid" freezer) && [ -e "$fzdir/cgroup.procs" ]; then
+    procs=$(sort -n "$fzdir/cgroup.procs")
+    is "$(for p in $procs; do sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$p/status"; done | sort -u)" D \
+      "... and every process of its v1 freezer cgroup is held in the refrigerator (state D)"
+    is "$(rt ps --format json "$id" | tr -d '[] ' | tr ',' '\n' | sort -n)" "$procs" \
+      "... ps lists exactly the processes of that cgroup"
+  else
+    skip "no v1 freezer hierarchy on this host" 2
+  fi
+  # A signal other than SIGKILL waits for resume: the container stays paused.
+  rt kill --all "$id" WINCH
+  ok $? "kill --all WINCH to the paused container succeeds"
+  is "$(state_of "$id"):$(freezer_view "$pid")" "paused:$fz_want" "... it stays paused: state and freezers agree"
+
+  rt resume "$id"
+  ok $? "resume succeeds"
+  is "$(state_of "$id")" running "state says running again"
+  is "$(freezer_view "$pid")" "$(freezer_view "$pid" THAWED 0)" "... and every freezer on the host says thawed"
+  wait_tick_after "$T/ticker" "$before"
+  ok $? "after resume the count moves again"
+  rt resume "$id" >/dev/null 2>&1
+  isnt $? 0 "resume of a running container fails"
+
+  rt pause "$id" && rt kill "$id" KILL
+  ok $? "a paused container can be sent SIGKILL"
+  wait_for_status "$id" stopped && wait_gone "$pid"
+  ok $? "SIGKILL ends a paused container (state stopped, process gone on the host)"
+  err=$(rt pause "$id" 2>&1)
+  isnt $? 0 "pause of a stopped container fails"
+  like "$err" 'not running' "the error says the container is not running"
+  err=$(rt resume "$id" 2>&1)
+  isnt $? 0 "resume of a stopped container fails"
+  rt delete "$id"
+
+  id=$(new_id)
+  rm -f "$T/ticker/out/tick"
+  start_bg "$id" "$T/ticker"
+  pid=$(pid_of "$id")
+  wait_tick_after "$T/ticker" none
+  rt pause "$id"
+  rt delete --force "$id"
+  ok $? "delete --force of a paused container succeeds"
+  wait_gone "$pid"
+  ok $? "its processes are gone on the host"
+  rt state "$id" >/dev/null 2>&1
+  isnt $? 0 "and it no longer exists"
 fi
-# A signal other than SIGKILL waits for resume: the container stays paused.
-rt kill --all "$id" WINCH
-ok $? "kill --all WINCH to the paused container succeeds"
-is "$(state_of "$id"):$(freezer_view "$pid")" "paused:$fz_want" "... it stays paused: state and freezers agree"
-
-rt resume "$id"
-ok $? "resume succeeds"
-is "$(state_of "$id")" running "state says running again"
-is "$(freezer_view "$pid")" "$(freezer_view "$pid" THAWED 0)" "... and every freezer on the host says thawed"
-wait_tick_after "$T/ticker" "$before"
-ok $? "after resume the count moves again"
-rt resume "$id" >/dev/null 2>&1
-isnt $? 0 "resume of a running container fails"
-
-rt pause "$id" && rt kill "$id" KILL
-ok $? "a paused container can be sent SIGKILL"
-wait_for_status "$id" stopped && wait_gone "$pid"
-ok $? "SIGKILL ends a paused container (state stopped, process gone on the host)"
-err=$(rt pause "$id" 2>&1)
-isnt $? 0 "pause of a stopped container fails"
-like "$err" 'not running' "the error says the container is not running"
-err=$(rt resume "$id" 2>&1)
-isnt $? 0 "resume of a stopped container fails"
-rt delete "$id"
-
-id=$(new_id)
-rm -f "$T/ticker/out/tick"
-start_bg "$id" "$T/ticker"
-pid=$(pid_of "$id")
-wait_tick_after "$T/ticker" none
-rt pause "$id"
-rt delete --force "$id"
-ok $? "delete --force of a paused container succeeds"
-wait_gone "$pid"
-ok $? "its processes are gone on the host"
-rt state "$id" >/dev/null 2>&1
-isnt $? 0 "and it no longer exists"
 
 # ---- pause where the cgroup lives in v2 only -------------------------------------------
 # With the host seen as cgroup v2-only, pause freezes through cgroup.freeze
 # (there is no v1 freezer): read on the host, cgroup.events says frozen,
 # the ticker stops; resume thaws it.  The device filter is then a BPF
 # program the kernel must accept for the container to start at all.
-if agentbox_only 6 && with_v2_only true 2>/dev/null; then
+if agentbox_only 6 && rootful_only 6 "the v2-only view is a mount namespace of host root's" &&
+  with_v2_only true 2>/dev/null; then
   id=$(new_id)
   rm -f "$T/ticker/out/tick"
   rt_v2only create --bundle "$T/ticker" "$id" </dev/null >"$T/ticker/stdout" 2>"$T/ticker/stderr" &&
@@ -201,33 +239,60 @@ rt delete --force "$id"
 
 make_bundle "$T/limited" 'process.args=["/bin/abtest","sleep-forever"]' \
   'linux.resources={"memory":{"limit":268435456},"pids":{"limit":100}}'
-id=$(new_id)
-start_bg "$id" "$T/limited"
-pid=$(pid_of "$id")
-is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 268435456 "the memory limit of config.json is in place"
-is "$(cg_read "$pid" pids pids.max pids.max)" 100 "the pids limit of config.json is in place"
+# nproc PID: the RLIMIT_NPROC soft limit of host process PID (its /proc limits).
+nproc () { awk '/^Max processes/ { print $3 }' "/proc/$1/limits" 2>/dev/null; }
 
-rt update --memory 64M "$id"
-ok $? "update --memory 64M succeeds"
-is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 67108864 "the cgroup's memory limit is now 64 MiB"
+if [ "$AB_ROOTLESS" = 1 ]; then
+  id=$(new_id)
+  err=$(rt create --bundle "$T/limited" "$id" </dev/null 2>&1)
+  is $? 1 "rootless, no cgroup: a config with memory and pids limits is refused at create (exit 1)"
+  like "$err" 'linux\.resources\.memory\.limit: cannot be enforced.*--cgroup-parent' \
+    "... naming the limit and --cgroup-parent"
+  is "$(wc -l <<<"$err")" 1 "... in one line"
+  is "$(state_of "$id")" "" "... and no container is left"
+  start_bg "$id" "$T/limited" --accept-degraded
+  ok $? "with --accept-degraded it runs"
+  pid=$(pid_of "$id")
+  is "$(nproc "$pid")" 100 "... pids.limit kept as RLIMIT_NPROC 100 (the init's limits, read on the host)"
+  err=$(rt update --memory 64M "$id" 2>&1)
+  no_cgroup_refusal "update --memory" "$err" $?
+  err=$(rt update --pids-limit 7 "$id" 2>&1)
+  no_cgroup_refusal "update --pids-limit" "$err" $?
+  err=$(printf '{"pids":{"limit":12}}' | rt update --resources - "$id" 2>&1)
+  no_cgroup_refusal "update --resources -" "$err" $?
+  printf '{"pids":{"limit":20}}' >"$T/res.json"
+  rt update -r "$T/res.json" "$id" >/dev/null 2>&1
+  is $? 1 "update -r FILE is refused too"
+  is "$(nproc "$pid"):$(state_of "$id")" 100:running "the refused updates changed nothing: RLIMIT_NPROC 100, still running"
+else
+  id=$(new_id)
+  start_bg "$id" "$T/limited"
+  pid=$(pid_of "$id")
+  is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 268435456 "the memory limit of config.json is in place"
+  is "$(cg_read "$pid" pids pids.max pids.max)" 100 "the pids limit of config.json is in place"
 
-rt update --pids-limit 7 "$id"
-ok $? "update --pids-limit 7 succeeds"
-is "$(cg_read "$pid" pids pids.max pids.max)" 7 "pids.max is now 7"
-# The container has one process; exec adds one; the fork bomb gets the rest.
-out=$(rt exec "$id" /bin/abtest forkbomb 50 </dev/null 2>&1)
-like "$out" '^forks=[1-5]$' "the kernel holds a fork bomb at the new limit (${out%%$'\n'*})"
-like "$out" '^errno=EAGAIN$' "fork fails with EAGAIN"
+  rt update --memory 64M "$id"
+  ok $? "update --memory 64M succeeds"
+  is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 67108864 "the cgroup's memory limit is now 64 MiB"
 
-printf '{"pids":{"limit":12},"memory":{"limit":100663296}}' | rt update --resources - "$id"
-ok $? "update --resources - (a LinuxResources document on stdin) succeeds"
-is "$(cg_read "$pid" pids pids.max pids.max)" 12 "pids.max is 12"
-is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 100663296 "the memory limit is 96 MiB"
+  rt update --pids-limit 7 "$id"
+  ok $? "update --pids-limit 7 succeeds"
+  is "$(cg_read "$pid" pids pids.max pids.max)" 7 "pids.max is now 7"
+  # The container has one process; exec adds one; the fork bomb gets the rest.
+  out=$(rt exec "$id" /bin/abtest forkbomb 50 </dev/null 2>&1)
+  like "$out" '^forks=[1-5]$' "the kernel holds a fork bomb at the new limit (${out%%$'\n'*})"
+  like "$out" '^errno=EAGAIN$' "fork fails with EAGAIN"
 
-printf '{"pids":{"limit":20}}' >"$T/res.json"
-rt update -r "$T/res.json" "$id"
-ok $? "update -r FILE succeeds"
-is "$(cg_read "$pid" pids pids.max pids.max)" 20 "pids.max is 20"
+  printf '{"pids":{"limit":12},"memory":{"limit":100663296}}' | rt update --resources - "$id"
+  ok $? "update --resources - (a LinuxResources document on stdin) succeeds"
+  is "$(cg_read "$pid" pids pids.max pids.max)" 12 "pids.max is 12"
+  is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 100663296 "the memory limit is 96 MiB"
+
+  printf '{"pids":{"limit":20}}' >"$T/res.json"
+  rt update -r "$T/res.json" "$id"
+  ok $? "update -r FILE succeeds"
+  is "$(cg_read "$pid" pids pids.max pids.max)" 20 "pids.max is 20"
+fi
 
 err=$(printf '{"memory":{"limit":"lots"}}' | rt update --resources - "$id" 2>&1)
 is $? 1 "a malformed document fails with exit 1"
@@ -250,8 +315,12 @@ if is_agentbox; then
 else
   skip "agentbox's messages" 9
 fi
-is "$(cg_read "$pid" pids pids.max pids.max)" 20 "refused updates leave pids.max as it was"
-is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 100663296 "and the memory limit"
+if [ "$AB_ROOTLESS" = 1 ]; then
+  is "$(nproc "$pid")" 100 "refused updates leave RLIMIT_NPROC as it was"
+else
+  is "$(cg_read "$pid" pids pids.max pids.max)" 20 "refused updates leave pids.max as it was"
+  is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 100663296 "and the memory limit"
+fi
 
 rt kill "$id" KILL && wait_for_status "$id" stopped
 err=$(rt update --pids-limit 30 "$id" 2>&1)

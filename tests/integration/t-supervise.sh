@@ -61,11 +61,18 @@ cgroups_of () { find /sys/fs/cgroup -type d -name "*$1" 2>/dev/null; }
 # /out/pid), then the program itself sleeps.
 DAEMONIZE='["/bin/sh","-c","/bin/abtest setsid-sleeper >/out/pid && exec /bin/abtest sleep-forever"]'
 
+# NOPIDNS: the config edits for a container in the host's pid namespace.
+# Rootless, the /proc of a pid namespace the user does not own cannot be
+# mounted (agentbox refuses that naming /proc): the host's is bound instead.
+NOPIDNS=('linux.namespaces-=pid')
+[ "$AB_ROOTLESS" = 1 ] &&
+  NOPIDNS+=('mounts[destination=/proc]={"destination":"/proc","type":"bind","source":"/proc","options":["rbind","nosuid","noexec","nodev"]}')
+
 # ---- parent and subreaper --------------------------------------------------------
 # Without a pid namespace the orphan is reparented on the host, where the
 # nearest subreaper among its ancestors must be agentbox.
 
-make_bundle --out "$T/reap" "process.args=$DAEMONIZE" 'linux.namespaces-=pid'
+make_bundle --out "$T/reap" "process.args=$DAEMONIZE" "${NOPIDNS[@]}"
 id=$(new_id)
 rt run --bundle "$T/reap" --record "$T/reap/rec" "$id" </dev/null >/dev/null 2>&1 &
 bg=$!
@@ -104,6 +111,8 @@ done
 # they must not take (and die of) a signal meant for the container.
 mkdir -p "$T/ws"
 install -m 0755 "$ABTEST" "$T/ws/abtest"
+# Rootless, the workspace is the user's (bound straight: the container's root is its owner).
+[ "$AB_ROOTLESS" = 1 ] && chown -R "$AB_RL_UID:$AB_RL_GID" "$T/ws"
 id=$(new_id)
 rt run --default --workspace "$T/ws" --allow-domain example.invalid --record "$T/egress.rec" "$id" \
   -- /workspace/abtest wait-signal TERM </dev/null >"$T/egress.out" 2>/dev/null &
@@ -120,7 +129,7 @@ is "$(rec "$T/egress.rec" exitCode)" 0 "... which writes the record"
 # createRuntime hook) is not lost, and does not kill agentbox half-way,
 # which would leave the container's state and cgroups behind: it reaches
 # the program once it runs.
-make_bundle "$T/slow" 'process.args=["/bin/abtest","sleep-forever"]' 'linux.namespaces-=pid' \
+make_bundle "$T/slow" 'process.args=["/bin/abtest","sleep-forever"]' "${NOPIDNS[@]}" \
   "hooks={\"createRuntime\":[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"echo \$PPID >$T/slow/hook.ppid; sleep 2\"]}]}"
 id=$(new_id)
 rt run --bundle "$T/slow" --record "$T/slow/rec" "$id" </dev/null >/dev/null 2>&1 &
@@ -242,7 +251,7 @@ isnt $? 0 "... and the container is deleted"
 # Without a pid namespace the program's background child outlives it and
 # holds the output pipes open: the run ends with the program all the same.
 make_bundle "$T/holder" 'process.args=["/bin/sh","-c","/bin/abtest sleep-forever & echo started"]' \
-  'linux.namespaces-=pid'
+  "${NOPIDNS[@]}"
 id=$(new_id)
 rt run --record "$T/holder/rec" --bundle "$T/holder" "$id" </dev/null >/dev/null 2>&1
 is $? 0 "a background child holding the output pipes does not keep the run from ending (0, not the harness's 124)"
@@ -289,8 +298,16 @@ orphan=$(host_pid_of "$init" "$(sed -n 's/^pid=//p' "$T/ws/gpid")")
 wait "$bg"
 is $? 137 "exec --timeout 2s exits 137"
 is "$(rec "$T/exec.rec" reason)" timeout "... the record's reason is timeout"
-[ -n "$orphan" ] && ! alive "$orphan"
-ok $? "... and the exec'd process's setsid'd grandchild is gone (host pid ${orphan:-none})"
+if [ "$AB_ROOTLESS" = 1 ]; then
+  # Rootless without a cgroup nothing groups an exec's processes: a daemon
+  # the exec'd process left (setsid) is the container init's, and lives as
+  # long as the container (its pid namespace ends it, below).
+  [ -n "$orphan" ] && alive "$orphan"
+  ok $? "rootless, no cgroup: the exec'd process's setsid'd grandchild stays in the container (host pid ${orphan:-none})"
+else
+  [ -n "$orphan" ] && ! alive "$orphan"
+  ok $? "... and the exec'd process's setsid'd grandchild is gone (host pid ${orphan:-none})"
+fi
 [ "$(state_of "$id")" = running ] && alive "$init"
 ok $? "... while the container itself keeps running"
 
@@ -304,5 +321,9 @@ rc=$?
 like "$(cat "$T/ws/ready")" '^signal=SIGTERM$' "SIGTERM sent to agentbox exec reaches the exec'd process"
 is "$rc" 0 "... and exec exits with its status, 0"
 rt delete --force "$id"
+if [ "$AB_ROOTLESS" = 1 ]; then
+  wait_gone "$init" && wait_gone "$orphan"
+  ok $? "rootless: delete --force ends the container and, with its pid namespace, that grandchild"
+fi
 
 done_testing

@@ -16,6 +16,8 @@ plan_later
 # under a fresh pty of ours; prints pty-drive.py's JSON.  Not through rt's
 # timeout(1), which would put the runtime in a process group of its own,
 # away from the terminal's foreground (pty-drive.py bounds every wait).
+# Rootless, as rt: the runtime runs as the user (setpriv and env exec in
+# place, so it stays in the terminal's foreground group).
 drive ()
 {
   local steps=()
@@ -23,9 +25,9 @@ drive ()
   shift
   if [ "$AB_CGROUP_WRAP" = 1 ]; then
     "$PYTHON3" "$AB_LIBDIR/pty-drive.py" "${steps[@]}" -- /usr/bin/unshare --cgroup --mount --propagation private \
-      -- /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root "$RUNTIME" --root "$AB_STATE" "$@" 7>&-
+      -- /bin/sh -c "$_AB_CGROOT_SH" with_own_cgroup_root "${_ab_as[@]}" "$RUNTIME" --root "$AB_STATE" "$@" 7>&-
   else
-    "$PYTHON3" "$AB_LIBDIR/pty-drive.py" "${steps[@]}" -- "$RUNTIME" --root "$AB_STATE" "$@" 7>&-
+    "$PYTHON3" "$AB_LIBDIR/pty-drive.py" "${steps[@]}" -- "${_ab_as[@]}" "$RUNTIME" --root "$AB_STATE" "$@" 7>&-
   fi
 }
 
