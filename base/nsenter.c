@@ -44,21 +44,14 @@ helper_main (void *p)
   const struct ab_nsenter *ns = h->ns;
 
   /* Into the owner first: there we hold every capability, which the
-     network namespace's setns and a mount namespace of our own need. */
+     setns into its network and mount namespaces needs. */
   if (ns->userns_fd >= 0 && !same_ns (ns->userns_fd, "/proc/self/ns/user")
       && setns (ns->userns_fd, CLONE_NEWUSER) < 0)
     return h->errnum = errno, h->failed = "setns into the container's user namespace", 1;
   if (ns->netns_fd >= 0 && setns (ns->netns_fd, CLONE_NEWNET) < 0)
     return h->errnum = errno, h->failed = "setns into the container's network namespace", 1;
-  if (ns->new_mntns)
-    {
-      /* A copy of the runtime's mount table, owned by the container's user
-         namespace; private, so nothing done here propagates back. */
-      if (unshare (CLONE_NEWNS) < 0)
-        return h->errnum = errno, h->failed = "unshare a mount namespace", 1;
-      if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-        return h->errnum = errno, h->failed = "make the helper's mounts private", 1;
-    }
+  if (ns->mntns_fd >= 0 && setns (ns->mntns_fd, CLONE_NEWNS) < 0)
+    return h->errnum = errno, h->failed = "setns into the container's mount namespace", 1;
   h->r = h->fn (h->arg);
   return 0;
 }

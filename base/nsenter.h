@@ -30,7 +30,7 @@ struct ab_nsenter
 {
   int userns_fd;  /* the user namespace to enter first (-1: stay; ours: skipped) */
   int netns_fd;   /* then this network namespace (-1: stay) */
-  bool new_mntns; /* then a new mount namespace, owned by that user namespace, private */
+  int mntns_fd;   /* then this mount namespace (-1: stay), one that user namespace owns */
 };
 
 /* Run fn (arg) in a helper that entered ns; fn's return value (0 or -1) is

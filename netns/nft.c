@@ -655,15 +655,12 @@ nft_batch (struct mnl_socket *nl, const struct ab_nft_ruleset *rs, bool replace,
 }
 
 static int
-nft_install (int netns_fd, const struct ab_nft_ruleset *rs, ab_error_t *err)
+nft_install (struct mnl_socket *nl, const struct ab_nft_ruleset *rs, ab_error_t *err)
 {
-  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (netns_fd, NETLINK_NETFILTER, err);
   ab_error_t first = { 0 };
   uint32_t seq = 1; /* a fresh socket: no replies to anything else */
   long failed_at = -2;
 
-  if (nl == NULL)
-    return -1;
   if (nft_batch (nl, rs, false, &seq, &failed_at, &first) == 0)
     return 0;
   /* The table exists (a joined namespace, a second apply): that batch
@@ -681,13 +678,20 @@ int
 ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err)
 {
   _cleanup_nft_ruleset_ struct ab_nft_ruleset *rs = NULL;
+  static const int bus[2] = { NETLINK_NETFILTER, NETLINK_ROUTE };
+  struct mnl_socket *nl[2];
+  int r;
 
   if (ab_nft_proxy_check (proxy, err) < 0)
     return -1;
   rs = ab_nft_ruleset_build (p, proxy);
+  /* Both sockets in one entry into the namespace (rootless: one helper). */
+  if (ab_nl_open_n (netns_fd, bus, nl, 2, err) < 0)
+    return -1;
   /* Rules first: from the moment lo is up and routes exist, the wall is
      already in place. */
-  if (nft_install (netns_fd, rs, err) < 0)
-    return -1;
-  return ab_netns_setup_routes (netns_fd, err);
+  r = nft_install (nl[0], rs, err) < 0 || ab_netns_setup_routes (nl[1], err) < 0 ? -1 : 0;
+  mnl_socket_close (nl[0]);
+  mnl_socket_close (nl[1]);
+  return r;
 }

@@ -72,7 +72,7 @@ static int
 sockets_rootless (struct sock_job *job, ab_error_t *err)
 {
   _cleanup_close_ int owner = ab_ns_owner_fd (job->netns_fd);
-  struct ab_nsenter ns = { .userns_fd = owner, .netns_fd = job->netns_fd };
+  struct ab_nsenter ns = { .userns_fd = owner, .netns_fd = job->netns_fd, .mntns_fd = -1 };
 
   if (owner < 0)
     return ab_error_set (err, errno, "find the user namespace owning the network namespace");
@@ -104,59 +104,88 @@ ab_netns_sockets (int netns_fd, struct ab_sock_req *reqs, size_t n, ab_error_t *
   return 0;
 }
 
-/* A socket living in the network namespace behind netns_fd: a short-lived
-   helper thread (or, rootless, helper process) enters the namespace and
-   creates it there; a socket keeps the namespace of its creation for its
-   whole life, so the caller's own namespace is never touched.  Returns the
-   fd. */
-static int
-ab_netns_socket (int netns_fd, int domain, int type, int protocol, ab_error_t *err)
+static const char *
+bus_name (int bus)
 {
-  struct ab_sock_req r = { .domain = domain, .type = type, .protocol = protocol };
+  return bus == NETLINK_ROUTE ? "NETLINK_ROUTE" : "NETLINK_NETFILTER";
+}
 
-  if (ab_netns_sockets (netns_fd, &r, 1, err) < 0)
-    return -1;
-  if (r.fd < 0)
-    return ab_error_set (err, r.errnum, "socket in the target network namespace");
-  return r.fd;
+/* fd (taken, even on error; -1: socket() failed with errnum) as one of our
+   netlink sockets.  Errors carry the kernel's explanation when it has one
+   (and the failed request in full: ab_nl_parse_error skips it; one
+   message, where the receive buffer holds a whole batch).  No bind (nor
+   the getsockname after it): the first send binds the socket to a port of
+   the kernel's choosing, and the replies need no check of it (nl.h). */
+static struct mnl_socket *
+nl_wrap (int fd, int errnum, int bus, ab_error_t *err)
+{
+  struct mnl_socket *nl = fd < 0 ? NULL : mnl_socket_fdopen (fd);
+  int one = 1;
+
+  if (nl == NULL)
+    {
+      ab_error_set (err, fd < 0 ? errnum : errno, "open a %s socket", bus_name (bus));
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  if (mnl_socket_setsockopt (nl, NETLINK_EXT_ACK, &one, sizeof one) < 0)
+    {
+      ab_error_set (err, errno, "set up the %s socket", bus_name (bus));
+      mnl_socket_close (nl);
+      return NULL;
+    }
+  return nl;
 }
 
 struct mnl_socket *
 ab_nl_open (int netns_fd, int bus, ab_error_t *err)
 {
-  const char *name = bus == NETLINK_ROUTE ? "NETLINK_ROUTE" : "NETLINK_NETFILTER";
-  struct mnl_socket *nl;
-  int one = 1;
+  struct ab_sock_req r = { .domain = AF_NETLINK, .type = SOCK_RAW, .protocol = bus };
 
   if (netns_fd < 0)
-    nl = mnl_socket_open2 (bus, SOCK_CLOEXEC);
-  else
     {
-      _cleanup_close_ int fd = ab_netns_socket (netns_fd, AF_NETLINK, SOCK_RAW, bus, err);
+      r.fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, bus);
+      r.errnum = errno;
+    }
+  else if (ab_netns_sockets (netns_fd, &r, 1, err) < 0)
+    return NULL;
+  return nl_wrap (r.fd, r.errnum, bus, err);
+}
 
-      if (fd < 0)
-        return NULL;
-      nl = mnl_socket_fdopen (fd);
-      if (nl != NULL)
-        fd = -1;
-    }
-  if (nl == NULL)
+int
+ab_nl_open_n (int netns_fd, const int *bus, struct mnl_socket **nl, size_t n, ab_error_t *err)
+{
+  struct ab_sock_req r[4];
+  size_t i;
+  int rc = 0;
+
+  if (n > sizeof r / sizeof r[0])
+    return ab_error_set (err, EINVAL, "%zu netlink sockets at once", n);
+  for (i = 0; i < n; i++)
     {
-      ab_error_set (err, errno, "open a %s socket", name);
-      return NULL;
+      r[i] = (struct ab_sock_req){ .domain = AF_NETLINK, .type = SOCK_RAW, .protocol = bus[i] };
+      nl[i] = NULL;
     }
-  /* Errors carry the kernel's explanation when it has one (and the failed
-     request in full: ab_nl_parse_error skips it; one message, where the
-     receive buffer holds a whole batch).  No bind (nor the getsockname
-     after it): the first send binds the socket to a port of the kernel's
-     choosing, and the replies need no check of it (nl.h). */
-  if (mnl_socket_setsockopt (nl, NETLINK_EXT_ACK, &one, sizeof one) < 0)
-    {
-      ab_error_set (err, errno, "set up the %s socket", name);
-      mnl_socket_close (nl);
-      return NULL;
-    }
-  return nl;
+  if (netns_fd < 0)
+    for (i = 0; i < n; i++)
+      {
+        r[i].fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, bus[i]);
+        r[i].errnum = errno;
+      }
+  else if (ab_netns_sockets (netns_fd, r, n, err) < 0)
+    return -1;
+  for (i = 0; i < n; i++)
+    if ((nl[i] = nl_wrap (r[i].fd, r[i].errnum, bus[i], rc == 0 ? err : NULL)) == NULL)
+      rc = -1;
+  if (rc < 0)
+    for (i = 0; i < n; i++)
+      if (nl[i] != NULL)
+        {
+          mnl_socket_close (nl[i]);
+          nl[i] = NULL;
+        }
+  return rc;
 }
 
 static int

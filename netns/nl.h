@@ -25,6 +25,10 @@ ab_mnl_closep (struct mnl_socket **nl)
    up (and in the host's only its root); the replies are matched
    by sequence number.  NULL and *err on error. */
 struct mnl_socket *ab_nl_open (int netns_fd, int bus, ab_error_t *err);
+/* n (at most 4) of them at once, nl[i] of bus[i]: one entry into the
+   namespace for all (rootless, that is one helper process, not n).  All
+   or none: -1 and *err, every nl[i] NULL. */
+int ab_nl_open_n (int netns_fd, const int *bus, struct mnl_socket **nl, size_t n, ab_error_t *err);
 
 /* Sockets in the network namespace behind netns_fd, made in one go (a
    thread that enters it, or rootless a helper that enters its owning user
@@ -71,8 +75,8 @@ ab_nl_extack_end (const struct ab_nl_reply *r)
   return r->extack[0] != '\0' ? ")" : "";
 }
 
-/* rtnl.c: in the network namespace behind netns_fd (-1: the caller's),
-   bring lo up and add the routes of last resort via lo (see nft.c). */
-int ab_netns_setup_routes (int netns_fd, ab_error_t *err);
+/* rtnl.c: through a NETLINK_ROUTE socket of the network namespace, bring
+   lo up and add the routes of last resort via lo (see nft.c). */
+int ab_netns_setup_routes (struct mnl_socket *nl, ab_error_t *err);
 
 #endif

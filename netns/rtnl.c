@@ -77,13 +77,10 @@ add_lo_default (struct mnl_socket *nl, int family, struct ab_nl_reply *reply)
 }
 
 int
-ab_netns_setup_routes (int netns_fd, ab_error_t *err)
+ab_netns_setup_routes (struct mnl_socket *nl, ab_error_t *err)
 {
-  _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (netns_fd, NETLINK_ROUTE, err);
   struct ab_nl_reply r;
 
-  if (nl == NULL)
-    return -1;
   if (link_set_up (nl, LOOPBACK_IFINDEX, &r) < 0)
     return ab_error_set (err, errno, "bring up lo: RTM_NEWLINK");
   if (r.errnum != 0)

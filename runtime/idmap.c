@@ -187,11 +187,12 @@ ab_idmap_prepare (const struct ab_bundle *b, const struct ab_mount *mounts, size
   return 0;
 }
 
-/* fd, opened in the mount namespace we copied, as the same directory in
-   ours: its path as the kernel names it (the namespace is a copy, so the
-   path leads to the copy of the same mount), opened with no symlink
-   followed, and it must be the same inode -- a path swapped since can
-   only make this fail. */
+/* fd, opened in the runtime's mount namespace, as the same directory in
+   the one the caller is in now (the container's, a copy of the runtime's
+   made at clone): its path as the kernel names it (the namespace is a
+   copy, so the path leads to the copy of the same mount), opened with no
+   symlink followed, and it must be the same inode -- a path swapped since
+   can only make this fail. */
 static int
 reopen_here (int fd, const char *what, ab_error_t *err)
 {

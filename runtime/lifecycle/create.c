@@ -337,22 +337,31 @@ make_trees (void *arg)
 
 /* Rootless: cloning a tree of a mount (open_tree) needs CAP_SYS_ADMIN over
    the mount namespace the caller is in, which is the host's, root's.  So
-   the trees are made by a helper in the container's user namespace, in a
-   private copy of our mount table owned by that namespace, where it holds
+   the trees are made by a helper in the container's user namespace and in
+   the child's mount namespace (a copy of ours, owned by that namespace,
+   which the child leaves untouched until it has the trees), where it holds
    that capability, with the same resolution of every path as below (the
-   helper shares our memory and fd table: base/nsenter.h). */
+   helper shares our memory and fd table: base/nsenter.h).  Only detached
+   trees are made there: nothing is attached to the child's mounts.  (A
+   mount namespace of the helper's own would be a second copy of the host's
+   mount table to make and tear down on every start.) */
 static int
 make_trees_rootless (struct trees *t, ab_error_t *err)
 {
   char path[64];
-  _cleanup_close_ int userns = -1;
-  struct ab_nsenter ns = { .netns_fd = -1, .new_mntns = true };
+  _cleanup_close_ int userns = -1, mntns = -1;
+  struct ab_nsenter ns = { .netns_fd = -1 };
 
   snprintf (path, sizeof path, "/proc/%d/ns/user", (int) t->pid);
   userns = open (path, O_RDONLY | O_CLOEXEC);
   if (userns < 0)
     return ab_error_set (err, errno, "open %s", path);
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) t->pid);
+  mntns = open (path, O_RDONLY | O_CLOEXEC);
+  if (mntns < 0)
+    return ab_error_set (err, errno, "open %s", path);
   ns.userns_fd = userns;
+  ns.mntns_fd = mntns;
   t->elsewhere = true;
   if (ab_nsenter_run (&ns, make_trees, t, err) < 0)
     {

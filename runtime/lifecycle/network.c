@@ -168,7 +168,10 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *
      read while it runs (its init's /proc/PID/ns/net), not after. */
   if (!pn->proxy_here && pn->own_ns && !c->plan->rootless && hold_netns (c, err) < 0)
     return -1;
-  return 1;
+  /* What delete --force needs after a crash from here on (the daemon to
+     stop, the bound namespace to unmount) goes to state.json at once; the
+     rules' text waits for the created state (phase_commit). */
+  return c->state->helper_pid > 0 || c->state->netns_held ? 1 : 0;
 }
 
 /* The record re-emits the violations only within its bounds (runtime/supervise/record.c:

@@ -23,7 +23,8 @@ int ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t 
 
 /* After clone, while the child mounts: move netDevices, install the wall,
    start the proxy, keep the netns for the denied record.  1 when c->state
-   changed (the caller writes it), 0 when there is no network to set up.
+   gained what delete --force needs (the caller writes it at once), 0
+   otherwise (the rules' text it records waits for the next write).
    Nothing here enters the container's namespaces: sockets made in them
    (netns/nl.h, ab_netns_sockets) carry the work. */
 int ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *err);

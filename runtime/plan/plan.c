@@ -375,13 +375,14 @@ plan_rootless (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_sp
   ab_host_ids_free (&h);
   if (r < 0 || o->exec)
     return r;
+  p->own_pid_ns = s->linux_ && s->linux_->ns[AB_NS_PID].present && s->linux_->ns[AB_NS_PID].path == NULL;
   if (ab_plan_cgroups (p, s, o, &nproc, err) < 0)
     return -1;
   if (nproc > 0 && s->process)
     plan_nproc (st, nproc);
   /* Without a cgroup the PID namespace is what ends every process of the
      container with its init (the kernel kills them all when it exits). */
-  if (!p->cgroup && !(s->linux_ && s->linux_->ns[AB_NS_PID].present && s->linux_->ns[AB_NS_PID].path == NULL))
+  if (!p->cgroup && !p->own_pid_ns)
     ab_strv_push (&p->degraded, "linux.namespaces: no cgroup and no PID namespace of its own: a process that "
                                 "leaves the init's process tree (a daemon) is not killed with the container");
   return 0;

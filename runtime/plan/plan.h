@@ -138,6 +138,7 @@ struct ab_plan
   struct ab_plan_ids ids;              /* how the new user namespace gets its maps */
   bool rootfs_idmap;                   /* the root filesystem is mounted id-mapped */
   bool cgroup;                         /* the container gets a cgroup of its own */
+  bool own_pid_ns;                     /* a new PID namespace: its init's end is every member's end */
   char *cgroup_parent;                 /* rootless: the delegated cgroup v2 it is made in, or NULL */
   struct ab_strv degraded;             /* what is not enforced, one line each (the record's `degraded`) */
   struct ab_ll_ruleset landlock;       /* what dev.agentbox.landlock asks for, from the mounts above and the

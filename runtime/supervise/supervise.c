@@ -793,8 +793,11 @@ container_kill_all (void *arg, bool reaped)
      own, a daemon the program left (setsid, double fork) would outlive
      the run and hold our output pipes.  We are the subreaper, so every
      descendant of ours is the container's: kill them all, as the
-     fallback does (the init itself stays unreaped for our wait). */
-  if (c->cg == NULL)
+     fallback does (the init itself stays unreaped for our wait).  With
+     one, the init's SIGKILL (or its exit, when reaped) is the kernel's
+     SIGKILL to every member, and waiting for the init waits for them:
+     no walk of /proc. */
+  if (c->cg == NULL && !c->plan->own_pid_ns)
     ab_fallback_kill_all (0, reaped ? -1 : c->pid);
 }
 

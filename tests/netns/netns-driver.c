@@ -380,7 +380,11 @@ bench_one (bool full, uint64_t *ns)
                  < 0)
         _exit (1);
       t0 = ab_now_monotonic_ns ();
-      if ((full ? ab_netns_apply (-1, &p, NULL, &err) : ab_netns_setup_routes (-1, &err)) < 0)
+      struct mnl_socket *nl;
+
+      if ((full ? ab_netns_apply (-1, &p, NULL, &err)
+                : (nl = ab_nl_open (-1, NETLINK_ROUTE, &err)) == NULL ? -1 : ab_netns_setup_routes (nl, &err))
+          < 0)
         {
           fprintf (stderr, "bench: %s\n", err.msg);
           _exit (1);

@@ -368,6 +368,24 @@ test_root_tree_from_loaded_fd (void)
       "the root is cloned from the directory the load checked, not from what root.path names now (%s)",
       tree < 0 ? err.msg : "cloned");
   ab_bundle_free (b);
+
+  /* Rootless, the tree is cloned in the container's mount namespace (a
+     copy of ours), from the checked directory opened again there by the
+     path the kernel gives its fd: the same swap leads there too. */
+  b = NULL;
+  if (unlink (rootfs) < 0 || rename (moved, rootfs) < 0)
+    printf ("# unswap: %s\n", strerror (errno));
+  ok (ab_bundle_load (p, NULL, &b, &err) == 0, "(the bundle loads again: %s)", err.msg);
+  if (b == NULL)
+    return;
+  if (rename (rootfs, moved) < 0 || symlink ("other", rootfs) < 0)
+    printf ("# swap: %s\n", strerror (errno));
+  ab_closep_now (&tree);
+  tree = ab_rootfs_tree (b, 0, false, true, &err);
+  ok (tree >= 0 && faccessat (tree, "checked", F_OK, 0) == 0 && faccessat (tree, "swapped-in", F_OK, 0) < 0,
+      "... and opened again elsewhere (the rootless path), it is still the checked directory (%s)",
+      tree < 0 ? err.msg : "cloned");
+  ab_bundle_free (b);
 }
 
 static void
