@@ -71,9 +71,11 @@ PSEUDO_FS = {"tmpfs", "proc", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2"}
 # No error is injected into these (their points are kill points): the
 # kernel never fails them so.  An injected error replaces the syscall: a
 # close(2) "failing" would leave its fd open (Linux releases it whatever
-# close returns), and brk(2) never returns an errno (it returns the old
-# break, and glibc, given -ENOMEM, takes it for a new break and crashes).
-NO_ERRORS = {"close", "brk"}
+# close returns), brk(2) never returns an errno (it returns the old
+# break, and glibc, given -ENOMEM, takes it for a new break and crashes),
+# and the id and pid getters have no error return at all (an injected
+# -ENOMEM reads as uid 4294967284).
+NO_ERRORS = {"close", "brk", "getuid", "geteuid", "getgid", "getegid", "getpid", "getppid", "gettid"}
 # The C library's own memory and locking calls: a failure there ends the
 # process with a signal (glibc aborts on a futex error it does not expect,
 # the dynamic loader and malloc may crash or abort, which the error

@@ -1,6 +1,7 @@
 /* The built-in sandbox's host paths besides /usr and /etc (binds.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -113,7 +114,15 @@ var_lib (int skel_fd, struct ab_default_mount *mounts, size_t *n, struct ab_strv
     {
       char *path = xasprintf ("/var/lib/%s", var_lib_view[i]);
       ab_strv_push_owned (keep, path);
-      if (lstat (path, &st) < 0 || !S_ISDIR (st.st_mode))
+      /* Not on this host: not in the view.  Any other failure is no
+         reason to run with less than the view the sandbox promises. */
+      if (lstat (path, &st) < 0)
+        {
+          if (errno == ENOENT || errno == ENOTDIR)
+            continue;
+          return ab_error_set (err, errno, "default sandbox: look at `%s`", path);
+        }
+      if (!S_ISDIR (st.st_mode))
         continue;
       if (skeleton_mountpoint (skel_fd, path, true, err) < 0)
         return -1;
