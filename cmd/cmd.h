@@ -100,5 +100,6 @@ int ab_cmd_ps (struct ab_global *g, int argc, char **argv);
 int ab_cmd_update (struct ab_global *g, int argc, char **argv);
 int ab_cmd_mcp (struct ab_global *g, int argc, char **argv);
 int ab_cmd_workspace (struct ab_global *g, int argc, char **argv);
+int ab_cmd_userns_holder (struct ab_global *g, int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ agentbox_SOURCES += \
 	cmd/list.c \
 	cmd/spec.c \
 	cmd/features.c \
+	cmd/userns-holder.c \
 	cmd/validate.c \
 	cmd/audit.c \
 	cmd/workspace.c \

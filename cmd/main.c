@@ -38,6 +38,8 @@ static const struct ab_cmd commands[] = {
   { "workspace", ab_cmd_workspace, "show, apply or discard the change set of an overlay workspace", false, true },
   { "audit", ab_cmd_audit, "show what a config does to the kernel and what is dangerous in it", false, false },
   { "mcp", ab_cmd_mcp, "serve MCP over stdio (sandbox_run, sandbox_create/exec/destroy)", true, true },
+  /* internal, not listed: the warm user namespace's holder (runtime/warm.h) */
+  { "_userns-holder", ab_cmd_userns_holder, NULL, false, false },
   { NULL, NULL, NULL, false, false },
 };
 
@@ -64,7 +66,8 @@ usage (FILE *f)
               "  --help, --version\n\n"
               "Commands:\n");
   for (i = 0; commands[i].name != NULL; i++)
-    fprintf (f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    if (commands[i].summary != NULL)
+      fprintf (f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf (f, "\nSee agentbox(8) for exit statuses and details.\n");
 }
 

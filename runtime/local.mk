@@ -13,6 +13,7 @@ libagentbox_a_SOURCES += \
 	runtime/process.h runtime/process.c \
 	runtime/lsm.h runtime/lsm.c \
 	runtime/ns.h runtime/ns.c \
+	runtime/warm.h runtime/warm.c \
 	runtime/console.h runtime/console.c \
 	runtime/child.h runtime/child.c \
 	runtime/idmap.h runtime/idmap.c \

@@ -81,6 +81,7 @@ ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_
   int t;
 
   memset (plan, 0, sizeof *plan);
+  plan->userns_parent_fd = -1;
   for (t = 0; t < AB_NS__COUNT; t++)
     plan->join_fd[t] = -1;
   if (l == NULL)
@@ -197,6 +198,34 @@ do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
   return (pid_t) syscall (SYS_clone3, &args, sizeof args);
 }
 
+/* The maps of `pid`'s user namespace, made inside plan->userns_parent_fd:
+   each range of the config onto the same ids there. */
+static int
+write_nested_maps (pid_t pid, const struct ab_ns_setup *plan, ab_error_t *err)
+{
+  const struct ab_idmaps *maps[2] = { &plan->nested_maps->uid_mappings, &plan->nested_maps->gid_mappings };
+  static const char *const files[2] = { "uid_map", "gid_map" };
+  char path[64], buf[340 * 36];
+
+  if (!plan->nested_setgroups)
+    {
+      snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+      if (ab_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
+        return -1;
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      size_t off = 0;
+      for (size_t i = 0; i < maps[k]->n && off < sizeof buf; i++)
+        off += (size_t) snprintf (buf + off, sizeof buf - off, "%u %u %u\n", maps[k]->v[i].container_id,
+                                  maps[k]->v[i].container_id, maps[k]->v[i].size);
+      snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, files[k]);
+      if (ab_write_file_at (AT_FDCWD, path, buf, off, err) < 0)
+        return ab_error_prefix (err, "linux.%s (in the warm user namespace)", k ? "gidMappings" : "uidMappings");
+    }
+  return 0;
+}
+
 pid_t
 ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd, int *pidfd,
              ab_error_t *err)
@@ -208,7 +237,7 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
 
   *pidfd = -1;
   ab_signals_snapshot (); /* what the child inherits: see process.c */
-  if (!plan->any_join)
+  if (!plan->any_join && plan->userns_parent_fd < 0)
     {
       pid = do_clone3 (flags | CLONE_PIDFD, cgroup_fd, pidfd);
       if (pid < 0 && errno == EBUSY && cgroup_fd >= 0)
@@ -235,6 +264,14 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
       ab_error_t e = { 0 };
       prctl (PR_SET_PDEATHSIG, SIGKILL);
       close (parent_sync_fd);
+      /* A user namespace to make ours inside: entered first (we own it:
+         every capability there), then the new one is its child. */
+      if (plan->userns_parent_fd >= 0 && setns (plan->userns_parent_fd, CLONE_NEWUSER) < 0)
+        {
+          ab_error_setc (&e, AB_EC_SETUP, errno, "linux.uidMappings: enter the warm user namespace");
+          ab_sync_send_error (child_sync_fd, &e);
+          _exit (1);
+        }
       for (t = 0; t < AB_NS__COUNT; t++)
         if (plan->join_fd[t] >= 0 && setns (plan->join_fd[t], (int) ab_ns_clone_flag (t)) < 0)
           {
@@ -253,6 +290,15 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
         }
       if (pid == 0)
         return 0; /* the container process */
+      /* In the warm namespace we hold CAP_SETUID and CAP_SETGID over the
+         new one's parent: its maps, written here, map each range onto the
+         same ids of the warm namespace, which maps those to the host's. */
+      if (plan->userns_parent_fd >= 0 && write_nested_maps (pid, plan, &e) < 0)
+        {
+          kill (pid, SIGKILL);
+          ab_sync_send_error (child_sync_fd, &e);
+          _exit (1);
+        }
       ab_sync_send (child_sync_fd, AB_SYNC_PID, pid, NULL);
       _exit (0);
     }

@@ -23,6 +23,15 @@ struct ab_ns_setup
      root must not be (runtime/child.c). */
   dev_t host_root_dev;
   ino_t host_root_ino;
+  /* new_user, made inside this user namespace instead of ours (a warm one
+     of the caller's, runtime/warm.h; -1: ours).  The intermediate process
+     that enters it writes the new namespace's maps there: every range of
+     nested_maps onto the same ids of that namespace, which maps them as
+     nested_maps says (setgroups denied first unless nested_setgroups).
+     The caller owns the fd. */
+  int userns_parent_fd;
+  const struct ab_linux *nested_maps;
+  bool nested_setgroups;
 };
 
 /* Open and type-check linux.namespaces[].path; compute the clone flags.
@@ -35,7 +44,9 @@ void ab_ns_setup_close (struct ab_ns_setup *plan);
    (host pid namespace) and *pidfd.  cgroup_fd: v2 cgroup for
    CLONE_INTO_CGROUP, or -1.  With namespaces to join, an intermediate
    process joins them and clones the container process as our child
-   (CLONE_PARENT); sync_fd is used for it to report the pid. */
+   (CLONE_PARENT); sync_fd is used for it to report the pid.  So does a
+   new user namespace made inside plan->userns_parent_fd, whose maps are
+   then written when this returns. */
 pid_t ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd,
                    int *pidfd, ab_error_t *err);
 

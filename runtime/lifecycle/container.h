@@ -61,6 +61,7 @@ struct ab_container
   int pty_master; /* relay_tty: the master of the container's terminal; -1 */
   bool started;
   bool created_here;  /* by this process: then c->state->netns_held is all it ever held */
+  bool warm_wanted;   /* mapped by the helpers for want of a warm user namespace (runtime/warm.h) */
   struct ab_net *net; /* network policies and the proxy (runtime/lifecycle/network.h) */
   struct ab_strv degraded; /* protections create could not apply here (the record's `degraded`) */
   struct ab_changeset *ws; /* an overlay workspace's change set (runtime/lifecycle/wsstore.h), or NULL */

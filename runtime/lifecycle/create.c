@@ -55,6 +55,7 @@
 #include "spec/annotations.h"
 #include "runtime/seccomp.h"
 #include "runtime/sync.h"
+#include "runtime/warm.h"
 #include "base/util.h"
 #include "spec/bundle-links.h"
 #include "base/gen.h"
@@ -642,6 +643,7 @@ struct create_tx
   int sp[2];
   int console_fd, listen_fd;
   int relay; /* the other end of the console pair, for a relayed terminal; -1 */
+  int warm_fd; /* the warm user namespace the container's is made in (runtime/warm.h); -1 */
 };
 
 static int
@@ -765,6 +767,17 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
   ab_trace ("state written, seccomp compiled");
   if (ab_ns_setup_init (s, c->bundle, &tx->ns, err) < 0)
     return -1;
+  /* Subordinate ids: the container's user namespace made inside a warm one
+     that maps them already, when the user has one (runtime/warm.h); else
+     the helpers map it, and a run leaves a holder for the next. */
+  if (c->plan->ids.how == AB_IDMAP_HELPER && tx->ns.new_user && !tx->ns.any_join)
+    {
+      tx->warm_fd = ab_warm_userns_open (s->linux_);
+      c->warm_wanted = tx->warm_fd < 0;
+      tx->ns.userns_parent_fd = tx->warm_fd;
+      tx->ns.nested_maps = s->linux_;
+      tx->ns.nested_setgroups = c->plan->ids.setgroups;
+    }
   if (tx->o->console_socket && (tx->console_fd = ab_console_socket_connect (tx->o->console_socket, err)) < 0)
     return -1;
   /* No console socket (a foreground run): the pty comes back to us to relay. */
@@ -856,7 +869,10 @@ phase_sync (struct create_tx *tx, ab_error_t *err)
   struct ab_container *c = tx->c;
   int r = 0;
 
-  if (tx->ns.new_user && ab_ns_write_idmaps (c->pid, c->plan->spec->linux_, &c->plan->ids, err) < 0)
+  /* (Made in a warm user namespace, it was mapped by the clone's
+     intermediate process.) */
+  if (tx->ns.new_user && tx->ns.userns_parent_fd < 0
+      && ab_ns_write_idmaps (c->pid, c->plan->spec->linux_, &c->plan->ids, err) < 0)
     return -1;
   if (send_mount_trees (c, c->pid, tx->ns.new_user, err) < 0)
     return -1;
@@ -950,6 +966,7 @@ create_close (struct create_tx *tx)
   ab_closep_now (&tx->listen_fd);
   ab_closep_now (&tx->console_fd);
   ab_closep_now (&tx->relay);
+  ab_closep_now (&tx->warm_fd);
   ab_ns_setup_close (&tx->ns);
   if (tx->have_prog)
     ab_seccomp_prog_free (&tx->prog);
@@ -964,7 +981,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 {
   static int (*const phases[]) (struct create_tx *, ab_error_t *)
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
-  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1 };
+  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1, .warm_fd = -1 };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);
   int r = 0;
 

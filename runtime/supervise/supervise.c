@@ -32,6 +32,7 @@
 #include "runtime/plan/plan.h"
 #include "runtime/supervise/fswatch.h"
 #include "runtime/supervise/supervise.h"
+#include "runtime/warm.h"
 #include "base/util.h"
 #include "runtime/lifecycle/wsstore.h"
 #include "base/gen.h"
@@ -936,6 +937,10 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
         ab_warn ("container `%s`: %s", co.id, e.msg);
     }
   ab_trace ("destroyed");
+  /* After the run, not before it: the next start with these maps finds a
+     warm user namespace (runtime/warm.h). */
+  if (c->warm_wanted)
+    ab_warm_userns_start (c->plan->spec->linux_, &c->plan->ids);
   r = 0;
   goto cleanup;
 

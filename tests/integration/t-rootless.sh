@@ -98,12 +98,129 @@ is "$(record_field "$T/r-single.json" rootless.idMapping)" single-id "... and th
 
 if has_subids; then
   range=$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2, $3; exit }' /etc/subuid)
-  out=$(urt run --default --record "$T/r-sub.json" "$(new_id)" -- /bin/cat /proc/self/uid_map </dev/null 2>"$T/err")
+  out=$(AGENTBOX_WARM_USERNS=0 urt run --default --record "$T/r-sub.json" "$(new_id)" -- /bin/cat /proc/self/uid_map \
+    </dev/null 2>"$T/err")
   is "$(tr -s ' \n' ' ' <<<"$out")" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
     "with an /etc/subuid range and newuidmap: the user as 0, then its whole range from 1"
   is "$(record_field "$T/r-sub.json" rootless.idMapping)" subordinate-ids "... and the record says subordinate-ids"
 else
   skip "no /etc/subuid range for $AB_RL_USER or no set-uid newuidmap (package uidmap)" 2
+fi
+
+# ---- the warm user namespace (runtime/warm.h) ------------------------------------------------------
+
+# holders: pids of the user's live warm user namespace holders (an exited
+# one may wait for its reaper a while: not counted).
+holders ()
+{
+  local p
+  for p in /proc/[0-9]*; do
+    [ "$(stat -c %u "$p" 2>/dev/null)" = "$AB_RL_UID" ] && [ "$(cat "$p/comm" 2>/dev/null)" = agentbox-userns ] &&
+      [ "$(awk '{ print $3 }' "$p/stat" 2>/dev/null)" != Z ] && echo "${p#/proc/}"
+  done
+}
+# holders_gone [SECONDS]: wait (default 5 s) until no holder is alive.
+holders_gone ()
+{
+  local i
+  for ((i = 0; i < ${1:-5} * 10; i++)); do
+    [ -z "$(holders)" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# end_holders: end the holders (this suite's runs started them), and wait.
+end_holders ()
+{
+  local p
+  for p in $(holders); do kill "$p" 2>/dev/null; done
+  holders_gone 5
+}
+# serving: whether a holder's abstract socket listens (up to 5 s): its
+# /proc/net/unix flags say __SO_ACCEPTCON (it binds the name before it has
+# the namespace, and listens after).
+serving ()
+{
+  local i
+  for ((i = 0; i < 50; i++)); do
+    awk -v n="@agentbox-userns-1-$AB_RL_UID-" '$4 == "00010000" && index($8, n) == 1 { f = 1 } END { exit !f }' \
+      /proc/net/unix && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# inner_map: the uid_map a run --default reads inside (words on one line).
+inner_map () { urt run --default "$(new_id)" -- /bin/cat /proc/self/uid_map </dev/null 2>>"$T/err" | tr -s ' \n' ' '; }
+
+if has_subids; then
+  range=$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2, $3; exit }' /etc/subuid)
+  export AGENTBOX_WARM_USERNS_IDLE_MS=20000
+  end_holders
+  is "$(inner_map)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " "with no holder, a run maps with the helpers"
+  serving
+  ok $? "... and leaves a holder of a warm user namespace, serving on its socket"
+  h=$(holders)
+  is "$(wc -w <<<"$h") $(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$h/status" 2>&1)" \
+    "1 $AB_RL_UID $AB_RL_UID $AB_RL_UID $AB_RL_UID" "... one process, the user's own (every uid), no privilege"
+  fds=$(for f in /proc/"$h"/fd/*; do readlink "$f"; done | sed 's/:\[[0-9]*\]$//' | sort | tr '\n' ' ')
+  is "$fds" "/dev/null /dev/null /dev/null socket user " \
+    "... holding no fd of its caller's: stdio on /dev/null, its socket and the namespace"
+  is "$(readlink "/proc/$h/cwd") $(awk '{ print ($6 == $1) }' "/proc/$h/stat" 2>&1)" "/ 1" \
+    "... its cwd /, a session of its own"
+  is "$(inner_map)" " 0 0 1 1 1 ${range#* } " \
+    "the next run makes its user namespace inside the warm one (seen from inside: the warm namespace's ids)"
+  c1=$(new_id) c2=$(new_id)
+  urt run --default --detach "$c1" -- /bin/sleep 4716 </dev/null >/dev/null 2>>"$T/err"
+  urt run --default --detach "$c2" -- /bin/sleep 4716 </dev/null >/dev/null 2>>"$T/err"
+  p1=$(urt state "$c1" 2>/dev/null | json_get pid) p2=$(urt state "$c2" 2>/dev/null | json_get pid)
+  is "$(tr -s ' \n' ' ' <"/proc/$p1/uid_map" 2>&1)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
+    "... seen from the host its maps are the user's id and range, as the helpers write them"
+  n1=$(readlink "/proc/$p1/ns/user") n2=$(readlink "/proc/$p2/ns/user") nh=$(readlink "/proc/$h/fd/"* | grep '^user:')
+  ok "$([ -n "$n1" ] && [ -n "$n2" ] && [ "$n1" != "$n2" ] && [ "$n1" != "$nh" ] && [ "$n2" != "$nh" ]; echo $?)" \
+    "two containers from the warm namespace have user namespaces of their own ($n1, $n2; warm $nh)"
+  mkdir -m 0755 "$T/wsw" && chown "$AB_RL_UID:$AB_RL_GID" "$T/wsw"
+  urt run --default --workspace "$T/wsw" "$(new_id)" -- /bin/sh -c 'echo mine >/workspace/made-warm' </dev/null 2>>"$T/err"
+  is "$(stat -c %u:%g "$T/wsw/made-warm" 2>&1)" "$AB_RL_UID:$AB_RL_GID" "... and a warm run's workspace files belong to the user"
+  urt kill "$c1" KILL </dev/null; urt kill "$c2" KILL </dev/null
+  wait_gone "$p1" 10; wait_gone "$p2" 10
+  urt delete "$c1" </dev/null; urt delete "$c2" </dev/null
+  is "$(AGENTBOX_WARM_USERNS=0 inner_map)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
+    "AGENTBOX_WARM_USERNS=0: the helpers map, the holder is not asked"
+
+  # Another user (root here) takes the name first and answers with a user
+  # namespace of its own: never used, the run maps with the helpers.
+  end_holders
+  umaps="0:$AB_RL_UID:1,1:${range% *}:${range#* }"
+  gmaps="0:$AB_RL_GID:1,1:$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2 ":" $3; exit }' /etc/subgid)"
+  name="agentbox-userns-1-$AB_RL_UID-u$umaps-g$gmaps"
+  "$PYTHON3" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0" + sys.argv[1]); s.listen(8)
+fd = os.open("/proc/self/ns/user", os.O_RDONLY)
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    c.sendmsg([sys.argv[2].encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd.to_bytes(4, sys.byteorder))])
+    c.close()
+' "$name" "agentbox-userns 1 u=$umaps g=$gmaps" >"$T/squat.out" 2>&1 &
+squat=$!
+  for i in $(seq 50); do grep -q ready "$T/squat.out" && break; sleep 0.1; done
+  is "$(inner_map)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
+    "a holder's name taken by another user (root) is not trusted: the run maps with the helpers"
+  kill "$squat"; wait "$squat" 2>/dev/null
+  end_holders
+
+  # Idle, the holder goes.
+  AGENTBOX_WARM_USERNS_IDLE_MS=800 urt run --default "$(new_id)" -- /bin/true </dev/null 2>>"$T/err"
+  serving
+  h=$(holders)
+  ok "$([ -n "$h" ] && holders_gone 5; echo $?)" "the holder exits once idle (AGENTBOX_WARM_USERNS_IDLE_MS=800)"
+  is "$(grep -c "@agentbox-userns-1-$AB_RL_UID-" /proc/net/unix)" 0 "... and its socket is gone"
+  unset AGENTBOX_WARM_USERNS_IDLE_MS
+  end_holders
+else
+  skip "no /etc/subuid range for $AB_RL_USER or no set-uid newuidmap (package uidmap)" 13
 fi
 
 # ---- the host from outside: files, network, processes, workspace -------------------------------------
