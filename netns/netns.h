@@ -33,8 +33,11 @@ struct ab_netns_proxy
    of established flows, loopback as the design needs, a forward/input stance
    that makes the namespace useless as a router, and the recording of denied
    destinations.  Requires CAP_NET_ADMIN over this netns (its creator's
-   user namespace: a rootless runtime that made it has it). */
-int ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err);
+   user namespace: a rootless runtime that made it has it).  socks: its
+   NETLINK_NETFILTER and NETLINK_ROUTE sockets made in it already (taken,
+   closed whatever happens), or NULL to make them here. */
+int ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, int *socks,
+                    ab_error_t *err);
 
 /* The rules ab_netns_apply installs, in nft syntax, for `state` and --debug. */
 char *ab_netns_rules_text (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy);

@@ -674,23 +674,45 @@ nft_install (struct mnl_socket *nl, const struct ab_nft_ruleset *rs, ab_error_t 
   return nft_batch (nl, rs, true, &seq, &failed_at, err);
 }
 
+/* The wall's two sockets (NETLINK_NETFILTER, NETLINK_ROUTE): socks
+   adopted (taken, even on error), or made in one entry into the namespace
+   (rootless: one helper).  All or none. */
+static int
+wall_sockets (int netns_fd, int *socks, struct mnl_socket **nl, ab_error_t *err)
+{
+  static const int bus[2] = { NETLINK_NETFILTER, NETLINK_ROUTE };
+
+  if (socks == NULL)
+    return ab_nl_open_n (netns_fd, bus, nl, 2, err);
+  nl[0] = ab_nl_adopt (socks[0], bus[0], err);
+  nl[1] = ab_nl_adopt (socks[1], bus[1], nl[0] ? err : NULL);
+  socks[0] = socks[1] = -1;
+  if (nl[0] && nl[1])
+    return 0;
+  for (int i = 0; i < 2; i++)
+    if (nl[i])
+      mnl_socket_close (nl[i]);
+  return -1;
+}
+
 int
-ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, ab_error_t *err)
+ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, int *socks,
+                ab_error_t *err)
 {
   _cleanup_nft_ruleset_ struct ab_nft_ruleset *rs = NULL;
-  static const int bus[2] = { NETLINK_NETFILTER, NETLINK_ROUTE };
   struct mnl_socket *nl[2];
   int r;
 
-  if (ab_nft_proxy_check (proxy, err) < 0)
+  if (wall_sockets (netns_fd, socks, nl, err) < 0)
     return -1;
-  rs = ab_nft_ruleset_build (p, proxy);
-  /* Both sockets in one entry into the namespace (rootless: one helper). */
-  if (ab_nl_open_n (netns_fd, bus, nl, 2, err) < 0)
-    return -1;
-  /* Rules first: from the moment lo is up and routes exist, the wall is
-     already in place. */
-  r = nft_install (nl[0], rs, err) < 0 || ab_netns_setup_routes (nl[1], err) < 0 ? -1 : 0;
+  r = ab_nft_proxy_check (proxy, err);
+  if (r == 0)
+    {
+      rs = ab_nft_ruleset_build (p, proxy);
+      /* Rules first: from the moment lo is up and routes exist, the wall is
+         already in place. */
+      r = nft_install (nl[0], rs, err) < 0 || ab_netns_setup_routes (nl[1], err) < 0 ? -1 : 0;
+    }
   mnl_socket_close (nl[0]);
   mnl_socket_close (nl[1]);
   return r;

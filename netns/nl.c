@@ -139,6 +139,12 @@ nl_wrap (int fd, int errnum, int bus, ab_error_t *err)
 }
 
 struct mnl_socket *
+ab_nl_adopt (int fd, int bus, ab_error_t *err)
+{
+  return nl_wrap (fd, EBADF, bus, err);
+}
+
+struct mnl_socket *
 ab_nl_open (int netns_fd, int bus, ab_error_t *err)
 {
   struct ab_sock_req r = { .domain = AF_NETLINK, .type = SOCK_RAW, .protocol = bus };

@@ -29,6 +29,10 @@ struct mnl_socket *ab_nl_open (int netns_fd, int bus, ab_error_t *err);
    namespace for all (rootless, that is one helper process, not n).  All
    or none: -1 and *err, every nl[i] NULL. */
 int ab_nl_open_n (int netns_fd, const int *bus, struct mnl_socket **nl, size_t n, ab_error_t *err);
+/* fd, a netlink socket of `bus` made elsewhere (the container's process
+   makes the wall's in its namespace), as one of ours; fd is taken, even on
+   error.  NULL and *err on error. */
+struct mnl_socket *ab_nl_adopt (int fd, int bus, ab_error_t *err);
 
 /* Sockets in the network namespace behind netns_fd, made in one go (a
    thread that enters it, or rootless a helper that enters its owning user

@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <linux/netlink.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/personality.h>
@@ -187,11 +188,13 @@ wait_for_start (struct ab_child_ctx *c, ab_error_t *err)
    state directory (and its lock), the cgroup directories or anything else
    of the host while hooks run and until exec. */
 static void
-close_inherited_fds (struct ab_child_ctx *c)
+close_inherited_fds (struct ab_child_ctx *c, bool keep_rootfs)
 {
   int keep[16], n = 0, first = 3 + c->preserve_fds, i;
 
   keep[n++] = c->sync_fd;
+  if (keep_rootfs && c->bundle->rootfs_fd >= 0)
+    keep[n++] = c->bundle->rootfs_fd;
   if (c->start_listen_fd >= 0)
     keep[n++] = c->start_listen_fd;
   if (c->console_fd >= 0)
@@ -288,7 +291,7 @@ finish_rootfs (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
      are still open -- "/proc/self/fd/N/../.." would run a host binary
      (CVE-2024-21626, attack 3a).  Nor may a created init that waits for
      `start` hold them where /proc/1/fd shows them. */
-  close_inherited_fds (c);
+  close_inherited_fds (c, false);
   if (c->plan->process->terminal && c->console_fd >= 0)
     {
       if (ab_console_setup (c->console_fd, c->plan->process, !joined_mnt, err) < 0)
@@ -327,16 +330,34 @@ child_init (struct ab_child_ctx *c, ab_error_t *err)
      caller's (a 000 would make what the container writes writable by
      all).  Set before the mount points and device nodes are made. */
   umask (022);
-  close_inherited_fds (c);
+  /* The network namespace is ours from birth: the wall's netlink sockets,
+     made here at once and handed over, spare the parent an entry into it
+     (a helper process, rootless).  On failure none go: the parent's setup
+     fails, naming them. */
+  if (c->wall_sock_fd >= 0)
+    {
+      int s[2] = { socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER),
+                   socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE) };
+      if (s[0] >= 0 && s[1] >= 0)
+        ab_send_fds (c->wall_sock_fd, s, 2, NULL);
+      for (int i = 0; i < 2; i++)
+        if (s[i] >= 0)
+          close (s[i]);
+      close (c->wall_sock_fd);
+      c->wall_sock_fd = -1;
+    }
+  /* (The checked root directory stays while the child clones its tree.) */
+  close_inherited_fds (c, c->plan->trees_by_child);
   for (int i = 0; i < 3; i++)
     if (c->stdio[i] >= 0 && c->stdio[i] != i && dup2 (c->stdio[i], i) < 0)
       return ab_error_set (err, errno, "stdio: dup2 fd %d", c->stdio[i]);
   return 0;
 }
 
-/* Once the parent wrote the id maps: the root filesystem's tree, then
-   every mount the parent opened, in mounts[] order; then become the user
-   namespace's root and enter the new time namespace. */
+/* The root filesystem's tree, then every mount the parent opens, in
+   mounts[] order: received once the parent wrote the id maps, or (rootless)
+   made here while it writes them; then become the user namespace's root
+   and enter the new time namespace. */
 static int
 child_identity (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err)
 {
@@ -344,18 +365,34 @@ child_identity (struct ab_child_ctx *c, struct ab_mount_ctx *mc, ab_error_t *err
   struct ab_sync_msg m;
   int *fds;
 
-  ab_set_step ("idmaps");
-  if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, &m, err) < 0)
-    return -1;
-  if (m.value < 1)
-    return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "no root filesystem tree from the parent");
   fds = xcalloc (c->plan->n_mounts + 1, sizeof *fds);
   mc->idmap_fds = fds;
   for (size_t k = 0; k < c->plan->n_mounts; k++)
     fds[k] = -1;
-  if (ab_recv_fds (c->sync_fd, &mc->root_tree, 1, err) < 0)
+  if (c->plan->trees_by_child)
+    {
+      /* Rootless: the trees a helper of the parent's would make in our
+         namespaces, made here while the parent writes the maps (cloning
+         needs none): the root from the directory the bundle's load checked
+         (opened again here and compared), the bind sources resolved as the
+         parent resolves them. */
+      ab_set_step ("rootfs");
+      if ((mc->root_tree = ab_rootfs_tree_at (c->bundle->rootfs_fd, c->bundle->rootfs, 0, false, true, err)) < 0)
+        return -1;
+      ab_set_step ("idmap");
+      if (ab_idmap_prepare (c->bundle, c->plan->mounts, c->plan->n_mounts, 0, true, fds, err) < 0)
+        return -1;
+    }
+  ab_set_step ("idmaps");
+  if (ab_sync_expect (c->sync_fd, AB_SYNC_IDS_DONE, &m, err) < 0)
     return -1;
-  for (size_t k = 0; k < c->plan->n_mounts; k++)
+  if (c->plan->trees_by_child ? m.value != 0 : m.value < 1)
+    return ab_error_setc (err, AB_EC_INTERNAL, EPROTO, "%s", c->plan->trees_by_child
+                                                                 ? "mount trees from the parent, which the child makes"
+                                                                 : "no root filesystem tree from the parent");
+  if (!c->plan->trees_by_child && ab_recv_fds (c->sync_fd, &mc->root_tree, 1, err) < 0)
+    return -1;
+  for (size_t k = 0; !c->plan->trees_by_child && k < c->plan->n_mounts; k++)
     if (ab_mount_from_parent (&c->plan->mounts[k]) && ab_recv_fds (c->sync_fd, &fds[k], 1, err) < 0)
       return -1;
   if (c->ns->new_user && l && root_is_mapped (&l->uid_mappings) && root_is_mapped (&l->gid_mappings))

@@ -21,6 +21,7 @@ struct ab_child_ctx
   const struct ab_ll_ruleset *landlock;  /* fitted to the kernel (runtime/landlock.h); NULL: none */
   pid_t parent_pid;
   int sync_fd;         /* child end of the setup socket */
+  int wall_sock_fd;    /* the wall's netlink sockets go to the parent here, made first thing; -1 */
   int start_listen_fd; /* detached: the start socket to accept on; -1 otherwise */
   int console_fd;      /* connected console socket, or -1 */
   int stdio[3];        /* fds to make 0,1,2, or -1 */

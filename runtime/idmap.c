@@ -223,7 +223,7 @@ reopen_here (int fd, const char *what, ab_error_t *err)
 int
 ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, bool elsewhere, ab_error_t *err)
 {
-  _cleanup_close_ int fd = ab_steal_fd (&b->rootfs_fd), tree = -1, ns = -1;
+  _cleanup_close_ int fd = ab_steal_fd (&b->rootfs_fd);
 
   /* The directory the bundle's load resolved and checked (spec/bundle.c:
      a directory, not the host's root, not holding the state root), by the
@@ -233,17 +233,25 @@ ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, bool elsewhere, ab
      path here would clone what the checks never saw. */
   if (fd < 0)
     return ab_error_setc (err, AB_EC_INTERNAL, EBADF, "root.path: the bundle's root directory fd is gone");
+  return ab_rootfs_tree_at (fd, b->rootfs, child, idmap, elsewhere, err);
+}
+
+int
+ab_rootfs_tree_at (int dirfd, const char *rootfs, pid_t child, bool idmap, bool elsewhere, ab_error_t *err)
+{
+  _cleanup_close_ int here = -1, tree = -1, ns = -1;
+  int fd = dirfd;
+
   if (elsewhere)
     {
-      int here = reopen_here (fd, "root.path", err);
+      here = reopen_here (dirfd, "root.path", err);
       if (here < 0)
         return -1;
-      close (fd);
       fd = here;
     }
   tree = open_tree (fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
-    return ab_error_set (err, errno, "root.path: clone `%s`", b->rootfs);
+    return ab_error_set (err, errno, "root.path: clone `%s`", rootfs);
   if (idmap)
     {
       /* Host uid 0 of the image is the container's uid 0, through the
@@ -259,7 +267,7 @@ ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, bool elsewhere, ab
         return ab_error_set (err, errno,
                              "dev.agentbox.rootfs.idmap: id-map the root filesystem `%s` (does its filesystem "
                              "support id-mapped mounts?)",
-                             b->rootfs);
+                             rootfs);
     }
   return ab_steal_fd (&tree);
 }

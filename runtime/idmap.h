@@ -47,5 +47,9 @@ int ab_idmap_prepare (const struct ab_bundle *b, const struct ab_mount *mounts, 
    copy of it), where the directory is found again by the kernel's path of
    the loaded fd, with no symlink followed, and must be the same inode. */
 int ab_rootfs_tree (struct ab_bundle *b, pid_t child, bool idmap, bool elsewhere, ab_error_t *err);
+/* The same from dirfd, the bundle's checked root directory (b->rootfs_fd,
+   named rootfs in messages), which the caller keeps: the child's way
+   (plan->trees_by_child), always elsewhere. */
+int ab_rootfs_tree_at (int dirfd, const char *rootfs, pid_t child, bool idmap, bool elsewhere, ab_error_t *err);
 
 #endif

@@ -82,11 +82,11 @@ NO_ERRORS = {"close", "brk", "getuid", "geteuid", "getgid", "getegid", "getpid",
 # contract allows for allocation failure).  A signal after a failure of any
 # other syscall is a crash of the runtime.
 LIBC_FATAL = {"mmap", "mprotect", "munmap", "mremap", "futex", "madvise"}
-# The sanitizer runtime's own calls (its stacks, limits and thread setup):
-# ASan aborts on a failure it does not expect, in a build made only to find
-# memory errors.  In a sanitized build they are kill points only; the plain
-# build's sweep gives them their errors.
-SANITIZER_FATAL = LIBC_FATAL | {"sigaltstack", "prlimit64", "sched_getaffinity"}
+# The sanitizer runtime's own calls (its stacks, signal handlers, limits
+# and thread setup): ASan aborts on a failure it does not expect, in a build
+# made only to find memory errors.  In a sanitized build they are kill
+# points only; the plain build's sweep gives them their errors.
+SANITIZER_FATAL = LIBC_FATAL | {"sigaltstack", "rt_sigaction", "prlimit64", "sched_getaffinity"}
 
 
 def start_time(pid):

@@ -375,8 +375,9 @@ make_trees_rootless (struct trees *t, ab_error_t *err)
 
 /* IDS_DONE carries the number of detached mount trees that follow, one
    SCM_RIGHTS message each: the root filesystem first, then every mount the
-   parent opens (ab_mount_from_parent), in mounts[] order.  The child never
-   resolves root.path or a bind source itself. */
+   parent opens (ab_mount_from_parent), in mounts[] order; none when the
+   child clones them itself (rootless, plan->trees_by_child: from the
+   bundle's checked fds, as the parent would). */
 static int
 send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *err)
 {
@@ -391,6 +392,9 @@ send_mount_trees (struct ab_container *c, pid_t pid, bool userns, ab_error_t *er
       fds[i] = -1;
       n += ab_mount_from_parent (&p->mounts[i]);
     }
+  /* The child made them (plan->trees_by_child): none follow. */
+  if (p->trees_by_child)
+    return ab_sync_send (c->sync_fd, AB_SYNC_IDS_DONE, 0, err);
   r = p->rootless && userns ? make_trees_rootless (&t, err) : make_trees (&t);
   if (r < 0 && !(p->rootless && userns))
     *err = t.err;
@@ -468,6 +472,7 @@ struct net_job
 {
   struct ab_container *c;
   const struct ab_ns_setup *ns;
+  int wall_sock_fd; /* where the child hands over the wall's sockets; -1 */
   ab_error_t err;
   int r;
   pthread_t t;
@@ -478,7 +483,7 @@ static void *
 net_job_run (void *p)
 {
   struct net_job *j = p;
-  j->r = ab_net_setup (j->c, j->ns, &j->err);
+  j->r = ab_net_setup (j->c, j->ns, j->wall_sock_fd, &j->err);
   if (j->r > 0)
     j->r = ab_container_write_state (j->c, &j->err);
   ab_trace ("network set up");
@@ -486,10 +491,11 @@ net_job_run (void *p)
 }
 
 static void
-net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_setup *ns)
+net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_setup *ns, int wall_sock_fd)
 {
   j->c = c;
   j->ns = ns;
+  j->wall_sock_fd = wall_sock_fd;
   j->r = -1;
   /* (`started` is assigned after pthread_create returns, possibly after
      the thread has begun: the thread never reads it.) */
@@ -644,6 +650,7 @@ struct create_tx
   int console_fd, listen_fd;
   int relay; /* the other end of the console pair, for a relayed terminal; -1 */
   int warm_fd; /* the warm user namespace the container's is made in (runtime/warm.h); -1 */
+  int wall_sp[2]; /* the child hands the wall's netlink sockets over [1] to the network job's [0]; -1 */
 };
 
 static int
@@ -825,6 +832,12 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, tx->sp) < 0)
     return ab_error_set (err, errno, "socketpair");
   ctx.sync_fd = tx->sp[1];
+  /* A network namespace of its own with the wall: the child makes the
+     wall's sockets (ab_net_setup). */
+  if (c->plan->net.own_ns && c->plan->net.wall && (tx->ns.clone_flags & CLONE_NEWNET)
+      && socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, tx->wall_sp) < 0)
+    return ab_error_set (err, errno, "socketpair");
+  ctx.wall_sock_fd = tx->wall_sp[1];
   memcpy (ctx.stdio, tx->o->stdio, sizeof ctx.stdio);
   if (c->cg && ab_cgroup_selfjoin_open (c->cg, &ctx.cg_join, &ctx.n_cg_join, err) < 0)
     return -1;
@@ -838,6 +851,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
     }
   close (tx->sp[1]);
   tx->sp[1] = -1;
+  ab_closep_now (&tx->wall_sp[1]);
   c->sync_fd = ab_steal_fd (&tx->sp[0]);
   ab_cgroup_selfjoin_free (&ctx.cg_join, &ctx.n_cg_join);
   if (pid < 0)
@@ -853,7 +867,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
   c->state->pid_start = ab_proc_start_time (pid, NULL);
   if (ab_container_write_state (c, err) < 0)
     return -1;
-  net_job_start (&tx->netj, c, &tx->ns);
+  net_job_start (&tx->netj, c, &tx->ns, tx->wall_sp[0]);
   /* An overlay workspace's change set, in a thread of its own until the
      mount trees are sent (after the clone: the child must not inherit a
      lock another thread holds). */
@@ -962,7 +976,10 @@ static void
 create_close (struct create_tx *tx)
 {
   for (int i = 0; i < 2; i++)
-    ab_closep_now (&tx->sp[i]);
+    {
+      ab_closep_now (&tx->sp[i]);
+      ab_closep_now (&tx->wall_sp[i]);
+    }
   ab_closep_now (&tx->listen_fd);
   ab_closep_now (&tx->console_fd);
   ab_closep_now (&tx->relay);
@@ -981,7 +998,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 {
   static int (*const phases[]) (struct create_tx *, ab_error_t *)
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
-  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1, .warm_fd = -1 };
+  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1, .warm_fd = -1,
+                          .wall_sp = { -1, -1 } };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);
   int r = 0;
 

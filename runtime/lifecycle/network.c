@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
 #include "runtime/ns.h"
+#include "runtime/sync.h"
 #include "base/util.h"
 #include "base/gen.h"
 
@@ -94,7 +95,7 @@ debug_rules (const char *id, const char *text)
 }
 
 int
-ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *err)
+ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_sock_fd, ab_error_t *err)
 {
   struct ab_net *n = c->net;
   const struct ab_plan_net *pn = n ? n->plan : NULL;
@@ -156,7 +157,10 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *
   if (pn->wall)
     {
       ab_set_step ("network");
-      if (ab_netns_apply (c->netns_fd, pn->allow, &proxy, err) < 0)
+      int socks[2] = { -1, -1 };
+      if (wall_sock_fd >= 0 && ab_recv_fds (wall_sock_fd, socks, 2, err) < 0)
+        return ab_error_prefix (err, "the wall's netlink sockets, which the container's process makes");
+      if (ab_netns_apply (c->netns_fd, pn->allow, &proxy, wall_sock_fd >= 0 ? socks : NULL, err) < 0)
         return -1;
       free (c->state->rules_text);
       c->state->rules_text = ab_netns_rules_text (pn->allow, &proxy);

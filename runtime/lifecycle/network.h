@@ -26,8 +26,9 @@ int ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t 
    gained what delete --force needs (the caller writes it at once), 0
    otherwise (the rules' text it records waits for the next write).
    Nothing here enters the container's namespaces: sockets made in them
-   (netns/nl.h, ab_netns_sockets) carry the work. */
-int ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, ab_error_t *err);
+   carry the work, the wall's from the container's process over
+   wall_sock_fd (-1: made by netns/nl.h, ab_netns_sockets). */
+int ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_sock_fd, ab_error_t *err);
 
 /* After the container's last process: stop the proxy and describe what was
    refused, as one JSON array value (NULL when there is no wall).  Without

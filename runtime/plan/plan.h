@@ -139,6 +139,7 @@ struct ab_plan
   bool rootfs_idmap;                   /* the root filesystem is mounted id-mapped */
   bool cgroup;                         /* the container gets a cgroup of its own */
   bool own_pid_ns;                     /* a new PID namespace: its init's end is every member's end */
+  bool trees_by_child;                 /* rootless: the child clones its root and bind trees itself */
   char *cgroup_parent;                 /* rootless: the delegated cgroup v2 it is made in, or NULL */
   struct ab_strv degraded;             /* what is not enforced, one line each (the record's `degraded`) */
   struct ab_ll_ruleset landlock;       /* what dev.agentbox.landlock asks for, from the mounts above and the

@@ -109,17 +109,32 @@ fi
 
 # ---- the warm user namespace (runtime/warm.h) ------------------------------------------------------
 
-# holders: pids of the user's live warm user namespace holders (an exited
-# one may wait for its reaper a while: not counted).
+# The bundle here maps the first 1000 ids of the user's ranges: a holder of
+# these maps is this file's alone (other files map whole ranges, and a
+# holder serves one mapping), even when they run alongside.
+if has_subids; then
+  range=$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2, $3; exit }' /etc/subuid)
+  grange=$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2, $3; exit }' /etc/subgid)
+  umaps="0:$AB_RL_UID:1,1:${range% *}:1000" gmaps="0:$AB_RL_GID:1,1:${grange% *}:1000"
+  wb=$T/warm
+  make_bundle "$wb" \
+    "linux.uidMappings=[{\"containerID\":0,\"hostID\":$AB_RL_UID,\"size\":1},{\"containerID\":1,\"hostID\":${range% *},\"size\":1000}]" \
+    "linux.gidMappings=[{\"containerID\":0,\"hostID\":$AB_RL_GID,\"size\":1},{\"containerID\":1,\"hostID\":${grange% *},\"size\":1000}]" \
+    'process.args=["/bin/cat","/proc/self/uid_map"]'
+  cold=" 0 $AB_RL_UID 1 1 ${range% *} 1000 "
+fi
+# holders: pids of the user's live holders of these maps (an exited one may
+# wait for its reaper a while: not counted).
 holders ()
 {
   local p
   for p in /proc/[0-9]*; do
     [ "$(stat -c %u "$p" 2>/dev/null)" = "$AB_RL_UID" ] && [ "$(cat "$p/comm" 2>/dev/null)" = agentbox-userns ] &&
-      [ "$(awk '{ print $3 }' "$p/stat" 2>/dev/null)" != Z ] && echo "${p#/proc/}"
+      [ "$(awk '{ print $3 }' "$p/stat" 2>/dev/null)" != Z ] &&
+      tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF " $umaps $gmaps" && echo "${p#/proc/}"
   done
 }
-# holders_gone [SECONDS]: wait (default 5 s) until no holder is alive.
+# holders_gone [SECONDS]: wait (default 5 s) until none is alive.
 holders_gone ()
 {
   local i
@@ -129,34 +144,33 @@ holders_gone ()
   done
   return 1
 }
-# end_holders: end the holders (this suite's runs started them), and wait.
+# end_holders: end them (this file's runs started them), and wait.
 end_holders ()
 {
   local p
   for p in $(holders); do kill "$p" 2>/dev/null; done
   holders_gone 5
 }
-# serving: whether a holder's abstract socket listens (up to 5 s): its
+# serving: whether a holder of these maps listens (up to 5 s): the socket's
 # /proc/net/unix flags say __SO_ACCEPTCON (it binds the name before it has
 # the namespace, and listens after).
 serving ()
 {
   local i
   for ((i = 0; i < 50; i++)); do
-    awk -v n="@agentbox-userns-1-$AB_RL_UID-" '$4 == "00010000" && index($8, n) == 1 { f = 1 } END { exit !f }' \
+    awk -v n="@agentbox-userns-1-$AB_RL_UID-u$umaps-g$gmaps" '$4 == "00010000" && $8 == n { f = 1 } END { exit !f }' \
       /proc/net/unix && return 0
     sleep 0.1
   done
   return 1
 }
-# inner_map: the uid_map a run --default reads inside (words on one line).
-inner_map () { urt run --default "$(new_id)" -- /bin/cat /proc/self/uid_map </dev/null 2>>"$T/err" | tr -s ' \n' ' '; }
+# inner_map: the uid_map the warm bundle's program reads (words on one line).
+inner_map () { urt run --bundle "$wb" "$(new_id)" </dev/null 2>>"$T/err" | tr -s ' \n' ' '; }
 
 if has_subids; then
-  range=$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2, $3; exit }' /etc/subuid)
   export AGENTBOX_WARM_USERNS_IDLE_MS=20000
   end_holders
-  is "$(inner_map)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " "with no holder, a run maps with the helpers"
+  is "$(inner_map)" "$cold" "with no holder, a run maps with the helpers"
   serving
   ok $? "... and leaves a holder of a warm user namespace, serving on its socket"
   h=$(holders)
@@ -167,32 +181,47 @@ if has_subids; then
     "... holding no fd of its caller's: stdio on /dev/null, its socket and the namespace"
   is "$(readlink "/proc/$h/cwd") $(awk '{ print ($6 == $1) }' "/proc/$h/stat" 2>&1)" "/ 1" \
     "... its cwd /, a session of its own"
-  is "$(inner_map)" " 0 0 1 1 1 ${range#* } " \
+  is "$(inner_map)" " 0 0 1 1 1 1000 " \
     "the next run makes its user namespace inside the warm one (seen from inside: the warm namespace's ids)"
   c1=$(new_id) c2=$(new_id)
-  urt run --default --detach "$c1" -- /bin/sleep 4716 </dev/null >/dev/null 2>>"$T/err"
-  urt run --default --detach "$c2" -- /bin/sleep 4716 </dev/null >/dev/null 2>>"$T/err"
+  cfg "$wb/config.json" 'process.args=["/bin/sleep","4716"]'
+  urt run --bundle "$wb" --detach "$c1" </dev/null >/dev/null 2>>"$T/err"
+  urt run --bundle "$wb" --detach "$c2" </dev/null >/dev/null 2>>"$T/err"
   p1=$(urt state "$c1" 2>/dev/null | json_get pid) p2=$(urt state "$c2" 2>/dev/null | json_get pid)
-  is "$(tr -s ' \n' ' ' <"/proc/$p1/uid_map" 2>&1)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
+  is "$(tr -s ' \n' ' ' <"/proc/$p1/uid_map" 2>&1)" "$cold" \
     "... seen from the host its maps are the user's id and range, as the helpers write them"
   n1=$(readlink "/proc/$p1/ns/user") n2=$(readlink "/proc/$p2/ns/user") nh=$(readlink "/proc/$h/fd/"* | grep '^user:')
   ok "$([ -n "$n1" ] && [ -n "$n2" ] && [ "$n1" != "$n2" ] && [ "$n1" != "$nh" ] && [ "$n2" != "$nh" ]; echo $?)" \
     "two containers from the warm namespace have user namespaces of their own ($n1, $n2; warm $nh)"
-  mkdir -m 0755 "$T/wsw" && chown "$AB_RL_UID:$AB_RL_GID" "$T/wsw"
-  urt run --default --workspace "$T/wsw" "$(new_id)" -- /bin/sh -c 'echo mine >/workspace/made-warm' </dev/null 2>>"$T/err"
-  is "$(stat -c %u:%g "$T/wsw/made-warm" 2>&1)" "$AB_RL_UID:$AB_RL_GID" "... and a warm run's workspace files belong to the user"
   urt kill "$c1" KILL </dev/null; urt kill "$c2" KILL </dev/null
   wait_gone "$p1" 10; wait_gone "$p2" 10
   urt delete "$c1" </dev/null; urt delete "$c2" </dev/null
-  is "$(AGENTBOX_WARM_USERNS=0 inner_map)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
-    "AGENTBOX_WARM_USERNS=0: the helpers map, the holder is not asked"
+  cfg "$wb/config.json" 'process.args=["/bin/sh","-c","echo mine >/out/made-warm; cat /proc/self/uid_map"]' \
+    "mounts+={\"destination\":\"/out\",\"type\":\"bind\",\"source\":\"$T/wout\",\"options\":[\"rbind\",\"rw\"]}"
+  mkdir -m 0755 "$T/wout" "$wb/rootfs/out" && chown "$AB_RL_UID:$AB_RL_GID" "$T/wout"
+  is "$(inner_map)" " 0 0 1 1 1 1000 " "a warm run with a bind mount (its tree cloned by the child)"
+  is "$(stat -c %u:%g "$T/wout/made-warm" 2>&1)" "$AB_RL_UID:$AB_RL_GID" "... and what it writes there belongs to the user"
+  is "$(AGENTBOX_WARM_USERNS=0 inner_map)" "$cold" "AGENTBOX_WARM_USERNS=0: the helpers map, the holder is not asked"
+  # The child kept the checked root directory's fd to clone its tree:
+  # closed with the rest once its root is made (t-shortcuts.sh, as root).
+  cfg "$wb/config.json" 'process.args=["/bin/abtest","true"]'
+  id=$(new_id)
+  urt create --bundle "$wb" "$id" </dev/null >/dev/null 2>>"$T/err"
+  pid=$(urt state "$id" 2>/dev/null | json_get pid)
+  held=$(for f in /proc/"$pid"/fd/*; do
+    n=${f##*/}
+    [ "$n" -ge 3 ] || continue
+    t=$(readlink "$f") || continue
+    case $t in socket:*) ;; *) printf '%s -> %s\n' "$n" "$t" ;; esac
+  done)
+  [[ $pid =~ ^[0-9]+$ ]] || held="(no pid: $pid)"
+  is "$held" "" "a created rootless init that cloned its own trees holds no fd above stdio but its sockets (seen from the host)"
+  urt delete --force "$id" </dev/null
+  cfg "$wb/config.json" 'process.args=["/bin/cat","/proc/self/uid_map"]'
 
   # Another user (root here) takes the name first and answers with a user
   # namespace of its own: never used, the run maps with the helpers.
   end_holders
-  umaps="0:$AB_RL_UID:1,1:${range% *}:${range#* }"
-  gmaps="0:$AB_RL_GID:1,1:$(awk -F: -v u="$AB_RL_USER" '$1 == u { print $2 ":" $3; exit }' /etc/subgid)"
-  name="agentbox-userns-1-$AB_RL_UID-u$umaps-g$gmaps"
   "$PYTHON3" -c '
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -203,24 +232,25 @@ while True:
     c, _ = s.accept()
     c.sendmsg([sys.argv[2].encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd.to_bytes(4, sys.byteorder))])
     c.close()
-' "$name" "agentbox-userns 1 u=$umaps g=$gmaps" >"$T/squat.out" 2>&1 &
-squat=$!
+' "agentbox-userns-1-$AB_RL_UID-u$umaps-g$gmaps" "agentbox-userns 1 u=$umaps g=$gmaps" >"$T/squat.out" 2>&1 &
+  squat=$!
   for i in $(seq 50); do grep -q ready "$T/squat.out" && break; sleep 0.1; done
-  is "$(inner_map)" " 0 $AB_RL_UID 1 1 ${range% *} ${range#* } " \
+  is "$(inner_map)" "$cold" \
     "a holder's name taken by another user (root) is not trusted: the run maps with the helpers"
-  kill "$squat"; wait "$squat" 2>/dev/null
+  kill "$squat"
+  wait "$squat" 2>/dev/null
   end_holders
 
   # Idle, the holder goes.
-  AGENTBOX_WARM_USERNS_IDLE_MS=800 urt run --default "$(new_id)" -- /bin/true </dev/null 2>>"$T/err"
+  AGENTBOX_WARM_USERNS_IDLE_MS=800 inner_map >/dev/null
   serving
   h=$(holders)
   ok "$([ -n "$h" ] && holders_gone 5; echo $?)" "the holder exits once idle (AGENTBOX_WARM_USERNS_IDLE_MS=800)"
-  is "$(grep -c "@agentbox-userns-1-$AB_RL_UID-" /proc/net/unix)" 0 "... and its socket is gone"
+  is "$(grep -c "@agentbox-userns-1-$AB_RL_UID-u$umaps-" /proc/net/unix)" 0 "... and its socket is gone"
   unset AGENTBOX_WARM_USERNS_IDLE_MS
   end_holders
 else
-  skip "no /etc/subuid range for $AB_RL_USER or no set-uid newuidmap (package uidmap)" 13
+  skip "no /etc/subuid range for $AB_RL_USER or no set-uid newuidmap (package uidmap)" 15
 fi
 
 # ---- the host from outside: files, network, processes, workspace -------------------------------------

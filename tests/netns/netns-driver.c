@@ -251,7 +251,7 @@ do_apply (const char *value)
       printf ("error: %s\n", err.msg);
       return -1;
     }
-  r = ab_netns_apply (-1, &p, proxy.enabled ? &proxy : NULL, &err);
+  r = ab_netns_apply (-1, &p, proxy.enabled ? &proxy : NULL, NULL, &err);
   ab_net_policy_free (&p);
   if (r < 0)
     {
@@ -382,7 +382,7 @@ bench_one (bool full, uint64_t *ns)
       t0 = ab_now_monotonic_ns ();
       struct mnl_socket *nl;
 
-      if ((full ? ab_netns_apply (-1, &p, NULL, &err)
+      if ((full ? ab_netns_apply (-1, &p, NULL, NULL, &err)
                 : (nl = ab_nl_open (-1, NETLINK_ROUTE, &err)) == NULL ? -1 : ab_netns_setup_routes (nl, &err))
           < 0)
         {
