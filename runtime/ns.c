@@ -255,8 +255,12 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
      an intermediate process joins them (the user namespace first: it owns
      the others) and clones the container process with CLONE_PARENT, making
      it our child.  Namespaces to create are then owned by the joined user
-     namespace, as the spec's semantics require. */
-  joiner = (pid_t) syscall (SYS_clone, SIGCHLD, 0, 0, 0, 0);
+     namespace, as the spec's semantics require.  The intermediate is a
+     vfork child: no copy of our address space of its own (the container
+     process, cloned from it, gets one); we are suspended until it exits,
+     and it never returns from here (its locals are ours: only `pid` and
+     `e` change, which we do not read after). */
+  joiner = vfork ();
   if (joiner < 0)
     return ab_error_set (err, errno, "fork to join namespaces");
   if (joiner == 0)

@@ -491,7 +491,8 @@ net_job_run (void *p)
 }
 
 static void
-net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_setup *ns, int wall_sock_fd)
+net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_setup *ns, int wall_sock_fd,
+               bool inline_)
 {
   j->c = c;
   j->ns = ns;
@@ -499,7 +500,7 @@ net_job_start (struct net_job *j, struct ab_container *c, const struct ab_ns_set
   j->r = -1;
   /* (`started` is assigned after pthread_create returns, possibly after
      the thread has begun: the thread never reads it.) */
-  j->started = pthread_create (&j->t, NULL, net_job_run, j) == 0;
+  j->started = !inline_ && pthread_create (&j->t, NULL, net_job_run, j) == 0;
   if (!j->started)
     net_job_run (j); /* no thread: in line */
 }
@@ -651,6 +652,7 @@ struct create_tx
   int relay; /* the other end of the console pair, for a relayed terminal; -1 */
   int warm_fd; /* the warm user namespace the container's is made in (runtime/warm.h); -1 */
   int wall_sp[2]; /* the child hands the wall's netlink sockets over [1] to the network job's [0]; -1 */
+  bool net_inline; /* the network set up by this thread after the maps, not a thread of its own */
 };
 
 static int
@@ -867,7 +869,14 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
   c->state->pid_start = ab_proc_start_time (pid, NULL);
   if (ab_container_write_state (c, err) < 0)
     return -1;
-  net_job_start (&tx->netj, c, &tx->ns, tx->wall_sp[0]);
+  /* The network in a thread of its own while this one waits for the id
+     map helpers or makes the mount trees; else, with nothing to wait for
+     here, in line after the maps (phase_sync): a third runnable task on
+     few CPUs only slows the child's mounts and the wall alike. */
+  tx->net_inline = c->plan->trees_by_child
+                   && (tx->ns.userns_parent_fd >= 0 || c->plan->ids.how != AB_IDMAP_HELPER);
+  if (!tx->net_inline)
+    net_job_start (&tx->netj, c, &tx->ns, tx->wall_sp[0], false);
   /* An overlay workspace's change set, in a thread of its own until the
      mount trees are sent (after the clone: the child must not inherit a
      lock another thread holds). */
@@ -891,6 +900,8 @@ phase_sync (struct create_tx *tx, ab_error_t *err)
   if (send_mount_trees (c, c->pid, tx->ns.new_user, err) < 0)
     return -1;
   ab_trace ("id maps written");
+  if (tx->net_inline)
+    net_job_start (&tx->netj, c, &tx->ns, tx->wall_sp[0], true);
 
   /* While the child mounts its root filesystem (and the network thread
      works): the process attributes, then the cgroup thread's end. */
@@ -962,6 +973,7 @@ phase_commit (struct create_tx *tx, ab_error_t *err)
   if (o->foreground)
     return 0;
   /* Detached: the child answers once it no longer dies with us. */
+  ab_net_rules_record (c);
   if (ab_container_write_state (c, err) < 0 || ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0
       || ab_sync_expect (c->sync_fd, AB_SYNC_CREATED_ACK, NULL, err) < 0)
     return -1;

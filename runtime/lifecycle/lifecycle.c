@@ -409,6 +409,7 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   c->sync_fd = -1;
   c->started = true;
   c->state->status = AB_STATUS_RUNNING;
+  ab_net_rules_record (c);
   if (ab_container_write_state (c, err) < 0)
     return -1;
   /* a foreground create's (create.c) */

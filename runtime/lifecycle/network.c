@@ -94,6 +94,32 @@ debug_rules (const char *id, const char *text)
     }
 }
 
+/* What the wall lets through to the egress proxy, from the plan. */
+static void
+wall_proxy (const struct ab_plan_net *pn, struct ab_netns_proxy *proxy)
+{
+  memset (proxy, 0, sizeof *proxy);
+  if (!pn->egress.enabled)
+    return;
+  proxy->enabled = true;
+  proxy->http_port = AB_NET_PROXY_HTTP_PORT;
+  proxy->dns_port = AB_NET_PROXY_DNS_PORT;
+  proxy->redirect_ports = pn->redirect;
+  proxy->n_redirect_ports = pn->n_redirect;
+}
+
+void
+ab_net_rules_record (struct ab_container *c)
+{
+  const struct ab_plan_net *pn = c->net ? c->net->plan : NULL;
+  struct ab_netns_proxy proxy;
+
+  if (pn == NULL || !pn->netns || !pn->wall || c->state->rules_text != NULL)
+    return;
+  wall_proxy (pn, &proxy);
+  c->state->rules_text = ab_netns_rules_text (pn->allow, &proxy);
+}
+
 int
 ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_sock_fd, ab_error_t *err)
 {
@@ -121,15 +147,10 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_soc
     if (ab_netdev_move (l->net_devices[i].host_name, l->net_devices[i].name, c->netns_fd, err) < 0)
       return ab_error_prefix (err, "linux.netDevices.%s", l->net_devices[i].host_name);
 
-  memset (&proxy, 0, sizeof proxy);
+  wall_proxy (pn, &proxy);
   if (pn->egress.enabled)
     {
       struct ab_egress_options opt = { .http_port = AB_NET_PROXY_HTTP_PORT, .dns_port = AB_NET_PROXY_DNS_PORT };
-      proxy.enabled = true;
-      proxy.http_port = AB_NET_PROXY_HTTP_PORT;
-      proxy.dns_port = AB_NET_PROXY_DNS_PORT;
-      proxy.redirect_ports = pn->redirect;
-      proxy.n_redirect_ports = pn->n_redirect;
       ab_set_step ("egress-proxy");
       if (pn->proxy_here)
         {
@@ -162,10 +183,13 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_soc
         return ab_error_prefix (err, "the wall's netlink sockets, which the container's process makes");
       if (ab_netns_apply (c->netns_fd, pn->allow, &proxy, wall_sock_fd >= 0 ? socks : NULL, err) < 0)
         return -1;
-      free (c->state->rules_text);
-      c->state->rules_text = ab_netns_rules_text (pn->allow, &proxy);
+      /* (Their text for `state` is written later, ab_net_rules_record:
+         not before the program starts.) */
       if (ab_log_debug_enabled ())
-        debug_rules (c->id, c->state->rules_text);
+        {
+          _cleanup_free_ char *text = ab_netns_rules_text (pn->allow, &proxy);
+          debug_rules (c->id, text);
+        }
     }
   /* Rootless, the namespace cannot be bound to a file (a mount in the
      host's mount namespace): a detached container's wall counts can be

@@ -30,6 +30,11 @@ int ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t 
    wall_sock_fd (-1: made by netns/nl.h, ab_netns_sockets). */
 int ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_sock_fd, ab_error_t *err);
 
+/* The wall's rules as text into c->state (for `state`), once the wall is
+   in: made for the state write after setup (a detached create's created,
+   a run's running), not in the setup every start waits for. */
+void ab_net_rules_record (struct ab_container *c);
+
 /* After the container's last process: stop the proxy and describe what was
    refused, as one JSON array value (NULL when there is no wall).  Without
    read_wall the wall's denials are left out (nothing will report them: a
