@@ -423,6 +423,20 @@ wait_gone ()
 # ppid_of PID: the parent pid of host process PID.
 ppid_of () { awk '$1 == "PPid:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
+# held_fds PID: the fds above stdio that host process PID holds, sockets
+# aside ("N -> TARGET" lines; "(no pid: PID)" when PID is not a pid).
+held_fds ()
+{
+  local f n t
+  [[ $1 =~ ^[0-9]+$ ]] || { echo "(no pid: $1)"; return; }
+  for f in /proc/"$1"/fd/*; do
+    n=${f##*/}
+    [ "$n" -ge 3 ] || continue
+    t=$(readlink "$f") || continue
+    case $t in socket:*) ;; *) printf '%s -> %s\n' "$n" "$t" ;; esac
+  done
+}
+
 # host_pid_of CONTAINER_PID NSPID: the host pid of the process that is NSPID in
 # the pid namespace of host process CONTAINER_PID (e.g. the pid that
 # `abtest setsid-sleeper` printed inside the container).

@@ -208,14 +208,7 @@ if has_subids; then
   id=$(new_id)
   urt create --bundle "$wb" "$id" </dev/null >/dev/null 2>>"$T/err"
   pid=$(urt state "$id" 2>/dev/null | json_get pid)
-  held=$(for f in /proc/"$pid"/fd/*; do
-    n=${f##*/}
-    [ "$n" -ge 3 ] || continue
-    t=$(readlink "$f") || continue
-    case $t in socket:*) ;; *) printf '%s -> %s\n' "$n" "$t" ;; esac
-  done)
-  [[ $pid =~ ^[0-9]+$ ]] || held="(no pid: $pid)"
-  is "$held" "" "a created rootless init that cloned its own trees holds no fd above stdio but its sockets (seen from the host)"
+  is "$(held_fds "$pid")" "" "a created rootless init that cloned its own trees holds no fd above stdio but its sockets (seen from the host)"
   urt delete --force "$id" </dev/null
   cfg "$wb/config.json" 'process.args=["/bin/cat","/proc/self/uid_map"]'
 

@@ -66,14 +66,7 @@ cfg "$b/config.json" 'process.args=["/bin/abtest","true"]'
 id=$(new_id)
 rt create --bundle "$b" "$id" </dev/null >/dev/null 2>&1
 pid=$(pid_of "$id")
-held=$(for f in /proc/"$pid"/fd/*; do
-  n=${f##*/}
-  [ "$n" -ge 3 ] || continue
-  t=$(readlink "$f") || continue
-  case $t in socket:*) ;; *) printf '%s -> %s\n' "$n" "$t" ;; esac
-done)
-[[ $pid =~ ^[0-9]+$ ]] || held="(no pid: $pid)"
-is "$held" "" "a created init holds no fd above stdio but its sockets (seen from the host)"
+is "$(held_fds "$pid")" "" "a created init holds no fd above stdio but its sockets (seen from the host)"
 rt delete --force "$id"
 
 # The same attack through `exec` into a running container.
