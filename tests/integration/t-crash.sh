@@ -257,8 +257,10 @@ for ((i = 0; i < 200; i++)); do
   grep -q 'killed by SIGKILL' "$T/killed.trace" 2>/dev/null && break
   sleep 0.05
 done
-like "$(grep -A1 'status\\":\\"running' "$T/killed.trace" | tr '\n' ' ')" 'pwrite64.* = \? +[0-9]+ +\+\+\+ killed by SIGKILL' \
-  "$name: the supervisor was killed at its write of \"running\""
+# (Its write, then its end: other processes' lines may come between.)
+wline=$(grep -m1 'status\\":\\"running' "$T/killed.trace")
+like "$wline $(grep -m1 "^${wline%% *} +++ killed by SIGKILL" "$T/killed.trace")" \
+  'pwrite64.* = \? +[0-9]+ +\+\+\+ killed by SIGKILL' "$name: the supervisor was killed at its write of \"running\""
 pid=$(json_get pid <"$AB_STATE/$id/state.json")
 for ((i = 0; i < 100; i++)); do
   alive "$pid" || [ -n "$(cg_procs "$id")" ] || break
