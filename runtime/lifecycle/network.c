@@ -180,7 +180,9 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_soc
       ab_set_step ("network");
       int socks[2] = { -1, -1 };
       if (wall_sock_fd >= 0 && ab_recv_fds (wall_sock_fd, socks, 2, err) < 0)
-        return ab_error_prefix (err, "the wall's netlink sockets, which the container's process makes");
+        return err->errnum == EPIPE ? ab_error_set (err, EPIPE, "the container's process ended before it made the "
+                                                                "wall's netlink sockets")
+                                    : ab_error_prefix (err, "the wall's netlink sockets from the container's process");
       if (ab_netns_apply (c->netns_fd, pn->allow, &proxy, wall_sock_fd >= 0 ? socks : NULL, err) < 0)
         return -1;
       /* (Their text for `state` is written later, ab_net_rules_record:

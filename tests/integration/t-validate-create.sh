@@ -48,8 +48,9 @@ declare -A HOST_FAILS=(
   [oom-protected]='process.oomScoreAdj: write `/proc/[0-9]+/oom_score_adj`'
   # a real-time policy: refused by sched_setattr, or by the v1 cpu cgroup
   # (no RT budget) when the child joins it, which the parent may see first
-  # as the child's early end
-  [sched-fifo]='sched_setattr: Operation not permitted|cpu/agentbox-[^/]*/tasks`: Invalid argument|open the container.s network namespace'
+  # as the child's early end (its network namespace gone, or the wall's
+  # sockets never made)
+  [sched-fifo]='sched_setattr: Operation not permitted|cpu/agentbox-[^/]*/tasks`: Invalid argument|open the container.s network namespace|the container.s process ended before it made the wall.s netlink sockets'
 )
 
 make_rootfs "$T/base-rootfs" || bail_out "cannot build the base rootfs"
