@@ -253,12 +253,13 @@ timeout -k 5 "$AB_RT_TIMEOUT" strace -f -qq -s 4096 -o "$T/killed.trace" -e trac
   -e inject=pwrite64:signal=KILL:when=${w:-1} "$RUNTIME" --root "$AB_STATE" run --bundle "$T/daemon" "$id" \
   </dev/null >/dev/null 2>&1 7>&- &
 tracer=$!
+# Its write, then its own end: the container process's end, or other
+# lines, may come before or between.
 for ((i = 0; i < 200; i++)); do
-  grep -q 'killed by SIGKILL' "$T/killed.trace" 2>/dev/null && break
+  wline=$(grep -m1 'status\\":\\"running' "$T/killed.trace" 2>/dev/null)
+  [ -n "$wline" ] && grep -q "^${wline%% *} +++ killed by SIGKILL" "$T/killed.trace" && break
   sleep 0.05
 done
-# (Its write, then its end: other processes' lines may come between.)
-wline=$(grep -m1 'status\\":\\"running' "$T/killed.trace")
 like "$wline $(grep -m1 "^${wline%% *} +++ killed by SIGKILL" "$T/killed.trace")" \
   'pwrite64.* = \? +[0-9]+ +\+\+\+ killed by SIGKILL' "$name: the supervisor was killed at its write of \"running\""
 pid=$(json_get pid <"$AB_STATE/$id/state.json")
