@@ -47,7 +47,7 @@ void
 ab_new_userns_maps (const struct ab_spec *s, const struct ab_idmaps **uids, const struct ab_idmaps **gids)
 {
   *uids = *gids = NULL;
-  if (s->linux_ && s->linux_->ns[AB_NS_USER].present && s->linux_->ns[AB_NS_USER].path == NULL)
+  if (ab_linux_new_ns (s->linux_, AB_NS_USER))
     {
       *uids = &s->linux_->uid_mappings;
       *gids = &s->linux_->gid_mappings;

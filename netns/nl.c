@@ -147,16 +147,9 @@ ab_nl_adopt (int fd, int bus, ab_error_t *err)
 struct mnl_socket *
 ab_nl_open (int netns_fd, int bus, ab_error_t *err)
 {
-  struct ab_sock_req r = { .domain = AF_NETLINK, .type = SOCK_RAW, .protocol = bus };
+  struct mnl_socket *nl;
 
-  if (netns_fd < 0)
-    {
-      r.fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, bus);
-      r.errnum = errno;
-    }
-  else if (ab_netns_sockets (netns_fd, &r, 1, err) < 0)
-    return NULL;
-  return nl_wrap (r.fd, r.errnum, bus, err);
+  return ab_nl_open_n (netns_fd, &bus, &nl, 1, err) < 0 ? NULL : nl;
 }
 
 int

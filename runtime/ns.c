@@ -198,32 +198,50 @@ do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
   return (pid_t) syscall (SYS_clone3, &args, sizeof args);
 }
 
+/* /proc/<pid>/<file> (uid_map, gid_map) from m, in one write (the kernel
+   takes the whole map at once); onto_same: each range onto the same ids of
+   the parent namespace (one made inside a warm namespace that maps them
+   already), else onto its host ids. */
+static int
+write_map (pid_t pid, const char *file, const struct ab_idmaps *m, bool onto_same, ab_error_t *err)
+{
+  char path[64];
+  char buf[340 * 36];
+  size_t off = 0, i;
+
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
+  for (i = 0; i < m->n && off < sizeof buf; i++)
+    off += (size_t) snprintf (buf + off, sizeof buf - off, "%u %u %u\n", m->v[i].container_id,
+                              onto_same ? m->v[i].container_id : m->v[i].host_id, m->v[i].size);
+  if (ab_write_file_at (AT_FDCWD, path, buf, off, err) < 0)
+    return ab_error_prefix (err, "linux.%s", strcmp (file, "uid_map") == 0 ? "uidMappings" : "gidMappings");
+  return 0;
+}
+
+/* "deny" into /proc/<pid>/setgroups, which a gid_map written without
+   CAP_SETGID (or a config without setgroups) needs first. */
+static int
+deny_setgroups (pid_t pid, ab_error_t *err)
+{
+  char path[64];
+
+  snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
+  return ab_write_file_at (AT_FDCWD, path, "deny", 4, err);
+}
+
 /* The maps of `pid`'s user namespace, made inside plan->userns_parent_fd:
    each range of the config onto the same ids there. */
 static int
 write_nested_maps (pid_t pid, const struct ab_ns_setup *plan, ab_error_t *err)
 {
-  const struct ab_idmaps *maps[2] = { &plan->nested_maps->uid_mappings, &plan->nested_maps->gid_mappings };
-  static const char *const files[2] = { "uid_map", "gid_map" };
-  char path[64], buf[340 * 36];
+  const struct ab_linux *l = plan->nested_maps;
 
-  if (!plan->nested_setgroups)
-    {
-      snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
-      if (ab_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
-        return -1;
-    }
-  for (int k = 0; k < 2; k++)
-    {
-      size_t off = 0;
-      for (size_t i = 0; i < maps[k]->n && off < sizeof buf; i++)
-        off += (size_t) snprintf (buf + off, sizeof buf - off, "%u %u %u\n", maps[k]->v[i].container_id,
-                                  maps[k]->v[i].container_id, maps[k]->v[i].size);
-      snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, files[k]);
-      if (ab_write_file_at (AT_FDCWD, path, buf, off, err) < 0)
-        return ab_error_prefix (err, "linux.%s (in the warm user namespace)", k ? "gidMappings" : "uidMappings");
-    }
-  return 0;
+  if (!plan->nested_setgroups && deny_setgroups (pid, err) < 0)
+    return -1;
+  return write_map (pid, "uid_map", &l->uid_mappings, true, err) < 0
+                 || write_map (pid, "gid_map", &l->gid_mappings, true, err) < 0
+             ? -1
+             : 0;
 }
 
 pid_t
@@ -321,23 +339,6 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
   return pid;
 }
 
-static int
-write_map (pid_t pid, const char *file, const struct ab_idmaps *m, ab_error_t *err)
-{
-  char path[64];
-  char buf[340 * 36];
-  size_t off = 0, i;
-
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
-  for (i = 0; i < m->n && off < sizeof buf; i++)
-    off += (size_t) snprintf (buf + off, sizeof buf - off, "%u %u %u\n", m->v[i].container_id, m->v[i].host_id,
-                              m->v[i].size);
-  /* The kernel takes the whole map in one write. */
-  if (ab_write_file_at (AT_FDCWD, path, buf, off, err) < 0)
-    return ab_error_prefix (err, "linux.%s", strcmp (file, "uid_map") == 0 ? "uidMappings" : "gidMappings");
-  return 0;
-}
-
 /* newuidmap PID C H S [C H S...] (or newgidmap), spawned with an empty
    environment and its stderr in a pipe for the message.  The helper is
    set-uid root and checks every range against /etc/subuid itself. */
@@ -431,14 +432,10 @@ ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, const struct ab_plan_id
   ab_set_step ("idmaps");
   if (ids->how == AB_IDMAP_HELPER)
     return write_idmaps_helper (pid, l, ids, err);
-  if (ids->how == AB_IDMAP_SINGLE)
-    {
-      char path[64];
-      snprintf (path, sizeof path, "/proc/%d/setgroups", (int) pid);
-      if (ab_write_file_at (AT_FDCWD, path, "deny", 4, err) < 0)
-        return -1;
-    }
-  if (write_map (pid, "uid_map", &l->uid_mappings, err) < 0 || write_map (pid, "gid_map", &l->gid_mappings, err) < 0)
+  if (ids->how == AB_IDMAP_SINGLE && deny_setgroups (pid, err) < 0)
+    return -1;
+  if (write_map (pid, "uid_map", &l->uid_mappings, false, err) < 0
+      || write_map (pid, "gid_map", &l->gid_mappings, false, err) < 0)
     return -1;
   return 0;
 }

@@ -533,6 +533,14 @@ struct ab_linux
   struct ab_memory_policy *memory_policy;
 };
 
+/* Whether l (may be NULL) asks for a new namespace of kind t: listed,
+   with no path to join. */
+static inline bool
+ab_linux_new_ns (const struct ab_linux *l, int t)
+{
+  return l != NULL && l->ns[t].present && l->ns[t].path == NULL;
+}
+
 /* ---- agentbox's own annotations ----------------------------------------- */
 
 /* The dev.agentbox.* annotations, typed once by spec/annotations.c when the

@@ -101,7 +101,7 @@ need_userns (const struct ab_spec *s, const struct ab_host_ids *h, ab_error_t *e
   size_t off = 0;
 
   for (int t = 0; l && t < AB_NS__COUNT; t++)
-    if (t != AB_NS_USER && l->ns[t].present && l->ns[t].path == NULL && off < sizeof names)
+    if (t != AB_NS_USER && ab_linux_new_ns (l, t) && off < sizeof names)
       off += (size_t) snprintf (names + off, sizeof names - off, "%s%s", off ? ", " : "", ab_ns_name (t));
   if (off == 0)
     return 0;
@@ -153,7 +153,7 @@ own_ns_mounts (const struct ab_spec *s, const struct ab_host_ids *h, ab_error_t 
   for (size_t i = 0; i < s->n_mounts; i++)
     for (size_t k = 0; k < AB_ARRAY_SIZE (fs); k++)
       if (s->mounts[i].type && strcmp (s->mounts[i].type, fs[k].type) == 0
-          && !(l && l->ns[fs[k].ns].present && l->ns[fs[k].ns].path == NULL))
+          && !ab_linux_new_ns (l, fs[k].ns))
         return ab_error_setc (err, AB_EC_CONFIG, 0,
                               "config.json: mounts[%zu] (%s): rootless agentbox (uid %u) cannot mount %s for "
                               "the host's %s namespace (that needs CAP_SYS_ADMIN over it, root's); give the "

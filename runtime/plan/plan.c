@@ -375,15 +375,14 @@ plan_rootless (struct ab_plan *p, struct ab_plan_storage *st, const struct ab_sp
   ab_host_ids_free (&h);
   if (r < 0 || o->exec)
     return r;
-  p->own_pid_ns = s->linux_ && s->linux_->ns[AB_NS_PID].present && s->linux_->ns[AB_NS_PID].path == NULL;
+  p->own_pid_ns = ab_linux_new_ns (s->linux_, AB_NS_PID);
   /* Rootless, cloning a mount tree takes CAP_SYS_ADMIN over the mount
      namespace, which only the child holds (in the ones it was born in):
      it clones its root and bind trees itself, as a helper of ours that
      entered them would, by the same functions.  Not an overlay
      workspace's layers, made after the clone (runtime/lifecycle/create.c). */
-  p->trees_by_child = p->rootless && !p->rootfs_idmap && s->workspace.mode != AB_WS_MODE_OVERLAY && s->linux_
-                      && s->linux_->ns[AB_NS_USER].present && s->linux_->ns[AB_NS_USER].path == NULL
-                      && s->linux_->ns[AB_NS_MOUNT].present && s->linux_->ns[AB_NS_MOUNT].path == NULL;
+  p->trees_by_child = p->rootless && !p->rootfs_idmap && s->workspace.mode != AB_WS_MODE_OVERLAY
+                      && ab_linux_new_ns (s->linux_, AB_NS_USER) && ab_linux_new_ns (s->linux_, AB_NS_MOUNT);
   if (ab_plan_cgroups (p, s, o, &nproc, err) < 0)
     return -1;
   if (nproc > 0 && s->process)
