@@ -63,12 +63,6 @@ ab_json_free (struct ab_json *j)
     return;
   switch (j->type)
     {
-    case AB_J_NUMBER:
-      free (j->u.num);
-      break;
-    case AB_J_STRING:
-      free (j->u.str.s);
-      break;
     case AB_J_ARRAY:
       for (i = 0; i < j->u.arr.n; i++)
         ab_json_free (j->u.arr.items[i]);
@@ -140,19 +134,49 @@ builder_fail (struct builder *b, const char *fmt, ...)
   return builder_report (b, path, msg);
 }
 
+/* A node of type t; a string's or a number's text (len bytes) right
+   after it, NUL-terminated: one allocation per leaf, freed with it. */
 static struct ab_json *
-new_node (struct builder *b, enum ab_jtype t)
+node_alloc (enum ab_jtype t, const void *text, size_t len)
 {
   struct ab_json *n;
+  char *s;
 
+  if (t != AB_J_STRING && t != AB_J_NUMBER)
+    {
+      n = xzalloc (sizeof *n);
+      n->type = t;
+      return n;
+    }
+  n = xmalloc (sizeof *n + len + 1);
+  memset (n, 0, sizeof *n);
+  n->type = t;
+  s = (char *)(n + 1);
+  if (len)
+    memcpy (s, text, len);
+  s[len] = '\0';
+  if (t == AB_J_NUMBER)
+    n->u.num = s;
+  else
+    n->u.str.s = s, n->u.str.len = len;
+  return n;
+}
+
+static struct ab_json *
+new_node_text (struct builder *b, enum ab_jtype t, const void *text, size_t len)
+{
   if (++b->nodes > b->lim->max_nodes)
     {
       builder_fail (b, "more than %zu values in the document", b->lim->max_nodes);
       return NULL;
     }
-  n = xzalloc (sizeof *n);
-  n->type = t;
-  return n;
+  return node_alloc (t, text, len);
+}
+
+static struct ab_json *
+new_node (struct builder *b, enum ab_jtype t)
+{
+  return new_node_text (b, t, NULL, 0);
 }
 
 /* Attach a new value to the container on top of the stack; takes ownership. */
@@ -249,9 +273,7 @@ cb_number (void *ctx, const char *s, size_t len)
 
   if (len > 64)
     return builder_fail (b, "number literal longer than 64 characters");
-  n = new_node (b, AB_J_NUMBER);
-  if (n)
-    n->u.num = xstrndup (s, len);
+  n = new_node_text (b, AB_J_NUMBER, s, len);
   return add_value (b, n);
 }
 
@@ -263,12 +285,7 @@ cb_string (void *ctx, const unsigned char *s, size_t len)
 
   if (!check_string (b, s, len, "string"))
     return 0;
-  n = new_node (b, AB_J_STRING);
-  if (n)
-    {
-      n->u.str.s = xstrndup ((const char *) s, len);
-      n->u.str.len = len;
-    }
+  n = new_node_text (b, AB_J_STRING, s, len);
   return add_value (b, n);
 }
 
@@ -300,9 +317,11 @@ cb_map_key (void *ctx, const unsigned char *s, size_t len)
   struct builder *b = ctx;
   struct frame *top = &b->stack[b->depth - 1];
 
+  /* (An error names the object, not the member before this key.) */
+  free (top->key);
+  top->key = NULL;
   if (!check_string (b, s, len, "key"))
     return 0;
-  free (top->key);
   top->key = xstrndup ((const char *) s, len);
   return 1;
 }
@@ -385,6 +404,9 @@ ab_json_parse (const char *buf, size_t len, const struct ab_json_limits *lim, co
   h = yajl_alloc (&callbacks, NULL, &b);
   if (h == NULL)
     abort ();
+  /* Every string and key is checked as UTF-8 once decoded (check_string),
+     which covers the raw bytes too: yajl's own pass would be a second. */
+  yajl_config (h, yajl_dont_validate_strings, 1);
   st = yajl_parse (h, (const unsigned char *) buf, len);
   if (st == yajl_status_ok)
     st = yajl_complete_parse (h);
@@ -749,18 +771,13 @@ ab_json_collect_unused (struct ab_json *j, const char *prefix, struct ab_strv *o
 struct ab_json *
 ab_json_new (enum ab_jtype t)
 {
-  struct ab_json *j = xzalloc (sizeof *j);
-  j->type = t;
-  return j;
+  return node_alloc (t, "", 0);
 }
 
 struct ab_json *
 ab_json_new_str (const char *str)
 {
-  struct ab_json *j = ab_json_new (AB_J_STRING);
-  j->u.str.s = xstrdup (str);
-  j->u.str.len = strlen (str);
-  return j;
+  return node_alloc (AB_J_STRING, str, strlen (str));
 }
 
 void

@@ -48,7 +48,13 @@ ab_utf8_valid (const char *buf, size_t len)
 
   while (i < len)
     {
-      size_t n = ab_utf8_decode (buf + i, len - i, &cp);
+      size_t n;
+      if ((unsigned char)buf[i] < 0x80)
+        {
+          i++; /* ASCII, most of any config: no decode */
+          continue;
+        }
+      n = ab_utf8_decode (buf + i, len - i, &cp);
       if (n == 0)
         return false;
       i += n;

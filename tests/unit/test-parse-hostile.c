@@ -205,18 +205,20 @@ test_duplicate_keys (void)
 static void
 test_utf8_and_nul (void)
 {
-  is_str (perr (doc ("'hostname':'a\xff'")),
-          "config.json: invalid JSON near byte 61: lexical error: invalid bytes in UTF8 string.",
-          "an invalid UTF-8 byte is refused (by yajl's own check)");
+  is_str (perr (doc ("'hostname':'a\xff'")), "config.json: hostname: string is not valid UTF-8",
+          "an invalid UTF-8 byte is refused, naming the field");
   is_str (perr (doc ("'mounts':[{'destination':'/a\xc0\xaf..\xc0\xaf"
                      "etc'}]")),
           "config.json: mounts[0].destination: string is not valid UTF-8",
           "an overlong '/' (the classic traversal trick) is refused");
   is_str (perr (doc ("'hostname':'\xed\xa0\x80'")), "config.json: hostname: string is not valid UTF-8",
           "a UTF-8 encoded surrogate is refused");
-  is_str (perr (doc ("'annotations':{'k\xfe':'v'}")),
-          "config.json: invalid JSON near byte 65: lexical error: invalid bytes in UTF8 string.",
-          "an invalid UTF-8 key is refused");
+  is_str (perr (doc ("'annotations':{'k\xfe':'v'}")), "config.json: annotations: key is not valid UTF-8",
+          "an invalid UTF-8 key is refused, naming its object");
+  is_str (perr (doc ("'annotations':{'a':'1','k\xfe':'v'}")), "config.json: annotations: key is not valid UTF-8",
+          "... its object, not the member before it");
+  is_str (perr (doc ("'hostname':'\xe2\x82'")), "config.json: hostname: string is not valid UTF-8",
+          "a multibyte sequence cut short at the string's end is refused");
   {
     struct ab_spec *s = parse_ok (doc ("'hostname':'a\\ud800b'"));
     ok (s != NULL && ab_utf8_valid (s->hostname, strlen (s->hostname)),
