@@ -73,6 +73,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	docs/landlock.md \
 	tests/integration/pty-drive.py \
 	tests/integration/seccomp-agent.py \
+	tests/integration/deny-userns.py \
 	tests/integration/net/net.sh \
 	tests/integration/net/record.py \
 	tests/integration/net/events.py \

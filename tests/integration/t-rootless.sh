@@ -412,6 +412,39 @@ like "$? $out" '^125 agentbox: no user namespace can be made here: user.max_user
   "where the outer namespace allows no user namespace, run fails at once naming the sysctl and the setting"
 is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
 
+# The other refusals, where the outer side refuses user namespaces with
+# EPERM (deny-userns.py: a seccomp filter on unshare, clone3 and clone with
+# CLONE_NEWUSER, as a runtime's default profile does), told apart by the
+# knob that did it.  This kernel has neither Debian's nor AppArmor's knob:
+# the nest sees /proc/sys/kernel as a copy of this one's with the knob
+# added, bound over it in its own mount namespace.
+# nest_knob NAME VALUE: the run's output and status, NAME=VALUE added ("" none).
+nest_knob ()
+{
+  local k=$T/knob-kernel f
+  rm -rf "$k" && mkdir -p "$k" || return 1
+  for f in /proc/sys/kernel/*; do
+    [ -f "$f" ] && cat "$f" >"$k/${f##*/}" 2>/dev/null
+  done
+  [ -z "$1" ] || echo "$2" >"$k/$1"
+  chown -R "$AB_RL_UID:$AB_RL_GID" "$k"
+  _ab_wrap "${_ab_as[@]}" /usr/bin/unshare --user --map-root-user --mount /bin/sh -c \
+    'mount --bind "$3" /proc/sys/kernel && exec "$4" "$5" "$1" --root "$2" run --default n3 -- true' \
+    sh "$RUNTIME" "$T/nest" "$k" "$PYTHON3" "$AB_LIBDIR/deny-userns.py" 2>&1 </dev/null
+}
+out=$(nest_knob unprivileged_userns_clone 0)
+like "$? $out" '^125 agentbox: no user namespace can be made here: kernel\.unprivileged_userns_clone=0 \(unshare\(CLONE_NEWUSER\): Operation not permitted\): set it to 1 on the host' \
+  "refused with kernel.unprivileged_userns_clone=0 (Debian's knob), run fails at once naming it and the fix"
+is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
+out=$(nest_knob apparmor_restrict_unprivileged_userns 1)
+like "$? $out" "^125 agentbox: no user namespace can be made here: AppArmor's restrict_unprivileged_userns \\(kernel\\.apparmor_restrict_unprivileged_userns=1\\) denies capabilities in a new user namespace .*set it to 0, or give agentbox an AppArmor profile that allows \`userns,\`" \
+  "refused with AppArmor's restrict_unprivileged_userns=1 (Ubuntu's), run names it and the profile rule that allows it"
+is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
+out=$(nest_knob "" "")
+like "$? $out" '^125 agentbox: no user namespace can be made here: a seccomp filter on this process refuses unshare\(CLONE_NEWUSER\) .*podman: --security-opt seccomp=unconfined' \
+  "refused by a seccomp filter alone, run names the filter and the outer container's setting"
+is "$(wc -l <<<"$out") $(ls -A "$T/nest" 2>&1)" "1 " "... in one line, leaving nothing in its state root"
+
 # ---- a delegated cgroup v2 subtree ------------------------------------------------------------------
 
 # What systemd's Delegate=yes or an administrator's chown gives: a cgroup
