@@ -26,11 +26,13 @@ enum ab_seccomp_layout
 {
   AB_SECCOMP_LINEAR = 1, /* one comparison after another, in priority order */
   AB_SECCOMP_TREE = 2,   /* a binary search over the syscall numbers */
+  AB_SECCOMP_RANGES = 3, /* the syscalls allowed outright as a search over their ranges, the tree for the
+                            rest (runtime/seccomp.c, compile_ranges) */
 };
 
 /* Bumped whenever the program compiled for a profile changes (the layout,
    the attributes); it is part of the compiled-program cache's key. */
-#define AB_SECCOMP_SCHEME 2
+#define AB_SECCOMP_SCHEME 3
 
 /* Compile `s`.  Errors name the JSON path (linux.seccomp.syscalls[2].action).
    SCMP_ACT_NOTIFY rules make a program that asks seccomp(2) for a listener

@@ -238,8 +238,8 @@ nr_has_arg_rule (const struct ab_seccomp *s, uint32_t arch, int nr)
 
 struct compare
 {
-  const struct ab_seccomp_prog *tree, *linear;
-  unsigned long inputs, mismatches, bad, steps_tree, steps_linear;
+  const struct ab_seccomp_prog *a, *b; /* a layout against the linear one */
+  unsigned long inputs, mismatches, bad, steps_a, steps_b;
   uint64_t seed;
   struct seccomp_data first; /* the first input the two programs disagree on */
 };
@@ -247,7 +247,7 @@ struct compare
 static void
 compare_one (struct compare *c, const struct seccomp_data *d)
 {
-  uint32_t t = run_bpf (c->tree, d, &c->steps_tree), l = run_bpf (c->linear, d, &c->steps_linear);
+  uint32_t t = run_bpf (c->a, d, &c->steps_a), l = run_bpf (c->b, d, &c->steps_b);
 
   c->inputs++;
   if (t == VERDICT_BAD || l == VERDICT_BAD)
@@ -297,32 +297,18 @@ compare_nr (struct compare *c, const struct ab_seccomp *s, const struct values *
     }
 }
 
+/* Every input of the profile through programs a and b (the linear one). */
 static void
-compare_layouts (const char *what, const struct ab_seccomp *s)
+compare_programs (const char *what, const char *name, const struct ab_seccomp *s, const struct ab_seccomp_prog *a,
+                  const struct ab_seccomp_prog *b)
 {
-  struct ab_seccomp_prog tree = { 0 }, linear = { 0 }, dflt = { 0 };
+  static const uint32_t edge_nrs[] = { 0xffffffff, 0x3fffffff, 0x7fffffff, 0x40000000 + 1023, 4095 };
   struct values vs = { 0 };
-  struct compare c = { 0 };
-  ab_error_t err = { 0 };
+  struct compare c = { .a = a, .b = b, .seed = 1 };
   uint32_t nr;
   size_t i;
-  static const uint32_t edge_nrs[] = { 0xffffffff, 0x3fffffff, 0x7fffffff, 0x40000000 + 1023, 4095 };
-
-  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, &tree, &err) < 0
-      || ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, &linear, &err) < 0
-      || ab_seccomp_compile (s, &dflt, &err) < 0)
-    {
-      ok (0, "%s: compiles in both layouts (%s)", what, err.msg);
-      goto out;
-    }
-  ok (dflt.len == tree.len && memcmp (dflt.insns, tree.insns, tree.len * sizeof *tree.insns) == 0,
-      "%s: ab_seccomp_compile gives the tree layout (%u instructions; linear: %u)", what, tree.len,
-      linear.len);
 
   argument_values (s, &vs);
-  c.tree = &tree;
-  c.linear = &linear;
-  c.seed = 1;
   for (nr = 0; nr < 1024; nr++)
     {
       compare_nr (&c, s, &vs, AUDIT_ARCH_X86_64, SCMP_ARCH_X86_64, nr);
@@ -335,20 +321,51 @@ compare_layouts (const char *what, const struct ab_seccomp *s)
       compare_nr (&c, s, &vs, AUDIT_ARCH_X86_64, SCMP_ARCH_X86_64, edge_nrs[i]);
       compare_nr (&c, s, &vs, AUDIT_ARCH_I386, SCMP_ARCH_X86, edge_nrs[i]);
     }
-  ok (c.bad == 0, "%s: the interpreter knows every instruction of both programs", what);
+  ok (c.bad == 0, "%s: the interpreter knows every instruction of the %s and the linear program", what, name);
   ok (c.mismatches == 0 && c.inputs > 8 * 1024,
-      "%s: tree and linear give the same verdict for all %lu inputs (%zu argument values)", what, c.inputs,
+      "%s: %s and linear give the same verdict for all %lu inputs (%zu argument values)", what, name, c.inputs,
       vs.n);
   if (c.mismatches)
     printf ("# %lu differ; first: arch %#x nr %#x args %#llx %#llx %#llx\n", c.mismatches, c.first.arch,
             (unsigned)c.first.nr, (unsigned long long)c.first.args[0], (unsigned long long)c.first.args[1],
             (unsigned long long)c.first.args[2]);
-  printf ("# instructions run per input: tree %.1f, linear %.1f\n", (double)c.steps_tree / (double)c.inputs,
-          (double)c.steps_linear / (double)c.inputs);
-out:
+  printf ("# instructions run per input: %s %.1f, linear %.1f\n", name, (double)c.steps_a / (double)c.inputs,
+          (double)c.steps_b / (double)c.inputs);
   free (vs.v);
+}
+
+/* The tree and, where the profile allows it (the native architecture
+   alone, a default other than allow), the ranges layout, each against
+   the linear one; ab_seccomp_compile gives the shorter of the two (the
+   tree where the ranges do not apply).  want_ranges: they apply. */
+static void
+compare_layouts (const char *what, const struct ab_seccomp *s, bool want_ranges)
+{
+  struct ab_seccomp_prog tree = { 0 }, linear = { 0 }, ranges = { 0 }, dflt = { 0 };
+  const struct ab_seccomp_prog *chosen;
+  ab_error_t err = { 0 };
+  bool have_ranges;
+
+  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, &tree, &err) < 0
+      || ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, &linear, &err) < 0
+      || ab_seccomp_compile (s, &dflt, &err) < 0)
+    {
+      ok (0, "%s: compiles in both layouts (%s)", what, err.msg);
+      goto out;
+    }
+  have_ranges = ab_seccomp_compile_layout (s, AB_SECCOMP_RANGES, &ranges, &err) == 0;
+  ok (have_ranges == want_ranges, "%s: the ranges layout %s", what, want_ranges ? "applies" : "does not apply");
+  chosen = have_ranges && ranges.len < tree.len ? &ranges : &tree;
+  ok (dflt.len == chosen->len && memcmp (dflt.insns, chosen->insns, chosen->len * sizeof *chosen->insns) == 0,
+      "%s: ab_seccomp_compile gives the %s layout (%u instructions; tree %u, linear %u)", what,
+      chosen == &ranges ? "ranges" : "tree", chosen->len, tree.len, linear.len);
+  compare_programs (what, "tree", s, &tree, &linear);
+  if (have_ranges)
+    compare_programs (what, "ranges", s, &ranges, &linear);
+out:
   ab_seccomp_prog_free (&tree);
   ab_seccomp_prog_free (&linear);
+  ab_seccomp_prog_free (&ranges);
   ab_seccomp_prog_free (&dflt);
 }
 
@@ -384,12 +401,20 @@ test_default_profile (void)
       ok (0, "the default profile parses (%s)", err.msg);
       return;
     }
-  compare_layouts ("agentbox's default profile", s->linux_->seccomp);
+  compare_layouts ("agentbox's default profile", s->linux_->seccomp,
+                   s->linux_->seccomp->architectures.n == 0
+                       || (s->linux_->seccomp->architectures.n == 1
+                           && strcmp (s->linux_->seccomp->architectures.v[0], "SCMP_ARCH_X86_64") == 0));
   ab_spec_free (s);
 }
 
 /* Every operator, several indexes, rules sharing a syscall, other actions
-   than allow and errno, three architectures, under both default actions. */
+   than allow and errno, under three default actions; for three
+   architectures (the tree) and for the native one alone, listed or not
+   (the ranges, unless the default allows).  The native profiles add a
+   syscall allowed outright that an argument rule also names (getpid: not
+   a range's) and a rule that repeats the default action (brk: still a
+   range's, the rule being a no-op). */
 static void
 test_operator_profiles (void)
 {
@@ -415,31 +440,43 @@ test_operator_profiles (void)
         "{\"index\":0,\"value\":2114060288,\"valueTwo\":0,\"op\":\"SCMP_CMP_MASKED_EQ\"}]},"
         "{\"names\":[\"clone3\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":38},"
         "{\"names\":[\"ptrace\"],\"action\":\"SCMP_ACT_KILL\"},"
-        "{\"names\":[\"uname\"],\"action\":\"SCMP_ACT_LOG\"}]";
+        "{\"names\":[\"uname\"],\"action\":\"SCMP_ACT_LOG\"}";
+  static const char native_rules[]
+      = ",{\"names\":[\"getpid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":5,\"args\":["
+        "{\"index\":0,\"value\":3,\"op\":\"SCMP_CMP_EQ\"}]},"
+        "{\"names\":[\"brk\"],\"action\":\"SCMP_ACT_ERRNO\"}";
+  static const struct
+  {
+    const char *archs, *extra, *name;
+    bool ranges; /* for a default other than allow */
+  } variants[] = {
+    { "\"architectures\":[\"SCMP_ARCH_X86_64\",\"SCMP_ARCH_X86\",\"SCMP_ARCH_X32\"],", "", "3 architectures", false },
+    { "\"architectures\":[\"SCMP_ARCH_X86_64\"],", native_rules, "x86_64 alone", true },
+    { "", native_rules, "no architecture listed", true },
+  };
   static const char *const defaults[] = { "SCMP_ACT_ERRNO", "SCMP_ACT_ALLOW", "SCMP_ACT_KILL_PROCESS" };
-  size_t i;
+  size_t i, v;
 
-  for (i = 0; i < AB_ARRAY_SIZE (defaults); i++)
-    {
-      _cleanup_free_ char *sec = NULL, *what = NULL;
-      struct ab_spec *s;
+  for (v = 0; v < AB_ARRAY_SIZE (variants); v++)
+    for (i = 0; i < AB_ARRAY_SIZE (defaults); i++)
+      {
+        _cleanup_free_ char *sec = NULL, *what = NULL;
+        struct ab_spec *s;
 
-      if (asprintf (&sec,
-                    "{\"defaultAction\":\"%s\",\"architectures\":[\"SCMP_ARCH_X86_64\",\"SCMP_ARCH_X86\","
-                    "\"SCMP_ARCH_X32\"],%s}",
-                    defaults[i], rules)
-              < 0
-          || asprintf (&what, "operators and actions, default %s", defaults[i]) < 0)
-        abort ();
-      s = spec_with_seccomp (sec);
-      if (s == NULL || s->linux_ == NULL || s->linux_->seccomp == NULL)
-        {
-          ok (0, "%s: parses", what);
-          continue;
-        }
-      compare_layouts (what, s->linux_->seccomp);
-      ab_spec_free (s);
-    }
+        if (asprintf (&sec, "{\"defaultAction\":\"%s\",%s%s%s]}", defaults[i], variants[v].archs, rules,
+                      variants[v].extra)
+                < 0
+            || asprintf (&what, "operators and actions, %s, default %s", variants[v].name, defaults[i]) < 0)
+          abort ();
+        s = spec_with_seccomp (sec);
+        if (s == NULL || s->linux_ == NULL || s->linux_->seccomp == NULL)
+          {
+            ok (0, "%s: parses", what);
+            continue;
+          }
+        compare_layouts (what, s->linux_->seccomp, variants[v].ranges && strcmp (defaults[i], "SCMP_ACT_ALLOW") != 0);
+        ab_spec_free (s);
+      }
 }
 
 /* ---- the interpreter against the kernel --------------------------------- */
@@ -450,43 +487,35 @@ struct probe
   unsigned long a0, a1;
 };
 
-/* A tree installed in a child: each probe's errno (or 0) is what the
-   interpreter predicts from its verdict.  The probed syscalls ignore their
-   arguments (getppid, getuid, ...), so only the filter decides; clone3 with
-   no arguments fails with EINVAL when allowed, never with the rule's ENOSYS. */
-static void
-test_interpreter_matches_kernel (void)
+/* The program ab_seccomp_compile makes of `profile`, installed in a child:
+   each probe's errno (or 0) is what the interpreter predicts from its
+   verdict.  The probed syscalls ignore their arguments or succeed with
+   them (getppid, getuid, ...), so only the filter decides; clone3 with no
+   arguments fails with EINVAL when allowed, never with the rule's ENOSYS.
+   The result is the program's layout ("tree", "ranges"), for the caller
+   to check. */
+static const char *
+kernel_matches (const char *what, const char *profile, const struct probe *probes, size_t n)
 {
-  static const struct probe probes[] = {
-    { SYS_getppid, 0, 0x35 }, { SYS_getppid, 0, 0x45 }, { SYS_getppid, 0, 0x130 }, { SYS_getuid, 3, 9 },
-    { SYS_getuid, 3, 10 },    { SYS_getuid, 12, 0 },    { SYS_geteuid, 8, 0 },     { SYS_geteuid, 9, 0 },
-    { SYS_getegid, 40, 0 },   { SYS_getegid, 41, 0 },   { SYS_clone3, 0, 0 },
-  };
-  struct ab_seccomp_prog tree = { 0 };
-  int predicted[AB_ARRAY_SIZE (probes)], got[AB_ARRAY_SIZE (probes)], fds[2], status, filtered = 0;
+  struct ab_seccomp_prog prog = { 0 }, ranges = { 0 };
+  int predicted[16], got[16], fds[2], status, filtered = 0;
   ab_error_t err = { 0 };
+  const char *layout = "tree";
   struct ab_spec *s;
   size_t i;
   pid_t pid;
 
-  s = spec_with_seccomp ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":["
-                         "{\"names\":[\"getppid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":18,\"args\":["
-                         "{\"index\":1,\"value\":240,\"valueTwo\":48,\"op\":\"SCMP_CMP_MASKED_EQ\"}]},"
-                         "{\"names\":[\"getuid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":1,\"args\":["
-                         "{\"index\":0,\"value\":10,\"op\":\"SCMP_CMP_LT\"},"
-                         "{\"index\":1,\"value\":9,\"op\":\"SCMP_CMP_LE\"}]},"
-                         "{\"names\":[\"geteuid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":22,\"args\":["
-                         "{\"index\":0,\"value\":8,\"op\":\"SCMP_CMP_EQ\"}]},"
-                         "{\"names\":[\"getegid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":7,\"args\":["
-                         "{\"index\":0,\"value\":40,\"op\":\"SCMP_CMP_NE\"}]},"
-                         "{\"names\":[\"clone3\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":38}]}");
-  if (s == NULL || ab_seccomp_compile (s->linux_->seccomp, &tree, &err) < 0)
+  s = spec_with_seccomp (profile);
+  if (s == NULL || n > AB_ARRAY_SIZE (got) || ab_seccomp_compile (s->linux_->seccomp, &prog, &err) < 0)
     {
-      ok (0, "the probe profile compiles (%s)", err.msg);
+      ok (0, "%s: the probe profile compiles (%s)", what, err.msg);
       ab_spec_free (s);
-      return;
+      return "";
     }
-  for (i = 0; i < AB_ARRAY_SIZE (probes); i++)
+  if (ab_seccomp_compile_layout (s->linux_->seccomp, AB_SECCOMP_RANGES, &ranges, &err) == 0
+      && ranges.len == prog.len && memcmp (ranges.insns, prog.insns, prog.len * sizeof *prog.insns) == 0)
+    layout = "ranges";
+  for (i = 0; i < n; i++)
     {
       struct seccomp_data d = { .nr = (int)probes[i].nr, .arch = AUDIT_ARCH_X86_64 };
       unsigned long steps = 0;
@@ -494,12 +523,12 @@ test_interpreter_matches_kernel (void)
 
       d.args[0] = probes[i].a0;
       d.args[1] = probes[i].a1;
-      v = run_bpf (&tree, &d, &steps);
+      v = run_bpf (&prog, &d, &steps);
       predicted[i] = (v & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO ? (int)(v & SECCOMP_RET_DATA) : 0;
       filtered += predicted[i] != 0;
     }
   /* The allowed clone3 fails on its own (no arguments): expect that. */
-  for (i = 0; i < AB_ARRAY_SIZE (probes); i++)
+  for (i = 0; i < n; i++)
     if (probes[i].nr == SYS_clone3 && predicted[i] == 0)
       predicted[i] = EINVAL;
   if (pipe (fds) < 0 || (pid = fork ()) < 0)
@@ -507,9 +536,9 @@ test_interpreter_matches_kernel (void)
   if (pid == 0)
     {
       close (fds[0]);
-      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || ab_seccomp_install (&tree, NULL) < 0)
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || ab_seccomp_install (&prog, NULL) < 0)
         _exit (3);
-      for (i = 0; i < AB_ARRAY_SIZE (probes); i++)
+      for (i = 0; i < n; i++)
         {
           int e = syscall (probes[i].nr, probes[i].a0, probes[i].a1, 0, 0, 0, 0) < 0 ? errno : 0;
 
@@ -519,21 +548,83 @@ test_interpreter_matches_kernel (void)
       _exit (0);
     }
   close (fds[1]);
-  for (i = 0; i < AB_ARRAY_SIZE (probes); i++)
+  for (i = 0; i < n; i++)
     if (read (fds[0], &got[i], sizeof got[i]) != sizeof got[i])
       got[i] = -1;
   close (fds[0]);
   waitpid (pid, &status, 0);
-  for (i = 0; i < AB_ARRAY_SIZE (probes); i++)
+  for (i = 0; i < n; i++)
     if (predicted[i] != got[i])
       printf ("# probe %zu: nr %ld (%#lx, %#lx): predicted errno %d, kernel %d\n", i, probes[i].nr,
               probes[i].a0, probes[i].a1, predicted[i], got[i]);
-  ok (WIFEXITED (status) && WEXITSTATUS (status) == 0 && memcmp (predicted, got, sizeof got) == 0
-          && filtered > 0 && (size_t)filtered < AB_ARRAY_SIZE (probes),
-      "the interpreter predicts what the kernel does with the installed tree (%zu probes, %d filtered)",
-      AB_ARRAY_SIZE (probes), filtered);
-  ab_seccomp_prog_free (&tree);
+  ok (WIFEXITED (status) && WEXITSTATUS (status) == 0 && memcmp (predicted, got, n * sizeof *got) == 0
+          && filtered > 0 && (size_t)filtered < n,
+      "%s: the interpreter predicts what the kernel does with the installed %s (%zu probes, %d filtered)", what,
+      layout, n, filtered);
+  ab_seccomp_prog_free (&prog);
+  ab_seccomp_prog_free (&ranges);
   ab_spec_free (s);
+  return layout;
+}
+
+static void
+test_interpreter_matches_kernel (void)
+{
+  static const struct probe probes[] = {
+    { SYS_getppid, 0, 0x35 }, { SYS_getppid, 0, 0x45 }, { SYS_getppid, 0, 0x130 }, { SYS_getuid, 3, 9 },
+    { SYS_getuid, 3, 10 },    { SYS_getuid, 12, 0 },    { SYS_geteuid, 8, 0 },     { SYS_geteuid, 9, 0 },
+    { SYS_getegid, 40, 0 },   { SYS_getegid, 41, 0 },   { SYS_clone3, 0, 0 },
+  };
+  static const struct probe native[] = {
+    { SYS_getppid, 0, 0 }, { SYS_getpid, 7, 7 },   { SYS_getegid, 5, 0 }, { SYS_getegid, 6, 0 },
+    { SYS_clone3, 0, 0 },  { SYS_mount, 0, 0 },    { SYS_acct, 0, 0 },    { SYS_getegid, 0, 0 },
+    { SYS_umask, 022, 0 }, { SYS_getuid, 1, 2 },
+  };
+  _cleanup_free_ char *doc = ab_spec_default_json (NULL, NULL), *allow = NULL, *profile = NULL;
+  struct ab_spec *dflt = ab_spec_parse (doc, strlen (doc), NULL);
+  const char *layout;
+
+  kernel_matches ("a profile allowing by default",
+                  "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":["
+                  "{\"names\":[\"getppid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":18,\"args\":["
+                  "{\"index\":1,\"value\":240,\"valueTwo\":48,\"op\":\"SCMP_CMP_MASKED_EQ\"}]},"
+                  "{\"names\":[\"getuid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":1,\"args\":["
+                  "{\"index\":0,\"value\":10,\"op\":\"SCMP_CMP_LT\"},"
+                  "{\"index\":1,\"value\":9,\"op\":\"SCMP_CMP_LE\"}]},"
+                  "{\"names\":[\"geteuid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":22,\"args\":["
+                  "{\"index\":0,\"value\":8,\"op\":\"SCMP_CMP_EQ\"}]},"
+                  "{\"names\":[\"getegid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":7,\"args\":["
+                  "{\"index\":0,\"value\":40,\"op\":\"SCMP_CMP_NE\"}]},"
+                  "{\"names\":[\"clone3\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":38}]}",
+                  probes, AB_ARRAY_SIZE (probes));
+
+  /* The default profile's outright allowlist but getegid, which only an
+     argument rule allows (its first argument 5), for x86_64 alone, a
+     default errno of 77: the ranges in front of the tree, in the kernel. */
+  allow = xstrdup ("");
+  for (size_t i = 0; dflt && i < dflt->linux_->seccomp->syscalls[0].names.n; i++)
+    {
+      const char *name = dflt->linux_->seccomp->syscalls[0].names.v[i];
+      char *next = NULL;
+      if (strcmp (name, "getegid") == 0)
+        continue;
+      if (asprintf (&next, "%s%s\"%s\"", allow, allow[0] ? "," : "", name) < 0)
+        abort ();
+      free (allow);
+      allow = next;
+    }
+  if (asprintf (&profile,
+                "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":77,\"architectures\":"
+                "[\"SCMP_ARCH_X86_64\"],\"syscalls\":[{\"names\":[%s],\"action\":\"SCMP_ACT_ALLOW\"},"
+                "{\"names\":[\"getegid\"],\"action\":\"SCMP_ACT_ALLOW\",\"args\":["
+                "{\"index\":0,\"value\":5,\"op\":\"SCMP_CMP_EQ\"}]},"
+                "{\"names\":[\"clone3\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":38}]}",
+                allow)
+      < 0)
+    abort ();
+  layout = kernel_matches ("the default allowlist, x86_64 alone", profile, native, AB_ARRAY_SIZE (native));
+  is_str (layout, "ranges", "... installed as the ranges layout");
+  ab_spec_free (dflt);
 }
 
 /* A profile of the first n names of `names`, each allowed only for two
