@@ -40,9 +40,14 @@ struct ab_json_member
   bool used;
 };
 
+struct ab_json_arena;
+
 struct ab_json
 {
   enum ab_jtype type;
+  /* A parsed document's nodes, texts, arrays and keys live in one arena,
+     freed with its root; NULL: a node of its own (ab_json_new). */
+  struct ab_json_arena *arena;
   union
   {
     bool b;
