@@ -4,6 +4,7 @@
    child could not create, or what a ptrace stop shows. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
@@ -1477,6 +1478,94 @@ test_notify (void)
   profile_free (s);
 }
 
+/* ---- the compiled-program cache's key ---------------------------------- */
+
+static bool
+same_prog (const struct ab_seccomp_prog *a, const struct ab_seccomp_prog *b)
+{
+  return a->len == b->len && a->flags == b->flags && memcmp (a->insns, b->insns, a->len * sizeof *a->insns) == 0;
+}
+
+/* A profile differing from another in any one field must never be handed
+   the other's cached program: each variant below, compiled through an
+   empty cache (a miss, stored) and again (a hit), gives exactly what an
+   uncached compile gives, and each left an entry of its own. */
+static void
+test_cache_keys (void)
+{
+  char dir[] = "/tmp/ab-seccomp-cache.XXXXXX";
+  unsigned mismatches = 0, variants = 0;
+  size_t entries = 0;
+  DIR *d;
+  struct dirent *e;
+
+  if (mkdtemp (dir) == NULL || setenv ("AGENTBOX_CACHE_DIR", dir, 1) < 0)
+    {
+      ok (0, "a cache directory for the key test");
+      return;
+    }
+  for (int v = 0; v < 13; v++)
+    {
+      struct ab_seccomp *s = profile_new (AB_SCMP_ACT_ERRNO);
+      struct ab_seccomp_rule *r;
+      struct ab_seccomp_prog miss = { 0 }, hit = { 0 }, plain = { 0 };
+      ab_error_t err = { 0 };
+
+      profile_add (s, AB_SCMP_ACT_ALLOW, v == 4 ? "read write exit_group getuid"
+                                         : v == 5 ? "write read exit_group getpid"
+                                                  : "read write exit_group getpid");
+      r = profile_add_errno (s, "getppid", v == 6 ? 6 : 5);
+      rule_arg (r, v == 7 ? 1 : 0, v == 9 ? AB_SCMP_CMP_NE : v == 10 ? AB_SCMP_CMP_MASKED_EQ : AB_SCMP_CMP_EQ,
+                v == 8 ? 4 : 3, v == 10 ? 3 : 0);
+      if (v == 1)
+        s->default_errno_ret_set = true, s->default_errno_ret = 7;
+      if (v == 2)
+        s->default_action = AB_SCMP_ACT_KILL_PROCESS;
+      if (v == 3)
+        ab_strv_push (&s->architectures, "SCMP_ARCH_X86");
+      if (v == 11)
+        profile_add (s, AB_SCMP_ACT_LOG, "uname");
+      if (v == 12)
+        rule_arg (r, 2, AB_SCMP_CMP_GT, 1, 0);
+      variants++;
+      if (ab_seccomp_compile_cached (s, &miss, &err) < 0 || ab_seccomp_compile_cached (s, &hit, &err) < 0
+          || ab_seccomp_compile (s, &plain, &err) < 0)
+        {
+          printf ("# variant %d: %s\n", v, err.msg);
+          mismatches++;
+        }
+      else if (!same_prog (&miss, &plain) || !same_prog (&hit, &plain))
+        {
+          printf ("# variant %d: the cache handed over another program\n", v);
+          mismatches++;
+        }
+      ab_seccomp_prog_free (&miss);
+      ab_seccomp_prog_free (&hit);
+      ab_seccomp_prog_free (&plain);
+      profile_free (s);
+    }
+  {
+    char sub[sizeof dir + 16];
+    snprintf (sub, sizeof sub, "%s/seccomp", dir);
+    if ((d = opendir (sub)) != NULL)
+      {
+        while ((e = readdir (d)) != NULL)
+          entries += e->d_name[0] != '.';
+        closedir (d);
+      }
+  }
+  ok (mismatches == 0 && entries == variants,
+      "%u profiles, each one field apart, get their own program from the cache, missed and hit (%zu entries)",
+      variants, entries);
+  unsetenv ("AGENTBOX_CACHE_DIR");
+  {
+    char cmd[sizeof dir + 16];
+    snprintf (cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system (cmd) != 0)
+      printf ("# could not remove %s\n", dir);
+  }
+}
+
 int
 main (void)
 {
@@ -1498,5 +1587,6 @@ main (void)
   test_same_as_seccomp_load ();
   test_install_is_one_syscall ();
   test_real_world ();
+  test_cache_keys ();
   return tap_done ();
 }
