@@ -40,7 +40,6 @@
 #include "base/log.h"
 #include "runtime/seccomp.h"
 #include "base/util.h"
-#include "base/gen.h"
 
 #define MAGIC "agentbox-cache-1\n"
 #define MAGIC_LEN (sizeof MAGIC - 1)
