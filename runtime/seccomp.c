@@ -636,10 +636,13 @@ emit_search (struct sock_filter *insns, size_t pc, const struct nr_range *r, siz
    Where the tree goes, its verdict is libseccomp's for the whole profile:
    a syscall it no longer names is one the ranges took, so the tree never
    sees it on the native ABI.  Applies to a profile for the native
-   architecture alone (x86_64, aarch64) with a default other than ALLOW;
-   1 when it does not apply (or fails: the tree's compile then reports). */
+   architecture alone (x86_64, aarch64) with a default other than ALLOW,
+   and (unless `always`) only where it shortens the program: the tree
+   spends at least one comparison on each syscall the ranges take, the
+   search two instructions per range and five more.  1 when it does not
+   apply (or fails: the tree's compile then reports). */
 static int
-compile_ranges (const struct ab_seccomp *s, struct ab_seccomp_prog *out)
+compile_ranges (const struct ab_seccomp *s, bool always, struct ab_seccomp_prog *out)
 {
   _cleanup_ (prog_freep) struct ab_seccomp_prog rest = { 0 };
   struct nr_range r[NR_SET_MAX / 2];
@@ -659,16 +662,18 @@ compile_ranges (const struct ab_seccomp *s, struct ab_seccomp_prog *out)
           < 0
       || default_action == SCMP_ACT_ALLOW || plain_allowed (s, default_action, &plain, &ignored) < 0)
     return 1;
+  size_t taken = 0;
   for (uint32_t nr = 0; nr < NR_SET_MAX; nr++)
     if (nr_set_has (&plain, (int)nr))
       {
+        taken++;
         if (n > 0 && r[n - 1].hi + 1 == nr)
           r[n - 1].hi = nr;
         else
           r[n++] = (struct nr_range){ nr, nr };
       }
   /* Every jump to the tree must fit in 8 bits. */
-  if (n == 0 || head + search_len (n) + 1 > 255)
+  if (n == 0 || head + search_len (n) + 1 > 255 || (!always && taken <= head + search_len (n) + 1))
     return 1;
   if (compile_libseccomp (s, AB_SECCOMP_TREE, &plain, &rest, &ignored) < 0)
     return 1;
@@ -697,7 +702,7 @@ ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout la
                            struct ab_seccomp_prog *out, ab_error_t *err)
 {
   if (layout == AB_SECCOMP_RANGES)
-    return compile_ranges (s, out) == 0
+    return compile_ranges (s, true, out) == 0
                ? 0
                : ab_error_setc (err, AB_EC_INTERNAL, ENOTSUP, "linux.seccomp: no ranges layout for this profile");
   return compile_libseccomp (s, layout, NULL, out, err);
@@ -720,33 +725,19 @@ ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout la
    search over the 36 ranges of the ~280 syscalls allowed outright replaces
    one comparison per syscall.  The default profile's program: 433 -> 214
    instructions; seccomp(2) in a rootless run 0.22 -> 0.15 ms (perf trace,
-   medians of 40).  Whichever of the two is shorter is installed; the test
-   compares the ranges with the linear layout in the same way. */
+   medians of 40).  Installed where it shortens the program (a small
+   profile's ranges add more than they take out of its tree); the test
+   compares the ranges with the linear layout in the same way, and checks
+   that the one installed is the shorter. */
 int
 ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err)
 {
-  _cleanup_ (prog_freep) struct ab_seccomp_prog ranges = { 0 };
   ab_error_t tree_err = { 0 };
-  bool have_ranges = compile_ranges (s, &ranges) == 0;
 
+  if (compile_ranges (s, false, out) == 0)
+    return 0;
   if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, out, &tree_err) == 0)
-    {
-      /* The shorter of the two (a small profile's ranges add more than
-         they take out of its tree). */
-      if (have_ranges && ranges.len < out->len)
-        {
-          ab_seccomp_prog_free (out);
-          *out = ranges;
-          memset (&ranges, 0, sizeof ranges);
-        }
-      return 0;
-    }
-  if (have_ranges)
-    {
-      *out = ranges;
-      memset (&ranges, 0, sizeof ranges);
-      return 0;
-    }
+    return 0;
   /* Any other failure repeats in the linear compile, which reports it. */
   return ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, out, err);
 }

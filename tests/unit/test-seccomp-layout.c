@@ -337,7 +337,8 @@ compare_programs (const char *what, const char *name, const struct ab_seccomp *s
 /* The tree and, where the profile allows it (the native architecture
    alone, a default other than allow), the ranges layout, each against
    the linear one; ab_seccomp_compile gives the shorter of the two (the
-   tree where the ranges do not apply).  want_ranges: they apply. */
+   tree where the ranges do not apply): its estimate agrees with the
+   lengths.  want_ranges: they apply. */
 static void
 compare_layouts (const char *what, const struct ab_seccomp *s, bool want_ranges)
 {
@@ -357,8 +358,9 @@ compare_layouts (const char *what, const struct ab_seccomp *s, bool want_ranges)
   ok (have_ranges == want_ranges, "%s: the ranges layout %s", what, want_ranges ? "applies" : "does not apply");
   chosen = have_ranges && ranges.len < tree.len ? &ranges : &tree;
   ok (dflt.len == chosen->len && memcmp (dflt.insns, chosen->insns, chosen->len * sizeof *chosen->insns) == 0,
-      "%s: ab_seccomp_compile gives the %s layout (%u instructions; tree %u, linear %u)", what,
-      chosen == &ranges ? "ranges" : "tree", chosen->len, tree.len, linear.len);
+      "%s: ab_seccomp_compile gives the shorter layout, the %s (%u instructions; tree %u, ranges %u, linear %u)",
+      what, chosen == &ranges ? "ranges" : "tree", chosen->len, tree.len, have_ranges ? ranges.len : 0,
+      linear.len);
   compare_programs (what, "tree", s, &tree, &linear);
   if (have_ranges)
     compare_programs (what, "ranges", s, &ranges, &linear);
