@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "runtime/seccomp.h"
+#include "runtime/seccomp-internal.h"
 #include "spec/tables.h"
 #include "base/util.h"
 
@@ -35,8 +36,6 @@
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-/* The kernel's limit on one program (BPF_MAXINSNS). */
-#define AB_SECCOMP_MAX_INSNS 4096
 /* The largest errno the kernel returns as is; larger values are clamped. */
 #define AB_MAX_ERRNO 4095
 
@@ -140,9 +139,9 @@ action_name (int action)
 /* Map one action of the model to libseccomp's encoding.  `path` names the
    object ("linux.seccomp.syscalls[2]" or "linux.seccomp") for errors, and
    `what` the member holding the action ("action" or "defaultAction"). */
-static int
-map_action (int action, bool errno_set, uint32_t errno_ret, const char *path, const char *what,
-            const char *errno_what, uint32_t *out, ab_error_t *err)
+int
+ab_seccomp_map_action (int action, bool errno_set, uint32_t errno_ret, const char *path, const char *what,
+                       const char *errno_what, uint32_t *out, ab_error_t *err)
 {
   if (action < 0 || action >= AB_SCMP_ACT__COUNT)
     return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: invalid seccomp action %d", path, what, action);
@@ -195,8 +194,8 @@ map_action (int action, bool errno_set, uint32_t errno_ret, const char *path, co
          (the handover's own sendmsg) would wait for an agent that does not
          have it yet. */
       if (strcmp (what, "defaultAction") == 0)
-        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: SCMP_ACT_NOTIFY cannot be the default action", path,
-                              what);
+        return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.%s: SCMP_ACT_NOTIFY cannot be the default action",
+                              path, what);
       *out = SCMP_ACT_NOTIFY;
       return 0;
     default:
@@ -204,9 +203,8 @@ map_action (int action, bool errno_set, uint32_t errno_ret, const char *path, co
     }
 }
 
-/* The libseccomp token of an architecture's name, 0 if unknown here. */
-static uint32_t
-arch_token (const char *name)
+uint32_t
+ab_seccomp_arch_token (const char *name)
 {
   for (size_t j = 0; j < AB_ARRAY_SIZE (arch_table); j++)
     if (strcmp (arch_table[j].name, name) == 0)
@@ -373,30 +371,23 @@ add_rule (scmp_filter_ctx ctx, uint32_t action, int nr, const char *name, const 
   return 0;
 }
 
-/* Native syscall numbers below NR_SET_MAX, as a bitmap. */
-#define NR_SET_MAX 1024
-struct nr_set
+bool
+ab_nr_set_has (const struct ab_nr_set *set, int nr)
 {
-  uint64_t bits[NR_SET_MAX / 64];
-};
-
-static bool
-nr_set_has (const struct nr_set *set, int nr)
-{
-  return set != NULL && nr >= 0 && nr < NR_SET_MAX && (set->bits[nr / 64] >> (nr % 64) & 1);
+  return set != NULL && nr >= 0 && nr < AB_SECCOMP_NR_SET_MAX && (set->bits[nr / 64] >> (nr % 64) & 1);
 }
 
-static void
-nr_set_add (struct nr_set *set, int nr)
+void
+ab_nr_set_add (struct ab_nr_set *set, int nr)
 {
-  if (nr >= 0 && nr < NR_SET_MAX)
+  if (nr >= 0 && nr < AB_SECCOMP_NR_SET_MAX)
     set->bits[nr / 64] |= 1ULL << (nr % 64);
 }
 
 /* The rules, but none for a syscall in `exclude` (NULL: none excluded). */
 static int
 add_syscalls (scmp_filter_ctx ctx, const struct ab_seccomp *s, uint32_t default_action,
-              const struct nr_set *exclude, struct ab_strv *skipped, ab_error_t *err)
+              const struct ab_nr_set *exclude, struct ab_strv *skipped, ab_error_t *err)
 {
   size_t i, j;
 
@@ -411,8 +402,8 @@ add_syscalls (scmp_filter_ctx ctx, const struct ab_seccomp *s, uint32_t default_
       snprintf (path, sizeof path, "linux.seccomp.syscalls[%zu]", i);
       if (rule->names.n == 0)
         return ab_error_setc (err, AB_EC_CONFIG, 0, "%s.names: must contain at least one syscall name", path);
-      if (map_action (rule->action, rule->errno_ret_set, rule->errno_ret, path, "action", "errnoRet", &action,
-                      err)
+      if (ab_seccomp_map_action (rule->action, rule->errno_ret_set, rule->errno_ret, path, "action",
+                                 "errnoRet", &action, err)
           < 0)
         return -1;
       if (make_conditions (rule, path, &conds, &same_index, err) < 0)
@@ -437,8 +428,8 @@ add_syscalls (scmp_filter_ctx ctx, const struct ab_seccomp *s, uint32_t default_
                 ab_strv_push (skipped, name);
               continue;
             }
-          if (nr_set_has (exclude, nr))
-            continue; /* allowed outright, by the ranges in front (compile_ranges) */
+          if (ab_nr_set_has (exclude, nr))
+            continue; /* allowed outright, by the ranges in front (seccomp-ranges.c) */
           if (add_rule (ctx, action, nr, name, conds, rule->n_args, same_index, path, err) < 0)
             return -1;
         }
@@ -491,9 +482,9 @@ export_program (scmp_filter_ctx ctx, struct ab_seccomp_prog *prog, ab_error_t *e
   return 0;
 }
 
-static int
-compile_libseccomp (const struct ab_seccomp *s, enum ab_seccomp_layout layout, const struct nr_set *exclude,
-                    struct ab_seccomp_prog *out, ab_error_t *err)
+int
+ab_seccomp_compile_libseccomp (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
+                               const struct ab_nr_set *exclude, struct ab_seccomp_prog *out, ab_error_t *err)
 {
   _cleanup_ (prog_freep) struct ab_seccomp_prog prog = { 0 };
   _cleanup_scmp_ctx_ scmp_filter_ctx ctx = NULL;
@@ -502,8 +493,8 @@ compile_libseccomp (const struct ab_seccomp *s, enum ab_seccomp_layout layout, c
 
   memset (out, 0, sizeof *out);
 
-  if (map_action (s->default_action, s->default_errno_ret_set, s->default_errno_ret, "linux.seccomp",
-                  "defaultAction", "defaultErrnoRet", &default_action, err)
+  if (ab_seccomp_map_action (s->default_action, s->default_errno_ret_set, s->default_errno_ret,
+                             "linux.seccomp", "defaultAction", "defaultErrnoRet", &default_action, err)
       < 0)
     return -1;
   if (map_flags (s->flags, notifies (s), &prog.flags, err) < 0)
@@ -553,159 +544,16 @@ compile_libseccomp (const struct ab_seccomp *s, enum ab_seccomp_layout layout, c
   return 0;
 }
 
-/* ---- the syscalls allowed outright, as ranges in front ------------------ */
-
-/* The native syscalls a rule allows outright (SCMP_ACT_ALLOW, no argument)
-   and no rule that matters names otherwise (a rule with arguments, another
-   action; one with the default action is a no-op, add_syscalls).  Their
-   verdict is ALLOW whatever the arguments. */
-static int
-plain_allowed (const struct ab_seccomp *s, uint32_t default_action, struct nr_set *plain, ab_error_t *err)
-{
-  struct nr_set other = { 0 };
-
-  memset (plain, 0, sizeof *plain);
-  for (size_t i = 0; i < s->n_syscalls; i++)
-    {
-      const struct ab_seccomp_rule *rule = &s->syscalls[i];
-      uint32_t action;
-      bool outright;
-
-      if (map_action (rule->action, rule->errno_ret_set, rule->errno_ret, "linux.seccomp.syscalls", "action",
-                      "errnoRet", &action, err)
-          < 0)
-        return -1;
-      if (action == default_action)
-        continue;
-      outright = action == SCMP_ACT_ALLOW && rule->n_args == 0;
-      for (size_t j = 0; j < rule->names.n; j++)
-        {
-          int nr = seccomp_syscall_resolve_name (rule->names.v[j]);
-          nr_set_add (outright ? plain : &other, nr);
-        }
-    }
-  for (size_t w = 0; w < AB_ARRAY_SIZE (plain->bits); w++)
-    plain->bits[w] &= ~other.bits[w];
-  return 0;
-}
-
-struct nr_range
-{
-  uint32_t lo, hi;
-};
-
-/* The instructions a search over n ranges takes (emit_search). */
-static size_t
-search_len (size_t n)
-{
-  return n == 1 ? 2 : 1 + search_len (n / 2) + search_len (n - n / 2);
-}
-
-/* A binary search over the sorted ranges r[0..n) of the number in A,
-   written at insns[pc..): a number in one of them jumps to `allow`,
-   anything else to `rest` (both after the search).  Every jump is
-   forward and shorter than 256 (the caller checks the length). */
-static void
-emit_search (struct sock_filter *insns, size_t pc, const struct nr_range *r, size_t n, size_t allow, size_t rest)
-{
-  size_t left = n / 2;
-
-  if (n == 1)
-    {
-      insns[pc] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGE | BPF_K, r[0].lo, 0, (uint8_t)(rest - pc - 1));
-      insns[pc + 1] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGT | BPF_K, r[0].hi, (uint8_t)(rest - pc - 2),
-                                                    (uint8_t)(allow - pc - 2));
-      return;
-    }
-  /* At or above the first range of the right half: the right half. */
-  insns[pc] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGE | BPF_K, r[left].lo, (uint8_t)search_len (left), 0);
-  emit_search (insns, pc + 1, r, left, allow, rest);
-  emit_search (insns, pc + 1 + search_len (left), r + left, n - left, allow, rest);
-}
-
-/* The ranges layout: the native syscalls allowed outright, as a binary
-   search over their ranges, in front of libseccomp's tree of every other
-   rule:
-
-     A = arch; not the native one        -> the tree
-     A = nr;   x32 bit (0x40000000) set  -> the tree
-     search: A in an allowed range       -> ALLOW, else the tree
-     ALLOW
-     the tree (without the syscalls the ranges allow)
-
-   Where the tree goes, its verdict is libseccomp's for the whole profile:
-   a syscall it no longer names is one the ranges took, so the tree never
-   sees it on the native ABI.  Applies to a profile for the native
-   architecture alone (x86_64, aarch64) with a default other than ALLOW,
-   and (unless `always`) only where it shortens the program: the tree
-   spends at least one comparison on each syscall the ranges take, the
-   search two instructions per range and five more.  1 when it does not
-   apply (or fails: the tree's compile then reports). */
-static int
-compile_ranges (const struct ab_seccomp *s, bool always, struct ab_seccomp_prog *out)
-{
-  _cleanup_ (prog_freep) struct ab_seccomp_prog rest = { 0 };
-  struct nr_range r[NR_SET_MAX / 2];
-  struct nr_set plain;
-  uint32_t native = seccomp_arch_native (), default_action;
-  size_t n = 0, head = 4, len;
-  ab_error_t ignored = { 0 }; /* any error repeats in the tree's compile, which reports it */
-
-  memset (out, 0, sizeof *out);
-  if (native != SCMP_ARCH_X86_64 && native != SCMP_ARCH_AARCH64)
-    return 1;
-  for (size_t i = 0; i < s->architectures.n; i++)
-    if (arch_token (s->architectures.v[i]) != native)
-      return 1;
-  if (map_action (s->default_action, s->default_errno_ret_set, s->default_errno_ret, "linux.seccomp",
-                  "defaultAction", "defaultErrnoRet", &default_action, &ignored)
-          < 0
-      || default_action == SCMP_ACT_ALLOW || plain_allowed (s, default_action, &plain, &ignored) < 0)
-    return 1;
-  size_t taken = 0;
-  for (uint32_t nr = 0; nr < NR_SET_MAX; nr++)
-    if (nr_set_has (&plain, (int)nr))
-      {
-        taken++;
-        if (n > 0 && r[n - 1].hi + 1 == nr)
-          r[n - 1].hi = nr;
-        else
-          r[n++] = (struct nr_range){ nr, nr };
-      }
-  /* Every jump to the tree must fit in 8 bits. */
-  if (n == 0 || head + search_len (n) + 1 > 255 || (!always && taken <= head + search_len (n) + 1))
-    return 1;
-  if (compile_libseccomp (s, AB_SECCOMP_TREE, &plain, &rest, &ignored) < 0)
-    return 1;
-  len = head + search_len (n) + 1 + rest.len;
-  if (len > AB_SECCOMP_MAX_INSNS)
-    return 1;
-
-  size_t allow = head + search_len (n), tree = allow + 1;
-  out->insns = xcalloc (len, sizeof *out->insns);
-  out->insns[0] = (struct sock_filter)BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch));
-  out->insns[1] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, native, 0, (uint8_t)(tree - 2));
-  out->insns[2] = (struct sock_filter)BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr));
-  out->insns[3] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGE | BPF_K, 0x40000000, (uint8_t)(tree - 4), 0);
-  emit_search (out->insns, head, r, n, allow, tree);
-  out->insns[allow] = (struct sock_filter)BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-  memcpy (out->insns + tree, rest.insns, rest.len * sizeof *rest.insns);
-  out->len = (unsigned short)len;
-  out->flags = rest.flags;
-  out->skipped = rest.skipped;
-  memset (&rest.skipped, 0, sizeof rest.skipped);
-  return 0;
-}
-
 static int
 ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
                            struct ab_seccomp_prog *out, ab_error_t *err)
 {
   if (layout == AB_SECCOMP_RANGES)
-    return compile_ranges (s, true, out) == 0
+    return ab_seccomp_compile_ranges (s, true, out) == 0
                ? 0
-               : ab_error_setc (err, AB_EC_INTERNAL, ENOTSUP, "linux.seccomp: no ranges layout for this profile");
-  return compile_libseccomp (s, layout, NULL, out, err);
+               : ab_error_setc (err, AB_EC_INTERNAL, ENOTSUP,
+                                "linux.seccomp: no ranges layout for this profile");
+  return ab_seccomp_compile_libseccomp (s, layout, NULL, out, err);
 }
 
 /* The tree.  Installing a filter costs the kernel, under the caller's
@@ -721,7 +569,7 @@ ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout la
    limit is compiled linear instead, which may still fit.
 
    Shorter still, where it applies (the native architecture alone, a
-   default that is not allow): the ranges layout (compile_ranges), whose
+   default that is not allow): the ranges layout (seccomp-ranges.c), whose
    search over the 36 ranges of the ~280 syscalls allowed outright replaces
    one comparison per syscall.  The default profile's program: 433 -> 214
    instructions; seccomp(2) in a rootless run 0.22 -> 0.15 ms (perf trace,
@@ -734,7 +582,7 @@ ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_
 {
   ab_error_t tree_err = { 0 };
 
-  if (compile_ranges (s, false, out) == 0)
+  if (ab_seccomp_compile_ranges (s, false, out) == 0)
     return 0;
   if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, out, &tree_err) == 0)
     return 0;
