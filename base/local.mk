@@ -6,7 +6,7 @@ libagentbox_a_SOURCES += \
 	base/util.h base/util.c \
 	base/log.h base/log.c \
 	base/kernel-compat.h \
-	base/json.h base/json.c \
+	base/json.h base/json.c base/json-get.c \
 	base/gen.h base/gen.c \
 	base/resolve.h base/resolve.c \
 	base/text.h base/text.c \
