@@ -145,6 +145,9 @@ void ab_json_collect_unused (struct ab_json *j, const char *prefix, struct ab_st
 
 /* Building and editing documents. */
 struct ab_json *ab_json_new (enum ab_jtype t);
+/* A deep copy of j made of nodes of its own (a parsed document's nodes
+   live and go with its root: a part kept beyond it is copied). */
+struct ab_json *ab_json_copy (const struct ab_json *j);
 struct ab_json *ab_json_new_str (const char *s);
 /* Set obj[key] = val (replacing and freeing an existing value); takes val. */
 void ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val);

@@ -571,11 +571,11 @@ ab_state_read (int dirfd, const char *id, struct ab_state **out, ab_error_t *err
       ab_jpop (&c, mark);
     }
   {
-    /* Detach the cgroup object from the document: the cgroup driver parses it. */
-    size_t k;
-    for (k = 0; k < j->u.obj.n; k++)
-      if (strcmp (j->u.obj.m[k].key, "cgroup") == 0)
-        s->cgroup = ab_steal_ptr (&j->u.obj.m[k].val);
+    /* A copy of the cgroup object, which outlives the document (whose
+       nodes all go with it, base/json.c): the cgroup driver parses it. */
+    struct ab_json *cg = ab_json_member (j, "cgroup");
+    if (cg != NULL)
+      s->cgroup = ab_json_copy (cg);
   }
   if (strcmp (s->id, id) != 0)
     return ab_error_setc (err, AB_EC_INTERNAL, 0, "container `%s`: corrupt state: it names `%s`", id, s->id);

@@ -2,6 +2,7 @@
    JSON path of the offending value. */
 #include "config.h"
 
+#include "base/gen.h"
 #include "base/json.h"
 #include "tests/unit/tap.h"
 
@@ -193,6 +194,52 @@ test_path_like_snprintf (void)
       same, steps, cut);
 }
 
+/* The text of j, compact. */
+static char *
+text_of (const struct ab_json *j)
+{
+  struct ab_gen *g = ab_gen_new (false);
+  size_t len;
+  char *t;
+
+  ab_gen_json (g, j);
+  t = ab_gen_steal (g, false, &len);
+  ab_gen_free (g);
+  return t;
+}
+
+/* A parsed document's nodes go with its root (one arena): a part kept
+   beyond it is a copy, whole, and a copy can still be added to. */
+static void
+test_copy_outlives_document (void)
+{
+  static const char doc[] = "{\"x\":1,\"cgroup\":{\"paths\":[\"/a\",\"/b\",{\"c\":\"d\"}],\"v2\":true,"
+                            "\"n\":null,\"w\":-12.5e3,\"e\":{},\"ea\":[]}}";
+  ab_error_t err = { 0 };
+  struct ab_json *j = ab_json_parse (doc, strlen (doc), &ab_json_config_limits, "state", &err);
+  struct ab_json *cg = j ? ab_json_copy (ab_json_member (j, "cgroup")) : NULL;
+  char *before = cg ? text_of (cg) : NULL, *after, *added;
+
+  ab_json_free (j);
+  after = cg ? text_of (cg) : NULL;
+  is_str (after, "{\"paths\":[\"/a\",\"/b\",{\"c\":\"d\"}],\"v2\":true,\"n\":null,\"w\":-12.5e3,\"e\":{},\"ea\":[]}",
+          "a copied part of a document reads the same after the document is freed");
+  ok (before && after && strcmp (before, after) == 0, "... as it read before");
+  for (int i = 0; cg && i < 9; i++)
+    {
+      char k[8];
+      snprintf (k, sizeof k, "k%d", i);
+      ab_json_set (cg, k, ab_json_new_str (k));
+    }
+  added = cg ? text_of (cg) : NULL;
+  ok (added && strstr (added, "\"k8\":\"k8\"}") != NULL && strstr (added, "\"ea\":[],\"k0\":\"k0\"") != NULL,
+      "... and can have members added past its first capacity");
+  ab_json_free (cg);
+  free (before);
+  free (after);
+  free (added);
+}
+
 int
 main (void)
 {
@@ -202,5 +249,6 @@ main (void)
   test_syntax ();
   test_typed ();
   test_path_like_snprintf ();
+  test_copy_outlives_document ();
   return tap_done ();
 }

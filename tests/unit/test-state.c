@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "runtime/lifecycle/state.h"
+#include "base/gen.h"
+#include "base/json.h"
 #include "base/util.h"
 #include "tests/unit/tap.h"
 
@@ -102,6 +104,43 @@ main (void)
       "... and reads back (the file was longer than a page: renamed again)");
   free (got);
   ab_state_file_close (&f);
+
+  /* The cgroup object outlives the document it was read from (whose nodes
+     go with it): other parses in between reuse that memory. */
+  {
+    static const char cg[] = "{\"paths\":{\"memory\":\"/sys/fs/cgroup/memory/ab-c1\",\"pids\":\"/p\"},\"v2\":\"/x\"}";
+    struct ab_state *r = NULL;
+    char *text = NULL;
+    size_t len;
+
+    s.cgroup = ab_json_parse (cg, strlen (cg), &ab_json_config_limits, "cg", &err);
+    s.rules_text = (char *)"with a cgroup";
+    is_int (ab_state_write_locked (dirfd, &f, &s, &err), 0, "a state with a cgroup object is written");
+    ab_state_file_close (&f);
+    ab_json_free (s.cgroup);
+    s.cgroup = NULL;
+    if (ab_state_read (dirfd, "c1", &r, &err) == 0)
+      {
+        char *doc = xmalloc (400 * 40 + 8), *p = doc;
+        *p++ = '[';
+        for (int k = 0; k < 400; k++)
+          p += sprintf (p, "%s\"%032d\"", k ? "," : "", k);
+        strcpy (p, "]");
+        for (int k = 0; k < 4; k++)
+          ab_json_free (ab_json_parse (doc, strlen (doc), &ab_json_config_limits, "x", &err));
+        free (doc);
+        if (r->cgroup)
+          {
+            struct ab_gen *g = ab_gen_new (false);
+            ab_gen_json (g, r->cgroup);
+            text = ab_gen_steal (g, false, &len);
+            ab_gen_free (g);
+          }
+        ab_state_free (r);
+      }
+    is_str (text, cg, "... and its cgroup object reads back whole, after other documents were parsed and freed");
+    free (text);
+  }
 
   /* A symlink in place of state.json is never written through. */
   unlinkat (dirfd, AB_STATE_FILE, 0);
