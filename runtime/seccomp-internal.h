@@ -1,5 +1,6 @@
-/* What runtime/seccomp.c (libseccomp's layouts, the install) shares with
- * runtime/seccomp-ranges.c (the ranges layout): one program, two files. */
+/* What runtime/seccomp.c (libseccomp's layouts, the install) offers
+ * runtime/seccomp-ranges.c (the ranges layout, and the choice of a
+ * layout): one program, two files, calls one way. */
 #ifndef AB_RUNTIME_SECCOMP_INTERNAL_H
 #define AB_RUNTIME_SECCOMP_INTERNAL_H
 
@@ -34,10 +35,5 @@ uint32_t ab_seccomp_arch_token (const char *name);
 int ab_seccomp_compile_libseccomp (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
                                    const struct ab_nr_set *exclude, struct ab_seccomp_prog *out,
                                    ab_error_t *err);
-
-/* The ranges layout (seccomp-ranges.c): 0 and *out, or 1 where it does not
-   apply (another architecture listed, a default that allows, no range) or,
-   unless `always`, would not shorten the program. */
-int ab_seccomp_compile_ranges (const struct ab_seccomp *s, bool always, struct ab_seccomp_prog *out);
 
 #endif

@@ -544,52 +544,6 @@ ab_seccomp_compile_libseccomp (const struct ab_seccomp *s, enum ab_seccomp_layou
   return 0;
 }
 
-static int
-ab_seccomp_compile_layout (const struct ab_seccomp *s, enum ab_seccomp_layout layout,
-                           struct ab_seccomp_prog *out, ab_error_t *err)
-{
-  if (layout == AB_SECCOMP_RANGES)
-    return ab_seccomp_compile_ranges (s, true, out) == 0
-               ? 0
-               : ab_error_setc (err, AB_EC_INTERNAL, ENOTSUP,
-                                "linux.seccomp: no ranges layout for this profile");
-  return ab_seccomp_compile_libseccomp (s, layout, NULL, out, err);
-}
-
-/* The tree.  Installing a filter costs the kernel, under the caller's
-   siglock, one emulation of the program per syscall number and
-   architecture (seccomp_cache_prepare, the always-allow bitmap), then a JIT
-   pass over it.  A linear allowlist of ~280 names makes every emulation walk
-   up to all 358 instructions: 0.41 ms per seccomp(2) on this VM, on the
-   critical path of every run and exec.  The tree's 433 instructions take
-   0.20 ms (strace -T, the default profile).  The verdicts do not change:
-   test-seccomp-layout compares both layouts for every syscall number,
-   architecture and a spread of argument values.  The tree is longer (about
-   a fifth here); a profile whose tree passes the kernel's 4096-instruction
-   limit is compiled linear instead, which may still fit.
-
-   Shorter still, where it applies (the native architecture alone, a
-   default that is not allow): the ranges layout (seccomp-ranges.c), whose
-   search over the 36 ranges of the ~280 syscalls allowed outright replaces
-   one comparison per syscall.  The default profile's program: 433 -> 214
-   instructions; seccomp(2) in a rootless run 0.22 -> 0.15 ms (perf trace,
-   medians of 40).  Installed where it shortens the program (a small
-   profile's ranges add more than they take out of its tree); the test
-   compares the ranges with the linear layout in the same way, and checks
-   that the one installed is the shorter. */
-int
-ab_seccomp_compile (const struct ab_seccomp *s, struct ab_seccomp_prog *out, ab_error_t *err)
-{
-  ab_error_t tree_err = { 0 };
-
-  if (ab_seccomp_compile_ranges (s, false, out) == 0)
-    return 0;
-  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, out, &tree_err) == 0)
-    return 0;
-  /* Any other failure repeats in the linear compile, which reports it. */
-  return ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, out, err);
-}
-
 /* seccomp(2) through syscall(2): glibc has no wrapper. */
 static long
 sys_seccomp (unsigned op, unsigned long flags, void *args)

@@ -26,8 +26,6 @@ enum ab_seccomp_layout
 {
   AB_SECCOMP_LINEAR = 1, /* one comparison after another, in priority order */
   AB_SECCOMP_TREE = 2,   /* a binary search over the syscall numbers */
-  AB_SECCOMP_RANGES = 3, /* the syscalls allowed outright as a search over their ranges, the tree for the
-                            rest (runtime/seccomp.c, compile_ranges) */
 };
 
 /* Bumped whenever the program compiled for a profile changes (the layout,

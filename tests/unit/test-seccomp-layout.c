@@ -27,8 +27,9 @@
 #include <unistd.h>
 
 #include "runtime/seccomp.h"
-/* The unit under test, whole: the layout is forced through a static function. */
+/* The units under test, whole: the ranges are forced through a static function. */
 #include "runtime/seccomp.c"
+#include "runtime/seccomp-ranges.c"
 #include "spec/defaults.h"
 #include "spec/spec.h"
 #include "tests/unit/tap.h"
@@ -347,14 +348,14 @@ compare_layouts (const char *what, const struct ab_seccomp *s, bool want_ranges)
   ab_error_t err = { 0 };
   bool have_ranges;
 
-  if (ab_seccomp_compile_layout (s, AB_SECCOMP_TREE, &tree, &err) < 0
-      || ab_seccomp_compile_layout (s, AB_SECCOMP_LINEAR, &linear, &err) < 0
+  if (ab_seccomp_compile_libseccomp (s, AB_SECCOMP_TREE, NULL, &tree, &err) < 0
+      || ab_seccomp_compile_libseccomp (s, AB_SECCOMP_LINEAR, NULL, &linear, &err) < 0
       || ab_seccomp_compile (s, &dflt, &err) < 0)
     {
       ok (0, "%s: compiles in both layouts (%s)", what, err.msg);
       goto out;
     }
-  have_ranges = ab_seccomp_compile_layout (s, AB_SECCOMP_RANGES, &ranges, &err) == 0;
+  have_ranges = compile_ranges (s, true, &ranges) == 0;
   ok (have_ranges == want_ranges, "%s: the ranges layout %s", what, want_ranges ? "applies" : "does not apply");
   chosen = have_ranges && ranges.len < tree.len ? &ranges : &tree;
   ok (dflt.len == chosen->len && memcmp (dflt.insns, chosen->insns, chosen->len * sizeof *chosen->insns) == 0,
@@ -514,7 +515,7 @@ kernel_matches (const char *what, const char *profile, const struct probe *probe
       ab_spec_free (s);
       return "";
     }
-  if (ab_seccomp_compile_layout (s->linux_->seccomp, AB_SECCOMP_RANGES, &ranges, &err) == 0
+  if (compile_ranges (s->linux_->seccomp, true, &ranges) == 0
       && ranges.len == prog.len && memcmp (ranges.insns, prog.insns, prog.len * sizeof *prog.insns) == 0)
     layout = "ranges";
   for (i = 0; i < n; i++)
@@ -671,7 +672,7 @@ layout_len (const struct ab_seccomp *s, enum ab_seccomp_layout layout)
   ab_error_t err = { 0 };
   unsigned len;
 
-  if (ab_seccomp_compile_layout (s, layout, &p, &err) < 0)
+  if (ab_seccomp_compile_libseccomp (s, layout, NULL, &p, &err) < 0)
     return 0;
   len = p.len;
   ab_seccomp_prog_free (&p);
