@@ -97,14 +97,41 @@ userns_is_ours (int fd)
 }
 
 int
-ab_warm_userns_open (const struct ab_linux *l)
+ab_warm_userns_connect (const struct ab_linux *l)
 {
-  char u[160], g[160], want[400], got[400];
-  _cleanup_close_ int s = -1;
+  char u[160], g[160];
   struct sockaddr_un a;
   struct ucred cred = { .uid = (uid_t) -1 };
   socklen_t alen, clen = sizeof cred;
   struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+  int s;
+
+  if (!warm_enabled () || !texts_of (l, u, g, sizeof u) || (alen = holder_addr (u, g, &a)) == 0)
+    return -1;
+  s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return -1;
+  /* A holder that stopped answering costs at most this long. */
+  if (setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0
+      || setsockopt (s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 || connect (s, (struct sockaddr *) &a, alen) < 0)
+    {
+      close (s);
+      return -1;
+    }
+  if (getsockopt (s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != geteuid ())
+    {
+      ab_debug ("warm user namespace: the socket's peer is uid %u, not ours: not used", (unsigned) cred.uid);
+      close (s);
+      return -1;
+    }
+  return s;
+}
+
+int
+ab_warm_userns_receive (int s, const struct ab_linux *l)
+{
+  char u[160], g[160], want[400], got[400];
+  _cleanup_close_ int sock = s;
   union
   {
     char buf[CMSG_SPACE (sizeof (int))];
@@ -116,19 +143,9 @@ ab_warm_userns_open (const struct ab_linux *l)
   ssize_t n;
   int fd = -1;
 
-  if (!warm_enabled () || !texts_of (l, u, g, sizeof u) || (alen = holder_addr (u, g, &a)) == 0)
+  if (sock < 0 || !texts_of (l, u, g, sizeof u))
     return -1;
-  s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  /* A holder that stopped answering costs at most this long. */
-  if (s < 0 || setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0
-      || setsockopt (s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 || connect (s, (struct sockaddr *) &a, alen) < 0)
-    return -1;
-  if (getsockopt (s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != geteuid ())
-    {
-      ab_debug ("warm user namespace: the socket's peer is uid %u, not ours: not used", (unsigned) cred.uid);
-      return -1;
-    }
-  n = recvmsg (s, &msg, MSG_CMSG_CLOEXEC);
+  n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
   cm = n > 0 ? CMSG_FIRSTHDR (&msg) : NULL;
   if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN (sizeof (int)))
     memcpy (&fd, CMSG_DATA (cm), sizeof fd);

@@ -44,9 +44,13 @@
 
 struct ab_plan_ids;
 
-/* The user's warm user namespace mapped as l says: an fd (close-on-exec)
-   that passed the checks above, or -1 (none, a check failed, or off). */
-int ab_warm_userns_open (const struct ab_linux *l);
+/* The user's warm user namespace mapped as l says, in two steps so that
+   the holder answers while the caller works: a socket connected to the
+   user's holder (its peer checked), or -1 (none, or off); then the
+   namespace's fd (close-on-exec) from its answer, once that passed the
+   checks above, or -1 (takes the socket; -1 gives -1). */
+int ab_warm_userns_connect (const struct ab_linux *l);
+int ab_warm_userns_receive (int s, const struct ab_linux *l);
 
 /* Start a holder of l's maps in the background, made by ids's helpers (a
    process of its own; nothing waits for it).  Nothing when off. */
