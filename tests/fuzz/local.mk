@@ -16,7 +16,7 @@ FUZZ_SECONDS = 60
 FUZZ_RUN_OPTS = -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 FUZZ_SRCS = \
 	$(srcdir)/tests/fuzz/fuzz-config.c \
-	$(srcdir)/base/json.c $(srcdir)/spec/tables.c \
+	$(srcdir)/base/json.c $(srcdir)/base/json-get.c $(srcdir)/spec/tables.c \
 	$(srcdir)/spec/parse-util.c $(srcdir)/spec/parse.c \
 	$(srcdir)/spec/parse-linux.c $(srcdir)/spec/parse-resources.c \
 	$(srcdir)/spec/validate.c $(srcdir)/spec/annotations.c $(srcdir)/spec/landlock.c $(srcdir)/base/gen.c \
