@@ -548,17 +548,6 @@ ab_json_new (enum ab_jtype t)
   return node_alloc (NULL, t, "", 0);
 }
 
-/* The capacity grow_in implies for n elements. */
-static size_t
-implied_capacity (size_t n)
-{
-  size_t cap = 4;
-
-  while (cap < n)
-    cap *= 2;
-  return cap;
-}
-
 struct ab_json *
 ab_json_copy (const struct ab_json *j)
 {
@@ -575,23 +564,22 @@ ab_json_copy (const struct ab_json *j)
       return node_alloc (NULL, AB_J_NUMBER, j->u.num, strlen (j->u.num));
     case AB_J_ARRAY:
       c = node_alloc (NULL, AB_J_ARRAY, "", 0);
-      if (j->u.arr.n)
-        c->u.arr.items = xcalloc (implied_capacity (j->u.arr.n), sizeof *c->u.arr.items);
       for (i = 0; i < j->u.arr.n; i++)
-        c->u.arr.items[i] = ab_json_copy (j->u.arr.items[i]);
-      c->u.arr.n = j->u.arr.n;
+        {
+          c->u.arr.items = grow_in (NULL, c->u.arr.items, c->u.arr.n, sizeof *c->u.arr.items);
+          c->u.arr.items[c->u.arr.n++] = ab_json_copy (j->u.arr.items[i]);
+        }
       return c;
     case AB_J_OBJECT:
       c = node_alloc (NULL, AB_J_OBJECT, "", 0);
-      if (j->u.obj.n)
-        c->u.obj.m = xcalloc (implied_capacity (j->u.obj.n), sizeof *c->u.obj.m);
       for (i = 0; i < j->u.obj.n; i++)
         {
+          c->u.obj.m = grow_in (NULL, c->u.obj.m, c->u.obj.n, sizeof *c->u.obj.m);
           c->u.obj.m[i].key = xstrdup (j->u.obj.m[i].key);
           c->u.obj.m[i].val = ab_json_copy (j->u.obj.m[i].val);
           c->u.obj.m[i].used = j->u.obj.m[i].used;
+          c->u.obj.n++;
         }
-      c->u.obj.n = j->u.obj.n;
       return c;
     default:
       c = node_alloc (NULL, j->type, "", 0);

@@ -104,27 +104,21 @@ ab_warm_userns_connect (const struct ab_linux *l)
   struct ucred cred = { .uid = (uid_t) -1 };
   socklen_t alen, clen = sizeof cred;
   struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
-  int s;
+  _cleanup_close_ int s = -1;
 
   if (!warm_enabled () || !texts_of (l, u, g, sizeof u) || (alen = holder_addr (u, g, &a)) == 0)
     return -1;
   s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    return -1;
   /* A holder that stopped answering costs at most this long. */
-  if (setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0
+  if (s < 0 || setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0
       || setsockopt (s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 || connect (s, (struct sockaddr *) &a, alen) < 0)
-    {
-      close (s);
-      return -1;
-    }
+    return -1;
   if (getsockopt (s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != geteuid ())
     {
       ab_debug ("warm user namespace: the socket's peer is uid %u, not ours: not used", (unsigned) cred.uid);
-      close (s);
       return -1;
     }
-  return s;
+  return ab_steal_fd (&s);
 }
 
 int
