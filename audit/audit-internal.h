@@ -109,6 +109,7 @@ struct ab_audit_facts
   struct ab_seccomp_eval sc;
   bool pids_limited, mem_limited, cpu_limited;
   bool own_netns;           /* a network namespace agentbox creates */
+  bool lo_only;             /* ... with lo alone (no linux.netDevices) */
   bool wall;                /* agentbox installs the nftables wall */
   struct ab_net_policy net;       /* dev.agentbox.net.allow (the plan's; not owned) */
   struct ab_egress_policy egress; /* the domain policy create would enforce (the plan's; not owned) */

@@ -145,6 +145,7 @@ facts_net (struct ab_audit_ctx *a)
     return;
   n = &a->p->net;
   f->own_netns = n->own_ns;
+  f->lo_only = n->lo_only;
   f->wall = n->wall;
   f->net = *n->allow;
   f->egress = n->egress;

@@ -386,7 +386,7 @@ ab_audit_expected_wall (const struct ab_audit_facts *f, uint16_t ports[64], stru
       proxy->redirect_ports = ports;
       proxy->n_redirect_ports = ab_egress_policy_ports (&f->egress, ports, 64);
     }
-  return ab_nft_ruleset_build (&f->net, proxy);
+  return ab_nft_ruleset_build (&f->net, proxy, f->lo_only);
 }
 
 static void
@@ -519,11 +519,21 @@ map_network (struct ab_audit_ctx *a)
           ns->path ? ns->path : "", AB_ANNOT_NET_ALLOW);
       return;
     }
-  ab_audit_add (a, AB_AUDIT_S_NETWORK, "wall", "annotations." AB_ANNOT_NET_ALLOW, 0,
-                "table inet agentbox installed by the parent in one nftables batch (libnftnl): output "
-                "policy drop, %zu cloud metadata addresses dropped ahead of every accept, %zu allow entr%s, "
-                "denied destinations counted",
-                ab_nft_n_metadata_addrs, a->f.net.n_allow, a->f.net.n_allow == 1 ? "y" : "ies");
+  {
+    struct ab_netns_proxy proxy = { .enabled = a->f.egress.enabled };
+    char meta[160];
+
+    if (ab_nft_has_metadata_chain (&a->f.net, &proxy, a->f.lo_only))
+      snprintf (meta, sizeof meta, "%zu cloud metadata addresses dropped ahead of every accept",
+                ab_nft_n_metadata_addrs);
+    else
+      snprintf (meta, sizeof meta, "nothing let out of lo, the cloud metadata addresses denied with every "
+                                   "other destination");
+    ab_audit_add (a, AB_AUDIT_S_NETWORK, "wall", "annotations." AB_ANNOT_NET_ALLOW, 0,
+                  "table inet agentbox installed by the parent in one nftables batch (libnftnl): output "
+                  "policy drop, %s, %zu allow entr%s, denied destinations counted",
+                  meta, a->f.net.n_allow, a->f.net.n_allow == 1 ? "y" : "ies");
+  }
   map_allow (a);
   if (a->f.egress.enabled)
     map_egress (a);

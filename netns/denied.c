@@ -123,7 +123,7 @@ denied_cmp (const void *a, const void *b)
 int
 ab_netns_read_denied (int netns_fd, struct ab_net_denied **out, size_t *n, ab_error_t *err)
 {
-  _cleanup_nft_ruleset_ struct ab_nft_ruleset *rs = ab_nft_ruleset_build (NULL, NULL);
+  _cleanup_nft_ruleset_ struct ab_nft_ruleset *rs = ab_nft_ruleset_build (NULL, NULL, false);
   _cleanup_mnl_ struct mnl_socket *nl = ab_nl_open (netns_fd, NETLINK_NETFILTER, err);
   struct denied_list l = { 0 };
 

@@ -29,18 +29,20 @@ struct ab_netns_proxy
    the one the caller is in): bring
    lo up, add the routes that make every destination reach the output hook,
    and install the agentbox table in one nftables batch: output policy drop,
-   metadata addresses dropped before any accept, the allow entries, replies
+   metadata addresses dropped before any accept (unless nothing can be let
+   out of a namespace with lo alone, lo_only: ab_nft_has_metadata_chain),
+   the allow entries, replies
    of established flows, loopback as the design needs, a forward/input stance
    that makes the namespace useless as a router, and the recording of denied
    destinations.  Requires CAP_NET_ADMIN over this netns (its creator's
    user namespace: a rootless runtime that made it has it).  socks: its
    NETLINK_NETFILTER and NETLINK_ROUTE sockets made in it already (taken,
    closed whatever happens), or NULL to make them here. */
-int ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, int *socks,
-                    ab_error_t *err);
+int ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, bool lo_only,
+                    int *socks, ab_error_t *err);
 
 /* The rules ab_netns_apply installs, in nft syntax, for `state` and --debug. */
-char *ab_netns_rules_text (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy);
+char *ab_netns_rules_text (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, bool lo_only);
 
 struct ab_net_denied
 {

@@ -268,8 +268,24 @@ build_nat (struct ab_nft_ruleset *r, const struct ab_netns_proxy *proxy)
     }
 }
 
+/* The metadata chain guards what the output chain could let out before
+   its `goto deny`: an allow entry, the proxy's redirect, an established
+   flow, or a destination that is local.  In the container's own namespace
+   with lo alone, with no entries and no proxy, there is none of these:
+   a metadata address is local there only if the program put it on lo
+   itself (it then reaches its own socket), no other table rewrites it
+   (a joined namespace can have a DNAT to a local metadata server, which
+   is why the chain stays there), and it meets `goto deny` like any other
+   destination, recorded the same.  Leaving the chain out saves the kernel
+   a base chain and 12 rules, ~0.2 ms of every start here. */
+bool
+ab_nft_has_metadata_chain (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, bool lo_only)
+{
+  return !lo_only || (p != NULL && p->n_allow > 0) || (proxy != NULL && proxy->enabled);
+}
+
 struct ab_nft_ruleset *
-ab_nft_ruleset_build (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy)
+ab_nft_ruleset_build (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, bool lo_only)
 {
   struct ab_nft_ruleset *r = xzalloc (sizeof *r);
   bool v6_allowed = false;
@@ -283,7 +299,8 @@ ab_nft_ruleset_build (const struct ab_net_policy *p, const struct ab_netns_proxy
   r->sets[3] = (struct ab_nft_set){ "denied6_proto", AF_INET6, false };
   r->n_sets = 4;
 
-  build_metadata (r);
+  if (ab_nft_has_metadata_chain (p, proxy, lo_only))
+    build_metadata (r);
   build_output (r, p, v6_allowed);
   build_deny (r);
   build_input (r, p, v6_allowed);
@@ -530,9 +547,9 @@ ab_nft_ruleset_text (const struct ab_nft_ruleset *r)
 }
 
 char *
-ab_netns_rules_text (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy)
+ab_netns_rules_text (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, bool lo_only)
 {
-  _cleanup_nft_ruleset_ struct ab_nft_ruleset *r = ab_nft_ruleset_build (p, proxy);
+  _cleanup_nft_ruleset_ struct ab_nft_ruleset *r = ab_nft_ruleset_build (p, proxy, lo_only);
 
   return ab_nft_ruleset_text (r);
 }

@@ -107,9 +107,15 @@ struct ab_nft_ruleset
   size_t n_chains;
 };
 
-/* The ruleset for a policy (NULL: no entries) and a proxy (NULL: none). */
-struct ab_nft_ruleset *ab_nft_ruleset_build (const struct ab_net_policy *p,
-                                             const struct ab_netns_proxy *proxy);
+/* The ruleset for a policy (NULL: no entries) and a proxy (NULL: none) in
+   a namespace that is the container's own with lo alone (lo_only: made by
+   agentbox, no linux.netDevices) or not. */
+struct ab_nft_ruleset *ab_nft_ruleset_build (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy,
+                                             bool lo_only);
+
+/* Whether that ruleset has the metadata chain: unless nothing can be let
+   out (no allow entries, no proxy) of a namespace with lo alone. */
+bool ab_nft_has_metadata_chain (const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, bool lo_only);
 void ab_nft_ruleset_free (struct ab_nft_ruleset *r);
 static inline void
 ab_nft_ruleset_freep (struct ab_nft_ruleset **r)

@@ -23,7 +23,10 @@
  *   metadata    filter, hook output, priority raw (-300): cloud metadata
  *               addresses `goto deny`.  Ahead of conntrack, of the proxy
  *               redirect and of every accept, so that neither an allow entry
- *               nor an established flow nor the proxy can reach them.
+ *               nor an established flow nor the proxy can reach them.  Left
+ *               out where it guards nothing: the container's own namespace
+ *               with lo alone, no allow entries, no proxy
+ *               (ab_nft_has_metadata_chain says why).
  *   nat_output  (with a proxy only) nat, output, -100: TCP to the redirect
  *               ports of a non-local destination goes to 127.0.0.1:http_port
  *               (IPv6 to [::1]:http_port): the only way out for that TCP.
@@ -696,8 +699,8 @@ wall_sockets (int netns_fd, int *socks, struct mnl_socket **nl, ab_error_t *err)
 }
 
 int
-ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, int *socks,
-                ab_error_t *err)
+ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_netns_proxy *proxy, bool lo_only,
+                int *socks, ab_error_t *err)
 {
   _cleanup_nft_ruleset_ struct ab_nft_ruleset *rs = NULL;
   struct mnl_socket *nl[2];
@@ -708,7 +711,7 @@ ab_netns_apply (int netns_fd, const struct ab_net_policy *p, const struct ab_net
   r = ab_nft_proxy_check (proxy, err);
   if (r == 0)
     {
-      rs = ab_nft_ruleset_build (p, proxy);
+      rs = ab_nft_ruleset_build (p, proxy, lo_only);
       /* Rules first: from the moment lo is up and routes exist, the wall is
          already in place. */
       r = nft_install (nl[0], rs, err) < 0 || ab_netns_setup_routes (nl[1], err) < 0 ? -1 : 0;

@@ -117,7 +117,7 @@ ab_net_rules_record (struct ab_container *c)
   if (pn == NULL || !pn->netns || !pn->wall || c->state->rules_text != NULL)
     return;
   wall_proxy (pn, &proxy);
-  c->state->rules_text = ab_netns_rules_text (pn->allow, &proxy);
+  c->state->rules_text = ab_netns_rules_text (pn->allow, &proxy, pn->lo_only);
 }
 
 int
@@ -183,13 +183,13 @@ ab_net_setup (struct ab_container *c, const struct ab_ns_setup *ns, int wall_soc
         return err->errnum == EPIPE ? ab_error_set (err, EPIPE, "the container's process ended before it made the "
                                                                 "wall's netlink sockets")
                                     : ab_error_prefix (err, "the wall's netlink sockets from the container's process");
-      if (ab_netns_apply (c->netns_fd, pn->allow, &proxy, wall_sock_fd >= 0 ? socks : NULL, err) < 0)
+      if (ab_netns_apply (c->netns_fd, pn->allow, &proxy, pn->lo_only, wall_sock_fd >= 0 ? socks : NULL, err) < 0)
         return -1;
       /* (Their text for `state` is written later, ab_net_rules_record:
          not before the program starts.) */
       if (ab_log_debug_enabled ())
         {
-          _cleanup_free_ char *text = ab_netns_rules_text (pn->allow, &proxy);
+          _cleanup_free_ char *text = ab_netns_rules_text (pn->allow, &proxy, pn->lo_only);
           debug_rules (c->id, text);
         }
     }

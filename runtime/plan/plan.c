@@ -143,6 +143,7 @@ plan_network (struct ab_plan *p, const struct ab_spec *s, const struct ab_plan_o
 
   n->netns = l && l->ns[AB_NS_NET].present;
   n->own_ns = n->netns && l->ns[AB_NS_NET].path == NULL;
+  n->lo_only = n->own_ns && l->n_net_devices == 0;
   n->allow = &s->agentbox.net;
   /* A netns we create always gets the wall; a joined one (podman,
      containerd) only when the config asks with the annotation. */

@@ -205,6 +205,39 @@ ok $? "delete the stopped container"
 net_gone_link "$H1" "$peer"
 ok $? "after delete the container's network namespace is gone (no mount or process holds it)"
 
+# ---- the container's own namespace with lo alone, nothing allowed ------------------------------
+#
+# There the metadata chain guards nothing and is left out (netns/nft-rules.c,
+# ab_nft_has_metadata_chain): no allow entry, no proxy, no link, no other
+# table.  What it guarded must hold without it: a metadata address is refused
+# at once and recorded like any other destination.
+
+make_bundle "$T/lo" "process.args=[\"/bin/sh\",\"-c\",\"/bin/abtest connect tcp 169.254.169.254 80; \
+/bin/abtest connect udp 169.254.169.254 53; /bin/abtest connect tcp 169.254.170.2 80; \
+/bin/abtest connect tcp fd00:ec2::254 80\"]" 'annotations={}'
+id=$(new_id)
+rt --debug create --bundle "$T/lo" "$id" </dev/null >"$T/lo/stdout" 2>"$T/lo/debug"
+ok $? "create a container with a network namespace of its own, lo alone, no policy"
+pid=$(pid_of "$id")
+nsenter --net="/proc/$pid/ns/net" nft list table inet agentbox >"$T/lo/installed.nft"
+debug_rules "$T/lo/debug" "$id" >"$T/lo/debug.nft"
+[ -s "$T/lo/debug.nft" ] && cmp -s "$T/lo/debug.nft" "$T/lo/installed.nft"
+ok $? "--debug shows the rules, byte for byte what nft lists in the container's namespace" ||
+  diag "$(diff "$T/lo/debug.nft" "$T/lo/installed.nft")"
+unlike "$(cat "$T/lo/installed.nft")" 'chain metadata' "the installed table has no metadata chain"
+like "$(cat "$T/lo/installed.nft")" 'policy drop;' "... and the output chain's policy drop"
+is "$(nsenter --net="/proc/$pid/ns/net" ip -o link show | awk -F': ' '{print $2}')" lo \
+  "... in a namespace whose only link is lo"
+rt start "$id" && wait_for_status "$id" stopped 30
+ok $? "the container runs its probes and stops"
+is "$(tr '\n' ' ' <"$T/lo/stdout")" "ECONNREFUSED EPERM ECONNREFUSED ECONNREFUSED " \
+  "refused at once without it: 169.254.169.254 over TCP and UDP, 169.254.170.2, fd00:ec2::254"
+is "$(net_record nft-denied "$AB_STATE/$id/netns" | grep -E '169\.254|fd00' | sort)" "$(printf '%s\n' \
+  'tcp 169.254.169.254 80 1' 'tcp 169.254.170.2 80 1' 'tcp fd00:ec2::254 80 1' 'udp 169.254.169.254 53 1')" \
+  "the denied record, read from the host in the held namespace, counts each metadata attempt"
+rt delete "$id"
+ok $? "delete the stopped container"
+
 # ---- exec: the violations of one exec, in its record -----------------------------------------
 # The wall counts a container's denials over its life; an exec's record holds
 # what it added while the exec ran (and an exec without a record skips

@@ -175,7 +175,7 @@ test_limits (void)
 }
 
 static char *
-text_of (const char *policy, const struct ab_netns_proxy *proxy)
+text_in (const char *policy, const struct ab_netns_proxy *proxy, bool lo_only)
 {
   struct ab_net_policy p = { 0 };
   ab_error_t err = { 0 };
@@ -183,9 +183,16 @@ text_of (const char *policy, const struct ab_netns_proxy *proxy)
 
   if (policy != NULL && ab_net_policy_parse (policy, &p, &err) < 0)
     return xstrdup (err.msg);
-  t = ab_netns_rules_text (policy != NULL ? &p : NULL, proxy);
+  t = ab_netns_rules_text (policy != NULL ? &p : NULL, proxy, lo_only);
   ab_net_policy_free (&p);
   return t;
+}
+
+/* In a namespace with links (joined, or with linux.netDevices). */
+static char *
+text_of (const char *policy, const struct ab_netns_proxy *proxy)
+{
+  return text_in (policy, proxy, false);
 }
 
 /* The lines of chain `name` in the text, joined with '|'. */
@@ -329,6 +336,33 @@ test_rules_text (void)
   }
 }
 
+/* The container's own namespace with lo alone: the metadata chain only
+   where something can be let out. */
+static void
+test_rules_lo_only (void)
+{
+  static const uint16_t ports[] = { 443 };
+  struct ab_netns_proxy proxy = { true, 3128, 53, ports, AB_ARRAY_SIZE (ports) };
+  struct ab_netns_proxy off = { false, 3128, 53, ports, AB_ARRAY_SIZE (ports) };
+  _cleanup_free_ char *bare = text_in ("", NULL, true);
+  _cleanup_free_ char *absent = text_in (NULL, &off, true);
+  _cleanup_free_ char *allow = text_in ("192.0.2.1:443/tcp", NULL, true);
+  _cleanup_free_ char *allow_links = text_of ("192.0.2.1:443/tcp", NULL);
+  _cleanup_free_ char *px = text_in ("", &proxy, true);
+  _cleanup_free_ char *px_links = text_of ("", &proxy);
+  const char *m0 = strstr (empty_text, "\tchain metadata {\n"), *m1 = strstr (empty_text, "\tchain output {\n");
+  _cleanup_free_ char *want = xasprintf ("%.*s%s", (int)(m0 - empty_text), empty_text, m1);
+
+  is_str (bare, want, "lo alone, nothing allowed: the table without the metadata chain, the rest unchanged");
+  is_str (absent, want, "... the same with no policy and a disabled proxy");
+  is_str (allow, allow_links, "lo alone with an allow entry: the whole table, metadata chain first");
+  is_str (px, px_links, "lo alone with the proxy: the whole table");
+  ok (strstr (allow, "\tchain metadata {\n") != NULL && strstr (px, "\tchain metadata {\n") != NULL,
+      "... both with the metadata chain");
+  ok (!ab_nft_has_metadata_chain (NULL, NULL, true) && ab_nft_has_metadata_chain (NULL, NULL, false),
+      "ab_nft_has_metadata_chain: only lo alone with nothing let out goes without");
+}
+
 static void
 test_rule_description (void)
 {
@@ -339,7 +373,7 @@ test_rule_description (void)
   size_t accepts = 0;
 
   ab_net_policy_parse ("192.0.2.1:8080,[2001:db8::1]:443/tcp", &p, &err);
-  r = ab_nft_ruleset_build (&p, NULL);
+  r = ab_nft_ruleset_build (&p, NULL, false);
   for (size_t i = 0; i < r->n_chains; i++)
     if (strcmp (r->chains[i].name, "output") == 0)
       out = &r->chains[i];
@@ -397,6 +431,7 @@ main (void)
   test_errors ();
   test_limits ();
   test_rules_text ();
+  test_rules_lo_only ();
   test_rule_description ();
   test_proxy_check ();
   test_netns_socket ();
