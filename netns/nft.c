@@ -25,7 +25,8 @@
  *               redirect and of every accept, so that neither an allow entry
  *               nor an established flow nor the proxy can reach them.  Left
  *               out where it guards nothing: the container's own namespace
- *               with lo alone, no allow entries, no proxy
+ *               with lo alone (no linux.netDevices, no hook before the
+ *               program), no allow entries, no proxy
  *               (ab_nft_has_metadata_chain says why).
  *   nat_output  (with a proxy only) nat, output, -100: TCP to the redirect
  *               ports of a non-local destination goes to 127.0.0.1:http_port

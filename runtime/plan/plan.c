@@ -143,7 +143,13 @@ plan_network (struct ab_plan *p, const struct ab_spec *s, const struct ab_plan_o
 
   n->netns = l && l->ns[AB_NS_NET].present;
   n->own_ns = n->netns && l->ns[AB_NS_NET].path == NULL;
+  /* Lo alone: nothing moved in, and no hook that runs before the program
+     (prestart, createRuntime, createContainer, startContainer) that could
+     add a link or a table to the namespace, as a CNI plugin run from a hook
+     does. */
   n->lo_only = n->own_ns && l->n_net_devices == 0;
+  for (int k = AB_HOOK_PRESTART; k <= AB_HOOK_START_CONTAINER; k++)
+    n->lo_only = n->lo_only && s->hooks[k].n == 0;
   n->allow = &s->agentbox.net;
   /* A netns we create always gets the wall; a joined one (podman,
      containerd) only when the config asks with the annotation. */

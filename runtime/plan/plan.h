@@ -107,7 +107,8 @@ struct ab_plan_net
 {
   bool netns;                     /* linux.namespaces has a network namespace */
   bool own_ns;                    /* a new one, which agentbox makes */
-  bool lo_only;                   /* own_ns with lo alone: no linux.netDevices moved in */
+  bool lo_only;                   /* own_ns with lo alone: no linux.netDevices moved in, no hook before
+                                     the program that could add a link or a table */
   bool wall;                      /* the nftables wall goes in (always in an own one; in a joined one
                                      only when dev.agentbox.net.allow is set) */
   const struct ab_net_policy *allow; /* dev.agentbox.net.allow */

@@ -237,6 +237,17 @@ is "$(net_record nft-denied "$AB_STATE/$id/netns" | grep -E '169\.254|fd00' | so
   "the denied record, read from the host in the held namespace, counts each metadata attempt"
 rt delete "$id"
 ok $? "delete the stopped container"
+# A hook that runs before the program can add a link or a table (a CNI
+# plugin run from createRuntime does): then the chain stays.
+make_bundle "$T/lohook" 'annotations={}' 'hooks={"createRuntime":[{"path":"/bin/true"}]}'
+id=$(new_id)
+rt create --bundle "$T/lohook" "$id" </dev/null >/dev/null 2>"$T/lohook/err"
+ok $? "create the same with a createRuntime hook"
+pid=$(pid_of "$id")
+like "$(nsenter --net="/proc/$pid/ns/net" nft list table inet agentbox)" 'chain metadata' \
+  "... its table has the metadata chain"
+rt delete --force "$id"
+ok $? "delete it"
 
 # ---- exec: the violations of one exec, in its record -----------------------------------------
 # The wall counts a container's denials over its life; an exec's record holds
