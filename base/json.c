@@ -154,6 +154,29 @@ grow_in (struct ab_json_arena *a, void *p, size_t n, size_t size)
   return q;
 }
 
+/* Append v to array a, or a member to object o whose key is already the
+   node's (from its arena, or malloc'ed), unused: the only two ways an
+   array or an object grows. */
+static void
+arr_append (struct ab_json *a, struct ab_json *v)
+{
+  a->u.arr.items = grow_in (a->arena, a->u.arr.items, a->u.arr.n, sizeof *a->u.arr.items);
+  a->u.arr.items[a->u.arr.n++] = v;
+}
+
+static struct ab_json_member *
+obj_append (struct ab_json *o, char *key, struct ab_json *val)
+{
+  struct ab_json_member *m;
+
+  o->u.obj.m = grow_in (o->arena, o->u.obj.m, o->u.obj.n, sizeof *o->u.obj.m);
+  m = &o->u.obj.m[o->u.obj.n++];
+  m->key = key;
+  m->val = val;
+  m->used = false;
+  return m;
+}
+
 /* The malloc'ed nodes below an arena node (added by ab_json_set). */
 static void
 free_own_below (struct ab_json *j)
@@ -321,8 +344,7 @@ add_value (struct builder *b, struct ab_json *v)
           ab_json_free (v);
           return builder_fail (b, "array has more than %zu elements", b->lim->max_items);
         }
-      a->u.arr.items = grow_in (a->arena, a->u.arr.items, a->u.arr.n, sizeof *a->u.arr.items);
-      a->u.arr.items[a->u.arr.n++] = v;
+      arr_append (a, v);
     }
   else
     {
@@ -332,11 +354,7 @@ add_value (struct builder *b, struct ab_json *v)
           ab_json_free (v);
           return builder_fail (b, "object has more than %zu members", b->lim->max_items);
         }
-      o->u.obj.m = grow_in (o->arena, o->u.obj.m, o->u.obj.n, sizeof *o->u.obj.m);
-      o->u.obj.m[o->u.obj.n].key = ab_steal_ptr (&top->key);
-      o->u.obj.m[o->u.obj.n].val = v;
-      o->u.obj.m[o->u.obj.n].used = false;
-      o->u.obj.n++;
+      obj_append (o, ab_steal_ptr (&top->key), v);
     }
   return 1;
 }
@@ -565,20 +583,14 @@ ab_json_copy (const struct ab_json *j)
     case AB_J_ARRAY:
       c = node_alloc (NULL, AB_J_ARRAY, "", 0);
       for (i = 0; i < j->u.arr.n; i++)
-        {
-          c->u.arr.items = grow_in (NULL, c->u.arr.items, c->u.arr.n, sizeof *c->u.arr.items);
-          c->u.arr.items[c->u.arr.n++] = ab_json_copy (j->u.arr.items[i]);
-        }
+        arr_append (c, ab_json_copy (j->u.arr.items[i]));
       return c;
     case AB_J_OBJECT:
       c = node_alloc (NULL, AB_J_OBJECT, "", 0);
       for (i = 0; i < j->u.obj.n; i++)
         {
-          c->u.obj.m = grow_in (NULL, c->u.obj.m, c->u.obj.n, sizeof *c->u.obj.m);
-          c->u.obj.m[i].key = xstrdup (j->u.obj.m[i].key);
-          c->u.obj.m[i].val = ab_json_copy (j->u.obj.m[i].val);
-          c->u.obj.m[i].used = j->u.obj.m[i].used;
-          c->u.obj.n++;
+          const struct ab_json_member *from = &j->u.obj.m[i];
+          obj_append (c, xstrdup (from->key), ab_json_copy (from->val))->used = from->used;
         }
       return c;
     default:
@@ -606,10 +618,6 @@ ab_json_set (struct ab_json *obj, const char *key, struct ab_json *val)
         obj->u.obj.m[i].val = val;
         return;
       }
-  obj->u.obj.m = grow_in (obj->arena, obj->u.obj.m, obj->u.obj.n, sizeof *obj->u.obj.m);
-  obj->u.obj.m[obj->u.obj.n].key = obj->arena ? arena_strndup (obj->arena, key, strlen (key)) : xstrdup (key);
-  obj->u.obj.m[obj->u.obj.n].val = val;
-  obj->u.obj.m[obj->u.obj.n].used = false;
-  obj->u.obj.n++;
+  obj_append (obj, obj->arena ? arena_strndup (obj->arena, key, strlen (key)) : xstrdup (key), val);
 }
 
