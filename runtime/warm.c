@@ -73,6 +73,13 @@ texts_of (const struct ab_linux *l, char *u, char *g, size_t len)
   return maps_text (&l->uid_mappings, u, len) && maps_text (&l->gid_mappings, g, len);
 }
 
+/* What the holder of these maps says with the namespace it hands over. */
+static void
+hello_text (char *buf, size_t len, const char *uid_maps, const char *gid_maps)
+{
+  snprintf (buf, len, PROTO " u=%s g=%s", uid_maps, gid_maps);
+}
+
 /* ---- the caller's side ----------------------------------------------------------- */
 
 /* The checks of warm.h on a received fd. */
@@ -96,8 +103,8 @@ userns_is_ours (int fd)
   return ok;
 }
 
-int
-ab_warm_userns_connect (const struct ab_linux *l)
+void
+ab_warm_userns_connect (const struct ab_linux *l, struct ab_warm_ask *ask)
 {
   char u[160], g[160];
   struct sockaddr_un a;
@@ -106,26 +113,28 @@ ab_warm_userns_connect (const struct ab_linux *l)
   struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
   _cleanup_close_ int s = -1;
 
+  ask->sock = -1;
   if (!warm_enabled () || !texts_of (l, u, g, sizeof u) || (alen = holder_addr (u, g, &a)) == 0)
-    return -1;
+    return;
   s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   /* A holder that stopped answering costs at most this long. */
   if (s < 0 || setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0
       || setsockopt (s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 || connect (s, (struct sockaddr *) &a, alen) < 0)
-    return -1;
+    return;
   if (getsockopt (s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != geteuid ())
     {
       ab_debug ("warm user namespace: the socket's peer is uid %u, not ours: not used", (unsigned) cred.uid);
-      return -1;
+      return;
     }
-  return ab_steal_fd (&s);
+  hello_text (ask->want, sizeof ask->want, u, g);
+  ask->sock = ab_steal_fd (&s);
 }
 
 int
-ab_warm_userns_receive (int s, const struct ab_linux *l)
+ab_warm_userns_receive (struct ab_warm_ask *ask)
 {
-  char u[160], g[160], want[400], got[400];
-  _cleanup_close_ int sock = s;
+  char got[sizeof ask->want];
+  _cleanup_close_ int sock = ab_steal_fd (&ask->sock);
   union
   {
     char buf[CMSG_SPACE (sizeof (int))];
@@ -137,7 +146,7 @@ ab_warm_userns_receive (int s, const struct ab_linux *l)
   ssize_t n;
   int fd = -1;
 
-  if (sock < 0 || !texts_of (l, u, g, sizeof u))
+  if (sock < 0)
     return -1;
   n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
   cm = n > 0 ? CMSG_FIRSTHDR (&msg) : NULL;
@@ -146,14 +155,13 @@ ab_warm_userns_receive (int s, const struct ab_linux *l)
   if (fd < 0)
     return -1;
   got[n] = '\0';
-  snprintf (want, sizeof want, PROTO " u=%s g=%s", u, g);
-  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || strcmp (got, want) != 0 || !userns_is_ours (fd))
+  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || strcmp (got, ask->want) != 0 || !userns_is_ours (fd))
     {
       ab_debug ("warm user namespace: what the holder handed over failed a check: not used");
       close (fd);
       return -1;
     }
-  ab_debug ("warm user namespace: in use (%s, %s)", u, g);
+  ab_debug ("warm user namespace: in use (%s)", ask->want);
   return fd;
 }
 
@@ -327,7 +335,7 @@ ab_warm_userns_serve (const char *newuidmap, const char *newgidmap, const char *
   free (l.gid_mappings.v);
   if (ufd < 0 || listen (s, 64) < 0)
     return 1;
-  snprintf (hello, sizeof hello, PROTO " u=%s g=%s", uid_maps, gid_maps);
+  hello_text (hello, sizeof hello, uid_maps, gid_maps);
   for (;;)
     {
       struct pollfd p = { .fd = s, .events = POLLIN };

@@ -45,12 +45,18 @@
 struct ab_plan_ids;
 
 /* The user's warm user namespace mapped as l says, in two steps so that
-   the holder answers while the caller works: a socket connected to the
-   user's holder (its peer checked), or -1 (none, or off); then the
-   namespace's fd (close-on-exec) from its answer, once that passed the
-   checks above, or -1 (takes the socket; -1 gives -1). */
-int ab_warm_userns_connect (const struct ab_linux *l);
-int ab_warm_userns_receive (int s, const struct ab_linux *l);
+   the holder answers while the caller works: ask its holder (a socket
+   connected to it, its peer checked, and the answer it must give; sock -1:
+   none, or off); then the namespace's fd (close-on-exec) from its answer,
+   once that passed the checks above, or -1 (closes ask->sock; none asked
+   gives -1). */
+struct ab_warm_ask
+{
+  int sock;
+  char want[400];
+};
+void ab_warm_userns_connect (const struct ab_linux *l, struct ab_warm_ask *ask);
+int ab_warm_userns_receive (struct ab_warm_ask *ask);
 
 /* Start a holder of l's maps in the background, made by ids's helpers (a
    process of its own; nothing waits for it).  Nothing when off. */

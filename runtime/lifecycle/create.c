@@ -650,7 +650,7 @@ struct create_tx
   int sp[2];
   int console_fd, listen_fd;
   int relay; /* the other end of the console pair, for a relayed terminal; -1 */
-  int warm_sock; /* connected to the user's warm holder, its answer not read yet; -1 */
+  struct ab_warm_ask warm_ask; /* put to the user's warm holder, its answer not read yet; sock -1 */
   int warm_fd; /* the warm user namespace the container's is made in (runtime/warm.h); -1 */
   int wall_sp[2]; /* the child hands the wall's netlink sockets over [1] to the network job's [0]; -1 */
   bool net_inline; /* the network set up by this thread after the maps, not a thread of its own */
@@ -763,7 +763,7 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
      first: the holder answers while the state and the seccomp program are
      written. */
   if (c->plan->ids.how == AB_IDMAP_HELPER && tx->ns.new_user && !tx->ns.any_join)
-    tx->warm_sock = ab_warm_userns_connect (s->linux_);
+    ab_warm_userns_connect (s->linux_, &tx->warm_ask);
   if (realize_state (tx, err) < 0)
     return -1;
   ab_set_step ("network");
@@ -786,7 +786,7 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
   ab_trace ("state written, seccomp compiled");
   if (c->plan->ids.how == AB_IDMAP_HELPER && tx->ns.new_user && !tx->ns.any_join)
     {
-      tx->warm_fd = ab_warm_userns_receive (ab_steal_fd (&tx->warm_sock), s->linux_);
+      tx->warm_fd = ab_warm_userns_receive (&tx->warm_ask);
       c->warm_wanted = tx->warm_fd < 0;
       tx->ns.userns_parent_fd = tx->warm_fd;
       tx->ns.nested_maps = s->linux_;
@@ -1000,7 +1000,7 @@ create_close (struct create_tx *tx)
   ab_closep_now (&tx->listen_fd);
   ab_closep_now (&tx->console_fd);
   ab_closep_now (&tx->relay);
-  ab_closep_now (&tx->warm_sock);
+  ab_closep_now (&tx->warm_ask.sock);
   ab_closep_now (&tx->warm_fd);
   ab_ns_setup_close (&tx->ns);
   if (tx->have_prog)
@@ -1016,8 +1016,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 {
   static int (*const phases[]) (struct create_tx *, ab_error_t *)
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
-  struct create_tx tx = { .o = o,          .sp = { -1, -1 }, .console_fd = -1,        .listen_fd = -1, .relay = -1,
-                          .warm_sock = -1, .warm_fd = -1,    .wall_sp = { -1, -1 } };
+  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1,
+                          .warm_ask = { .sock = -1 }, .warm_fd = -1, .wall_sp = { -1, -1 } };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);
   int r = 0;
 
