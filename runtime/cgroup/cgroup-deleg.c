@@ -50,6 +50,36 @@ v2_mount (const struct ab_cg_host *host, const char **own)
   return best;
 }
 
+/* v2_mount of the cgroup2 mount at its usual place alone where that shows
+   our cgroup (ab_cg_host_read_v2), else of the whole host, read into
+   host. */
+static int
+find_v2_mount (struct ab_cg_host *host, const struct ab_cg_mount **m, const char **own, ab_error_t *err)
+{
+  int quick = ab_cg_host_read_v2 (host, err);
+
+  if (quick < 0)
+    return -1;
+  if (quick > 0 && (*m = v2_mount (host, own)) != NULL)
+    return 0;
+  ab_cg_host_free (host);
+  if (ab_cg_host_read (host, err) < 0)
+    return -1;
+  *m = v2_mount (host, own);
+  return 0;
+}
+
+/* Whether the host has v1 hierarchies with a controller (our
+   /proc/self/cgroup lists every hierarchy the kernel has). */
+static bool
+any_v1 (const struct ab_cg_host *host)
+{
+  for (size_t i = 0; i < host->n_own; i++)
+    if (!host->own[i].v2 && ab_cg_has_real_v1_controller (host->own[i].controllers))
+      return true;
+  return false;
+}
+
 /* Whether `dir` is delegated to uid: the directory, its cgroup.procs and
    cgroup.subtree_control belong to it, and cgroup.procs may be written (a
    read-only mount, as in many containers, says no).  why gets the reason
@@ -115,14 +145,13 @@ ab_cgroup_delegation (const char *parent, struct ab_cgroup_deleg *d, ab_error_t 
   const char *own;
   uid_t uid = geteuid ();
   char why[400];
-  int mode;
+  bool v1;
 
   memset (d, 0, sizeof *d);
   fix_text (d, uid);
-  if (ab_cg_host_read (&host, err) < 0)
+  if (find_v2_mount (&host, &m, &own, err) < 0)
     return -1;
-  mode = ab_cg_host_mode_of (&host);
-  m = v2_mount (&host, &own);
+  v1 = any_v1 (&host);
   if (m == NULL)
     {
       snprintf (d->why, sizeof d->why,
@@ -151,8 +180,7 @@ ab_cgroup_delegation (const char *parent, struct ab_cgroup_deleg *d, ab_error_t 
     }
   if (!d->usable)
     snprintf (d->why, sizeof d->why, "agentbox runs as uid %u and no cgroup is delegated to it: its cgroup %s%s",
-              (unsigned) uid, why,
-              mode == AB_CGROUP_HYBRID || mode == AB_CGROUP_V1 ? ", and the v1 hierarchies are root's" : "");
+              (unsigned) uid, why, v1 ? ", and the v1 hierarchies are root's" : "");
   else
     {
       bool busy;

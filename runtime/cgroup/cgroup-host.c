@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
+#include <sys/syscall.h>
 
 #include "runtime/cgroup/cgroup-internal.h"
+#include "base/kernel-compat.h"
 #include "base/util.h"
 
 #define MOUNTINFO_MAX (4u << 20)
@@ -359,6 +361,83 @@ ab_cg_host_read (struct ab_cg_host *h, ab_error_t *err)
       return -1;
     }
   return 0;
+}
+
+/* The head of statmount(2)'s answer (linux/mount.h, Linux 6.8), the
+   strings after it. */
+struct statmount_head
+{
+  uint32_t size, mnt_opts;
+  uint64_t mask;
+  uint32_t sb_dev_major, sb_dev_minor;
+  uint64_t sb_magic;
+  uint32_t sb_flags, fs_type;
+  uint64_t mnt_id, mnt_parent_id;
+  uint32_t mnt_id_old, mnt_parent_id_old;
+  uint64_t mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
+  uint32_t mnt_root, mnt_point;
+  uint64_t spare[50];
+  char str[];
+};
+
+/* The cgroup2 mount at `at` as a line of mountinfo would give it (root and
+   mount point), from statmount(2).  false: none there, or no statmount. */
+static bool
+v2_mount_at (const char *at, struct ab_cg_mount *m)
+{
+  struct
+  {
+    uint32_t size, spare;
+    uint64_t mnt_id, param;
+  } req = { .size = 24, .param = STATMOUNT_SB_BASIC | STATMOUNT_MNT_ROOT | STATMOUNT_MNT_POINT };
+  _cleanup_close_ int fd = open (at, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  _cleanup_free_ struct statmount_head *sm = NULL;
+  size_t len = sizeof *sm + 2 * CG_PATH_MAX;
+  struct statx stx;
+
+  if (fd < 0 || statx (fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) < 0
+      || !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+    return false;
+  req.mnt_id = stx.stx_mnt_id;
+  sm = xzalloc (len);
+  if (syscall (SYS_statmount, &req, sm, len, 0) < 0 || (sm->mask & req.param) != req.param
+      || sm->sb_magic != CGROUP2_SUPER_MAGIC)
+    return false;
+  m->v2 = true;
+  m->controllers = xstrdup ("");
+  m->root = xstrdup (sm->str + sm->mnt_root);
+  m->mountpoint = xstrdup (sm->str + sm->mnt_point);
+  return true;
+}
+
+int
+ab_cg_host_read_v2 (struct ab_cg_host *h, ab_error_t *err)
+{
+  static const char *const places[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+  _cleanup_free_ char *pc = NULL;
+  struct ab_cg_mount m = { 0 };
+
+  memset (h, 0, sizeof *h);
+  for (size_t i = 0; i < AB_ARRAY_SIZE (places) && !m.v2; i++)
+    if (!v2_mount_at (places[i], &m))
+      {
+        free (m.controllers);
+        free (m.root);
+        free (m.mountpoint);
+        memset (&m, 0, sizeof m);
+      }
+  if (!m.v2)
+    return 0;
+  h->mounts = xcalloc (1, sizeof *h->mounts);
+  h->mounts[0] = m;
+  h->n_mounts = 1;
+  if (ab_read_file_at (AT_FDCWD, "/proc/self/cgroup", SMALL_FILE_MAX, &pc, NULL, err) < 0
+      || ab_cg_parse_proc_cgroup (pc, h, err) < 0)
+    {
+      ab_cg_host_free (h);
+      return -1;
+    }
+  return 1;
 }
 
 bool

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "base/gen.h"
+#include "base/kernel-compat.h"
 #include "base/json.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/test-cgroup-util.h"
@@ -591,6 +593,102 @@ test_planned_state (void)
   ab_cgroup_free (made);
 }
 
+/* The cgroup2 mount read without mountinfo (ab_cg_host_read_v2, every
+   rootless start) against the same mount in mountinfo: the same root and
+   mount point, the same own cgroups.  1 when they agree, 0 when not, -1
+   when the kernel has no statmount(2); what was compared in `what`. */
+static int
+quick_matches_full (char *what, size_t len)
+{
+  static const char *const places[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+  struct ab_cg_host quick = { 0 }, full = { 0 };
+  ab_error_t err;
+  int r = ab_cg_host_read_v2 (&quick, &err), agree = 0;
+  const char *want = NULL;
+
+  if (ab_cg_host_read (&full, &err) < 0)
+    return snprintf (what, len, "read the host: %s", err.msg), 0;
+  /* the mount the quick read must find: the first of its two places that
+     holds a cgroup2 mount in mountinfo */
+  for (size_t k = 0; k < 2 && want == NULL; k++)
+    for (size_t i = 0; i < full.n_mounts; i++)
+      if (full.mounts[i].v2 && strcmp (full.mounts[i].mountpoint, places[k]) == 0)
+        want = places[k];
+  if (r == 0 && want && syscall (SYS_statmount, NULL, NULL, 0, 0) < 0 && errno == ENOSYS)
+    agree = -1;
+  else if (want == NULL)
+    {
+      snprintf (what, len, "no cgroup2 mount at either place: the quick read finds none (r=%d)", r);
+      agree = r == 0 && quick.n_mounts == 0;
+    }
+  else if (r != 1 || quick.n_mounts != 1)
+    snprintf (what, len, "the cgroup2 mount at %s: the quick read found none (r=%d)", want, r);
+  else
+    {
+      for (size_t i = 0; i < full.n_mounts; i++)
+        agree |= full.mounts[i].v2 && strcmp (full.mounts[i].mountpoint, quick.mounts[0].mountpoint) == 0
+                 && strcmp (full.mounts[i].root, quick.mounts[0].root) == 0;
+      agree &= quick.n_own == full.n_own && quick.n_own > 0
+               && strcmp (quick.own[0].path, full.own[0].path) == 0;
+      snprintf (what, len, "root `%s` at `%s`, own cgroup `%s`, as in mountinfo", quick.mounts[0].root,
+                quick.mounts[0].mountpoint, quick.n_own ? quick.own[0].path : "?");
+    }
+  ab_cg_host_free (&full);
+  ab_cg_host_free (&quick);
+  return agree;
+}
+
+static void
+test_quick_v2_read (void)
+{
+  _cleanup_free_ char *dir = NULL;
+  const char *v2dir = t_own_dir ("");
+  char what[600] = "";
+  int p[2], r, st = 0;
+  pid_t pid;
+
+  r = quick_matches_full (what, sizeof what);
+  if (r < 0)
+    {
+      ok (1, "# SKIP no statmount(2) on this kernel: the whole host is read");
+      return;
+    }
+  ok (r == 1, "the cgroup2 mount without mountinfo: %s", what);
+  if (v2dir == NULL)
+    return;
+  /* In a cgroup namespace rooted below the mount's root, mountinfo shows
+     "/.." as the mount's root: so must the quick read, never "/". */
+  dir = xasprintf ("%s/%s-quick", v2dir, t_prefix);
+  if (pipe (p) < 0 || mkdir (dir, 0755) < 0)
+    {
+      ok (0, "make %s: %s", dir, strerror (errno));
+      return;
+    }
+  pid = fork ();
+  if (pid == 0)
+    {
+      char me[32];
+      close (p[0]);
+      snprintf (me, sizeof me, "%d", (int) getpid ());
+      if (t_write (dir, "cgroup.procs", me) < 0 || unshare (CLONE_NEWCGROUP) < 0)
+        snprintf (what, sizeof what, "enter %s and a cgroup namespace: %s", dir, strerror (errno)), r = 0;
+      else
+        r = quick_matches_full (what, sizeof what);
+      if (write (p[1], what, strlen (what)) < 0)
+        _exit (2);
+      _exit (r == 1 ? 0 : 1);
+    }
+  close (p[1]);
+  memset (what, 0, sizeof what);
+  if (read (p[0], what, sizeof what - 1) < 0)
+    what[0] = '\0';
+  close (p[0]);
+  waitpid (pid, &st, 0);
+  ok (WIFEXITED (st) && WEXITSTATUS (st) == 0 && strstr (what, "root `/..`"),
+      "in a cgroup namespace below the mount's root: %s", what);
+  rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -612,6 +710,7 @@ main (int argc, char **argv)
   test_devices ();
   test_state_and_stats ();
   test_planned_state ();
+  test_quick_v2_read ();
   {
     _cleanup_free_ char *left = t_snapshot ();
     is_str (left, "", "no test cgroup is left behind");
