@@ -654,6 +654,7 @@ struct create_tx
   int warm_fd; /* the warm user namespace the container's is made in (runtime/warm.h); -1 */
   int wall_sp[2]; /* the child hands the wall's netlink sockets over [1] to the network job's [0]; -1 */
   bool net_inline; /* the network set up by this thread after the maps, not a thread of its own */
+  bool state_later; /* the first state.json written after the clone (realize_state) */
 };
 
 static int
@@ -691,6 +692,19 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
       ab_strv_push (&c->degraded, c->plan->degraded.v[i]);
     }
   return 0;
+}
+
+/* config.json, then the first state.json.  config.json straight into
+   place, no temporary and rename: it is written before the first
+   state.json, and a directory without state.json is nobody's container
+   (ab_state_dir_remove_orphan), so no reader ever takes a half-written one
+   for a config. */
+static int
+write_first_state (struct ab_container *c, ab_error_t *err)
+{
+  if (ab_write_file_create (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0)
+    return -1;
+  return ab_container_write_state (c, err);
 }
 
 /* The state directory, and in the first state written the cgroups as
@@ -740,13 +754,14 @@ realize_state (struct create_tx *tx, ab_error_t *err)
               < 0
           || ab_container_set_cgroup (c, tx->cg, err) < 0))
     return -1;
-  /* config.json straight into place, no temporary and rename: it is
-     written before the first state.json, and a directory without
-     state.json is nobody's container (ab_state_dir_remove_orphan), so no
-     reader ever takes a half-written one for a config. */
-  if (ab_write_file_create (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0)
-    return -1;
-  return ab_container_write_state (c, err);
+  /* Without a cgroup or a private rootfs skeleton nothing of the container
+     outlives its processes, which die with us until it is recorded (the
+     child's PR_SET_PDEATHSIG): what a crash leaves before the first
+     state.json is a directory that `delete --force` removes (an orphan).
+     So the state is written once, after the clone, with the pid, off the
+     path to the clone (phase_spawn). */
+  tx->state_later = tx->cg == NULL && !ab_container_private_rootfs (c);
+  return tx->state_later ? 0 : write_first_state (c, err);
 }
 
 static int
@@ -872,7 +887,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
   c->pid = pid;
   c->state->pid = pid;
   c->state->pid_start = ab_proc_start_time (pid, NULL);
-  if (ab_container_write_state (c, err) < 0)
+  if ((tx->state_later ? write_first_state (c, err) : ab_container_write_state (c, err)) < 0)
     return -1;
   /* The network in a thread of its own while this one waits for the id
      map helpers or makes the mount trees; else, with nothing to wait for

@@ -28,6 +28,10 @@ int ab_container_set_cgroup (struct ab_container *c, struct ab_cgroup *cg, ab_er
 /* Record c->cg in the state file. */
 int ab_container_save_cgroup (struct ab_container *c, ab_error_t *err);
 
+/* Whether c runs on the private rootfs skeleton of a `run --default`,
+   which goes with the container (<root>/.rootfs@<id>). */
+bool ab_container_private_rootfs (const struct ab_container *c);
+
 /* Kill what is left in the cgroup, remove the cgroups and the netns bind
    mount: everything create made except the state directory.  Idempotent. */
 int ab_container_release_resources (struct ab_container *c, ab_error_t *err);

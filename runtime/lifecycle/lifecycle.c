@@ -136,14 +136,17 @@ ab_container_save_cgroup (struct ab_container *c, ab_error_t *err)
 }
 
 /* rootfs is <root>/.rootfs@<id> */
-static bool
-uses_private_rootfs (const char *rootfs, const char *id)
+bool
+ab_container_private_rootfs (const struct ab_container *c)
 {
-  const char *base = strrchr (rootfs, '/');
+  const char *base;
 
-  base = base ? base + 1 : rootfs;
+  if (c->state == NULL || c->state->rootfs == NULL)
+    return false;
+  base = strrchr (c->state->rootfs, '/');
+  base = base ? base + 1 : c->state->rootfs;
   return ab_str_has_prefix (base, AB_PRIVATE_ROOTFS_PREFIX)
-         && strcmp (base + strlen (AB_PRIVATE_ROOTFS_PREFIX), id) == 0;
+         && strcmp (base + strlen (AB_PRIVATE_ROOTFS_PREFIX), c->id) == 0;
 }
 
 int
@@ -219,8 +222,7 @@ ab_container_release_resources (struct ab_container *c, ab_error_t *err)
   /* The private rootfs skeleton of a `run --default` whose cache could not
      hold it (runtime/sandbox/sandbox.c) goes with the container, once nothing of
      the container is left to use it. */
-  if (r == 0 && c->rootfd >= 0 && c->state && c->state->rootfs
-      && uses_private_rootfs (c->state->rootfs, c->id)
+  if (r == 0 && c->rootfd >= 0 && ab_container_private_rootfs (c)
       && ab_state_private_rootfs_remove (c->rootfd, c->id, false) < 0)
     r = ab_error_set (err, errno, "remove the private rootfs skeleton of `%s`", c->id);
   return r;

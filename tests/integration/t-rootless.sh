@@ -340,6 +340,35 @@ is "$(marked_procs 'sleep 471[34]')" "" "... and every process of it, checked fr
 urt delete "$id" </dev/null
 is "$? $(state_left)" "0 " "delete leaves the user's state root empty"
 
+# Killed between its clone and its first state.json.  Without a cgroup the
+# config snapshot and the first state.json are written once, after the
+# clone (create.c, realize_state): a supervisor killed there leaves a
+# container process born and nothing recorded.  That process must die with
+# it (PR_SET_PDEATHSIG), and delete --force must leave nothing.
+if command -v strace >/dev/null; then
+  mkdir -p "$T/sk" && cp "$T/sb/config.json" "$T/sk/" && cfg "$T/sk/config.json" "root.path=\"$T/sb/rootfs\"" \
+    'process.args=["/bin/true"]'
+  id=$(new_id)
+  _ab_wrap "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" strace -f -qq -o "$XDG/order.st" -e trace=clone3,openat \
+    "$RUNTIME" run --bundle "$T/sk" "$id" </dev/null >/dev/null 2>&1
+  first_clone=$(grep -n 'clone3(' "$XDG/order.st" | head -1 | cut -d: -f1)
+  snapshot=$(grep -n 'openat([0-9]*, "config.json", O_WRONLY|O_CREAT' "$XDG/order.st" | head -1 | cut -d: -f1)
+  [ -n "$first_clone" ] && [ -n "$snapshot" ] && [ "$first_clone" -lt "$snapshot" ]
+  ok $? "a rootless run without a cgroup writes its state (config.json first) after the clone"
+  id=$(new_id)
+  _ab_wrap "${_ab_as[@]}" XDG_RUNTIME_DIR="$XDG" strace -f -qq -o /dev/null -P "$XDG/agentbox/$id/config.json" \
+    -e inject=write:signal=KILL:when=1 "$RUNTIME" run --bundle "$T/sk" "$id" </dev/null >/dev/null 2>&1
+  is "$? $(ls -A "$XDG/agentbox/$id" 2>&1 | tr '\n' ' ')" "137 config.json " \
+    "killed as it writes config.json there: the state directory holds it alone, no state.json"
+  for ((i = 0; i < 50; i++)); do [ -z "$(marked_procs "run --bundle .* $id\$")" ] && break; sleep 0.1; done
+  is "$(marked_procs "run --bundle .* $id\$")" "" "... and no process: the container's died with the supervisor"
+  urt delete --force "$id" </dev/null
+  is "$? $(state_left)" "0 " "delete --force then leaves the user's state root empty"
+  rm -f "$XDG/order.st"
+else
+  skip "strace not installed" 4
+fi
+
 # ---- validate, pause and update without a cgroup, mcp --------------------------------------------------
 
 urt validate --bundle "$T/sb" </dev/null >/dev/null 2>&1
