@@ -285,7 +285,6 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
     {
       ab_error_t e = { 0 };
       prctl (PR_SET_PDEATHSIG, SIGKILL);
-      close (parent_sync_fd);
       /* A user namespace to make ours inside: entered first (we own it:
          every capability there), then the new one is its child. */
       if (plan->userns_parent_fd >= 0 && setns (plan->userns_parent_fd, CLONE_NEWUSER) < 0)
@@ -315,7 +314,9 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
       /* In the warm namespace we hold CAP_SETUID and CAP_SETGID over the
          new one's parent: its maps, written here, map each range onto the
          same ids of the warm namespace, which maps those to the host's. */
-      if (plan->userns_parent_fd >= 0 && write_nested_maps (pid, plan, &e) < 0)
+      if (plan->userns_parent_fd >= 0
+          && (write_nested_maps (pid, plan, &e) < 0
+              || (plan->nested_ids_done && ab_sync_send (parent_sync_fd, AB_SYNC_IDS_DONE, 0, &e) < 0)))
         {
           kill (pid, SIGKILL);
           ab_sync_send_error (child_sync_fd, &e);

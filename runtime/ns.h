@@ -32,6 +32,11 @@ struct ab_ns_setup
   int userns_parent_fd;
   const struct ab_linux *nested_maps;
   bool nested_setgroups;
+  /* With userns_parent_fd: the intermediate process, once it wrote the
+     maps, tells the child so itself (AB_SYNC_IDS_DONE, no mount tree to
+     follow: the child makes its own), instead of the caller after its
+     state write.  Then the child makes its mounts while we write it. */
+  bool nested_ids_done;
 };
 
 /* Open and type-check linux.namespaces[].path; compute the clone flags.

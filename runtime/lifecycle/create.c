@@ -806,6 +806,7 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
       tx->ns.userns_parent_fd = tx->warm_fd;
       tx->ns.nested_maps = s->linux_;
       tx->ns.nested_setgroups = c->plan->ids.setgroups;
+      tx->ns.nested_ids_done = tx->warm_fd >= 0 && c->plan->trees_by_child;
     }
   if (tx->o->console_socket && (tx->console_fd = ab_console_socket_connect (tx->o->console_socket, err)) < 0)
     return -1;
@@ -913,11 +914,12 @@ phase_sync (struct create_tx *tx, ab_error_t *err)
   int r = 0;
 
   /* (Made in a warm user namespace, it was mapped by the clone's
-     intermediate process.) */
+     intermediate process, which told the child so when it makes its own
+     mount trees.) */
   if (tx->ns.new_user && tx->ns.userns_parent_fd < 0
       && ab_ns_write_idmaps (c->pid, c->plan->spec->linux_, &c->plan->ids, err) < 0)
     return -1;
-  if (send_mount_trees (c, c->pid, tx->ns.new_user, err) < 0)
+  if (!tx->ns.nested_ids_done && send_mount_trees (c, c->pid, tx->ns.new_user, err) < 0)
     return -1;
   ab_trace ("id maps written");
   if (tx->net_inline)
