@@ -195,6 +195,8 @@ run_foreground (struct ab_run_cli *cli, int *sb_lock, bool *failed, ab_error_t *
   struct ab_outcome out;
 
   cli->co.foreground = true;
+  /* This process only supervises the one container from here on. */
+  cli->co.may_enter_warm_userns = true;
   cli->so.relay_tty = true; /* process.terminal without --console-socket: runc's pty relay */
   cli->so.no_violations = cli->record_fd < 0; /* only the record reports them */
   *failed = ab_supervise_run (&cli->co, &cli->so, &out, err) < 0;

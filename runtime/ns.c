@@ -244,6 +244,51 @@ write_nested_maps (pid_t pid, const struct ab_ns_setup *plan, ab_error_t *err)
              : 0;
 }
 
+/* plan->enter_parent_userns: enter the warm user namespace ourselves, to
+   clone the container's inside it and write its maps there as the
+   intermediate process would (below).  1 done, 0 refused because we have
+   threads (then that process after all), -1 error. */
+static int
+enter_parent_userns (const struct ab_ns_setup *plan, ab_error_t *err)
+{
+  if (setns (plan->userns_parent_fd, CLONE_NEWUSER) < 0)
+    return errno == EINVAL ? 0
+                           : ab_error_setc (err, AB_EC_SETUP, errno, "linux.uidMappings: enter the warm user namespace");
+  /* Gaining capabilities (there) made us non-dumpable: /proc/self would
+     be root's, and /proc/<child>/uid_map with it, which we must write.
+     Processes of our own user could reach us before, and still can. */
+  prctl (PR_SET_DUMPABLE, 1);
+  return 1;
+}
+
+/* The container cloned by us, in our namespaces: the child returns 0.
+   nested_sync_fd >= 0: we entered the warm user namespace
+   (enter_parent_userns), so its maps are ours to write, and the child told
+   through that fd when they are. */
+static pid_t
+clone_here (const struct ab_ns_setup *plan, unsigned long long flags, int cgroup_fd, int nested_sync_fd,
+            int *pidfd, ab_error_t *err)
+{
+  pid_t pid = do_clone3 (flags | CLONE_PIDFD, cgroup_fd, pidfd);
+
+  if (pid < 0 && errno == EBUSY && cgroup_fd >= 0)
+    {
+      /* the v2 cgroup refuses tasks (e.g. it enables controllers): let the
+         cgroup driver place the process instead */
+      pid = do_clone3 (flags | CLONE_PIDFD, -1, pidfd);
+    }
+  if (pid < 0)
+    return clone_failed (plan, flags, errno, err);
+  if (pid > 0 && nested_sync_fd >= 0
+      && (write_nested_maps (pid, plan, err) < 0
+          || (plan->nested_ids_done && ab_sync_send (nested_sync_fd, AB_SYNC_IDS_DONE, 0, err) < 0)))
+    {
+      syscall (SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
+      return -1;
+    }
+  return pid;
+}
+
 pid_t
 ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, int parent_sync_fd, int *pidfd,
              ab_error_t *err)
@@ -251,23 +296,19 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
   unsigned long long flags = plan->clone_flags | (plan->new_user ? CLONE_NEWUSER : 0);
   pid_t pid, joiner;
   int t, status;
+  bool entered = false;
   struct ab_sync_msg m;
 
   *pidfd = -1;
   ab_signals_snapshot (); /* what the child inherits: see process.c */
-  if (!plan->any_join && plan->userns_parent_fd < 0)
+  if (!plan->any_join && plan->enter_parent_userns && (t = enter_parent_userns (plan, err)) != 0)
     {
-      pid = do_clone3 (flags | CLONE_PIDFD, cgroup_fd, pidfd);
-      if (pid < 0 && errno == EBUSY && cgroup_fd >= 0)
-        {
-          /* the v2 cgroup refuses tasks (e.g. it enables controllers): let
-             the cgroup driver place the process instead */
-          pid = do_clone3 (flags | CLONE_PIDFD, -1, pidfd);
-        }
-      if (pid < 0)
-        return clone_failed (plan, flags, errno, err);
-      return pid;
+      if (t < 0)
+        return -1;
+      entered = true;
     }
+  if (!plan->any_join && (plan->userns_parent_fd < 0 || entered))
+    return clone_here (plan, flags, cgroup_fd, entered ? parent_sync_fd : -1, pidfd, err);
 
   /* Joining namespaces by path: setns() would change our own namespaces, so
      an intermediate process joins them (the user namespace first: it owns

@@ -37,6 +37,15 @@ struct ab_ns_setup
      follow: the child makes its own), instead of the caller after its
      state write.  Then the child makes its mounts while we write it. */
   bool nested_ids_done;
+  /* With userns_parent_fd: we enter that namespace ourselves, for good,
+     and clone the container straight into a new one inside it (no
+     intermediate process: its vfork, exit and reaping were a quarter of a
+     millisecond).  Only for a caller that then only supervises, runs no
+     hook and no fallback: every process it starts after would be in the
+     warm namespace with all its capabilities, and getuid() says 0 there.
+     Falls back to the intermediate process where setns refuses (a
+     process with threads). */
+  bool enter_parent_userns;
 };
 
 /* Open and type-check linux.namespaces[].path; compute the clone flags.

@@ -40,6 +40,11 @@ struct ab_create_opts
   bool accept_degraded;       /* --accept-degraded: run without what the host cannot enforce */
   bool grace_set;             /* --timeout-grace given */
   uint64_t grace_ms;
+  /* The caller makes this one container and then only supervises it, in
+     this process (a foreground run): made inside the user's warm user
+     namespace (subordinate ids), it may enter that namespace itself
+     instead of through an intermediate process (runtime/ns.h). */
+  bool may_enter_warm_userns;
 };
 
 struct ab_container

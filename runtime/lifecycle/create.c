@@ -764,6 +764,21 @@ realize_state (struct create_tx *tx, ab_error_t *err)
   return tx->state_later ? 0 : write_first_state (c, err);
 }
 
+/* Whether the runtime itself starts processes of the config's after the
+   clone: the hooks it runs (not those run in the container), or the
+   sandbox without namespaces as a fallback.  A supervisor in the warm user
+   namespace (ab_ns_setup.enter_parent_userns) would start them there. */
+static bool
+runs_processes (const struct ab_spec *s)
+{
+  static const int kinds[] = { AB_HOOK_PRESTART, AB_HOOK_CREATE_RUNTIME, AB_HOOK_POSTSTART, AB_HOOK_POSTSTOP };
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (kinds); i++)
+    if (s->hooks[kinds[i]].n)
+      return true;
+  return s->agentbox.fallback != AB_FALLBACK_NONE;
+}
+
 static int
 phase_realize (struct create_tx *tx, ab_error_t *err)
 {
@@ -807,6 +822,11 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
       tx->ns.nested_maps = s->linux_;
       tx->ns.nested_setgroups = c->plan->ids.setgroups;
       tx->ns.nested_ids_done = tx->warm_fd >= 0 && c->plan->trees_by_child;
+      /* (Not with a private rootfs skeleton: a run that fails removes it by
+         the state root's path, checked again, which the warm namespace
+         shows otherwise.) */
+      tx->ns.enter_parent_userns = tx->ns.nested_ids_done && tx->o->may_enter_warm_userns && !runs_processes (s)
+                                   && !ab_container_private_rootfs (c);
     }
   if (tx->o->console_socket && (tx->console_fd = ab_console_socket_connect (tx->o->console_socket, err)) < 0)
     return -1;

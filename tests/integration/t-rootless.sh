@@ -196,6 +196,46 @@ if has_subids; then
   urt kill "$c1" KILL </dev/null; urt kill "$c2" KILL </dev/null
   wait_gone "$p1" 10; wait_gone "$p2" 10
   urt delete "$c1" </dev/null; urt delete "$c2" </dev/null
+  # A foreground run's supervisor enters the warm namespace itself to make
+  # the container's inside it (ns.c, enter_parent_userns): it stays the
+  # user's (dumpable, its ids the user's on the host), and the container
+  # has a user namespace of its own below it.  With a hook it runs after
+  # the clone, it does not: the hook would run in the warm namespace.
+  # sup_ns ID: the user namespace of the supervisor of foreground run ID
+  # (the container's parent), then the container's, then who owns the
+  # supervisor's /proc/PID/status and its uids as the host sees them.
+  sup_ns ()
+  {
+    local p s i
+    for ((i = 0; i < 50; i++)); do
+      p=$(urt state "$1" 2>/dev/null | json_get pid)
+      [ -n "$p" ] && [ "$(urt state "$1" 2>/dev/null | json_get status)" = running ] && break
+      sleep 0.1
+    done
+    s=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
+    echo "$(readlink "/proc/$s/ns/user") $(readlink "/proc/$p/ns/user") $(stat -c %U "/proc/$s/status" 2>&1)" \
+      "$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$s/status" 2>&1)"
+  }
+  id=$(new_id)
+  urt run --bundle "$wb" "$id" </dev/null >/dev/null 2>>"$T/err" &
+  fg=$!
+  read -r ns_sup ns_ctr owner uids <<<"$(sup_ns "$id")"
+  [ "$ns_sup" = "$nh" ] && [ -n "$ns_ctr" ] && [ "$ns_ctr" != "$nh" ]
+  ok $? "a foreground run's supervisor is in the warm namespace ($ns_sup, warm $nh), its container in one of its own ($ns_ctr)"
+  is "$owner $uids" "$AB_RL_USER $AB_RL_UID $AB_RL_UID $AB_RL_UID $AB_RL_UID" \
+    "... the supervisor dumpable and the user's on the host (/proc/PID/status and its uids)"
+  urt kill "$id" KILL </dev/null
+  wait "$fg"
+  cfg "$wb/config.json" 'hooks={"poststop":[{"path":"/bin/true"}]}'
+  id=$(new_id)
+  urt run --bundle "$wb" "$id" </dev/null >/dev/null 2>>"$T/err" &
+  fg=$!
+  read -r ns_sup ns_ctr owner uids <<<"$(sup_ns "$id")"
+  [ -n "$ns_sup" ] && [ "$ns_sup" != "$nh" ] && [ "$ns_sup" = "$(readlink /proc/$$/ns/user)" ]
+  ok $? "with a poststop hook it stays in the user's own namespace ($ns_sup), where the hook runs"
+  urt kill "$id" KILL </dev/null
+  wait "$fg"
+  cfg "$wb/config.json" '!hooks'
   cfg "$wb/config.json" 'process.args=["/bin/sh","-c","echo mine >/out/made-warm; cat /proc/self/uid_map"]' \
     "mounts+={\"destination\":\"/out\",\"type\":\"bind\",\"source\":\"$T/wout\",\"options\":[\"rbind\",\"rw\"]}"
   mkdir -m 0755 "$T/wout" "$wb/rootfs/out" && chown "$AB_RL_UID:$AB_RL_GID" "$T/wout"
@@ -243,7 +283,7 @@ while True:
   unset AGENTBOX_WARM_USERNS_IDLE_MS
   end_holders
 else
-  skip "no /etc/subuid range for $AB_RL_USER or no set-uid newuidmap (package uidmap)" 15
+  skip "no /etc/subuid range for $AB_RL_USER or no set-uid newuidmap (package uidmap)" 18
 fi
 
 # ---- the host from outside: files, network, processes, workspace -------------------------------------
