@@ -27,9 +27,10 @@ removed after it (the change set a run left).  --minus NAME=REF prints the
 difference of the medians, NAME's minus REF's, as minus_REF (a target can
 name it).
 
-Interleaving: run r of every contender happens before run r+1 of any, and
-the order of the contenders rotates every run, so drift in the machine's
-load hits all of them alike.  Children are started with posix_spawn (a
+Interleaving: run r of every contender happens before run r+1 of any, in
+an order drawn anew for every round (round_order), so drift in the
+machine's load, and what one contender's run leaves behind for the next,
+hit all of them alike.  Children are started with posix_spawn (a
 vfork: the driver's own size does not enter the cost) and reaped with
 wait4.  The peak RSS (footprint) is taken through GNU time instead, see
 Bench.footprint.
@@ -56,6 +57,7 @@ import errno
 import json
 import math
 import os
+import random
 import re
 import shlex
 import statistics
@@ -105,6 +107,19 @@ class Namespaces:
 
 class Run:
     __slots__ = ("pid", "t0", "ms", "rc", "out", "err")
+
+
+def round_order(contenders, r):
+    """Round r's order of the contenders: a permutation drawn by a generator
+    seeded with r, the same on every run of the bench.  Not a rotation: with
+    the order rotated by one each round, the contender first in the list ran
+    right after the last one in three rounds of four (runc last: agentbox's
+    main figure ran after runc's 24 ms start most of the time, the state
+    that leaves behind included).  Drawn anew each round, every contender
+    follows every other about as often (tests/bench/smoke.sh checks it)."""
+    order = list(contenders)
+    random.Random(r).shuffle(order)
+    return order
 
 
 def spawn(argv, out, err, fd3=None):
@@ -264,9 +279,8 @@ class Bench:
         if self.a.gap_ms > 0:
             time.sleep(self.a.gap_ms / 1000.0)
 
-    def rotated(self, r):
-        k = r % len(self.contenders)
-        return self.contenders[k:] + self.contenders[:k]
+    def ordered(self, r):
+        return round_order(self.contenders, r)
 
     def fail_note(self, name, r, what=None):
         self.rep.note("contender=%s first failure (exit %d): %s" % (name, r.rc, what or read(r.err) or read(r.out)))
@@ -306,14 +320,14 @@ class Bench:
                 self.timed(name, exe)
 
     def interleaved(self, runs, wrap=None, measure=None):
-        """runs rounds of --cmd, every contender once per round (rotated).
+        """runs rounds of --cmd, every contender once per round (round_order).
         wrap(name, r) -> an argv prefix (strace, time); measure(name, r, run)
         -> the value to keep, or None for a failed run.  Returns the values
         and the failure counts per contender."""
         got = {n: [] for n, _ in self.contenders}
         fails = {n: 0 for n, _ in self.contenders}
         for r in range(runs):
-            for name, exe in self.rotated(r):
+            for name, exe in self.ordered(r):
                 self.gap()
                 run = self.timed(name, exe, extra=wrap(name, r) if wrap else ())
                 v = measure(name, r, run) if measure else (run.ms if run.rc == 0 else None)
@@ -379,14 +393,14 @@ class Bench:
         self.report("syscalls", "calls", got, fails)
 
     def throughput(self):
-        """Rounds of one batch per contender (rotated order); a batch is
+        """Rounds of one batch per contender (in round_order); a batch is
         --runs commands, --concurrency at a time, each one checked."""
         self.warmup()
         tput = {n: [] for n, _ in self.contenders}
         ms = {n: [] for n, _ in self.contenders}
         fails = {n: 0 for n, _ in self.contenders}
         for r in range(self.a.rounds):
-            for name, exe in self.rotated(r):
+            for name, exe in self.ordered(r):
                 self.ns.enter(name)
                 todo, running, done = self.a.batch, {}, []
                 t0 = time.perf_counter_ns()
