@@ -229,6 +229,11 @@ ab_jval_strv (struct ab_jctx *c, struct ab_json *v, struct ab_strv *out)
   if (v->type != AB_J_ARRAY)
     return ab_jerr (c, "must be an array of strings, not %s", ab_jtype_name (v->type));
   ab_strv_free (out);
+  if (v->u.arr.n == 0)
+    return 0;
+  /* Sized once (a profile's syscall list is some 300 names). */
+  out->v = xreallocarray (NULL, v->u.arr.n + 1, sizeof *out->v);
+  out->v[0] = NULL;
   for (i = 0; i < v->u.arr.n; i++)
     {
       struct ab_json *e = v->u.arr.items[i];
@@ -239,7 +244,8 @@ ab_jval_strv (struct ab_jctx *c, struct ab_json *v, struct ab_strv *out)
           ab_jpop (c, m);
           return -1;
         }
-      ab_strv_push (out, e->u.str.s);
+      out->v[out->n++] = xstrdup (e->u.str.s);
+      out->v[out->n] = NULL;
     }
   return 0;
 }

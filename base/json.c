@@ -456,6 +456,16 @@ cmp_member_ptr (const void *a, const void *b)
 }
 
 static int
+duplicate_key (struct builder *b, const char *key)
+{
+  char path[512], msg[600];
+
+  builder_path (b, b->depth - 1, false, path, sizeof path);
+  snprintf (msg, sizeof msg, "duplicate key \"%.500s\"", key);
+  return builder_report (b, path, msg);
+}
+
+static int
 cb_end_map (void *ctx)
 {
   struct builder *b = ctx;
@@ -463,8 +473,17 @@ cb_end_map (void *ctx)
   size_t i, n = o->u.obj.n;
 
   /* Duplicate keys: sort pointers to the members, compare neighbours.
-     O(n log n), so a hostile object with 65536 members stays cheap. */
-  if (n > 1)
+     O(n log n), so a hostile object with 65536 members stays cheap.  A
+     small object (most of a config's) is compared pair by pair, without
+     the sort's allocation. */
+  if (n > 1 && n <= 8)
+    {
+      for (i = 1; i < n; i++)
+        for (size_t k = 0; k < i; k++)
+          if (strcmp (o->u.obj.m[k].key, o->u.obj.m[i].key) == 0)
+            return duplicate_key (b, o->u.obj.m[i].key);
+    }
+  else if (n > 1)
     {
       _cleanup_free_ struct ab_json_member **v = xreallocarray (NULL, n, sizeof *v);
       for (i = 0; i < n; i++)
@@ -472,12 +491,7 @@ cb_end_map (void *ctx)
       qsort (v, n, sizeof *v, cmp_member_ptr);
       for (i = 1; i < n; i++)
         if (strcmp (v[i - 1]->key, v[i]->key) == 0)
-          {
-            char path[512], msg[600];
-            builder_path (b, b->depth - 1, false, path, sizeof path);
-            snprintf (msg, sizeof msg, "duplicate key \"%.500s\"", v[i]->key);
-            return builder_report (b, path, msg);
-          }
+          return duplicate_key (b, v[i]->key);
     }
   b->depth--;
   return 1;
