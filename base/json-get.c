@@ -300,6 +300,15 @@ ab_jget_strv (struct ab_jctx *c, struct ab_json *obj, const char *key, int requi
   JGET_BODY (ab_jval_strv (c, v, out));
 }
 
+/* Whether j can hold an unused member (collect). */
+static bool
+is_container (const struct ab_json *j)
+{
+  return j->type == AB_J_ARRAY || j->type == AB_J_OBJECT;
+}
+
+/* A path is formatted only on the way to an object: a profile's 300
+   syscall names are not each given one. */
 static void
 collect (struct ab_json *j, char *path, size_t len, size_t cap, struct ab_strv *out)
 {
@@ -309,6 +318,8 @@ collect (struct ab_json *j, char *path, size_t len, size_t cap, struct ab_strv *
     {
       for (i = 0; i < j->u.arr.n; i++)
         {
+          if (!is_container (j->u.arr.items[i]))
+            continue;
           int w = put_index (path + len, cap - len, i);
           if (w > 0 && len + (size_t) w < cap)
             collect (j->u.arr.items[i], path, len + (size_t) w, cap, out);
@@ -320,6 +331,8 @@ collect (struct ab_json *j, char *path, size_t len, size_t cap, struct ab_strv *
       for (i = 0; i < j->u.obj.n; i++)
         {
           struct ab_json_member *m = &j->u.obj.m[i];
+          if (m->used && !is_container (m->val))
+            continue;
           int w = put_str2 (path + len, cap - len, len ? "." : "", m->key);
           if (w <= 0 || len + (size_t) w >= cap)
             continue;
