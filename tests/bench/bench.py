@@ -109,16 +109,21 @@ class Run:
     __slots__ = ("pid", "t0", "ms", "rc", "out", "err")
 
 
-def round_order(contenders, r):
+def round_order(contenders, r, after=None):
     """Round r's order of the contenders: a permutation drawn by a generator
     seeded with r, the same on every run of the bench.  Not a rotation: with
     the order rotated by one each round, the contender first in the list ran
     right after the last one in three rounds of four (runc last: agentbox's
     main figure ran after runc's 24 ms start most of the time, the state
     that leaves behind included).  Drawn anew each round, every contender
-    follows every other about as often (tests/bench/smoke.sh checks it)."""
+    follows every other about as often (tests/bench/smoke.sh checks it).
+    `after`, the last one of the round before, does not run first: no
+    contender runs right after itself, with the caches (and, for the
+    workspace figures, the files) it left just before."""
     order = list(contenders)
     random.Random(r).shuffle(order)
+    if after is not None and len(order) > 1 and order[0] == after:
+        order[0], order[1] = order[1], order[0]
     return order
 
 
@@ -239,6 +244,7 @@ class Bench:
             name, _, exe = c.partition("=")
             self.contenders.append((name, exe))
         self.ns = Namespaces(a.crun_ns and any(n == "crun" for n, _ in self.contenders))
+        self.last = None  # the contender that ran last (ordered)
         self.rep = Report(a.fig)
         self.logs = os.path.join(a.dir, "logs")
         os.makedirs(self.logs, exist_ok=True)
@@ -280,7 +286,9 @@ class Bench:
             time.sleep(self.a.gap_ms / 1000.0)
 
     def ordered(self, r):
-        return round_order(self.contenders, r)
+        order = round_order(self.contenders, r, self.last)
+        self.last = order[-1]
+        return order
 
     def fail_note(self, name, r, what=None):
         self.rep.note("contender=%s first failure (exit %d): %s" % (name, r.rc, what or read(r.err) or read(r.out)))
@@ -318,6 +326,7 @@ class Bench:
         for _ in range(self.a.warmup):
             for name, exe in self.contenders:
                 self.timed(name, exe)
+                self.last = (name, exe)
 
     def interleaved(self, runs, wrap=None, measure=None):
         """runs rounds of --cmd, every contender once per round (round_order).
