@@ -381,7 +381,8 @@ struct statmount_head
 };
 
 /* The cgroup2 mount at `at` as a line of mountinfo would give it (root and
-   mount point), from statmount(2).  false: none there, or no statmount. */
+   mount point), from statmount(2).  false: none there, or no statmount;
+   then m is untouched. */
 static bool
 v2_mount_at (const char *at, struct ab_cg_mount *m)
 {
@@ -419,13 +420,7 @@ ab_cg_host_read_v2 (struct ab_cg_host *h, ab_error_t *err)
 
   memset (h, 0, sizeof *h);
   for (size_t i = 0; i < AB_ARRAY_SIZE (places) && !m.v2; i++)
-    if (!v2_mount_at (places[i], &m))
-      {
-        free (m.controllers);
-        free (m.root);
-        free (m.mountpoint);
-        memset (&m, 0, sizeof m);
-      }
+    v2_mount_at (places[i], &m);
   if (!m.v2)
     return 0;
   h->mounts = xcalloc (1, sizeof *h->mounts);
