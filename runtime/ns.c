@@ -244,6 +244,17 @@ write_nested_maps (pid_t pid, const struct ab_ns_setup *plan, ab_error_t *err)
              : 0;
 }
 
+/* Made inside plan->userns_parent_fd: the maps of `pid`'s user namespace,
+   and (plan->nested_ids_done) the child told through sync_fd that they are
+   written. */
+static int
+map_nested (pid_t pid, const struct ab_ns_setup *plan, int sync_fd, ab_error_t *err)
+{
+  if (write_nested_maps (pid, plan, err) < 0)
+    return -1;
+  return plan->nested_ids_done ? ab_sync_send (sync_fd, AB_SYNC_IDS_DONE, 0, err) : 0;
+}
+
 /* plan->enter_parent_userns: enter the warm user namespace ourselves, to
    clone the container's inside it and write its maps there as the
    intermediate process would (below).  1 done, 0 refused because we have
@@ -279,9 +290,7 @@ clone_here (const struct ab_ns_setup *plan, unsigned long long flags, int cgroup
     }
   if (pid < 0)
     return clone_failed (plan, flags, errno, err);
-  if (pid > 0 && nested_sync_fd >= 0
-      && (write_nested_maps (pid, plan, err) < 0
-          || (plan->nested_ids_done && ab_sync_send (nested_sync_fd, AB_SYNC_IDS_DONE, 0, err) < 0)))
+  if (pid > 0 && nested_sync_fd >= 0 && map_nested (pid, plan, nested_sync_fd, err) < 0)
     {
       syscall (SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
       return -1;
@@ -355,9 +364,7 @@ ab_ns_spawn (const struct ab_ns_setup *plan, int cgroup_fd, int child_sync_fd, i
       /* In the warm namespace we hold CAP_SETUID and CAP_SETGID over the
          new one's parent: its maps, written here, map each range onto the
          same ids of the warm namespace, which maps those to the host's. */
-      if (plan->userns_parent_fd >= 0
-          && (write_nested_maps (pid, plan, &e) < 0
-              || (plan->nested_ids_done && ab_sync_send (parent_sync_fd, AB_SYNC_IDS_DONE, 0, &e) < 0)))
+      if (plan->userns_parent_fd >= 0 && map_nested (pid, plan, parent_sync_fd, &e) < 0)
         {
           kill (pid, SIGKILL);
           ab_sync_send_error (child_sync_fd, &e);
