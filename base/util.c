@@ -419,6 +419,40 @@ ab_now_realtime_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
+uint64_t
+ab_now_coarse_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME_COARSE, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+uint64_t
+ab_coarse_tick_after (uint64_t t0)
+{
+  struct timespec res;
+  uint64_t tick, now;
+
+  if ((now = ab_now_coarse_ns ()) > t0)
+    return now;
+  if (clock_getres (CLOCK_REALTIME_COARSE, &res) < 0)
+    return t0;
+  tick = (uint64_t) res.tv_sec * 1000000000ull + (uint64_t) res.tv_nsec;
+  /* The next tick is due at t0 + tick on the fine clock; then, if the
+     timer was late, in eighths of a tick, for four ticks at most. */
+  for (int i = 0; i < 32 && now <= t0; i++)
+    {
+      uint64_t fine = ab_now_realtime_ns (), due = t0 + tick + 20000;
+      uint64_t wait = fine < due ? due - fine : tick / 8;
+      struct timespec ts = { .tv_sec = (time_t) (wait / 1000000000ull), .tv_nsec = (long) (wait % 1000000000ull) };
+      if (wait > 4 * tick)
+        break; /* the wall clock was set back */
+      nanosleep (&ts, NULL);
+      now = ab_now_coarse_ns ();
+    }
+  return now > t0 ? now : t0;
+}
+
 void
 ab_format_time_rfc3339 (uint64_t ns, char *buf, size_t len)
 {

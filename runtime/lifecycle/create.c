@@ -655,6 +655,7 @@ struct create_tx
   int wall_sp[2]; /* the child hands the wall's netlink sockets over [1] to the network job's [0]; -1 */
   bool net_inline; /* the network set up by this thread after the maps, not a thread of its own */
   bool state_later; /* the first state.json written after the clone (realize_state) */
+  uint64_t began_coarse; /* the coarse clock when create began (an overlay workspace's run start) */
 };
 
 static int
@@ -922,7 +923,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
      mount trees are sent (after the clone: the child must not inherit a
      lock another thread holds). */
   if (c->plan->spec->workspace.mode == AB_WS_MODE_OVERLAY
-      && ab_changeset_create (tx->o->root, c->rootfd, c->id, c->bundle, &c->ws, err) < 0)
+      && ab_changeset_create (tx->o->root, c->rootfd, c->id, c->bundle, tx->began_coarse, &c->ws, err) < 0)
     return -1;
   return 0;
 }
@@ -1013,7 +1014,13 @@ phase_commit (struct create_tx *tx, ab_error_t *err)
      that no one but this run can start.  In the foreground START, sent
      by ab_container_start_local, is the child's answer. */
   if (o->foreground)
-    return 0;
+    return 0; /* (an overlay workspace's start: ab_container_start_local) */
+  if (c->ws)
+    {
+      ab_changeset_settle (c->ws);
+      if (ab_changeset_save (c->ws, err) < 0)
+        return -1;
+    }
   /* Detached: the child answers once it no longer dies with us. */
   ab_net_rules_record (c);
   if (ab_container_write_state (c, err) < 0 || ab_sync_send (c->sync_fd, AB_SYNC_CREATED_ACK, 0, err) < 0
@@ -1054,7 +1061,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
   static int (*const phases[]) (struct create_tx *, ab_error_t *)
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
   struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1,
-                          .warm_ask = { .sock = -1 }, .warm_fd = -1, .wall_sp = { -1, -1 } };
+                          .warm_ask = { .sock = -1 }, .warm_fd = -1, .wall_sp = { -1, -1 },
+                          .began_coarse = ab_now_coarse_ns () };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);
   int r = 0;
 

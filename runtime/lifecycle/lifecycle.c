@@ -396,8 +396,14 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
     .c = c, .sc = l ? l->seccomp : NULL, .status = AB_STATUS_CREATED, .pid = c->pid, .pidfd = c->pidfd,
   };
 
-  int r = ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err);
+  int r;
 
+  /* An overlay workspace's run start: settled before the program may run,
+     saved while it does (a failed save leaves create's start in
+     meta.json, which only finds more conflicts). */
+  if (c->ws)
+    ab_changeset_settle (c->ws);
+  r = ab_sync_send (c->sync_fd, AB_SYNC_START, 0, err);
   if (r == 0)
     r = ab_await_exec (c->sync_fd, started, &t, err);
   if (r < 0)
@@ -414,6 +420,8 @@ ab_container_start_local (struct ab_container *c, ab_error_t *err)
   ab_net_rules_record (c);
   if (ab_container_write_state (c, err) < 0)
     return -1;
+  if (c->ws && ab_changeset_save (c->ws, &(ab_error_t){ 0 }) < 0)
+    ab_debug ("workspace: the run's start not saved; meta.json keeps create's");
   /* a foreground create's (create.c) */
   if (c->lock == LOCK_EX && ab_container_unlock (c, err) < 0)
     return -1;

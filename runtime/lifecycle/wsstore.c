@@ -350,6 +350,8 @@ create (struct ab_changeset *cs, int rootfd, const struct ab_bundle *b, ab_error
     return -1;
   if (cs->m.changes_dir && open_changes_dir (cs, err) < 0)
     return -1;
+  /* (meta.json says create's start until ab_changeset_settle's is saved:
+     an earlier start only finds more conflicts.) */
   return make_layers (cs, &ws, err) < 0 || meta_write (cs, err) < 0 ? -1 : 0;
 }
 
@@ -371,25 +373,19 @@ create_run (void *p)
 }
 
 int
-ab_changeset_create (const char *root, int rootfd, const char *id, const struct ab_bundle *b,
+ab_changeset_create (const char *root, int rootfd, const char *id, const struct ab_bundle *b, uint64_t since_ns,
                      struct ab_changeset **out, ab_error_t *err)
 {
   const struct ab_workspace *w = &b->spec->workspace;
   struct ab_changeset *cs;
-  struct timespec t0;
 
   if (geteuid () != 0)
     return ab_error_setc (err, AB_EC_CONFIG, EPERM,
                           "annotations.dev.agentbox.workspace.mode: an overlay workspace needs root (its upper "
                           "layer's whiteouts and xattrs are made by the overlay's mounter)");
-  /* When the run started, before the container exists: whatever changes
-     on the host from here on is a conflict for apply (runtime/wsapply.h).
-     The coarse clock is at or behind every timestamp the kernel gives a
-     change made after this point. */
-  clock_gettime (CLOCK_REALTIME_COARSE, &t0);
   cs = changeset_new (root, id);
   *out = cs;
-  cs->m.started_ns = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec;
+  cs->m.started_ns = since_ns; /* settled by the job (create) */
   cs->m.created_ns = ab_now_realtime_ns ();
   cs->m.destination = xstrdup (w->destination);
   cs->m.size = w->size;
@@ -443,6 +439,18 @@ ab_changeset_overlay (struct ab_changeset *cs, int *tree, const char *what, ab_e
   close (*tree);
   *tree = ovl;
   return 0;
+}
+
+void
+ab_changeset_settle (struct ab_changeset *cs)
+{
+  cs->m.started_ns = ab_coarse_tick_after (cs->m.started_ns);
+}
+
+int
+ab_changeset_save (const struct ab_changeset *cs, ab_error_t *err)
+{
+  return meta_write (cs, err);
 }
 
 /* ---- open, remove ------------------------------------------------------- */

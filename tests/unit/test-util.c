@@ -1,9 +1,12 @@
-/* base/util.c helpers that parse user input, and the passwd(5) reader
-   that gives HOME (runtime/process.c). */
+/* base/util.c helpers that parse user input, the coarse clock's next tick
+   (an overlay workspace's run start), and the passwd(5) reader that gives
+   HOME (runtime/process.c). */
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/process.h"
 #include "base/util.h"
@@ -48,6 +51,54 @@ test_passwd_home (void)
     is_str (h, "/", "an empty passwd: /");
     free (h);
   }
+}
+
+static uint64_t
+ctime_after_write (int fd)
+{
+  struct stat st;
+  if (pwrite (fd, "x", 1, 0) != 1 || fstat (fd, &st) < 0)
+    return 0;
+  return (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
+}
+
+/* The run start of an overlay workspace (runtime/lifecycle/wsstore.c):
+   a file written right before create began, in the same tick of the
+   coarse clock, has a ctime not older than create's read of the clock (the
+   false conflict of an apply right before a run); against the clock's next
+   tick it is older, and a write after that tick was read is not. */
+static void
+test_coarse_tick_after (void)
+{
+  char path[] = "/tmp/ab-test-coarse.XXXXXX";
+  int fd = mkstemp (path);
+  uint64_t t0 = 0, before = 0, s, after;
+  bool same_tick = false;
+
+  if (fd < 0)
+    {
+      ok (0, "mkstemp in /tmp");
+      return;
+    }
+  unlink (path);
+  for (int i = 0; i < 200 && !same_tick; i++)
+    {
+      before = ctime_after_write (fd);
+      t0 = ab_now_coarse_ns ();
+      same_tick = before >= t0;
+    }
+  ok (same_tick, "a write and the coarse clock read after it in one tick: ctime %llu >= %llu",
+      (unsigned long long)before, (unsigned long long)t0);
+  s = ab_coarse_tick_after (t0);
+  ok (s > t0, "the next tick is past the value read");
+  ok (before < s, "the write made before the read is older than the next tick (%llu < %llu)",
+      (unsigned long long)before, (unsigned long long)s);
+  after = ctime_after_write (fd);
+  ok (after >= s, "a write made after the tick was read is not older than it (%llu >= %llu)",
+      (unsigned long long)after, (unsigned long long)s);
+  ok (ab_coarse_tick_after (s + 1000000000000ull) == s + 1000000000000ull,
+      "a value the clock has not reached (the clock set back) is returned as it is, without a wait");
+  close (fd);
 }
 
 int
@@ -114,5 +165,6 @@ main (void)
     free (dots);
   }
   test_passwd_home ();
+  test_coarse_tick_after ();
   return tap_done ();
 }
