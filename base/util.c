@@ -403,28 +403,30 @@ ab_str_has_suffix (const char *s, const char *suffix)
   return ls >= lx && memcmp (s + ls - lx, suffix, lx) == 0;
 }
 
+static uint64_t
+clock_ns (clockid_t clock)
+{
+  struct timespec ts;
+  clock_gettime (clock, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
 uint64_t
 ab_now_monotonic_ns (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+  return clock_ns (CLOCK_MONOTONIC);
 }
 
 uint64_t
 ab_now_realtime_ns (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+  return clock_ns (CLOCK_REALTIME);
 }
 
 uint64_t
 ab_now_coarse_ns (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME_COARSE, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+  return clock_ns (CLOCK_REALTIME_COARSE);
 }
 
 uint64_t
