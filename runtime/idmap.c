@@ -120,6 +120,13 @@ open_source (const struct ab_bundle *b, size_t i, const struct ab_mount *m, ab_e
   fd = ab_bind_source_open (b, i, m, err);
   if (fd < 0)
     return -1;
+  /* What is mounted is what is checked: the fd of this resolution. */
+  {
+    char what[64 + 2 * 4096];
+    snprintf (what, sizeof what, "mounts[%zu] (%s): bind source `%s`", i, m->destination, m->source);
+    if (ab_bind_source_check (b, fd, what, err) < 0)
+      return -1;
+  }
   tree = open_tree (fd, "", flags | AT_EMPTY_PATH);
   if (tree < 0)
     return ab_error_set (err, errno, "mounts[%zu]: clone bind source `%s`", i, m->source);

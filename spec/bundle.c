@@ -14,6 +14,8 @@
 #include "spec/bundle-links.h"
 #include "spec/spec.h"
 
+static void fence_free (struct ab_fence *f);
+
 void
 ab_bundle_free (struct ab_bundle *b)
 {
@@ -25,6 +27,7 @@ ab_bundle_free (struct ab_bundle *b)
   free (b->rootfs);
   if (b->rootfs_fd >= 0)
     close (b->rootfs_fd);
+  fence_free (b->fence);
   free (b);
 }
 
@@ -70,22 +73,54 @@ same_file (const struct stat *a, const struct stat *b)
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* Is the directory `root` the directory `dir` or one of its ancestors?
-   Identity is device and inode, never a path string: a bind mount of a
-   directory (of / above all) is the same inode on the same device under
-   another name, and so are "..", symlinks and /proc/self/root.  The
-   ancestors are found by "..", which the kernel resolves across mount
-   points to the real parent, until the runtime's own root (`top`).  A
-   `dir` that does not exist yet, or is no directory (a cache path that
-   is a file: the cache is unusable, and runs go on without it), is
-   checked by its nearest existing directory, where create would make it.
-   1 yes, 0 no, -1 with errno. */
+/* The guard's directories as chains of identities: [0] the directory (or,
+   while it does not exist yet, or is no directory, its nearest existing
+   ancestor, where create would make it), then each parent up to the
+   runtime's root.  Identity is device and inode, never a path string: a
+   bind mount of a directory (of / above all) is the same inode on the
+   same device under another name, and so are "..", symlinks and
+   /proc/self/root; ".." is resolved by the kernel across mount points to
+   the real parent. */
+#define FENCE_DEPTH 128
+
+struct fence_dir
+{
+  char *path;       /* as given, for messages; NULL: no such guard */
+  const char *what; /* "agentbox's state root" */
+  const char *option;
+  bool exists;      /* ids[0] is the directory itself */
+  size_t n;
+  struct
+  {
+    dev_t dev;
+    ino_t ino;
+  } ids[FENCE_DEPTH];
+};
+
+struct ab_fence
+{
+  struct fence_dir d[2]; /* the state root, the cache */
+};
+
+/* The index of st in d's chain, or -1. */
 static int
-is_dir_or_above (const struct stat *root, const struct stat *top, const char *dir)
+fence_index (const struct fence_dir *d, const struct stat *st)
+{
+  for (size_t i = 0; i < d->n; i++)
+    if (d->ids[i].dev == st->st_dev && d->ids[i].ino == st->st_ino)
+      return (int) i;
+  return -1;
+}
+
+/* 0, or -1 with errno (an ancestor that cannot be stat'ed). */
+static int
+fence_dir_fill (struct fence_dir *d, const char *dir)
 {
   _cleanup_free_ char *p = xstrdup (*dir ? dir : ".");
-  struct stat st;
+  struct stat st, prev;
 
+  d->path = xstrdup (dir);
+  d->exists = true;
   for (;;)
     {
       int r = stat (p, &st);
@@ -95,6 +130,7 @@ is_dir_or_above (const struct stat *root, const struct stat *top, const char *di
         break;
       if (r < 0 && errno != ENOENT && errno != ENOTDIR)
         return -1;
+      d->exists = false;
       if (slash == NULL)
         strcpy (p, ".");
       else if (slash == p)
@@ -106,21 +142,79 @@ is_dir_or_above (const struct stat *root, const struct stat *top, const char *di
     {
       char *up;
 
-      if (same_file (&st, root))
-        return 1;
-      if (same_file (&st, top))
-        return 0;
-      if (strlen (p) > PATH_MAX - 4)
+      if (d->n == FENCE_DEPTH || strlen (p) > PATH_MAX - 4)
         {
           errno = ENAMETOOLONG;
           return -1;
         }
+      d->ids[d->n].dev = st.st_dev;
+      d->ids[d->n].ino = st.st_ino;
+      d->n++;
+      prev = st;
       up = xasprintf ("%s/..", p);
       free (p);
       p = up;
       if (stat (p, &st) < 0)
         return -1;
+      if (same_file (&st, &prev))
+        return 0; /* the root: its ".." is itself */
     }
+}
+
+static void
+fence_free (struct ab_fence *f)
+{
+  if (f == NULL)
+    return;
+  for (int i = 0; i < 2; i++)
+    free (f->d[i].path);
+  free (f);
+}
+
+static int
+fence_new (const struct ab_bundle_guard *g, struct ab_fence **out, ab_error_t *err)
+{
+  struct ab_fence *f = xzalloc (sizeof *f);
+  const char *dirs[2] = { g->state_root, g->cache };
+  const char *what[2] = { "agentbox's state root", "agentbox's cache" };
+  const char *option[2] = { "--root", "AGENTBOX_CACHE_DIR" };
+
+  for (int i = 0; i < 2; i++)
+    {
+      f->d[i].what = what[i];
+      f->d[i].option = option[i];
+      if (dirs[i] == NULL || *dirs[i] == '\0')
+        continue;
+      if (fence_dir_fill (&f->d[i], dirs[i]) < 0)
+        {
+          ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`: stat it and its parents", what[i], dirs[i]);
+          fence_free (f);
+          return -1;
+        }
+    }
+  *out = f;
+  return 0;
+}
+
+static int
+root_check (const struct stat *root, const char *path, const struct ab_fence *f, ab_error_t *err)
+{
+  struct stat top;
+
+  if (stat ("/", &top) < 0)
+    return ab_error_set (err, errno, "config.json: root.path: stat /");
+  if (same_file (root, &top))
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: root.path: `%s` is the host's root directory; a container needs a root "
+                          "filesystem of its own",
+                          path);
+  for (int i = 0; f && i < 2; i++)
+    if (f->d[i].path && fence_index (&f->d[i], root) >= 0)
+      return ab_error_setc (err, AB_EC_CONFIG, 0,
+                            "config.json: root.path: `%s` is or contains %s `%s` (%s); the container could "
+                            "rewrite it",
+                            path, f->d[i].what, f->d[i].path, f->d[i].option);
+  return 0;
 }
 
 /* root.path must be a root of its own.  The host's root as the container's
@@ -134,37 +228,99 @@ is_dir_or_above (const struct stat *root, const struct stat *top, const char *di
 int
 ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err)
 {
-  struct stat top;
+  struct ab_fence *f = NULL;
+  int r;
 
-  if (stat ("/", &top) < 0)
-    return ab_error_set (err, errno, "config.json: root.path: stat /");
-  if (same_file (root, &top))
-    return ab_error_setc (err, AB_EC_CONFIG, 0,
-                          "config.json: root.path: `%s` is the host's root directory; a container needs a root "
-                          "filesystem of its own",
-                          path);
-  if (guard == NULL)
+  if (guard && fence_new (guard, &f, err) < 0)
+    return -1;
+  r = root_check (root, path, f, err);
+  fence_free (f);
+  return r;
+}
+
+/* The directory the walk up from a bind source starts at: the source
+   itself, or a file's directory (by the path the kernel gives its fd). */
+static int
+source_dir (int fd, const struct stat *st, const char *what, ab_error_t *err)
+{
+  char link[64], real[PATH_MAX];
+  ssize_t n;
+  char *slash;
+  int d;
+
+  if (S_ISDIR (st->st_mode))
+    return fcntl (fd, F_DUPFD_CLOEXEC, 0);
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  n = readlink (link, real, sizeof real - 1);
+  if (n <= 0 || real[0] != '/')
+    return ab_error_setc (err, AB_EC_CONFIG, n < 0 ? errno : ENOENT, "%s: where is it", what);
+  real[n] = '\0';
+  slash = strrchr (real, '/');
+  if (slash == real)
+    slash[1] = '\0';
+  else
+    *slash = '\0';
+  d = open (real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%s: open its directory `%s`", what, real);
+  return d;
+}
+
+static int
+fence_refuse (const struct fence_dir *d, const char *what, const char *how, ab_error_t *err)
+{
+  return ab_error_setc (err, AB_EC_CONFIG, 0, "%s %s %s `%s` (%s); the container could rewrite it", what, how,
+                        d->what, d->path, d->option);
+}
+
+int
+ab_bind_source_check (const struct ab_bundle *b, int fd, const char *what, ab_error_t *err)
+{
+  const struct ab_fence *f = b->fence;
+  _cleanup_close_ int dir = -1;
+  char rel[PATH_MAX] = "";
+  bool decided[2];
+  struct stat st, prev;
+  size_t len = 0;
+
+  if (f == NULL)
     return 0;
+  if (fstat (fd, &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%s: stat", what);
   for (int i = 0; i < 2; i++)
     {
-      const char *dir = i == 0 ? guard->state_root : guard->cache;
-      const char *what = i == 0 ? "agentbox's state root" : "agentbox's cache";
-      const char *option = i == 0 ? "--root" : "AGENTBOX_CACHE_DIR";
-      int r;
-
-      if (dir == NULL || *dir == '\0')
-        continue;
-      r = is_dir_or_above (root, &top, dir);
-      if (r < 0)
-        return ab_error_setc (err, AB_EC_CONFIG, errno, "config.json: root.path: compare `%s` with %s `%s`", path,
-                              what, dir);
-      if (r > 0)
-        return ab_error_setc (err, AB_EC_CONFIG, 0,
-                              "config.json: root.path: `%s` is or contains %s `%s` (%s); the container could "
-                              "rewrite it",
-                              path, what, dir, option);
+      decided[i] = f->d[i].path == NULL || !f->d[i].exists;
+      if (f->d[i].path && S_ISDIR (st.st_mode) && fence_index (&f->d[i], &st) >= 0)
+        return fence_refuse (&f->d[i], what, "is or contains", err);
     }
-  return 0;
+  if ((dir = source_dir (fd, &st, what, err)) < 0)
+    return -1;
+  /* Up from the source (a file: from its directory) until each guard
+     directory is met (the source lies inside it) or one of its parents is
+     (it does not), or the root.  Paths are short: a few steps each. */
+  if (!S_ISDIR (st.st_mode) && fstat (dir, &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%s: stat its directory", what);
+  for (;;)
+    {
+      for (int i = 0; i < 2; i++)
+        {
+          int k = decided[i] ? -1 : fence_index (&f->d[i], &st);
+          if (k == 0)
+            return fence_refuse (&f->d[i], what, "lies inside", err);
+          decided[i] = decided[i] || k > 0;
+        }
+      if (decided[0] && decided[1])
+        return 0;
+      if (len + 4 > sizeof rel)
+        return ab_error_setc (err, AB_EC_CONFIG, ENAMETOOLONG, "%s: too deep to check", what);
+      memcpy (rel + len, len ? "/.." : "..", len ? 4 : 3);
+      len += len ? 3 : 2;
+      prev = st;
+      if (fstatat (dir, rel, &st, 0) < 0)
+        return ab_error_setc (err, AB_EC_CONFIG, errno, "%s: stat `%s` above it", what, rel);
+      if (same_file (&st, &prev))
+        return 0; /* the root */
+    }
 }
 
 /* root.path, relative to the bundle unless absolute (config.md), must be a
@@ -174,7 +330,7 @@ ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bu
    directory, and create clones the root from the fd kept here (never by
    this path string). */
 static int
-resolve_rootfs (struct ab_bundle *b, const struct ab_bundle_guard *guard, ab_error_t *err)
+resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
 {
   const char *path = b->spec->root.path;
   _cleanup_free_ char *joined = NULL;
@@ -197,7 +353,7 @@ resolve_rootfs (struct ab_bundle *b, const struct ab_bundle_guard *guard, ab_err
     {
       if (fstat (fd, &st) < 0)
         return ab_error_set (err, errno, "config.json: root.path: stat `%s`", joined);
-      if (ab_root_dir_check (&st, b->spec->root.path, guard, err) < 0)
+      if (root_check (&st, b->spec->root.path, b->fence, err) < 0)
         return -1;
       b->rootfs = ab_steal_ptr (&joined);
       b->rootfs_fd = ab_steal_fd (&fd);
@@ -214,7 +370,7 @@ resolve_rootfs (struct ab_bundle *b, const struct ab_bundle_guard *guard, ab_err
     return ab_error_setc (err, AB_EC_CONFIG, e.errnum, "config.json: root.path: `%s` is not a directory", joined);
   if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
     return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: root.path: `%s` is not a directory", joined);
-  if (ab_root_dir_check (&st, b->spec->root.path, guard, err) < 0)
+  if (root_check (&st, b->spec->root.path, b->fence, err) < 0)
     return -1;
   snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
   n = readlink (link, real, sizeof real - 1);
@@ -246,7 +402,14 @@ check_bind_sources (const struct ab_bundle *b, ab_error_t *err)
       snprintf (what, sizeof what, "config.json: mounts[%zu] (%s): source", i, m->destination);
       fd = ab_bundle_open_path (b->dir, b->rootfs, m->source, what, &e);
       if (fd >= 0)
-        close (fd);
+        {
+          int r;
+          snprintf (what, sizeof what, "config.json: mounts[%zu] (%s): source `%s`", i, m->destination, m->source);
+          r = ab_bind_source_check (b, fd, what, err);
+          close (fd);
+          if (r < 0)
+            return -1;
+        }
       else if (e.cls == AB_EC_CONFIG)
         {
           if (err)
@@ -271,7 +434,8 @@ bundle_build (char *dir, char *config, size_t len, const struct ab_bundle_guard 
   b->spec = ab_spec_parse (config, len, err);
   if (b->spec == NULL)
     return -1;
-  if (ab_spec_validate (b->spec, err) < 0 || resolve_rootfs (b, guard, err) < 0)
+  if (ab_spec_validate (b->spec, err) < 0 || (guard && fence_new (guard, &b->fence, err) < 0)
+      || resolve_rootfs (b, err) < 0)
     return -1;
   *out = ab_steal_ptr (&owned);
   return 0;

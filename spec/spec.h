@@ -56,6 +56,7 @@ struct ab_bundle
   char *rootfs;      /* absolute path of root.path (resolved against dir) */
   int rootfs_fd;     /* O_PATH fd of that directory as validated, or -1; create
                         clones the root from it (ab_rootfs_tree) */
+  struct ab_fence *fence; /* the guard's directories as loaded with one, or NULL */
 };
 
 /* Directories of agentbox's own that root.path may neither be nor contain
@@ -73,6 +74,15 @@ struct ab_bundle_guard
    root.path as written, for the message (class config). */
 struct stat;
 int ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err);
+
+/* That the bind source open at fd (what the mount is made from) neither is,
+   contains, nor lies inside one of the guard directories of the bundle's
+   load (none: no check).  The container could rewrite through it what
+   later commands trust (a state directory's config.json and its hooks, the
+   cgroup paths of state.json) or the seccomp programs other containers
+   load, or read other containers' configs.  `what` names the mount for the
+   message (class config). */
+int ab_bind_source_check (const struct ab_bundle *b, int fd, const char *what, ab_error_t *err);
 
 /* Read, parse and validate <dir>/config.json and check that the root
    filesystem is a directory of its own: not the host's root, and neither

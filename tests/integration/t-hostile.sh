@@ -338,4 +338,45 @@ if agentbox_only 18; then
     "the state root itself is refused"
 fi
 
+# ---- a bind of agentbox's own directories -------------------------------------------------------
+# A bind (the workspace above all) that is, holds or lies in the state root
+# would let the container rewrite its own state directory: config.json's
+# hooks, which a later `delete` runs on the host as root, and state.json's
+# cgroup paths, which delete empties and removes.  Refused before anything
+# is made, at validate as at create, by the identity of what is mounted.
+if agentbox_only 9; then
+  id=$(new_id)
+  out=$(rt run --default --workspace "$AB_STATE" "$id" -- /bin/sh -c 'echo x >/workspace/planted' </dev/null 2>&1)
+  like "$? $out" "^125 agentbox: mounts\[[0-9]+\] \(/workspace\): bind source \`$AB_STATE\` is or contains agentbox's state root \`$AB_STATE\` \(--root\); the container could rewrite it$" \
+    "run --default --workspace <the state root> is refused in one line (exit 125)"
+  [ ! -e "$AB_STATE/planted" ] && [ ! -e "$AB_STATE/$id" ]
+  ok $? "... nothing planted in the state root, no state directory left"
+  out=$(rt run --default --workspace "$T" "$(new_id)" -- true </dev/null 2>&1)
+  like "$? $out" "^125 .*bind source \`$T\` is or contains agentbox's state root" "a workspace above the state root is refused"
+
+  # A running container's state directory, bound into another.
+  a=$(new_id)
+  rt run --default --detach "$a" -- sleep 30 </dev/null >/dev/null 2>&1
+  out=$(rt run --default --ro-bind "$AB_STATE/$a:/peek" "$(new_id)" -- cat /peek/config.json </dev/null 2>&1)
+  like "$? $out" "^125 .*bind source \`$AB_STATE/$a\` lies inside agentbox's state root" \
+    "another container's state directory, even read-only, is refused (its config holds its environment)"
+  rt delete --force "$a" >/dev/null 2>&1
+
+  # A bundle: validate and create give the same line; the state root is untouched.
+  b=$T/fence
+  make_bundle "$b" 'process.args=["/bin/abtest","true"]' \
+    "mounts+={\"destination\":\"/w\",\"type\":\"bind\",\"source\":\"$T\",\"options\":[\"rbind\",\"rw\"]}"
+  v=$(rt validate --bundle "$b" 2>&1)
+  is "$?" 1 "validate refuses a bundle bind above the state root"
+  id=$(new_id)
+  rt create --bundle "$b" "$id" </dev/null >"$T/fence.out" 2>&1
+  is "$?:$(cat "$T/fence.out")" "1:$v" "... and create with exactly validate's line"
+  like "$v" "^agentbox: config.json: mounts\[[0-9]+\] \(/w\): source \`$T\` is or contains agentbox's state root" \
+    "... naming the mount and its source"
+  [ ! -e "$AB_STATE/$id" ]
+  ok $? "... leaving no state directory"
+  cfg "$b/config.json" "mounts[destination=/w].source:=$b/rootfs/tmp"
+  is "$(rt validate --bundle "$b" 2>&1)" "" "a bind of another directory validates"
+fi
+
 done_testing

@@ -336,6 +336,87 @@ test_root_identity (void)
   ok (load_root_err ("ident", g, NULL) == NULL, "(without a guard the same directory loads)");
 }
 
+/* Load bundle `rel` (root.path `rootfs`, which exists) with one bind mount
+   of `source` under `guard`: the error message, or NULL on success. */
+static const char *
+load_bind_err (const char *rel, const char *source, const struct ab_bundle_guard *guard)
+{
+  static ab_error_t err;
+  _cleanup_free_ char *p = at (rel), *cfg = NULL, *file = NULL;
+  struct ab_bundle *b = NULL;
+
+  file = xasprintf ("%s/config.json", rel);
+  cfg = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},"
+                   "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]},"
+                   "\"mounts\":[{\"destination\":\"/w\",\"type\":\"bind\",\"source\":\"%s\","
+                   "\"options\":[\"rbind\",\"rw\"]}]}",
+                   source);
+  write_file (file, cfg);
+  memset (&err, 0, sizeof err);
+  if (ab_bundle_load (p, guard, &b, &err) == 0)
+    {
+      ab_bundle_free (b);
+      return NULL;
+    }
+  return err.msg;
+}
+
+/* A bind source neither is, contains, nor lies inside the state root or
+   the cache: a container given one could rewrite a state directory's
+   config.json (whose hooks a later delete runs on the host) or the seccomp
+   programs other containers load.  By device and inode, every spelling. */
+static void
+test_bind_fence (void)
+{
+  _cleanup_free_ char *g = at ("fence/g"), *state = at ("fence/g/run/agentbox"), *cache = at ("fence/g/cache");
+  _cleanup_free_ char *inner = at ("fence/g/run/agentbox/ctr"), *file = at ("fence/g/run/agentbox/ctr/config.json");
+  _cleanup_free_ char *cinner = at ("fence/g/cache/seccomp"), *sib = at ("fence/g/work"), *msg = NULL;
+  _cleanup_free_ char *dotted = NULL, *link = at ("fence-links/to-state");
+  struct ab_bundle_guard guard = { .state_root = state, .cache = cache };
+  const char *e;
+
+  make_dir ("fence");
+  make_dir ("fence/rootfs");
+  make_dir ("fence/g");
+  make_dir ("fence/g/run");
+  make_dir ("fence/g/run/agentbox");
+  make_dir ("fence/g/run/agentbox/ctr");
+  write_file ("fence/g/run/agentbox/ctr/config.json", "{}");
+  make_dir ("fence/g/cache");
+  make_dir ("fence/g/cache/seccomp");
+  make_dir ("fence/g/work");
+  make_dir ("fence-links");
+  if (symlink (state, link) < 0)
+    printf ("# symlink: %s\n", strerror (errno));
+
+  msg = xasprintf ("config.json: mounts[0] (/w): source `%s` is or contains agentbox's state root `%s` (--root); "
+                   "the container could rewrite it",
+                   g, state);
+  is_str (load_bind_err ("fence", g, &guard), msg, "a bind of a directory above the state root is refused");
+  e = load_bind_err ("fence", state, &guard);
+  ok (e && strstr (e, "is or contains agentbox's state root"), "a bind of the state root itself: %s",
+      e ? e : "(loaded)");
+  e = load_bind_err ("fence", inner, &guard);
+  ok (e && strstr (e, "lies inside agentbox's state root"), "a bind of a container's state directory: %s",
+      e ? e : "(loaded)");
+  e = load_bind_err ("fence", file, &guard);
+  ok (e && strstr (e, "lies inside agentbox's state root"), "a bind of a file in a state directory: %s",
+      e ? e : "(loaded)");
+  e = load_bind_err ("fence", link, &guard);
+  ok (e && strstr (e, "is or contains agentbox's state root"), "a symlink (outside the bundle) to the state root: %s",
+      e ? e : "(loaded)");
+  dotted = xasprintf ("%s/../run/./agentbox/ctr/..", sib);
+  e = load_bind_err ("fence", dotted, &guard);
+  ok (e && strstr (e, "is or contains agentbox's state root"), "a spelling with .. and .: %s", e ? e : "(loaded)");
+  e = load_bind_err ("fence", cinner, &guard);
+  ok (e && strstr (e, "lies inside agentbox's cache") && strstr (e, "AGENTBOX_CACHE_DIR"),
+      "a bind of the cache's seccomp programs: %s", e ? e : "(loaded)");
+  e = load_bind_err ("fence", "/", &guard);
+  ok (e && strstr (e, "is or contains agentbox's state root"), "a bind of /: %s", e ? e : "(loaded)");
+  ok (load_bind_err ("fence", sib, &guard) == NULL, "a sibling of the state root and the cache loads");
+  ok (load_bind_err ("fence", g, NULL) == NULL, "(without a guard the same directory loads)");
+}
+
 /* create clones the root from the fd the load opened and checked
    (ab_rootfs_tree), never from root.path again: a rootfs swapped for a link
    to another directory after the load changes nothing. */
@@ -448,6 +529,7 @@ main (void)
   test_config_file ();
   test_validate_and_bytes ();
   test_root_identity ();
+  test_bind_fence ();
   test_root_tree_from_loaded_fd ();
   /* FTW_PHYS: remove the symlinks the tests made, never what they name. */
   if (nftw (base, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
