@@ -1,8 +1,10 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -244,9 +246,80 @@ hook_verdict (const char *what, const struct ab_hook *h, const siginfo_t *info, 
                         last[0] ? ": " : "", last);
 }
 
+/* Our children now (every thread's: an orphan is handed to any thread of a
+   subreaper), into *v; their number. */
+static size_t
+own_children (pid_t **v)
+{
+  DIR *d = opendir ("/proc/self/task");
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+
+  *v = NULL;
+  while (d && (e = readdir (d)) != NULL)
+    {
+      _cleanup_free_ char *buf = NULL, *path = NULL;
+      size_t len;
+      char *p, *end;
+
+      if (e->d_name[0] == '.')
+        continue;
+      path = xasprintf ("/proc/self/task/%s/children", e->d_name);
+      if (ab_read_file_at (AT_FDCWD, path, 1 << 20, &buf, &len, NULL) < 0)
+        continue;
+      for (p = buf;; p = end)
+        {
+          long pid = strtol (p, &end, 10);
+          if (end == p)
+            break;
+          if (n == cap)
+            *v = xrealloc (*v, (cap = cap ? 2 * cap : 16) * sizeof **v);
+          (*v)[n++] = (pid_t)pid;
+        }
+    }
+  if (d)
+    closedir (d);
+  return n;
+}
+
+/* A hook that failed or timed out leaves nothing: the runtime is a
+   subreaper while a hook runs, so whatever the hook started and left
+   (a `setsid cmd &` is out of its process group, which the timeout kills)
+   is handed to us when its parent dies; each child we did not have before
+   the hook is killed and reaped, then what its death hands us in turn.
+   Not for poststart hooks: the container's program runs by then, and the
+   orphans of one without a pid namespace of its own are handed to the
+   supervisor too.  (No two containers are made by one process at once
+   with hooks: the MCP server's sandboxes have none.) */
+static void
+kill_hook_leftovers (const pid_t *before, size_t n_before)
+{
+  for (int round = 0; round < 64; round++)
+    {
+      _cleanup_free_ pid_t *now = NULL;
+      size_t n = own_children (&now);
+      bool killed = false;
+
+      for (size_t i = 0; i < n; i++)
+        {
+          bool old = false;
+          for (size_t j = 0; j < n_before && !old; j++)
+            old = now[i] == before[j];
+          if (old)
+            continue;
+          kill (now[i], SIGKILL);
+          while (waitpid (now[i], NULL, 0) < 0 && errno == EINTR)
+            ;
+          killed = true;
+        }
+      if (!killed)
+        return;
+    }
+}
+
 static int
-run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len,
-         ab_error_t *err)
+run_hook (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len,
+          ab_error_t *err)
 {
   static char *const empty_env[] = { NULL };
   _cleanup_free_ char **inherited = h->env_set ? NULL : hook_env (kind, s);
@@ -310,10 +383,30 @@ run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx,
     {
       /* the hook's children too */
       kill (-pid, SIGKILL);
-      return ab_error_setc (err, AB_EC_HOOK, ETIMEDOUT, "%s (%s): timed out after %d s", what, h->path,
-                            timeout_ms / 1000);
+      return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): timed out after %d s", what, h->path, timeout_ms / 1000);
     }
   return hook_verdict (what, h, &info, &io.tail, err);
+}
+
+static int
+run_one (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx, const char *state, size_t state_len,
+         ab_error_t *err)
+{
+  _cleanup_free_ pid_t *before = NULL;
+  size_t n_before;
+  int reaper = 0, r;
+
+  if (prctl (PR_GET_CHILD_SUBREAPER, &reaper) < 0)
+    reaper = 1; /* unknown: leave it as it is */
+  if (!reaper)
+    prctl (PR_SET_CHILD_SUBREAPER, 1);
+  n_before = own_children (&before);
+  r = run_hook (s, h, kind, idx, state, state_len, err);
+  if (r < 0 && kind != AB_HOOK_POSTSTART)
+    kill_hook_leftovers (before, n_before);
+  if (!reaper)
+    prctl (PR_SET_CHILD_SUBREAPER, 0);
+  return r;
 }
 
 int

@@ -214,6 +214,31 @@ ok $? "the hook's own child process (host pid ${child:-none}) is killed too"
 nothing_of "$id" "$T/hang"
 ok $? "the timed-out create leaves no state, cgroup or process behind"
 
+# A child the hook moved out of its process group (setsid) is no escape:
+# on a timeout or a failure, what the hook started and left is killed too.
+if agentbox_only 5; then
+  mkdir -p "$T/setsid"
+  make_bundle "$T/setsid" 'process.args=["/bin/abtest","sleep-forever"]' \
+    "hooks.createRuntime=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"setsid sh -c 'echo \$\$ >$T/setsid/child.pid; exec sleep 1001' & sleep 1002\"],\"timeout\":2}]"
+  id=$(new_id)
+  err=$(rt create --bundle "$T/setsid" "$id" </dev/null 2>&1 >/dev/null)
+  is "$?:$err" "1:agentbox: hooks.createRuntime[0] (/bin/sh): timed out after 2 s" \
+    "a hook that hangs after a setsid child fails create, one line without an errno's text"
+  child=$(cat "$T/setsid/child.pid" 2>/dev/null)
+  [ -n "$child" ] && wait_gone "$child" 10
+  ok $? "... and the setsid child (host pid ${child:-none}), out of the hook's process group, is killed too"
+  nothing_of "$id" "$T/setsid"
+  ok $? "... leaving nothing behind"
+  rm -f "$T/setsid/child.pid"
+  cfg "$T/setsid/config.json" \
+    "hooks.createRuntime[0].args=[\"sh\",\"-c\",\"setsid sh -c 'echo \$\$ >$T/setsid/child.pid; exec sleep 1001' & sleep 0.3; exit 4\"]"
+  id=$(new_id)
+  rt create --bundle "$T/setsid" "$id" </dev/null >/dev/null 2>&1
+  child=$(cat "$T/setsid/child.pid" 2>/dev/null)
+  [ -n "$child" ] && wait_gone "$child" 10
+  ok $? "a hook that fails (exit 4) leaves no setsid child either (host pid ${child:-none})"
+fi
+
 make_bundle "$T/nohook" 'process.args=["/bin/abtest","sleep-forever"]' \
   'hooks.prestart=[{"path":"/nonexistent/hook"}]'
 id=$(new_id)
