@@ -157,7 +157,13 @@ ab_gen_null (struct ab_gen *g)
 void
 ab_gen_raw_number (struct ab_gen *g, const char *text)
 {
-  check (yajl_gen_number (g->g, text, strlen (text)));
+  ab_gen_raw (g, text, strlen (text));
+}
+
+void
+ab_gen_raw (struct ab_gen *g, const char *text, size_t len)
+{
+  check (yajl_gen_number (g->g, text, len));
 }
 
 void

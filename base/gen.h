@@ -35,6 +35,7 @@ void ab_gen_bool (struct ab_gen *g, bool v);
 void ab_gen_null (struct ab_gen *g);
 /* Insert already-valid JSON text (e.g. a nested document generated elsewhere). */
 void ab_gen_raw_number (struct ab_gen *g, const char *text);
+void ab_gen_raw (struct ab_gen *g, const char *text, size_t len);
 
 /* Re-emit a parsed document value (base/json.h). */
 struct ab_json;

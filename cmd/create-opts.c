@@ -127,7 +127,8 @@ run_help (void)
           "      --timeout DUR        wall-clock limit (30s, 1500ms, 2m; default none): SIGTERM to every process,\n"
           "                           then the whole container is killed after the grace\n"
           "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
-          "      --max-output BYTES   capture at most BYTES per stream (streaming goes on)\n"
+          "      --max-output BYTES   capture at most BYTES per stream for the record (default 1M; streaming\n"
+          "                           goes on; limitsHit output)\n"
           "      --record FILE        write the outcome as an MCP tools/call result frame to FILE\n"
           "      --record-fd N        ... to file descriptor N\n"
           "      --record-id JSON     the JSON-RPC id to put in the frame (default null)\n"
@@ -162,8 +163,8 @@ run_help (void)
           "      --tmp-size SIZE      /tmp, a tmpfs (default 256M; ENOSPC when full; limitsHit tmpfs)\n"
           "      --home-size SIZE     /root, HOME, a tmpfs (default 256M; limitsHit tmpfs)\n"
           "      --shm-size SIZE      /dev/shm (default 64M; limitsHit tmpfs)\n"
-          "                           fixed: /run 16M, /dev 64M; no CPU-time limit; --timeout and --max-output\n"
-          "                           none unless given (agentbox mcp: 60 s and 1 MiB)\n"
+          "                           fixed: /run 16M, /dev 64M; no CPU-time limit; --timeout none unless given\n"
+          "                           (agentbox mcp: 60 s); --max-output 1M (above)\n"
           "      --allow-domain NAME  let the program reach NAME through the egress proxy (repeatable)\n"
           "      --annotation K=V     an annotation of the sandbox's config, e.g. dev.agentbox.net.pins\n");
 }
@@ -340,8 +341,8 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           cli->so.grace_set = true;
           break;
         case OPT_MAX_OUTPUT:
-          if (ab_parse_size (optarg, &cli->so.max_output) < 0)
-            return ab_cmd_usage_error (cmd, "--max-output: expected a size in bytes, got `%s`", optarg);
+          if (ab_parse_size (optarg, &cli->so.max_output) < 0 || cli->so.max_output == 0)
+            return ab_cmd_usage_error (cmd, "--max-output: expected a size of at least 1 byte, got `%s`", optarg);
           cli->so.capture = true;
           break;
         case OPT_MEMORY:

@@ -62,7 +62,7 @@ help (void)
           "      --timeout DUR        wall-clock limit: SIGTERM to the process and what it started, killed\n"
           "                           after the grace\n"
           "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
-          "      --max-output BYTES   capture at most BYTES per stream\n"
+          "      --max-output BYTES   capture at most BYTES per stream for the record (default 1M)\n"
           "      --record FILE | --record-fd N [--record-id JSON] [--no-stream]\n"
           "      --die-with-parent PID  kill the process (and what it started) when PID, our parent, dies\n");
 }
@@ -196,8 +196,8 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
         so->grace_set = true;
         break;
       case OPT_MAX_OUTPUT:
-        if (ab_parse_size (optarg, &u) < 0)
-          return ab_cmd_usage_error ("exec", "--max-output: expected a size, got `%s`", optarg);
+        if (ab_parse_size (optarg, &u) < 0 || u == 0)
+          return ab_cmd_usage_error ("exec", "--max-output: expected a size of at least 1 byte, got `%s`", optarg);
         so->max_output = u;
         so->capture = true;
         break;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "runtime/mcp/mcp-internal.h"
+#include "runtime/supervise/supervise.h"
 #include "base/util.h"
 
 /* docs/result-schema.json, made into a C string at build time (runtime/mcp.mk). */
@@ -24,7 +25,7 @@ static const char result_schema_text[] =
 
 #define DEFAULT_TIMEOUT_MS 60000u
 #define MAX_TIMEOUT_MS (24u * 3600u * 1000u)
-#define DEFAULT_MAX_OUTPUT (1u << 20)
+#define DEFAULT_MAX_OUTPUT AB_SUPERVISE_MAX_OUTPUT_DEFAULT /* run's and exec's */
 #define MAX_MAX_OUTPUT (4u << 20)
 /* execve: one argument is at most MAX_ARG_STRLEN (32 pages). */
 #define MAX_ARG_BYTES (128u << 10)

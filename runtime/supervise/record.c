@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "runtime/supervise/record.h"
 #include "base/util.h"
@@ -635,11 +636,10 @@ gen_u64_or_null (struct ab_gen *g, const char *key, bool known, uint64_t v)
     ab_gen_null (g);
 }
 
-/* structuredContent (docs/result-schema.json), members in a fixed order. */
-static char *
-structured_content (const struct ab_outcome *o, const struct verdict *v)
+/* structuredContent (docs/result-schema.json), members in a fixed order, into g. */
+static void
+structured_content (struct ab_gen *g, const struct ab_outcome *o, const struct verdict *v)
 {
-  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
   bool bad_violations;
   size_t i;
 
@@ -715,7 +715,6 @@ structured_content (const struct ab_outcome *o, const struct verdict *v)
       ab_gen_obj_close (g);
     }
   ab_gen_obj_close (g);
-  return ab_gen_steal (g, false, NULL);
 }
 
 /* The exact bytes of a stream that is not UTF-8, as an embedded resource. */
@@ -772,39 +771,46 @@ gen_error_object (struct ab_gen *g, const ab_error_t *e)
   ab_gen_obj_close (g);
 }
 
-char *
-ab_record_error_frame (const char *id_json, const ab_error_t *e, size_t *len)
+/* The frame of a setup failure, in its generator (without the final LF). */
+static struct ab_gen *
+error_frame (const char *id_json, const ab_error_t *e)
 {
-  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
+  struct ab_gen *g = ab_gen_new (false);
 
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "jsonrpc", "2.0");
   gen_id (g, id_json);
   gen_error_object (g, e);
   ab_gen_obj_close (g);
-  return ab_gen_steal (g, true, len);
+  return g;
 }
 
 char *
-ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
+ab_record_error_frame (const char *id_json, const ab_error_t *e, size_t *len)
 {
-  _cleanup_gen_ struct ab_gen *g = NULL;
-  _cleanup_free_ char *sc = NULL;
-  struct verdict v;
+  _cleanup_gen_ struct ab_gen *g = error_frame (id_json, e);
 
-  if (o->reason == AB_REASON_SETUP_FAILED)
-    {
-      ab_error_t e = o->setup_error;
-      if (e.cls == AB_EC_NONE)
-        e.cls = AB_EC_SETUP;
-      if (e.msg[0] == '\0')
-        snprintf (e.msg, sizeof e.msg, "the sandbox could not be set up");
-      return ab_record_error_frame (id_json, &e, len);
-    }
+  return ab_gen_steal (g, true, len);
+}
+
+/* The frame of a run that happened, in its generator (without the final
+   LF).  structuredContent and the frame are each held once, in their
+   generators' buffers, never copied: even with the output capped the
+   frame is many times the cap (a control byte is 6 characters in
+   structuredContent and 7 in its text copy), and the supervisor runs on
+   the host, outside the sandbox's memory limit. */
+static struct ab_gen *
+result_frame (const struct ab_outcome *o, const char *id_json)
+{
+  _cleanup_gen_ struct ab_gen *sg = ab_gen_new (false);
+  struct ab_gen *g = ab_gen_new (false);
+  struct verdict v;
+  const char *sc;
+  size_t sc_len;
 
   judge (o, &v);
-  sc = structured_content (o, &v);
-  g = ab_gen_new (false);
+  structured_content (sg, o, &v);
+  sc = ab_gen_buf (sg, &sc_len);
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "jsonrpc", "2.0");
   gen_id (g, id_json);
@@ -817,13 +823,14 @@ ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
      content (MCP tools: "SHOULD also return the serialized JSON"). */
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "type", "text");
-  ab_gen_kv_str (g, "text", sc);
+  ab_gen_key (g, "text");
+  ab_gen_bytes (g, sc, sc_len);
   ab_gen_obj_close (g);
   gen_blob (g, o->id, "stdout", &o->out);
   gen_blob (g, o->id, "stderr", &o->err);
   ab_gen_arr_close (g);
   ab_gen_key (g, "structuredContent");
-  ab_gen_raw_number (g, sc); /* generated above: valid JSON by construction */
+  ab_gen_raw (g, sc, sc_len); /* generated above: valid JSON by construction */
   ab_gen_kv_bool (g, "isError", v.code != NULL);
   ab_gen_key (g, "_meta");
   ab_gen_obj_open (g);
@@ -838,16 +845,61 @@ ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
+  return g;
+}
+
+/* The frame of outcome o, in its generator (without the final LF). */
+static struct ab_gen *
+frame (const struct ab_outcome *o, const char *id_json)
+{
+  ab_error_t e;
+
+  if (o->reason != AB_REASON_SETUP_FAILED)
+    return result_frame (o, id_json);
+  e = o->setup_error;
+  if (e.cls == AB_EC_NONE)
+    e.cls = AB_EC_SETUP;
+  if (e.msg[0] == '\0')
+    snprintf (e.msg, sizeof e.msg, "the sandbox could not be set up");
+  return error_frame (id_json, &e);
+}
+
+char *
+ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
+{
+  _cleanup_gen_ struct ab_gen *g = frame (o, id_json);
+
   return ab_gen_steal (g, true, len);
+}
+
+/* buf and its LF with one writev(2), continued after a short write: the
+   LF is not appended to a copy of the frame. */
+static int
+write_line (int fd, const char *buf, size_t len)
+{
+  struct iovec iov[2] = { { (void *)buf, len }, { (void *)"\n", 1 } };
+  ssize_t w;
+
+  do
+    w = writev (fd, iov, 2);
+  while (w < 0 && errno == EINTR);
+  if (w < 0)
+    return -1;
+  if ((size_t)w < len && ab_write_all (fd, buf + w, len - (size_t)w) < 0)
+    return -1;
+  if ((size_t)w <= len && ab_write_all (fd, "\n", 1) < 0)
+    return -1;
+  return 0;
 }
 
 int
 ab_record_write (int fd, const struct ab_outcome *o, const char *id_json, ab_error_t *err)
 {
+  _cleanup_gen_ struct ab_gen *g = frame (o, id_json);
   size_t len;
-  _cleanup_free_ char *frame = ab_record_frame (o, id_json, &len);
+  const char *buf = ab_gen_buf (g, &len);
 
-  if (ab_write_all (fd, frame, len) < 0)
+  if (write_line (fd, buf, len) < 0)
     {
       if (err)
         return ab_error_setc (err, AB_EC_INTERNAL, errno, "write the result record to fd %d", fd);

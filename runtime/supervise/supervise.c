@@ -42,6 +42,7 @@ ab_supervise_opts_init (struct ab_supervise_opts *o)
 {
   memset (o, 0, sizeof *o);
   o->passthrough = true;
+  o->max_output = AB_SUPERVISE_MAX_OUTPUT_DEFAULT;
 }
 
 const char *
@@ -83,15 +84,14 @@ ab_outcome_free (struct ab_outcome *o)
 static void
 stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int *tee, unsigned *limits)
 {
-  size_t take = n;
+  size_t take;
 
   if (*tee >= 0 && ab_write_all (*tee, buf, n) < 0)
     *tee = -1;
   if (s == NULL)
     return; /* copied, not captured */
   s->total += n;
-  if (max != 0)
-    take = s->len >= max ? 0 : (size_t) (max - s->len < n ? max - s->len : n);
+  take = s->len >= max ? 0 : (size_t) (max - s->len < n ? max - s->len : n);
   if (take)
     {
       s->data = xrealloc (s->data, s->len + take + 1);

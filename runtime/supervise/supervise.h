@@ -15,6 +15,12 @@
 #include "base/error.h"
 #include "runtime/lifecycle/exec.h"
 
+/* What is captured of each stream when the caller names no bound (run and
+   exec without --max-output; agentbox mcp's max_output_bytes): the
+   supervisor runs on the host, outside the sandbox's memory limit, so what
+   it holds of a program's output is always bounded. */
+#define AB_SUPERVISE_MAX_OUTPUT_DEFAULT (1u << 20)
+
 struct ab_supervise_opts
 {
   bool keep;          /* keep the state after exit (run --keep) */
@@ -22,7 +28,7 @@ struct ab_supervise_opts
   bool grace_set;     /* --timeout-grace given: SIGTERM at the deadline, SIGKILL grace_ms later */
   uint64_t grace_ms;  /* (else the plan's: dev.agentbox.timeout.grace, or AB_PLAN_GRACE_DEFAULT_MS) */
   bool capture;       /* pipe stdout/stderr through the supervisor */
-  uint64_t max_output; /* bytes captured per stream (0 = unlimited); streaming goes on */
+  uint64_t max_output; /* bytes captured per stream (at least 1); streaming goes on */
   bool passthrough;   /* also write captured output to our own stdout/stderr */
   const char *stdin_data; /* NULL: the container's stdin is ours (or /dev/null if capture) */
   size_t stdin_len;

@@ -520,13 +520,14 @@ cmd_readlink (int argc, char **argv)
   return 0;
 }
 
-/* write-bytes N [binary|text], stderr-bytes N [...]: exactly N bytes.  Text is
-   a-z in lines of 64; binary is xorshift32, so a test can regenerate it. */
+/* write-bytes N [binary|text|control], stderr-bytes N [...]: exactly N bytes.
+   Text is a-z in lines of 64; binary is xorshift32, so a test can regenerate
+   it; control is all 0x01, which JSON must escape as 6 characters. */
 static int
 cmd_write_bytes (int argc, char **argv)
 {
   long long n = num (argv[1]), done = 0;
-  bool binary = argc > 2 && IS (argv[2], "binary");
+  bool binary = argc > 2 && IS (argv[2], "binary"), control = argc > 2 && IS (argv[2], "control");
   int fd = IS (argv[0], "stderr-bytes") ? STDERR_FILENO : STDOUT_FILENO;
   uint32_t x = 2463534242u;
   char buf[65536];
@@ -542,7 +543,7 @@ cmd_write_bytes (int argc, char **argv)
           x ^= x << 13;
           x ^= x >> 17;
           x ^= x << 5;
-          buf[i] = binary ? (char)(x & 0xff) : pos % 64 == 63 ? '\n' : (char)('a' + pos % 26);
+          buf[i] = binary ? (char)(x & 0xff) : control ? '\x01' : pos % 64 == 63 ? '\n' : (char)('a' + pos % 26);
         }
       if (write_all (fd, buf, k) < 0)
         return report (-1, errno);
@@ -1305,7 +1306,8 @@ static const struct
   { "write", 2, cmd_path_op, "FILE DATA" }, { "ls", 1, cmd_ls, "DIR" },
   { "stat", 1, cmd_stat, "PATH" },          { "readlink", 1, cmd_readlink, "PATH" },
   { "mkdir", 1, cmd_path_op, "PATH [MODE]" },               { "touch", 1, cmd_path_op, "PATH" },
-  { "write-bytes", 1, cmd_write_bytes, "N [binary|text]" }, { "stderr-bytes", 1, cmd_write_bytes, "N [binary|text]" },
+  { "write-bytes", 1, cmd_write_bytes, "N [binary|text|control]" },
+  { "stderr-bytes", 1, cmd_write_bytes, "N [binary|text|control]" },
   { "read-stdin", 0, cmd_read_stdin, "" },  { "sysctl", 1, cmd_sysctl, "NAME" },
   { "status", 0, cmd_status, "" },          { "ns", 0, cmd_ns, "" },
   { "cwd", 0, cmd_cwd, "" },                { "fds", 0, cmd_fds, "" },

@@ -139,7 +139,8 @@ miss=
 for want in '--memory BYTES .*default 1G' '--pids N .*default 512' '--file-size SIZE .*RLIMIT_FSIZE .*default 1G' \
   '--open-files N .*RLIMIT_NOFILE .*default 1024' '--tmp-size SIZE .*default 256M' '--home-size SIZE .*default 256M' \
   '--shm-size SIZE .*default 64M' '--workspace-size SIZE .*tmpfs /workspace' 'default 1G; limitsHit workspace' \
-  '/run 16M, /dev 64M' '--timeout DUR .*default none' '--timeout-grace DUR .*default 5s'; do
+  '/run 16M, /dev 64M' '--timeout DUR .*default none' '--timeout-grace DUR .*default 5s' \
+  '--max-output BYTES .*default 1M'; do
   grep -Eq -- "$want" <<<"$help" || miss="$miss [$want]"
 done
 is "$miss" "" "run --help lists every limit of the built-in sandbox with its default"

@@ -248,6 +248,32 @@ is "$(rec "$T/flood/rec" stdoutBytes)" 10000000 "... the program's output is sti
 rt state "$id" >/dev/null 2>&1
 isnt $? 0 "... and the container is deleted"
 
+# Without --max-output the capture for the record is bounded all the same (1 MiB a
+# stream, as agentbox mcp's): the supervisor runs on the host, outside the sandbox's
+# memory limit, and must not hold what a program floods it with (it once held six
+# times the output, 2.3 GB for 400 MB), nor copies of its record (control bytes, each
+# escaped as 6 characters in structuredContent and 7 in its text copy, are the
+# worst case).  Its peak RSS is read from outside: the getrusage of the process we
+# waited for.
+make_bundle "$T/huge" \
+  'process.args=["/bin/sh","-c","/bin/abtest write-bytes 50000000 control; /bin/abtest stderr-bytes 20000000 control"]'
+id=$(new_id)
+peak=$(_ab_wrap "$PYTHON3" -c '
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+print(os.waitstatus_to_exitcode(status), ru.ru_maxrss)' \
+  "${_ab_as[@]}" "$RUNTIME" --root "$AB_STATE" run --no-stream --bundle "$T/huge" --record "$T/huge/rec" "$id")
+is "${peak% *}" 0 "70 MB of control bytes with --record and no --max-output: the run exits 0"
+rec_check "$T/huge/rec" '(sc["stdout"] == sc["stderr"] == "\x01" * (1 << 20) and sc["stdoutTruncated"]
+  and sc["stderrTruncated"] and (sc["stdoutBytes"], sc["stderrBytes"]) == (50000000, 20000000)
+  and "output" in sc["limitsHit"])'
+ok $? "... the record holds the first 1 MiB of each stream, marked truncated (limitsHit output), and counts all of it"
+[ "${peak#* }" -lt 65536 ]
+ok $? "... and agentbox's peak RSS stayed below 64 MiB (${peak#* } KiB)"
+[ "$(stat -c %s "$T/huge/rec")" -lt $((41 << 20)) ]
+ok $? "... the record is within what agentbox mcp takes from a worker (40 MiB + 1 MiB for 1 MiB of output)"
+
 # Without a pid namespace the program's background child outlives it and
 # holds the output pipes open: the run ends with the program all the same.
 make_bundle "$T/holder" 'process.args=["/bin/sh","-c","/bin/abtest sleep-forever & echo started"]' \
