@@ -5,7 +5,8 @@
  *          /var/cache/agentbox for root, else $XDG_CACHE_HOME/agentbox
  *          ($HOME/.cache/agentbox)
  *   <base>/seccomp/         compiled seccomp programs (0700, entries 0600)
- *   <base>/sandbox-rootfs/  the mount-point skeleton of `run --default`
+ *   <base>/sandbox-rootfs/  the mount-point skeleton of `run --default`,
+ *                           shared: only what every sandbox shows
  *
  * Everything read from it is checked before use and anything wrong is a
  * miss: a broken or tampered cache can make a run slower, never fail it or

@@ -69,34 +69,38 @@ ab_sandbox_host_mounts_max (const struct ab_sandbox_opts *o)
   return AB_ARRAY_SIZE (var_lib_view) + o->binds.n;
 }
 
-/* var/lib/NAME (or any path) as mount point in the skeleton: directories,
-   the last one a file for a file's bind.  The skeleton is ours (the
-   cache's); each step is opened refusing symlinks. */
+/* m as mount point in the skeleton: directories, the last one a file for
+   a file's bind; made when make, else looked for (1: not there).  The
+   skeleton is ours (the cache's or the run's); each step is opened
+   refusing symlinks. */
 static int
-skeleton_mountpoint (int skel_fd, const char *dst, bool dir, ab_error_t *err)
+skeleton_mountpoint (int skel_fd, const struct ab_sandbox_mountpoint *m, bool make, ab_error_t *err)
 {
-  _cleanup_free_ char *copy = xstrdup (dst + 1);
+  _cleanup_free_ char *copy = xstrdup (m->path + 1);
   _cleanup_close_ int at = fcntl (skel_fd, F_DUPFD_CLOEXEC, 3);
   char *save = NULL, *c = strtok_r (copy, "/", &save);
+  struct stat st;
 
   while (c != NULL)
     {
       char *next = strtok_r (NULL, "/", &save);
       int fd;
-      if (next == NULL && !dir)
+      if (next == NULL && !m->dir && !make)
+        return fstatat (at, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK (st.st_mode) ? 0 : 1;
+      if (next == NULL && !m->dir)
         {
           fd = openat (at, c, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
           if (fd < 0 && errno != EEXIST && errno != EISDIR)
-            return ab_error_set (err, errno, "the sandbox's skeleton: create the mount point `%s`", dst);
+            return ab_error_set (err, errno, "the sandbox's skeleton: create the mount point `%s`", m->path);
           if (fd >= 0)
             close (fd);
           return 0;
         }
-      if (mkdirat (at, c, 0755) < 0 && errno != EEXIST)
-        return ab_error_set (err, errno, "the sandbox's skeleton: create the mount point `%s`", dst);
+      if (make && mkdirat (at, c, 0755) < 0 && errno != EEXIST)
+        return ab_error_set (err, errno, "the sandbox's skeleton: create the mount point `%s`", m->path);
       fd = openat (at, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
-        return ab_error_set (err, errno, "the sandbox's skeleton: open `%s`", dst);
+        return make ? ab_error_set (err, errno, "the sandbox's skeleton: open `%s`", m->path) : 1;
       close (at);
       at = fd;
       c = next;
@@ -104,8 +108,21 @@ skeleton_mountpoint (int skel_fd, const char *dst, bool dir, ab_error_t *err)
   return 0;
 }
 
+int
+ab_sandbox_mountpoints_make (int skel_fd, bool shared, const struct ab_sandbox_mountpoints *mp, ab_error_t *err)
+{
+  for (size_t i = 0; i < mp->n; i++)
+    {
+      int r = skeleton_mountpoint (skel_fd, &mp->v[i], !(shared && mp->v[i].own), err);
+      if (r != 0)
+        return r;
+    }
+  return 0;
+}
+
 static int
-var_lib (int skel_fd, struct ab_default_mount *mounts, size_t *n, struct ab_strv *keep, ab_error_t *err)
+var_lib (struct ab_sandbox_mountpoints *mp, struct ab_default_mount *mounts, size_t *n, struct ab_strv *keep,
+         ab_error_t *err)
 {
   static const char *const ro[] = { "rbind", "rro", "rnosuid", "rnodev" };
   struct stat st;
@@ -124,8 +141,7 @@ var_lib (int skel_fd, struct ab_default_mount *mounts, size_t *n, struct ab_strv
         }
       if (!S_ISDIR (st.st_mode))
         continue;
-      if (skeleton_mountpoint (skel_fd, path, true, err) < 0)
-        return -1;
+      mp->v[mp->n++] = (struct ab_sandbox_mountpoint){ path, true, false };
       mounts[(*n)++] = (struct ab_default_mount){ path, "bind", path, ro, AB_ARRAY_SIZE (ro) };
     }
   return 0;
@@ -172,8 +188,8 @@ check_destination (const char *arg, const char *dst, ab_error_t *err)
    as the workspace's: a link planted later cannot point it elsewhere.  The
    destination is resolved beneath the container's root when mounted. */
 static int
-extra_bind (const struct ab_sandbox_bind *b, int skel_fd, bool rootless, struct ab_default_mount *m,
-            struct ab_strv *nofollow, struct ab_strv *keep, ab_error_t *err)
+extra_bind (const struct ab_sandbox_bind *b, struct ab_sandbox_mountpoints *mp, bool rootless,
+            struct ab_default_mount *m, struct ab_strv *nofollow, struct ab_strv *keep, ab_error_t *err)
 {
   static const char *const ro[] = { "rbind", "rro", "rnosuid", "rnodev", "idmap" };
   static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", "idmap" };
@@ -197,9 +213,9 @@ extra_bind (const struct ab_sandbox_bind *b, int skel_fd, bool rootless, struct 
     return -1;
   for (size_t k = 0; k < AB_ARRAY_SIZE (not_in_skeleton); k++)
     skel = skel && !at_or_below (not_in_skeleton[k], dst);
-  if (skel && skeleton_mountpoint (skel_fd, dst, S_ISDIR (st.st_mode), err) < 0)
-    return -1;
   ab_strv_push (keep, dst);
+  if (skel)
+    mp->v[mp->n++] = (struct ab_sandbox_mountpoint){ keep->v[keep->n - 1], S_ISDIR (st.st_mode), true };
   *m = (struct ab_default_mount){ keep->v[keep->n - 1], "bind", real, b->rw ? rw : ro,
                                   b->rw ? AB_ARRAY_SIZE (rw) : AB_ARRAY_SIZE (ro) };
   if (rootless)
@@ -210,14 +226,14 @@ extra_bind (const struct ab_sandbox_bind *b, int skel_fd, bool rootless, struct 
 }
 
 int
-ab_sandbox_host_mounts (const struct ab_sandbox_opts *o, int skel_fd, bool rootless,
+ab_sandbox_host_mounts (const struct ab_sandbox_opts *o, struct ab_sandbox_mountpoints *mp, bool rootless,
                         struct ab_default_mount *mounts, size_t *n, struct ab_strv *nofollow,
                         struct ab_strv *keep, ab_error_t *err)
 {
-  if (var_lib (skel_fd, mounts, n, keep, err) < 0)
+  if (var_lib (mp, mounts, n, keep, err) < 0)
     return -1;
   for (size_t i = 0; i < o->binds.n; i++)
-    if (extra_bind (&o->binds.v[i], skel_fd, rootless, &mounts[(*n)++], nofollow, keep, err) < 0)
+    if (extra_bind (&o->binds.v[i], mp, rootless, &mounts[(*n)++], nofollow, keep, err) < 0)
       return -1;
   return 0;
 }

@@ -309,7 +309,7 @@ struct sized
   struct ab_strv env;  /* USER, LOGNAME, then the caller's */
   struct ab_strv keep; /* the host mounts' paths */
   struct ab_strv nofollow; /* their resolved sources */
-  int skel_fd;         /* the skeleton, for mount points */
+  struct ab_sandbox_mountpoints mp; /* their mount points in the skeleton */
 };
 
 static void
@@ -318,6 +318,7 @@ sized_free (struct sized *sz)
   ab_strv_free (&sz->env);
   ab_strv_free (&sz->keep);
   ab_strv_free (&sz->nofollow);
+  free (sz->mp.v);
 }
 
 /* The options of a bounded tmpfs: nosuid, nodev, its mode and its size
@@ -435,7 +436,7 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   mounts[n++] = (struct ab_default_mount){ "/run", "tmpfs", "tmpfs", run_opts, AB_ARRAY_SIZE (run_opts) };
   if (workspace_mount (o, d->rootless, &mounts[n++], real, sz, err) < 0)
     return -1;
-  if (ab_sandbox_host_mounts (o, sz->skel_fd, d->rootless, mounts, &n, &sz->nofollow, &sz->keep, err) < 0)
+  if (ab_sandbox_host_mounts (o, &sz->mp, d->rootless, mounts, &n, &sz->nofollow, &sz->keep, err) < 0)
     return -1;
   if (o->init)
     {
@@ -467,6 +468,36 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   return 0;
 }
 
+/* The host mounts' mount points, in the skeleton.  One the shared skeleton
+   lacks (an extra bind's destination) is made in a private skeleton of
+   the run's (as when the cache cannot hold one), never in the shared one:
+   every later sandbox would show it, one run's choice in the others'
+   view. */
+static int
+skeleton_mountpoints (const struct ab_sandbox_opts *o, const struct sized *sz, char **skeleton, int *lock,
+                      ab_error_t *err)
+{
+  _cleanup_close_ int fd = open (*skeleton, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int r;
+
+  if (fd < 0)
+    return ab_error_set (err, errno, "open `%s`", *skeleton);
+  r = ab_sandbox_mountpoints_make (fd, *lock < 0, &sz->mp, err);
+  if (r <= 0)
+    return r;
+  ab_debug ("run --default: a bind's mount point is not in the shared skeleton: a private rootfs skeleton");
+  free (*skeleton);
+  *skeleton = NULL;
+  close (fd);
+  fd = -1;
+  if (private_skeleton (o, skeleton, lock, err) < 0)
+    return -1;
+  fd = open (*skeleton, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_set (err, errno, "open `%s`", *skeleton);
+  return ab_sandbox_mountpoints_make (fd, false, &sz->mp, err);
+}
+
 int
 ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int *lock, ab_error_t *err)
 {
@@ -478,7 +509,7 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
   _cleanup_free_ struct ab_default_mount *mounts
       = xcalloc (AB_ARRAY_SIZE (host_view) + 4 + ab_sandbox_host_mounts_max (o), sizeof *mounts);
   struct ab_default_opts d = { 0 };
-  struct sized sz = { .skel_fd = -1 };
+  struct sized sz = { 0 };
   struct ab_kvlist annotations = { 0 };
   struct ab_idmaps maps[2] = { { 0 } };
   struct ab_bundle_guard guard;
@@ -494,12 +525,11 @@ ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int 
       return -1;
     close (rfd);
   }
-  sz.skel_fd = open (skeleton, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (sz.skel_fd < 0)
-    return ab_error_set (err, errno, "open `%s`", skeleton);
+  sz.mp.v = xcalloc (ab_sandbox_host_mounts_max (o), sizeof *sz.mp.v);
   sandbox_rootless (o, &d, maps, &annotations);
   r = sandbox_opts (o, &d, mounts, &real, &sz, err);
-  close (sz.skel_fd);
+  if (r == 0)
+    r = skeleton_mountpoints (o, &sz, &skeleton, lock, err);
   if (r < 0)
     {
       free (maps[0].v);

@@ -54,9 +54,10 @@ struct ab_sandbox_opts
 };
 
 /* The bundle of the sandbox.  Its root is the skeleton of mount points in
-   the cache (runtime/cache.h), or, when the cache cannot hold it, a
-   private one in the state root (with a warning): then *lock is its lock,
-   held until ab_sandbox_release, else -1. */
+   the cache (runtime/cache.h), or a private one in the state root when the
+   cache cannot hold it (with a warning) or an extra bind needs a mount
+   point the cache's lacks: then *lock is its lock, held until
+   ab_sandbox_release, else -1. */
 int ab_sandbox_bundle (const struct ab_sandbox_opts *o, struct ab_bundle **out, int *lock, ab_error_t *err);
 /* The run is over (failure: its setup error, or NULL): drop the lock; a
    private skeleton no container of the id uses is removed. */

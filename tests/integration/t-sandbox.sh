@@ -213,4 +213,27 @@ is "$(find "$sk" -type f -size +0 2>&1)" "" "the shared skeleton holds no file w
 is "$(find "$sk/workspace" "$sk/tmp" "$sk/root" "$sk/run" -mindepth 1 2>&1 | wc -l)" 0 \
   "... and its mount points (/workspace, /tmp, /root, /run) are empty"
 
+# A bind to a destination the skeleton lacks (--ro-bind SRC:/NEW) gets its
+# mount point in a skeleton of the run's own: made in the shared one, /NEW
+# would be in every later sandbox's view (empty), one run's choice in the
+# others'.  A directory, a file, and a directory below a new one; then a
+# persistent sandbox with such a bind, deleted.
+mkdir -p "$T/arch/d" && echo arch >"$T/arch/d/f" && echo file >"$T/arch/file"
+new=ab-arch-$$
+out=$(box --ro-bind "$T/arch/d:/$new" --ro-bind "$T/arch/file:/$new-file" --bind "$T/arch/d:/$new-top/below" \
+  "$(new_id)" -- sh -c "cat /$new/f /$new-file /$new-top/below/f")
+is "$out" "arch
+file
+arch" "--ro-bind and --bind onto destinations the skeleton lacks show the host's directory and file there"
+is "$(ls -A "$sk" | grep -c "$new")" 0 "... and the shared skeleton has no mount point for any of them"
+id=$(new_id)
+rt run --default --detach --ro-bind "$T/arch/d:/$new" "$id" </dev/null >/dev/null 2>&1
+is "$(rt exec "$id" cat "/$new/f" </dev/null 2>&1)" arch "a persistent sandbox with such a bind shows it"
+is "$(ls -A "$sk" | grep -c "$new")" 0 "... the shared skeleton has none of its mount points"
+rt delete --force "$id" >/dev/null 2>&1
+[ -z "$(ls -A "$AB_STATE" 2>/dev/null | grep -F -- "$id")" ]
+ok $? "... and once it is deleted nothing of it is left in the state root (its own skeleton included)"
+out=$(box "$(new_id)" -- ls -A /)
+is "$(grep -c "$new" <<<"$out")/$(grep -c '^proc$' <<<"$out")" 0/1 "a later sandbox's / does not show them"
+
 done_testing
