@@ -7,9 +7,18 @@
 #include "base/gen.h"
 #include "base/json.h"
 
+/* What ab_gen_new_fd buffers before a write. */
+#define GEN_FD_BUF (64u << 10)
+
 struct ab_gen
 {
   yajl_gen g;
+  /* ab_gen_new_fd: the document goes to fd through buf; err is the errno
+     of the first write that failed (nothing is written after it) */
+  int fd;
+  char *buf;
+  size_t len;
+  int err;
 };
 
 struct ab_gen *
@@ -17,6 +26,7 @@ ab_gen_new (bool pretty)
 {
   struct ab_gen *g = xzalloc (sizeof *g);
 
+  g->fd = -1;
   g->g = yajl_gen_alloc (NULL);
   if (g->g == NULL)
     abort ();
@@ -27,12 +37,60 @@ ab_gen_new (bool pretty)
   return g;
 }
 
+static void
+fd_write (struct ab_gen *g, const char *s, size_t n)
+{
+  if (g->err == 0 && ab_write_all (g->fd, s, n) < 0)
+    g->err = errno;
+}
+
+static void
+fd_print (void *ctx, const char *s, size_t n)
+{
+  struct ab_gen *g = ctx;
+
+  if (g->len + n > GEN_FD_BUF)
+    {
+      fd_write (g, g->buf, g->len);
+      g->len = 0;
+    }
+  if (n > GEN_FD_BUF)
+    fd_write (g, s, n);
+  else
+    {
+      memcpy (g->buf + g->len, s, n);
+      g->len += n;
+    }
+}
+
+struct ab_gen *
+ab_gen_new_fd (int fd)
+{
+  struct ab_gen *g = ab_gen_new (false);
+
+  g->fd = fd;
+  g->buf = xmalloc (GEN_FD_BUF);
+  yajl_gen_config (g->g, yajl_gen_print_callback, fd_print, g);
+  return g;
+}
+
+int
+ab_gen_finish_fd (struct ab_gen *g)
+{
+  fd_print (g, "\n", 1);
+  fd_write (g, g->buf, g->len);
+  g->len = 0;
+  errno = g->err;
+  return g->err ? -1 : 0;
+}
+
 void
 ab_gen_free (struct ab_gen *g)
 {
   if (g == NULL)
     return;
   yajl_gen_free (g->g);
+  free (g->buf);
   free (g);
 }
 

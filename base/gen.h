@@ -12,6 +12,13 @@
 struct ab_gen;
 
 struct ab_gen *ab_gen_new (bool pretty);
+/* A compact document written to fd as it is made, through a buffer of 64
+   KiB, not kept (ab_gen_buf and ab_gen_steal are not for it): for one
+   whose size follows a program's output.  ab_gen_finish_fd ends it with
+   LF and writes what is buffered: -1 with errno when a write failed (the
+   first such error; nothing is written after it). */
+struct ab_gen *ab_gen_new_fd (int fd);
+int ab_gen_finish_fd (struct ab_gen *g);
 void ab_gen_free (struct ab_gen *g);
 static inline void
 ab_gen_freep (struct ab_gen **g)

@@ -3,7 +3,6 @@
 
 #include <signal.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "runtime/supervise/record.h"
 #include "base/util.h"
@@ -771,39 +770,33 @@ gen_error_object (struct ab_gen *g, const ab_error_t *e)
   ab_gen_obj_close (g);
 }
 
-/* The frame of a setup failure, in its generator (without the final LF). */
-static struct ab_gen *
-error_frame (const char *id_json, const ab_error_t *e)
+/* The frame of a setup failure, into g (without the final LF). */
+static void
+error_frame (struct ab_gen *g, const char *id_json, const ab_error_t *e)
 {
-  struct ab_gen *g = ab_gen_new (false);
-
   ab_gen_obj_open (g);
   ab_gen_kv_str (g, "jsonrpc", "2.0");
   gen_id (g, id_json);
   gen_error_object (g, e);
   ab_gen_obj_close (g);
-  return g;
 }
 
 char *
 ab_record_error_frame (const char *id_json, const ab_error_t *e, size_t *len)
 {
-  _cleanup_gen_ struct ab_gen *g = error_frame (id_json, e);
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
 
+  error_frame (g, id_json, e);
   return ab_gen_steal (g, true, len);
 }
 
-/* The frame of a run that happened, in its generator (without the final
-   LF).  structuredContent and the frame are each held once, in their
-   generators' buffers, never copied: even with the output capped the
-   frame is many times the cap (a control byte is 6 characters in
-   structuredContent and 7 in its text copy), and the supervisor runs on
-   the host, outside the sandbox's memory limit. */
-static struct ab_gen *
-result_frame (const struct ab_outcome *o, const char *id_json)
+/* The frame of a run that happened, into g (without the final LF).
+   structuredContent is made once and kept (it goes in twice); the frame
+   goes where g puts it. */
+static void
+result_frame (struct ab_gen *g, const struct ab_outcome *o, const char *id_json)
 {
   _cleanup_gen_ struct ab_gen *sg = ab_gen_new (false);
-  struct ab_gen *g = ab_gen_new (false);
   struct verdict v;
   const char *sc;
   size_t sc_len;
@@ -845,61 +838,47 @@ result_frame (const struct ab_outcome *o, const char *id_json)
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
   ab_gen_obj_close (g);
-  return g;
 }
 
-/* The frame of outcome o, in its generator (without the final LF). */
-static struct ab_gen *
-frame (const struct ab_outcome *o, const char *id_json)
+/* The frame of outcome o, into g (without the final LF). */
+static void
+frame (struct ab_gen *g, const struct ab_outcome *o, const char *id_json)
 {
   ab_error_t e;
 
   if (o->reason != AB_REASON_SETUP_FAILED)
-    return result_frame (o, id_json);
+    {
+      result_frame (g, o, id_json);
+      return;
+    }
   e = o->setup_error;
   if (e.cls == AB_EC_NONE)
     e.cls = AB_EC_SETUP;
   if (e.msg[0] == '\0')
     snprintf (e.msg, sizeof e.msg, "the sandbox could not be set up");
-  return error_frame (id_json, &e);
+  error_frame (g, id_json, &e);
 }
 
 char *
 ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len)
 {
-  _cleanup_gen_ struct ab_gen *g = frame (o, id_json);
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);
 
+  frame (g, o, id_json);
   return ab_gen_steal (g, true, len);
-}
-
-/* buf and its LF with one writev(2), continued after a short write: the
-   LF is not appended to a copy of the frame. */
-static int
-write_line (int fd, const char *buf, size_t len)
-{
-  struct iovec iov[2] = { { (void *)buf, len }, { (void *)"\n", 1 } };
-  ssize_t w;
-
-  do
-    w = writev (fd, iov, 2);
-  while (w < 0 && errno == EINTR);
-  if (w < 0)
-    return -1;
-  if ((size_t)w < len && ab_write_all (fd, buf + w, len - (size_t)w) < 0)
-    return -1;
-  if ((size_t)w <= len && ab_write_all (fd, "\n", 1) < 0)
-    return -1;
-  return 0;
 }
 
 int
 ab_record_write (int fd, const struct ab_outcome *o, const char *id_json, ab_error_t *err)
 {
-  _cleanup_gen_ struct ab_gen *g = frame (o, id_json);
-  size_t len;
-  const char *buf = ab_gen_buf (g, &len);
+  /* Written as it is made: even with the output capped the frame is many
+     times the cap (a control byte is 6 characters in structuredContent and
+     7 in its text copy), and the supervisor runs on the host, outside the
+     sandbox's memory limit. */
+  _cleanup_gen_ struct ab_gen *g = ab_gen_new_fd (fd);
 
-  if (write_line (fd, buf, len) < 0)
+  frame (g, o, id_json);
+  if (ab_gen_finish_fd (g) < 0)
     {
       if (err)
         return ab_error_setc (err, AB_EC_INTERNAL, errno, "write the result record to fd %d", fd);

@@ -36,8 +36,8 @@
    a background start with it.) */
 char *ab_record_frame (const struct ab_outcome *o, const char *id_json, size_t *len);
 
-/* Write the frame to fd with one writev(2) (continued after a short
-   write), from where it was generated: it is never copied whole. */
+/* Write the frame to fd as it is made (in writes of 64 KiB): it is never
+   held whole. */
 int ab_record_write (int fd, const struct ab_outcome *o, const char *id_json, ab_error_t *err);
 
 /* A JSON-RPC error frame with the shape of a setup failure, for failures

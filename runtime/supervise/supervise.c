@@ -80,7 +80,8 @@ ab_outcome_free (struct ab_outcome *o)
 
 /* Capture up to max bytes of the stream and copy all of it to *tee (-1:
    none).  A copy that fails (the reader of our stdout went away) stops,
-   the capture goes on. */
+   the capture goes on.  The buffer doubles, up to max and its NUL: a
+   handful of reallocations, never more than the cap held. */
 static void
 stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int *tee, unsigned *limits)
 {
@@ -92,9 +93,15 @@ stream_add (struct ab_stream *s, const char *buf, size_t n, uint64_t max, int *t
     return; /* copied, not captured */
   s->total += n;
   take = s->len >= max ? 0 : (size_t) (max - s->len < n ? max - s->len : n);
+  if (take && s->len + take + 1 > s->size)
+    {
+      s->size = s->size * 2 > s->len + take + 1 ? s->size * 2 : s->len + take + 1;
+      if (s->size > max + 1)
+        s->size = (size_t)max + 1;
+      s->data = xrealloc (s->data, s->size);
+    }
   if (take)
     {
-      s->data = xrealloc (s->data, s->len + take + 1);
       memcpy (s->data + s->len, buf, take);
       s->len += take;
       s->data[s->len] = '\0';

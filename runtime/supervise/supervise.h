@@ -63,6 +63,7 @@ struct ab_stream
 {
   char *data; /* captured bytes (up to max_output) */
   size_t len;
+  size_t size; /* allocated for data */
   uint64_t total; /* bytes the program wrote */
   bool truncated;
 };

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -600,6 +601,35 @@ test_write (void)
   ab_outcome_free (&o);
 }
 
+/* A frame far over the writer's 64 KiB buffer, with strings longer than it
+   (300000 control bytes are 1.8 MB of escapes in structuredContent, more in
+   its text copy; binary stderr adds a blob): written as it is made, it is
+   still exactly the frame. */
+static void
+test_write_large (void)
+{
+  _cleanup_free_ char *out = xmalloc (300000), *errb = xmalloc (100000), *f = NULL, *got = NULL;
+  _cleanup_close_ int fd = memfd_create ("record", MFD_CLOEXEC);
+  struct ab_outcome o;
+  ab_error_t err = { 0 };
+  size_t len, got_len = 0;
+
+  memset (out, 1, 300000);
+  memset (errb, 0xff, 100000);
+  base_outcome (&o, "cl");
+  o.reason = AB_REASON_EXITED;
+  o.exited = true;
+  set_stream (&o.out, out, 300000, 5000000, true);
+  set_stream (&o.err, errb, 100000, 100000, false);
+  f = ab_record_frame (&o, "2", &len);
+  ok (fd >= 0 && ab_record_write (fd, &o, "2", &err) == 0 && lseek (fd, 0, SEEK_SET) == 0
+          && ab_read_fd (fd, 64u << 20, &got, &got_len, &err) == 0,
+      "ab_record_write writes a %zu-byte frame", len);
+  ok (got_len == len && got != NULL && memcmp (got, f, len) == 0 && f[len - 1] == '\n',
+      "... byte for byte the frame, ending in its one LF");
+  ab_outcome_free (&o);
+}
+
 static void
 test_base64 (void)
 {
@@ -674,6 +704,7 @@ main (void)
   test_violations ();
   test_ids ();
   test_write ();
+  test_write_large ();
   test_base64 ();
   test_schema ();
   for (size_t i = 0; i < frames_written.n; i++)
