@@ -160,6 +160,9 @@ namespaces_unusable (const ab_error_t *err)
 
   if (err->cls != AB_EC_SETUP && err->cls != AB_EC_RESOURCE)
     return false;
+  /* A full or read-only state root is not the host's namespaces. */
+  if (strcmp (err->step, "state") == 0)
+    return false;
   for (size_t i = 0; i < AB_ARRAY_SIZE (errnos); i++)
     if (err->errnum == errnos[i])
       return true;

@@ -704,7 +704,7 @@ static int
 write_first_state (struct ab_container *c, ab_error_t *err)
 {
   if (ab_write_file_create (c->dirfd, AB_CONFIG_FILE, c->bundle->config, c->bundle->config_len, 0600, err) < 0)
-    return -1;
+    return ab_state_dir_failed (err, c->root, c->id);
   return ab_container_write_state (c, err);
 }
 
@@ -722,7 +722,7 @@ realize_state (struct create_tx *tx, ab_error_t *err)
     return -1;
   c->dirfd = ab_state_dir_create (c->rootfd, c->id, err);
   if (c->dirfd < 0)
-    return -1;
+    return err->cls == AB_EC_SETUP ? ab_state_dir_failed (err, c->root, NULL) : -1;
   c->lock = LOCK_EX; /* ab_state_dir_create's */
   c->state_file.absent = true; /* a new directory */
   c->state = xzalloc (sizeof *c->state);

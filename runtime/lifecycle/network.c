@@ -46,14 +46,14 @@ ab_net_prepare (struct ab_container *c, const struct ab_plan *p, ab_error_t *err
   /* The plan's generated /etc/hosts, beside it (name resolution, as the
      stub's resolv.conf). */
   if (p->hosts && ab_write_file_atomic (c->dirfd, "hosts", p->hosts, strlen (p->hosts), 0644, err) < 0)
-    return -1;
+    return ab_state_dir_failed (err, c->root, c->id);
   if (p->net.resolv_conf == NULL)
     return 0;
   /* The file the plan's /etc/resolv.conf mount binds: in the state
      directory, which the container's user cannot traverse. */
   if (ab_write_file_atomic (c->dirfd, "resolv.conf", p->net.resolv_conf, strlen (p->net.resolv_conf), 0644, err)
       < 0)
-    return -1;
+    return ab_state_dir_failed (err, c->root, c->id);
   return 0;
 }
 
@@ -67,7 +67,10 @@ hold_netns (struct ab_container *c, ab_error_t *err)
      container's processes, until delete, like `ip netns add` does. */
   fd = openat (c->dirfd, AB_NETNS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
-    return ab_error_set (err, errno, "create the netns file of `%s`", c->id);
+    {
+      ab_error_set (err, errno, "create `" AB_NETNS_FILE "`");
+      return ab_state_dir_failed (err, c->root, c->id);
+    }
   close (fd);
   snprintf (src, sizeof src, "/proc/self/fd/%d", c->netns_fd);
   snprintf (dst, sizeof dst, "/proc/self/fd/%d/" AB_NETNS_FILE, c->dirfd);

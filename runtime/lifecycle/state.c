@@ -399,6 +399,21 @@ state_gen (struct ab_gen *g, const struct ab_state *s)
 }
 
 int
+ab_state_dir_failed (ab_error_t *err, const char *root, const char *id)
+{
+  size_t n = strlen (root);
+
+  if (n > 1 && root[n - 1] == '/')
+    n--;
+  if (id)
+    ab_error_prefix (err, "state directory `%.*s/%s`", (int)n, root, id);
+  else
+    ab_error_prefix (err, "state directory `%.*s`", (int)n, root);
+  snprintf (err->step, sizeof err->step, "state");
+  return -1;
+}
+
+int
 ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err)
 {
   _cleanup_gen_ struct ab_gen *g = ab_gen_new (false);

@@ -88,6 +88,13 @@ int ab_state_private_rootfs_remove (int rootfd, const char *id, bool if_unlocked
    unmounted first), by its fd, already open (and locked): it is closed. */
 int ab_state_dir_remove_fd (int rootfd, const char *id, int dirfd, ab_error_t *err);
 
+/* A write in the state directory of container id under root (NULL id: in
+   root itself) failed, *err saying what ("write `config.json`: No space
+   left on device"): name the directory, as a full or read-only --root
+   would otherwise read like a file of the bundle.  Step "state": such a
+   failure says nothing of the host's namespaces.  Returns -1. */
+int ab_state_dir_failed (ab_error_t *err, const char *root, const char *id);
+
 /* Replace state.json atomically: a new file renamed over the old one. */
 int ab_state_write (int dirfd, const struct ab_state *s, ab_error_t *err);
 

@@ -392,6 +392,35 @@ for ((w = 1; w <= 24; w++)); do
 done
 is "$bad" "" "an openat that fails (each of the first 24): the state root is left empty (no hidden .ID)"
 
+# ---- a full state root ---------------------------------------------------------
+#
+# The state root on a full filesystem: the one line says which directory,
+# not a bare "write `config.json`" that reads like the bundle's file, and
+# not that namespaces cannot be set up here (run --default's hint, or its
+# fallback without them); nothing is left in it.
+
+full=$T/full
+mkdir -p "$full" && mount -t tmpfs -o size=64k,mode=0755 ab-full-root "$full"
+[ "$AB_ROOTLESS" = 1 ] && chown "$AB_RL_UID:$AB_RL_GID" "$full"
+head -c 1M /dev/zero >"$full/fill" 2>/dev/null
+for how in bundle default fallback; do
+  id=$(new_id)
+  case $how in
+    bundle) set -- --bundle "$T/true" "$id" && what="run --bundle" ;;
+    default) set -- --default "$id" -- true && what="run --default" ;;
+    # a sandbox that opted in to run without namespaces where they cannot
+    # be had must not take a full disk for that
+    fallback) set -- --default --fallback landlock "$id" -- true && what="run --default --fallback landlock" ;;
+  esac
+  out=$(_ab_wrap "${_ab_as[@]}" "$RUNTIME" --root "$full/state" run "$@" </dev/null 2>&1)
+  is "$?:$(lines "$out")" "125:1" "$what, the state root full: one line, exit status 125 (it did not run)"
+  like "$out" "^agentbox: state directory \`$full/state/$id\`: [a-z]+ \`[a-z.]+\`: No space left on device\$" \
+    "... which names the container's state directory under the root"
+  is "$(ls -A "$full/state")" "" "... and nothing is left in the state root"
+done
+set --
+umount "$full"
+
 # ---- run --default with a cache it cannot use (#28, 8) -----------------------
 #
 # runtime/cache.h promises that a broken cache makes a run slower, never
