@@ -121,10 +121,12 @@ ab_log (int level, const char *fmt, ...)
   if (msg == NULL)
     return;
   write_entry (level, msg);
-  if (level >= AB_LOG_WARN || log_debug)
+  /* With --log, as runc: the file alone (go-runc parses `state` and `ps`
+     from stdout and stderr together).  Without: debug and info go to
+     stderr only with --debug, never to stdout, which belongs to the
+     container or to the MCP protocol.  Errors go to both (ab_log_error). */
+  if (log_fd < 0 && (level >= AB_LOG_WARN || log_debug))
     {
-      /* Debug and info go to stderr only with --debug, never to stdout:
-         stdout belongs to the container or to the MCP protocol. */
       char *line = xasprintf ("agentbox: %s%s\n", level == AB_LOG_WARN ? "warning: " : "", msg);
       ab_write_all (2, line, strlen (line));
       free (line);

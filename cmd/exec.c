@@ -153,12 +153,15 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
         break;
       case 'u':
         {
-          char *colon = strchr (optarg, ':');
+          /* A copy: argv stays as given, for the sealed re-exec
+             (ab_exe_seal_unless_safe), which parses it again. */
+          _cleanup_free_ char *uid = xstrdup (optarg);
+          char *colon = strchr (uid, ':');
           uint64_t id;
           if (colon)
             *colon = '\0';
-          if (ab_parse_u64 (optarg, &id) < 0 || id >= UINT32_MAX)
-            return ab_cmd_usage_error ("exec", "--user: expected UID[:GID] (numbers), got `%s`", optarg);
+          if (ab_parse_u64 (uid, &id) < 0 || id >= UINT32_MAX)
+            return ab_cmd_usage_error ("exec", "--user: expected UID[:GID] (numbers), got `%s`", uid);
           o->uid = (uid_t) id;
           o->user_set = true;
           if (colon)

@@ -96,6 +96,7 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
           ab_gen_kv_str (gen, "rootfs", s->rootfs ? s->rootfs : "");
           ab_gen_kv_str (gen, "created", ts);
           ab_gen_kv_str (gen, "owner", owner);
+          ab_state_gen_annotations (gen, s); /* as runc's list */
           ab_gen_obj_close (gen);
         }
       else if (quiet)

@@ -693,7 +693,6 @@ static void
 gen_oci_state (struct ab_gen *g, const struct ab_state *s, int status)
 {
   char ts[64];
-  size_t i;
 
   ab_format_time_rfc3339 (s->created_ns, ts, sizeof ts);
   ab_gen_obj_open (g);
@@ -713,14 +712,19 @@ gen_oci_state (struct ab_gen *g, const struct ab_state *s, int status)
   /* How its user namespace was mapped, and what this host could not give
      it (rootless without a delegated cgroup). */
   gen_rootless (g, s, "dev.agentbox/");
-  if (s->annotations.n)
-    {
-      ab_gen_key (g, "annotations");
-      ab_gen_obj_open (g);
-      for (i = 0; i < s->annotations.n; i++)
-        ab_gen_kv_str (g, s->annotations.v[i].key, s->annotations.v[i].value);
-      ab_gen_obj_close (g);
-    }
+  ab_state_gen_annotations (g, s);
+  ab_gen_obj_close (g);
+}
+
+void
+ab_state_gen_annotations (struct ab_gen *g, const struct ab_state *s)
+{
+  if (s->annotations.n == 0)
+    return;
+  ab_gen_key (g, "annotations");
+  ab_gen_obj_open (g);
+  for (size_t i = 0; i < s->annotations.n; i++)
+    ab_gen_kv_str (g, s->annotations.v[i].key, s->annotations.v[i].value);
   ab_gen_obj_close (g);
 }
 

@@ -135,6 +135,9 @@ int ab_state_pidfd (const struct ab_state *s);
 
 /* OCI state JSON (runtime.md; plus runc's rootfs/created/owner). */
 char *ab_state_oci_json (const struct ab_state *s, int status, bool pretty, size_t *len);
+/* "annotations": {...} of the state object, when it has any (`state`, `list`). */
+struct ab_gen;
+void ab_state_gen_annotations (struct ab_gen *g, const struct ab_state *s);
 /* The container process state of config-linux.md (for a seccomp agent):
    ociVersion, fds ["seccompFd"], pid, metadata (when not NULL), state. */
 char *ab_state_process_json (const struct ab_state *s, int status, pid_t pid, const char *metadata, size_t *len);

@@ -103,12 +103,13 @@ change_process (struct ab_plan_storage *st, const struct ab_spec *s, const struc
         env_set (&st->env, x->env->v[i], false);
       st->process.env = st->env;
     }
+  /* --user UID[:GID], as runc: a gid not given stays the config's, and so
+     do its additionalGids. */
   if (x->user_set)
     {
       st->process.user.uid = x->uid;
-      st->process.user.gid = x->gid_set ? x->gid : x->uid;
-      st->process.user.additional_gids = NULL;
-      st->process.user.n_additional_gids = 0;
+      if (x->gid_set)
+        st->process.user.gid = x->gid;
     }
   for (size_t i = 0; x->add_caps && i < x->add_caps->n; i++)
     {

@@ -74,6 +74,14 @@ log_lines_ok "$T/j1.log"
 ok $? "--log-format=json: every log line is a JSON object with level, msg and time"
 like "$(last_msg "$T/j1.log")" 'does not exist' "the last error line says the container does not exist"
 like "$err" 'does not exist' "the error also reaches stderr"
+id=$(new_id)
+rt create --bundle "$T/b" "$id" </dev/null >/dev/null 2>&1
+out=$(rt_raw --root "$AB_STATE" --debug --log "$T/j4.log" --log-format json state "$id" 2>&1)
+"$PYTHON3" -c 'import json, sys; json.loads(sys.argv[1])' "$out"
+ok $? "--debug with --log: stdout and stderr together are the state JSON alone (go-runc parses them so)"
+grep -q '"level":"debug"' "$T/j4.log"
+ok $? "... the debug lines are in the log file"
+rt delete --force "$id" >/dev/null 2>&1
 
 rt_log "$T/j2.log" create --bundle "$T/missing" "$(new_id)" \
   </dev/null >/dev/null 2>&1

@@ -59,6 +59,9 @@ like "$out" '^cwd=/tmp$' "exec --cwd sets the working directory"
 xc --user 65534:65534 "$id" /bin/abtest getuid
 like "$out" '^uid=65534$' "exec --user sets the uid"
 like "$out" '^gid=65534$' "exec --user sets the gid"
+xc --user 65534 "$id" /bin/abtest getuid
+is "$(grep -E '^(uid|gid)=' <<<"$out" | tr '\n' ' ')" "uid=65534 gid=0 " \
+  "exec --user UID alone keeps the config's gid (0), as runc"
 xc --user 65534:65534 "$id" /bin/abtest status
 like "$out" '^CapEff=0000000000000000$' "a process exec'd as a non-root user has no effective capabilities"
 

@@ -90,6 +90,11 @@ import json, subprocess, sys
 for c in json.loads(sys.argv[1]):
     assert isinstance(c.get("ociVersion"), str) and isinstance(c.get("created"), str), c' "$json"
 ok $? "each list entry has ociVersion and created"
+is "$("$PYTHON3" -c '
+import json, sys
+print(" ".join("%s=%s" % (c["id"], json.dumps(c.get("annotations"), sort_keys=True))
+               for c in sorted(json.loads(sys.argv[1]), key=lambda c: c["id"]) if c["id"] == sys.argv[2]))' "$json" "$c")" \
+  "$c={\"org.example.run\": \"42\", \"org.example.tool\": \"pytest\"}" "list --format json carries the config's annotations, as runc"
 
 for x in "$c" "$r" "$s"; do rt delete --force "$x"; done
 is "$(rt list -q)" "" "list is empty once every container is deleted"
