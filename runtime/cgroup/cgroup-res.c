@@ -229,7 +229,14 @@ memory_v1 (struct res *r, struct target *t, const struct ab_memory *m)
         return -1;
     }
   else if (m->limit.set && wr (r, t, "memory.limit_in_bytes", JR "memory.limit", "%" PRId64, m->limit.v) < 0)
-    return -1;
+    {
+      /* As runc: lifting the limit (-1) with no swap value lifts memsw
+         too, first, which would otherwise stay below it (EINVAL). */
+      if (!r->update || m->limit.v != -1 || r->err->errnum != EINVAL
+          || wr (r, t, "memory.memsw.limit_in_bytes", JR "memory.swap", "-1") < 0
+          || wr (r, t, "memory.limit_in_bytes", JR "memory.limit", "-1") < 0)
+        return -1;
+    }
   if (m->reservation.set
       && wr (r, t, "memory.soft_limit_in_bytes", JR "memory.reservation", "%" PRId64, m->reservation.v) < 0)
     return -1;
