@@ -529,6 +529,7 @@ ab_json_parse (const char *buf, size_t len, const struct ab_json_limits *lim, co
   struct builder b = { .lim = lim, .name = name, .err = err };
   yajl_handle h;
   yajl_status st;
+  size_t off;
 
   if (len > lim->max_bytes)
     {
@@ -544,12 +545,18 @@ ab_json_parse (const char *buf, size_t len, const struct ab_json_limits *lim, co
      which covers the raw bytes too: yajl's own pass would be a second. */
   yajl_config (h, yajl_dont_validate_strings, 1);
   st = yajl_parse (h, (const unsigned char *) buf, len);
+  /* Where it went wrong: yajl_parse counts into buf; yajl_complete_parse
+     parses a buffer of its own (one space), so an error found there (a
+     premature EOF, the document cut short) is at buf's end. */
+  off = yajl_get_bytes_consumed (h);
   if (st == yajl_status_ok)
-    st = yajl_complete_parse (h);
+    {
+      st = yajl_complete_parse (h);
+      off = len;
+    }
   if (st != yajl_status_ok && !b.failed)
     {
       unsigned char *m = yajl_get_error (h, 0, (const unsigned char *) buf, len);
-      size_t off = yajl_get_bytes_consumed (h);
       char *nl;
       /* yajl's message may span lines; keep the first. */
       if (m && (nl = strchr ((char *) m, '\n')) != NULL)

@@ -109,7 +109,7 @@ test_parse (void)
           "A: handles no right: the ruleset would restrict nothing (say \"off\")",
           "a ruleset that handles nothing");
   is_str (parse_err ("no"), "A: must be \"off\", \"auto\" or a JSON policy object, not \"no\"", "a word");
-  is_str (parse_err ("{\"abi\":3,"), "A: invalid JSON near byte 1: parse error: premature EOF",
+  is_str (parse_err ("{\"abi\":3,"), "A: invalid JSON near byte 9: parse error: premature EOF",
           "broken JSON is named");
 }
 

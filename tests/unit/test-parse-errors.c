@@ -544,6 +544,28 @@ test_resources_document (void)
   ab_resources_free (r);
 }
 
+/* A document cut short (a partial copy, a full disk) is reported where it
+   ends, the byte the reader must look at, and a syntax error inside it
+   where it is. */
+static void
+test_truncated (void)
+{
+  static const size_t cuts[] = { 500, 3000 };
+  size_t len;
+  _cleanup_free_ char *full = fixture ("maximal.json", &len);
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (cuts); i++)
+    {
+      _cleanup_free_ char *want
+          = xasprintf ("config.json: invalid JSON near byte %zu: parse error: premature EOF", cuts[i]);
+      is_str (perr_len (xstrndup (full, cuts[i]), cuts[i]), want,
+              "a config.json cut at byte %zu is reported at byte %zu, its end", cuts[i], cuts[i]);
+    }
+  is_str (perr (dq ("{'ociVersion':'1.3.0',,'root':{}}")),
+          "config.json: invalid JSON near byte 23: parse error: invalid object key (must be a string)",
+          "a syntax error inside the document is reported at its byte");
+}
+
 int
 main (void)
 {
@@ -572,5 +594,6 @@ main (void)
       is_str (perr (text), t->want, "%s", t->name);
     }
   test_resources_document ();
+  test_truncated ();
   return tap_done ();
 }
