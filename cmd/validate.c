@@ -57,7 +57,7 @@ ab_cmd_validate (struct ab_global *g, int argc, char **argv)
      the host's, the plan. */
   po.accept_degraded = accept;
   guard = ab_bundle_guard (g->root);
-  if (ab_bundle_load (bundle, &guard, &b, &err) < 0 || ab_container_check (b->spec, false, &err) < 0
+  if (ab_bundle_load (bundle, &guard, &b, &err) < 0 || ab_container_check (b, false, NULL, &err) < 0
       || ab_container_plan (b->spec, &po, g->cgroup_parent, &plan, &err) < 0)
     {
       ab_bundle_free (b);

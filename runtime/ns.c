@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -10,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -49,24 +51,37 @@ ab_ns_supported (int type)
   return cache[type] > 0;
 }
 
+/* Which namespace of the runtime's own, ours or pid 1's (the host's), the
+   one of `type` behind st is: its /proc path in buf, or NULL for neither. */
+static const char *
+own_ns (const struct stat *st, int type, char buf[static 32])
+{
+  static const char *const who[] = { "self", "1" };
+  struct stat own;
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (who); i++)
+    {
+      snprintf (buf, 32, "/proc/%s/ns/%s", who[i], ab_ns_proc_name (type));
+      if (stat (buf, &own) == 0 && own.st_dev == st->st_dev && own.st_ino == st->st_ino)
+        return buf;
+    }
+  return NULL;
+}
+
 /* A mount namespace joined by path is left as it is (runtime/child.c), so
    joining the runtime's own, or pid 1's, would run the container on the
    host's mount table: refused.  Its root is compared with the host's root
    directory once inside (a copy of the host's table has that root too). */
 static int
-joined_mount_ns_check (int fd, const char *path, struct ab_ns_setup *plan, ab_error_t *err)
+joined_mount_ns_check (const char *own, const char *what, const char *path, struct ab_ns_setup *plan,
+                       ab_error_t *err)
 {
-  static const char *const hosts[] = { "/proc/self/ns/mnt", "/proc/1/ns/mnt" };
-  struct stat st, host, root;
+  struct stat root;
 
-  if (fstat (fd, &st) < 0)
-    return ab_error_set (err, errno, "linux.namespaces: stat mount namespace `%s`", path);
-  for (size_t i = 0; i < AB_ARRAY_SIZE (hosts); i++)
-    if (stat (hosts[i], &host) == 0 && host.st_dev == st.st_dev && host.st_ino == st.st_ino)
-      return ab_error_setc (err, AB_EC_CONFIG, EPERM,
-                            "linux.namespaces: mount namespace `%s` is the host's (%s): a container never runs "
-                            "on the host's mount table",
-                            path, hosts[i]);
+  if (own != NULL)
+    return ab_error_setc (err, AB_EC_CONFIG, EPERM,
+                          "%s `%s` is the host's (%s): a container never runs on the host's mount table",
+                          what, path, own);
   if (stat ("/", &root) < 0)
     return ab_error_set (err, errno, "stat /");
   plan->host_root_dev = root.st_dev;
@@ -74,80 +89,124 @@ joined_mount_ns_check (int fd, const char *path, struct ab_ns_setup *plan, ab_er
   return 0;
 }
 
+/* The name of the namespace type NS_GET_NSTYPE gave. */
+static const char *
+nstype_name (int nstype)
+{
+  for (int t = 0; t < AB_NS__COUNT; t++)
+    if (ab_ns_clone_flag (t) == (unsigned long) nstype)
+      return ab_ns_name (t);
+  return "unknown";
+}
+
+/* linux.namespaces[i].path (`what` in messages), opened for setns: a
+   namespace file of `type`, or a config error.  Opened O_PATH first, which
+   neither blocks nor has an effect: a FIFO opened for reading waits for a
+   writer, a device node opened runs its driver (a tape rewinds, a watchdog
+   arms).  Only an nsfs file is then opened for reading, through our own
+   fd (that inode, not the path again), and its type asked. */
+static int
+open_joined_ns (const struct ab_namespace *ns, int type, const struct ab_bundle *b, const char *what,
+                ab_error_t *err)
+{
+  _cleanup_close_ int pfd = -1, fd = -1;
+  char self[32];
+  struct statfs sfs;
+  int nstype;
+
+  /* A path inside the bundle (a namespace bound there) is resolved beneath
+     it: a symlink of the image must not hand us the host's /proc/1/ns/net,
+     which passes every check below. */
+  pfd = ab_bundle_open_file (b ? b->dir : NULL, b ? b->rootfs : NULL, ns->path, O_PATH, what, err);
+  if (pfd < 0)
+    {
+      if (err)
+        err->cls = AB_EC_CONFIG; /* a path of the config's that cannot be opened */
+      return -1;
+    }
+  if (fstatfs (pfd, &sfs) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`: fstatfs", what, ns->path);
+  if (sfs.f_type != NSFS_MAGIC)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "%s `%s` is not a namespace file (/proc/PID/ns/%s, or a bind mount of one)", what,
+                          ns->path, ab_ns_proc_name (type));
+  snprintf (self, sizeof self, "/proc/self/fd/%d", pfd);
+  fd = open (self, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`: open", what, ns->path);
+  /* The spec: an error if path is not a namespace of that type. */
+  nstype = ioctl (fd, NS_GET_NSTYPE);
+  if (nstype < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`: ioctl NS_GET_NSTYPE", what, ns->path);
+  if ((unsigned long) nstype != ab_ns_clone_flag (type))
+    return ab_error_setc (err, AB_EC_CONFIG, 0, "%s `%s` is a namespace of another type (%s)", what, ns->path,
+                          nstype_name (nstype));
+  return ab_steal_fd (&fd);
+}
+
+/* linux.namespaces[i].path of `type`: opened into plan->join_fd[type] and
+   checked against the runtime's own namespaces. */
+static int
+join_by_path (const struct ab_spec *s, const struct ab_bundle *b, int type, struct ab_ns_setup *plan,
+              ab_error_t *err)
+{
+  const struct ab_namespace *ns = &s->linux_->ns[type];
+  char what[96], buf[32];
+  const char *own;
+  struct stat st;
+
+  snprintf (what, sizeof what, "config.json: linux.namespaces[%u].path: %s namespace", ns->index,
+            ab_ns_name (type));
+  plan->join_fd[type] = open_joined_ns (ns, type, b, what, err);
+  if (plan->join_fd[type] < 0)
+    return -1;
+  plan->any_join = true;
+  if (fstat (plan->join_fd[type], &st) < 0)
+    return ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`: fstat", what, ns->path);
+  own = own_ns (&st, type, buf);
+  if (type == AB_NS_MOUNT)
+    return joined_mount_ns_check (own, what, ns->path, plan, err);
+  return 0;
+}
+
+/* linux.namespaces' entry of `type` into the plan: joined by path, or
+   made (a clone flag, or unshared later by the child). */
+static int
+plan_ns (const struct ab_spec *s, const struct ab_bundle *b, int type, struct ab_ns_setup *plan, ab_error_t *err)
+{
+  if (s->linux_->ns[type].path != NULL)
+    return join_by_path (s, b, type, plan, err);
+  /* A kind the kernel was built without makes clone3 fail with EINVAL, and
+     clone_failed names it then; only the time namespace, made later by
+     unshare in the child, is looked for here (CONFIG_TIME_NS).  The cgroup
+     namespace, unshared there too, has no option of its own: every kernel
+     with cgroups and the mount API agentbox needs (5.2) has it. */
+  if (type == AB_NS_TIME && !ab_ns_supported (type))
+    return no_such_ns (type, err);
+  if (type == AB_NS_USER)
+    plan->new_user = true;
+  if (type == AB_NS_CGROUP)
+    plan->new_cgroup = true;
+  else if (type == AB_NS_TIME)
+    plan->new_time = true;
+  else
+    plan->clone_flags |= ab_ns_clone_flag (type);
+  return 0;
+}
+
 int
 ab_ns_setup_init (const struct ab_spec *s, const struct ab_bundle *b, struct ab_ns_setup *plan, ab_error_t *err)
 {
-  const struct ab_linux *l = s->linux_;
-  int t;
-
   memset (plan, 0, sizeof *plan);
   plan->userns_parent_fd = -1;
-  for (t = 0; t < AB_NS__COUNT; t++)
+  for (int t = 0; t < AB_NS__COUNT; t++)
     plan->join_fd[t] = -1;
-  if (l == NULL)
-    return 0;
-  for (t = 0; t < AB_NS__COUNT; t++)
-    {
-      const struct ab_namespace *ns = &l->ns[t];
-      unsigned long flag = ab_ns_clone_flag (t);
-      if (!ns->present)
-        continue;
-      if (ns->path == NULL)
-        {
-          /* A kind the kernel was built without makes clone3 fail with
-             EINVAL, and clone_failed names it then; only the time
-             namespace, made later by unshare in the child, is looked for
-             here (CONFIG_TIME_NS).  The cgroup namespace, unshared there
-             too, has no option of its own: every kernel with cgroups and
-             the mount API agentbox needs (5.2) has it. */
-          if (t == AB_NS_TIME && !ab_ns_supported (t))
-            return no_such_ns (t, err);
-          if (t == AB_NS_USER)
-            plan->new_user = true;
-          if (t == AB_NS_CGROUP)
-            plan->new_cgroup = true;
-          else if (t == AB_NS_TIME)
-            plan->new_time = true;
-          else
-            plan->clone_flags |= flag;
-          continue;
-        }
+  for (int t = 0; s->linux_ != NULL && t < AB_NS__COUNT; t++)
+    if (s->linux_->ns[t].present && plan_ns (s, b, t, plan, err) < 0)
       {
-        /* A path inside the bundle (a namespace bound there) is resolved
-           beneath it: a symlink of the image must not hand us the host's
-           /proc/1/ns/net, which passes the type check below. */
-        char what[64];
-        int fd, type;
-        snprintf (what, sizeof what, "linux.namespaces: %s namespace path", ab_ns_name (t));
-        fd = b ? ab_bundle_open_file (b->dir, b->rootfs, ns->path, O_RDONLY, what, err)
-               : open (ns->path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-          {
-            if (b == NULL)
-              ab_error_setc (err, AB_EC_CONFIG, errno, "%s `%s`", what, ns->path);
-            else
-              if (err) err->cls = AB_EC_CONFIG;
-            ab_ns_setup_close (plan);
-            return -1;
-          }
-        plan->join_fd[t] = fd;
-        plan->any_join = true;
-        /* The spec: an error if path is not a namespace of that type. */
-        type = ioctl (fd, NS_GET_NSTYPE);
-        if (type < 0 || (unsigned long) type != flag)
-          {
-            ab_error_setc (err, AB_EC_CONFIG, type < 0 ? errno : EINVAL,
-                           "linux.namespaces: `%s` is not a %s namespace", ns->path, ab_ns_name (t));
-            ab_ns_setup_close (plan);
-            return -1;
-          }
-        if (t == AB_NS_MOUNT && joined_mount_ns_check (fd, ns->path, plan, err) < 0)
-          {
-            ab_ns_setup_close (plan);
-            return -1;
-          }
+        ab_ns_setup_close (plan);
+        return -1;
       }
-    }
   return 0;
 }
 

@@ -261,8 +261,9 @@ enum ab_ns_type
 
 struct ab_namespace
 {
-  bool present; /* listed in linux.namespaces */
-  char *path;   /* join this one instead of creating */
+  bool present;   /* listed in linux.namespaces */
+  char *path;     /* join this one instead of creating */
+  unsigned index; /* its place in linux.namespaces, for messages */
 };
 
 struct ab_time_offset

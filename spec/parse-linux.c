@@ -45,6 +45,7 @@ parse_namespaces (struct ab_jctx *c, struct ab_json *lo, struct ab_linux *l)
       if (l->ns[t].present)
         return ab_jerr (c, "duplicate namespace %s", ab_quote (q, type));
       l->ns[t].present = true;
+      l->ns[t].index = (unsigned) i;
       ab_jpop (c, tm);
       if (ab_parse_get_path (c, e, "path", AB_OPTIONAL, &l->ns[t].path) < 0)
         return -1;

@@ -76,9 +76,12 @@ void ab_create_opts_init (struct ab_create_opts *o);
 
 /* What create checks of a loaded bundle's config beyond its validation:
    what agentbox supports (ab_spec_check_supported), then this host (LSMs,
-   rlimits above ours when not in the foreground).  `validate` runs it too,
-   so that its verdict is create's. */
-int ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err);
+   rlimits above ours when not in the foreground, the namespaces to join by
+   path: opened into *ns, the caller's to close; with ns NULL opened,
+   checked and closed).  `validate` runs it too, so that its verdict is
+   create's. */
+struct ab_ns_setup;
+int ab_container_check (const struct ab_bundle *b, bool foreground, struct ab_ns_setup *ns, ab_error_t *err);
 
 /* The plan of a checked config (create's first phase, and validate's
    verdict): for a rootless container, what the host's cgroups allow it

@@ -70,8 +70,11 @@ ab_create_opts_init (struct ab_create_opts *o)
 }
 
 int
-ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err)
+ab_container_check (const struct ab_bundle *b, bool foreground, struct ab_ns_setup *ns, ab_error_t *err)
 {
+  const struct ab_spec *s = b->spec;
+  struct ab_ns_setup only_checked;
+
   if (ab_spec_check_supported (s, err) < 0)
     return -1;
   if (ab_lsm_check (s, err) < 0)
@@ -82,6 +85,12 @@ ab_container_check (const struct ab_spec *s, bool foreground, ab_error_t *err)
      where all fit. */
   if (!foreground && ab_rlimits_check (s->process, s->linux_->ns[AB_NS_USER].present, err) < 0)
     return -1;
+  /* Namespace paths are the host's files: what each is, and whether it is
+     the runtime's own (runtime/ns.c), is known only by opening it. */
+  if (ab_ns_setup_init (s, b, ns ? ns : &only_checked, err) < 0)
+    return -1;
+  if (ns == NULL)
+    ab_ns_setup_close (&only_checked);
   return 0;
 }
 
@@ -681,7 +690,7 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
         return -1;
     }
   ab_trace ("bundle loaded");
-  if (ab_container_check (c->bundle->spec, o->foreground, err) < 0
+  if (ab_container_check (c->bundle, o->foreground, &tx->ns, err) < 0
       || check_usage (o, c->bundle->spec, err) < 0
       || ab_container_plan (c->bundle->spec, &po, o->cgroup_parent, &c->plan, err) < 0)
     return -1;
@@ -786,9 +795,8 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
   struct ab_container *c = tx->c;
   const struct ab_spec *s = c->plan->spec;
 
-  if (ab_ns_setup_init (s, c->bundle, &tx->ns, err) < 0)
-    return -1;
-  /* Subordinate ids: the container's user namespace made inside a warm one
+  /* (tx->ns, the namespaces to join or make, is ab_container_check's.)
+     Subordinate ids: the container's user namespace made inside a warm one
      that maps them already, when the user has one (runtime/warm.h); else
      the helpers map it, and a run leaves a holder for the next.  Asked for
      first: the holder answers while the state and the seccomp program are

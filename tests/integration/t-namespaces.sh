@@ -193,6 +193,32 @@ if agentbox_only 19; then
   ok $? "the namespace file and its directory unmount (nothing of agentbox holds them)"
 fi
 
+# ---- what a namespace path may name ------------------------------------------------------------
+# A namespace path is opened without waiting or side effects and must be a
+# namespace of its entry's type: a FIFO (on which an open for reading waits
+# for a writer for ever), a device node, a plain file and a namespace of
+# another type are refused at once, by validate as by create, in one line
+# naming the entry's path.
+if agentbox_only 12; then
+  mkfifo "$T/fifo" && echo plain >"$T/plain"
+  make_bundle "$T/nspath" "$sleeper" \
+    'linux.namespaces=[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]'
+  for what in "FIFO:$T/fifo" "character device:/dev/null" "regular file:$T/plain" "uts namespace:/proc/self/ns/uts"; do
+    p=${what#*:}
+    cfg "$T/nspath/config.json" "linux.namespaces[type=network].path:=$p"
+    vout=$(rt validate --bundle "$T/nspath" 2>&1 </dev/null)
+    vst=$?
+    # (a create that waits is killed after 20 s: status 124; one that
+    # succeeds leaves its process holding stdout, so not a pipe)
+    AB_RT_TIMEOUT=20 rt create --bundle "$T/nspath" "$(new_id)" </dev/null >/dev/null 2>"$T/create.err"
+    is "$?" 1 "a network namespace path that is a ${what%%:*} is refused by create, which does not wait on it"
+    out=$(cat "$T/create.err")
+    like "$out" "^agentbox: config.json: linux.namespaces\[1\]\.path: network namespace \`$p\` (is not a namespace file \(/proc/PID/ns/net, or a bind mount of one\)|is a namespace of another type \(uts\))$" \
+      "... in one line naming linux.namespaces[1].path"
+    is "$vst:$vout" "1:$out" "... and validate refuses it with the same line"
+  done
+fi
+
 # ---- agentbox's own default --------------------------------------------------------------------
 
 if agentbox_only 2; then
