@@ -89,6 +89,25 @@ joined_mount_ns_check (const char *own, const char *what, const char *path, stru
   return 0;
 }
 
+/* A namespace joined by path that is the runtime's own is the host's: a
+   sysctl it owns, or the hostname of a UTS one, set there would change the
+   host's (runc refuses a network sysctl "in host network namespace").
+   Refused, naming the setting. */
+static int
+joined_own_ns_check (const struct ab_spec *s, int type, const char *own, ab_error_t *err)
+{
+  const struct ab_namespace *ns = &s->linux_->ns[type];
+  char buf[160];
+  const char *setting = own ? ab_spec_ns_setting (s, type, buf, sizeof buf) : NULL;
+
+  if (setting == NULL)
+    return 0;
+  return ab_error_setc (err, AB_EC_CONFIG, 0,
+                        "config.json: %s: would change the host's: linux.namespaces[%u].path `%s` is the runtime's "
+                        "own %s namespace (%s)",
+                        setting, ns->index, ns->path, ab_ns_name (type), own);
+}
+
 /* The name of the namespace type NS_GET_NSTYPE gave. */
 static const char *
 nstype_name (int nstype)
@@ -166,7 +185,7 @@ join_by_path (const struct ab_spec *s, const struct ab_bundle *b, int type, stru
   own = own_ns (&st, type, buf);
   if (type == AB_NS_MOUNT)
     return joined_mount_ns_check (own, what, ns->path, plan, err);
-  return 0;
+  return joined_own_ns_check (s, type, own, err);
 }
 
 /* linux.namespaces' entry of `type` into the plan: joined by path, or

@@ -237,9 +237,12 @@ int
 ab_uts_apply (const struct ab_spec *s, ab_error_t *err)
 {
   ab_set_step ("hostname");
-  if (s->hostname && sethostname (s->hostname, strlen (s->hostname)) < 0)
+  /* An empty name is no name (as runc reads it): the validator lets it
+     pass without a UTS namespace of the container's own, so setting it
+     would empty the host's. */
+  if (s->hostname && s->hostname[0] && sethostname (s->hostname, strlen (s->hostname)) < 0)
     return ab_error_set (err, errno, "hostname: sethostname `%s`", s->hostname);
-  if (s->domainname && setdomainname (s->domainname, strlen (s->domainname)) < 0)
+  if (s->domainname && s->domainname[0] && setdomainname (s->domainname, strlen (s->domainname)) < 0)
     return ab_error_set (err, errno, "domainname: setdomainname `%s`", s->domainname);
   return 0;
 }

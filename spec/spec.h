@@ -35,6 +35,12 @@ void ab_spec_free (struct ab_spec *s);
    '.' or '/' as separators. */
 int ab_sysctl_namespace (const char *key);
 
+/* The first setting of s made inside its namespace of `type` (a sysctl
+   that namespace owns; for UTS also hostname, domainname), as its JSON
+   path ("linux.sysctl.net.ipv4.ip_forward", "hostname": in buf, or a
+   constant), or NULL when s sets nothing there. */
+const char *ab_spec_ns_setting (const struct ab_spec *s, int type, char *buf, size_t size);
+
 /* Why a key of linux.resources.unified must not be written (not an
    interface file of the container's cgroup, or one of its structure files:
    cgroup.procs, ...), or NULL.  The validator refuses such a key and the

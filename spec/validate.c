@@ -670,6 +670,24 @@ ab_sysctl_namespace (const char *key)
   return -1;
 }
 
+const char *
+ab_spec_ns_setting (const struct ab_spec *s, int type, char *buf, size_t size)
+{
+  const struct ab_kvlist *l = s->linux_ ? &s->linux_->sysctl : NULL;
+
+  for (size_t i = 0; l && i < l->n; i++)
+    if (ab_sysctl_namespace (l->v[i].key) == type)
+      {
+        snprintf (buf, size, "linux.sysctl.%s", key_name ((char[QUOTE_SIZE]){ 0 }, l->v[i].key));
+        return buf;
+      }
+  if (type == AB_NS_UTS && s->hostname != NULL && s->hostname[0] != '\0')
+    return "hostname";
+  if (type == AB_NS_UTS && s->domainname != NULL && s->domainname[0] != '\0')
+    return "domainname";
+  return NULL;
+}
+
 static int
 check_sysctl (struct ab_jctx *c, const struct ab_spec *s)
 {

@@ -219,6 +219,73 @@ if agentbox_only 12; then
   done
 fi
 
+# ---- settings in a namespace joined by path that is the runtime's own ----------------------------
+# A namespace joined by path that is the runtime's own is the host's: a
+# sysctl or hostname set there would change the host.  The runtime runs
+# here inside network, IPC and UTS namespaces this file makes (held by
+# bind-mounted nsfs files), so "its own" are those, and even a failing
+# check changes nothing of the real host's; their settings are read from
+# outside the container, before and after.
+if agentbox_only 18; then
+  mkdir -p "$T/own"
+  mount --bind "$T/own" "$T/own" && mount --make-private "$T/own" && touch "$T/own/net" "$T/own/ipc" "$T/own/uts" &&
+    unshare --net="$T/own/net" --ipc="$T/own/ipc" --uts="$T/own/uts" /bin/sh -c \
+      'hostname ns-host && echo ns-domain >/proc/sys/kernel/domainname'
+  ok $? "network, IPC and UTS namespaces for the runtime to run in are made and held by files in $T/own"
+  in_own () { nsenter --net="$T/own/net" --ipc="$T/own/ipc" --uts="$T/own/uts" -- "$@"; }
+  rt_own () { _ab_wrap nsenter --net="$T/own/net" --ipc="$T/own/ipc" --uts="$T/own/uts" -- "$RUNTIME" --root "$AB_STATE" "$@"; }
+  own_all='linux.namespaces=[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]'
+  host_ttl=$(cat /proc/sys/net/ipv4/ip_default_ttl)
+  ttl=$(in_own cat /proc/sys/net/ipv4/ip_default_ttl)
+  msgmax=$(in_own cat /proc/sys/kernel/msgmax)
+
+  # refused KEY JSON-EDITS...: create and validate, run in those namespaces,
+  # refuse with the same one line naming KEY (a JSON path).
+  refused ()
+  {
+    local key=$1 b out vout vst re
+    b=$T/own-$(printf '%s' "$key" | tr -c 'A-Za-z0-9' -)
+    re=$(printf '%s' "$key" | sed 's/[.]/\\./g')
+    shift
+    make_bundle "$b" "$sleeper" "$own_all" "$@"
+    vout=$(rt_own validate --bundle "$b" 2>&1 </dev/null)
+    vst=$?
+    rt_own create --bundle "$b" "$(new_id)" </dev/null >/dev/null 2>"$T/create.err"
+    is "$?" 1 "create refuses $key in a namespace joined by path that is the runtime's own"
+    out=$(cat "$T/create.err")
+    like "$out" "^agentbox: config.json: $re: would change the host's: linux.namespaces\[[0-9]\]\.path \`/proc/self/ns/[a-z]+\` is the runtime's own [a-z]+ namespace" \
+      "... in one line naming $key"
+    is "$vst:$vout" "1:$out" "... and validate refuses it with the same line"
+  }
+  refused linux.sysctl.net.ipv4.ip_default_ttl 'linux.namespaces[type=network].path:=/proc/self/ns/net' \
+    "linux.sysctl={\"net.ipv4.ip_default_ttl\":\"$((ttl - 1))\"}"
+  is "$(in_own cat /proc/sys/net/ipv4/ip_default_ttl):$(cat /proc/sys/net/ipv4/ip_default_ttl)" "$ttl:$host_ttl" \
+    "... and the runtime's network namespace keeps its ip_default_ttl (as does the host)"
+  refused linux.sysctl.kernel.msgmax 'linux.namespaces[type=ipc].path:=/proc/self/ns/ipc' \
+    "linux.sysctl={\"kernel.msgmax\":\"$((msgmax / 2))\"}"
+  is "$(in_own cat /proc/sys/kernel/msgmax)" "$msgmax" "... and the runtime's IPC namespace keeps its kernel.msgmax"
+  refused hostname 'linux.namespaces[type=uts].path:=/proc/self/ns/uts' 'hostname="abtest-box"'
+  is "$(in_own hostname)" ns-host "... and the runtime's UTS namespace keeps its hostname"
+
+  # An empty hostname or domainname is none: without a UTS namespace of the
+  # container's (so in the runtime's own) it is not set.
+  make_bundle "$T/own-empty" "$own_all" 'linux.namespaces-=uts' 'hostname=""' 'domainname=""'
+  rt_own run --bundle "$T/own-empty" "$(new_id)" </dev/null >/dev/null 2>&1
+  is "$?" 0 "a container without a UTS namespace and with an empty hostname and domainname runs"
+  is "$(in_own hostname):$(in_own cat /proc/sys/kernel/domainname)" ns-host:ns-domain \
+    "... and the runtime's hostname and domainname are unchanged"
+
+  # The same namespace is no host's to a runtime outside it: joined, it
+  # takes the config's sysctl.
+  make_bundle "$T/own-pod" "$own_all" "linux.namespaces[type=network].path:=$T/own/net" \
+    "linux.sysctl={\"net.ipv4.ip_default_ttl\":\"$((ttl - 1))\"}"
+  rt run --bundle "$T/own-pod" "$(new_id)" </dev/null >/dev/null 2>&1
+  is "$?" 0 "a network namespace joined by path that is not the runtime's own takes a sysctl"
+  is "$(in_own cat /proc/sys/net/ipv4/ip_default_ttl)" "$((ttl - 1))" "... set in that namespace"
+  umount "$T/own/net" && umount "$T/own/ipc" && umount "$T/own/uts" && umount "$T/own"
+  ok $? "the namespace files and their directory unmount (nothing of agentbox holds them)"
+fi
+
 # ---- agentbox's own default --------------------------------------------------------------------
 
 if agentbox_only 2; then
