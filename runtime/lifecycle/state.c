@@ -226,6 +226,14 @@ ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err)
             continue;
           return ab_error_set (err, errno, "open state of `%s`", names[i]);
         }
+      /* A server's root holds the state of its sandboxes: removed here,
+         their processes, cgroups and mounts would have nothing left to
+         manage them by. */
+      if (faccessat (fd, AB_SERVER_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return ab_error_setc (err, AB_EC_STATE, 0,
+                              "`%s` is the state directory of an MCP server, not a container (its sandboxes: "
+                              "--root set to it; the next `agentbox mcp` on this root removes it)",
+                              names[i]);
       if (flock (fd, LOCK_EX | LOCK_NB) < 0)
         {
           if (errno == EWOULDBLOCK)
@@ -259,6 +267,14 @@ ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *err)
       if (errno == ENOENT)
         return ab_error_setc (err, AB_EC_NOTFOUND, 0, "container `%s` does not exist", id);
       return ab_error_set (err, errno, "open state of `%s`", id);
+    }
+  /* An MCP server's root is no container, and its server holds its lock
+     for as long as it runs: `list` and `state` would wait for its end. */
+  if (faccessat (fd, AB_SERVER_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    {
+      close (fd);
+      return ab_error_setc (err, AB_EC_NOTFOUND, 0,
+                            "container `%s` does not exist (a directory of that name is an MCP server's state)", id);
     }
   if (flock (fd, exclusive ? LOCK_EX : LOCK_SH) < 0)
     {

@@ -72,7 +72,8 @@ int ab_state_dir_open (int rootfd, const char *id, bool exclusive, ab_error_t *e
    state write, a removal cut short after it), or the hidden one a create
    makes first, if no live process holds its lock: removed with whatever is
    in it, a mount included; returns how many, or -1 with *err set when one
-   could not be removed. */
+   could not be removed, or is an MCP server's state root
+   (AB_SERVER_RECORD), never removed so. */
 int ab_state_dir_remove_orphan (int rootfd, const char *id, ab_error_t *err);
 /* The private rootfs skeleton of `run --default` for container `id`,
    <root>/.rootfs@<id> (the cache's is shared: runtime/sandbox/sandbox.c): made if
@@ -149,5 +150,10 @@ int ab_state_list (int rootfd, struct ab_strv *ids, ab_error_t *err);
 #define AB_CONFIG_FILE "config.json"
 #define AB_START_SOCK "start.sock"
 #define AB_NETNS_FILE "netns"
+/* In a directory of the state root: it is no container's but the state
+   root of the `agentbox mcp` server recorded there (its pid and start
+   time; runtime/mcp/mcp.c), which only that server, or the next one on
+   this root once it is gone, removes. */
+#define AB_SERVER_RECORD ".mcp-server"
 
 #endif

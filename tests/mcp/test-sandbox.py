@@ -8,6 +8,7 @@ workspaces.  Needs root and a working `agentbox run --default`."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -15,7 +16,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcplib import (Server, Tap, cgroup_dirs, need_sandboxes, processes_with, sc, tool_error,  # noqa: E402
+from mcplib import (AGENTBOX, WAIT, Server, Tap, cgroup_dirs, need_sandboxes, processes_with, sc, tool_error,  # noqa: E402
                     valid_record, wait_until)
 
 t = Tap()
@@ -316,6 +317,56 @@ def mounts_below(path):
 
 t.ok(mounts_below(kroot) and os.path.isdir(kroot), "killed server: its state root and netns mount are left",
      (kroot, mounts_below(kroot)))
+
+# What the sweep must not take for a dead server's root, beside it: a
+# container whose id looks like one (`mcp-<digits>`: runc allows any such
+# id, orchestrators choose theirs), and roots whose recorded server still
+# runs (this test, by pid and start time) or whose record cannot be read.
+def agentbox(root, *args):
+    """The finished command, or None when it had not ended within the bound (WAIT)."""
+    try:
+        return subprocess.run([AGENTBOX, "--root", root] + list(args), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=WAIT)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def run_detached(root, cid, mark):
+    """A detached sleeper whose command line holds mark; (exit status, stderr).  Its container keeps the stdio
+    it is given: a file, not a pipe this would wait on for EOF."""
+    with tempfile.TemporaryFile() as err:
+        rc = subprocess.call([AGENTBOX, "--root", root, "run", "--default", "--detach", cid, "--", "sh", "-c",
+                              "sleep 1000; : " + mark], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=err, timeout=120)
+        err.seek(0)
+        return rc, err.read()
+
+
+def start_time(pid):
+    with open("/proc/%d/stat" % pid) as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[19])
+
+
+def fake_root(name, record):
+    d = os.path.join(k.root, name)
+    os.makedirs(os.path.join(d, "x"))
+    with open(os.path.join(d, ".mcp-server"), "w") as fh:
+        fh.write(record)
+    return d
+
+
+# (ids above the largest pid, 4194304, and this test's own: no server's, and no other run's)
+lookalike, lmark = "mcp-%d" % (4194304 + os.getpid()), "ab-lookalike-" + uuid.uuid4().hex[:8]
+rc, err = run_detached(k.root, lookalike, lmark)
+t.ok(rc == 0 and processes_with(lmark), "a container called %s runs in the same --root" % lookalike, err)
+alive_root = fake_root("mcp-%d" % (2 * 4194304 + os.getpid()),
+                       json.dumps({"pid": os.getpid(), "startTime": start_time(os.getpid())}))
+unknown_root = fake_root("mcp-%d" % (3 * 4194304 + os.getpid()), "{not json")
+p = agentbox(k.root, "delete", "--force", os.path.basename(kroot))
+t.ok(p and p.returncode != 0 and p.stderr.count(b"\n") == 1 and b"state directory of an MCP server" in p.stderr
+     and os.path.isfile(os.path.join(kroot, ".mcp-server")) and containers_in(k) == kids,
+     "delete --force of the dead server's root, as if a container: refused in one line, the root untouched",
+     (p and p.stderr, containers_in(k)))
 n = Server(root=k.root)
 t.ok(n.call("ping") is not None, "the next server on the same root starts", n.stderr()[-2000:])
 t.ok(not os.path.exists(kroot) and not mounts_below(kroot) and not any(cgroup_dirs(c) for c in kids),
@@ -323,6 +374,24 @@ t.ok(not os.path.exists(kroot) and not mounts_below(kroot) and not any(cgroup_di
      (os.path.exists(kroot), mounts_below(kroot), [cgroup_dirs(c) for c in kids], n.stderr()[-2000:]))
 t.ok(os.path.isdir(live.state_root) and containers_in(live) == lids and all(cgroup_dirs(c) for c in lids),
      "... and leaves a live server's alone", (containers_in(live), lids))
+p, ls = agentbox(k.root, "state", lookalike), agentbox(k.root, "list", "--quiet")
+t.ok(p and p.returncode == 0 and json.loads(p.stdout).get("status") == "running" and processes_with(lmark)
+     and ls and ls.stdout.decode().split() == [lookalike] and "%s/%s" % (k.root, lookalike) not in n.stderr(),
+     "... and leaves the container %s alone: listed (alone: no server's root is), running, its process alive"
+     % lookalike, (p and (p.returncode, p.stdout, p.stderr), ls and ls.stdout, n.stderr()[-2000:]))
+p = agentbox(k.root, "state", os.path.basename(live.state_root))
+t.ok(p and p.returncode != 0 and p.stderr.count(b"\n") == 1 and b"an MCP server's state" in p.stderr,
+     "`state` of a live server's root, as if a container: one line, without waiting for the server's end",
+     p and p.stderr)
+t.ok(os.path.isdir(os.path.join(alive_root, "x")) and os.path.isdir(os.path.join(unknown_root, "x")),
+     "... and roots whose recorded server runs, or whose record cannot be read", n.stderr()[-2000:])
+p = agentbox(k.root, "delete", "--force", lookalike)
+t.ok(p and p.returncode == 0 and wait_until(lambda: not processes_with(lmark)) and not cgroup_dirs(lookalike)
+     and not os.path.exists(os.path.join(k.root, lookalike)),
+     "delete --force %s then kills its process (from the host) and removes its cgroups and state" % lookalike,
+     (p and p.stderr, processes_with(lmark), cgroup_dirs(lookalike)))
+shutil.rmtree(alive_root)
+shutil.rmtree(unknown_root)
 n.close()
 live.close()
 t.ok(not os.path.exists(live.state_root) and not any(cgroup_dirs(c) for c in lids),
@@ -330,6 +399,41 @@ t.ok(not os.path.exists(live.state_root) and not any(cgroup_dirs(c) for c in lid
 n.cleanup()
 live.cleanup()
 k.cleanup()
+
+# A server whose own root's name is a container's (`mcp-<its pid>`: the
+# container is made while the server, its pid known, waits stopped before
+# its exec) does not start, rather than use that container's directory as
+# its root (and remove it at its end).
+tmp = tempfile.mkdtemp(prefix="ab-mcp-test-")
+os.chmod(tmp, 0o711)
+root2, omark = os.path.join(tmp, "root"), "ab-ownroot-" + uuid.uuid4().hex[:8]
+q = subprocess.Popen(["sh", "-c", 'kill -STOP $$; exec "$0" --root "$1" mcp', AGENTBOX, root2],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+cid = "mcp-%d" % q.pid
+
+
+def stopped(pid):
+    with open("/proc/%d/stat" % pid) as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+rc, err = run_detached(root2, cid, omark) if wait_until(lambda: stopped(q.pid)) else (None, b"never stopped")
+os.kill(q.pid, signal.SIGCONT)
+try:
+    qout, qerr = q.communicate(timeout=WAIT)
+except subprocess.TimeoutExpired:
+    q.kill()
+    qout, qerr = q.communicate()
+st = agentbox(root2, "state", cid)
+t.ok(rc == 0 and q.returncode != 0 and qerr.count(b"\n") == 1 and b"exists and is not an MCP server's" in qerr
+     and st and st.returncode == 0 and json.loads(st.stdout).get("status") == "running" and processes_with(omark),
+     "a server whose own root would be the container %s refuses in one line; the container runs on" % cid,
+     (rc, err, q.returncode, qerr, st and (st.stdout, st.stderr)))
+p = agentbox(root2, "delete", "--force", cid)
+t.ok(p and p.returncode == 0 and wait_until(lambda: not processes_with(omark)) and not cgroup_dirs(cid)
+     and os.listdir(root2) == [], "... and delete --force removes it: no process, cgroup or state left",
+     (p and p.stderr, processes_with(omark), os.listdir(root2)))
+shutil.rmtree(tmp, ignore_errors=True)
 
 # ------------------------------------------------------------------ workspaces
 
