@@ -116,9 +116,9 @@ ab_cmd_list (struct ab_global *g, int argc, char **argv)
         char ts[64];
         if (ab_strv_contains (&ids, sets.v[i]) || ab_changeset_open (g->root, sets.v[i], &cs, &e) < 0)
           continue;
-        if (cs->remnant)
+        if (cs->kind != AB_CS_PENDING)
           {
-            /* an applied change set a killed apply left: nothing pending */
+            /* what a killed create, apply or discard left: nothing pending */
             ab_changeset_free (cs);
             continue;
           }

@@ -23,7 +23,7 @@ state_json (const char *root, const struct ab_state *s, int status, size_t *len)
   struct ab_json *j, *w;
 
   if (ab_ws_mode_of (&s->annotations) != AB_WS_MODE_OVERLAY || ab_changeset_open (root, s->id, &cs, &e) < 0
-      || cs->remnant)
+      || cs->kind != AB_CS_PENDING)
     {
       ab_changeset_free (cs);
       return json;
@@ -71,7 +71,8 @@ ab_cmd_state (struct ab_global *g, int argc, char **argv)
     {
       struct ab_changeset *cs = NULL;
       ab_error_t e = { 0 };
-      if (err.cls == AB_EC_NOTFOUND && ab_changeset_open (g->root, argv[optind], &cs, &e) == 0 && !cs->remnant)
+      if (err.cls == AB_EC_NOTFOUND && ab_changeset_open (g->root, argv[optind], &cs, &e) == 0
+          && cs->kind == AB_CS_PENDING)
         ab_error_setc (&err, AB_EC_NOTFOUND, 0,
                        "container `%s` does not exist; its workspace change set of `%s` is pending (agentbox "
                        "workspace diff|apply|discard %s)",

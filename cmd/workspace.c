@@ -31,7 +31,8 @@ usage (FILE *f)
               "             be applied; an interrupted apply is resumed\n"
               "      --overwrite  apply over paths changed on the host\n"
               "      --partial    apply the rest, leaving those paths out\n"
-              "  discard    throw the change set away (an interrupted apply is rolled back)\n");
+              "  discard    throw the change set away (an interrupted apply is rolled back; one whose\n"
+              "             run was killed while it was made is removed)\n");
 }
 
 /* A path from the change set on a terminal: no control characters. */
@@ -171,6 +172,10 @@ do_discard (struct ab_global *g, const char *id, bool json)
     }
   else if (res.finished)
     printf ("an interrupted apply of %s had put everything in place: finished it (%s holds the changes)\n", id, ws);
+  else if (res.unfinished)
+    printf ("the change set %s held no change (its run was killed while it was made, or its tmpfs was gone): "
+            "removed\n",
+            id);
   else
     printf ("%s%s discarded (%s is as it was)\n", res.rolled_back ? "an interrupted apply rolled back; " : "", id, ws);
   ab_workspace_result_free (&res);

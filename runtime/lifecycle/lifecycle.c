@@ -22,6 +22,7 @@
 #include "runtime/plan/plan.h"
 #include "runtime/seccomp-notify.h"
 #include "runtime/lifecycle/wsstore.h"
+#include "spec/annotations.h"
 #include "runtime/sync.h"
 #include "base/util.h"
 #include "base/gen.h"
@@ -703,6 +704,20 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
   return 0;
 }
 
+/* The change set of an overlay workspace whose create never finished (a
+   run killed while it was made): the container's, removed with it (it
+   holds no change, and its tmpfs must not outlive `delete --force`,
+   docs/crash-safety.md).  A pending one outlives the container. */
+static int
+remove_unfinished_changes (const char *root, const char *id, ab_error_t *err)
+{
+  int n = ab_changeset_remove_unfinished (root, id, err);
+
+  if (n > 0)
+    ab_debug ("delete: removed the change set of an interrupted create of `%s`", id);
+  return n < 0 ? -1 : 0;
+}
+
 int
 ab_container_delete (const char *root, const char *id, bool force, ab_error_t *err)
 {
@@ -725,7 +740,7 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
             return -1;
           if (n > 0)
             ab_debug ("delete: removed the state directory of an interrupted create of `%s`", id);
-          return 0;
+          return remove_unfinished_changes (root, id, err);
         }
       return -1;
     }
@@ -743,6 +758,9 @@ ab_container_delete (const char *root, const char *id, bool force, ab_error_t *e
   r = ab_container_release_resources (c, err);
   run_poststop (c, spec);
   ab_spec_free (spec);
+  /* while the id is still taken: no create of it can make a change set meanwhile */
+  if (r == 0 && ab_ws_mode_of (&c->state->annotations) == AB_WS_MODE_OVERLAY)
+    r = remove_unfinished_changes (root, id, err);
   if (r < 0)
     {
       ab_container_keep_for_delete (c, err);

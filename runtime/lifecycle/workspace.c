@@ -91,9 +91,16 @@ check_final (const char *root, const char *id, ab_error_t *err)
 static int
 open_final (const char *root, const char *id, struct ab_changeset **cs, ab_error_t *err)
 {
-  return ab_changeset_open (root, id, cs, err) < 0 || ab_changeset_lock (*cs, err) < 0 || check_final (root, id, err) < 0
-             ? -1
-             : 0;
+  if (ab_changeset_open (root, id, cs, err) < 0 || ab_changeset_lock (*cs, err) < 0 || check_final (root, id, err) < 0)
+    return -1;
+  if ((*cs)->kind != AB_CS_UNFINISHED)
+    return 0;
+  /* Told apart before check_final waited for the container's lock, which
+     a create holds until its change set is made: one that was being made
+     then is made now (and, its container stopped since, final). */
+  ab_changeset_free (*cs);
+  *cs = NULL;
+  return ab_changeset_open (root, id, cs, err) < 0 || ab_changeset_lock (*cs, err) < 0 ? -1 : 0;
 }
 
 /* The apply context: the upper layer, the workspace (the directory the
@@ -143,11 +150,16 @@ ab_workspace_apply (const char *root, const char *id, bool overwrite, bool parti
   memset (r, 0, sizeof *r);
   if (open_final (root, id, &cs, err) < 0)
     goto out;
-  if (cs->remnant)
+  if (cs->kind == AB_CS_APPLIED)
     {
       /* an apply killed while it removed the spent change set */
       r->rep.resumed = true;
-      rc = ab_changeset_remove (cs, err);
+      rc = ab_changeset_remove (cs, AB_CS_PENDING, err);
+      goto out;
+    }
+  if (cs->kind != AB_CS_PENDING)
+    {
+      ab_changeset_not_pending (cs, err);
       goto out;
     }
   r->workspace = xstrdup (cs->m.workspace);
@@ -161,7 +173,7 @@ ab_workspace_apply (const char *root, const char *id, bool overwrite, bool parti
     rc = ab_ws_apply (&x, &changes, &r->rep, err);
   ab_ws_changes_free (&changes);
   /* Applied: the change set is spent. */
-  if (rc == 0 && ab_changeset_remove (cs, err) < 0)
+  if (rc == 0 && ab_changeset_remove (cs, AB_CS_APPLIED, err) < 0)
     rc = -1;
 out:
   ctx_close (&x);
@@ -179,10 +191,11 @@ ab_workspace_discard (const char *root, const char *id, struct ab_workspace_resu
   if (open_final (root, id, &cs, err) < 0)
     goto out;
   r->workspace = cs->m.workspace ? xstrdup (cs->m.workspace) : NULL;
-  r->finished = cs->remnant; /* its apply had put everything in place */
+  r->finished = cs->kind == AB_CS_APPLIED; /* its apply had put everything in place */
+  r->unfinished = cs->kind == AB_CS_UNFINISHED;
   /* Only an interrupted apply needs the workspace: a change set whose
      directory went away can still be thrown away. */
-  if (!cs->remnant && ab_ws_journal_state (cs->dirfd) != AB_WS_JOURNAL_NONE)
+  if (cs->kind == AB_CS_PENDING && ab_ws_journal_state (cs->dirfd) != AB_WS_JOURNAL_NONE)
     {
       int u;
       if (make_ctx (cs, &x, false, err) < 0 || (u = ab_ws_rollback (&x, err)) < 0)
@@ -190,7 +203,12 @@ ab_workspace_discard (const char *root, const char *id, struct ab_workspace_resu
       r->rolled_back = u == 0;
       r->finished = u == 1;
     }
-  rc = ab_changeset_remove (cs, err);
+  /* (the outcome of a change set of another kind is known already) */
+  rc = ab_changeset_remove (cs,
+                            cs->kind != AB_CS_PENDING ? AB_CS_PENDING
+                            : r->finished             ? AB_CS_APPLIED
+                                                      : AB_CS_DISCARDED,
+                            err);
 out:
   ctx_close (&x);
   return rc;

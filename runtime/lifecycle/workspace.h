@@ -23,6 +23,7 @@ struct ab_workspace_result
   struct ab_ws_report rep; /* what was applied, skipped or refused */
   bool rolled_back;        /* discard: an interrupted apply was undone */
   bool finished;           /* discard: an interrupted apply had committed, and was finished */
+  bool unfinished;         /* discard: a create that never finished, or lost its tmpfs (no change) */
 };
 void ab_workspace_result_free (struct ab_workspace_result *r);
 
@@ -39,7 +40,8 @@ struct ab_gen;
 void ab_workspace_result_gen (struct ab_gen *g, const char *id, const struct ab_workspace_result *r, bool apply, int rc);
 
 /* Remove change set `id` without applying it; an interrupted apply is
-   rolled back first. */
+   rolled back first.  One whose create never finished is removed too,
+   its tmpfs unmounted. */
 int ab_workspace_discard (const char *root, const char *id, struct ab_workspace_result *r, ab_error_t *err);
 
 #endif

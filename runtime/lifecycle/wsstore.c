@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include "runtime/idmap.h"
@@ -20,12 +22,15 @@
 #include "runtime/mount-overlay.h"
 #include "runtime/lifecycle/state.h"
 #include "runtime/lifecycle/wsstore.h"
+#include "runtime/wsapply.h"
 #include "base/gen.h"
 #include "spec/defaults.h"
 #include "base/json.h"
 #include "spec/spec.h"
 
 #define META "meta.json"
+/* On the change set's directory itself: what its removal is for. */
+#define OUTCOME_XATTR "trusted.agentbox.outcome"
 /* Below this much room the storage counts as full (a write that failed
    with ENOSPC leaves less than a page or two). */
 #define FULL_MARGIN (64u << 10)
@@ -473,8 +478,28 @@ open_sets (const char *root, const char *id, ab_error_t *err)
   return fd;
 }
 
-int
-ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, ab_error_t *err)
+/* What a directory without meta.json is: what its removal's outcome, or
+   an apply's committed journal, says; else a create that never finished,
+   or (unmounted) one whose tmpfs went away with the mount namespace that
+   held it (runtime/lifecycle/wsstore.h).  Seen through its tmpfs if
+   mounted, where neither can be: a removal unmounts first. */
+static int
+kind_without_meta (int dirfd)
+{
+  char buf[16];
+  ssize_t n = fgetxattr (dirfd, OUTCOME_XATTR, buf, sizeof buf);
+
+  if (n == 7 && memcmp (buf, "applied", 7) == 0)
+    return AB_CS_APPLIED;
+  if (n == 9 && memcmp (buf, "discarded", 9) == 0)
+    return AB_CS_DISCARDED;
+  return ab_ws_journal_state (dirfd) == AB_WS_JOURNAL_COMMITTED ? AB_CS_APPLIED : AB_CS_UNFINISHED;
+}
+
+/* Change set `id` opened (its tmpfs's root when mounted) and told apart,
+   without reading its meta.json. */
+static int
+open_dir (const char *root, const char *id, struct ab_changeset **out, ab_error_t *err)
 {
   _cleanup_close_ int sets = open_sets (root, id, err);
   struct ab_changeset *cs;
@@ -483,6 +508,7 @@ ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, 
   if (sets < 0)
     return -1;
   cs = changeset_new (root, id);
+  cs->layer_path = xasprintf ("%s/" AB_CHANGESETS_DIR "/%s", root, id);
   cs->dirfd = openat (sets, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (cs->dirfd < 0)
     {
@@ -495,11 +521,20 @@ ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, 
       return ab_error_set (err, e, "open the workspace change set `%s`", id);
     }
   if (faccessat (cs->dirfd, META, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+    cs->kind = kind_without_meta (cs->dirfd);
+  *out = cs;
+  return 0;
+}
+
+int
+ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, ab_error_t *err)
+{
+  struct ab_changeset *cs;
+
+  if (open_dir (root, id, &cs, err) < 0)
+    return -1;
+  if (cs->kind != AB_CS_PENDING)
     {
-      /* No storage: what a removal killed half-way left, or the mount
-         point of a tmpfs that went away with its mount namespace. */
-      cs->remnant = true;
-      cs->layer_path = xstrdup ("");
       *out = cs;
       return 0;
     }
@@ -511,17 +546,36 @@ ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, 
   if (cs->m.changes_dir)
     {
       struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+      free (cs->layer_path);
       cs->layer_path = xstrdup (cs->m.changes_dir);
       cs->layer_fd = (int)syscall (SYS_openat2, AT_FDCWD, cs->layer_path, &how, sizeof how);
     }
   else
-    {
-      /* the tmpfs is the change set's directory */
-      cs->layer_path = xasprintf ("%s/" AB_CHANGESETS_DIR "/%s", root, id);
-      cs->layer_fd = dup (cs->dirfd);
-    }
+    cs->layer_fd = dup (cs->dirfd); /* the tmpfs is the change set's directory */
   *out = cs;
   return 0;
+}
+
+int
+ab_changeset_not_pending (const struct ab_changeset *cs, ab_error_t *err)
+{
+  switch (cs->kind)
+    {
+    case AB_CS_UNFINISHED:
+      return ab_error_setc (err, AB_EC_STATE, 0,
+                            "workspace change set `%s` holds no change (its run was killed while it was made, or "
+                            "its tmpfs is gone): `agentbox workspace discard %s` or `agentbox delete --force %s` "
+                            "removes it",
+                            cs->id, cs->id, cs->id);
+    case AB_CS_APPLIED:
+      return ab_error_setc (err, AB_EC_STATE, 0,
+                            "workspace change set `%s` was applied; only its directory is left (discard removes it)",
+                            cs->id);
+    default:
+      return ab_error_setc (err, AB_EC_STATE, 0,
+                            "workspace change set `%s` was discarded; only its directory is left (discard removes it)",
+                            cs->id);
+    }
 }
 
 int
@@ -536,9 +590,8 @@ ab_changeset_lock (struct ab_changeset *cs, ab_error_t *err)
 int
 ab_changeset_open_workspace (const struct ab_changeset *cs, ab_error_t *err)
 {
-  if (cs->remnant)
-    return ab_error_setc (err, AB_EC_STATE, 0, "workspace change set `%s` was applied; only its directory is left",
-                          cs->id);
+  if (cs->kind != AB_CS_PENDING)
+    return ab_changeset_not_pending (cs, err);
   struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
   _cleanup_close_ int fd = (int)syscall (SYS_openat2, AT_FDCWD, cs->m.workspace, &how, sizeof how);
   struct stat st;
@@ -561,10 +614,8 @@ ab_changeset_diff (const struct ab_changeset *cs, struct ab_ws_changes *out, ab_
   _cleanup_close_ int upper = -1, lower = -1;
 
   memset (out, 0, sizeof *out);
-  if (cs->remnant)
-    return ab_error_setc (err, AB_EC_STATE, 0,
-                          "workspace change set `%s` was applied; only its directory is left (discard removes it)",
-                          cs->id);
+  if (cs->kind != AB_CS_PENDING)
+    return ab_changeset_not_pending (cs, err);
   upper = cs->layer_fd < 0 ? -1 : openat (cs->layer_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (upper < 0)
     return ab_error_setc (err, AB_EC_STATE, errno,
@@ -635,29 +686,95 @@ ab_changeset_record_json (const struct ab_changeset *cs, bool *full)
   return ab_gen_steal (g, false, NULL);
 }
 
+/* Whether the change set's directory (dirfd) is the root of a mount: its
+   tmpfs (1), or nothing (0).  Told by the mount, never by the path: a
+   directory whose tmpfs went away with its mount namespace, or was never
+   mounted (a create killed before), is a plain one.  Anything but a tmpfs
+   there is not ours to unmount. */
+static int
+storage_mounted (const struct ab_changeset *cs, ab_error_t *err)
+{
+  struct statx stx;
+  struct statfs sf;
+
+  if (statx (cs->dirfd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0)
+    return ab_error_set (err, errno, "workspace change set `%s`: statx `%s`", cs->id, cs->layer_path);
+  /* (Linux 5.8; overlay workspaces need 5.19) */
+  if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+    return ab_error_set (err, ENOSYS, "workspace change set `%s`: statx cannot tell whether `%s` is a mount point",
+                         cs->id, cs->layer_path);
+  if (!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+    return 0;
+  if (fstatfs (cs->dirfd, &sf) < 0)
+    return ab_error_set (err, errno, "workspace change set `%s`: statfs `%s`", cs->id, cs->layer_path);
+  if (sf.f_type != TMPFS_MAGIC)
+    return ab_error_setc (err, AB_EC_STATE, EBUSY,
+                          "workspace change set `%s`: something other than its tmpfs is mounted on `%s`: left alone",
+                          cs->id, cs->layer_path);
+  return 1;
+}
+
+/* Mark the change set's directory on the state root's filesystem with
+   what the removal is for, before anything goes: a removal cut short once
+   the tmpfs is gone is then told from a create that never finished.  An
+   attribute of the directory's own inode, so that the mark goes with the
+   rmdir that ends the removal, never before it.  Under a mounted tmpfs the
+   directory is reached through a copy of the state root's mount without
+   its submounts (open_tree without AT_RECURSIVE).  A filesystem without
+   xattrs keeps no mark: such a remnant is then taken for an unfinished
+   create (removed all the same). */
+static int
+record_outcome (struct ab_changeset *cs, int sets, bool mounted, int outcome, ab_error_t *err)
+{
+  const char *text = outcome == AB_CS_APPLIED ? "applied" : "discarded";
+  _cleanup_close_ int tree = -1, under = -1;
+
+  if (mounted)
+    {
+      tree = open_tree (sets, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+      under = tree < 0 ? -1 : openat (tree, cs->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (under < 0)
+        return ab_error_set (err, errno, "workspace change set `%s`: reach its directory under the tmpfs", cs->id);
+    }
+  if (fsetxattr (mounted ? under : cs->dirfd, OUTCOME_XATTR, text, strlen (text), 0) < 0 && errno != EOPNOTSUPP)
+    return ab_error_set (err, errno, "workspace change set `%s`: mark its directory " OUTCOME_XATTR, cs->id);
+  return 0;
+}
+
 /* Remove the storage (for a tmpfs: meta.json, the journal and the layers
    at once), then the directories: killed at any point, what is left is a
-   change set, or a remnant, that the next apply or discard removes. */
+   change set, or the directory of one whose outcome it holds, that the
+   next apply or discard removes. */
 static int
-remove_all (struct ab_changeset *cs, ab_error_t *err)
+remove_all (struct ab_changeset *cs, int outcome, ab_error_t *err)
 {
   _cleanup_close_ int rootfd = open (cs->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
   _cleanup_close_ int sets
       = rootfd < 0 ? -1 : openat (rootfd, AB_CHANGESETS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   static const char *const layers[] = { "upper", "work", "lower" };
+  char self[64];
   size_t i;
+  int mounted = 0;
 
   ab_changeset_join (cs, NULL);
-  if (cs->m.changes_dir == NULL && !cs->remnant)
+  /* (create's abort, killed between the mount and the open of its root) */
+  if (cs->dirfd < 0 && sets >= 0)
+    cs->dirfd = openat (sets, cs->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (cs->dirfd >= 0 && (mounted = storage_mounted (cs, err)) < 0)
+    return -1;
+  if ((outcome == AB_CS_APPLIED || outcome == AB_CS_DISCARDED) && cs->dirfd >= 0
+      && record_outcome (cs, sets, mounted, outcome, err) < 0)
+    return -1;
+  if (mounted)
     {
+      /* the very mount checked above, through its root's fd */
       ab_closep_now (&cs->layer_fd);
-      ab_closep_now (&cs->dirfd);
-      /* EINVAL: not mounted (any more): the mount namespace that held it
-         is gone, and what is left is the empty mount point. */
-      if (umount2 (cs->layer_path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+      snprintf (self, sizeof self, "/proc/self/fd/%d", cs->dirfd);
+      if (umount2 (self, MNT_DETACH) < 0)
         return ab_error_set (err, errno, "workspace change set `%s`: unmount `%s`", cs->id, cs->layer_path);
+      ab_closep_now (&cs->dirfd);
     }
-  else if (cs->layer_fd >= 0 && !cs->remnant)
+  else if (cs->m.changes_dir && cs->layer_fd >= 0)
     {
       for (i = 0; i < AB_ARRAY_SIZE (layers); i++)
         if (ab_rm_tree_at (cs->layer_fd, layers[i], 4 * AB_WS_MAX_DEPTH) < 0)
@@ -666,8 +783,8 @@ remove_all (struct ab_changeset *cs, ab_error_t *err)
       if (cs->made_layer && rmdir (cs->layer_path) < 0 && errno != ENOENT && errno != ENOTEMPTY)
         return ab_error_set (err, errno, "workspace change set `%s`: remove `%s`", cs->id, cs->layer_path);
     }
-  /* meta.json before the journal: a change set killed in between is a
-     remnant (runtime/lifecycle/wsstore.h) whose journal says the apply committed. */
+  /* meta.json before the journal (a plain directory): killed in between,
+     the outcome says what is left, and so does the journal of an apply. */
   if (cs->dirfd >= 0 && unlinkat (cs->dirfd, META, 0) < 0 && errno != ENOENT)
     return ab_error_set (err, errno, "workspace change set `%s`: remove " META, cs->id);
   if (cs->dirfd >= 0 && unlinkat (cs->dirfd, "journal", 0) < 0 && errno != ENOENT)
@@ -681,9 +798,32 @@ remove_all (struct ab_changeset *cs, ab_error_t *err)
 }
 
 int
-ab_changeset_remove (struct ab_changeset *cs, ab_error_t *err)
+ab_changeset_remove (struct ab_changeset *cs, int outcome, ab_error_t *err)
 {
-  return remove_all (cs, err);
+  return remove_all (cs, outcome, err);
+}
+
+int
+ab_changeset_remove_unfinished (const char *root, const char *id, ab_error_t *err)
+{
+  struct ab_changeset *cs = NULL;
+  ab_error_t e = { 0 };
+  int r;
+
+  if (open_dir (root, id, &cs, &e) < 0)
+    {
+      if (e.cls == AB_EC_NOTFOUND)
+        return 0;
+      *err = e;
+      return -1;
+    }
+  /* (an apply or discard that holds it removes it) */
+  if (cs->kind != AB_CS_UNFINISHED || flock (cs->dirfd, LOCK_EX | LOCK_NB) < 0)
+    r = 0;
+  else
+    r = remove_all (cs, AB_CS_PENDING, err) < 0 ? -1 : 1;
+  ab_changeset_free (cs);
+  return r;
 }
 
 void
@@ -692,7 +832,7 @@ ab_changeset_abort (struct ab_changeset *cs)
   ab_error_t ignored = { 0 };
 
   if (cs != NULL && cs->made)
-    remove_all (cs, &ignored);
+    remove_all (cs, AB_CS_PENDING, &ignored);
   ab_changeset_free (cs);
 }
 

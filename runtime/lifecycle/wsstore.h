@@ -14,10 +14,21 @@
  * holding meta.json and the journal, and upper/, work/ and lower/ are in the
  * caller's directory.
  *
+ * meta.json is create's last step: a directory without it is a create that
+ * never finished (killed; no change was kept, the program never ran on it),
+ * with its tmpfs mounted or not yet (or, unmounted, one whose tmpfs went
+ * away with the mount namespace that held it), unless the removal of an
+ * applied or discarded change set was cut short: apply and discard first
+ * mark the directory itself, on the state root's filesystem (under the
+ * tmpfs, which goes first), with the xattr trusted.agentbox.outcome
+ * ("applied" or "discarded"), which goes with its rmdir; an apply's
+ * committed journal says so too.
+ *
  * The tmpfs bounds the change set: past it the container's writes fail with
  * ENOSPC (and its record says limitsHit "workspace"); a change set cannot
  * fill the host's /run.  It is a mount of the host's mount namespace, made
- * by create and removed by apply or discard. */
+ * by create and removed by apply or discard (or, for a create that never
+ * finished, by `delete` of its container). */
 #ifndef AB_RUNTIME_WSSTORE_H
 #define AB_RUNTIME_WSSTORE_H
 
@@ -34,6 +45,15 @@ struct ab_bundle;
 struct ab_gen;
 
 #define AB_CHANGESETS_DIR ".changesets"
+
+/* What a change set's directory holds (ab_changeset_open). */
+enum ab_changeset_kind
+{
+  AB_CS_PENDING = 0, /* meta.json: changes to apply or discard */
+  AB_CS_UNFINISHED,  /* a create that never finished, or its tmpfs is gone: no change (discard, `delete` remove it) */
+  AB_CS_APPLIED,     /* what a removal after an apply left: the workspace holds the changes */
+  AB_CS_DISCARDED,   /* ... after a discard: the workspace is as it was */
+};
 
 struct ab_ws_meta
 {
@@ -58,7 +78,7 @@ struct ab_changeset
   char *layer_path;
   bool made;        /* by this process (create): abort removes it */
   bool made_layer;  /* ... and the caller's directory with it */
-  bool remnant;     /* no meta.json, no storage: what a removal killed half-way left */
+  int kind;         /* enum ab_changeset_kind; m is filled only for AB_CS_PENDING */
   struct ab_ws_meta m;
   /* create's job (a thread; ab_changeset_join) */
   pthread_t job;
@@ -93,8 +113,11 @@ int ab_changeset_overlay (struct ab_changeset *cs, int *tree, const char *what, 
 /* A failed create: remove everything ab_changeset_create made, and free. */
 void ab_changeset_abort (struct ab_changeset *cs);
 
-/* An existing change set (class not_found when there is none). */
+/* An existing change set (class not_found when there is none), of any kind. */
 int ab_changeset_open (const char *root, const char *id, struct ab_changeset **out, ab_error_t *err);
+/* The one-line error for an operation that needs a pending change set
+   (diff, apply) on one of another kind: what it is, and what removes it. */
+int ab_changeset_not_pending (const struct ab_changeset *cs, ab_error_t *err);
 /* Hold it alone (apply, discard): class state when another process does. */
 int ab_changeset_lock (struct ab_changeset *cs, ab_error_t *err);
 /* The workspace, opened without following a symlink and checked to be the
@@ -111,8 +134,15 @@ void ab_changeset_gen (struct ab_gen *g, const struct ab_changeset *cs, const st
 /* The record's workspaceChanges member value (a JSON object), and whether
    the storage is full. */
 char *ab_changeset_record_json (const struct ab_changeset *cs, bool *full);
-/* Remove the change set and its storage (after apply, or discard). */
-int ab_changeset_remove (struct ab_changeset *cs, ab_error_t *err);
+/* Remove the change set and its storage (after apply, or discard: outcome
+   AB_CS_APPLIED or AB_CS_DISCARDED, recorded before anything goes; any
+   other value records nothing).  Held alone (ab_changeset_lock). */
+int ab_changeset_remove (struct ab_changeset *cs, int outcome, ab_error_t *err);
+/* `delete` of container `id`: its change set if its create never finished
+   (AB_CS_UNFINISHED: it holds nothing, and only the container's id names
+   it), with its tmpfs; a pending one outlives the container.  1 removed,
+   0 nothing to do, -1 error. */
+int ab_changeset_remove_unfinished (const char *root, const char *id, ab_error_t *err);
 void ab_changeset_free (struct ab_changeset *cs);
 
 /* The ids of every change set under root, sorted. */

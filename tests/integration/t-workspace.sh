@@ -421,6 +421,93 @@ is "$torn" "" "an apply killed at any of those calls leaves every path old or ne
 is "$resumed_bad" "" "... and the next apply finishes it: the directory is what the tool saw"
 is "$rolled_bad" "" "... or a discard puts the directory back as it was (or finishes an apply that had committed)"
 
+# ---- a run killed while its change set is made; a discard killed ---------------------------------------
+# A run killed before the change set's tmpfs is mounted, or after but before
+# its meta.json (create's last step), leaves a change set that never
+# finished: it holds no change (the program never ran on it), and no apply
+# or discard ran.  `delete --force` of the container removes it, its tmpfs
+# unmounted (what docs/crash-safety.md promises of a killed run), and so
+# does `workspace discard`, saying what it was; `apply` refuses it in one
+# line.  Checked from the host: mountinfo, the directory.  Which of the two
+# a kill point leaves depends on the thread that makes the change set; each
+# one left is checked, and both must be seen for each command.
+
+# cs_left ID: what is left of change set ID: pending (meta.json), mounted
+# (its tmpfs, no meta.json), dir (neither), none.
+cs_left ()
+{
+  local d=$AB_STATE/.changesets/$1
+  if [ -e "$d/meta.json" ]; then
+    echo pending
+  elif awk -v d="$d" '$5 == d { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+    echo mounted
+  elif [ -d "$d" ]; then
+    echo dir
+  else
+    echo none
+  fi
+}
+
+make_ws "$ws" 1234:1234
+orig=$(manifest "$ws")
+bad="" seen_delete="" seen_discard=""
+for how in delete discard; do
+  for p in fsopen:1 fsconfig:1 move_mount:1 fchownat:1 fchmodat:1; do
+    id=$(new_id)
+    (strace -f -o /dev/null -qq -e inject="${p%:*}":signal=KILL:when="${p#*:}" "$RUNTIME" --root "$AB_STATE" run \
+      --default --workspace "$ws" --workspace-mode overlay "$id" -- /bin/sh -c 'echo x >/workspace/x' \
+      </dev/null >/dev/null 2>&1)
+    left=$(cs_left "$id")
+    case $how:$left in
+    delete:mounted | delete:dir)
+      seen_delete+=" $left"
+      out=$(rt delete --force "$id" 2>&1)
+      st=$?
+      [ "$st:$out:$(cs_left "$id")" = "0::none" ] && ! rt list -q | grep -qx "$id" ||
+        bad+=" delete-$p($left):$st:$out:$(cs_left "$id")"
+      ;;
+    discard:mounted | discard:dir)
+      seen_discard+=" $left"
+      out=$(rt workspace apply "$id" 2>&1)
+      st=$?
+      [ "$st:$(cs_left "$id"):$out" = "1:$left:agentbox: workspace change set \`$id\` holds no change (its run was killed while it was made, or its tmpfs is gone): \`agentbox workspace discard $id\` or \`agentbox delete --force $id\` removes it" ] ||
+        bad+=" apply-$p($left):$st:$out"
+      out=$(rt workspace discard "$id" 2>&1)
+      st=$?
+      [ "$st:$out:$(cs_left "$id")" = "0:the change set $id held no change (its run was killed while it was made, or its tmpfs was gone): removed:none" ] ||
+        bad+=" discard-$p($left):$st:$out:$(cs_left "$id")"
+      rt delete --force "$id" >/dev/null 2>&1
+      ;;
+    *)
+      diag "$how-$p: left $left (not what this point is for)"
+      rt delete --force "$id" >/dev/null 2>&1
+      rt workspace discard "$id" >/dev/null 2>&1
+      ;;
+    esac
+  done
+done
+is "$bad" "" "a run killed while its change set was made: delete --force, or discard (saying so), unmounts its tmpfs and removes it; apply refuses it"
+like "$seen_delete" "mounted" "... delete --force: seen with the tmpfs mounted ($seen_delete)"
+like "$seen_delete" "dir" "... and before it was mounted"
+like "$seen_discard" "mounted" "... discard: seen with the tmpfs mounted ($seen_discard)"
+like "$seen_discard" "dir" "... and before it was mounted"
+is "$(manifest "$ws"):$(find "$AB_STATE" -mindepth 1)" "$orig:" "... the workspace untouched, nothing left in the state root"
+
+# A discard killed once the tmpfs is unmounted (at its first unlinkat, the
+# directory's rmdir) leaves the directory marked with its outcome: the next
+# apply refuses it (nothing was applied), the next discard finishes.
+id=$(new_id)
+ovl "$id" -- /bin/sh -c 'echo new >/workspace/new.txt' </dev/null >/dev/null 2>&1
+(strace -o /dev/null -qq -e inject=unlinkat:signal=KILL:when=1 "$RUNTIME" --root "$AB_STATE" workspace discard "$id" \
+  >/dev/null 2>&1)
+is "$(cs_left "$id")" dir "a discard killed at the rmdir of its change set leaves the directory, unmounted"
+out=$(rt workspace apply "$id" 2>&1)
+is "$?:$out" "1:agentbox: workspace change set \`$id\` was discarded; only its directory is left (discard removes it)" \
+  "... which the next apply refuses in one line (nothing to resume)"
+out=$(rt workspace discard "$id" 2>&1)
+is "$?:$out:$(cs_left "$id")" "0:$id discarded (the workspace is as it was):none" "... and the next discard removes"
+is "$(manifest "$ws"):$(find "$AB_STATE" -mindepth 1)" "$orig:" "... the workspace untouched, nothing left in the state root"
+
 # ---- the size cap, a full disk, bad input -------------------------------------------------------------
 
 make_ws "$ws" 1234:1234
