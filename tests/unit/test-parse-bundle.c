@@ -255,19 +255,15 @@ test_config_file (void)
           "a parse error is reported as the parser words it");
 }
 
-/* Load bundle `rel`, its root.path set to `root`, under `guard`: the error
+/* Load bundle `rel` with config.json `cfg` under `guard`: the error
    message, or NULL on success. */
 static const char *
-load_root_err (const char *rel, const char *root, const struct ab_bundle_guard *guard)
+load_cfg_err (const char *rel, const char *cfg, const struct ab_bundle_guard *guard)
 {
   static ab_error_t err;
-  _cleanup_free_ char *p = at (rel), *cfg = NULL, *file = NULL;
+  _cleanup_free_ char *p = at (rel), *file = xasprintf ("%s/config.json", rel);
   struct ab_bundle *b = NULL;
 
-  file = xasprintf ("%s/config.json", rel);
-  cfg = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"%s\"},"
-                   "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]}}",
-                   root);
   write_file (file, cfg);
   memset (&err, 0, sizeof err);
   if (ab_bundle_load (p, guard, &b, &err) == 0)
@@ -276,6 +272,16 @@ load_root_err (const char *rel, const char *root, const struct ab_bundle_guard *
       return NULL;
     }
   return err.msg;
+}
+
+/* Load bundle `rel`, its root.path set to `root`, under `guard`. */
+static const char *
+load_root_err (const char *rel, const char *root, const struct ab_bundle_guard *guard)
+{
+  _cleanup_free_ char *cfg = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"%s\"},"
+                                        "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]}}",
+                                        root);
+  return load_cfg_err (rel, cfg, guard);
 }
 
 /* root.path is a root of its own: never the host's /, however it is named,
@@ -337,28 +343,16 @@ test_root_identity (void)
 }
 
 /* Load bundle `rel` (root.path `rootfs`, which exists) with one bind mount
-   of `source` under `guard`: the error message, or NULL on success. */
+   of `source` under `guard`. */
 static const char *
 load_bind_err (const char *rel, const char *source, const struct ab_bundle_guard *guard)
 {
-  static ab_error_t err;
-  _cleanup_free_ char *p = at (rel), *cfg = NULL, *file = NULL;
-  struct ab_bundle *b = NULL;
-
-  file = xasprintf ("%s/config.json", rel);
-  cfg = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},"
-                   "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]},"
-                   "\"mounts\":[{\"destination\":\"/w\",\"type\":\"bind\",\"source\":\"%s\","
-                   "\"options\":[\"rbind\",\"rw\"]}]}",
-                   source);
-  write_file (file, cfg);
-  memset (&err, 0, sizeof err);
-  if (ab_bundle_load (p, guard, &b, &err) == 0)
-    {
-      ab_bundle_free (b);
-      return NULL;
-    }
-  return err.msg;
+  _cleanup_free_ char *cfg = xasprintf ("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},"
+                                        "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]},"
+                                        "\"mounts\":[{\"destination\":\"/w\",\"type\":\"bind\","
+                                        "\"source\":\"%s\",\"options\":[\"rbind\",\"rw\"]}]}",
+                                        source);
+  return load_cfg_err (rel, cfg, guard);
 }
 
 /* A bind source neither is, contains, nor lies inside the state root or
@@ -373,7 +367,6 @@ test_bind_fence (void)
   _cleanup_free_ char *cinner = at ("fence/g/cache/seccomp"), *sib = at ("fence/g/work"), *msg = NULL;
   _cleanup_free_ char *dotted = NULL, *link = at ("fence-links/to-state");
   struct ab_bundle_guard guard = { .state_root = state, .cache = cache };
-  const char *e;
 
   make_dir ("fence");
   make_dir ("fence/rootfs");
@@ -393,26 +386,26 @@ test_bind_fence (void)
                    "the container could rewrite it",
                    g, state);
   is_str (load_bind_err ("fence", g, &guard), msg, "a bind of a directory above the state root is refused");
-  e = load_bind_err ("fence", state, &guard);
-  ok (e && strstr (e, "is or contains agentbox's state root"), "a bind of the state root itself: %s",
-      e ? e : "(loaded)");
-  e = load_bind_err ("fence", inner, &guard);
-  ok (e && strstr (e, "lies inside agentbox's state root"), "a bind of a container's state directory: %s",
-      e ? e : "(loaded)");
-  e = load_bind_err ("fence", file, &guard);
-  ok (e && strstr (e, "lies inside agentbox's state root"), "a bind of a file in a state directory: %s",
-      e ? e : "(loaded)");
-  e = load_bind_err ("fence", link, &guard);
-  ok (e && strstr (e, "is or contains agentbox's state root"), "a symlink (outside the bundle) to the state root: %s",
-      e ? e : "(loaded)");
   dotted = xasprintf ("%s/../run/./agentbox/ctr/..", sib);
-  e = load_bind_err ("fence", dotted, &guard);
-  ok (e && strstr (e, "is or contains agentbox's state root"), "a spelling with .. and .: %s", e ? e : "(loaded)");
-  e = load_bind_err ("fence", cinner, &guard);
-  ok (e && strstr (e, "lies inside agentbox's cache") && strstr (e, "AGENTBOX_CACHE_DIR"),
-      "a bind of the cache's seccomp programs: %s", e ? e : "(loaded)");
-  e = load_bind_err ("fence", "/", &guard);
-  ok (e && strstr (e, "is or contains agentbox's state root"), "a bind of /: %s", e ? e : "(loaded)");
+  {
+    const struct
+    {
+      const char *source, *want, *name;
+    } refused[] = {
+      { state, "is or contains agentbox's state root", "a bind of the state root itself" },
+      { inner, "lies inside agentbox's state root", "a bind of a container's state directory" },
+      { file, "lies inside agentbox's state root", "a bind of a file in a state directory" },
+      { link, "is or contains agentbox's state root", "a symlink (outside the bundle) to the state root" },
+      { dotted, "is or contains agentbox's state root", "a spelling with .. and ." },
+      { cinner, "lies inside agentbox's cache `", "a bind of the cache's seccomp programs" },
+      { "/", "is or contains agentbox's state root", "a bind of /" },
+    };
+    for (size_t i = 0; i < AB_ARRAY_SIZE (refused); i++)
+      {
+        const char *e = load_bind_err ("fence", refused[i].source, &guard);
+        ok (e && strstr (e, refused[i].want), "%s: %s", refused[i].name, e ? e : "(loaded)");
+      }
+  }
   ok (load_bind_err ("fence", sib, &guard) == NULL, "a sibling of the state root and the cache loads");
   ok (load_bind_err ("fence", g, NULL) == NULL, "(without a guard the same directory loads)");
 }
