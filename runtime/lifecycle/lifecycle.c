@@ -83,31 +83,30 @@ ab_container_unlock (struct ab_container *c, ab_error_t *err)
 int
 ab_container_write_state (struct ab_container *c, ab_error_t *err)
 {
+  bool took = false;
   int r;
 
-  if (c->lock == LOCK_EX)
-    {
-      if (ab_state_write_locked (c->dirfd, &c->state_file, c->state, err) < 0)
-        return ab_state_dir_failed (err, c->root, c->id);
-      return 0;
-    }
   /* Without the lock, readers may be reading: take it only if that needs
      no waiting (a reader holds it for no longer than a command), else the
      rename, which readers never see half done.  Holding LOCK_SH: the
      rename too (converting a flock lock drops it first, and a refused
      LOCK_NB conversion would leave us with none). */
-  if (c->lock != 0 || flock (c->dirfd, LOCK_EX | LOCK_NB) < 0)
+  if (c->lock == LOCK_EX)
+    r = ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
+  else if (c->lock != 0 || flock (c->dirfd, LOCK_EX | LOCK_NB) < 0)
     {
       ab_state_file_close (&c->state_file);
-      if (ab_state_write (c->dirfd, c->state, err) < 0)
-        return ab_state_dir_failed (err, c->root, c->id);
-      return 0;
+      r = ab_state_write (c->dirfd, c->state, err);
     }
-  c->lock = LOCK_EX;
-  r = ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
+  else
+    {
+      c->lock = LOCK_EX;
+      took = true;
+      r = ab_state_write_locked (c->dirfd, &c->state_file, c->state, err);
+    }
   if (r < 0)
     ab_state_dir_failed (err, c->root, c->id);
-  if (ab_container_unlock (c, r < 0 ? NULL : err) < 0)
+  if (took && ab_container_unlock (c, r < 0 ? NULL : err) < 0)
     r = -1;
   return r;
 }
