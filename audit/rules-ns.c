@@ -343,7 +343,7 @@ rule_refused (struct ab_audit_ctx *a)
          on this host; the state root and the cache depend on the caller's
          --root and environment, which create checks too. */
       struct stat st;
-      if (stat (a->f.rootfs, &st) == 0 && ab_root_dir_check (&st, a->s->root.path, NULL, &err) < 0)
+      if (stat (a->f.rootfs, &st) == 0 && ab_root_dir_check (&st, a->s->root.path, &err) < 0)
         why = err.msg;
     }
   if (why == NULL)

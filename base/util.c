@@ -403,6 +403,19 @@ ab_str_has_suffix (const char *s, const char *suffix)
   return ls >= lx && memcmp (s + ls - lx, suffix, lx) == 0;
 }
 
+ssize_t
+ab_fd_path (int fd, char *buf, size_t size)
+{
+  char link[32];
+  ssize_t n;
+
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  n = readlink (link, buf, size - 1);
+  if (n >= 0)
+    buf[n] = '\0';
+  return n;
+}
+
 static uint64_t
 clock_ns (clockid_t clock)
 {

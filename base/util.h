@@ -171,6 +171,10 @@ int ab_parse_id_list (const char *s, unsigned long *mask, size_t nbits);
 bool ab_str_has_prefix (const char *s, const char *prefix);
 bool ab_str_has_suffix (const char *s, const char *suffix);
 
+/* The path the kernel gives fd (/proc/self/fd/N's link) into buf,
+   NUL-terminated: its length, or -1 with errno. */
+ssize_t ab_fd_path (int fd, char *buf, size_t size);
+
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t ab_now_monotonic_ns (void);
 uint64_t ab_now_realtime_ns (void);

@@ -203,18 +203,16 @@ ab_idmap_prepare (const struct ab_bundle *b, const struct ab_mount *mounts, size
 static int
 reopen_here (int fd, const char *what, ab_error_t *err)
 {
-  char link[64], path[4096];
+  char path[4096];
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   struct stat a, b;
   ssize_t n;
   int here;
 
-  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
-  n = readlink (link, path, sizeof path - 1);
+  n = ab_fd_path (fd, path, sizeof path);
   if (n < 0)
-    return ab_error_set (err, errno, "%s: readlink %s", what, link);
-  path[n] = '\0';
+    return ab_error_set (err, errno, "%s: readlink /proc/self/fd/%d", what, fd);
   here = (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
   if (here < 0)
     return ab_error_set (err, errno, "%s: open `%s` again in the rootless helper's mount namespace", what, path);

@@ -223,19 +223,13 @@ root_check (const struct stat *root, const char *path, const struct ab_fence *f,
    mount).  A root that is or holds the state root (--root) or the cache
    would let the container rewrite the state of other containers (their
    pids, which kill and delete signal) or the compiled seccomp programs
-   other containers load.  create checks the fd it clones the root from, so
-   what is checked is what runs. */
+   other containers load: the load checks that against its guard
+   (resolve_rootfs).  create checks the fd it clones the root from, so what
+   is checked is what runs. */
 int
-ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err)
+ab_root_dir_check (const struct stat *root, const char *path, ab_error_t *err)
 {
-  struct ab_fence *f = NULL;
-  int r;
-
-  if (guard && fence_new (guard, &f, err) < 0)
-    return -1;
-  r = root_check (root, path, f, err);
-  fence_free (f);
-  return r;
+  return root_check (root, path, NULL, err);
 }
 
 /* The directory the walk up from a bind source starts at: the source
@@ -243,18 +237,16 @@ ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bu
 static int
 source_dir (int fd, const struct stat *st, const char *what, ab_error_t *err)
 {
-  char link[64], real[PATH_MAX];
+  char real[PATH_MAX];
   ssize_t n;
   char *slash;
   int d;
 
   if (S_ISDIR (st->st_mode))
     return fcntl (fd, F_DUPFD_CLOEXEC, 0);
-  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
-  n = readlink (link, real, sizeof real - 1);
+  n = ab_fd_path (fd, real, sizeof real);
   if (n <= 0 || real[0] != '/')
     return ab_error_setc (err, AB_EC_CONFIG, n < 0 ? errno : ENOENT, "%s: where is it", what);
-  real[n] = '\0';
   slash = strrchr (real, '/');
   if (slash == real)
     slash[1] = '\0';
@@ -335,7 +327,7 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
   const char *path = b->spec->root.path;
   _cleanup_free_ char *joined = NULL;
   _cleanup_close_ int fd = -1;
-  char link[64], real[PATH_MAX];
+  char real[PATH_MAX];
   ab_error_t e = { 0 };
   struct stat st;
   ssize_t n;
@@ -372,11 +364,9 @@ resolve_rootfs (struct ab_bundle *b, ab_error_t *err)
     return ab_error_setc (err, AB_EC_CONFIG, 0, "config.json: root.path: `%s` is not a directory", joined);
   if (root_check (&st, b->spec->root.path, b->fence, err) < 0)
     return -1;
-  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
-  n = readlink (link, real, sizeof real - 1);
+  n = ab_fd_path (fd, real, sizeof real);
   if (n <= 0 || real[0] != '/')
     return ab_error_set (err, n < 0 ? errno : ENOENT, "config.json: root.path: where is `%s`", joined);
-  real[n] = '\0';
   b->rootfs = xstrdup (real);
   b->rootfs_fd = ab_steal_fd (&fd);
   return 0;

@@ -74,12 +74,12 @@ struct ab_bundle_guard
   const char *cache;
 };
 
-/* That the directory `root` (a stat of what was opened) may be a
-   container's root: not the host's /, and neither one of the guard's
-   directories nor above them (NULL guard: only the first).  `path` is
-   root.path as written, for the message (class config). */
+/* That the directory `root` (a stat of what was opened) is not the host's
+   /, which a container's root may never be; the guard's directories are the
+   load's to check (ab_bundle_load).  `path` is root.path as written, for
+   the message (class config). */
 struct stat;
-int ab_root_dir_check (const struct stat *root, const char *path, const struct ab_bundle_guard *guard, ab_error_t *err);
+int ab_root_dir_check (const struct stat *root, const char *path, ab_error_t *err);
 
 /* That the bind source open at fd (what the mount is made from) neither is,
    contains, nor lies inside one of the guard directories of the bundle's

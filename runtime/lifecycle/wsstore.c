@@ -191,7 +191,7 @@ describe_workspace (struct ab_changeset *cs, const struct ab_bundle *b, struct s
   const struct ab_spec *s = b->spec;
   const struct ab_mount *m = &s->mounts[s->workspace.mount];
   _cleanup_close_ int fd = ab_bind_source_open (b, s->workspace.mount, m, err);
-  char self[64], path[4096];
+  char path[4096];
   ssize_t n;
 
   if (fd < 0)
@@ -202,12 +202,10 @@ describe_workspace (struct ab_changeset *cs, const struct ab_bundle *b, struct s
     return ab_error_setc (err, AB_EC_CONFIG, ENOTDIR,
                           "mounts[%zu]: an overlay workspace must be a directory, and `%s` is not one",
                           s->workspace.mount, m->source);
-  snprintf (self, sizeof self, "/proc/self/fd/%d", fd);
-  n = readlink (self, path, sizeof path - 1);
+  n = ab_fd_path (fd, path, sizeof path);
   if (n <= 0)
     return ab_error_set (err, n < 0 ? errno : EINVAL, "mounts[%zu]: the path of the workspace `%s`",
                          s->workspace.mount, m->source);
-  path[n] = '\0';
   if (path[0] != '/' || !ab_utf8_valid (path, (size_t)n))
     return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
                           "mounts[%zu]: the overlay workspace `%s` has no absolute UTF-8 path on the host",
