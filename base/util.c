@@ -436,25 +436,29 @@ ab_now_realtime_ns (void)
   return clock_ns (CLOCK_REALTIME);
 }
 
-uint64_t
-ab_now_coarse_ns (void)
+/* The coarse wall clock (CLOCK_REALTIME_COARSE), where the kernel takes a
+   file's ctime from (or from a finer one): a change made after a read of
+   it has a ctime at or past the value read. */
+static uint64_t
+now_coarse_ns (void)
 {
   return clock_ns (CLOCK_REALTIME_COARSE);
 }
 
 uint64_t
-ab_coarse_tick_after (uint64_t t0)
+ab_coarse_past (uint64_t t0)
 {
   struct timespec res;
   uint64_t tick, now;
 
-  if ((now = ab_now_coarse_ns ()) > t0)
+  if ((now = now_coarse_ns ()) > t0)
     return now;
   if (clock_getres (CLOCK_REALTIME_COARSE, &res) < 0)
     return t0;
   tick = (uint64_t) res.tv_sec * 1000000000ull + (uint64_t) res.tv_nsec;
-  /* The next tick is due at t0 + tick on the fine clock; then, if the
-     timer was late, in eighths of a tick, for four ticks at most. */
+  /* The coarse clock passes t0 at the first tick after it, due by t0 +
+     tick; then, if the timer was late, in eighths of a tick, for four
+     ticks at most. */
   for (int i = 0; i < 32 && now <= t0; i++)
     {
       uint64_t fine = ab_now_realtime_ns (), due = t0 + tick + 20000;
@@ -463,7 +467,7 @@ ab_coarse_tick_after (uint64_t t0)
       if (wait > 4 * tick)
         break; /* the wall clock was set back */
       nanosleep (&ts, NULL);
-      now = ab_now_coarse_ns ();
+      now = now_coarse_ns ();
     }
   return now > t0 ? now : t0;
 }

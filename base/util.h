@@ -178,18 +178,15 @@ ssize_t ab_fd_path (int fd, char *buf, size_t size);
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t ab_now_monotonic_ns (void);
 uint64_t ab_now_realtime_ns (void);
-/* The coarse wall clock (CLOCK_REALTIME_COARSE), where the kernel takes a
-   file's ctime from (or from a finer one): a change made after a read of
-   it has a ctime at or past the value read. */
-uint64_t ab_now_coarse_ns (void);
-/* The first value of the coarse wall clock past t0, a value read of it:
-   waits for the clock's next tick (at most its resolution, the rest of the
-   tick t0 is in).  A change made before t0 was read has a ctime before the
-   result (a fine-grained ctime within the timer's jitter of the tick may
-   not: that errs on the side of "changed since"); one made after this
-   returns has a ctime at or past it.  t0 itself when the clock does not
-   move within a few ticks. */
-uint64_t ab_coarse_tick_after (uint64_t t0);
+/* The first value of the coarse wall clock past t0, a value read of the
+   fine one (ab_now_realtime_ns): waits until the coarse clock passes it (a
+   tick at most, unless the timer is late).  A change made before t0 was
+   read has a ctime before the result; one made after this returns has a
+   ctime at or past it.  (The coarse clock read instead of t0 would not do:
+   it lags the fine one by a tick, more when the tick is late, and a ctime
+   can be a fine-grained value.)  t0 itself when the clock does not pass it
+   within a few ticks. */
+uint64_t ab_coarse_past (uint64_t t0);
 /* RFC 3339 UTC timestamp with nanoseconds, e.g. 2026-12-02T10:00:00.123456789Z. */
 void ab_format_time_rfc3339 (uint64_t realtime_ns, char *buf, size_t len);
 

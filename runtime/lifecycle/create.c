@@ -664,7 +664,7 @@ struct create_tx
   int wall_sp[2]; /* the child hands the wall's netlink sockets over [1] to the network job's [0]; -1 */
   bool net_inline; /* the network set up by this thread after the maps, not a thread of its own */
   bool state_later; /* the first state.json written after the clone (realize_state) */
-  uint64_t began_coarse; /* the coarse clock when create began (an overlay workspace's run start) */
+  uint64_t began_ns; /* the wall clock when create began (an overlay workspace's run start is past it) */
 };
 
 static int
@@ -931,7 +931,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
      mount trees are sent (after the clone: the child must not inherit a
      lock another thread holds). */
   if (c->plan->spec->workspace.mode == AB_WS_MODE_OVERLAY
-      && ab_changeset_create (tx->o->root, c->rootfd, c->id, c->bundle, tx->began_coarse, &c->ws, err) < 0)
+      && ab_changeset_create (tx->o->root, c->rootfd, c->id, c->bundle, tx->began_ns, &c->ws, err) < 0)
     return -1;
   return 0;
 }
@@ -1070,7 +1070,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
   struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1,
                           .warm_ask = { .sock = -1 }, .warm_fd = -1, .wall_sp = { -1, -1 },
-                          .began_coarse = ab_now_coarse_ns () };
+                          .began_ns = ab_now_realtime_ns () };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);
   int r = 0;
 

@@ -447,7 +447,7 @@ ab_changeset_overlay (struct ab_changeset *cs, int *tree, const char *what, ab_e
 void
 ab_changeset_settle (struct ab_changeset *cs)
 {
-  cs->m.started_ns = ab_coarse_tick_after (cs->m.started_ns);
+  cs->m.started_ns = ab_coarse_past (cs->m.started_ns);
 }
 
 int

@@ -92,18 +92,19 @@ struct ab_changeset
    spec->workspace), with the workspace opened the way its bind would be;
    refused (class exists) while one of that id is pending.  Made in a
    thread (*out at once): rootfd and b must stay until
-   ab_changeset_join, which says whether it worked.  since_ns: the coarse
-   clock (ab_now_coarse_ns) when the container's create began, the run's
+   ab_changeset_join, which says whether it worked.  since_ns: the wall
+   clock (ab_now_realtime_ns) when the container's create began, the run's
    start until ab_changeset_settle. */
 int ab_changeset_create (const char *root, int rootfd, const char *id, const struct ab_bundle *b, uint64_t since_ns,
                          struct ab_changeset **out, ab_error_t *err);
 /* The run's start, settled before the program may run (at the end of a
    detached create, just before a foreground run's START): the coarse
-   clock's first value past create's start (ab_coarse_tick_after; a wait
-   only when the set-up took less than the rest of that tick).  A host
-   change made before create began has a ctime before it, even one in the
-   same tick as create's start (an apply right before this run); one made
-   once the program runs has a ctime at or past it.  In memory until
+   clock's first value past create's start on the fine clock
+   (ab_coarse_past; a wait only when the set-up was quicker than the coarse
+   clock's way past that instant).  A host change made before create began
+   has a ctime before it, even one in the same tick as create's start (an
+   apply right before this run); one made once the program runs has a
+   ctime at or past it.  In memory until
    ab_changeset_save writes meta.json again. */
 void ab_changeset_settle (struct ab_changeset *cs);
 int ab_changeset_save (const struct ab_changeset *cs, ab_error_t *err);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/process.h"
@@ -63,17 +64,21 @@ ctime_after_write (int fd)
 }
 
 /* The run start of an overlay workspace (runtime/lifecycle/wsstore.c):
-   a file written right before create began, in the same tick of the
-   coarse clock, has a ctime not older than create's read of the clock (the
-   false conflict of an apply right before a run); against the clock's next
-   tick it is older, and a write after that tick was read is not. */
+   a file written right before create began has a ctime older than the
+   start, one written after the start was settled is not.  A write's ctime
+   can be a fine-grained value, and the coarse clock lags the fine one (by
+   more than a tick when the timer is late): against the coarse clock read
+   after a write, the ctime is often not older (the false conflict of an
+   apply right before a run; the pass prints how often), and against that
+   read's next tick it still can be: with that start t-workspace.sh's
+   apply-then-run loop saw 7 and 14 of 100 runs refused on this VM. */
 static void
-test_coarse_tick_after (void)
+test_coarse_past (void)
 {
   char path[] = "/tmp/ab-test-coarse.XXXXXX";
   int fd = mkstemp (path);
-  uint64_t t0 = 0, before = 0, s, after;
-  bool same_tick = false;
+  uint64_t before = 0, s = 0, after = 0;
+  int wrong = 0, same_coarse = 0, i;
 
   if (fd < 0)
     {
@@ -81,22 +86,21 @@ test_coarse_tick_after (void)
       return;
     }
   unlink (path);
-  for (int i = 0; i < 200 && !same_tick; i++)
+  for (i = 0; i < 100 && !wrong; i++)
     {
       before = ctime_after_write (fd);
-      t0 = ab_now_coarse_ns ();
-      same_tick = before >= t0;
+      struct timespec c;
+      clock_gettime (CLOCK_REALTIME_COARSE, &c);
+      uint64_t coarse = (uint64_t)c.tv_sec * 1000000000u + (uint64_t)c.tv_nsec, t0 = ab_now_realtime_ns ();
+      same_coarse += before >= coarse;
+      s = ab_coarse_past (t0);
+      after = ctime_after_write (fd);
+      wrong = !(before < s && s <= after && s > t0);
     }
-  ok (same_tick, "a write and the coarse clock read after it in one tick: ctime %llu >= %llu",
-      (unsigned long long)before, (unsigned long long)t0);
-  s = ab_coarse_tick_after (t0);
-  ok (s > t0, "the next tick is past the value read");
-  ok (before < s, "the write made before the read is older than the next tick (%llu < %llu)",
-      (unsigned long long)before, (unsigned long long)s);
-  after = ctime_after_write (fd);
-  ok (after >= s, "a write made after the tick was read is not older than it (%llu >= %llu)",
-      (unsigned long long)after, (unsigned long long)s);
-  ok (ab_coarse_tick_after (s + 1000000000000ull) == s + 1000000000000ull,
+  ok (!wrong, "100 writes around a start: each before it older, each after it not (last %llu < %llu <= %llu)",
+      (unsigned long long)before, (unsigned long long)s, (unsigned long long)after);
+  printf ("# writes with a ctime not older than the coarse clock read after them: %d of %d\n", same_coarse, i);
+  ok (ab_coarse_past (s + 1000000000000ull) == s + 1000000000000ull,
       "a value the clock has not reached (the clock set back) is returned as it is, without a wait");
   close (fd);
 }
@@ -165,6 +169,6 @@ main (void)
     free (dots);
   }
   test_passwd_home ();
-  test_coarse_tick_after ();
+  test_coarse_past ();
   return tap_done ();
 }
