@@ -5,6 +5,8 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -252,6 +254,42 @@ setgroups_allowed (pid_t pid)
   return !(n > 0 && strncmp (buf, "deny", 4) == 0);
 }
 
+/* The exec cgroups that earlier foreground execs, killed (SIGKILL), could
+   not remove.  Each exec holds a lock on its own directory from a moment
+   after making it to its end: a lock that can be taken on a directory
+   made more than a second ago is an exec gone.  rmdir removes only an empty
+   cgroup.  (Not the pid in the name: an exec of another pid namespace
+   may have the pid of one of ours, or none.) */
+static void
+sweep_subcgroups (int cg_dirfd)
+{
+  DIR *d = NULL;
+  int fd = openat (cg_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  uint64_t now = ab_now_realtime_ns ();
+  struct dirent *e;
+
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  while ((e = readdir (d)) != NULL)
+    {
+      _cleanup_close_ int sub = -1;
+      struct stat st;
+      if (e->d_type != DT_DIR || strncmp (e->d_name, "exec-", 5) != 0)
+        continue;
+      sub = openat (dirfd (d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0 || fstat (sub, &st) < 0
+          || (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec + 1000000000u > now)
+        continue;
+      if (flock (sub, LOCK_EX | LOCK_NB) == 0)
+        unlinkat (dirfd (d), e->d_name, AT_REMOVEDIR);
+    }
+  closedir (d);
+}
+
 /* The exec's own cgroup below the container's v2 cgroup: tracking and
    cgroup.kill for just this command, while the container's limits (its
    ancestors) still apply. */
@@ -262,6 +300,7 @@ make_subcgroup (struct ab_exec *x)
 
   if (x->cg_dirfd < 0)
     return -1;
+  sweep_subcgroups (x->cg_dirfd);
   if (getrandom (&rnd, sizeof rnd, 0) < 0)
     rnd = (uint32_t)ab_now_monotonic_ns ();
   snprintf (x->subcg, sizeof x->subcg, "exec-%d-%08x", (int)getpid (), rnd);
@@ -271,8 +310,9 @@ make_subcgroup (struct ab_exec *x)
       return -1;
     }
   x->subcg_fd = openat (x->cg_dirfd, x->subcg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (x->subcg_fd < 0)
+  if (x->subcg_fd < 0 || flock (x->subcg_fd, LOCK_EX | LOCK_NB) < 0)
     {
+      ab_closep_now (&x->subcg_fd);
       unlinkat (x->cg_dirfd, x->subcg, AT_REMOVEDIR);
       x->subcg[0] = '\0';
       return -1;

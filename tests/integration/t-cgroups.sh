@@ -233,4 +233,41 @@ if agentbox_only 12; then
 fi
 
 
+
+# ---- an exec killed with SIGKILL ----------------------------------------------------------------
+
+# A foreground exec runs in a cgroup of its own below the container's v2
+# cgroup and removes it at its end; killed with SIGKILL it cannot.  The
+# next exec of the container removes what it left (a directory whose
+# exec holds no lock on it, made more than a second before), and leaves
+# a running exec's alone.
+make_bundle "$T/execkill" "$sleeper"
+id=$(new_id)
+start_bg "$id" "$T/execkill"
+pid=$(pid_of "$id")
+if d=$(cg_dir "$pid" unified) && [ -d "$d" ]; then
+  execs () { find "$d" -mindepth 1 -maxdepth 1 -type d -name 'exec-*' | wc -l; }
+  # (the runtime itself, not rt's wrappers: $! is the process killed)
+  "$RUNTIME" --root "$AB_STATE" exec "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1 &
+  killed=$!
+  for ((i = 0; i < 200; i++)); do [ "$(execs)" = 1 ] && break; sleep 0.05; done
+  "$RUNTIME" --root "$AB_STATE" exec "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1 &
+  running=$!
+  for ((i = 0; i < 200; i++)); do [ "$(execs)" = 2 ] && break; sleep 0.05; done
+  is "$(execs)" 2 "two foreground execs, each in a cgroup of its own below the container's"
+  kill -KILL "$killed"
+  wait "$killed" 2>/dev/null
+  sleep 1.2 # the sweep leaves alone a directory made less than a second ago
+  is "$(execs)" 2 "an exec killed with SIGKILL leaves its cgroup"
+  rt exec "$id" /bin/abtest true </dev/null >/dev/null 2>&1
+  is "$?:$(execs)" "0:1" "the next exec removes it and its own, not the running exec's"
+  kill -TERM "$running"
+  wait "$running" 2>/dev/null
+  is "$(execs)" 0 "the running exec, ended, removes its own"
+else
+  skip "no unified cgroup for the container: exec runs without a cgroup of its own" 4
+fi
+rt delete --force "$id"
+is "$(cg_left "$id")" "" "delete --force leaves no cgroup"
+
 done_testing
