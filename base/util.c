@@ -424,6 +424,20 @@ clock_ns (clockid_t clock)
   return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
+static int cancel_fd = -1;
+
+void
+ab_cancel_watch (int fd)
+{
+  cancel_fd = fd;
+}
+
+int
+ab_cancel_fd (void)
+{
+  return cancel_fd;
+}
+
 uint64_t
 ab_now_monotonic_ns (void)
 {

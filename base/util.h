@@ -175,6 +175,13 @@ bool ab_str_has_suffix (const char *s, const char *suffix);
    NUL-terminated: its length, or -1 with errno. */
 ssize_t ab_fd_path (int fd, char *buf, size_t size);
 
+/* A caller's cancel, for the long waits below the front end that took it
+   (a hook that hangs while a foreground run is created): an fd that turns
+   readable once the caller gave up, -1 when there is none.  Polled, never
+   read: the front end still sees what it signals. */
+void ab_cancel_watch (int fd);
+int ab_cancel_fd (void);
+
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t ab_now_monotonic_ns (void);
 uint64_t ab_now_realtime_ns (void);

@@ -167,18 +167,25 @@ hook_write_state (struct hook_io *io)
     }
 }
 
-/* Feed stdin and collect stderr until the hook exits (false) or the
-   deadline (true). */
-static bool
+enum hook_end
+{
+  HOOK_EXITED,
+  HOOK_TIMED_OUT,
+  HOOK_CANCELED, /* the caller gave up (ab_cancel_fd) */
+};
+
+/* Feed stdin and collect stderr until the hook exits, the deadline or the
+   caller's cancel. */
+static enum hook_end
 hook_wait (struct hook_io *io, uint64_t deadline)
 {
   for (;;)
     {
-      struct pollfd p[3];
-      int n = 0, ip = -1;
+      struct pollfd p[4];
+      int n = 0, ip = -1, ic = -1;
       uint64_t now = ab_now_monotonic_ns ();
       if (now >= deadline)
-        return true;
+        return HOOK_TIMED_OUT;
       p[n++] = (struct pollfd){ .fd = io->pidfd, .events = POLLIN };
       p[n++] = (struct pollfd){ .fd = io->err, .events = POLLIN };
       if (io->in >= 0)
@@ -186,12 +193,19 @@ hook_wait (struct hook_io *io, uint64_t deadline)
           ip = n;
           p[n++] = (struct pollfd){ .fd = io->in, .events = POLLOUT };
         }
+      if (ab_cancel_fd () >= 0)
+        {
+          ic = n;
+          p[n++] = (struct pollfd){ .fd = ab_cancel_fd (), .events = POLLIN };
+        }
       if (poll (p, (nfds_t)n, (int)((deadline - now) / 1000000ull) + 1) < 0)
         {
           if (errno == EINTR)
             continue;
-          return false;
+          return HOOK_EXITED;
         }
+      if (ic >= 0 && (p[ic].revents & POLLIN))
+        return HOOK_CANCELED;
       if (ip >= 0 && p[ip].revents)
         hook_write_state (io);
       if (p[1].revents)
@@ -208,7 +222,7 @@ hook_wait (struct hook_io *io, uint64_t deadline)
             }
         }
       if (p[0].revents & POLLIN)
-        return false;
+        return HOOK_EXITED;
     }
 }
 
@@ -331,7 +345,7 @@ run_hook (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx
   int r;
   siginfo_t info;
   char what[96];
-  bool timed_out;
+  enum hook_end end;
   sigset_t pipe_set, saved_mask;
 
   snprintf (what, sizeof what, "hooks.%s[%zu]", ab_hook_kind_name (kind), idx);
@@ -358,7 +372,7 @@ run_hook (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx
   sigemptyset (&pipe_set);
   sigaddset (&pipe_set, SIGPIPE);
   sigprocmask (SIG_BLOCK, &pipe_set, &saved_mask);
-  timed_out = hook_wait (&io, ab_now_monotonic_ns () + (uint64_t)timeout_ms * 1000000ull);
+  end = hook_wait (&io, ab_now_monotonic_ns () + (uint64_t)timeout_ms * 1000000ull);
   if (io.in >= 0)
     close (io.in);
   if (!sigismember (&saved_mask, SIGPIPE))
@@ -368,7 +382,7 @@ run_hook (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx
         ;
     }
   sigprocmask (SIG_SETMASK, &saved_mask, NULL);
-  if (timed_out)
+  if (end != HOOK_EXITED)
     {
       kill (-pid, SIGKILL);
       kill (pid, SIGKILL);
@@ -379,10 +393,12 @@ run_hook (const struct ab_spec *s, const struct ab_hook *h, int kind, size_t idx
   hook_drain (&io);
   if (io.pidfd >= 0)
     close (io.pidfd);
-  if (timed_out)
+  if (end != HOOK_EXITED)
     {
       /* the hook's children too */
       kill (-pid, SIGKILL);
+      if (end == HOOK_CANCELED)
+        return ab_error_setc (err, AB_EC_HOOK, ECANCELED, "%s (%s): canceled by the caller", what, h->path);
       return ab_error_setc (err, AB_EC_HOOK, 0, "%s (%s): timed out after %d s", what, h->path, timeout_ms / 1000);
     }
   return hook_verdict (what, h, &info, &io.tail, err);

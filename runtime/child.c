@@ -526,6 +526,10 @@ ab_child_main (struct ab_child_ctx *c)
   int report = c->sync_fd;
   int code = AB_CHILD_EXIT_SETUP;
 
+  /* The creator's cancel is its own (a signalfd reads the caller's
+     signals, and ours are closed): our hooks end by their timeout. */
+  ab_cancel_watch (-1);
+
   /* Die with the creator until it has recorded us (detached) or for good
      (foreground: set again after the last change of ids, which clears it,
      ab_process_exec).  If it died before the prctl, our first read of the

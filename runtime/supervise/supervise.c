@@ -465,6 +465,7 @@ killed_at_cpu_limit (pid_t pid)
 struct sigs
 {
   int fd;
+  int cancel_fd; /* SIGUSR1 alone, polled by the waits of the setup (ab_cancel_fd) */
   sigset_t old;
 };
 
@@ -497,6 +498,21 @@ sigs_block (struct sigs *s)
   sigaddset (&mask, SIGPIPE);
   sigprocmask (SIG_BLOCK, &mask, &s->old);
   s->fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  /* A cancel during the setup stops it where it waits long (a hook), and
+     the program never starts (cancel_pending). */
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGUSR1);
+  s->cancel_fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  ab_cancel_watch (s->cancel_fd);
+}
+
+/* The caller gave up (SIGUSR1), and the signal waits to be read. */
+static bool
+cancel_pending (void)
+{
+  sigset_t pending;
+
+  return sigpending (&pending) == 0 && sigismember (&pending, SIGUSR1) == 1;
 }
 
 static void
@@ -514,6 +530,8 @@ sigs_restore (struct sigs *s)
       sigprocmask (SIG_SETMASK, &s->old, NULL);
     }
   s->fd = -1;
+  ab_cancel_watch (-1);
+  ab_closep_now (&s->cancel_fd);
 }
 
 /* The descriptors watch waits on in one turn, and where each one is. */
@@ -873,7 +891,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   struct ab_create_opts co = *co_in;
   struct ab_supervise_opts so_run;
   struct ab_container *c = NULL;
-  struct sigs sg = { .fd = -1 };
+  struct sigs sg = { .fd = -1, .cancel_fd = -1 };
   struct io io;
   uint64_t t0 = ab_now_monotonic_ns ();
   struct unit u;
@@ -918,6 +936,8 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
       if (io_relay_tty (&io, so, &c->pty_master, err) < 0)
         goto failed_container;
     }
+  if (cancel_pending ())
+    goto canceled;
   if (ab_container_start_local (c, err) < 0)
     {
       if (err->cls != AB_EC_EXEC)
@@ -951,6 +971,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   r = 0;
   goto cleanup;
 
+canceled:
 failed_container:
   {
     ab_error_t e = { 0 };
@@ -959,6 +980,14 @@ failed_container:
     ab_container_destroy (c, &e);
   }
 failed:
+  /* A cancel during the setup (which a hook's wait saw, or that came
+     before the start): nothing of the program ran; no record. */
+  if (cancel_pending ())
+    {
+      out->canceled = true;
+      r = 0;
+      goto cleanup;
+    }
   setup_failed (out, err, t0);
 cleanup:
   ab_fswatch_close (&fw);
@@ -991,7 +1020,7 @@ ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const str
 {
   struct ab_fallback f = *f_in;
   struct fallback_unit fu = { 0 };
-  struct sigs sg = { .fd = -1 };
+  struct sigs sg = { .fd = -1, .cancel_fd = -1 };
   struct io io;
   uint64_t t0 = ab_now_monotonic_ns ();
   struct unit u;
@@ -1064,7 +1093,7 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
 {
   struct ab_exec_opts eo = *eo_in;
   struct ab_exec *x = NULL;
-  struct sigs sg = { .fd = -1 };
+  struct sigs sg = { .fd = -1, .cancel_fd = -1 };
   struct io io;
   uint64_t t0 = ab_now_monotonic_ns ();
   struct unit u;

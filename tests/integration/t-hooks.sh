@@ -321,4 +321,56 @@ isnt $? 0 "... and the container is gone"
 is "$(cat "$T/pstop-out/second" 2>/dev/null)" second "... and the poststop hook after it still ran (runtime.md: the remaining hooks continue)"
 
 
+
+# ---- a foreground run canceled (SIGUSR1) during its setup -----------------------------------------
+
+# The caller gives up while a prestart hook hangs: the hook is killed, the
+# create undone, the program never runs, and run exits 138 (cancel) at
+# once, not when the hook's timeout ends.  And when the cancel comes just
+# before the start (a hook that sends it, then exits 0), the program
+# does not run either.
+# run_canceled NAME HOOKCMD: run the bundle NAME with HOOKCMD as its
+# prestart hook, cancel it once the hook wrote NAME/hook.pid (if the hook
+# did not cancel it itself), wait at most 30 s; prints "status ran".
+run_canceled ()
+{
+  local d=$T/$1 runner st=timeout i
+  make_bundle --out "$d" 'process.args=["/bin/abtest","touch","/out/ran"]' \
+    "hooks.prestart=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"$2\"],\"timeout\":120}]"
+  # (the runtime itself, not rt's wrappers: $! is the process signalled)
+  "$RUNTIME" --root "$AB_STATE" run --bundle "$d" "$id" </dev/null >/dev/null 2>"$d/err" &
+  runner=$!
+  wait_for_file "$d/hook.pid"
+  kill -USR1 "$runner" 2>/dev/null
+  for ((i = 0; i < 300; i++)); do
+    kill -0 "$runner" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$runner" 2>/dev/null; then
+    kill -KILL "$runner"
+    wait "$runner" 2>/dev/null
+  else
+    wait "$runner"
+    st=$?
+  fi
+  echo "$st $([ -e "$d/out/ran" ] && echo ran || echo not-run)"
+}
+if agentbox_only 6; then
+  id=$(new_id)
+  is "$(run_canceled cancel "echo \$\$ >$T/cancel/hook.pid; exec sleep 60")" "138 not-run" \
+    "a run canceled while its prestart hook hangs exits 138 at once, and its program never runs"
+  hook=$(cat "$T/cancel/hook.pid" 2>/dev/null)
+  wait_gone "$hook"
+  ok $? "... the hook (host pid ${hook:-none}) is killed"
+  is "$(cat "$T/cancel/err")" "" "... and nothing is said on stderr: the caller asked for it"
+  nothing_of "$id" "$T/cancel"
+  ok $? "... leaving nothing behind"
+
+  id=$(new_id)
+  is "$(run_canceled cancel-late "echo \$\$ >$T/cancel-late/hook.pid; kill -USR1 \$PPID")" "138 not-run" \
+    "a run canceled by a hook that then succeeds: its program never runs either"
+  nothing_of "$id" "$T/cancel-late"
+  ok $? "... leaving nothing behind"
+fi
+
 done_testing
