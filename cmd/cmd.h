@@ -75,6 +75,10 @@ int ab_die_with_parent (const char *cmd, const char *pid);
    are the fds we already have; anything else is created or truncated.
    -1 with errno on failure. */
 int ab_open_record (const char *path);
+/* --pid-file PATH of `cmd`: 0 when the directory it goes in is one, else
+   the usage error's exit status (as --record in a missing directory):
+   found before anything is made, not once the container exists. */
+int ab_cmd_check_pid_file (const char *cmd, const char *path);
 
 /* The uid/gid maps of the user namespace a config creates, or NULLs. */
 struct ab_spec;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -180,6 +181,25 @@ ab_die_with_parent (const char *cmd, const char *arg)
   prctl (PR_SET_PDEATHSIG, SIGUSR1);
   if (getppid () != pid)
     return ab_cmd_usage_error (cmd, "--die-with-parent: %d is not our parent (any more)", pid);
+  return 0;
+}
+
+int
+ab_cmd_check_pid_file (const char *cmd, const char *path)
+{
+  _cleanup_free_ char *dir = xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  struct stat st;
+
+  if (slash == NULL)
+    return 0;
+  if (slash == dir)
+    slash++; /* "/name": the root */
+  *slash = '\0';
+  if (stat (dir, &st) < 0)
+    return ab_cmd_usage_error (cmd, "--pid-file `%s`: directory `%s`: %s", path, dir, strerror (errno));
+  if (!S_ISDIR (st.st_mode))
+    return ab_cmd_usage_error (cmd, "--pid-file `%s`: `%s` is not a directory", path, dir);
   return 0;
 }
 

@@ -19,7 +19,7 @@ ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o
       return 1;
     case AB_OPT_PID_FILE:
       o->pid_file = arg;
-      return 1;
+      return ab_cmd_check_pid_file (cmd, arg) ?: 1;
     case AB_OPT_CONSOLE_SOCKET:
       o->console_socket = arg;
       return 1;

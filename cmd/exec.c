@@ -140,6 +140,8 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
         break;
       case OPT_PID_FILE:
         o->pid_file = optarg;
+        if ((n = ab_cmd_check_pid_file ("exec", optarg)) != 0)
+          return n;
         break;
       case OPT_CWD:
         if (optarg[0] != '/')

@@ -55,6 +55,20 @@ rt create --bundle="$T/b" "$id" </dev/null >/dev/null 2>&1
 ok $? "create accepts --bundle=DIR"
 rt delete --force "$id"
 
+# A --pid-file whose directory is missing is a usage error found before
+# anything is made (exit 2, as --record there), not a create undone (125).
+for cmd in create run; do
+  id=$(new_id)
+  err=$(rt $cmd --bundle "$T/b" --pid-file "$T/no-such-dir/pid" "$id" </dev/null 2>&1 >/dev/null)
+  is "$?:$err" "2:agentbox: $cmd: --pid-file \`$T/no-such-dir/pid\`: directory \`$T/no-such-dir\`: No such file or directory (see \`agentbox $cmd --help\`)" \
+    "$cmd --pid-file in a missing directory: exit 2, one line naming it"
+  rt state "$id" >/dev/null 2>&1
+  isnt $? 0 "... and no container $cmd made"
+done
+err=$(rt exec --pid-file "$T/b/config.json/pid" "no-such-id" /bin/true </dev/null 2>&1 >/dev/null)
+is "$?:$err" "2:agentbox: exec: --pid-file \`$T/b/config.json/pid\`: \`$T/b/config.json\` is not a directory (see \`agentbox exec --help\`)" \
+  "exec --pid-file below a file: exit 2, one line naming it"
+
 # ---- global flags in any order and form --------------------------------------------------
 
 id=$(new_id)
