@@ -4,6 +4,7 @@
 #ifndef AB_CMD_H
 #define AB_CMD_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "base/error.h"
@@ -48,6 +49,23 @@ struct ab_cmd
 
 /* Print the error and map its class to an exit status. */
 int ab_cmd_fail (const ab_error_t *err);
+
+/* SIGINT, SIGTERM and SIGHUP to a detached create (`create`, `run
+   --detach`): held from before anything is made until it returned, seen
+   meanwhile by its long waits (a hook that hangs is killed: ab_cancel_fd),
+   then acted on: whatever create made is deleted and the command exits
+   128 + the signal, so that a creator told to stop leaves no container. */
+struct ab_cmd_interrupt
+{
+  sigset_t old;
+  int fd;
+};
+void ab_cmd_interrupt_hold (struct ab_cmd_interrupt *h);
+/* After create: the signal that came (taken), or 0; the mask restored. */
+int ab_cmd_interrupt_release (struct ab_cmd_interrupt *h);
+/* The end of a create that an interruption came to: `id` (made or not)
+   deleted, one line, the exit status. */
+int ab_cmd_interrupted (const char *root, const char *cmd, const char *id, int sig);
 /* Usage error unless fds 3 .. n+2 are all open and none is agentbox's own
    (the log file, record_fd). */
 int ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd);

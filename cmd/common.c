@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <ctype.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "cmd/cmd.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "runtime/lifecycle/container.h"
 #include "spec/model.h"
 
 int
@@ -23,6 +25,56 @@ ab_cmd_fail (const ab_error_t *err)
 {
   ab_log_error (err);
   return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
+}
+
+static void
+interrupt_set (sigset_t *set)
+{
+  sigemptyset (set);
+  sigaddset (set, SIGINT);
+  sigaddset (set, SIGTERM);
+  sigaddset (set, SIGHUP);
+}
+
+void
+ab_cmd_interrupt_hold (struct ab_cmd_interrupt *h)
+{
+  sigset_t set;
+
+  interrupt_set (&set);
+  sigprocmask (SIG_BLOCK, &set, &h->old);
+  h->fd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  ab_cancel_watch (h->fd);
+}
+
+int
+ab_cmd_interrupt_release (struct ab_cmd_interrupt *h)
+{
+  struct signalfd_siginfo si;
+  int sig = 0;
+
+  ab_cancel_watch (-1);
+  if (h->fd >= 0 && read (h->fd, &si, sizeof si) == (ssize_t)sizeof si)
+    sig = (int)si.ssi_signo;
+  ab_closep_now (&h->fd);
+  /* (More of them, pending still, act when the mask goes: the first is
+     what we report, and a second one ends us as it would have.) */
+  sigprocmask (SIG_SETMASK, &h->old, NULL);
+  return sig;
+}
+
+int
+ab_cmd_interrupted (const char *root, const char *cmd, const char *id, int sig)
+{
+  ab_error_t err = { 0 };
+
+  if (ab_container_delete (root, id, true, &err) < 0)
+    {
+      fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; %s\n", cmd, id, sigabbrev_np (sig), err.msg);
+      return 128 + sig;
+    }
+  fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; nothing of it is left\n", cmd, id, sigabbrev_np (sig));
+  return 128 + sig;
 }
 
 int

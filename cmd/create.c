@@ -20,7 +20,8 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
   const struct ab_idmaps *uids, *gids;
   struct ab_bundle_guard guard;
   ab_error_t err = { 0 };
-  int r;
+  struct ab_cmd_interrupt intr;
+  int r, sig;
 
   ab_create_opts_init (&o);
   r = ab_parse_create_opts ("create", g, argc, argv, &o);
@@ -37,8 +38,10 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
       ab_bundle_free (o.prebuilt);
       return ab_cmd_fail (&err);
     }
-  if (ab_container_create (&o, &c, &err) < 0)
-    return ab_cmd_fail (&err);
+  ab_cmd_interrupt_hold (&intr);
+  r = ab_container_create (&o, &c, &err);
   ab_container_free (c);
-  return AB_EXIT_OK;
+  if ((sig = ab_cmd_interrupt_release (&intr)) != 0)
+    return ab_cmd_interrupted (g->root, "create", o.id, sig);
+  return r < 0 ? ab_cmd_fail (&err) : AB_EXIT_OK;
 }

@@ -373,4 +373,56 @@ if agentbox_only 6; then
   ok $? "... leaving nothing behind"
 fi
 
+
+# ---- a detached create interrupted (SIGTERM, SIGINT, SIGHUP) -----------------------------------------
+
+# create told to stop while its prestart hook hangs: the hook is killed,
+# the create undone, exit 128 + the signal with one line; and told to stop
+# by a hook that then succeeds (the container is made): it is deleted.
+# create_interrupted NAME SIG HOOKCMD: SIG sent once the hook wrote
+# NAME/hook.pid (none: the hook sends its own); prints "status"; NAME/err
+# has stderr.
+create_interrupted ()
+{
+  local d=$T/$1 runner st=timeout i
+  make_bundle "$d" 'process.args=["/bin/abtest","sleep-forever"]' \
+    "hooks.prestart=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"$3\"],\"timeout\":120}]"
+  "$RUNTIME" --root "$AB_STATE" create --bundle "$d" "$id" </dev/null >/dev/null 2>"$d/err" &
+  runner=$!
+  wait_for_file "$d/hook.pid"
+  [ "$2" = none ] || kill "-$2" "$runner" 2>/dev/null
+  for ((i = 0; i < 300; i++)); do
+    kill -0 "$runner" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$runner" 2>/dev/null; then
+    kill -KILL "$runner"
+    wait "$runner" 2>/dev/null
+  else
+    wait "$runner"
+    st=$?
+  fi
+  echo "$st"
+}
+if agentbox_only 7; then
+  id=$(new_id)
+  is "$(create_interrupted intr TERM "echo \$\$ >$T/intr/hook.pid; exec sleep 60")" 143 \
+    "create sent SIGTERM while its prestart hook hangs exits 143 at once"
+  is "$(cat "$T/intr/err")" "agentbox: create \`$id\`: interrupted by SIGTERM; nothing of it is left" \
+    "... saying so in one line"
+  hook=$(cat "$T/intr/hook.pid" 2>/dev/null)
+  wait_gone "$hook"
+  ok $? "... the hook (host pid ${hook:-none}) is killed"
+  nothing_of "$id" "$T/intr"
+  ok $? "... leaving nothing behind"
+
+  id=$(new_id)
+  is "$(create_interrupted intr-late none "echo \$\$ >$T/intr-late/hook.pid; kill -INT \$PPID")" 130 \
+    "create interrupted (SIGINT) by a hook that then succeeds exits 130"
+  rt state "$id" >/dev/null 2>&1
+  isnt $? 0 "... and the container it made is deleted"
+  nothing_of "$id" "$T/intr-late"
+  ok $? "... leaving nothing behind"
+fi
+
 done_testing
