@@ -63,9 +63,12 @@ struct ab_cmd_interrupt
 void ab_cmd_interrupt_hold (struct ab_cmd_interrupt *h);
 /* After create: the signal that came (taken), or 0; the mask restored. */
 int ab_cmd_interrupt_release (struct ab_cmd_interrupt *h);
-/* The end of a create that an interruption came to: `id` (made or not)
-   deleted, one line, the exit status. */
-int ab_cmd_interrupted (const char *root, const char *cmd, const char *id, int sig);
+/* The end of a create that an interruption came to: `id` deleted when
+   this create made it (made: it returned 0; one that failed undid itself,
+   and an id that existed before is never touched), one line, the exit
+   status.  err: the create's error, or NULL. */
+int ab_cmd_interrupted (const char *root, const char *cmd, const char *id, bool made, const ab_error_t *cerr,
+                        int sig);
 /* Usage error unless fds 3 .. n+2 are all open and none is agentbox's own
    (the log file, record_fd). */
 int ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd);

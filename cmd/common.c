@@ -64,16 +64,17 @@ ab_cmd_interrupt_release (struct ab_cmd_interrupt *h)
 }
 
 int
-ab_cmd_interrupted (const char *root, const char *cmd, const char *id, int sig)
+ab_cmd_interrupted (const char *root, const char *cmd, const char *id, bool made, const ab_error_t *cerr, int sig)
 {
   ab_error_t err = { 0 };
 
-  if (ab_container_delete (root, id, true, &err) < 0)
-    {
-      fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; %s\n", cmd, id, sigabbrev_np (sig), err.msg);
-      return 128 + sig;
-    }
-  fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; nothing of it is left\n", cmd, id, sigabbrev_np (sig));
+  if (made && ab_container_delete (root, id, true, &err) < 0)
+    fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; %s\n", cmd, id, sigabbrev_np (sig), err.msg);
+  else if (!made && cerr && cerr->msg[0] && cerr->errnum != ECANCELED)
+    fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; %s\n", cmd, id, sigabbrev_np (sig), cerr->msg);
+  else
+    fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; nothing of it is left\n", cmd, id,
+             sigabbrev_np (sig));
   return 128 + sig;
 }
 

@@ -42,6 +42,6 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
   r = ab_container_create (&o, &c, &err);
   ab_container_free (c);
   if ((sig = ab_cmd_interrupt_release (&intr)) != 0)
-    return ab_cmd_interrupted (g->root, "create", o.id, sig);
+    return ab_cmd_interrupted (g->root, "create", o.id, r == 0, &err, sig);
   return r < 0 ? ab_cmd_fail (&err) : AB_EXIT_OK;
 }

@@ -180,7 +180,7 @@ run_detached (struct ab_global *g, struct ab_run_cli *cli, ab_error_t *err)
   r = ab_container_create (&cli->co, &c, err);
   ab_container_free (c);
   if ((sig = ab_cmd_interrupt_release (&intr)) != 0)
-    return ab_cmd_interrupted (g->root, "run", cli->co.id, sig);
+    return ab_cmd_interrupted (g->root, "run", cli->co.id, r == 0, err, sig);
   if (r < 0)
     return detached_failed (cli, err);
   if (ab_container_start (g->root, cli->co.id, err) < 0)
