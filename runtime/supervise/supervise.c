@@ -488,6 +488,17 @@ sigs_block (struct sigs *s)
   sigaddset (&mask, SIGQUIT);
   sigaddset (&mask, SIGUSR1);
   sigaddset (&mask, SIGCHLD);
+  /* Every other signal a caller may send, as runc forwards them (all but
+     CHLD, WINCH and URG): left to their default action, they would end
+     agentbox and, with it, the container, without a record.  Not the
+     faults (SEGV, BUS, ...), which are ours, nor XCPU and XFSZ, which our
+     own limits send us, nor glibc's two reserved real-time signals. */
+  static const int forwarded[] = { SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGPWR,  SIGSTKFLT, SIGIO,
+                                   SIGTSTP, SIGTTIN, SIGTTOU,   SIGCONT, SIGABRT };
+  for (size_t i = 0; i < AB_ARRAY_SIZE (forwarded); i++)
+    sigaddset (&mask, forwarded[i]);
+  for (int rt = SIGRTMIN; rt <= SIGRTMAX; rt++)
+    sigaddset (&mask, rt);
   /* Not the program's either: with a relayed terminal it means "copy the
      caller's window size", and the pty signals the program itself.  Its
      default disposition is to be ignored, so without one nothing changes. */

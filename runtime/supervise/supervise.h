@@ -1,6 +1,8 @@
 /* The supervisor of a foreground run: agentbox stays the parent (and
- * subreaper) of the container, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to
- * it (SIGUSR1 means cancel: kill the whole container, report nothing), enforces the wall-clock limit, tees and caps the output, decodes the
+ * subreaper) of the container, forwards the signals it gets to it, as runc
+ * (SIGUSR1 means cancel: kill the whole container, report nothing; during
+ * the setup, stop it), enforces the wall-clock limit, tees and caps the
+ * output, decodes the
  * end with waitid on a pidfd, reads the cgroup's OOM and pids events before
  * removing it, and describes the outcome (runtime/supervise/record.h turns it into an
  * MCP result frame). */

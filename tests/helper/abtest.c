@@ -267,7 +267,10 @@ cmd_wait_signal (int argc, char **argv)
   while (sigwaitinfo (&set, &si) < 0)
     if (errno != EINTR)
       die ("sigwaitinfo");
-  printf ("signal=SIG%s\nsender_pid=%d\n", sigabbrev_np (si.si_signo), (int)si.si_pid);
+  if (sigabbrev_np (si.si_signo))
+    printf ("signal=SIG%s\nsender_pid=%d\n", sigabbrev_np (si.si_signo), (int)si.si_pid);
+  else
+    printf ("signal=%d\nsender_pid=%d\n", si.si_signo, (int)si.si_pid);
   return 0;
 }
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The foreground supervisor, seen from the host: agentbox stays the parent
-# and the subreaper of the container, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT
-# at any time (also while the container is being created, and with the
+# and the subreaper of the container, forwards the signals it gets (INT,
+# TERM, HUP, QUIT, USR2, ALRM, PWR, TSTP, CONT, a real-time one) at any time (also while the container is being created, and with the
 # egress proxy's threads running inside it), survives a reader of its
 # stdout that goes away, kills the whole container on the deadline (the
 # smaller of --timeout and dev.agentbox.timeout), and caps what it captures
@@ -93,8 +93,10 @@ ok $? "... and the orphan does not outlive the run (host pid ${orphan:-none} gon
 
 # ---- signals sent to agentbox reach the container --------------------------------
 
-make_bundle "$T/wait" 'process.args=["/bin/abtest","wait-signal","INT","TERM","HUP","QUIT"]'
-for sig in INT TERM HUP QUIT; do
+# (as runc: every signal but CHLD, WINCH and URG; USR1 is agentbox's cancel)
+make_bundle "$T/wait" \
+  'process.args=["/bin/abtest","wait-signal","INT","TERM","HUP","QUIT","USR2","ALRM","PWR","TSTP","CONT","40"]'
+for sig in INT TERM HUP QUIT USR2 ALRM PWR TSTP CONT 40; do
   id=$(new_id)
   rm -f "$T/wait/out"
   rt run --bundle "$T/wait" "$id" </dev/null >"$T/wait/out" 2>/dev/null &
@@ -103,7 +105,9 @@ for sig in INT TERM HUP QUIT; do
   kill -"$sig" "$(agentbox_proc run "$id")"
   wait "$bg"
   rc=$?
-  like "$(cat "$T/wait/out")" "^signal=SIG$sig\$" "SIG$sig sent to agentbox reaches the container's process"
+  want=SIG$sig
+  [[ $sig =~ ^[0-9]+$ ]] && want=$sig
+  like "$(cat "$T/wait/out")" "^signal=$want\$" "signal $sig sent to agentbox reaches the container's process"
   is "$rc" 0 "... and agentbox stays in charge: it exits with the program's status, 0"
 done
 
