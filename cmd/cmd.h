@@ -71,7 +71,12 @@ int ab_cmd_interrupted (const char *root, const char *cmd, const char *id, bool 
                         int sig);
 /* Usage error unless fds 3 .. n+2 are all open and none is agentbox's own
    (the log file, record_fd). */
-int ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd);
+int ab_cmd_check_preserve_fds (const char *cmd, int listen, int n, int record_fd);
+/* systemd socket activation, as runc: LISTEN_FDS=N in our environment,
+   with LISTEN_PID ours, passes fds 3 .. N+2 on before the --preserve-fds
+   ones.  0 with *n set (0 without it), or a usage error's
+   exit status. */
+int ab_cmd_listen_fds (const char *cmd, int *n);
 /* A usage error: "agentbox <cmd>: <message>" plus a hint; returns AB_EXIT_USAGE. */
 int ab_cmd_usage_error (const char *cmd, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 

@@ -115,17 +115,40 @@ ab_new_userns_maps (const struct ab_spec *s, const struct ab_idmaps **uids, cons
    directory of the host), and that fd would then reach the container.  So
    the range is checked before agentbox opens anything more. */
 int
-ab_cmd_check_preserve_fds (const char *cmd, int n, int record_fd)
+ab_cmd_check_preserve_fds (const char *cmd, int listen, int n, int record_fd)
 {
-  for (int fd = 3; fd < 3 + n; fd++)
+  for (int fd = 3; fd < 3 + listen + n; fd++)
     {
+      char what[48];
+      if (fd < 3 + listen)
+        snprintf (what, sizeof what, "LISTEN_FDS=%d", listen);
+      else
+        snprintf (what, sizeof what, "--preserve-fds %d", n);
       if (fcntl (fd, F_GETFD) < 0)
-        return ab_cmd_usage_error (cmd, "--preserve-fds %d: fd %d is not open (fds 3 to %d must be)", n, fd,
-                                   n + 2);
+        return ab_cmd_usage_error (cmd, "%s: fd %d is not open (fds 3 to %d must be)", what, fd, listen + n + 2);
       if (fd == ab_log_fd () || fd == record_fd)
-        return ab_cmd_usage_error (cmd, "--preserve-fds %d: fd %d is agentbox's own %s, not one to pass on",
-                                   n, fd, fd == record_fd ? "record file" : "log file");
+        return ab_cmd_usage_error (cmd, "%s: fd %d is agentbox's own %s, not one to pass on", what, fd,
+                                   fd == record_fd ? "record file" : "log file");
     }
+  return 0;
+}
+
+int
+ab_cmd_listen_fds (const char *cmd, int *n)
+{
+  const char *fds = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
+  int v, p;
+
+  *n = 0;
+  if (fds == NULL || *fds == '\0')
+    return 0;
+  /* Without LISTEN_PID, or another process's (inherited past the one
+     systemd started): not ours, as runc (go-systemd) reads it. */
+  if (pid == NULL || ab_parse_int (pid, &p) < 0 || p != (int)getpid ())
+    return 0;
+  if (ab_parse_int (fds, &v) < 0 || v < 0 || v > 65536)
+    return ab_cmd_usage_error (cmd, "LISTEN_FDS=%s: expected a number of fds", fds);
+  *n = v;
   return 0;
 }
 

@@ -81,7 +81,9 @@ ab_parse_create_opts (const char *cmd, struct ab_global *g, int argc, char **arg
   if ((r = ab_cmd_positionals (cmd, argc, argv, 1, 1, "container ID")) != 0)
     return r;
   o->id = argv[optind];
-  return ab_cmd_check_preserve_fds (cmd, o->preserve_fds, -1);
+  if ((r = ab_cmd_listen_fds (cmd, &o->listen_fds)) != 0)
+    return r;
+  return ab_cmd_check_preserve_fds (cmd, o->listen_fds, o->preserve_fds, -1);
 }
 
 enum
@@ -480,7 +482,9 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     push_annotation (&cli->sb.annotations, AB_ANNOT_FALLBACK, "landlock");
   if (cli->ws_overlay && cli->sb.workspace == NULL)
     return ab_cmd_usage_error (cmd, "--workspace-mode overlay needs --workspace DIR (the directory it shows)");
-  return ab_cmd_check_preserve_fds (cmd, cli->co.preserve_fds, cli->record_fd);
+  if ((r = ab_cmd_listen_fds (cmd, &cli->co.listen_fds)) != 0)
+    return r;
+  return ab_cmd_check_preserve_fds (cmd, cli->co.listen_fds, cli->co.preserve_fds, cli->record_fd);
 }
 
 void

@@ -251,7 +251,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
   if (g->systemd_cgroup)
     return ab_cmd_usage_error ("exec", "%s: the systemd cgroup driver is not supported (use cgroupfs)",
                                g->systemd_cgroup);
-  if ((n = ab_cmd_check_preserve_fds ("exec", o->preserve_fds, *record_fd)) != 0)
+  if ((n = ab_cmd_check_preserve_fds ("exec", 0, o->preserve_fds, *record_fd)) != 0)
     return n;
 
   return 0;

@@ -30,6 +30,7 @@ struct ab_create_opts
   bool relay_tty;             /* process.terminal without console_socket: the caller relays the pty
                                  (a foreground run); the master ends up in pty_master */
   int preserve_fds;
+  int listen_fds;             /* LISTEN_FDS: fds 3.. before the preserved ones (ab_plan_opts.listen_fds) */
   bool no_new_keyring;
   bool foreground;            /* the caller stays and supervises (run without --detach) */
   int stdio[3];               /* fds that become the container's 0,1,2; -1 = ours */

@@ -675,7 +675,7 @@ phase_plan (struct create_tx *tx, ab_error_t *err)
   struct ab_plan_opts po = { .root = o->root, .id = o->id, .egress_baseline = o->egress_policy,
                              .foreground = o->foreground, .rootless = o->rootless, .timeout_ms = o->timeout_ms,
                              .accept_degraded = o->accept_degraded, .grace_set = o->grace_set,
-                             .grace_ms = o->grace_ms };
+                             .grace_ms = o->grace_ms, .listen_fds = o->listen_fds };
 
   c->bundle = o->prebuilt; /* taken over, whatever happens */
   if (ab_id_validate (o->id, err) < 0)
@@ -873,7 +873,7 @@ phase_spawn (struct create_tx *tx, ab_error_t *err)
     .parent_pid = getpid (),
     .start_listen_fd = tx->listen_fd,
     .console_fd = tx->console_fd,
-    .preserve_fds = tx->o->preserve_fds,
+    .preserve_fds = tx->o->listen_fds + tx->o->preserve_fds,
     .no_new_keyring = tx->o->no_new_keyring,
     .foreground = tx->o->foreground,
     .allow_setgroups = c->plan->ids.how == AB_IDMAP_NONE ? !c->plan->rootless : c->plan->ids.setgroups,

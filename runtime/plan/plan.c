@@ -248,6 +248,20 @@ plan_proxy_env (struct ab_plan_storage *st)
   st->process.env = st->env;
 }
 
+/* Socket activation as runc passes it on: the process is pid 1 of its
+   namespace, and the count is the caller's.  The runtime's values win
+   over the config's (which cannot know them). */
+static void
+plan_listen_env (struct ab_plan_storage *st, int n)
+{
+  _cleanup_free_ char *e = xasprintf ("LISTEN_FDS=%d", n);
+
+  own_env (st);
+  env_set (&st->env, e, false);
+  env_set (&st->env, "LISTEN_PID=1", false);
+  st->process.env = st->env;
+}
+
 /* ---- cgroups ------------------------------------------------------------------ */
 
 /* linux.resources, and one more device rule per linux.devices node: "m",
@@ -473,6 +487,8 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
     plan_hosts (p, st, s, o, &n);
   if (p->net.resolv_conf && p->process)
     plan_proxy_env (st);
+  if (o->exec == NULL && o->listen_fds > 0 && p->process)
+    plan_listen_env (st, o->listen_fds);
   p->mounts = st->mounts;
   p->n_mounts = n;
   if (o->exec == NULL)

@@ -100,6 +100,8 @@ struct ab_plan_opts
   const struct ab_process_change *exec; /* exec's plan, NULL: create's */
   bool accept_degraded;        /* --accept-degraded: run without the limits the host cannot enforce */
   const struct ab_plan_cgroups *cgroups; /* rootless: what the host's cgroups allow; NULL: everything */
+  int listen_fds;              /* systemd socket activation: the first fds passed on are the caller's
+                                  LISTEN_FDS, which the process is told (LISTEN_FDS, LISTEN_PID=1) */
 };
 
 /* The container's network, as create makes it. */

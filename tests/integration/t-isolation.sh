@@ -268,6 +268,48 @@ ok $? "... and the error says fd 3 is agentbox's log file"
 test ! -e "$AB_STATE/$id"
 ok $? "... and leaves no state directory"
 
+# systemd socket activation, as runc: LISTEN_FDS=N with LISTEN_PID ours
+# passes fds 3 .. N+2 on before the --preserve-fds ones, and the process
+# is told LISTEN_FDS=N and LISTEN_PID=1; another process's LISTEN_FDS
+# (LISTEN_PID not ours, or none) passes nothing.
+# (agentbox: run through its own wrapper, which bypasses the cgroup wrapper of other runtimes)
+if agentbox_only 6; then
+  listen_env () { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -E '^LISTEN_(FDS|PID)=' | sort | tr '\n' ' '; }
+  # activated N PID ARGS...: agentbox ARGS with LISTEN_FDS=N and LISTEN_PID
+  # its own pid (PID "self") or PID.
+  activated ()
+  {
+    local n=$1 pid=$2
+    shift 2
+    LISTEN_FDS=$n sh -c '[ "$1" = self ] && LISTEN_PID=$$ || LISTEN_PID=$1; export LISTEN_PID; shift; exec "$@"' \
+      _ "$pid" "$RUNTIME" --root "$AB_STATE" "$@"
+  }
+  id=$(new_id)
+  exec 3<"$T/hard/config.json" 4>"$T/extra-fd" 5<"$T/hard/config.json"
+  activated 2 self create --bundle "$T/hard" --preserve-fds 1 "$id" </dev/null >"$T/hard/stdout" 2>"$T/hard/stderr" &&
+    rt start "$id"
+  exec 3<&- 4>&- 5<&-
+  lpid=$(pid_of "$id")
+  is "$(fds_of "$lpid")" "0 1 2 3 4 5 " "LISTEN_FDS=2 and --preserve-fds 1 pass fds 3, 4 and 5 on"
+  is "$(readlink "/proc/$lpid/fd/4")" "$T/extra-fd" "... each the caller's"
+  is "$(listen_env "$lpid")" "LISTEN_FDS=2 LISTEN_PID=1 " "... and the process is told LISTEN_FDS=2 and LISTEN_PID=1"
+  rt delete --force "$id"
+  for other in 1 ""; do
+    id=$(new_id)
+    exec 3<"$T/hard/config.json"
+    activated 1 "$other" create --bundle "$T/hard" "$id" </dev/null >"$T/hard/stdout" 2>"$T/hard/stderr" &&
+      rt start "$id"
+    exec 3<&-
+    lpid=$(pid_of "$id")
+    is "$(fds_of "$lpid"):$(listen_env "$lpid")" "0 1 2 :" "LISTEN_FDS with LISTEN_PID=${other:-(empty)}, not ours, passes nothing on"
+    rt delete --force "$id"
+  done
+  id=$(new_id)
+  activated 1 self create --bundle "$T/hard" "$id" </dev/null >"$T/hole.out" 2>"$T/hole.err"
+  is "$?:$(cat "$T/hole.err")" "2:agentbox: create: LISTEN_FDS=1: fd 3 is not open (fds 3 to 3 must be) (see \`agentbox create --help\`)" \
+    "LISTEN_FDS=1 with fd 3 closed: exit 2, naming it"
+fi
+
 # ---- oomScoreAdj -------------------------------------------------------------------------------
 
 make_bundle "$T/oom" "$sleeper" process.oomScoreAdj=345
