@@ -28,6 +28,7 @@ enum
   OPT_CWD,
   OPT_ENV,
   OPT_USER,
+  OPT_ADDITIONAL_GIDS,
   OPT_CAP,
   OPT_PRESERVE_FDS,
   OPT_NO_NEW_PRIVS,
@@ -55,6 +56,8 @@ help (void)
           "      --cwd DIR            working directory inside the container\n"
           "  -e, --env NAME=VALUE     add to the environment (repeatable)\n"
           "  -u, --user UID[:GID]     run as this user of the container\n"
+          "  -g, --additional-gids GID  a supplementary group after the config's (repeatable, or\n"
+          "                           comma-separated)\n"
           "      --cap CAP            add CAP (e.g. CAP_KILL) to the bounding, effective and\n"
           "                           permitted sets, as runc (repeatable)\n"
           "      --preserve-fds N     pass fds 3..3+N-1\n"
@@ -90,6 +93,25 @@ exec_detached (const struct ab_exec_opts *o)
   return AB_EXIT_OK;
 }
 
+/* --additional-gids GID[,GID...]: appended to o's; -1 on a bad number. */
+static int
+add_gids (struct ab_exec_opts *o, const char *arg)
+{
+  _cleanup_free_ char *copy = xstrdup (arg);
+  char *save = NULL;
+  size_t before = o->n_add_gids;
+
+  for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+    {
+      uint64_t id;
+      if (ab_parse_u64 (t, &id) < 0 || id >= UINT32_MAX)
+        return -1;
+      o->add_gids = xreallocarray (o->add_gids, o->n_add_gids + 1, sizeof *o->add_gids);
+      o->add_gids[o->n_add_gids++] = (uint32_t)id;
+    }
+  return o->n_add_gids > before ? 0 : -1;
+}
+
 /* The command line of exec: 0 to go on, -1 when --help was printed, or
    the exit status of a usage error. */
 static int
@@ -104,6 +126,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
     { "pid-file", required_argument, NULL, OPT_PID_FILE },
     { "cwd", required_argument, NULL, OPT_CWD },
     { "env", required_argument, NULL, 'e' },
+    { "additional-gids", required_argument, NULL, 'g' },
     { "user", required_argument, NULL, 'u' },
     { "cap", required_argument, NULL, OPT_CAP },
     { "preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS },
@@ -123,7 +146,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
   uint64_t u;
 
   /* '+': the program's options are its own. */
-  while ((c = getopt_long (argc, argv, "+dte:u:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+dte:u:g:h", opts, NULL)) != -1)
     switch (c)
       {
       case OPT_PROCESS:
@@ -147,6 +170,10 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
         if (optarg[0] != '/')
           return ab_cmd_usage_error ("exec", "--cwd: expected an absolute path, got `%s`", optarg);
         o->cwd = optarg;
+        break;
+      case 'g':
+        if (add_gids (o, optarg) < 0)
+          return ab_cmd_usage_error ("exec", "--additional-gids: expected GID[,GID...] (numbers), got `%s`", optarg);
         break;
       case 'e':
         if (strchr (optarg, '=') == NULL || optarg[0] == '=')

@@ -63,7 +63,7 @@ usage (FILE *f)
               "                          or root without CAP_SYS_ADMIN)\n"
               "  --cgroup-parent PATH    rootless: make containers' cgroups below this delegated\n"
               "                          cgroup v2 directory (a path of /proc/self/cgroup's form)\n"
-              "  --help, --version\n\n"
+              "  --help, -v, --version\n\n"
               "Commands:\n");
   for (i = 0; commands[i].name != NULL; i++)
     if (commands[i].summary != NULL)
@@ -155,7 +155,7 @@ main (int argc, char **argv)
 
   /* '+': stop at the subcommand; its options are its own. */
   opterr = 0;
-  while ((c = getopt_long (argc, argv, "+h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+hv", opts, NULL)) != -1)
     {
       switch (c)
         {
@@ -205,6 +205,7 @@ main (int argc, char **argv)
         case OPT_HELP:
           usage (stdout);
           return AB_EXIT_OK;
+        case 'v': /* runc's short form */
         case OPT_VERSION:
           {
             const struct scmp_version *v = seccomp_version ();

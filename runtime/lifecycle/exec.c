@@ -43,6 +43,9 @@ ab_exec_opts_clear (struct ab_exec_opts *o)
   ab_strv_free (&o->args);
   ab_strv_free (&o->env);
   ab_strv_free (&o->add_caps);
+  free (o->add_gids);
+  o->add_gids = NULL;
+  o->n_add_gids = 0;
 }
 
 struct exec_child
@@ -730,6 +733,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
     .o = o,
     .change = { .process_file = o->process_file, .args = &o->args, .cwd = o->cwd, .env = &o->env,
                 .user_set = o->user_set, .uid = o->uid, .gid = o->gid, .gid_set = o->gid_set,
+                .add_gids = o->add_gids, .n_add_gids = o->n_add_gids,
                 .add_caps = &o->add_caps, .tty = o->tty, .no_new_privs = o->no_new_privs,
                 .tty_rows = o->tty_rows, .tty_cols = o->tty_cols },
     .sp = { -1, -1 }, .console_fd = -1, .init_pidfd = -1, .own_pidns = -1, .relay = -1,

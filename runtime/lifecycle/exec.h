@@ -26,6 +26,8 @@ struct ab_exec_opts
   uid_t uid;
   gid_t gid;
   bool gid_set;
+  uint32_t *add_gids;       /* --additional-gids */
+  size_t n_add_gids;
   struct ab_strv add_caps;  /* --cap */
   bool tty;
   const char *console_socket;

@@ -17,6 +17,7 @@ struct ab_plan_storage
   struct ab_strv env;         /* process.env, when changed */
   struct ab_strv args;        /* process.args, when changed */
   char *cwd;                  /* process.cwd, when changed */
+  uint32_t *gids;             /* process.user.additionalGids, when changed */
   struct ab_spec *process_doc; /* exec --process: the parsed document holding the process */
   struct ab_mount *mounts;    /* the model's (shallow) and the derived ones */
   struct ab_resources resources;
@@ -110,6 +111,17 @@ change_process (struct ab_plan_storage *st, const struct ab_spec *s, const struc
       st->process.user.uid = x->uid;
       if (x->gid_set)
         st->process.user.gid = x->gid;
+    }
+  /* --additional-gids, as runc: after the config's own. */
+  if (x->n_add_gids)
+    {
+      size_t n = st->process.user.n_additional_gids;
+      st->gids = xcalloc (n + x->n_add_gids, sizeof *st->gids);
+      if (n)
+        memcpy (st->gids, st->process.user.additional_gids, n * sizeof *st->gids);
+      memcpy (st->gids + n, x->add_gids, x->n_add_gids * sizeof *st->gids);
+      st->process.user.additional_gids = st->gids;
+      st->process.user.n_additional_gids = n + x->n_add_gids;
     }
   for (size_t i = 0; x->add_caps && i < x->add_caps->n; i++)
     {
@@ -524,6 +536,7 @@ ab_plan_free (struct ab_plan *p)
       ab_strv_free (&st->env);
       ab_strv_free (&st->args);
       free (st->cwd);
+      free (st->gids);
       free (st->hosts);
       ab_spec_free (st->process_doc);
       free (st);

@@ -52,6 +52,8 @@ struct ab_process_change
   uint32_t uid;
   uint32_t gid;
   bool gid_set;
+  const uint32_t *add_gids;       /* --additional-gids: after the config's additionalGids */
+  size_t n_add_gids;
   const struct ab_strv *add_caps; /* --cap names: raised in bounding, effective and permitted */
   bool tty;
   unsigned tty_rows, tty_cols;    /* the caller's terminal size (0: none), for the pty */

@@ -64,6 +64,15 @@ is "$(grep -E '^(uid|gid)=' <<<"$out" | tr '\n' ' ')" "uid=65534 gid=0 " \
   "exec --user UID alone keeps the config's gid (0), as runc"
 xc --user 65534:65534 "$id" /bin/abtest status
 like "$out" '^CapEff=0000000000000000$' "a process exec'd as a non-root user has no effective capabilities"
+if [ "$AB_ROOTLESS" = 1 ]; then
+  skip "rootless: groups 10, 20 and 30 may be unmapped, setgroups denied (a single-id map)"
+else
+  xc --user 65534:65534 -g 10 --additional-gids 20,30 "$id" /bin/abtest getuid
+  like "$out" '^groups=(.*,)?10,20,30$' \
+    "exec -g and --additional-gids (repeated, comma-separated) add supplementary groups, as runc"
+fi
+xc -g x "$id" /bin/abtest getuid
+like "$rc:$(cat "$T/exec.err")" "^2:agentbox: exec: --additional-gids: expected GID" "... and a gid that is not a number is a usage error"
 
 # --cap adds to the bounding, effective and permitted sets only (runc, crun):
 # an inheritable or ambient capability would survive execve into programs
