@@ -329,68 +329,22 @@ is "$(cat "$T/pstop-out/second" 2>/dev/null)" second "... and the poststop hook 
 # once, not when the hook's timeout ends.  And when the cancel comes just
 # before the start (a hook that sends it, then exits 0), the program
 # does not run either.
-# run_canceled NAME HOOKCMD: run the bundle NAME with HOOKCMD as its
-# prestart hook, cancel it once the hook wrote NAME/hook.pid (if the hook
-# did not cancel it itself), wait at most 30 s; prints "status ran".
-run_canceled ()
+# during_hook NAME SIG HOOKCMD PROGRAM CMD: the bundle NAME (its out
+# directory at /out) runs PROGRAM (JSON args) with HOOKCMD as its prestart
+# hook; the runtime's CMD (run or create) of it is sent SIG once the hook
+# wrote NAME/hook.pid (none: the hook sends its own) and waited for, 30 s
+# at most.  Prints the exit status, or "timeout" (then it is killed);
+# NAME/err has its stderr.
+during_hook ()
 {
-  local d=$T/$1 runner st=timeout i
-  make_bundle --out "$d" 'process.args=["/bin/abtest","touch","/out/ran"]' \
-    "hooks.prestart=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"$2\"],\"timeout\":120}]"
-  # (the runtime itself, not rt's wrappers: $! is the process signalled)
-  "$RUNTIME" --root "$AB_STATE" run --bundle "$d" "$id" </dev/null >/dev/null 2>"$d/err" &
-  runner=$!
-  wait_for_file "$d/hook.pid"
-  kill -USR1 "$runner" 2>/dev/null
-  for ((i = 0; i < 300; i++)); do
-    kill -0 "$runner" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$runner" 2>/dev/null; then
-    kill -KILL "$runner"
-    wait "$runner" 2>/dev/null
-  else
-    wait "$runner"
-    st=$?
-  fi
-  echo "$st $([ -e "$d/out/ran" ] && echo ran || echo not-run)"
-}
-if agentbox_only 6; then
-  id=$(new_id)
-  is "$(run_canceled cancel "echo \$\$ >$T/cancel/hook.pid; exec sleep 60")" "138 not-run" \
-    "a run canceled while its prestart hook hangs exits 138 at once, and its program never runs"
-  hook=$(cat "$T/cancel/hook.pid" 2>/dev/null)
-  wait_gone "$hook"
-  ok $? "... the hook (host pid ${hook:-none}) is killed"
-  is "$(cat "$T/cancel/err")" "" "... and nothing is said on stderr: the caller asked for it"
-  nothing_of "$id" "$T/cancel"
-  ok $? "... leaving nothing behind"
-
-  id=$(new_id)
-  is "$(run_canceled cancel-late "echo \$\$ >$T/cancel-late/hook.pid; kill -USR1 \$PPID")" "138 not-run" \
-    "a run canceled by a hook that then succeeds: its program never runs either"
-  nothing_of "$id" "$T/cancel-late"
-  ok $? "... leaving nothing behind"
-fi
-
-
-# ---- a detached create interrupted (SIGTERM, SIGINT, SIGHUP) -----------------------------------------
-
-# create told to stop while its prestart hook hangs: the hook is killed,
-# the create undone, exit 128 + the signal with one line; and told to stop
-# by a hook that then succeeds (the container is made): it is deleted.
-# create_interrupted NAME SIG HOOKCMD: SIG sent once the hook wrote
-# NAME/hook.pid (none: the hook sends its own); prints "status"; NAME/err
-# has stderr.
-create_interrupted ()
-{
-  local d=$T/$1 runner st=timeout i
-  make_bundle "$d" 'process.args=["/bin/abtest","sleep-forever"]' \
+  local d=$T/$1 sig=$2 runner st=timeout i
+  make_bundle --out "$d" "process.args=$4" \
     "hooks.prestart=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"$3\"],\"timeout\":120}]"
-  "$RUNTIME" --root "$AB_STATE" create --bundle "$d" "$id" </dev/null >/dev/null 2>"$d/err" &
+  # (the runtime itself, not rt's wrappers: $! is the process signalled)
+  "$RUNTIME" --root "$AB_STATE" "$5" --bundle "$d" "$id" </dev/null >/dev/null 2>"$d/err" &
   runner=$!
   wait_for_file "$d/hook.pid"
-  [ "$2" = none ] || kill "-$2" "$runner" 2>/dev/null
+  [ "$sig" = none ] || kill "-$sig" "$runner" 2>/dev/null
   for ((i = 0; i < 300; i++)); do
     kill -0 "$runner" 2>/dev/null || break
     sleep 0.1
@@ -404,6 +358,38 @@ create_interrupted ()
   fi
   echo "$st"
 }
+# run_canceled NAME SIG HOOKCMD: a run of a program that writes /out/ran;
+# prints "status ran" or "status not-run".
+run_canceled ()
+{
+  echo "$(during_hook "$1" "$2" "$3" '["/bin/abtest","touch","/out/ran"]' run)" \
+    "$([ -e "$T/$1/out/ran" ] && echo ran || echo not-run)"
+}
+if agentbox_only 6; then
+  id=$(new_id)
+  is "$(run_canceled cancel USR1 "echo \$\$ >$T/cancel/hook.pid; exec sleep 60")" "138 not-run" \
+    "a run canceled while its prestart hook hangs exits 138 at once, and its program never runs"
+  hook=$(cat "$T/cancel/hook.pid" 2>/dev/null)
+  wait_gone "$hook"
+  ok $? "... the hook (host pid ${hook:-none}) is killed"
+  is "$(cat "$T/cancel/err")" "" "... and nothing is said on stderr: the caller asked for it"
+  nothing_of "$id" "$T/cancel"
+  ok $? "... leaving nothing behind"
+
+  id=$(new_id)
+  is "$(run_canceled cancel-late none "echo \$\$ >$T/cancel-late/hook.pid; kill -USR1 \$PPID")" "138 not-run" \
+    "a run canceled by a hook that then succeeds: its program never runs either"
+  nothing_of "$id" "$T/cancel-late"
+  ok $? "... leaving nothing behind"
+fi
+
+
+# ---- a detached create interrupted (SIGTERM, SIGINT, SIGHUP) -----------------------------------------
+
+# create told to stop while its prestart hook hangs: the hook is killed,
+# the create undone, exit 128 + the signal with one line; and told to stop
+# by a hook that then succeeds (the container is made): it is deleted.
+create_interrupted () { during_hook "$1" "$2" "$3" '["/bin/abtest","sleep-forever"]' create; }
 if agentbox_only 7; then
   id=$(new_id)
   is "$(create_interrupted intr TERM "echo \$\$ >$T/intr/hook.pid; exec sleep 60")" 143 \
