@@ -1045,6 +1045,12 @@ ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const str
     goto failed;
   prctl (PR_SET_CHILD_SUBREAPER, 1);
   sigs_block (&sg);
+  if (cancel_pending ())
+    {
+      out->canceled = true; /* nothing ran */
+      r = 0;
+      goto cleanup;
+    }
   fu.pid = ab_fallback_spawn (&f, &pidfd, err);
   io_close_child_ends (&io);
   if (fu.pid < 0)
@@ -1129,6 +1135,12 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
   ab_caller_tty_find (&io.caller);
   if (eo.relay_tty)
     ab_caller_tty_size (&io.caller, &eo.tty_rows, &eo.tty_cols);
+  if (cancel_pending ())
+    {
+      out->canceled = true; /* nothing ran */
+      r = 0;
+      goto cleanup;
+    }
   started = ab_exec_start (&eo, &x, err);
   if (started < 0)
     {
