@@ -61,7 +61,8 @@ struct ab_cmd_interrupt
   int fd;
 };
 void ab_cmd_interrupt_hold (struct ab_cmd_interrupt *h);
-/* After create: the signal that came (taken), or 0; the mask restored. */
+/* After create: the signal that came (taken), or 0 and the mask restored
+   (with one they stay held until the command exits). */
 int ab_cmd_interrupt_release (struct ab_cmd_interrupt *h);
 /* The end of a create that an interruption came to: `id` deleted when
    this create made it (made: it returned 0; one that failed undid itself,

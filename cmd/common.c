@@ -57,9 +57,10 @@ ab_cmd_interrupt_release (struct ab_cmd_interrupt *h)
   if (h->fd >= 0 && read (h->fd, &si, sizeof si) == (ssize_t)sizeof si)
     sig = (int)si.ssi_signo;
   ab_closep_now (&h->fd);
-  /* (More of them, pending still, act when the mask goes: the first is
-     what we report, and a second one ends us as it would have.) */
-  sigprocmask (SIG_SETMASK, &h->old, NULL);
+  /* With one, they stay held: a second Ctrl-C must not end us before
+     ab_cmd_interrupted deleted what create made (we exit right after). */
+  if (sig == 0)
+    sigprocmask (SIG_SETMASK, &h->old, NULL);
   return sig;
 }
 
