@@ -306,24 +306,48 @@ limits_of (struct ab_cgroup *cg, const struct ab_cgroup_stats *before)
   return hits;
 }
 
-/* The program is the init of its own PID namespace and neither catches
-   nor ignores SIGTERM: the kernel drops a SIGTERM sent to it (an init gets
-   only the signals it has a handler for), so the one of the deadline does
-   nothing to it.  Read from /proc/PID/status: NSpid's last field, and the
-   SigCgt and SigIgn masks. */
+/* In sigwaitinfo or sigtimedwait: while it waits, the kernel unblocks the
+   signals it waits for, and SigBlk no longer shows them (the kernel still
+   queues them: it also looks at the mask saved for the wait). */
 static bool
-init_ignores_term (pid_t pid)
+in_sigtimedwait (pid_t pid)
+{
+  char path[64], buf[32];
+  long nr;
+  int fd;
+  ssize_t n;
+
+  snprintf (path, sizeof path, "/proc/%d/syscall", (int)pid);
+  if ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+    return false;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  return sscanf (buf, "%ld", &nr) == 1 && nr == SYS_rt_sigtimedwait;
+}
+
+/* The program is the init of its own PID namespace and neither catches,
+   ignores nor blocks `sig`: the kernel drops it when sent (an init gets
+   only the signals it has a handler for), so the deadline's SIGTERM, or a
+   SIGINT forwarded from the caller's Ctrl-C, does nothing to it.  Read
+   from /proc/PID/status: NSpid's last field, and the SigCgt, SigIgn and
+   SigBlk masks. */
+static bool
+init_drops (pid_t pid, int sig)
 {
   _cleanup_free_ char *st = NULL;
   char path[64];
-  const char *ns, *cgt, *ign, *nl;
-  unsigned long long caught, ignored;
+  const char *ns, *cgt, *ign, *blk, *nl;
+  unsigned long long caught, ignored, blocked;
   ab_error_t e = { 0 };
 
   snprintf (path, sizeof path, "/proc/%d/status", (int)pid);
   if (ab_read_file_at (AT_FDCWD, path, 1u << 16, &st, NULL, &e) < 0 || (ns = strstr (st, "\nNSpid:")) == NULL
       || (cgt = strstr (st, "\nSigCgt:")) == NULL || (ign = strstr (st, "\nSigIgn:")) == NULL
-      || sscanf (cgt, "\nSigCgt: %llx", &caught) != 1 || sscanf (ign, "\nSigIgn: %llx", &ignored) != 1)
+      || (blk = strstr (st, "\nSigBlk:")) == NULL || sscanf (cgt, "\nSigCgt: %llx", &caught) != 1
+      || sscanf (ign, "\nSigIgn: %llx", &ignored) != 1 || sscanf (blk, "\nSigBlk: %llx", &blocked) != 1)
     return false;
   nl = strchr (ns + 1, '\n');
   if (nl == NULL)
@@ -333,7 +357,28 @@ init_ignores_term (pid_t pid)
   /* the last pid of the list: its pid in its own namespace */
   if (!(nl - ns >= 2 && nl[-1] == '1' && (nl[-2] == '\t' || nl[-2] == ' ')))
     return false;
-  return ((caught | ignored) & (1ull << (SIGTERM - 1))) == 0;
+  return ((caught | ignored | blocked) & (1ull << (sig - 1))) == 0 && !in_sigtimedwait (pid);
+}
+
+/* A signal whose default action ends a process (not one that is ignored
+   or stops it by default). */
+static bool
+default_ends (int sig)
+{
+  switch (sig)
+    {
+    case SIGCHLD:
+    case SIGCONT:
+    case SIGURG:
+    case SIGWINCH:
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+      return false;
+    default:
+      return sig > 0 && sig < 65;
+    }
 }
 
 /* The wall-clock limit: where the run is in it. */
@@ -341,7 +386,7 @@ struct deadline
 {
   uint64_t term;      /* SIGTERM to every process (0: none, or sent) */
   uint64_t kill;      /* the grace is over: kill the whole unit (0: not yet, or done) */
-  bool init_default;  /* the program is an init that ignores SIGTERM (init_ignores_term) */
+  bool init_default;  /* the program is an init that drops SIGTERM (init_drops) */
 };
 
 static uint64_t
@@ -373,7 +418,7 @@ deadline_reached (struct deadline *d, struct unit *u, const struct ab_supervise_
       u->kill_all (u->arg, false);
       return;
     }
-  d->init_default = u->count != NULL && init_ignores_term (u->pid);
+  d->init_default = u->count != NULL && init_drops (u->pid, SIGTERM);
   u->term_all (u->arg);
   d->kill = add_ms (now, so->grace_ms);
 }
@@ -396,7 +441,7 @@ grace_tick (struct deadline *d, struct unit *u, struct ab_outcome *out, uint64_t
     {
       d->init_default = false;
       d->kill = 0;
-      out->init_term = true;
+      out->init_signal = SIGTERM;
       u->kill_all (u->arg, false);
     }
 }
@@ -586,7 +631,10 @@ watch_fill (struct watch_set *w, const struct unit *u, const struct io *io, cons
 }
 
 /* The signals that came: SIGCHLD reaps orphans, SIGWINCH resizes the
-   terminal, SIGUSR1 cancels the run, the others go to the program. */
+   terminal, SIGUSR1 cancels the run, the others go to the program.  One
+   the program, the init of its pid namespace, would drop though its
+   default action ends a process (a Ctrl-C to `run -- sleep 9`) gets that
+   action from us: the container ends, reported as killed by it. */
 static void
 watch_signals (struct unit *u, struct io *io, struct sigs *sg, struct ab_outcome *out, bool exited)
 {
@@ -606,7 +654,16 @@ watch_signals (struct unit *u, struct io *io, struct sigs *sg, struct ab_outcome
           u->kill_all (u->arg, false);
         }
       else if (!exited)
-        syscall (SYS_pidfd_send_signal, u->pidfd, (int) si.ssi_signo, NULL, 0);
+        {
+          int sig = (int) si.ssi_signo;
+          bool dropped = u->count != NULL && default_ends (sig) && init_drops (u->pid, sig);
+          syscall (SYS_pidfd_send_signal, u->pidfd, sig, NULL, 0);
+          if (dropped && out->init_signal == 0)
+            {
+              out->init_signal = sig;
+              u->kill_all (u->arg, false);
+            }
+        }
     }
 }
 
@@ -710,10 +767,10 @@ outcome_from_siginfo (struct ab_outcome *out, const siginfo_t *info)
   else
     {
       out->signal = info->si_status;
-      /* the default action of SIGTERM, which the kernel withholds from an
-         init, applied by us (grace_tick) */
-      if (out->init_term && out->signal == SIGKILL)
-        out->signal = SIGTERM;
+      /* the default action the kernel withholds from an init, applied by
+         us (grace_tick, watch_signals) */
+      if (out->init_signal && out->signal == SIGKILL)
+        out->signal = out->init_signal;
       out->core_dumped = info->si_code == CLD_DUMPED;
       if (out->reason != AB_REASON_TIMEOUT)
         out->reason = AB_REASON_SIGNALED;
@@ -722,7 +779,9 @@ outcome_from_siginfo (struct ab_outcome *out, const siginfo_t *info)
       if (out->signal == SIGXFSZ)
         out->limits_hit |= AB_LIMIT_FILE_SIZE;
     }
-  out->exit_status = out->init_term && !out->exited ? 128 + SIGTERM : ab_exit_status_from_siginfo (info);
+  out->exit_status = out->init_signal && !out->exited && out->signal == out->init_signal
+                         ? 128 + out->init_signal
+                         : ab_exit_status_from_siginfo (info);
 }
 
 /* The program could not be executed: a result the caller can act on (like

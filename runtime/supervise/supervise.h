@@ -100,7 +100,8 @@ struct ab_outcome
      program was still running at its end (then killed) */
   uint64_t timeout_ms, grace_ms;
   bool timeout_killed;
-  bool init_term;         /* the program, an init ignoring SIGTERM, was ended for it (signal says SIGTERM) */
+  int init_signal;        /* the program, an init that left this signal to its default action (which the
+                             kernel withholds from an init), was ended for it: `signal` says this one */
   unsigned limits_before_timeout; /* reason == timeout: the limits hit before the deadline */
   /* The limits in force, to name the one that was hit (0: unknown or none). */
   int64_t pids_max;

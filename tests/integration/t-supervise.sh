@@ -111,6 +111,24 @@ for sig in INT TERM HUP QUIT USR2 ALRM PWR TSTP CONT 40; do
   is "$rc" 0 "... and agentbox stays in charge: it exits with the program's status, 0"
 done
 
+# An init that leaves a signal to its default action (no handler, not
+# ignored, not blocked) never gets it from the kernel: a Ctrl-C to `run --
+# sleep 9` would do nothing.  agentbox applies the default action: the
+# container ends, the run exits 128 + the signal, and the record says it.
+make_bundle "$T/plain" 'process.args=["/bin/abtest","sleep-forever"]'
+for sig in INT TERM HUP; do
+  id=$(new_id)
+  rt run --bundle "$T/plain" --record "$T/plain/rec" "$id" </dev/null >/dev/null 2>&1 &
+  bg=$!
+  wait_for_status "$id" running
+  kill -"$sig" "$(agentbox_proc run "$id")"
+  wait "$bg"
+  is "$?:$(rec "$T/plain/rec" signal):$(rec "$T/plain/rec" reason)" "$((128 + $(kill -l "$sig"))):SIG$sig:signaled" \
+    "SIG$sig to agentbox, its init program with no handler for it: ended by it, as a shell's child would be"
+  rt state "$id" >/dev/null 2>&1
+  isnt $? 0 "... and the container is gone"
+done
+
 # The egress proxy of a foreground run lives in the supervisor as threads:
 # they must not take (and die of) a signal meant for the container.
 mkdir -p "$T/ws"
