@@ -28,8 +28,6 @@ enum
   OPT_CWD,
   OPT_ENV,
   OPT_USER,
-  OPT_ADDITIONAL_GIDS,
-  OPT_CAP,
   OPT_PRESERVE_FDS,
   OPT_NO_NEW_PRIVS,
   OPT_TIMEOUT,
@@ -58,7 +56,7 @@ help (void)
           "  -u, --user UID[:GID]     run as this user of the container\n"
           "  -g, --additional-gids GID  a supplementary group after the config's (repeatable, or\n"
           "                           comma-separated)\n"
-          "      --cap CAP            add CAP (e.g. CAP_KILL) to the bounding, effective and\n"
+          "  -c, --cap CAP            add CAP (e.g. CAP_KILL) to the bounding, effective and\n"
           "                           permitted sets, as runc (repeatable)\n"
           "      --preserve-fds N     pass fds 3..3+N-1\n"
           "      --no-new-privs       set no_new_privs even if the config does not\n"
@@ -128,7 +126,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
     { "env", required_argument, NULL, 'e' },
     { "additional-gids", required_argument, NULL, 'g' },
     { "user", required_argument, NULL, 'u' },
-    { "cap", required_argument, NULL, OPT_CAP },
+    { "cap", required_argument, NULL, 'c' },
     { "preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS },
     { "no-new-privs", no_argument, NULL, OPT_NO_NEW_PRIVS },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -146,7 +144,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
   uint64_t u;
 
   /* '+': the program's options are its own. */
-  while ((c = getopt_long (argc, argv, "+dte:u:g:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+dte:u:g:c:h", opts, NULL)) != -1)
     switch (c)
       {
       case OPT_PROCESS:
@@ -202,7 +200,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
             }
           break;
         }
-      case OPT_CAP:
+      case 'c': /* --cap, and runc's -c */
         /* Checked here, before anything runs: a usage error, not exec's
            255 for a process that could not be started. */
         if (ab_cap_from_name (optarg) < 0)

@@ -79,13 +79,14 @@ like "$rc:$(cat "$T/exec.err")" "^2:agentbox: exec: --additional-gids: expected 
 # never meant to hold it.  Read from the host's /proc/PID/status.
 status_of () { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$2/status" 2>/dev/null; }
 rm -f "$T/cap.pid"
-rt exec --detach --cap CAP_CHOWN --pid-file "$T/cap.pid" "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1
+# (runc's short form, -c; --cap itself below)
+rt exec --detach -c CAP_CHOWN --pid-file "$T/cap.pid" "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1
 cpid=$(cat "$T/cap.pid" 2>/dev/null)
 base=$(status_of CapBnd "$pid")
 want=$(printf '%016x' $((0x$base | 1)))
 is "$(for k in CapBnd CapEff CapPrm CapInh CapAmb; do printf '%s=%s ' $k "$(status_of $k "${cpid:-0}")"; done)" \
   "CapBnd=$want CapEff=$want CapPrm=$want CapInh=0000000000000000 CapAmb=0000000000000000 " \
-  "exec --cap CAP_CHOWN adds it to bounding, effective and permitted, not to inheritable or ambient"
+  "exec -c (--cap) CAP_CHOWN adds it to bounding, effective and permitted, not to inheritable or ambient"
 [ -n "$cpid" ] && kill -9 "$cpid" 2>/dev/null
 if agentbox_only 2; then
   xc --cap CAP_BOGUS "$id" /bin/abtest true
