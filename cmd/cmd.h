@@ -4,7 +4,6 @@
 #ifndef AB_CMD_H
 #define AB_CMD_H
 
-#include <signal.h>
 #include <stdbool.h>
 
 #include "base/error.h"
@@ -50,26 +49,17 @@ struct ab_cmd
 /* Print the error and map its class to an exit status. */
 int ab_cmd_fail (const ab_error_t *err);
 
-/* SIGINT, SIGTERM and SIGHUP to a detached create (`create`, `run
-   --detach`): held from before anything is made until it returned, seen
-   meanwhile by its long waits (a hook that hangs is killed: ab_cancel_fd),
-   then acted on: whatever create made is deleted and the command exits
-   128 + the signal, so that a creator told to stop leaves no container. */
-struct ab_cmd_interrupt
-{
-  sigset_t old;
-  int fd;
-};
-void ab_cmd_interrupt_hold (struct ab_cmd_interrupt *h);
-/* After create: the signal that came (taken), or 0 and the mask restored
-   (with one they stay held until the command exits). */
-int ab_cmd_interrupt_release (struct ab_cmd_interrupt *h);
-/* The end of a create that an interruption came to: `id` deleted when
-   this create made it (made: it returned 0; one that failed undid itself,
-   and an id that existed before is never touched), one line, the exit
-   status.  err: the create's error, or NULL. */
-int ab_cmd_interrupted (const char *root, const char *cmd, const char *id, bool made, const ab_error_t *cerr,
-                        int sig);
+/* ab_container_create for `create` and `run --detach` (cmd names it),
+   with SIGINT, SIGTERM and SIGHUP held from before anything is made until
+   it returned, and seen meanwhile by its long waits (a hook that hangs is
+   killed: ab_cancel_fd).  0: made; -1: failed, *err set; > 0: one of them
+   came, and this is the exit status (128 + it): whatever this create made
+   is deleted (one that failed undid itself, and an id that existed before
+   is never touched) and one line says so, so that a creator told to stop
+   leaves no container.  The signals then stay held until the command
+   exits: a second Ctrl-C cannot cut the deletion short. */
+struct ab_create_opts;
+int ab_cmd_create_held (const char *root, const char *cmd, const struct ab_create_opts *o, ab_error_t *err);
 /* Usage error unless fds 3 .. n+2 are all open and none is agentbox's own
    (the log file, record_fd). */
 int ab_cmd_check_preserve_fds (const char *cmd, int listen, int n, int record_fd);

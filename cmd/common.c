@@ -27,55 +27,39 @@ ab_cmd_fail (const ab_error_t *err)
   return err->cls == AB_EC_USAGE ? AB_EXIT_USAGE : AB_EXIT_FAILURE;
 }
 
-static void
-interrupt_set (sigset_t *set)
-{
-  sigemptyset (set);
-  sigaddset (set, SIGINT);
-  sigaddset (set, SIGTERM);
-  sigaddset (set, SIGHUP);
-}
-
-void
-ab_cmd_interrupt_hold (struct ab_cmd_interrupt *h)
-{
-  sigset_t set;
-
-  interrupt_set (&set);
-  sigprocmask (SIG_BLOCK, &set, &h->old);
-  h->fd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  ab_cancel_watch (h->fd);
-}
-
 int
-ab_cmd_interrupt_release (struct ab_cmd_interrupt *h)
+ab_cmd_create_held (const char *root, const char *cmd, const struct ab_create_opts *o, ab_error_t *err)
 {
+  struct ab_container *c = NULL;
   struct signalfd_siginfo si;
-  int sig = 0;
+  sigset_t set, old;
+  ab_error_t del = { 0 };
+  const char *left = "nothing of it is left";
+  int fd, r, sig = 0;
 
+  sigemptyset (&set);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGHUP);
+  sigprocmask (SIG_BLOCK, &set, &old);
+  fd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  ab_cancel_watch (fd);
+  r = ab_container_create (o, &c, err);
+  ab_container_free (c);
   ab_cancel_watch (-1);
-  if (h->fd >= 0 && read (h->fd, &si, sizeof si) == (ssize_t)sizeof si)
+  if (fd >= 0 && read (fd, &si, sizeof si) == (ssize_t)sizeof si)
     sig = (int)si.ssi_signo;
-  ab_closep_now (&h->fd);
-  /* With one, they stay held: a second Ctrl-C must not end us before
-     ab_cmd_interrupted deleted what create made (we exit right after). */
+  ab_closep_now (&fd);
   if (sig == 0)
-    sigprocmask (SIG_SETMASK, &h->old, NULL);
-  return sig;
-}
-
-int
-ab_cmd_interrupted (const char *root, const char *cmd, const char *id, bool made, const ab_error_t *cerr, int sig)
-{
-  ab_error_t err = { 0 };
-
-  if (made && ab_container_delete (root, id, true, &err) < 0)
-    fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; %s\n", cmd, id, sigabbrev_np (sig), err.msg);
-  else if (!made && cerr && cerr->msg[0] && cerr->errnum != ECANCELED)
-    fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; %s\n", cmd, id, sigabbrev_np (sig), cerr->msg);
-  else
-    fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; nothing of it is left\n", cmd, id,
-             sigabbrev_np (sig));
+    {
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      return r;
+    }
+  if (r == 0 && ab_container_delete (root, o->id, true, &del) < 0)
+    left = del.msg;
+  else if (r < 0 && err->msg[0] && err->errnum != ECANCELED)
+    left = err->msg; /* its own failure, not the hook the signal stopped */
+  fprintf (stderr, "agentbox: %s `%s`: interrupted by SIG%s; %s\n", cmd, o->id, sigabbrev_np (sig), left);
   return 128 + sig;
 }
 

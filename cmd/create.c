@@ -16,12 +16,10 @@ int
 ab_cmd_create (struct ab_global *g, int argc, char **argv)
 {
   struct ab_create_opts o;
-  struct ab_container *c = NULL;
   const struct ab_idmaps *uids, *gids;
   struct ab_bundle_guard guard;
   ab_error_t err = { 0 };
-  struct ab_cmd_interrupt intr;
-  int r, sig;
+  int r;
 
   ab_create_opts_init (&o);
   r = ab_parse_create_opts ("create", g, argc, argv, &o);
@@ -38,10 +36,8 @@ ab_cmd_create (struct ab_global *g, int argc, char **argv)
       ab_bundle_free (o.prebuilt);
       return ab_cmd_fail (&err);
     }
-  ab_cmd_interrupt_hold (&intr);
-  r = ab_container_create (&o, &c, &err);
-  ab_container_free (c);
-  if ((sig = ab_cmd_interrupt_release (&intr)) != 0)
-    return ab_cmd_interrupted (g->root, "create", o.id, r == 0, &err, sig);
+  r = ab_cmd_create_held (g->root, "create", &o, &err);
+  if (r > 0)
+    return r;
   return r < 0 ? ab_cmd_fail (&err) : AB_EXIT_OK;
 }

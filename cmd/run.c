@@ -172,15 +172,10 @@ namespaces_unusable (const ab_error_t *err)
 static int
 run_detached (struct ab_global *g, struct ab_run_cli *cli, ab_error_t *err)
 {
-  struct ab_container *c = NULL;
-  struct ab_cmd_interrupt intr;
-  int r, sig;
+  int r = ab_cmd_create_held (g->root, "run", &cli->co, err);
 
-  ab_cmd_interrupt_hold (&intr);
-  r = ab_container_create (&cli->co, &c, err);
-  ab_container_free (c);
-  if ((sig = ab_cmd_interrupt_release (&intr)) != 0)
-    return ab_cmd_interrupted (g->root, "run", cli->co.id, r == 0, err, sig);
+  if (r > 0)
+    return r;
   if (r < 0)
     return detached_failed (cli, err);
   if (ab_container_start (g->root, cli->co.id, err) < 0)
