@@ -424,20 +424,6 @@ clock_ns (clockid_t clock)
   return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-static int cancel_fd = -1;
-
-void
-ab_cancel_watch (int fd)
-{
-  cancel_fd = fd;
-}
-
-int
-ab_cancel_fd (void)
-{
-  return cancel_fd;
-}
-
 uint64_t
 ab_now_monotonic_ns (void)
 {
@@ -496,6 +482,20 @@ ab_format_time_rfc3339 (uint64_t ns, char *buf, size_t len)
   gmtime_r (&secs, &tm);
   strftime (base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
   snprintf (buf, len, "%s.%09uZ", base, (unsigned) (ns % 1000000000ull));
+}
+
+static int cancel_fd = -1;
+
+void
+ab_cancel_watch (int fd)
+{
+  cancel_fd = fd;
+}
+
+int
+ab_cancel_fd (void)
+{
+  return cancel_fd;
 }
 
 int

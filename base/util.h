@@ -175,13 +175,6 @@ bool ab_str_has_suffix (const char *s, const char *suffix);
    NUL-terminated: its length, or -1 with errno. */
 ssize_t ab_fd_path (int fd, char *buf, size_t size);
 
-/* A caller's cancel, for the long waits below the front end that took it
-   (a hook that hangs while a foreground run is created): an fd that turns
-   readable once the caller gave up, -1 when there is none.  Polled, never
-   read: the front end still sees what it signals. */
-void ab_cancel_watch (int fd);
-int ab_cancel_fd (void);
-
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t ab_now_monotonic_ns (void);
 uint64_t ab_now_realtime_ns (void);
@@ -196,6 +189,13 @@ uint64_t ab_now_realtime_ns (void);
 uint64_t ab_coarse_past (uint64_t t0);
 /* RFC 3339 UTC timestamp with nanoseconds, e.g. 2026-12-02T10:00:00.123456789Z. */
 void ab_format_time_rfc3339 (uint64_t realtime_ns, char *buf, size_t len);
+
+/* A caller's cancel, for the long waits below the front end that took it
+   (a hook that hangs while a foreground run is created): an fd that turns
+   readable once the caller gave up, -1 when there is none.  Polled, never
+   read: the front end still sees what it signals. */
+void ab_cancel_watch (int fd);
+int ab_cancel_fd (void);
 
 /* Make fd close-on-exec / non-blocking. */
 int ab_set_cloexec (int fd, bool on);

@@ -312,20 +312,25 @@ limits_of (struct ab_cgroup *cg, const struct ab_cgroup_stats *before)
 static bool
 in_sigtimedwait (pid_t pid)
 {
-  char path[64], buf[32];
+  _cleanup_free_ char *buf = NULL;
+  char path[64];
+  ab_error_t e = { 0 };
   long nr;
-  int fd;
-  ssize_t n;
 
   snprintf (path, sizeof path, "/proc/%d/syscall", (int)pid);
-  if ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
-    return false;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
-  return sscanf (buf, "%ld", &nr) == 1 && nr == SYS_rt_sigtimedwait;
+  return ab_read_file_at (AT_FDCWD, path, 4096, &buf, NULL, &e) == 0 && sscanf (buf, "%ld", &nr) == 1
+         && nr == SYS_rt_sigtimedwait;
+}
+
+/* The mask of /proc/PID/status's line `key` ("SigCgt") into *v. */
+static bool
+status_mask (const char *st, const char *key, unsigned long long *v)
+{
+  char line[16];
+  const char *at;
+
+  snprintf (line, sizeof line, "\n%s:", key);
+  return (at = strstr (st, line)) != NULL && sscanf (at + strlen (line), " %llx", v) == 1;
 }
 
 /* The program is the init of its own PID namespace and neither catches,
@@ -339,15 +344,14 @@ init_drops (pid_t pid, int sig)
 {
   _cleanup_free_ char *st = NULL;
   char path[64];
-  const char *ns, *cgt, *ign, *blk, *nl;
+  const char *ns, *nl;
   unsigned long long caught, ignored, blocked;
   ab_error_t e = { 0 };
 
   snprintf (path, sizeof path, "/proc/%d/status", (int)pid);
   if (ab_read_file_at (AT_FDCWD, path, 1u << 16, &st, NULL, &e) < 0 || (ns = strstr (st, "\nNSpid:")) == NULL
-      || (cgt = strstr (st, "\nSigCgt:")) == NULL || (ign = strstr (st, "\nSigIgn:")) == NULL
-      || (blk = strstr (st, "\nSigBlk:")) == NULL || sscanf (cgt, "\nSigCgt: %llx", &caught) != 1
-      || sscanf (ign, "\nSigIgn: %llx", &ignored) != 1 || sscanf (blk, "\nSigBlk: %llx", &blocked) != 1)
+      || !status_mask (st, "SigCgt", &caught) || !status_mask (st, "SigIgn", &ignored)
+      || !status_mask (st, "SigBlk", &blocked))
     return false;
   nl = strchr (ns + 1, '\n');
   if (nl == NULL)
