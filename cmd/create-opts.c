@@ -117,6 +117,7 @@ enum
   OPT_NO_STREAM,
   OPT_DIE_WITH_PARENT,
   OPT_FALLBACK,
+  OPT_NO_SUBREAPER,
 };
 
 static void
@@ -126,6 +127,8 @@ run_help (void)
           "       agentbox run --default [OPTIONS] ID -- PROGRAM [ARGS...]\n\n" AB_CREATE_HELP
           "  -d, --detach             do not wait for the container\n"
           "      --keep               keep the container's state after it exits\n"
+          "      --no-subreaper       the container's orphans go to the host's reaper, not to agentbox (needs\n"
+          "                           a pid namespace or a cgroup, which ends them with the run)\n"
           "      --timeout DUR        wall-clock limit (30s, 1500ms, 2m; default none): SIGTERM to every process,\n"
           "                           then the whole container is killed after the grace\n"
           "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
@@ -288,6 +291,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "no-stream", no_argument, NULL, OPT_NO_STREAM },
     { "die-with-parent", required_argument, NULL, OPT_DIE_WITH_PARENT },
     { "fallback", required_argument, NULL, OPT_FALLBACK },
+    { "no-subreaper", no_argument, NULL, OPT_NO_SUBREAPER },
     { NULL, 0, NULL, 0 },
   };
   int c, r, n;
@@ -320,6 +324,9 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           break;
         case OPT_KEEP:
           cli->so.keep = true;
+          break;
+        case OPT_NO_SUBREAPER:
+          cli->so.no_subreaper = true;
           break;
         case OPT_DEFAULT:
           cli->sandbox = true;

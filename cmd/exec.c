@@ -38,6 +38,9 @@ enum
   OPT_RECORD_ID,
   OPT_NO_STREAM,
   OPT_DIE_WITH_PARENT,
+  OPT_IGNORE_PAUSED,
+  OPT_APPARMOR,
+  OPT_PROCESS_LABEL,
   OPT_HELP,
 };
 
@@ -60,6 +63,9 @@ help (void)
           "                           permitted sets, as runc (repeatable)\n"
           "      --preserve-fds N     pass fds 3..3+N-1\n"
           "      --no-new-privs       set no_new_privs even if the config does not\n"
+          "      --apparmor PROFILE   the AppArmor profile of the process (instead of the config's)\n"
+          "      --process-label L    the SELinux label of the process (instead of the config's)\n"
+          "      --ignore-paused      exec into a paused container: the process waits, frozen, for resume\n"
           "      --timeout DUR        wall-clock limit: SIGTERM to the process and what it started, killed\n"
           "                           after the grace\n"
           "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
@@ -137,6 +143,9 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
     { "record-id", required_argument, NULL, OPT_RECORD_ID },
     { "no-stream", no_argument, NULL, OPT_NO_STREAM },
     { "die-with-parent", required_argument, NULL, OPT_DIE_WITH_PARENT },
+    { "ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED },
+    { "apparmor", required_argument, NULL, OPT_APPARMOR },
+    { "process-label", required_argument, NULL, OPT_PROCESS_LABEL },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
   };
@@ -215,6 +224,15 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
         break;
       case OPT_NO_NEW_PRIVS:
         o->no_new_privs = true;
+        break;
+      case OPT_IGNORE_PAUSED:
+        o->ignore_paused = true;
+        break;
+      case OPT_APPARMOR:
+        o->apparmor_profile = optarg;
+        break;
+      case OPT_PROCESS_LABEL:
+        o->selinux_label = optarg;
         break;
       case OPT_TIMEOUT:
         if (ab_parse_duration_ms (optarg, &so->timeout_ms) < 0 || so->timeout_ms == 0)

@@ -28,16 +28,16 @@ ab_lsm_selinux_enabled (void)
 }
 
 int
-ab_lsm_check (const struct ab_spec *s, ab_error_t *err)
+ab_lsm_check (const struct ab_process *p, ab_error_t *err)
 {
-  if (s->process && s->process->apparmor_profile && *s->process->apparmor_profile && !ab_lsm_apparmor_enabled ())
+  if (p && p->apparmor_profile && *p->apparmor_profile && !ab_lsm_apparmor_enabled ())
     return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
                           "process.apparmorProfile: `%s` requested but AppArmor is not enabled on this host",
-                          s->process->apparmor_profile);
-  if (s->process && s->process->selinux_label && *s->process->selinux_label && !ab_lsm_selinux_enabled ())
+                          p->apparmor_profile);
+  if (p && p->selinux_label && *p->selinux_label && !ab_lsm_selinux_enabled ())
     return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
                           "process.selinuxLabel: `%s` requested but SELinux is not enabled on this host",
-                          s->process->selinux_label);
+                          p->selinux_label);
   return 0;
 }
 

@@ -77,7 +77,7 @@ ab_container_check (const struct ab_bundle *b, bool foreground, struct ab_ns_set
 
   if (ab_spec_check_supported (s, err) < 0)
     return -1;
-  if (ab_lsm_check (s, err) < 0)
+  if (ab_lsm_check (s->process, err) < 0)
     return ab_error_prefix (err, "config.json");
   /* create refuses a hard limit above ours now, as runc does (orchestrators
      report create's error); a foreground run gets the same error from

@@ -20,6 +20,7 @@
 #include "runtime/lifecycle/exec.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "runtime/landlock.h"
+#include "runtime/lsm.h"
 #include "runtime/plan/plan.h"
 #include "base/log.h"
 #include "base/nsenter.h"
@@ -485,9 +486,12 @@ exec_plan (struct exec_tx *tx, ab_error_t *err)
   if (ab_container_load (o->root, o->id, false, &tx->c, err) < 0)
     return -1;
   tx->status = ab_state_status (tx->c->dirfd, tx->c->state);
-  if (tx->status == AB_STATUS_PAUSED)
-    return ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: it is paused", o->id);
-  if (tx->status != AB_STATUS_RUNNING && tx->status != AB_STATUS_CREATED)
+  if (tx->status == AB_STATUS_PAUSED && !o->ignore_paused)
+    return ab_error_setc (err, AB_EC_STATE, 0,
+                          "cannot exec in container `%s`: it is paused (--ignore-paused: the process waits for "
+                          "resume)",
+                          o->id);
+  if (tx->status != AB_STATUS_RUNNING && tx->status != AB_STATUS_CREATED && tx->status != AB_STATUS_PAUSED)
     return ab_error_setc (err, AB_EC_STATE, 0, "cannot exec in container `%s`: container not running", o->id);
   tx->init_pidfd = ab_state_pidfd (tx->c->state);
   if (tx->init_pidfd < 0)
@@ -495,6 +499,8 @@ exec_plan (struct exec_tx *tx, ab_error_t *err)
   tx->spec = ab_container_load_spec (tx->c, err);
   if (tx->spec == NULL || ab_plan_build (tx->spec, &po, &tx->plan, err) < 0)
     return -1;
+  if (ab_lsm_check (tx->plan->process, err) < 0)
+    return ab_error_prefix (err, "exec");
   if (tx->plan->process->terminal && o->console_socket == NULL && !o->relay_tty)
     /* runc: "cannot allocate tty if runc will detach without setting
        console socket" */
@@ -678,6 +684,12 @@ exec_sync (struct exec_tx *tx, ab_error_t *err)
     .pid = x->pid, .pidfd = x->pidfd,
   };
 
+  /* --ignore-paused: the child is frozen with the container until a
+     resume, which takes the container's lock; ours goes now, not when the
+     process has started.  A delete meanwhile kills the child, and the
+     wait below fails. */
+  if (tx->status == AB_STATUS_PAUSED && ab_container_unlock (tx->c, err) < 0)
+    return -1;
   if (x->cg && ab_cgroup_enter (x->cg, x->pid, tx->into_cgroup, true, err) < 0)
     return -1;
   if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0 || ab_await_exec (x->sync_fd, true, &t, err) < 0)
@@ -735,7 +747,8 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
                 .user_set = o->user_set, .uid = o->uid, .gid = o->gid, .gid_set = o->gid_set,
                 .add_gids = o->add_gids, .n_add_gids = o->n_add_gids,
                 .add_caps = &o->add_caps, .tty = o->tty, .no_new_privs = o->no_new_privs,
-                .tty_rows = o->tty_rows, .tty_cols = o->tty_cols },
+                .tty_rows = o->tty_rows, .tty_cols = o->tty_cols,
+                .apparmor_profile = o->apparmor_profile, .selinux_label = o->selinux_label },
     .sp = { -1, -1 }, .console_fd = -1, .init_pidfd = -1, .own_pidns = -1, .relay = -1,
   };
   struct ab_exec *x = tx.x = xzalloc (sizeof *x);

@@ -37,6 +37,9 @@ struct ab_exec_opts
   int preserve_fds;
   bool detach;
   bool no_new_privs;        /* force no_new_privs on */
+  bool ignore_paused;       /* exec into a paused container (the process waits, frozen, for resume) */
+  const char *apparmor_profile; /* --apparmor, --process-label: NULL keeps the config's */
+  const char *selinux_label;
   int stdio[3];
 };
 void ab_exec_opts_init (struct ab_exec_opts *o);

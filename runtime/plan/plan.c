@@ -17,6 +17,7 @@ struct ab_plan_storage
   struct ab_strv env;         /* process.env, when changed */
   struct ab_strv args;        /* process.args, when changed */
   char *cwd;                  /* process.cwd, when changed */
+  char *apparmor, *label;     /* process.apparmorProfile and selinuxLabel, when changed */
   uint32_t *gids;             /* process.user.additionalGids, when changed */
   struct ab_spec *process_doc; /* exec --process: the parsed document holding the process */
   struct ab_mount *mounts;    /* the model's (shallow) and the derived ones */
@@ -140,6 +141,10 @@ change_process (struct ab_plan_storage *st, const struct ab_spec *s, const struc
     }
   if (x->no_new_privs)
     st->process.no_new_privileges = true;
+  if (x->apparmor_profile)
+    st->process.apparmor_profile = st->apparmor = xstrdup (x->apparmor_profile);
+  if (x->selinux_label)
+    st->process.selinux_label = st->label = xstrdup (x->selinux_label);
   st->process.terminal = x->tty;
   return 0;
 }
@@ -536,6 +541,8 @@ ab_plan_free (struct ab_plan *p)
       ab_strv_free (&st->env);
       ab_strv_free (&st->args);
       free (st->cwd);
+      free (st->apparmor);
+      free (st->label);
       free (st->gids);
       free (st->hosts);
       ab_spec_free (st->process_doc);

@@ -58,6 +58,8 @@ struct ab_process_change
   bool tty;
   unsigned tty_rows, tty_cols;    /* the caller's terminal size (0: none), for the pty */
   bool no_new_privs;              /* force no_new_privs on */
+  const char *apparmor_profile;   /* --apparmor: replaces process.apparmorProfile (NULL: the config's) */
+  const char *selinux_label;      /* --process-label: replaces process.selinuxLabel (NULL: the config's) */
 };
 
 /* How the user namespace a container makes gets its maps (plan->ids). */

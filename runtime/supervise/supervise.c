@@ -958,6 +958,24 @@ outcome_of_container (struct ab_outcome *out, struct ab_container *c, const stru
     outcome_workspace (out, c->ws);
 }
 
+/* run --no-subreaper (runc): orphans of a container without a pid
+   namespace go to the host's reaper, not to us.  Only where killing the
+   whole container does not need them to be our descendants: with neither
+   a pid namespace nor a cgroup, the subreaper is how they are found
+   (container_kill_all), and a daemon the program left would outlive the
+   run. */
+static int
+drop_subreaper (const struct ab_container *c, ab_error_t *err)
+{
+  if (c->cg == NULL && !c->plan->own_pid_ns)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "--no-subreaper: container `%s` has neither a pid namespace nor a cgroup, and without the "
+                          "subreaper what it leaves behind would outlive the run",
+                          c->id);
+  prctl (PR_SET_CHILD_SUBREAPER, 0);
+  return 0;
+}
+
 int
 ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_opts *so, struct ab_outcome *out,
                   ab_error_t *err)
@@ -995,6 +1013,8 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
   so_run.timeout_ms = c->plan->timeout_ms;
   so_run.grace_ms = c->plan->grace_ms;
   so = &so_run;
+  if (so->no_subreaper && drop_subreaper (c, err) < 0)
+    goto failed_container;
   out->degraded = c->degraded;
   memset (&c->degraded, 0, sizeof c->degraded);
   outcome_rootless (out, c);
@@ -1106,6 +1126,13 @@ ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const str
   io_init (&io);
   if (io_open (&io, so, f.stdio, err) < 0)
     goto failed;
+  if (so->no_subreaper)
+    {
+      ab_error_setc (err, AB_EC_CONFIG, 0,
+                     "--no-subreaper: the sandbox without namespaces has neither a pid namespace nor a cgroup, "
+                     "and without the subreaper what it leaves behind would outlive the run");
+      goto failed;
+    }
   prctl (PR_SET_CHILD_SUBREAPER, 1);
   sigs_block (&sg);
   if (cancel_pending ())

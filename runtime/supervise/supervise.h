@@ -36,6 +36,7 @@ struct ab_supervise_opts
   size_t stdin_len;
   bool no_violations; /* run, exec: no record: neither the wall's denials nor a change list are gathered */
   bool relay_tty;     /* process.terminal without --console-socket: relay the pty to our stdio */
+  bool no_subreaper;  /* run --no-subreaper: the container's orphans are not ours to reap */
 };
 void ab_supervise_opts_init (struct ab_supervise_opts *o);
 

@@ -183,7 +183,7 @@ is "$(cg_left "$id")" "" "and its cgroups are gone"
 # double-forked grandchild of the init must still be found and ended, with
 # and without a pid namespace of its own.
 
-if agentbox_only 12; then
+if agentbox_only 16; then
   AB_BASE_CONFIG=runtime
   rm -f "$T/base-config.json"
   daemon_args='process.args=["/bin/sh","-c","/bin/abtest setsid-sleeper >/out/pid && exec /bin/abtest sleep-forever"]'
@@ -229,6 +229,30 @@ if agentbox_only 12; then
     ok $? "$where: kill --all KILL ends the init and the grandchild (host pid ${grandchild:-none})"
     rt delete "$id"
     is "$(cg_left "$id")" "" "$where: delete after kill --all leaves no cgroup"
+  done
+
+  # A foreground run is the subreaper of a container without a pid
+  # namespace: the grandchild its init orphaned is the run's.  With
+  # --no-subreaper (runc) it goes to the host's reaper; the container's
+  # cgroup still ends it with the run.
+  for flag in "" --no-subreaper; do
+    id=$(new_id)
+    rm -f "$T/daemon-hostpid/out/pid"
+    rt run $flag --bundle "$T/daemon-hostpid" "$id" </dev/null >/dev/null 2>&1 &
+    runbg=$!
+    wait_for_file "$T/daemon-hostpid/out/pid"
+    grandchild=$(sed -n 's/^pid=//p' "$T/daemon-hostpid/out/pid")
+    parent=$(awk '$1 == "PPid:" { print $2 }' "/proc/$grandchild/status" 2>/dev/null)
+    reaper=$(tr '\0' ' ' <"/proc/${parent:-0}/cmdline" 2>/dev/null)
+    if [ -z "$flag" ]; then
+      like "$reaper" " run .*$id" "run: the grandchild the init orphaned is the foreground run's (its subreaper)"
+    else
+      is "$(grep -c -- "$id" <<<"$reaper")" 0 "run --no-subreaper: ... it is not the run's (its parent: ${reaper:-none})"
+    fi
+    rt kill "$id" KILL
+    wait "$runbg"
+    wait_gone "$grandchild"
+    ok $? "... and it ends with the run${flag:+ $flag} (the container's cgroup)"
   done
 fi
 

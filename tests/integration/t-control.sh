@@ -121,8 +121,19 @@ else
   ok $? "kill --all WINCH to the paused container succeeds"
   is "$(state_of "$id"):$(freezer_view "$pid")" "paused:$fz_want" "... it stays paused: state and freezers agree"
 
+  # exec --ignore-paused (runc): the process is made, frozen with the
+  # container, and runs once it is resumed; meanwhile the container's lock
+  # is not held (the resume below would wait for it).
+  rt exec --ignore-paused "$id" /bin/abtest echo thawed </dev/null >"$T/ignore-paused.out" 2>&1 &
+  ipx=$!
+  sleep 0.5
+  ok "$(alive "$ipx"; echo $?)" "exec --ignore-paused into the paused container waits"
+  is "$(cat "$T/ignore-paused.out")" "" "... and its program has not run (no output yet)"
+
   rt resume "$id"
   ok $? "resume succeeds"
+  wait "$ipx"
+  is "$?:$(cat "$T/ignore-paused.out")" "0:thawed" "... and once resumed the exec's program runs and exits 0"
   is "$(state_of "$id")" running "state says running again"
   is "$(freezer_view "$pid")" "$(freezer_view "$pid" THAWED 0)" "... and every freezer on the host says thawed"
   wait_tick_after "$T/ticker" "$before"

@@ -96,6 +96,31 @@ if agentbox_only 2; then
   like "$rc $(cat "$T/exec.err")" "^2 .*unknown capability \`cap_kill\`" "... and so is a lower-case name"
 fi
 
+# --apparmor and --process-label (runc) replace the config's profile and
+# label; a host without that LSM refuses them (as create refuses the
+# config's), before the program runs.
+if agentbox_only 5; then
+  if [ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" = Y ]; then
+    xc --apparmor unconfined "$id" /bin/abtest echo ran
+    is "$rc:$out" "0:ran" "exec --apparmor unconfined runs on an AppArmor host"
+    skip "AppArmor is enabled here: its refusal is not seen" 2
+  else
+    xc --apparmor agentbox-test "$id" /bin/abtest echo ran
+    is "$rc:$out" "255:" "exec --apparmor on a host without AppArmor: exit 255, the program never ran"
+    is "$(cat "$T/exec.err")" "agentbox: exec: process.apparmorProfile: \`agentbox-test\` requested but AppArmor is not enabled on this host: Operation not supported" \
+      "... with one line naming the profile and why"
+    xc --apparmor "" "$id" /bin/abtest echo ran
+    is "$rc:$out" "0:ran" "... an empty --apparmor is no profile, as in the config"
+  fi
+  if [ -e /sys/fs/selinux/enforce ]; then
+    skip "SELinux is enabled here: its refusal is not seen" 2
+  else
+    xc --process-label system_u:system_r:container_t:s0 "$id" /bin/abtest echo ran
+    is "$rc:$out" "255:" "exec --process-label on a host without SELinux: exit 255, the program never ran"
+    like "$(cat "$T/exec.err")" "^agentbox: exec: process.selinuxLabel: .*SELinux is not enabled" "... naming the label"
+  fi
+fi
+
 cat >"$T/process.json" <<'EOF'
 {
   "args": ["/bin/abtest", "getuid"],
