@@ -118,6 +118,7 @@ int ab_cmd_exec (struct ab_global *g, int argc, char **argv);
 int ab_cmd_pause (struct ab_global *g, int argc, char **argv);
 int ab_cmd_resume (struct ab_global *g, int argc, char **argv);
 int ab_cmd_ps (struct ab_global *g, int argc, char **argv);
+int ab_cmd_events (struct ab_global *g, int argc, char **argv);
 int ab_cmd_update (struct ab_global *g, int argc, char **argv);
 int ab_cmd_mcp (struct ab_global *g, int argc, char **argv);
 int ab_cmd_workspace (struct ab_global *g, int argc, char **argv);

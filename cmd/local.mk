@@ -13,6 +13,7 @@ agentbox_SOURCES += \
 	cmd/pause.c \
 	cmd/resume.c \
 	cmd/ps.c \
+	cmd/events.c \
 	cmd/update.c \
 	cmd/state.c \
 	cmd/list.c \

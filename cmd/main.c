@@ -29,6 +29,7 @@ static const struct ab_cmd commands[] = {
   { "pause", ab_cmd_pause, "freeze every process of a container", false, true },
   { "resume", ab_cmd_resume, "thaw a paused container", false, true },
   { "ps", ab_cmd_ps, "list the processes of a container", false, true },
+  { "events", ab_cmd_events, "print a container's statistics and OOM kills as JSON lines", false, true },
   { "update", ab_cmd_update, "change the resource limits of a container", false, true },
   { "state", ab_cmd_state, "print the OCI state of a container", false, true },
   { "list", ab_cmd_list, "list containers", false, true },

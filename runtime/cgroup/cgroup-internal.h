@@ -11,6 +11,7 @@
  *   cgroup-res.c      linux.resources -> v1 and v2 interface files
  *   cgroup-devices.c  device rules: v1 devices.{allow,deny}, v2 BPF program
  *   cgroup-proc.c     processes: kill, freeze, populated, wait, stats
+ *   cgroup-events.c   runc's statistics and the OOM-kill watch of `events`
  */
 #ifndef AB_RUNTIME_CGROUP_INTERNAL_H
 #define AB_RUNTIME_CGROUP_INTERNAL_H

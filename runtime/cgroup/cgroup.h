@@ -134,6 +134,101 @@ struct ab_cgroup_stats
 /* Read the counters; call before ab_cgroup_destroy. */
 int ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_t *err);
 
+/* The statistics of `agentbox events` (runtime/cgroup/cgroup-events.c): what
+   runc's libcontainer reads for `runc events`, from the same files and in
+   its units.  Each controller is read in the container's v1 hierarchy when
+   it has one (where runc's fs manager reads on a v1 or hybrid host), else
+   in its v2 cgroup.  What the cgroup does not offer stays 0 or empty. */
+struct ab_cgroup_u64s
+{
+  uint64_t *v;
+  size_t n;
+};
+struct ab_cgroup_mem_entry
+{
+  uint64_t limit; /* bytes; UINT64_MAX for v2's "max" */
+  uint64_t usage;
+  uint64_t max;   /* the peak (v1 max_usage_in_bytes, v2 memory.peak) */
+  uint64_t failcnt;
+};
+struct ab_cgroup_kv
+{
+  char *key;
+  uint64_t value;
+};
+struct ab_cgroup_blkio_entry
+{
+  uint64_t major, minor, value;
+  char op[16]; /* "Read", "Write", "Sync", "Async", "Discard", "Total"; "" for sectors and time */
+};
+/* runc's blkio lists, in its order. */
+enum ab_cgroup_blkio_kind
+{
+  AB_CGROUP_BLKIO_SERVICE_BYTES,
+  AB_CGROUP_BLKIO_SERVICED,
+  AB_CGROUP_BLKIO_QUEUED,
+  AB_CGROUP_BLKIO_SERVICE_TIME,
+  AB_CGROUP_BLKIO_WAIT_TIME,
+  AB_CGROUP_BLKIO_MERGED,
+  AB_CGROUP_BLKIO_TIME,
+  AB_CGROUP_BLKIO_SECTORS,
+  AB_CGROUP_BLKIO_KINDS,
+};
+struct ab_cgroup_hugetlb
+{
+  char size[16]; /* the kernel's name of the page size: "2MB", "1GB" */
+  uint64_t usage, max, failcnt;
+};
+struct ab_cgroup_counters
+{
+  struct
+  {
+    uint64_t total, kernel, user; /* ns */
+    struct ab_cgroup_u64s percpu, percpu_kernel, percpu_user;
+    uint64_t periods, throttled_periods, throttled_time; /* throttled_time in ns */
+  } cpu;
+  struct
+  {
+    struct ab_cgroup_u64s cpus, mems;
+    uint64_t cpu_exclusive, mem_hardwall, mem_exclusive, memory_migrate, memory_spread_page,
+        memory_spread_slab, memory_pressure, sched_load_balance;
+    int64_t sched_relax_domain_level;
+  } cpuset; /* v1 only, as runc's */
+  struct
+  {
+    uint64_t cache;
+    struct ab_cgroup_mem_entry usage, swap, kernel, kernel_tcp; /* swap: memory + swap, as v1 counts it */
+    struct ab_cgroup_kv *raw; /* memory.stat, sorted by key */
+    size_t n_raw;
+  } memory;
+  struct
+  {
+    uint64_t current, limit; /* limit 0: none */
+  } pids;
+  struct
+  {
+    struct ab_cgroup_blkio_entry *v;
+    size_t n;
+  } blkio[AB_CGROUP_BLKIO_KINDS];
+  struct ab_cgroup_hugetlb *hugetlb; /* sorted by size */
+  size_t n_hugetlb;
+};
+/* Fill *out (to be freed with ab_cgroup_counters_free, also on failure);
+   fails only when none of the container's cgroup directories is there. */
+int ab_cgroup_counters (struct ab_cgroup *cg, struct ab_cgroup_counters *out, ab_error_t *err);
+void ab_cgroup_counters_free (struct ab_cgroup_counters *c);
+
+/* The OOM kills the container's memory controller has counted (v1
+   memory.oom_control, v2 memory.events: oom_kill); -1 without one. */
+int ab_cgroup_oom_kills (struct ab_cgroup *cg, uint64_t *out);
+/* An fd that polls ready (*events: POLLIN or POLLPRI) when the memory
+   controller meets an OOM, so that a watcher need not poll the counter;
+   -1 when there is no way to be told.  After each wake-up,
+   ab_cgroup_oom_rearm: -1 when the fd can tell no more (its cgroup was
+   removed), and the caller should stop polling it. */
+int ab_cgroup_oom_watch (struct ab_cgroup *cg, short *events);
+int ab_cgroup_oom_rearm (int fd, short events);
+
 /* Remove every directory ab_cgroup_create made (deepest first), after the
    cgroup is empty.  Idempotent. */
 int ab_cgroup_destroy (struct ab_cgroup *cg, ab_error_t *err);

@@ -8,4 +8,5 @@ libagentbox_a_SOURCES += \
 	runtime/cgroup/cgroup-res.c \
 	runtime/cgroup/cgroup-devices.c \
 	runtime/cgroup/cgroup-proc.c \
+	runtime/cgroup/cgroup-events.c \
 	runtime/cgroup/cgroup-deleg.c

@@ -128,6 +128,12 @@ int ab_container_pids (const char *root, const char *id, pid_t **pids, size_t *n
 struct ab_resources;
 int ab_container_update (const char *root, const char *id, const struct ab_resources *resources,
                          ab_error_t *err);
+/* runc's events: a created, running or paused container with a cgroup
+   (c->cg), loaded with its init's pidfd (c->pidfd, readable once the init
+   exits: the container stopped) and its state directory unlocked, so that
+   the caller may watch it for as long as it runs.  A stopped one is an
+   error of class AB_EC_STATE saying it is not running. */
+int ab_container_open_events (const char *root, const char *id, struct ab_container **out, ab_error_t *err);
 /* The state and its live status. */
 int ab_container_state (const char *root, const char *id, struct ab_state **out, int *status, ab_error_t *err);
 

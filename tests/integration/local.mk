@@ -17,6 +17,7 @@ AB_INTEGRATION_TESTS = \
 	tests/integration/t-exec.sh \
 	tests/integration/t-kill.sh \
 	tests/integration/t-control.sh \
+	tests/integration/t-events.sh \
 	tests/integration/t-podman.sh \
 	tests/integration/t-containerd.sh \
 	tests/integration/t-cri.sh \
