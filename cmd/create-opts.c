@@ -118,6 +118,7 @@ enum
   OPT_DIE_WITH_PARENT,
   OPT_FALLBACK,
   OPT_NO_SUBREAPER,
+  OPT_TTY,
 };
 
 static void
@@ -152,6 +153,8 @@ run_help (void)
           "                           change set may hold (default 1G; limitsHit workspace)\n"
           "      --workspace-changes D  keep the change set in the empty directory D (not in --root)\n"
           "      --cwd DIR            working directory (default /workspace)\n"
+          "  -t, --tty                a terminal of the sandbox's own, relayed to ours (without it the\n"
+          "                           program's stdio are pipes, ours copied: never our terminal itself)\n"
           "      --env NAME=VALUE     add to the environment (repeatable); USER and LOGNAME are root, HOME /root\n"
           "      --env-pass NAME      pass our variable NAME through, when it is set (repeatable)\n"
           "      --ro-bind SRC[:DST]  show the host's SRC (a directory or file) read-only at DST (default: at SRC);\n"
@@ -292,6 +295,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
     { "die-with-parent", required_argument, NULL, OPT_DIE_WITH_PARENT },
     { "fallback", required_argument, NULL, OPT_FALLBACK },
     { "no-subreaper", no_argument, NULL, OPT_NO_SUBREAPER },
+    { "tty", no_argument, NULL, OPT_TTY },
     { NULL, 0, NULL, 0 },
   };
   int c, r, n;
@@ -306,7 +310,7 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   cli->sb.root = g->root;
   cli->sb.rootless = g->rootless;
   /* '+': the program's own arguments after the id are not ours. */
-  while ((c = getopt_long (argc, argv, "+b:dh", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+b:dht", opts, NULL)) != -1)
     {
       r = ab_create_opt (cmd, c, optarg, &cli->co);
       if (r > 1)
@@ -327,6 +331,10 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
           break;
         case OPT_NO_SUBREAPER:
           cli->so.no_subreaper = true;
+          break;
+        case 't':
+        case OPT_TTY:
+          cli->sb.terminal = true;
           break;
         case OPT_DEFAULT:
           cli->sandbox = true;
@@ -481,6 +489,11 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   else if (cli->ws_size && cli->sb.workspace)
     return ab_cmd_usage_error (cmd, "--workspace-size sizes the tmpfs /workspace or an overlay's change set, not "
                                     "a bound --workspace DIR (bounded by its filesystem)");
+  if (cli->sb.terminal && !cli->sandbox)
+    return ab_cmd_usage_error (cmd, "--tty is an option of --default (a bundle's config says process.terminal)");
+  if (cli->sb.terminal && cli->fallback)
+    return ab_cmd_usage_error (cmd, "--tty: the sandbox without namespaces (--fallback landlock) has no terminal "
+                                    "of its own to give");
   if (cli->fallback && cli->detach)
     return ab_cmd_usage_error (cmd, "--fallback landlock runs in the foreground only (its supervisor kills what "
                                     "the program leaves behind)");

@@ -122,8 +122,9 @@ gen_process (struct ab_gen *g, const struct ab_default_opts *o)
   ab_gen_key (g, "process");
   ab_gen_obj_open (g);
   /* A tool call is driven through pipes and returns a record; a terminal
-     would also hand the process a tty to play with. */
-  ab_gen_kv_bool (g, "terminal", false);
+     would also hand the process a tty to play with.  A person at one asks
+     for it (run --default --tty). */
+  ab_gen_kv_bool (g, "terminal", o && o->terminal);
   /* Root inside the user namespace only: it owns the container's files and
      nothing on the host (container 0 is host 100000, or the invoking user
      when rootless). */

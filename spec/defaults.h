@@ -54,6 +54,7 @@ struct ab_default_opts
      built-in sandbox) sets; zero: the profile's. */
   const char *root_path;   /* NULL: "rootfs" */
   const char *cwd;         /* NULL: "/" */
+  bool terminal;           /* process.terminal (false: pipes, what a tool call is driven through) */
   const struct ab_strv *env; /* NAME=VALUE: replaces the profile's NAME, else added */
   const struct ab_default_mount *mounts; /* after the profile's */
   size_t n_mounts;

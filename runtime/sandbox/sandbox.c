@@ -449,6 +449,7 @@ sandbox_opts (const struct ab_sandbox_opts *o, struct ab_default_opts *d, struct
   d->mounts = mounts;
   d->n_mounts = n;
   d->cwd = o->cwd ? o->cwd : "/workspace";
+  d->terminal = o->terminal;
   for (size_t i = 0; i < AB_ARRAY_SIZE (who); i++)
     ab_strv_push (&sz->env, who[i]);
   for (size_t i = 0; i < o->env.n; i++)

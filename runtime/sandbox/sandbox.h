@@ -35,6 +35,7 @@ struct ab_sandbox_opts
   char *const *argv;       /* the program; NULL with init = true */
   size_t argc;
   const char *cwd;         /* default /workspace */
+  bool terminal;           /* --tty: a pty of the sandbox's own, relayed to the caller's stdio */
   const char *workspace;   /* host directory for /workspace, or NULL (tmpfs) */
   struct ab_strv env;      /* extra NAME=VALUE entries */
   uint64_t memory;         /* bytes, 0 = the profile's default */

@@ -123,8 +123,11 @@ struct io
      output is copied to our stdout (and captured), and our stdin (or
      stdin_data) copied to it. */
   int pty;
-  bool pty_in;           /* our stdin is still read */
-  const char *pend;      /* input not yet written to the pty */
+  /* Our stdin is a terminal and the program has no pty: in[1], the pipe
+     the program reads, is fed from our stdin as the pty is. */
+  bool in_relay;
+  bool stdin_open;       /* our stdin is still read (for the pty or in_relay) */
+  const char *pend;      /* input not yet written to the pty or in[1] */
   size_t pend_len;
   char pbuf[4096];
   struct ab_caller_tty caller;
@@ -137,33 +140,46 @@ io_init (struct io *io)
   io->in_off = 0;
   io->tee_out = io->tee_err = -1;
   io->pty = -1;
-  io->pty_in = false;
+  io->in_relay = false;
+  io->stdin_open = false;
   io->pend = NULL;
   io->pend_len = 0;
   io->caller.fd = -1;
   io->caller.raw = false;
 }
 
+/* The program's stdio: pipes to capture its output, and pipes in place
+   of every stdio fd of ours that is a terminal, as runc gives a
+   foreground process without one.  The caller's terminal is not the
+   program's to hold: with it the program could change its modes under
+   the caller's shell (stty), read what is typed after it ended, or ask
+   the terminal for input (TIOCSTI) were it ever its controlling one. */
 static int
 io_open (struct io *io, const struct ab_supervise_opts *so, int stdio[3], ab_error_t *err)
 {
-  if (!so->capture)
-    return 0;
-  if (pipe2 (io->out, O_CLOEXEC) < 0 || pipe2 (io->err, O_CLOEXEC) < 0)
+  bool out = so->capture || isatty (1), errs = so->capture || isatty (2);
+  int tee = !so->capture || so->passthrough;
+
+  if ((out && pipe2 (io->out, O_CLOEXEC) < 0) || (errs && pipe2 (io->err, O_CLOEXEC) < 0))
     return ab_error_set (err, errno, "pipe");
-  stdio[1] = io->out[1];
-  stdio[2] = io->err[1];
-  if (so->passthrough)
+  if (out)
     {
-      io->tee_out = 1;
-      io->tee_err = 2;
+      stdio[1] = io->out[1];
+      io->tee_out = tee ? 1 : -1;
     }
-  if (so->stdin_data)
+  if (errs)
+    {
+      stdio[2] = io->err[1];
+      io->tee_err = tee ? 2 : -1;
+    }
+  io->in_relay = so->stdin_data == NULL && isatty (0);
+  if (so->stdin_data || io->in_relay)
     {
       if (pipe2 (io->in, O_CLOEXEC) < 0)
         return ab_error_set (err, errno, "pipe");
       stdio[0] = io->in[0];
     }
+  io->stdin_open = io->in_relay;
   return 0;
 }
 
@@ -207,22 +223,29 @@ io_relay_tty (struct io *io, const struct ab_supervise_opts *so, int *master, ab
   io->pty = *master;
   *master = -1;
   io->tee_out = so->capture && !so->passthrough ? -1 : 1;
+  /* The terminal takes our stdin: the pipe io_open made for it is not
+     the program's. */
+  if (io->in_relay)
+    closep2 (&io->in[1]);
+  io->in_relay = false;
   if (so->stdin_data)
     {
       io->pend = so->stdin_data;
       io->pend_len = so->stdin_len;
+      closep2 (&io->in[1]);
     }
   else
-    io->pty_in = true;
+    io->stdin_open = true;
   ab_caller_tty_resize (&io->caller, io->pty);
   return ab_caller_tty_raw (&io->caller, err);
 }
 
-/* Copy input to the terminal, as much as it takes now. */
+/* Copy input to the terminal (or the relayed stdin's pipe), as much as
+   it takes now. */
 static void
-pty_write (struct io *io)
+input_write (struct io *io, int fd)
 {
-  ssize_t w = write (io->pty, io->pend, io->pend_len);
+  ssize_t w = write (fd, io->pend, io->pend_len);
 
   if (w > 0)
     {
@@ -231,9 +254,10 @@ pty_write (struct io *io)
     }
   else if (w < 0 && errno != EAGAIN && errno != EINTR)
     {
-      /* The terminal is gone (EIO): the input goes nowhere. */
+      /* The terminal is gone (EIO), or no one reads the pipe (EPIPE): the
+         input goes nowhere. */
       io->pend_len = 0;
-      io->pty_in = false;
+      io->stdin_open = false;
     }
 }
 
@@ -251,7 +275,27 @@ stdin_read (struct io *io)
       io->pend_len = (size_t) r;
     }
   else if (r == 0 || (errno != EINTR && errno != EAGAIN))
-    io->pty_in = false;
+    io->stdin_open = false;
+}
+
+/* The program's stdin pipe can take more: the stdin_data, or what was
+   read of our stdin (in_relay).  The pipe closes after the stdin_data, or
+   when the program no longer reads it. */
+static void
+stdin_pipe_write (struct io *io, const struct ab_supervise_opts *so)
+{
+  ssize_t n;
+
+  if (io->in_relay)
+    {
+      input_write (io, io->in[1]);
+      return;
+    }
+  n = write (io->in[1], so->stdin_data + io->in_off, so->stdin_len - io->in_off);
+  if (n > 0)
+    io->in_off += (size_t) n;
+  if ((n < 0 && errno != EAGAIN) || io->in_off >= so->stdin_len)
+    closep2 (&io->in[1]);
 }
 
 /* Drain a pipe (or a pty master) without blocking; returns false at EOF
@@ -621,17 +665,15 @@ watch_fill (struct watch_set *w, const struct unit *u, const struct io *io, cons
     w->iout = watch_add (w, io->out[0], POLLIN);
   if (err_open)
     w->ierr = watch_add (w, io->err[0], POLLIN);
-  if (io->in[1] >= 0)
+  /* Input waits in pend until the terminal or the pipe takes it; no
+     more is read meanwhile, so a program that reads nothing stalls the
+     caller's input, never the relay of its output. */
+  if (io->in[1] >= 0 && (!io->in_relay || io->pend_len))
     w->iin = watch_add (w, io->in[1], POLLOUT);
   if (pty_open)
-    {
-      /* Input waits in pend until the terminal takes it; no more is
-         read meanwhile, so a program that reads nothing stalls the
-         caller's input, never the relay of its output. */
-      w->ipty = watch_add (w, io->pty, (short) (POLLIN | (io->pend_len ? POLLOUT : 0)));
-      if (io->pty_in && io->pend_len == 0 && !exited)
-        w->istdin = watch_add (w, 0, POLLIN);
-    }
+    w->ipty = watch_add (w, io->pty, (short) (POLLIN | (io->pend_len ? POLLOUT : 0)));
+  if ((pty_open || io->in[1] >= 0) && io->stdin_open && io->pend_len == 0 && !exited)
+    w->istdin = watch_add (w, 0, POLLIN);
 }
 
 /* The signals that came: SIGCHLD reaps orphans, SIGWINCH resizes the
@@ -730,24 +772,23 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
       if (w.isig >= 0 && (w.p[w.isig].revents & POLLIN))
         watch_signals (u, io, sg, out, exited);
       if (w.iin >= 0 && w.p[w.iin].revents)
-        {
-          ssize_t n = write (io->in[1], so->stdin_data + io->in_off, so->stdin_len - io->in_off);
-          if (n > 0)
-            io->in_off += (size_t) n;
-          if ((n < 0 && errno != EAGAIN) || io->in_off >= so->stdin_len)
-            closep2 (&io->in[1]);
-        }
+        stdin_pipe_write (io, so);
       if (w.istdin >= 0 && w.p[w.istdin].revents)
         stdin_read (io);
+      /* our stdin ended (or the program closed its end): so does its */
+      if (io->in_relay && !io->stdin_open && io->pend_len == 0)
+        closep2 (&io->in[1]);
       if (w.ipty >= 0 && (w.p[w.ipty].revents & POLLOUT) && io->pend_len)
-        pty_write (io);
+        input_write (io, io->pty);
       if (w.ipty >= 0 && (w.p[w.ipty].revents & (POLLIN | POLLHUP | POLLERR)))
         pty_open = drain (io->pty, so->capture ? &out->out : NULL, so->max_output, &io->tee_out,
                           &out->limits_hit);
       if (w.iout >= 0 && w.p[w.iout].revents)
-        out_open = drain (io->out[0], &out->out, so->max_output, &io->tee_out, &out->limits_hit);
+        out_open = drain (io->out[0], so->capture ? &out->out : NULL, so->max_output, &io->tee_out,
+                          &out->limits_hit);
       if (w.ierr >= 0 && w.p[w.ierr].revents)
-        err_open = drain (io->err[0], &out->err, so->max_output, &io->tee_err, &out->limits_hit);
+        err_open = drain (io->err[0], so->capture ? &out->err : NULL, so->max_output, &io->tee_err,
+                          &out->limits_hit);
       if (w.ipid >= 0 && (w.p[w.ipid].revents & POLLIN))
         {
           if (watch_reap (u, out, info, err) < 0)

@@ -100,6 +100,55 @@ if agentbox_only 3; then
   is "$(json_get stdoutTruncated <<<"$rec")" true "run --record: the cap on the terminal's output is reported"
 fi
 
+# ---- no terminal asked for, from a terminal -------------------------------------------------
+
+# process.terminal false in the foreground: the program's stdio are pipes
+# the runtime copies, as runc gives it, never the caller's terminal itself
+# (with it, `stty raw -echo` inside would leave the caller's shell raw and
+# silent).  Typed lines reach the program, ^D ends its input, the caller's
+# modes are what they were.
+PIPES_SH='[ -t 0 ] || echo stdin-not-tty; [ -t 1 ] || echo stdout-not-tty; [ -t 2 ] || echo stderr-not-tty >&2
+stty raw -echo 2>/dev/null || echo stty-refused; echo READY; read line; echo "got:$line"; cat; echo cat-ended; exit 4'
+PIPES_STEPS=('expect=READY' 'send=hello\r' 'expect=got:hello' 'send=more\r' 'expect=more\r\nmore' 'send=\x04'
+  'expect=cat-ended')
+# check_pipes WHAT JSON
+check_pipes ()
+{
+  local what=$1 res=$2 out
+  out=$(json_get out <<<"$res")
+  is "$(json_get failed <<<"$res")" null "$what: the dialogue ran to its end (failed step: none)" || diag "output: $out"
+  for w in stdin-not-tty stdout-not-tty stderr-not-tty stty-refused; do
+    like "$out" "$w" "$what: the program's stdio are not the caller's terminal ($w)"
+  done
+  like "$out" 'got:hello' "$what: a typed line reaches the program's stdin through the pipe"
+  like "$out" 'cat-ended' "$what: ^D typed at the caller's terminal ends the program's input"
+  is "$(json_get rc <<<"$res")" 4 "$what: exit status 4 passed through"
+  is "$(json_get restored <<<"$res")" true "$what: the caller's terminal modes are untouched"
+}
+make_bundle "$T/pipes" process.terminal=false "process.args=[\"/bin/sh\",\"-c\",$(printf '%s' "$PIPES_SH" |
+  "$PYTHON3" -c 'import json,sys; print(json.dumps(sys.stdin.read()))')]"
+add_stty "$T/pipes"
+add_cat () { ln -sf busybox "$1/rootfs/bin/cat"; }
+add_cat "$T/pipes"
+id=$(new_id)
+res=$(drive "${PIPES_STEPS[@]}" -- run --bundle "$T/pipes" "$id")
+check_pipes "run without process.terminal" "$res"
+is "$(state_of "$id")" "" "run without process.terminal: the container is gone afterwards"
+
+if agentbox_only 5; then
+  # The built-in sandbox: pipes too, unless --tty asks for a terminal of its own.
+  res=$(drive "${PIPES_STEPS[@]}" -- run --default "$(new_id)" -- /bin/sh -c "$PIPES_SH")
+  is "$(json_get rc <<<"$res"):$(json_get failed <<<"$res")" "4:null" "run --default from a terminal: the dialogue ran, exit 4"
+  like "$(json_get out <<<"$res" | tr '\r\n' '  ')" 'stdin-not-tty.*stdout-not-tty.*stty-refused.*got:hello.*cat-ended' \
+    "run --default: the program's stdio are pipes, typed input and ^D reach it"
+  res=$(drive 'expect=READY' 'send=hello\r' 'expect=got:hello' -- run --default --tty "$(new_id)" -- /bin/sh -c \
+    '[ -t 0 ] && [ -t 1 ] && echo stdio-tty; stty size; echo READY; read line; echo "got:$line"')
+  is "$(json_get rc <<<"$res"):$(json_get failed <<<"$res")" "0:null" "run --default --tty: the dialogue ran, exit 0"
+  like "$(json_get out <<<"$res" | tr '\r\n' '  ')" 'stdio-tty.*24 80' "run --default --tty: the program has a terminal, at the caller's size"
+  err=$(rt run --tty --bundle "$T/pipes" "$(new_id)" </dev/null 2>&1)
+  like "$?:$err" "^2:.*--tty is an option of --default" "run --tty with a bundle is a usage error (exit 2)"
+fi
+
 # ---- detached: a console socket is required (runc refuses the same) ------------------------
 
 id=$(new_id)
@@ -111,7 +160,7 @@ is "$(state_of "$id")" "" "run -d refused: no container is left"
 # ---- exec --tty ----------------------------------------------------------------------------
 
 make_bundle "$T/x" 'process.args=["/bin/abtest","sleep-forever"]'
-add_stty "$T/x"
+add_stty "$T/x"; add_cat "$T/x"
 cid=$(new_id)
 rt run -d --bundle "$T/x" "$cid" </dev/null >/dev/null 2>&1
 ok $? "a container to exec into"
@@ -127,6 +176,8 @@ is "$(grep -c ' /dev/console ' "/proc/$pid/mountinfo")" "$consoles" \
 err=$(rt exec -t -d "$cid" /bin/true </dev/null 2>&1 >/dev/null)
 isnt $? 0 "exec -t -d without --console-socket is refused"
 like "$err" 'console.socket' "exec -t -d: the error names the console socket"
+res=$(drive "${PIPES_STEPS[@]}" -- exec "$cid" /bin/sh -c "$PIPES_SH")
+check_pipes "exec without --tty" "$res"
 rt delete --force "$cid"
 
 done_testing
