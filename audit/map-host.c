@@ -12,6 +12,7 @@
 #include "netns/nft-rules.h"
 #include "runtime/lifecycle/network.h"
 #include "base/util.h"
+#include "spec/annotations.h"
 #include "spec/tables.h"
 
 #define JR "linux.resources"
@@ -296,8 +297,12 @@ map_namespaces (struct ab_audit_ctx *a)
         }
       if (ns->path == NULL)
         {
-          l = ab_audit_add (a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces", 0, "%s",
-                            ns_new_text[t]);
+          bool unwalled = t == AB_NS_NET && !a->f.wall;
+          l = ab_audit_add (a, AB_AUDIT_S_NAMESPACES, ab_ns_name (t), "linux.namespaces",
+                            unwalled ? AB_AUDIT_L_WEAK : 0, "%s",
+                            unwalled ? "clone3 CLONE_NEWNET: only lo at create, and no wall ("
+                                       AB_ANNOT_NET_WALL " off)"
+                                     : ns_new_text[t]);
           ab_audit_line_value (l, "new");
           continue;
         }
@@ -509,6 +514,14 @@ map_network (struct ab_audit_ctx *a)
           "the host interface moves into the container (rtnetlink) as %s, keeping its permanent global "
           "addresses, and is set up",
           d->name ? d->name : d->host_name);
+    }
+  if (!a->f.wall && a->f.own_netns)
+    {
+      ab_audit_add (a, AB_AUDIT_S_NETWORK, "wall", "annotations." AB_ANNOT_NET_WALL, AB_AUDIT_L_WEAK,
+                    "none (\"off\"): the namespace agentbox makes holds only lo at create, but every link an "
+                    "orchestrator or a hook adds to it (a bridge's veth, slirp4netns, pasta) carries the "
+                    "container's traffic unfiltered: any address and port, cloud metadata included");
+      return;
     }
   if (!a->f.wall)
     {

@@ -11,6 +11,7 @@
 #include "audit/audit-internal.h"
 #include "hooks/hooks.h"
 #include "base/util.h"
+#include "spec/annotations.h"
 #include "spec/spec.h"
 #include "spec/tables.h"
 
@@ -193,6 +194,15 @@ rule_net_joined (struct ab_audit_ctx *a)
 }
 
 static void
+rule_net_wall_off (struct ab_audit_ctx *a)
+{
+  if (a->f.own_netns && !a->f.wall)
+    ab_audit_find (a, "AB-NET-006", "annotations." AB_ANNOT_NET_WALL,
+                   "the network namespace agentbox makes gets no wall: any link added to it carries "
+                   "everything");
+}
+
+static void
 rule_net_devices (struct ab_audit_ctx *a)
 {
   for (size_t i = 0; a->l && i < a->l->n_net_devices; i++)
@@ -367,6 +377,7 @@ ab_audit_rules_ns (struct ab_audit_ctx *a)
   rule_sysctl (a);
   rule_net_allow (a);
   rule_net_joined (a);
+  rule_net_wall_off (a);
   rule_net_devices (a);
   rule_net_domains (a);
   rule_hooks (a);

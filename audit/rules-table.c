@@ -272,6 +272,12 @@ static const struct ab_audit_rule rules[] = {
     "An allow-domains entry such as *.com lets the proxy reach a large part of the Internet: the agent can "
     "exfiltrate to any domain it registers.",
     "Allow the exact names (or second-level wildcards) the workload needs.", NULL },
+  { "AB-NET-006", H, "the wall is turned off",
+    "dev.agentbox.net.wall is off: the network namespace agentbox makes gets no nftables wall. It holds only "
+    "lo at create, but a link an orchestrator or a hook adds to it (a bridge's veth, slirp4netns, pasta) "
+    "carries any traffic the agent sends, to any address and port, cloud metadata included.",
+    "Remove the annotation; for an orchestrator's network give the container a namespace it made "
+    "(linux.namespaces path) and dev.agentbox.net.allow for what the workload needs.", NULL },
   /* ---- namespaces ---- */
   { "AB-NS-001", H, "the PID namespace is the host's",
     "Every host process is visible in /proc; with CAP_SYS_PTRACE, or as the same uid, the container traces "

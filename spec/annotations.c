@@ -120,6 +120,16 @@ type_net_allow (struct ab_spec *s, const char *value, ab_error_t *err)
   return -1;
 }
 
+static int
+type_net_wall (struct ab_spec *s, const char *value, ab_error_t *err)
+{
+  bool on = true;
+  int r = two_words (value, "on", "off", &on, err);
+
+  s->agentbox.wall_off = r == 0 && !on;
+  return r;
+}
+
 /* The domain allowlist's three keys make one policy, parsed once (for the
    first of them); each key's own errors name it. */
 static int
@@ -296,6 +306,11 @@ static const struct
       "egress at all (a network namespace agentbox creates gets the default-deny nftables wall; a joined one only "
       "when this is set)" },
     type_net_allow },
+  { { AB_ANNOT_NET_WALL,
+      "\"on\" (default) or \"off\": \"off\" installs no wall in a network namespace agentbox makes, for an "
+      "orchestrator that adds its own links after create (podman with --uidmap and a bridge, slirp4netns, pasta): "
+      "their traffic then flows unfiltered, as with runc; refused with the allowlists, which need the wall" },
+    type_net_wall },
   { { AB_ANNOT_NET_ALLOW_DOMAINS,
       "egress allowed by name through the proxy and DNS stub: comma-separated NAME or *.SUFFIX, optional :PORT "
       "list (default 80 and 443); narrows the --egress-policy baseline" },
@@ -426,10 +441,29 @@ check_rootfs_idmap (const struct ab_spec *s, ab_error_t *err)
   return 0;
 }
 
+/* Without the wall nothing would hold egress to what the allowlists say. */
+static int
+check_wall_off (const struct ab_spec *s, ab_error_t *err)
+{
+  if (!s->agentbox.wall_off)
+    return 0;
+  if (s->agentbox.net.present)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_NET_WALL ": \"off\" not with " AB_ANNOT_NET_ALLOW
+                          " (the wall is what holds egress to it)");
+  if (s->agentbox.egress.enabled)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_NET_WALL ": \"off\" not with the domain allowlist "
+                          "(" AB_ANNOT_NET_ALLOW_DOMAINS "): the wall is what sends egress through its proxy");
+  return 0;
+}
+
 int
 ab_annotations_validate (const struct ab_spec *s, ab_error_t *err)
 {
   if (s->agentbox.error != NULL)
     return ab_error_setc (err, AB_EC_CONFIG, 0, "%s", s->agentbox.error);
+  if (check_wall_off (s, err) < 0)
+    return -1;
   return check_rootfs_idmap (s, err);
 }

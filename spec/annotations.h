@@ -25,6 +25,7 @@
 #define AB_ANNOT_WS_LIST_MAX "dev.agentbox.workspace.list-max"
 #define AB_ANNOT_LANDLOCK "dev.agentbox.landlock"
 #define AB_ANNOT_FALLBACK "dev.agentbox.fallback"
+#define AB_ANNOT_NET_WALL "dev.agentbox.net.wall"
 /* AB_ANNOT_NET_ALLOW, AB_ANNOT_NET_ALLOW_DOMAINS, AB_ANNOT_NET_DENY_DOMAINS
    and AB_ANNOT_NET_PINS are in spec/netpolicy.h, with their grammars. */
 

@@ -560,6 +560,7 @@ struct ab_agentbox
   bool rootfs_idmap;              /* dev.agentbox.rootfs.idmap is "true" */
   bool accept_degraded;           /* dev.agentbox.degraded is "accept" */
   struct ab_net_policy net;       /* dev.agentbox.net.allow (net.present: given) */
+  bool wall_off;                  /* dev.agentbox.net.wall is "off": no wall in a namespace agentbox makes */
   struct ab_egress_policy egress; /* allow-domains, deny-domains, pins as given (no baseline) */
   bool egress_typed;              /* one of those keys was there (they are typed together) */
   char *error;       /* "config.json: annotations.KEY: ..." of the first bad one, in document order */

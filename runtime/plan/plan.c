@@ -169,10 +169,18 @@ plan_network (struct ab_plan *p, const struct ab_spec *s, const struct ab_plan_o
   for (int k = AB_HOOK_PRESTART; k <= AB_HOOK_START_CONTAINER; k++)
     n->lo_only = n->lo_only && s->hooks[k].n == 0;
   n->allow = &s->agentbox.net;
-  /* A netns we create always gets the wall; a joined one (podman,
-     containerd) only when the config asks with the annotation. */
-  n->wall = n->own_ns || (n->netns && s->agentbox.net.present);
+  /* A netns we create gets the wall unless the config turns it off (for
+     an orchestrator's own links); a joined one (podman, containerd) only
+     when the config asks with the annotation. */
+  n->wall = (n->own_ns && !s->agentbox.wall_off) || (n->netns && s->agentbox.net.present);
   n->proxy_here = o->foreground;
+  /* The administrator's baseline is enforced through the wall: a config
+     may not take it away. */
+  if (s->agentbox.wall_off && o->egress_baseline)
+    return ab_error_setc (err, AB_EC_CONFIG, 0,
+                          "config.json: annotations." AB_ANNOT_NET_WALL
+                          ": \"off\" is refused under --egress-policy (the administrator's baseline holds "
+                          "through the wall)");
   if (o->egress_baseline == NULL)
     ab_egress_policy_copy (&n->egress, &s->agentbox.egress);
   else

@@ -288,6 +288,7 @@ CASES = {
     "net-device": lambda c: c["linux"].update(netDevices={"eth1": {"name": "eth0"}}),
     "domains-tld": lambda c: annotate(c, "dev.agentbox.net.allow-domains", "*.com"),
     "domains-exact": lambda c: annotate(c, "dev.agentbox.net.allow-domains", "pypi.org,*.pythonhosted.org"),
+    "net-wall-off": lambda c: annotate(c, "dev.agentbox.net.wall", "off"),
     # hooks
     "hook-create-runtime": lambda c: hook(c, "createRuntime", "/usr/libexec/oci/hooks.d/setup"),
     "hook-create-container": lambda c: hook(c, "createContainer", "/usr/libexec/oci/hooks.d/inside"),

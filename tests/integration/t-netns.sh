@@ -249,6 +249,51 @@ like "$(nsenter --net="/proc/$pid/ns/net" nft list table inet agentbox)" 'chain 
 rt delete --force "$id"
 ok $? "delete it"
 
+# ---- an orchestrator's own link: dev.agentbox.net.wall -------------------------------------------
+#
+# podman with --uidmap and a bridge network lets the runtime make the network
+# namespace and adds its veth after create.  The test is that orchestrator
+# here: it moves a fresh link in between create and start.  The wall refuses
+# what goes out on it; with dev.agentbox.net.wall "off" the namespace has no
+# table at all and the test host is reached, as with runc.
+
+# orchestrated BUNDLE ANNOTATIONS: create from BUNDLE (a connect to the test
+# host's 8081), move $link in as the orchestrator would, start, wait.
+orchestrated ()
+{
+  make_bundle "$1" 'process.args=["/bin/abtest","connect","tcp","198.51.100.1","8081"]' "$2"
+  id=$(new_id)
+  rt create --bundle "$1" "$id" </dev/null >"$1/stdout" 2>"$1/err" || return 1
+  pid=$(pid_of "$id")
+  tables=$(nsenter --net="/proc/$pid/ns/net" nft list tables 2>&1)
+  ip link set "$link" netns "/proc/$pid/ns/net" &&
+    nsenter --net="/proc/$pid/ns/net" ip addr add 198.51.100.2/24 dev "$link" &&
+    nsenter --net="/proc/$pid/ns/net" ip link set "$link" up || return 1
+  rt start "$id" && wait_for_status "$id" stopped 30
+}
+
+new_link
+mark=$(h1_mark)
+orchestrated "$T/walled" 'annotations={}'
+ok $? "a container whose namespace gets the orchestrator's link between create and start"
+is "$tables" "table inet agentbox" "... its namespace holds the wall"
+is "$(cat "$T/walled/stdout")" ECONNREFUSED "... which refuses TCP out on the orchestrator's link"
+rt delete "$id"
+new_link
+orchestrated "$T/nowall" 'annotations={"dev.agentbox.net.wall":"off"}'
+ok $? "the same with dev.agentbox.net.wall \"off\""
+is "$tables" "" "... its namespace holds no nftables table"
+is "$(cat "$T/nowall/stdout")" ok "... and the connection to the test host succeeds"
+like "$(h1_log_since "$mark")" '^tcp 198\.51\.100\.2 198\.51\.100\.1 8081$' \
+  "... which the test host logged (and nothing from the walled one before it)"
+is "$(h1_log_since "$mark" | wc -l)" 1 "... once"
+rt delete "$id"
+cfg "$T/nowall/config.json" 'annotations={"dev.agentbox.net.wall":"off","dev.agentbox.net.allow":"198.51.100.1:8081/tcp"}'
+err=$(rt create --bundle "$T/nowall" "$(new_id)" 2>&1 </dev/null)
+like "$?:$err" '^1:.*annotations\.dev\.agentbox\.net\.wall: "off" not with dev\.agentbox\.net\.allow' \
+  "\"off\" with an allow list is refused (exit 1), naming both"
+is "$(wc -l <<<"$err")" 1 "... in one line"
+
 # ---- exec: the violations of one exec, in its record -----------------------------------------
 # The wall counts a container's denials over its life; an exec's record holds
 # what it added while the exec ran (and an exec without a record skips
