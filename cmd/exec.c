@@ -41,6 +41,7 @@ enum
   OPT_IGNORE_PAUSED,
   OPT_APPARMOR,
   OPT_PROCESS_LABEL,
+  OPT_CGROUP,
   OPT_HELP,
 };
 
@@ -66,6 +67,8 @@ help (void)
           "      --apparmor PROFILE   the AppArmor profile of the process (instead of the config's)\n"
           "      --process-label L    the SELinux label of the process (instead of the config's)\n"
           "      --ignore-paused      exec into a paused container: the process waits, frozen, for resume\n"
+          "      --cgroup [CTL:]PATH  run in the existing cgroup PATH below the container's (CTL: only the\n"
+          "                           v1 hierarchies of these comma-separated controllers; repeatable)\n"
           "      --timeout DUR        wall-clock limit: SIGTERM to the process and what it started, killed\n"
           "                           after the grace\n"
           "      --timeout-grace DUR  between SIGTERM and SIGKILL at the limit (default 5s; 0: kill at once)\n"
@@ -146,6 +149,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
     { "ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED },
     { "apparmor", required_argument, NULL, OPT_APPARMOR },
     { "process-label", required_argument, NULL, OPT_PROCESS_LABEL },
+    { "cgroup", required_argument, NULL, OPT_CGROUP },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
   };
@@ -233,6 +237,9 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
         break;
       case OPT_PROCESS_LABEL:
         o->selinux_label = optarg;
+        break;
+      case OPT_CGROUP:
+        ab_strv_push (&o->cgroups, optarg);
         break;
       case OPT_TIMEOUT:
         if (ab_parse_duration_ms (optarg, &so->timeout_ms) < 0 || so->timeout_ms == 0)

@@ -103,6 +103,7 @@ struct ab_cg_hier
   /* A v1 leaf made by its full path and held by no fd (dfd -1): its files
      are opened by path, the fd only when a walk needs one (ab_cg_dirfd). */
   bool by_path;
+  char *sub;      /* exec --cgroup: the sub-cgroup of the container's this now is, or NULL */
 };
 
 /* Whether h's directory is there for us (held by an fd, or by_path). */

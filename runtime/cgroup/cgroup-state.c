@@ -30,6 +30,75 @@ ab_cgroup_enter (struct ab_cgroup *cg, pid_t pid, bool v2_done, bool v1_done, ab
   return 0;
 }
 
+/* ---- exec --cgroup ---------------------------------------------------------------- */
+
+/* h stands for its sub-cgroup rel from now on.  Opened without following
+   a symlink on the whole path: cgroupfs has none, and the directory is
+   what a process is moved into. */
+static int
+descend_one (struct ab_cg_hier *h, const char *rel, ab_error_t *err)
+{
+  char *dir, *path;
+  int fd;
+
+  if (h->sub)
+    return strcmp (h->sub, rel) == 0 ? 0
+                                      : ab_error_setc (err, AB_EC_USAGE, 0,
+                                                       "--cgroup: two paths (`%s`, `%s`) for the hierarchy of %s",
+                                                       h->sub, rel, h->dir);
+  dir = xasprintf ("%s/%s", h->dir, rel);
+  fd = ab_open_canonical (dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0 && errno == ENOSYS)
+    fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      ab_error_setc (err, AB_EC_USAGE, errno, "--cgroup: `%s` is not a cgroup below the container's: `%s`", rel,
+                     dir);
+      free (dir);
+      return -1;
+    }
+  path = xasprintf ("%s/%s", strcmp (h->path, "/") == 0 ? "" : h->path, rel);
+  ab_cg_drop_dir (h);
+  h->dfd = fd;
+  free (h->dir);
+  h->dir = dir;
+  free (h->path);
+  h->path = path;
+  h->created = 0; /* never ours to remove */
+  h->sub = xstrdup (rel);
+  return 0;
+}
+
+int
+ab_cgroup_descend (struct ab_cgroup *cg, const char *controllers, const char *sub, ab_error_t *err)
+{
+  _cleanup_free_ char *abs = xasprintf ("/%s", sub + strspn (sub, "/"));
+  _cleanup_free_ char *list = controllers ? xstrdup (controllers) : NULL;
+  const char *rel = abs + 1;
+  char *save = NULL;
+
+  if (*rel == '\0' || !ab_path_is_canonical (abs) || ab_path_has_dotdot (abs))
+    return ab_error_setc (err, AB_EC_USAGE, 0, "--cgroup: expected a path below the container's cgroup, got `%s`",
+                          sub);
+  if (list == NULL)
+    {
+      for (size_t i = 0; i < cg->n; i++)
+        if (cg->h[i].sub == NULL && ab_cg_live (&cg->h[i]) && descend_one (&cg->h[i], rel, err) < 0)
+          return -1;
+      return 0;
+    }
+  for (char *c = strtok_r (list, ",", &save); c; c = strtok_r (NULL, ",", &save))
+    {
+      struct ab_cg_hier *h = ab_cg_v1 (cg, c);
+      if (h == NULL)
+        return ab_error_setc (err, AB_EC_USAGE, 0,
+                              "--cgroup: the container has no cgroup v1 hierarchy with controller `%s`", c);
+      if (descend_one (h, rel, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 /* ---- the child's own v1 join ---------------------------------------------------- */
 
 /* Why a child may move itself, and why that is faster.  A write of a pid

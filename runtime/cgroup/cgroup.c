@@ -421,6 +421,7 @@ ab_cgroup_free (struct ab_cgroup *cg)
       free (cg->h[i].root);
       free (cg->h[i].path);
       free (cg->h[i].dir);
+      free (cg->h[i].sub);
     }
   free (cg->h);
   free (cg);

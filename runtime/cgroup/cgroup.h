@@ -80,6 +80,15 @@ int ab_cgroup_plan_delegated (const char *parent, const char *cgroups_path, cons
 /* O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int ab_cgroup_clone_fd (struct ab_cgroup *cg);
 
+/* exec --cgroup [CONTROLLERS:]SUB (runc): the hierarchies of cg that hold
+   one of the comma-separated v1 CONTROLLERS (NULL: every one not moved by
+   an earlier call) now stand for SUB, an existing cgroup below the
+   container's, for the one process; nothing is made or removed.  Fails
+   (class AB_EC_USAGE) on a path that is not clean and relative, a
+   controller no hierarchy of the container holds, two paths for one
+   hierarchy, and a SUB that is not there. */
+int ab_cgroup_descend (struct ab_cgroup *cg, const char *controllers, const char *sub, ab_error_t *err);
+
 /* Move pid into the cgroup in every hierarchy it is not already in (v1
    writes; v2 too if clone3 could not place it).  The v1 writes each cost an
    RCU grace period; callers overlap this with the child's setup. */

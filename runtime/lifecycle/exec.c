@@ -44,6 +44,7 @@ ab_exec_opts_clear (struct ab_exec_opts *o)
   ab_strv_free (&o->args);
   ab_strv_free (&o->env);
   ab_strv_free (&o->add_caps);
+  ab_strv_free (&o->cgroups);
   free (o->add_gids);
   o->add_gids = NULL;
   o->n_add_gids = 0;
@@ -515,6 +516,28 @@ exec_plan (struct exec_tx *tx, ab_error_t *err)
   return ab_landlock_fit_kernel (&tx->plan->landlock, &tx->landlock, &tx->x->degraded, err);
 }
 
+/* --cgroup [CONTROLLERS:]PATH (runc): the process goes into existing
+   cgroups below the container's instead of an exec cgroup of its own.
+   The entries with controllers go first: one without is for the
+   hierarchies they left. */
+static int
+exec_sub_cgroups (struct ab_cgroup *cg, const struct ab_strv *v, ab_error_t *err)
+{
+  if (cg == NULL)
+    return ab_error_setc (err, AB_EC_USAGE, 0, "--cgroup: the container has no cgroup");
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < v->n; i++)
+      {
+        const char *colon = strchr (v->v[i], ':');
+        _cleanup_free_ char *ctl = colon && colon > v->v[i] ? xstrndup (v->v[i], (size_t)(colon - v->v[i])) : NULL;
+        if ((ctl != NULL) != (pass == 0))
+          continue;
+        if (ab_cgroup_descend (cg, ctl, colon ? colon + 1 : v->v[i], err) < 0)
+          return -1;
+      }
+  return 0;
+}
+
 /* The terminal, the cgroups (the container's, and the exec's own below it)
    and what the child is told. */
 static int
@@ -531,6 +554,8 @@ exec_realize (struct exec_tx *tx, ab_error_t *err)
       && (tx->console_fd = ab_console_relay_pair (&tx->relay, err)) < 0)
     return -1;
   x->cg = ab_steal_ptr (&tx->c->cg);
+  if (o->cgroups.n && exec_sub_cgroups (x->cg, &o->cgroups, err) < 0)
+    return -1;
   if (x->cg)
     {
       int fd = ab_cgroup_clone_fd (x->cg);
@@ -539,8 +564,9 @@ exec_realize (struct exec_tx *tx, ab_error_t *err)
       x->before = xzalloc (sizeof *x->before);
       ab_cgroup_stats (x->cg, x->before, NULL);
     }
-  /* A detached exec outlives us: it stays in the container's cgroup. */
-  if (!o->detach)
+  /* A detached exec outlives us: it stays in the container's cgroup (or
+     the --cgroup ones). */
+  if (!o->detach && o->cgroups.n == 0)
     make_subcgroup (x);
 
   memset (xc, 0, sizeof *xc);

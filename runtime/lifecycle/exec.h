@@ -40,6 +40,7 @@ struct ab_exec_opts
   bool ignore_paused;       /* exec into a paused container (the process waits, frozen, for resume) */
   const char *apparmor_profile; /* --apparmor, --process-label: NULL keeps the config's */
   const char *selinux_label;
+  struct ab_strv cgroups;   /* --cgroup [CONTROLLERS:]PATH: existing sub-cgroups of the container's */
   int stdio[3];
 };
 void ab_exec_opts_init (struct ab_exec_opts *o);

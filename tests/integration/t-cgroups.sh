@@ -294,4 +294,62 @@ fi
 rt delete --force "$id"
 is "$(cg_left "$id")" "" "delete --force leaves no cgroup"
 
+
+# ---- exec --cgroup: existing cgroups below the container's (runc) -------------------------------
+
+# The test makes `sub` in every hierarchy of the container (cpuset's with
+# its parent's cpus and mems, which v1 needs before a task may join) and
+# `other` in the pids one; where each exec'd process landed is read from
+# the host.
+make_bundle "$T/execcg" "$sleeper"
+id=$(new_id)
+start_bg "$id" "$T/execcg"
+pid=$(pid_of "$id")
+# ctl_of LINE: the controller a "controllers:path" line is found by (cg_dir).
+ctl_of () { local c=${1%%:*}; c=${c%%,*}; echo "${c:-unified}"; }
+made=0
+while read -r line; do
+  case $line in name=*) continue ;; esac
+  d=$(cg_dir "$pid" "$(ctl_of "$line")") && mkdir "$d/sub" && made=$((made + 1)) || continue
+  [ -e "$d/cpuset.cpus" ] && cat "$d/cpuset.cpus" >"$d/sub/cpuset.cpus" && cat "$d/cpuset.mems" >"$d/sub/cpuset.mems"
+done < <(cg_lines "$pid")
+mkdir "$(cg_dir "$pid" pids)/other"
+ok "$([ "$made" -ge 1 ]; echo $?)" "the test made \`sub\` in each of the container's $made hierarchies"
+
+# exec_cg ARGS...: exec --detach ARGS, then "controllers:path" of the
+# process's cgroups relative to the init's, as the host sees them.
+exec_cg ()
+{
+  local xp
+  rm -f "$T/execcg.pid"
+  rt exec --detach --pid-file "$T/execcg.pid" "$@" "$id" /bin/abtest sleep-forever </dev/null >/dev/null 2>&1 ||
+    return 1
+  xp=$(cat "$T/execcg.pid")
+  awk -F: 'NR == FNR { base[$1] = $2; next }
+    $1 !~ /^name=/ { p = $2; b = base[$1]; if (index(p, b) == 1) p = substr(p, length(b) + 1); printf "%s:%s ", $1, p }' \
+    <(cg_lines "$pid") <(cg_lines "$xp")
+  kill -9 "$xp"
+}
+want_sub=$(cg_lines "$pid" | grep -v '^name=' | sed 's/:.*/:\/sub/' | tr '\n' ' ')
+is "$(exec_cg --cgroup sub)" "$want_sub" "exec --cgroup sub: the process is in \`sub\` below the container's cgroup in every hierarchy"
+want_other=$(sed 's/\(^\|[ ]\)\(pids\):\/sub/\1\2:\/other/' <<<"$want_sub")
+is "$(exec_cg --cgroup pids:other --cgroup sub)" "$want_other" \
+  "exec --cgroup pids:other --cgroup sub: \`other\` for the pids hierarchy, \`sub\` for the rest"
+rt exec --cgroup sub "$id" /bin/abtest true </dev/null >/dev/null 2>&1
+is "$?:$(for d in $(cg_left "$id"); do [ -d "$d/sub" ] && echo "$d"; done | wc -l)" "0:$made" "a foreground exec --cgroup sub exits 0 and leaves every \`sub\` in place"
+if agentbox_only 6; then
+  for bad in missing ../up bogus:sub; do
+    err=$(rt exec --cgroup "$bad" "$id" /bin/abtest true </dev/null 2>&1)
+    is "$?:$(wc -l <<<"$err")" "255:1" "exec --cgroup $bad is refused (exit 255) with one line"
+  done
+  like "$(rt exec --cgroup missing "$id" /bin/abtest true </dev/null 2>&1)" "missing.*is not a cgroup below the container's" \
+    "... naming the path that is not there"
+  like "$(rt exec --cgroup bogus:sub "$id" /bin/abtest true </dev/null 2>&1)" "no cgroup v1 hierarchy with controller \`bogus\`" \
+    "... and the controller no hierarchy holds"
+  like "$(rt exec --cgroup pids:other --cgroup pids:sub "$id" /bin/abtest true </dev/null 2>&1)" "two paths" \
+    "... and two paths for one hierarchy"
+fi
+rt delete --force "$id"
+is "$(cg_left "$id")" "" "delete --force removes the container's cgroups with the sub-cgroups the test made"
+
 done_testing
