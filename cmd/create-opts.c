@@ -23,6 +23,9 @@ ab_create_opt (const char *cmd, int c, const char *arg, struct ab_create_opts *o
     case AB_OPT_CONSOLE_SOCKET:
       o->console_socket = arg;
       return 1;
+    case AB_OPT_PIDFD_SOCKET:
+      o->pidfd_socket = arg;
+      return 1;
     case AB_OPT_PRESERVE_FDS:
       if (ab_parse_int (arg, &o->preserve_fds) < 0 || o->preserve_fds < 0 || o->preserve_fds > 65536)
         return ab_cmd_usage_error (cmd, "--preserve-fds: expected a number, got `%s`", arg);

@@ -22,12 +22,14 @@ enum
   AB_OPT_HELP,
   AB_OPT_EGRESS_POLICY,
   AB_OPT_ACCEPT_DEGRADED,
+  AB_OPT_PIDFD_SOCKET,
   AB_OPT__CREATE_LAST,
 };
 
 #define AB_CREATE_LONG_OPTIONS                                                                                     \
   { "bundle", required_argument, NULL, AB_OPT_BUNDLE }, { "pid-file", required_argument, NULL, AB_OPT_PID_FILE },  \
       { "console-socket", required_argument, NULL, AB_OPT_CONSOLE_SOCKET },                                        \
+      { "pidfd-socket", required_argument, NULL, AB_OPT_PIDFD_SOCKET },                                            \
       { "preserve-fds", required_argument, NULL, AB_OPT_PRESERVE_FDS },                                            \
       { "no-new-keyring", no_argument, NULL, AB_OPT_NO_NEW_KEYRING },                                              \
       { "no-pivot", no_argument, NULL, AB_OPT_NO_PIVOT }, { "help", no_argument, NULL, AB_OPT_HELP },         \
@@ -38,6 +40,7 @@ enum
   "  -b, --bundle DIR         bundle directory (default: the current directory)\n"                                 \
   "      --pid-file FILE      write the container process's pid to FILE (bare digits)\n"                           \
   "      --console-socket S   send the pty master to the Unix socket S (process.terminal)\n"                       \
+  "      --pidfd-socket S     send a pidfd of the container's process to the Unix socket S once it is created\n"  \
   "      --preserve-fds N     pass fds 3..3+N-1 to the container\n"                                                \
   "      --no-new-keyring     keep the caller's session keyring\n"                                                \
   "      --egress-policy FILE the admin baseline of the egress proxy (annotations can only narrow it)\n"        \

@@ -42,6 +42,7 @@ enum
   OPT_APPARMOR,
   OPT_PROCESS_LABEL,
   OPT_CGROUP,
+  OPT_PIDFD_SOCKET,
   OPT_HELP,
 };
 
@@ -54,6 +55,7 @@ help (void)
           "  -t, --tty                allocate a pty: relayed to our stdio (raw mode, window size),\n"
           "                           or its master sent to --console-socket (needed with --detach)\n"
           "      --console-socket S   send the pty master to the Unix socket S\n"
+          "      --pidfd-socket S     send a pidfd of the process to the Unix socket S once it runs\n"
           "      --pid-file FILE      write the process's pid to FILE\n"
           "      --cwd DIR            working directory inside the container\n"
           "  -e, --env NAME=VALUE     add to the environment (repeatable)\n"
@@ -150,6 +152,7 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
     { "apparmor", required_argument, NULL, OPT_APPARMOR },
     { "process-label", required_argument, NULL, OPT_PROCESS_LABEL },
     { "cgroup", required_argument, NULL, OPT_CGROUP },
+    { "pidfd-socket", required_argument, NULL, OPT_PIDFD_SOCKET },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
   };
@@ -240,6 +243,9 @@ parse_exec_cli (struct ab_global *g, int argc, char **argv, struct ab_exec_opts 
         break;
       case OPT_CGROUP:
         ab_strv_push (&o->cgroups, optarg);
+        break;
+      case OPT_PIDFD_SOCKET:
+        o->pidfd_socket = optarg;
         break;
       case OPT_TIMEOUT:
         if (ab_parse_duration_ms (optarg, &so->timeout_ms) < 0 || so->timeout_ms == 0)

@@ -19,25 +19,26 @@
 #endif
 
 int
-ab_console_socket_connect (const char *path, ab_error_t *err)
+ab_fd_socket_connect (const char *path, const char *opt, ab_error_t *err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   int fd;
 
   if (strlen (path) >= sizeof sa.sun_path)
-    return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "--console-socket `%s`: path too long", path);
+    return ab_error_setc (err, AB_EC_USAGE, ENAMETOOLONG, "%s `%s`: path too long", opt, path);
   strcpy (sa.sun_path, path);
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    return ab_error_set (err, errno, "--console-socket: socket");
+    return ab_error_set (err, errno, "%s: socket", opt);
   if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
     {
       int e = errno;
       close (fd);
-      return ab_error_setc (err, AB_EC_USAGE, e, "--console-socket: connect `%s`", path);
+      return ab_error_setc (err, AB_EC_USAGE, e, "%s: connect `%s`", opt, path);
     }
   return fd;
 }
+
 
 int
 ab_console_setup (int sock, const struct ab_process *p, bool dev_console, ab_error_t *err)

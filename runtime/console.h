@@ -16,8 +16,10 @@
 #include "base/error.h"
 #include "spec/model.h"
 
-/* Connect to the console socket (in the runtime namespace, before clone). */
-int ab_console_socket_connect (const char *path, ab_error_t *err);
+/* Connect to the AF_UNIX socket an option names (--console-socket,
+   --pidfd-socket; errors name opt), in the runtime's namespaces. */
+int ab_fd_socket_connect (const char *path, const char *opt, ab_error_t *err);
+
 
 /* Child, after pivot_root: allocate the pty, send the master on sock, make
    the slave stdio + controlling tty; the container's init (dev_console)

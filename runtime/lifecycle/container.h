@@ -27,6 +27,7 @@ struct ab_create_opts
   struct ab_bundle *prebuilt; /* an already loaded bundle (taken over) */
   const char *pid_file;
   const char *console_socket;
+  const char *pidfd_socket;   /* --pidfd-socket: where the init's pidfd is sent once it is created */
   bool relay_tty;             /* process.terminal without console_socket: the caller relays the pty
                                  (a foreground run); the master ends up in pty_master */
   int preserve_fds;

@@ -658,6 +658,7 @@ struct create_tx
   struct net_job netj;
   int sp[2];
   int console_fd, listen_fd;
+  int pidfd_sock; /* --pidfd-socket, connected before anything is made */
   int relay; /* the other end of the console pair, for a relayed terminal; -1 */
   struct ab_warm_ask warm_ask; /* put to the user's warm holder, its answer not read yet; sock -1 */
   int warm_fd; /* the warm user namespace the container's is made in (runtime/warm.h); -1 */
@@ -837,7 +838,11 @@ phase_realize (struct create_tx *tx, ab_error_t *err)
       tx->ns.enter_parent_userns = tx->ns.nested_ids_done && tx->o->may_enter_warm_userns && !runs_processes (s)
                                    && !ab_container_private_rootfs (c);
     }
-  if (tx->o->console_socket && (tx->console_fd = ab_console_socket_connect (tx->o->console_socket, err)) < 0)
+  if (tx->o->console_socket
+      && (tx->console_fd = ab_fd_socket_connect (tx->o->console_socket, "--console-socket", err)) < 0)
+    return -1;
+  if (tx->o->pidfd_socket
+      && (tx->pidfd_sock = ab_fd_socket_connect (tx->o->pidfd_socket, "--pidfd-socket", err)) < 0)
     return -1;
   /* No console socket (a foreground run): the pty comes back to us to relay. */
   if (!tx->o->console_socket && c->plan->process->terminal
@@ -1006,6 +1011,16 @@ phase_hooks (struct create_tx *tx, ab_error_t *err)
   return 0;
 }
 
+/* --pidfd-socket: the init's pidfd, once the container is there to act
+   on (its receiver may signal it at once). */
+static int
+send_pidfd (struct create_tx *tx, ab_error_t *err)
+{
+  if (tx->pidfd_sock >= 0 && ab_send_fds (tx->pidfd_sock, &tx->c->pidfd, 1, err) < 0)
+    return ab_error_prefix (err, "--pidfd-socket `%s`", tx->o->pidfd_socket);
+  return 0;
+}
+
 static int
 phase_commit (struct create_tx *tx, ab_error_t *err)
 {
@@ -1022,7 +1037,7 @@ phase_commit (struct create_tx *tx, ab_error_t *err)
      that no one but this run can start.  In the foreground START, sent
      by ab_container_start_local, is the child's answer. */
   if (o->foreground)
-    return 0; /* (an overlay workspace's start: ab_container_start_local) */
+    return send_pidfd (tx, err); /* (an overlay workspace's start: ab_container_start_local) */
   if (c->ws)
     {
       ab_changeset_settle (c->ws);
@@ -1036,6 +1051,8 @@ phase_commit (struct create_tx *tx, ab_error_t *err)
     return -1;
   close (c->sync_fd);
   c->sync_fd = -1;
+  if (send_pidfd (tx, err) < 0)
+    return -1;
   /* Created: other commands (state, kill, exec) may look at it now. */
   return ab_container_unlock (c, err);
 }
@@ -1051,6 +1068,7 @@ create_close (struct create_tx *tx)
     }
   ab_closep_now (&tx->listen_fd);
   ab_closep_now (&tx->console_fd);
+  ab_closep_now (&tx->pidfd_sock);
   ab_closep_now (&tx->relay);
   ab_closep_now (&tx->warm_ask.sock);
   ab_closep_now (&tx->warm_fd);
@@ -1068,7 +1086,7 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 {
   static int (*const phases[]) (struct create_tx *, ab_error_t *)
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
-  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .relay = -1,
+  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .pidfd_sock = -1, .relay = -1,
                           .warm_ask = { .sock = -1 }, .warm_fd = -1, .wall_sp = { -1, -1 },
                           .began_ns = ab_now_realtime_ns () };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);

@@ -470,6 +470,7 @@ struct exec_tx
   struct exec_child xc;
   int sp[2];
   int console_fd, init_pidfd, own_pidns, relay;
+  int pidfd_sock; /* --pidfd-socket, connected before the process is made */
   cpu_set_t saved;
   bool affinity_changed;
   bool into_cgroup; /* clone3 put the child in its cgroup */
@@ -548,7 +549,9 @@ exec_realize (struct exec_tx *tx, ab_error_t *err)
   struct exec_child *xc = &tx->xc;
   bool pid_differs;
 
-  if (o->console_socket && (tx->console_fd = ab_console_socket_connect (o->console_socket, err)) < 0)
+  if (o->console_socket && (tx->console_fd = ab_fd_socket_connect (o->console_socket, "--console-socket", err)) < 0)
+    return -1;
+  if (o->pidfd_socket && (tx->pidfd_sock = ab_fd_socket_connect (o->pidfd_socket, "--pidfd-socket", err)) < 0)
     return -1;
   if (!o->console_socket && tx->plan->process->terminal
       && (tx->console_fd = ab_console_relay_pair (&tx->relay, err)) < 0)
@@ -731,6 +734,8 @@ exec_commit (struct exec_tx *tx, ab_error_t *err)
 {
   if (tx->o->pid_file && ab_write_pid_file (tx->o->pid_file, NULL, tx->x->pid, err) < 0)
     return -1;
+  if (tx->pidfd_sock >= 0 && ab_send_fds (tx->pidfd_sock, &tx->x->pidfd, 1, err) < 0)
+    return ab_error_prefix (err, "--pidfd-socket `%s`", tx->o->pidfd_socket);
   return 0;
 }
 
@@ -750,6 +755,7 @@ exec_close (struct exec_tx *tx, bool failed)
   ab_closep_now (&tx->sp[0]);
   ab_closep_now (&tx->sp[1]);
   ab_closep_now (&tx->console_fd);
+  ab_closep_now (&tx->pidfd_sock);
   ab_closep_now (&tx->relay);
   ab_closep_now (&tx->init_pidfd);
   if (tx->have_prog)
@@ -776,6 +782,7 @@ ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *e
                 .tty_rows = o->tty_rows, .tty_cols = o->tty_cols,
                 .apparmor_profile = o->apparmor_profile, .selinux_label = o->selinux_label },
     .sp = { -1, -1 }, .console_fd = -1, .init_pidfd = -1, .own_pidns = -1, .relay = -1,
+    .pidfd_sock = -1,
   };
   struct ab_exec *x = tx.x = xzalloc (sizeof *x);
   int r = 0;

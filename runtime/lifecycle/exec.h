@@ -31,6 +31,7 @@ struct ab_exec_opts
   struct ab_strv add_caps;  /* --cap */
   bool tty;
   const char *console_socket;
+  const char *pidfd_socket; /* --pidfd-socket: where the process's pidfd is sent once it runs */
   bool relay_tty;           /* a terminal without console_socket: the caller relays it (pty_master) */
   unsigned short tty_rows, tty_cols; /* the relayed terminal's first size (0: consoleSize or none) */
   const char *pid_file;

@@ -73,6 +73,7 @@ EXTRA_DIST += $(AB_INTEGRATION_TESTS) \
 	docs/runc-compat.md \
 	docs/landlock.md \
 	tests/integration/pty-drive.py \
+	tests/integration/fd-recv.py \
 	tests/integration/seccomp-agent.py \
 	tests/integration/deny-userns.py \
 	tests/integration/net/net.sh \

@@ -157,4 +157,53 @@ err=$(rt create --bundle "$T/nonexistent" "$(new_id)" </dev/null 2>&1 >/dev/null
 isnt $? 0 "create with a missing bundle fails"
 like "$err" "$T/nonexistent" "the error names the missing bundle"
 
+# ---- --pidfd-socket (runc 1.2): the process's pidfd, sent to the caller -------------------
+
+# recv_start NAME [--kill SIG]: fd-recv.py on $T/NAME.sock (its pid in
+# $recv_pid), logging each fd it receives to $T/NAME.log.
+recv_start ()
+{
+  local name=$1
+  shift
+  rm -f "$T/$name.sock" "$T/$name.log" "$T/$name.log.pid"
+  "$PYTHON3" "$AB_LIBDIR/fd-recv.py" "$T/$name.sock" "$T/$name.log" "$@" </dev/null >/dev/null 2>"$T/$name.err" 7>&- &
+  recv_pid=$!
+  wait_for_file "$T/$name.log.pid"
+}
+recv_stop () { kill "$recv_pid" 2>/dev/null; wait "$recv_pid" 2>/dev/null; }
+
+if rt create --help 2>&1 | grep -q -- --pidfd-socket; then
+  recv_start pf
+  id=$(new_id)
+  create_bg "$id" "$T/sleeper" --pidfd-socket "$T/pf.sock"
+  ok $? "create --pidfd-socket succeeds"
+  wait_for_file "$T/pf.log"
+  is "$(cat "$T/pf.log")" "pidfd $(pid_of "$id")" "... and the socket received a pidfd of the container's init"
+  rt start "$id"
+  rm -f "$T/exec.pid"
+  rt exec --detach --pid-file "$T/exec.pid" --pidfd-socket "$T/pf.sock" "$id" /bin/abtest sleep-forever \
+    </dev/null >/dev/null 2>&1
+  for ((i = 0; i < 50; i++)); do [ "$(wc -l <"$T/pf.log")" -ge 2 ] && break; sleep 0.1; done
+  is "$(sed -n 2p "$T/pf.log")" "pidfd $(cat "$T/exec.pid" 2>/dev/null)" "exec --pidfd-socket sends a pidfd of the exec'd process"
+  rt delete --force "$id"
+  recv_stop
+
+  # What containerd's shim does with it: signal the container through the pidfd.
+  recv_start pfkill --kill SIGKILL
+  id=$(new_id)
+  create_bg "$id" "$T/sleeper" --pidfd-socket "$T/pfkill.sock"
+  pid=$(pid_of "$id")
+  wait_for_status "$id" stopped && wait_gone "$pid"
+  ok $? "SIGKILL through the received pidfd ends the created container (state stopped, process gone)"
+  rt delete "$id"
+  recv_stop
+
+  id=$(new_id)
+  create_bg "$id" "$T/sleeper" --pidfd-socket "$T/absent.sock"
+  is "$?:$(state_of "$id")" "2:" "create --pidfd-socket to a socket no one listens on fails (exit 2, as --console-socket), leaving no container"
+  like "$(cat "$T/sleeper/stderr")" "--pidfd-socket: connect \`$T/absent.sock\`" "... naming the option and the socket"
+else
+  skip "$AB_RUNTIME_KIND has no --pidfd-socket (runc 1.2 added it)" 6
+fi
+
 done_testing
