@@ -722,7 +722,9 @@ exec_sync (struct exec_tx *tx, ab_error_t *err)
   if (x->cg && ab_cgroup_enter (x->cg, x->pid, tx->into_cgroup, true, err) < 0)
     return -1;
   if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0 || ab_await_exec (x->sync_fd, true, &t, err) < 0)
-    return -1;
+    return tx->status == AB_STATUS_PAUSED
+               ? ab_error_prefix (err, "container `%s` was killed while the exec waited for its resume", tx->o->id)
+               : -1;
   /* The child sent the master before STARTED. */
   if (tx->relay >= 0 && (x->pty_master = ab_console_relay_take (&tx->relay, err)) < 0)
     return -1;

@@ -141,8 +141,20 @@ else
   rt resume "$id" >/dev/null 2>&1
   isnt $? 0 "resume of a running container fails"
 
-  rt pause "$id" && rt kill "$id" KILL
+  rt pause "$id" &&
+    { rt exec --ignore-paused "$id" /bin/abtest echo never </dev/null >"$T/ignore-paused.out" 2>&1 & } &&
+    ipx=$!
+  # (the exec's process, frozen, is the container's second one)
+  for ((i = 0; i < 200; i++)); do
+    [ "$(rt ps --format json "$id" | tr ',' '\n' | grep -c '[0-9]')" -ge 2 ] && break
+    sleep 0.05
+  done
+  rt kill "$id" KILL
   ok $? "a paused container can be sent SIGKILL"
+  wait "$ipx"
+  is "$?:$(wc -l <"$T/ignore-paused.out")" "255:1" "... an exec --ignore-paused waiting for it ends then (exit 255), one line"
+  like "$(cat "$T/ignore-paused.out")" "^agentbox: container \`$id\` was killed while the exec waited for its resume" \
+    "... which says why (its program never ran: no output)"
   wait_for_status "$id" stopped && wait_gone "$pid"
   ok $? "SIGKILL ends a paused container (state stopped, process gone on the host)"
   err=$(rt pause "$id" 2>&1)
