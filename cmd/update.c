@@ -34,6 +34,8 @@ enum
   OPT_CPUSET_MEMS,
   OPT_PIDS_LIMIT,
   OPT_BLKIO_WEIGHT,
+  OPT_CPU_IDLE,
+  OPT_CPU_BURST,
   OPT_REFUSED,
 };
 
@@ -63,6 +65,8 @@ static const struct flag
   { OPT_CPUSET_MEMS, "cpu", "mems", V_STRING },
   { OPT_PIDS_LIMIT, "pids", "limit", V_INT },
   { OPT_BLKIO_WEIGHT, "blockIO", "weight", V_INT },
+  { OPT_CPU_IDLE, "cpu", "idle", V_INT },
+  { OPT_CPU_BURST, "cpu", "burst", V_INT },
 };
 #define N_FLAGS (sizeof flags / sizeof flags[0])
 
@@ -75,6 +79,7 @@ static const char usage[] =
   "      --memory-swap N        memory + swap; -1 for unlimited\n"
   "      --cpu-shares N         relative weight (also --cpu-share)\n"
   "      --cpu-quota N          microseconds per period; --cpu-period N\n"
+  "      --cpu-burst N          microseconds the quota may be exceeded by; --cpu-idle 0|1 (SCHED_IDLE)\n"
   "      --cpu-rt-period N, --cpu-rt-runtime N\n"
   "      --cpuset-cpus LIST, --cpuset-mems LIST\n"
   "      --pids-limit N         -1 for unlimited\n"
@@ -176,6 +181,8 @@ ab_cmd_update (struct ab_global *g, int argc, char **argv)
     { "cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS },
     { "pids-limit", required_argument, NULL, OPT_PIDS_LIMIT },
     { "blkio-weight", required_argument, NULL, OPT_BLKIO_WEIGHT },
+    { "cpu-idle", required_argument, NULL, OPT_CPU_IDLE },
+    { "cpu-burst", required_argument, NULL, OPT_CPU_BURST },
     { "kernel-memory", required_argument, NULL, OPT_REFUSED },
     { "kernel-memory-tcp", required_argument, NULL, OPT_REFUSED },
     { "l3-cache-schema", required_argument, NULL, OPT_REFUSED },

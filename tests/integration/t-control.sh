@@ -121,19 +121,27 @@ else
   ok $? "kill --all WINCH to the paused container succeeds"
   is "$(state_of "$id"):$(freezer_view "$pid")" "paused:$fz_want" "... it stays paused: state and freezers agree"
 
-  # exec --ignore-paused (runc): the process is made, frozen with the
-  # container, and runs once it is resumed; meanwhile the container's lock
-  # is not held (the resume below would wait for it).
-  rt exec --ignore-paused "$id" /bin/abtest echo thawed </dev/null >"$T/ignore-paused.out" 2>&1 &
-  ipx=$!
-  sleep 0.5
-  ok "$(alive "$ipx"; echo $?)" "exec --ignore-paused into the paused container waits"
-  is "$(cat "$T/ignore-paused.out")" "" "... and its program has not run (no output yet)"
+  # exec --ignore-paused: the process is made, frozen with the container,
+  # and runs once it is resumed (what the flag is for: runc #3223);
+  # meanwhile the container's lock is not held (the resume below would wait
+  # for it).  runc 1.1.5 on a hybrid host thaws the whole container instead.
+  ipx=
+  if agentbox_only 2; then
+    rt exec --ignore-paused "$id" /bin/abtest echo thawed </dev/null >"$T/ignore-paused.out" 2>&1 &
+    ipx=$!
+    sleep 0.5
+    ok "$(alive "$ipx"; echo $?)" "exec --ignore-paused into the paused container waits"
+    is "$(cat "$T/ignore-paused.out")" "" "... and its program has not run (no output yet)"
+  fi
 
   rt resume "$id"
   ok $? "resume succeeds"
-  wait "$ipx"
-  is "$?:$(cat "$T/ignore-paused.out")" "0:thawed" "... and once resumed the exec's program runs and exits 0"
+  if [ -n "$ipx" ]; then
+    wait "$ipx"
+    is "$?:$(cat "$T/ignore-paused.out")" "0:thawed" "... and once resumed the exec's program runs and exits 0"
+  else
+    skip "agentbox-specific; $AB_RUNTIME_KIND does not promise it" 1
+  fi
   is "$(state_of "$id")" running "state says running again"
   is "$(freezer_view "$pid")" "$(freezer_view "$pid" THAWED 0)" "... and every freezer on the host says thawed"
   wait_tick_after "$T/ticker" "$before"
@@ -141,20 +149,25 @@ else
   rt resume "$id" >/dev/null 2>&1
   isnt $? 0 "resume of a running container fails"
 
-  rt pause "$id" &&
-    { rt exec --ignore-paused "$id" /bin/abtest echo never </dev/null >"$T/ignore-paused.out" 2>&1 & } &&
+  rt pause "$id"
+  ipx=
+  if is_agentbox; then
+    rt exec --ignore-paused "$id" /bin/abtest echo never </dev/null >"$T/ignore-paused.out" 2>&1 &
     ipx=$!
-  # (the exec's process, frozen, is the container's second one)
-  for ((i = 0; i < 200; i++)); do
-    [ "$(rt ps --format json "$id" | tr ',' '\n' | grep -c '[0-9]')" -ge 2 ] && break
-    sleep 0.05
-  done
+    # (the exec's process, frozen, is the container's second one)
+    for ((i = 0; i < 200; i++)); do
+      [ "$(rt ps --format json "$id" | tr ',' '\n' | grep -c '[0-9]')" -ge 2 ] && break
+      sleep 0.05
+    done
+  fi
   rt kill "$id" KILL
   ok $? "a paused container can be sent SIGKILL"
-  wait "$ipx"
-  is "$?:$(wc -l <"$T/ignore-paused.out")" "255:1" "... an exec --ignore-paused waiting for it ends then (exit 255), one line"
-  like "$(cat "$T/ignore-paused.out")" "^agentbox: container \`$id\` was killed while the exec waited for its resume" \
-    "... which says why (its program never ran: no output)"
+  if agentbox_only 2; then
+    wait "$ipx"
+    is "$?:$(wc -l <"$T/ignore-paused.out")" "255:1" "... an exec --ignore-paused waiting for it ends then (exit 255), one line"
+    like "$(cat "$T/ignore-paused.out")" "^agentbox: container \`$id\` was killed while the exec waited for its resume" \
+      "... which says why (its program never ran: no output)"
+  fi
   wait_for_status "$id" stopped && wait_gone "$pid"
   ok $? "SIGKILL ends a paused container (state stopped, process gone on the host)"
   err=$(rt pause "$id" 2>&1)
@@ -310,6 +323,21 @@ else
   ok $? "update --resources - (a LinuxResources document on stdin) succeeds"
   is "$(cg_read "$pid" pids pids.max pids.max)" 12 "pids.max is 12"
   is "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" 100663296 "the memory limit is 96 MiB"
+
+  # --cpu-idle and --cpu-burst (runc 1.2), where the host's cpu controller has them
+  upd_help=$(rt update --help 2>&1)
+  if [[ $upd_help == *--cpu-idle* ]] && [ -n "$(cg_read "$pid" cpu cpu.idle cpu.idle | grep -v '^no ')" ]; then
+    rt update --cpu-idle 1 "$id"
+    is "$?:$(cg_read "$pid" cpu cpu.idle cpu.idle)" 0:1 "update --cpu-idle 1 sets the cgroup's cpu.idle (SCHED_IDLE)"
+  else
+    skip "no cpu.idle for the container's cgroup on this host, or no --cpu-idle in $AB_RUNTIME_KIND" 1
+  fi
+  if [[ $upd_help == *--cpu-burst* ]] && [ -n "$(cg_read "$pid" cpu cpu.cfs_burst_us cpu.max.burst | grep -v '^no ')" ]; then
+    rt update --cpu-quota 50000 --cpu-period 100000 --cpu-burst 20000 "$id"
+    is "$?:$(cg_read "$pid" cpu cpu.cfs_burst_us cpu.max.burst)" 0:20000 "update --cpu-burst 20000 sets the cgroup's burst"
+  else
+    skip "no CPU burst for the container's cgroup on this host, or no --cpu-burst in $AB_RUNTIME_KIND" 1
+  fi
 
   printf '{"pids":{"limit":20}}' >"$T/res.json"
   rt update -r "$T/res.json" "$id"
