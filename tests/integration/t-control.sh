@@ -152,11 +152,15 @@ else
   rt pause "$id"
   ipx=
   if is_agentbox; then
+    nprocs () { rt ps --format json "$id" | tr ',' '\n' | grep -c '[0-9]'; }
+    before=$(nprocs) # (frozen: the ticker's shell, and a sleep it may have had)
     rt exec --ignore-paused "$id" /bin/abtest echo never </dev/null >"$T/ignore-paused.out" 2>&1 &
     ipx=$!
-    # (the exec's process, frozen, is the container's second one)
-    for ((i = 0; i < 200; i++)); do
-      [ "$(rt ps --format json "$id" | tr ',' '\n' | grep -c '[0-9]')" -ge 2 ] && break
+    # Its frozen process: one more in the container's v1 freezer (ps), or,
+    # where clone3 placed it, in an exec cgroup below the v2 one.
+    for ((i = 0; i < 400; i++)); do
+      [ "$(nprocs)" -gt "$before" ] && break
+      d=$(cg_dir "$pid" unified) && cat "$d"/exec-*/cgroup.procs 2>/dev/null | grep -q . && break
       sleep 0.05
     done
   fi
