@@ -39,7 +39,6 @@ ab_fd_socket_connect (const char *path, const char *opt, ab_error_t *err)
   return fd;
 }
 
-
 int
 ab_console_setup (int sock, const struct ab_process *p, bool dev_console, ab_error_t *err)
 {

@@ -42,18 +42,19 @@ descend_one (struct ab_cg_hier *h, const char *rel, ab_error_t *err)
   int fd;
 
   if (h->sub)
-    return strcmp (h->sub, rel) == 0 ? 0
-                                      : ab_error_setc (err, AB_EC_USAGE, 0,
-                                                       "--cgroup: two paths (`%s`, `%s`) for the hierarchy of %s",
-                                                       h->sub, rel, h->dir);
+    return strcmp (h->sub, rel) == 0
+               ? 0
+               : ab_error_setc (err, AB_EC_USAGE, 0,
+                                "--cgroup: two paths (`%s`, `%s`) for the hierarchy of %s", h->sub, rel,
+                                h->dir);
   dir = xasprintf ("%s/%s", h->dir, rel);
   fd = ab_open_canonical (dir, O_RDONLY | O_DIRECTORY);
   if (fd < 0 && errno == ENOSYS)
     fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     {
-      ab_error_setc (err, AB_EC_USAGE, errno, "--cgroup: `%s` is not a cgroup below the container's: `%s`", rel,
-                     dir);
+      ab_error_setc (err, AB_EC_USAGE, errno, "--cgroup: `%s` is not a cgroup below the container's: `%s`",
+                     rel, dir);
       free (dir);
       return -1;
     }
@@ -78,8 +79,8 @@ ab_cgroup_descend (struct ab_cgroup *cg, const char *controllers, const char *su
   char *save = NULL;
 
   if (*rel == '\0' || !ab_path_is_canonical (abs) || ab_path_has_dotdot (abs))
-    return ab_error_setc (err, AB_EC_USAGE, 0, "--cgroup: expected a path below the container's cgroup, got `%s`",
-                          sub);
+    return ab_error_setc (err, AB_EC_USAGE, 0,
+                          "--cgroup: expected a path below the container's cgroup, got `%s`", sub);
   if (list == NULL)
     {
       for (size_t i = 0; i < cg->n; i++)

@@ -1086,8 +1086,8 @@ ab_container_create (const struct ab_create_opts *o, struct ab_container **out, 
 {
   static int (*const phases[]) (struct create_tx *, ab_error_t *)
       = { phase_plan, phase_realize, phase_spawn, phase_sync, phase_hooks, phase_commit };
-  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .pidfd_sock = -1, .relay = -1,
-                          .warm_ask = { .sock = -1 }, .warm_fd = -1, .wall_sp = { -1, -1 },
+  struct create_tx tx = { .o = o, .sp = { -1, -1 }, .console_fd = -1, .listen_fd = -1, .pidfd_sock = -1,
+                          .relay = -1, .warm_ask = { .sock = -1 }, .warm_fd = -1, .wall_sp = { -1, -1 },
                           .began_ns = ab_now_realtime_ns () };
   struct ab_container *c = tx.c = xzalloc (sizeof *c);
   int r = 0;

@@ -530,7 +530,8 @@ exec_sub_cgroups (struct ab_cgroup *cg, const struct ab_strv *v, ab_error_t *err
     for (size_t i = 0; i < v->n; i++)
       {
         const char *colon = strchr (v->v[i], ':');
-        _cleanup_free_ char *ctl = colon && colon > v->v[i] ? xstrndup (v->v[i], (size_t)(colon - v->v[i])) : NULL;
+        _cleanup_free_ char *ctl
+            = colon && colon > v->v[i] ? xstrndup (v->v[i], (size_t)(colon - v->v[i])) : NULL;
         if ((ctl != NULL) != (pass == 0))
           continue;
         if (ab_cgroup_descend (cg, ctl, colon ? colon + 1 : v->v[i], err) < 0)
@@ -549,7 +550,8 @@ exec_realize (struct exec_tx *tx, ab_error_t *err)
   struct exec_child *xc = &tx->xc;
   bool pid_differs;
 
-  if (o->console_socket && (tx->console_fd = ab_fd_socket_connect (o->console_socket, "--console-socket", err)) < 0)
+  if (o->console_socket
+      && (tx->console_fd = ab_fd_socket_connect (o->console_socket, "--console-socket", err)) < 0)
     return -1;
   if (o->pidfd_socket && (tx->pidfd_sock = ab_fd_socket_connect (o->pidfd_socket, "--pidfd-socket", err)) < 0)
     return -1;
@@ -722,9 +724,11 @@ exec_sync (struct exec_tx *tx, ab_error_t *err)
   if (x->cg && ab_cgroup_enter (x->cg, x->pid, tx->into_cgroup, true, err) < 0)
     return -1;
   if (ab_sync_send (x->sync_fd, AB_SYNC_CGROUPS_DONE, 0, err) < 0 || ab_await_exec (x->sync_fd, true, &t, err) < 0)
-    return tx->status == AB_STATUS_PAUSED
-               ? ab_error_prefix (err, "container `%s` was killed while the exec waited for its resume", tx->o->id)
-               : -1;
+    {
+      if (tx->status == AB_STATUS_PAUSED)
+        ab_error_prefix (err, "container `%s` was killed while the exec waited for its resume", tx->o->id);
+      return -1;
+    }
   /* The child sent the master before STARTED. */
   if (tx->relay >= 0 && (x->pty_master = ab_console_relay_take (&tx->relay, err)) < 0)
     return -1;
