@@ -29,22 +29,6 @@
 
 /* ---- reading ------------------------------------------------------------------- */
 
-/* A file holding one number; "max" (a v2 limit) is UINT64_MAX, as runc
-   reads it.  false when it is missing or holds something else. */
-static bool
-get_u64 (struct ab_cg_hier *h, const char *file, uint64_t *out)
-{
-  _cleanup_free_ char *text = NULL;
-  ab_error_t err;
-
-  if (h == NULL || ab_cg_read (h, file, &text, &err) < 0)
-    return false;
-  text[strcspn (text, "\n")] = '\0';
-  if (strcmp (text, "max") == 0)
-    return *out = UINT64_MAX, true;
-  return ab_parse_u64 (text, out) == 0;
-}
-
 static char *
 get_text (struct ab_cg_hier *h, const char *file)
 {
@@ -106,7 +90,7 @@ cpu_v1 (struct ab_cg_hier *acct, struct ab_cgroup_counters *st)
   char *p, *end, *line, *save = NULL;
   uint64_t v;
 
-  get_u64 (acct, "cpuacct.usage", &st->cpu.total);
+  ab_cg_read_u64 (acct, "cpuacct.usage", &st->cpu.total);
   for (p = percpu; p; p = end)
     {
       v = strtoull (p, &end, 10);
@@ -193,7 +177,7 @@ cpuset_v1 (struct ab_cg_hier *h, struct ab_cgroup_counters *st)
   id_list (h, "cpuset.cpus", &st->cpuset.cpus);
   id_list (h, "cpuset.mems", &st->cpuset.mems);
   for (size_t i = 0; i < AB_ARRAY_SIZE (flags); i++)
-    get_u64 (h, flags[i].file, (uint64_t *)((char *)st + flags[i].off));
+    ab_cg_read_u64 (h, flags[i].file, (uint64_t *)((char *)st + flags[i].off));
   if (level)
     {
       level[strcspn (level, "\n")] = '\0';
@@ -243,14 +227,14 @@ mem_entry_v1 (struct ab_cg_hier *h, const char *account, struct ab_cgroup_mem_en
   char f[64];
 
   snprintf (f, sizeof f, "%s.usage_in_bytes", account);
-  if (!get_u64 (h, f, &e->usage))
+  if (!ab_cg_read_u64 (h, f, &e->usage))
     return;
   snprintf (f, sizeof f, "%s.max_usage_in_bytes", account);
-  get_u64 (h, f, &e->max);
+  ab_cg_read_u64 (h, f, &e->max);
   snprintf (f, sizeof f, "%s.failcnt", account);
-  get_u64 (h, f, &e->failcnt);
+  ab_cg_read_u64 (h, f, &e->failcnt);
   snprintf (f, sizeof f, "%s.limit_in_bytes", account);
-  get_u64 (h, f, &e->limit);
+  ab_cg_read_u64 (h, f, &e->limit);
 }
 
 /* v2: memory.current, .max and .peak; failcnt is memory.events' max (the
@@ -262,15 +246,15 @@ memory_v2 (struct ab_cg_hier *h, struct ab_cgroup_counters *st)
   struct ab_cgroup_mem_entry *u = &st->memory.usage, *s = &st->memory.swap;
 
   memory_stat (h, "file", st);
-  if (!get_u64 (h, "memory.current", &u->usage))
+  if (!ab_cg_read_u64 (h, "memory.current", &u->usage))
     return;
-  get_u64 (h, "memory.max", &u->limit);
-  get_u64 (h, "memory.peak", &u->max);
+  ab_cg_read_u64 (h, "memory.max", &u->limit);
+  ab_cg_read_u64 (h, "memory.peak", &u->max);
   ab_cg_read_key (h, "memory.events", "max", &u->failcnt);
-  if (!get_u64 (h, "memory.swap.current", &s->usage))
+  if (!ab_cg_read_u64 (h, "memory.swap.current", &s->usage))
     return;
   s->usage += u->usage;
-  get_u64 (h, "memory.swap.max", &s->limit);
+  ab_cg_read_u64 (h, "memory.swap.max", &s->limit);
   if (s->limit != UINT64_MAX)
     s->limit = u->limit > UINT64_MAX - s->limit ? UINT64_MAX : s->limit + u->limit;
 }
@@ -306,8 +290,8 @@ read_pids (struct ab_cgroup *cg, struct ab_cgroup_counters *st)
 
   if (h)
     {
-      get_u64 (h, "pids.current", &st->pids.current);
-      if (get_u64 (h, "pids.max", &st->pids.limit) && st->pids.limit == UINT64_MAX)
+      ab_cg_read_u64 (h, "pids.current", &st->pids.current);
+      if (ab_cg_read_u64 (h, "pids.max", &st->pids.limit) && st->pids.limit == UINT64_MAX)
         st->pids.limit = 0; /* no limit: runc's 0 */
       return;
     }
@@ -468,7 +452,7 @@ hugetlb_size (struct ab_cg_hier *h, const char *size, struct ab_cgroup_counters 
   memset (e, 0, sizeof *e);
   snprintf (e->size, sizeof e->size, "%s", size);
   snprintf (f, sizeof f, "hugetlb.%s.%s", size, h->v2 ? "current" : "usage_in_bytes");
-  get_u64 (h, f, &e->usage);
+  ab_cg_read_u64 (h, f, &e->usage);
   if (h->v2)
     {
       snprintf (f, sizeof f, "hugetlb.%s.events", size);
@@ -476,9 +460,9 @@ hugetlb_size (struct ab_cg_hier *h, const char *size, struct ab_cgroup_counters 
       return;
     }
   snprintf (f, sizeof f, "hugetlb.%s.max_usage_in_bytes", size);
-  get_u64 (h, f, &e->max);
+  ab_cg_read_u64 (h, f, &e->max);
   snprintf (f, sizeof f, "hugetlb.%s.failcnt", size);
-  get_u64 (h, f, &e->failcnt);
+  ab_cg_read_u64 (h, f, &e->failcnt);
 }
 
 /* The page sizes are those the cgroup has files for ("hugetlb.2MB.current"):
@@ -573,18 +557,6 @@ ab_cgroup_counters_free (struct ab_cgroup_counters *st)
 }
 
 /* ---- OOM kills ------------------------------------------------------------------- */
-
-int
-ab_cgroup_oom_kills (struct ab_cgroup *cg, uint64_t *out)
-{
-  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *v2 = v2_of (cg);
-
-  if (mem)
-    return ab_cg_read_key (mem, "memory.oom_control", "oom_kill", out);
-  if (v2 && ab_cg_has_file (v2, "memory.events"))
-    return ab_cg_read_key (v2, "memory.events", "oom_kill", out);
-  return -1;
-}
 
 /* v1: an eventfd the kernel signals at every OOM of the memory cgroup,
    registered by writing "<eventfd> <fd of memory.oom_control>" to

@@ -200,6 +200,20 @@ ab_cg_read_key (struct ab_cg_hier *h, const char *file, const char *key, uint64_
   return ab_cg_key_value (text, key, out);
 }
 
+bool
+ab_cg_read_u64 (struct ab_cg_hier *h, const char *file, uint64_t *out)
+{
+  _cleanup_free_ char *text = NULL;
+  ab_error_t err;
+
+  if (h == NULL || ab_cg_read (h, file, &text, &err) < 0)
+    return false;
+  text[strcspn (text, "\n")] = '\0';
+  if (strcmp (text, "max") == 0)
+    return *out = UINT64_MAX, true;
+  return ab_parse_u64 (text, out) == 0;
+}
+
 struct ab_cg_hier *
 ab_cg_v1 (struct ab_cgroup *cg, const char *controller)
 {

@@ -165,6 +165,10 @@ bool ab_cg_has_file (struct ab_cg_hier *h, const char *file);
 int ab_cg_read_key (struct ab_cg_hier *h, const char *file, const char *key, uint64_t *out);
 /* The same from a file's text already read (several keys, one read). */
 int ab_cg_key_value (const char *text, const char *key, uint64_t *out);
+/* A file holding one number; "max" (a v2 limit) is UINT64_MAX, as runc
+   reads it.  false when h is NULL, or the file is missing or holds
+   something else. */
+bool ab_cg_read_u64 (struct ab_cg_hier *h, const char *file, uint64_t *out);
 
 /* ---- resources (cgroup-res.c) --------------------------------------------- */
 

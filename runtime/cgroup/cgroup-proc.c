@@ -367,16 +367,16 @@ ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
 
 /* ---- statistics ------------------------------------------------------------------ */
 
-static bool
-read_u64 (struct ab_cg_hier *h, const char *file, uint64_t *out)
+int
+ab_cgroup_oom_kills (struct ab_cgroup *cg, uint64_t *out)
 {
-  _cleanup_free_ char *text = NULL;
-  ab_error_t err;
+  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *v2 = cg->v2 && ab_cg_live (cg->v2) ? cg->v2 : NULL;
 
-  if (h == NULL || ab_cg_read (h, file, &text, &err) < 0)
-    return false;
-  text[strcspn (text, "\n")] = '\0';
-  return ab_parse_u64 (text, out) == 0;
+  if (mem)
+    return ab_cg_read_key (mem, "memory.oom_control", "oom_kill", out);
+  if (v2 && ab_cg_has_file (v2, "memory.events"))
+    return ab_cg_read_key (v2, "memory.events", "oom_kill", out);
+  return -1;
 }
 
 int
@@ -390,16 +390,11 @@ ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_t *e
   uint64_t a, b;
 
   memset (st, 0, sizeof *st);
+  st->memory_known = ab_cgroup_oom_kills (cg, &st->oom_kills) == 0;
   if (mem)
-    {
-      st->memory_known = ab_cg_read_key (mem, "memory.oom_control", "oom_kill", &st->oom_kills) == 0;
-      st->memory_known |= read_u64 (mem, "memory.max_usage_in_bytes", &st->memory_peak);
-    }
+    st->memory_known |= ab_cg_read_u64 (mem, "memory.max_usage_in_bytes", &st->memory_peak);
   else if (v2 && ab_cg_has_file (v2, "memory.events"))
-    {
-      st->memory_known = ab_cg_read_key (v2, "memory.events", "oom_kill", &st->oom_kills) == 0;
-      st->memory_known |= read_u64 (v2, "memory.peak", &st->memory_peak);
-    }
+    st->memory_known |= ab_cg_read_u64 (v2, "memory.peak", &st->memory_peak);
   st->oom_killed = st->oom_kills > 0;
 
   if (pids == NULL && v2 && ab_cg_has_file (v2, "pids.events"))
@@ -418,7 +413,8 @@ ab_cgroup_stats (struct ab_cgroup *cg, struct ab_cgroup_stats *st, ab_error_t *e
       st->cpu_system_usec = b;
       st->cpu_known = true;
     }
-  else if (acct && read_u64 (acct, "cpuacct.usage_user", &a) && read_u64 (acct, "cpuacct.usage_sys", &b))
+  else if (acct && ab_cg_read_u64 (acct, "cpuacct.usage_user", &a)
+           && ab_cg_read_u64 (acct, "cpuacct.usage_sys", &b))
     {
       st->cpu_user_usec = a / 1000;
       st->cpu_system_usec = b / 1000;
