@@ -223,16 +223,14 @@ io_relay_tty (struct io *io, const struct ab_supervise_opts *so, int *master, ab
   io->pty = *master;
   *master = -1;
   io->tee_out = so->capture && !so->passthrough ? -1 : 1;
-  /* The terminal takes our stdin: the pipe io_open made for it is not
-     the program's. */
-  if (io->in_relay)
-    closep2 (&io->in[1]);
+  /* The terminal takes our stdin, or the stdin_data: a pipe io_open made
+     for either is not the program's. */
+  closep2 (&io->in[1]);
   io->in_relay = false;
   if (so->stdin_data)
     {
       io->pend = so->stdin_data;
       io->pend_len = so->stdin_len;
-      closep2 (&io->in[1]);
     }
   else
     io->stdin_open = true;
