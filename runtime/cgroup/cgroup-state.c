@@ -78,7 +78,8 @@ ab_cgroup_descend (struct ab_cgroup *cg, const char *controllers, const char *su
   const char *rel = abs + 1;
   char *save = NULL;
 
-  if (*rel == '\0' || !ab_path_is_canonical (abs) || ab_path_has_dotdot (abs))
+  /* (canonical: no . or .. component, no empty one, no trailing /) */
+  if (*rel == '\0' || !ab_path_is_canonical (abs))
     return ab_error_setc (err, AB_EC_USAGE, 0,
                           "--cgroup: expected a path below the container's cgroup, got `%s`", sub);
   if (list == NULL)
