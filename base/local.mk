@@ -6,6 +6,7 @@ libagentbox_a_SOURCES += \
 	base/util.h base/util.c \
 	base/log.h base/log.c \
 	base/kernel-compat.h \
+	base/libc-compat.h base/libc-compat.c base/libc-string.c base/libc-malloc.c \
 	base/json.h base/json.c base/json-get.c \
 	base/gen.h base/gen.c \
 	base/resolve.h base/resolve.c \

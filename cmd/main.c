@@ -19,6 +19,10 @@
 
 /* Commands that keep state need the state root; spec, features, validate
    and audit (of a bundle) work without one. */
+/* a number macro as a string literal */
+#define AB_LIBC_STR1(x) #x
+#define AB_LIBC_STR(x) AB_LIBC_STR1 (x)
+
 static const struct ab_cmd commands[] = {
   { "create", ab_cmd_create, "create a container (its process waits for start)", false, true },
   { "start", ab_cmd_start, "run the user program of a created container", false, true },
@@ -212,9 +216,16 @@ main (int argc, char **argv)
             const struct scmp_version *v = seccomp_version ();
 
             /* runc prints the libseccomp line too; `static:` names the
-               libraries linked in from their archives (configure.ac). */
-            printf ("agentbox version %s\nspec: %s\nlibseccomp: %u.%u.%u\nstatic: %s\n", PACKAGE_VERSION,
-                    AB_OCI_VERSION, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0, AB_LINKED_STATIC);
+               libraries linked in from their archives (configure.ac),
+               `libc:` the C library (base/libc-compat.h is musl's). */
+            printf ("agentbox version %s\nspec: %s\nlibseccomp: %u.%u.%u\nstatic: %s\nlibc: %s\n", PACKAGE_VERSION,
+                    AB_OCI_VERSION, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0, AB_LINKED_STATIC,
+#ifdef AB_LIBC_COMPAT
+                    "musl"
+#else
+                    "glibc " AB_LIBC_STR (__GLIBC__) "." AB_LIBC_STR (__GLIBC_MINOR__)
+#endif
+            );
           }
           return AB_EXIT_OK;
         default:

@@ -87,6 +87,11 @@ LIBC_FATAL = {"mmap", "mprotect", "munmap", "mremap", "futex", "madvise"}
 # made only to find memory errors.  In a sanitized build they are kill
 # points only; the plain build's sweep gives them their errors.
 SANITIZER_FATAL = LIBC_FATAL | {"sigaltstack", "rt_sigaction", "prlimit64", "sched_getaffinity"}
+# musl's pthread_join waits for the ending thread's own FUTEX_WAKE (glibc's
+# for the tid the kernel clears): a wake made to fail, which the kernel never
+# does, leaves the joiner asleep for good.  In a musl build (`libc: musl` in
+# --version, scripts/static-musl.sh) futex points are kill points only.
+MUSL_FATAL = {"futex"}
 
 
 def start_time(pid):
@@ -129,6 +134,7 @@ class Setup:
         # A sanitizer's runtime hangs on some failures of its own memory
         # calls (a deadlock in its fatal report): those get kill points only.
         self.sanitized = sanitized(self.rt)
+        self.musl = "\nlibc: musl" in subprocess.run([self.rt, "--version"], capture_output=True, text=True).stdout
         self.bundle = os.path.join(self.dir, "bundle")
         self.make_bundle()
         self.cg_parents = cgroup_parents()
@@ -689,7 +695,8 @@ def main():
             # An injected error replaces the syscall: a close(2) "failing"
             # so would leave the fd open, which Linux never does (the fd is
             # released whatever close returns).  Its points are kill points.
-            no_errors = NO_ERRORS | (SANITIZER_FATAL if s.sanitized else set())
+            no_errors = (NO_ERRORS | (SANITIZER_FATAL if s.sanitized else set())
+                         | (MUSL_FATAL if s.musl else set()))
             plan = [(sysc, n, ERRORS[i % len(ERRORS)]) for i, (sysc, n) in enumerate(points)
                     if sysc not in no_errors]
             plan += [(sysc, n, "KILL") for i, (sysc, n) in enumerate(points)

@@ -57,3 +57,13 @@ include tests/audit/local.mk
 include tests/fuzz/local.mk
 include tests/bench.mk
 include tests/tree/local.mk
+
+# The musl build's memcpy, memmove and allocator, compiled under glibc here
+# (not with the sanitizers, whose runtime brings its own malloc).
+check_PROGRAMS += tests/unit/test-libc-mem
+tests_unit_test_libc_mem_SOURCES = tests/unit/test-libc-mem.c base/libc-string.c base/libc-malloc.c
+tests_unit_test_libc_mem_CPPFLAGS = $(AM_CPPFLAGS) -DAB_LIBC_MEM_TEST
+tests_unit_test_libc_mem_CFLAGS = -std=gnu17 $(WARN_CFLAGS)
+tests_unit_test_libc_mem_LDFLAGS =
+tests_unit_test_libc_mem_LDADD = -lpthread
+TESTS += tests/unit/test-libc-mem

@@ -167,6 +167,9 @@ v=$(rt --version 2>&1)
 is $? 0 "--version exits 0"
 like "$(head -1 <<<"$v")" "^$AB_RUNTIME_KIND version [0-9]" "--version starts with '<name> version <n>'"
 like "$v" '^spec: [0-9]+\.[0-9]+\.[0-9]+' "--version names the OCI spec version"
+if [ "$AB_RUNTIME_KIND" = agentbox ]; then
+  like "$v" '^libc: (glibc [0-9]+\.[0-9]+|musl)$' "--version names the C library"
+fi
 is "$(rt -v 2>&1)" "$v" "-v is --version, as runc's"
 if [ "$AB_RUNTIME_KIND" = agentbox ]; then
   # The libraries --version says are linked in are not among the shared

@@ -390,6 +390,20 @@ thread_probe (void *arg)
   return NULL;
 }
 
+/* the tasks of this process */
+static int
+task_count (void)
+{
+  DIR *d = opendir ("/proc/self/task");
+  int n = 0;
+  if (d == NULL)
+    return -1;
+  for (struct dirent *e; (e = readdir (d)) != NULL;)
+    n += e->d_name[0] != '.';
+  closedir (d);
+  return n;
+}
+
 /* The thread starts before the install (arg != NULL: it is filtered only if
    TSYNC brings it in) or after it (arg == NULL: it inherits the filter). */
 static int
@@ -408,9 +422,12 @@ child_thread_probe (void *arg)
     return 3;
   if (write (fds[1], "x", 1) != 1)
     return 4;
-  /* A thread killed by the filter never returns, but the kernel still clears
-     its tid, so the join completes. */
-  pthread_join (t, NULL);
+  /* A thread killed by the filter never returns: wait for its task to go
+     (glibc's pthread_join would see the tid the kernel clears, musl's waits
+     for the thread's own wake-up, which a killed thread never sends). */
+  (void)t;
+  for (int i = 0; i < 10000 && task_count () > 1; i++)
+    usleep (1000);
   return atomic_load (&thread_returned) ? THREAD_SURVIVED : THREAD_KILLED;
 }
 
@@ -532,7 +549,7 @@ child_trace_me (void *arg AB_UNUSED)
    event or a syscall stop); other signals are re-injected, resuming with
    `resume` (PTRACE_CONT or PTRACE_SYSCALL).  Returns the wait status. */
 static int
-wait_stop (pid_t pid, enum __ptrace_request resume)
+wait_stop (pid_t pid, int resume)
 {
   int status;
 
