@@ -17,50 +17,40 @@
  * may become one (AB_NO_LIBCALL). */
 #define AB_NO_LIBCALL __attribute__ ((optimize ("no-tree-loop-distribute-patterns")))
 
+/* 16 bytes, one unaligned vector move */
+struct ab_16
+{
+  uint64_t lo, hi;
+};
+
+/* T-sized N <= n <= 2 N bytes: the first and the last N, both loaded before
+ * either is stored (so that an overlapping memmove is right too) */
+#define AB_COPY_ENDS(T)                                                                                    \
+  do                                                                                                       \
+    {                                                                                                      \
+      T first_, last_;                                                                                     \
+      __builtin_memcpy (&first_, s, sizeof first_);                                                        \
+      __builtin_memcpy (&last_, s + n - sizeof last_, sizeof last_);                                       \
+      __builtin_memcpy (d, &first_, sizeof first_);                                                        \
+      __builtin_memcpy (d + n - sizeof last_, &last_, sizeof last_);                                       \
+    }                                                                                                      \
+  while (0)
+
 static AB_NO_LIBCALL void
 copy_forward (unsigned char *d, const unsigned char *s, size_t n)
 {
   if (n >= 16 && n <= 32)
-    {
-      uint64_t a, b, c, e;
-      __builtin_memcpy (&a, s, 8);
-      __builtin_memcpy (&b, s + 8, 8);
-      __builtin_memcpy (&c, s + n - 16, 8);
-      __builtin_memcpy (&e, s + n - 8, 8);
-      __builtin_memcpy (d, &a, 8);
-      __builtin_memcpy (d + 8, &b, 8);
-      __builtin_memcpy (d + n - 16, &c, 8);
-      __builtin_memcpy (d + n - 8, &e, 8);
-    }
+    AB_COPY_ENDS (struct ab_16);
   else if (n >= 8 && n < 16)
-    {
-      uint64_t a, b;
-      __builtin_memcpy (&a, s, 8);
-      __builtin_memcpy (&b, s + n - 8, 8);
-      __builtin_memcpy (d, &a, 8);
-      __builtin_memcpy (d + n - 8, &b, 8);
-    }
+    AB_COPY_ENDS (uint64_t);
   else if (n >= 4 && n < 8)
-    {
-      uint32_t a, b;
-      __builtin_memcpy (&a, s, 4);
-      __builtin_memcpy (&b, s + n - 4, 4);
-      __builtin_memcpy (d, &a, 4);
-      __builtin_memcpy (d + n - 4, &b, 4);
-    }
-  else if (n < 4)
-    {
-      if (n >= 2)
-        {
-          uint16_t a, b;
-          __builtin_memcpy (&a, s, 2);
-          __builtin_memcpy (&b, s + n - 2, 2);
-          __builtin_memcpy (d, &a, 2);
-          __builtin_memcpy (d + n - 2, &b, 2);
-        }
-      else if (n == 1)
-        *d = *s;
-    }
+    AB_COPY_ENDS (uint32_t);
+  else if (n >= 2 && n < 4)
+    AB_COPY_ENDS (uint16_t);
+  else if (n == 1)
+    *d = *s;
+  else if (n == 0)
+    return;
   else
     {
 #if defined(__x86_64__)
