@@ -21,7 +21,7 @@ PKGS="build-essential autoconf automake pkg-config clang libclang-rt-14-dev
 libseccomp-dev libcap-dev libyajl-dev libmnl-dev libnftnl-dev
 python3 python3-jsonschema busybox-static iproute2 nftables runc curl podman containerd strace
 containernetworking-plugins python3-grpcio python3-protobuf protobuf-compiler
-uidmap bubblewrap"
+uidmap bubblewrap musl-tools gperf"
 
 if [ "${1:-}" = "--if-needed" ]; then
   missing=""

@@ -18,25 +18,29 @@
 # agentbox's tree.  Then agentbox is configured with CC=musl-gcc and
 # --enable-static-pie against them.  The result: BUILDDIR/agentbox; `make
 # bench` in BUILDDIR measures it.
+#
+#   scripts/static-musl.sh --compile-check BUILDDIR
+#
+# compiles every object of agentbox with musl-gcc against the installed
+# -dev packages' headers (the libraries' headers do not depend on the C
+# library) and links nothing: what a change uses of glibc that musl lacks
+# fails here without the five source trees (tests/tree/t-musl.sh, make check).
 set -eu
-[ $# -eq 2 ] || { echo "usage: $0 SRCDIR BUILDDIR" >&2; exit 2; }
-srcdir=$(cd "$1" && pwd)
-mkdir -p "$2"
-out=$(cd "$2" && pwd)
+check=no
+if [ "${1:-}" = --compile-check ]; then
+  check=yes
+  shift
+  [ $# -eq 1 ] || { echo "usage: $0 --compile-check BUILDDIR" >&2; exit 2; }
+else
+  [ $# -eq 2 ] || { echo "usage: $0 SRCDIR BUILDDIR" >&2; exit 2; }
+  srcdir=$(cd "$1" && pwd)
+  shift
+fi
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
 command -v musl-gcc >/dev/null || { echo "$0: musl-gcc not found: apt-get install musl-tools" >&2; exit 2; }
-command -v gperf >/dev/null || { echo "$0: gperf not found (libseccomp's build): apt-get install gperf" >&2; exit 2; }
 jobs=$(nproc)
-
-tree() {
-  for d in "$srcdir/$1"*; do
-    [ -d "$d" ] && { echo "$d"; return; }
-  done
-  echo "$0: no $1 source tree in $srcdir" >&2
-  exit 2
-}
-mnl=$(tree libmnl); nftnl=$(tree libnftnl); seccomp=$(tree libseccomp)
-cap=$(tree libcap); yajl=$(tree yajl)
 
 pfx="$out/musl"
 mkdir -p "$pfx/include" "$pfx/lib/pkgconfig" "$pfx/obj"
@@ -51,6 +55,34 @@ sed -e "s|%{!shared: $ml/Scrt1.o}|%{static-pie: $ml/rcrt1.o} %{!static-pie:%{!sh
   -e "s|^-dynamic-linker \([^ ]*\) |%{static-pie:-static -pie --no-dynamic-linker -z text} %{!static-pie:-dynamic-linker \1} |" \
   "$ml/musl-gcc.specs" >"$pfx/musl-gcc.specs"
 export CC="gcc -specs $pfx/musl-gcc.specs -isystem $pfx/include"
+[ -f "$top/configure" ] || (cd "$top" && ./autogen.sh)
+
+if [ "$check" = yes ]; then
+  # the five libraries' headers, from the -dev packages
+  for h in seccomp.h seccomp-syscalls.h yajl libmnl libnftnl; do
+    [ -e "/usr/include/$h" ] || { echo "$0: /usr/include/$h missing: scripts/install-deps.sh" >&2; exit 2; }
+    ln -sfn "/usr/include/$h" "$pfx/include/$h"
+  done
+  mkdir -p "$pfx/include/sys"
+  ln -sfn /usr/include/sys/capability.h "$pfx/include/sys/capability.h"
+  cd "$out"
+  [ -f Makefile ] || "$top/configure" -q --disable-static-libs CC="$CC" CFLAGS="-O2"
+  grep -q '^#define AB_LIBC_COMPAT 1' config.h || { echo "$0: configure took $CC for glibc" >&2; exit 1; }
+  make -s -j"$jobs" compile-only
+  exit 0
+fi
+
+command -v gperf >/dev/null || { echo "$0: gperf not found (libseccomp's build): apt-get install gperf" >&2; exit 2; }
+tree() {
+  for d in "$srcdir/$1"*; do
+    [ -d "$d" ] && { echo "$d"; return; }
+  done
+  echo "$0: no $1 source tree in $srcdir" >&2
+  exit 2
+}
+mnl=$(tree libmnl); nftnl=$(tree libnftnl); seccomp=$(tree libseccomp)
+cap=$(tree libcap); yajl=$(tree yajl)
+
 export CFLAGS="-O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2"
 export PKG_CONFIG_LIBDIR="$pfx/lib/pkgconfig"
 unset PKG_CONFIG_PATH
@@ -122,7 +154,6 @@ if [ ! -f "$pfx/lib/pkgconfig/libseccomp.pc" ]; then
 fi
 
 cd "$out"
-[ -f "$top/configure" ] || (cd "$top" && ./autogen.sh)
 [ -f Makefile ] || "$top/configure" -q --enable-static-pie CC="$CC" CFLAGS="-O2 -g" LDFLAGS="-L$pfx/lib"
 make -s -j"$jobs" agentbox
 # a static PIE of musl's: type DYN, no program interpreter, no glibc symbol
