@@ -629,8 +629,8 @@ in_pidns (pid_t pid, const struct stat *ns)
   return stat (path, &st) == 0 && st.st_ino == ns->st_ino && st.st_dev == ns->st_dev;
 }
 
-/* --all without a cgroup (rootless, none delegated): every process of the
-   container's pid namespace, each through a pidfd, and only if it is still
+/* --all without a cgroup (rootless, none delegated), or SIGKILL to a paused
+   container: every process of the container's pid namespace, each through a pidfd, and only if it is still
    in the namespace once the pidfd pins it (a pid recycled since it was
    listed is never signalled).  SIGKILL to the init alone would do (the
    kernel then kills the namespace), but other signals go to each. */
@@ -689,17 +689,20 @@ ab_container_kill (const char *root, const char *id, int sig, bool all, ab_error
     return ab_cgroup_kill (c->cg, sig, err);
   if (all && c->cg == NULL)
     return kill_pidns (c, sig, err);
+  /* A task held by the v1 freezer does not die until it is thawed (the
+     v2 freezer lets SIGKILL through): SIGKILL to a paused container thaws
+     it, as runc's does.  Every process of its pid namespace is sent the
+     signal first, while frozen: the init's end alone kills the others only
+     once it happens, and a thawed `exec --ignore-paused` child could reach
+     its program before that.  Any other signal waits for `resume`. */
+  if (sig == SIGKILL && status == AB_STATUS_PAUSED && c->cg)
+    return kill_pidns (c, sig, err) < 0 ? -1 : ab_cgroup_freeze (c->cg, false, err);
   /* The pidfd pins the process we checked: a recycled pid is never signalled. */
   pidfd = ab_state_pidfd (c->state);
   if (pidfd < 0)
     return ab_error_setc (err, AB_EC_STATE, ESRCH, "cannot kill container `%s`: container not running", id);
   if (syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
     return ab_error_set (err, errno, "kill container `%s` with signal %d", id, sig);
-  /* A task held by the v1 freezer does not die until it is thawed (the
-     v2 freezer lets SIGKILL through): SIGKILL to a paused container thaws
-     it, as runc's does.  Any other signal waits for `resume`. */
-  if (sig == SIGKILL && status == AB_STATUS_PAUSED && c->cg)
-    return ab_cgroup_freeze (c->cg, false, err);
   return 0;
 }
 
