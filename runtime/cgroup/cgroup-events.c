@@ -47,19 +47,12 @@ push (struct ab_cgroup_u64s *l, uint64_t v)
   l->v[l->n++] = v;
 }
 
-/* The container's v2 cgroup, if its directory is there. */
-static struct ab_cg_hier *
-v2_of (struct ab_cgroup *cg)
-{
-  return cg->v2 && ab_cg_live (cg->v2) ? cg->v2 : NULL;
-}
-
 /* The hierarchy to read `controller` in: its v1 one, else the v2 cgroup
    when it has `probe` (a file only that controller makes). */
 static struct ab_cg_hier *
 controller (struct ab_cgroup *cg, const char *name, const char *probe)
 {
-  struct ab_cg_hier *h = ab_cg_v1 (cg, name), *v2 = v2_of (cg);
+  struct ab_cg_hier *h = ab_cg_v1 (cg, name), *v2 = ab_cg_v2 (cg);
 
   if (h)
     return h;
@@ -478,7 +471,7 @@ read_hugetlb (struct ab_cgroup *cg, struct ab_cgroup_counters *st)
   DIR *d;
 
   if (h == NULL)
-    h = v2_of (cg);
+    h = ab_cg_v2 (cg);
   if (h == NULL || (dfd = ab_cg_dirfd (h)) < 0)
     return;
   suffix = h->v2 ? ".current" : ".usage_in_bytes";
@@ -513,7 +506,7 @@ read_hugetlb (struct ab_cgroup *cg, struct ab_cgroup_counters *st)
 int
 ab_cgroup_counters (struct ab_cgroup *cg, struct ab_cgroup_counters *st, ab_error_t *err)
 {
-  struct ab_cg_hier *acct = ab_cg_v1 (cg, "cpuacct"), *cpu = ab_cg_v1 (cg, "cpu"), *v2 = v2_of (cg);
+  struct ab_cg_hier *acct = ab_cg_v1 (cg, "cpuacct"), *cpu = ab_cg_v1 (cg, "cpu"), *v2 = ab_cg_v2 (cg);
   struct ab_cg_hier *h;
 
   memset (st, 0, sizeof *st);
@@ -586,7 +579,7 @@ oom_eventfd (struct ab_cg_hier *mem)
 int
 ab_cgroup_oom_watch (struct ab_cgroup *cg, short *events)
 {
-  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *v2 = v2_of (cg);
+  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *v2 = ab_cg_v2 (cg);
   int dfd, fd;
 
   if (mem)

@@ -225,6 +225,12 @@ ab_cg_v1 (struct ab_cgroup *cg, const char *controller)
   return NULL;
 }
 
+struct ab_cg_hier *
+ab_cg_v2 (struct ab_cgroup *cg)
+{
+  return cg->v2 && ab_cg_live (cg->v2) ? cg->v2 : NULL;
+}
+
 char *
 ab_cg_v2_available (struct ab_cgroup *cg)
 {

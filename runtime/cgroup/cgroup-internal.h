@@ -139,6 +139,8 @@ size_t ab_cg_path_depth (const struct ab_cg_hier *h);
 
 /* The v1 hierarchy holding `controller`, or NULL. */
 struct ab_cg_hier *ab_cg_v1 (struct ab_cgroup *cg, const char *controller);
+/* The container's v2 cgroup if its directory is there (ab_cg_live), or NULL. */
+struct ab_cg_hier *ab_cg_v2 (struct ab_cgroup *cg);
 /* Controllers available to the container in the v2 tree: the parent's
    cgroup.controllers (space-separated), "" when there is no v2 tree. */
 char *ab_cg_v2_available (struct ab_cgroup *cg);

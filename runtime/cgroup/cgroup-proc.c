@@ -25,7 +25,7 @@ ab_cg_tracking (struct ab_cgroup *cg)
 {
   struct ab_cg_hier *h;
 
-  if (cg->v2 && ab_cg_live (cg->v2))
+  if (ab_cg_v2 (cg))
     return cg->v2;
   if ((h = ab_cg_v1 (cg, "freezer")) != NULL || (h = ab_cg_v1 (cg, "pids")) != NULL)
     return h;
@@ -214,7 +214,7 @@ freezers (struct ab_cgroup *cg, struct ab_cg_hier *hs[2])
 {
   size_t n = 0;
 
-  if (cg->v2 && ab_cg_live (cg->v2) && ab_cg_has_file (cg->v2, "cgroup.freeze"))
+  if (ab_cg_v2 (cg) && ab_cg_has_file (cg->v2, "cgroup.freeze"))
     hs[n++] = cg->v2;
   if ((hs[n] = ab_cg_v1 (cg, "freezer")) != NULL)
     n++;
@@ -370,7 +370,7 @@ ab_cgroup_kill (struct ab_cgroup *cg, int sig, ab_error_t *err)
 int
 ab_cgroup_oom_kills (struct ab_cgroup *cg, uint64_t *out)
 {
-  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *v2 = cg->v2 && ab_cg_live (cg->v2) ? cg->v2 : NULL;
+  struct ab_cg_hier *mem = ab_cg_v1 (cg, "memory"), *v2 = ab_cg_v2 (cg);
 
   if (mem)
     return ab_cg_read_key (mem, "memory.oom_control", "oom_kill", out);
