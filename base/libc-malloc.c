@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,37 @@ atfork_once (void)
     pthread_atfork (lock_take, lock_give, lock_give);
 }
 
+static struct hdr *
+hdr_of (void *p)
+{
+  return (struct hdr *)((unsigned char *)p - AB_HDR);
+}
+
+static void *
+no_memory (void)
+{
+  errno = ENOMEM;
+  return NULL;
+}
+
+/* n bytes and a header in whole pages; false if that overflows */
+static bool
+pages_for (size_t n, size_t *len)
+{
+  if (n > SIZE_MAX - AB_HDR - 4096)
+    return false;
+  *len = (n + AB_HDR + 4095) & ~(size_t)4095;
+  return true;
+}
+
+/* fresh zeroed pages; NULL with ENOMEM */
+static void *
+map_pages (size_t len)
+{
+  void *r = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return r == MAP_FAILED ? no_memory () : r;
+}
+
 static size_t
 class_of (size_t n)
 {
@@ -103,18 +135,12 @@ class_of (size_t n)
 static void *
 large_alloc (size_t n)
 {
-  if (n > SIZE_MAX - AB_HDR - 4096)
-    {
-      errno = ENOMEM;
-      return NULL;
-    }
-  size_t len = (n + AB_HDR + 4095) & ~(size_t)4095;
-  struct hdr *h = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (h == MAP_FAILED)
-    {
-      errno = ENOMEM;
-      return NULL;
-    }
+  size_t len;
+  struct hdr *h;
+  if (!pages_for (n, &len))
+    return no_memory ();
+  if ((h = map_pages (len)) == NULL)
+    return NULL;
   h->size = len;
   h->tag = AB_TAG_LARGE;
   return (unsigned char *)h + AB_HDR;
@@ -135,12 +161,9 @@ small_alloc (size_t c)
   if (bump == NULL || (size_t)(bump_end - bump) < need)
     {
       size_t len = need > AB_REGION ? need : AB_REGION;
-      void *r = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (r == MAP_FAILED)
-        {
-          errno = ENOMEM;
-          return NULL;
-        }
+      unsigned char *r = map_pages (len);
+      if (r == NULL)
+        return NULL;
       bump = r;
       bump_end = bump + len;
     }
@@ -177,7 +200,7 @@ free (void *p)
 {
   if (p == NULL)
     return;
-  struct hdr *h = (struct hdr *)((unsigned char *)p - AB_HDR);
+  struct hdr *h = hdr_of (p);
   if (h->tag == AB_TAG_ALIGNED)
     {
       free ((unsigned char *)p - h->size);
@@ -200,7 +223,7 @@ malloc_usable_size (void *p)
 {
   if (p == NULL)
     return 0;
-  struct hdr *h = (struct hdr *)((unsigned char *)p - AB_HDR);
+  struct hdr *h = hdr_of (p);
   if (h->tag == AB_TAG_ALIGNED)
     return malloc_usable_size ((unsigned char *)p - h->size) - h->size;
   return h->tag == AB_TAG_LARGE ? h->size - AB_HDR : h->size;
@@ -210,10 +233,7 @@ void *
 calloc (size_t m, size_t n)
 {
   if (n != 0 && m > SIZE_MAX / n)
-    {
-      errno = ENOMEM;
-      return NULL;
-    }
+    return no_memory ();
   void *p = alloc (m * n);
   if (p != NULL)
     memset (p, 0, m * n);
@@ -225,21 +245,15 @@ realloc (void *p, size_t n)
 {
   if (p == NULL)
     return malloc (n);
-  struct hdr *h = (struct hdr *)((unsigned char *)p - AB_HDR);
+  struct hdr *h = hdr_of (p);
   if (h->tag == AB_TAG_LARGE && n > AB_SMALL_MAX)
     {
-      if (n > SIZE_MAX - AB_HDR - 4096)
-        {
-          errno = ENOMEM;
-          return NULL;
-        }
-      size_t len = (n + AB_HDR + 4095) & ~(size_t)4095;
-      struct hdr *g = mremap (h, h->size, len, MREMAP_MAYMOVE);
-      if (g == MAP_FAILED)
-        {
-          errno = ENOMEM;
-          return NULL;
-        }
+      size_t len;
+      struct hdr *g;
+      if (!pages_for (n, &len))
+        return no_memory ();
+      if ((g = mremap (h, h->size, len, MREMAP_MAYMOVE)) == MAP_FAILED)
+        return no_memory ();
       g->size = len;
       return (unsigned char *)g + AB_HDR;
     }
@@ -265,15 +279,12 @@ aligned_alloc (size_t align, size_t n)
   if (align <= AB_HDR)
     return malloc (n);
   if (n > SIZE_MAX - align - AB_HDR)
-    {
-      errno = ENOMEM;
-      return NULL;
-    }
+    return no_memory ();
   unsigned char *p = malloc (n + align + AB_HDR);
   if (p == NULL)
     return NULL;
   unsigned char *u = (unsigned char *)(((uintptr_t)p + AB_HDR + align - 1) & ~(uintptr_t)(align - 1));
-  struct hdr *h = (struct hdr *)(u - AB_HDR);
+  struct hdr *h = hdr_of (u);
   h->size = (size_t)(u - p);
   h->tag = AB_TAG_ALIGNED;
   return u;
