@@ -17,12 +17,12 @@
 #include "base/util.h"
 #include "spec/model.h"
 
-/* Commands that keep state need the state root; spec, features, validate
-   and audit (of a bundle) work without one. */
 /* a number macro as a string literal */
 #define AB_LIBC_STR1(x) #x
 #define AB_LIBC_STR(x) AB_LIBC_STR1 (x)
 
+/* Commands that keep state need the state root; spec, features, validate
+   and audit (of a bundle) work without one. */
 static const struct ab_cmd commands[] = {
   { "create", ab_cmd_create, "create a container (its process waits for start)", false, true },
   { "start", ab_cmd_start, "run the user program of a created container", false, true },

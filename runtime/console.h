@@ -20,7 +20,6 @@
    --pidfd-socket; errors name opt), in the runtime's namespaces. */
 int ab_fd_socket_connect (const char *path, const char *opt, ab_error_t *err);
 
-
 /* Child, after pivot_root: allocate the pty, send the master on sock, make
    the slave stdio + controlling tty; the container's init (dev_console)
    also binds it on /dev/console, an exec'd process does not (as runc), and

@@ -134,7 +134,8 @@ class Setup:
         # A sanitizer's runtime hangs on some failures of its own memory
         # calls (a deadlock in its fatal report): those get kill points only.
         self.sanitized = sanitized(self.rt)
-        self.musl = "\nlibc: musl" in subprocess.run([self.rt, "--version"], capture_output=True, text=True).stdout
+        version = subprocess.run([self.rt, "--version"], capture_output=True, text=True).stdout
+        self.musl = "\nlibc: musl" in version
         self.bundle = os.path.join(self.dir, "bundle")
         self.make_bundle()
         self.cg_parents = cgroup_parents()

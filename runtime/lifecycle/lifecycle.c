@@ -629,11 +629,11 @@ in_pidns (pid_t pid, const struct stat *ns)
   return stat (path, &st) == 0 && st.st_ino == ns->st_ino && st.st_dev == ns->st_dev;
 }
 
-/* --all without a cgroup (rootless, none delegated), or SIGKILL to a paused
-   container: every process of the container's pid namespace, each through a pidfd, and only if it is still
-   in the namespace once the pidfd pins it (a pid recycled since it was
-   listed is never signalled).  SIGKILL to the init alone would do (the
-   kernel then kills the namespace), but other signals go to each. */
+/* --all without a cgroup (rootless, none delegated), or SIGKILL to a
+   paused container: every process of the container's pid namespace, each
+   through a pidfd, and only if it is still in the namespace once the pidfd
+   pins it (a pid recycled since it was listed is never signalled).  The
+   init alone where the container shares our pid namespace. */
 static int
 kill_pidns (struct ab_container *c, int sig, ab_error_t *err)
 {
