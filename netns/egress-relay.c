@@ -591,10 +591,10 @@ finish (struct ab_egress *e, struct ab_egress_conn *c)
   ab_egress_conn_update (e, c);
 }
 
-/* A socket that hung up (both directions over) stays readable for epoll
-   forever: take what it still holds, stop watching it, and finish the
-   other direction.  What was queued toward it is dropped: nobody is left
-   to read it. */
+/* A socket that hung up (both directions over) or failed stays readable
+   for epoll forever: take what it still holds, stop watching it, and
+   finish the other direction.  What was queued toward it is dropped:
+   nobody is left to read it. */
 static void
 side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
 {
@@ -627,12 +627,15 @@ side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
 void
 ab_egress_relay_event (struct ab_egress *e, struct ab_egress_conn *c, bool client, uint32_t events)
 {
-  if ((events & EPOLLERR) || ((events & EPOLLHUP) && client && c->state != AB_CS_RELAY))
+  /* A client in error (a reset) can take nothing more: close.  An
+     upstream's reset still leaves what arrived before it readable, and
+     that goes to the client before its connection ends. */
+  if (((events & EPOLLERR) && client) || ((events & EPOLLHUP) && client && c->state != AB_CS_RELAY))
     {
       ab_egress_conn_close (e, c);
       return;
     }
-  if (events & EPOLLHUP)
+  if (events & (EPOLLHUP | EPOLLERR))
     side_hup (e, c, client);
   else if (events & EPOLLIN)
     {

@@ -62,9 +62,12 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   check_in "$top/_build-san" --enable-sanitizers
 tally "$top/_build" "$stamp"
 tally "$top/_build-san" "$stamp"
-# failures of individual tests are counted above; print the names
+# failures of individual tests are counted above; print the names, and the
+# diagnostic lines (up to 3, cut at 400 columns) each "not ok" carries
 for f in $(find "$top/_build" "$top/_build-san" -name '*.log' -newer "$stamp" 2>/dev/null); do
-  grep -H '^\(not ok\|FAIL:\|ERROR:\)' "$f" 2>/dev/null | head -20 >&2
+  awk -v f="$f" '/^(not ok|FAIL:|ERROR:)/ { print f ":" $0; d = /^not ok/ ? 3 : 0; next }
+                 d > 0 && /^#/ { print f ":" substr($0, 1, 400); d--; next } { d = 0 }' "$f" 2>/dev/null |
+    head -30 >&2
 done
 
 # distcheck runs the suite once more, from the tarball; on failure its tree

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -596,6 +597,24 @@ def test_resets(w, p):
     ok("200" in r.get("status", "") and r.get("n", 1 << 30) < 8 << 20 and after.get("sha_ok") and p.poll() is None,
        "an upstream that resets in the middle of a response: the client's connection ends short, no hang, and "
        "the proxy serves the next client", (r, after))
+    # The same with the proxy stopped while the head, the bytes and the
+    # reset arrive: it wakes to a socket in error that still holds them.
+    m = w.mark()
+    c = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
+                          "get", "/reset?n=%d&wait=1" % (64 << 10)], stdout=subprocess.PIPE, text=True)
+    seen = w.wait_event(m, lambda e: e.get("kind") == "http", limit=10)
+    os.kill(p.pid, signal.SIGSTOP)
+    try:
+        seen = w.wait_event(m, lambda e: e.get("kind") == "reset", limit=10)
+        time.sleep(0.2)  # the reset crosses the veth
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    r = json.loads(c.communicate(timeout=30)[0].strip().splitlines()[-1])
+    after = w.client("xfer", "proxy", "down", str(1 << 20))
+    ok(r.get("status", "").split()[1:2] == ["200"] and r.get("n", 0) == 32 << 10 and after.get("sha_ok")
+       and p.poll() is None,
+       "an upstream whose head, bytes and reset all wait for the proxy: the client still gets the head and "
+       "the 32 KiB that came before the reset, then its connection ends", (r, [e.get("kind") for e in seen], after))
 
 
 def test_requests(w, p, label):

@@ -15,7 +15,9 @@ HTTP paths (keep-alive, the same over TLS):
   /big?n=N       N bytes of "x"
   /rand?n=N      N bytes of pattern.py's stream; logs "progress" every
                  4 MiB sent and "sent" at the end (complete or aborted)
-  /reset?n=N     the head of N bytes and half of them, then a reset (RST)
+  /reset?n=N     the head of N bytes and half of them, then a reset (RST);
+                 with &wait=S, first S seconds of silence, and "reset" is
+                 logged once the RST is sent
   /upgrade       101 Switching Protocols, then echoes raw bytes to EOF
   POST /sink     reads the body (Content-Length or chunked); answers and
                  logs its length and SHA-256
@@ -69,7 +71,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_rand(int(self.path[8:]))
             return
         if self.path.startswith("/reset?n="):
-            n = int(self.path[9:])
+            n, _, wait = self.path[9:].partition("&wait=")
+            n = int(n)
+            time.sleep(float(wait or 0))
             self.send_response(200)
             self.send_header("Content-Length", str(n))
             self.end_headers()
@@ -78,6 +82,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             self.connection.close()
+            log(kind="reset", path=self.path)
             return
         if self.path == "/upgrade":
             self.send_response(101)
