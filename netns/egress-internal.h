@@ -411,6 +411,7 @@ struct ab_egress_conn
   size_t n_cand, i_cand;
   bool c_eof, u_eof, u_wshut, c_wshut;
   bool c2u_closed; /* a later request was refused: nothing more goes upstream */
+  bool u_reset;    /* the upstream failed (a reset): the client's connection ends with one too */
   uint64_t deadline, last_io;
 };
 

@@ -494,7 +494,9 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
                 ab_egress_conn_close (e, c);
               break;
             case AB_CS_RELAY:
-              if (now - c->last_io >= idle)
+              if (c->u_reset)
+                ab_egress_relay_kick (e, c); /* the client's reset waits for its last bytes */
+              else if (now - c->last_io >= idle)
                 ab_egress_conn_close (e, c);
               break;
             case AB_CS_CLOSING:

@@ -23,6 +23,11 @@
  *                        request (the rewrite asks the upstream to close):
  *                        what the client sends after it is dropped.
  *
+ * Ends: an EOF on one side shuts down the other's write side once its
+ * bytes went out (a half-close passes through).  An upstream's reset ends
+ * the client's connection with a reset, after the bytes that came before
+ * it, so that a close-delimited body cut short does not look complete.
+ *
  * Order: each direction has a buffer and a pipe.  Bytes enter the pipe only
  * while the buffer is empty, and bytes enter the buffer only after the
  * pipe's were moved into it (pipe_to_buf), so the buffer's bytes are always
@@ -32,7 +37,9 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "netns/egress-internal.h"
@@ -568,6 +575,33 @@ flush_both (struct ab_egress *e, struct ab_egress_conn *c)
   return 0;
 }
 
+/* The upstream failed and what came before its failure was handed to the
+   kernel: end the client's connection with a reset too, so that a client
+   reading to EOF (a close-delimited body, a tunnel) sees an error, not a
+   complete stream.  A reset drops what the socket has not sent yet, so it
+   waits (the sweep calls again) until the client took every byte, or
+   CLOSE_LINGER_MS passed. */
+static void
+client_abort (struct ab_egress *e, struct ab_egress_conn *c)
+{
+  uint64_t now = ab_egress_now_ms ();
+  struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+  int unsent = 0;
+
+  if (ioctl (c->cep.fd, SIOCOUTQ, &unsent) == 0 && unsent > 0)
+    {
+      if (c->deadline == 0)
+        c->deadline = now + CLOSE_LINGER_MS;
+      if (now < c->deadline)
+        {
+          ab_egress_conn_update (e, c);
+          return;
+        }
+    }
+  setsockopt (c->cep.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  ab_egress_conn_close (e, c);
+}
+
 /* Propagate half-closes; close when both ways are done. */
 static void
 finish (struct ab_egress *e, struct ab_egress_conn *c)
@@ -579,6 +613,11 @@ finish (struct ab_egress *e, struct ab_egress_conn *c)
     }
   if (c->u_eof && ab_egress_relay_u2c_pending (c) == 0 && !c->c_wshut)
     {
+      if (c->u_reset)
+        {
+          client_abort (e, c);
+          return;
+        }
       shutdown (c->cep.fd, SHUT_WR);
       c->c_wshut = true;
     }
@@ -596,7 +635,7 @@ finish (struct ab_egress *e, struct ab_egress_conn *c)
    finish the other direction.  What was queued toward it is dropped:
    nobody is left to read it. */
 static void
-side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
+side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client, bool failed)
 {
   if (client)
     {
@@ -621,6 +660,7 @@ side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
       ab_egress_buf_free (&c->c2u);
       pipe_put (e, &c->c2u_pipe);
       c->u_eof = c->u_wshut = true;
+      c->u_reset = failed;
     }
 }
 
@@ -629,14 +669,14 @@ ab_egress_relay_event (struct ab_egress *e, struct ab_egress_conn *c, bool clien
 {
   /* A client in error (a reset) can take nothing more: close.  An
      upstream's reset still leaves what arrived before it readable, and
-     that goes to the client before its connection ends. */
+     that goes to the client before its connection is reset. */
   if (((events & EPOLLERR) && client) || ((events & EPOLLHUP) && client && c->state != AB_CS_RELAY))
     {
       ab_egress_conn_close (e, c);
       return;
     }
   if (events & (EPOLLHUP | EPOLLERR))
-    side_hup (e, c, client);
+    side_hup (e, c, client, (events & EPOLLERR) != 0);
   else if (events & EPOLLIN)
     {
       if ((client ? client_in (e, c) : upstream_in (e, c)) < 0)
