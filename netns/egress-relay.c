@@ -24,9 +24,10 @@
  *                        what the client sends after it is dropped.
  *
  * Ends: an EOF on one side shuts down the other's write side once its
- * bytes went out (a half-close passes through).  An upstream's reset ends
- * the client's connection with a reset, after the bytes that came before
- * it, so that a close-delimited body cut short does not look complete.
+ * bytes went out (a half-close passes through).  A reset passes through as
+ * a reset, so that a close-delimited body or a tunnel cut short does not
+ * look complete: an upstream's after the bytes that came before it, a
+ * client's at once (nothing more can reach it).
  *
  * Order: each direction has a buffer and a pipe.  Bytes enter the pipe only
  * while the buffer is empty, and bytes enter the buffer only after the
@@ -446,7 +447,7 @@ ab_egress_relay_interest (const struct ab_egress_conn *c, bool client)
     {
       if (ab_egress_relay_u2c_pending (c) > 0 && !c->c_wshut)
         ev |= EPOLLOUT;
-      if (c->c_eof || (c->state == AB_CS_RELAY && c->fr == AB_FR_UPGRADE))
+      if (c->c_eof || c->u_reset || (c->state == AB_CS_RELAY && c->fr == AB_FR_UPGRADE))
         return ev;
       if (c->state == AB_CS_RELAY && c->fr == AB_FR_DONE)
         return ev | EPOLLIN;
@@ -485,6 +486,40 @@ ab_egress_relay_tunnel (struct ab_egress *e, struct ab_egress_conn *c)
     }
 }
 
+/* ---- failures ---------------------------------------------------------- */
+
+/* Closing fd sends a reset, not a FIN. */
+static void
+reset_on_close (int fd)
+{
+  struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+  if (fd >= 0)
+    setsockopt (fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+}
+
+static void side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client);
+
+/* The client's socket failed (a reset, a read or write error): nothing
+   more can reach it.  The upstream gets a reset, not a FIN, so that what
+   the client sent before does not look like a complete stream. */
+static void
+client_failed (struct ab_egress *e, struct ab_egress_conn *c)
+{
+  reset_on_close (c->uep.fd);
+  ab_egress_conn_close (e, c);
+}
+
+/* The upstream's socket failed: what it still holds goes to the client,
+   whose connection then ends with a reset (finish, client_abort); what the
+   client sends from now on is dropped. */
+static void
+upstream_failed (struct ab_egress *e, struct ab_egress_conn *c)
+{
+  side_hup (e, c, false);
+  c->u_reset = true;
+}
+
 /* Returns -1 when the connection was closed. */
 static int
 client_in (struct ab_egress *e, struct ab_egress_conn *c)
@@ -508,7 +543,7 @@ client_in (struct ab_egress *e, struct ab_egress_conn *c)
     r = ab_egress_buf_read (&c->head, c->cep.fd, head_bound (c));
   if (r == -2)
     {
-      ab_egress_conn_close (e, c);
+      client_failed (e, c);
       return -1;
     }
   if (r == 0)
@@ -536,14 +571,17 @@ upstream_in (struct ab_egress *e, struct ab_egress_conn *c)
   bool spliced = u2c_spliced (c) && (pipe_get (e, &c->u2c_pipe) || !(c->u2c_nopipe = true));
   ssize_t r;
 
-  if (spliced)
-    r = pipe_fill (e, &c->u2c_pipe, c->uep.fd, UINT64_MAX);
-  else
-    r = pipe_to_buf (&c->u2c_pipe, &c->u2c) ? ab_egress_buf_read (&c->u2c, c->uep.fd, RELAY_BUF) : -2;
-  if (r == -2)
+  if (!spliced && !pipe_to_buf (&c->u2c_pipe, &c->u2c))
     {
       ab_egress_conn_close (e, c);
       return -1;
+    }
+  r = spliced ? pipe_fill (e, &c->u2c_pipe, c->uep.fd, UINT64_MAX)
+              : ab_egress_buf_read (&c->u2c, c->uep.fd, RELAY_BUF);
+  if (r == -2)
+    {
+      upstream_failed (e, c);
+      return c->dead ? -1 : 0;
     }
   if (r == 0)
     c->u_eof = true;
@@ -560,14 +598,19 @@ upstream_in (struct ab_egress *e, struct ab_egress_conn *c)
 static int
 flush_both (struct ab_egress *e, struct ab_egress_conn *c)
 {
-  int a = c2u_pending (c) > 0 ? flush (c->uep.fd, &c->c2u, &c->c2u_pipe) : 0;
-  int b = a >= 0 && ab_egress_relay_u2c_pending (c) > 0 && !c->c_wshut
-              ? flush (c->cep.fd, &c->u2c, &c->u2c_pipe)
-              : 0;
+  int a = c2u_pending (c) > 0 ? flush (c->uep.fd, &c->c2u, &c->c2u_pipe) : 0, b;
 
-  if (a < 0 || b < 0)
+  if (a < 0)
     {
-      ab_egress_conn_close (e, c);
+      upstream_failed (e, c);
+      if (c->dead)
+        return -1;
+      a = 0;
+    }
+  b = ab_egress_relay_u2c_pending (c) > 0 && !c->c_wshut ? flush (c->cep.fd, &c->u2c, &c->u2c_pipe) : 0;
+  if (b < 0)
+    {
+      client_failed (e, c);
       return -1;
     }
   if (a > 0 || b > 0)
@@ -585,7 +628,6 @@ static void
 client_abort (struct ab_egress *e, struct ab_egress_conn *c)
 {
   uint64_t now = ab_egress_now_ms ();
-  struct linger lg = { .l_onoff = 1, .l_linger = 0 };
   int unsent = 0;
 
   if (ioctl (c->cep.fd, SIOCOUTQ, &unsent) == 0 && unsent > 0)
@@ -598,7 +640,7 @@ client_abort (struct ab_egress *e, struct ab_egress_conn *c)
           return;
         }
     }
-  setsockopt (c->cep.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  reset_on_close (c->cep.fd);
   ab_egress_conn_close (e, c);
 }
 
@@ -635,7 +677,7 @@ finish (struct ab_egress *e, struct ab_egress_conn *c)
    finish the other direction.  What was queued toward it is dropped:
    nobody is left to read it. */
 static void
-side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client, bool failed)
+side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client)
 {
   if (client)
     {
@@ -660,23 +702,29 @@ side_hup (struct ab_egress *e, struct ab_egress_conn *c, bool client, bool faile
       ab_egress_buf_free (&c->c2u);
       pipe_put (e, &c->c2u_pipe);
       c->u_eof = c->u_wshut = true;
-      c->u_reset = failed;
     }
 }
 
 void
 ab_egress_relay_event (struct ab_egress *e, struct ab_egress_conn *c, bool client, uint32_t events)
 {
-  /* A client in error (a reset) can take nothing more: close.  An
-     upstream's reset still leaves what arrived before it readable, and
-     that goes to the client before its connection is reset. */
-  if (((events & EPOLLERR) && client) || ((events & EPOLLHUP) && client && c->state != AB_CS_RELAY))
+  /* A client in error (a reset) can take nothing more.  An upstream's
+     reset still leaves what arrived before it readable, and that goes to
+     the client before its connection is reset. */
+  if (client && (events & EPOLLERR))
+    {
+      client_failed (e, c);
+      return;
+    }
+  if (client && (events & EPOLLHUP) && c->state != AB_CS_RELAY)
     {
       ab_egress_conn_close (e, c);
       return;
     }
-  if (events & (EPOLLHUP | EPOLLERR))
-    side_hup (e, c, client, (events & EPOLLERR) != 0);
+  if (events & EPOLLERR)
+    upstream_failed (e, c);
+  else if (events & EPOLLHUP)
+    side_hup (e, c, client);
   else if (events & EPOLLIN)
     {
       if ((client ? client_in (e, c) : upstream_in (e, c)) < 0)

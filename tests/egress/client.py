@@ -36,6 +36,7 @@ The relay tests (bytes from tests/egress/pattern.py, checked by SHA-256):
   reset URL KEEP                   absolute-URI GET, read KEEP body bytes, then reset (RST)
   get URL                          absolute-URI GET, read to EOF or error: what arrived
 """
+import errno
 import hashlib
 import json
 import os
@@ -308,6 +309,61 @@ def unescape(text):
     return text.encode().decode("unicode_escape").encode("latin-1")
 
 
+def chaos(seed):
+    """One relay chaos case (pattern.chaos_plan) through a CONNECT tunnel to
+    raw.test:7000 (captured, it would be refused: bytes that are neither
+    HTTP nor TLS name no host), from the client's side: what it read, whether that is the stream's prefix, and
+    how its connection ended."""
+    plan = pattern.chaos_plan(seed)
+    s, _ = open_way("connect", "raw.test:7000")
+    if plan["c_mode"] == "slow":  # a small window, read after a pause
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
+    s.settimeout(20)
+    s.sendall(b"chaos %d\n" % seed)
+
+    sent_err = []
+
+    def send():
+        try:
+            for chunk in pattern.chunks(plan["c_n"], 1 << 16):
+                s.sendall(chunk)
+            if plan["c_mode"] == "halfclose-first":
+                s.shutdown(socket.SHUT_WR)
+        except OSError as e:  # a reset is reported once: to this thread's call, or to recv
+            sent_err.append(e.errno)
+
+    t = threading.Thread(target=send, daemon=True)
+    t.start()
+    if plan["c_mode"] == "slow":
+        time.sleep(0.3)
+    cut = {"reset-early": int(plan["c_cut"] * plan["up_n"]), "reset-at-end": plan["up_n"]}.get(plan["c_mode"])
+    h, n, end = hashlib.sha256(), 0, "eof"
+    try:
+        while cut is None or n < cut:
+            data = s.recv(1 << 16 if cut is None else min(1 << 16, cut - n))
+            if not data:
+                break
+            h.update(data)
+            n += len(data)
+    except socket.timeout:
+        end = "timeout"
+    except OSError as e:
+        end = "reset" if e.errno == errno.ECONNRESET else "error: %s" % e
+    if cut is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
+        return dict(seed=seed, n=n, prefix_ok=h.hexdigest() == pattern.sha(n), end="cut")
+    t.join(20)
+    if end == "eof" and set(sent_err) & {errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN}:
+        end = "reset"
+    try:
+        s.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    s.close()
+    return dict(seed=seed, n=n, prefix_ok=h.hexdigest() == pattern.sha(n), end=end)
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     try:
@@ -511,6 +567,8 @@ def main():
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             s.close()
             out(status=line, n=len(rest))
+        elif cmd == "chaos":
+            out(**chaos(int(args[0])))
         elif cmd == "get":
             s, prefix = open_way("proxy")
             s.sendall(("GET %s%s HTTP/1.1\r\nHost: allowed.test\r\n\r\n" % (prefix, args[0])).encode())

@@ -24,3 +24,15 @@ def sha(n):
     for c in chunks(n):
         h.update(c)
     return h.hexdigest()
+
+
+def chaos_plan(seed):
+    """Both ends' behaviour in one relay chaos case, drawn from the seed
+    (upstream.py and client.py each draw it): how much each side sends,
+    how the upstream ends, how the client reads and ends."""
+    rng = random.Random(seed)
+    return {"up_n": rng.choice([0, 1, 1000, 65536, 300000, 2 << 20]),
+            "up_end": rng.choice(["fin", "fin", "rst"]),
+            "c_n": rng.choice([0, 5000, 200000]),
+            "c_mode": rng.choice(["read-all", "halfclose-first", "slow", "reset-early", "reset-at-end"]),
+            "c_cut": rng.random()}

@@ -26,6 +26,10 @@ Raw service on 7000, by its first line:
   "sink"         reads to EOF, answers "N SHA" and closes
   "source N"     sends N pattern bytes, shuts down its write side, reads to
                  EOF and logs "drained" with what it read
+  "chaos SEED"   what chaos_plan(SEED) says: reads the client's bytes while
+                 it sends N pattern bytes, then ends with a FIN (and waits
+                 for the client's end) or a reset; logs "chaos" with what
+                 it sent and read, and how the client's side ended
 """
 import hashlib
 import http.server
@@ -229,6 +233,44 @@ def tcp_logger(family, port):
     threading.Thread(target=run, daemon=True).start()
 
 
+def chaos(c, seed):
+    plan = pattern.chaos_plan(seed)
+    got = {"n": 0, "h": hashlib.sha256(), "end": "timeout"}
+
+    def reader():
+        try:
+            while True:
+                data = c.recv(1 << 16)
+                if not data:
+                    got["end"] = "eof"
+                    return
+                got["h"].update(data)
+                got["n"] += len(data)
+        except OSError as e:
+            got["end"] = "error: %s" % e
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    sent = 0
+    try:
+        for chunk in pattern.chunks(plan["up_n"], 1 << 16):
+            c.sendall(chunk)
+            sent += len(chunk)
+        if plan["up_end"] == "fin":
+            c.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    if plan["up_end"] == "rst":
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        # The reader's recv holds the socket: a close alone would send
+        # nothing until it returned.  SHUT_RD wakes it and sends nothing.
+        c.shutdown(socket.SHUT_RD)
+        c.close()
+    t.join(30)
+    log(kind="chaos", seed=seed, sent=sent, read=got["n"], read_end=got["end"],
+        read_ok=got["h"].hexdigest() == pattern.sha(got["n"]))
+
+
 def raw_service(port):
     """Half-closes both ways (see the docstring)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -258,6 +300,8 @@ def raw_service(port):
                 n, digest = drain(c)
                 log(kind="raw-sink", n=n, sha=digest)
                 c.sendall(("%d %s\n" % (n, digest)).encode())
+            elif len(words) == 2 and words[0] == b"chaos":
+                chaos(c, int(words[1]))
             elif len(words) == 2 and words[0] == b"source":
                 for chunk in pattern.chunks(int(words[1])):
                     c.sendall(chunk)
