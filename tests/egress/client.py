@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import socket
 import ssl
 import struct
@@ -364,6 +365,34 @@ def chaos(seed):
     return dict(seed=seed, n=n, prefix_ok=h.hexdigest() == pattern.sha(n), end=end)
 
 
+def http_chaos(seed):
+    """One HTTP framing chaos case (pattern.http_chaos_plan): its requests
+    on one kept-alive connection, written in pieces of the plan's size
+    while the answers are read; the status lines of the answers."""
+    plan = pattern.http_chaos_plan(seed)
+    s, _ = open_way(plan["way"])
+    s.settimeout(20)
+    data = b"".join(r[2] for r in plan["reqs"])
+
+    def send():
+        try:
+            for off in range(0, len(data), plan["pieces"]):
+                s.sendall(data[off:off + plan["pieces"]])
+                if plan["pause"] and off % 5 == 0:
+                    time.sleep(0.001)
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    t = threading.Thread(target=send, daemon=True)
+    t.start()
+    got, err = read_all(s)
+    t.join(20)
+    # (the answers' bodies end with no CRLF and hold no status line)
+    statuses = [x.decode() for x in re.findall(rb"HTTP/1\.1 (\d{3}) ", got)]
+    return dict(seed=seed, statuses=statuses, error=err)
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     try:
@@ -569,6 +598,8 @@ def main():
             out(status=line, n=len(rest))
         elif cmd == "chaos":
             out(**chaos(int(args[0])))
+        elif cmd == "http-chaos":
+            out(**http_chaos(int(args[0])))
         elif cmd == "get":
             s, prefix = open_way("proxy")
             s.sendall(("GET %s%s HTTP/1.1\r\nHost: allowed.test\r\n\r\n" % (prefix, args[0])).encode())

@@ -36,3 +36,41 @@ def chaos_plan(seed):
             "c_n": rng.choice([0, 5000, 200000]),
             "c_mode": rng.choice(["read-all", "halfclose-first", "slow", "reset-early", "reset-at-end"]),
             "c_cut": rng.random()}
+
+
+def http_chaos_plan(seed):
+    """The requests of one HTTP framing chaos case, drawn from the seed: a
+    kept-alive connection's requests (GETs, POSTs with a Content-Length or
+    chunked body of random chunk sizes, extensions and trailers), maybe one
+    for another host at some place, and how the client cuts its bytes into
+    writes.  Each request is (path, host, bytes, body length)."""
+    rng = random.Random(seed)
+    reqs = []
+    for i in range(rng.randint(1, 5)):
+        path = "/sink?s=%d&i=%d" % (seed, i)
+        kind = rng.choice(["get", "length", "chunked"])
+        if kind == "get":
+            path = "/g?s=%d&i=%d" % (seed, i)
+            head, body, n = "GET %s HTTP/1.1\r\nHost: allowed.test\r\n\r\n" % path, b"", 0
+        else:
+            n = rng.choice([0, 1, 17, 4096, 65536, 150001])
+            data = b"".join(chunks(n))
+            if kind == "length":
+                head = "POST %s HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: %d\r\n\r\n" % (path, n)
+                body = data
+            else:
+                head = "POST %s HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n" % path
+                body, off = b"", 0
+                while off < n:
+                    k = min(n - off, rng.choice([1, 5, 100, 4093, 65536]))
+                    ext = rng.choice([b"", b";x=1"])
+                    body += b"%x%s\r\n%s\r\n" % (k, ext, data[off:off + k])
+                    off += k
+                body += b"0\r\n" + rng.choice([b"", b"X-Trailer: 1\r\n"]) + b"\r\n"
+        reqs.append((path, "allowed.test", head.encode() + body, n))
+    if rng.random() < 0.4:
+        path = "/o?s=%d&x=1" % seed
+        at = rng.randint(0, len(reqs))
+        reqs.insert(at, (path, "other.test", ("GET %s HTTP/1.1\r\nHost: other.test\r\n\r\n" % path).encode(), 0))
+    return {"reqs": reqs, "way": rng.choice(["transparent", "connect"]),
+            "pieces": rng.choice([1, 7, 100, 4096, 65536]), "pause": rng.random() < 0.3}

@@ -699,6 +699,50 @@ def test_chaos(w, p, label, seeds=range(1, 49), batch=8):
        "and used %.1f ms of CPU in the next second" % (label, len(seeds), left, socks, idle), bad[:3])
 
 
+def test_http_chaos(w, p, label, seeds=range(1, 41), batch=8):
+    """Kept-alive plain HTTP connections (captured, or in a CONNECT tunnel)
+    with random requests: GETs, Content-Length and chunked bodies (random
+    chunk sizes, extensions, trailers), written in random pieces, sometimes
+    with a request for another host among them.  From the upstream's log:
+    every request before that one arrives once, in order, with its body
+    intact (length and SHA-256), and nothing from that one on arrives."""
+    m = w.mark()
+    results = []
+    seeds = list(seeds)
+    for i in range(0, len(seeds), batch):
+        procs = [subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY,
+                                   os.path.join(HERE, "client.py"), "http-chaos", str(seed)],
+                                  stdout=subprocess.PIPE, text=True) for seed in seeds[i:i + batch]]
+        for seed, c in zip(seeds[i:i + batch], procs):
+            try:
+                results.append(json.loads(c.communicate(timeout=60)[0].strip().splitlines()[-1]))
+            except (ValueError, IndexError, subprocess.TimeoutExpired) as e:
+                c.kill()
+                results.append({"seed": seed, "harness": str(e)})
+    evs = w.events(m)
+    bad = []
+    for r in results:
+        plan = pattern.http_chaos_plan(r["seed"])
+        want = []
+        for path, host, _, n in plan["reqs"]:
+            if host != "allowed.test":
+                break
+            want.append(("http", path))
+            if path.startswith("/sink"):
+                want.append(("sink", path, n, pattern.sha(n)))
+        tag = "s=%d&" % r["seed"]
+        seen = [("http", e["path"]) if e["kind"] == "http" else ("sink", e["path"], e["n"], e["sha"])
+                for e in evs if e.get("kind") in ("http", "sink") and tag in (e.get("path") or "")]
+        served = len([x for x in want if x[0] == "http"])
+        if "harness" in r or seen != want or r["statuses"][:served] != ["200"] * served:
+            bad.append((r, [(x[0], x[1], len(x) > 2 and x[2]) for x in seen],
+                        [(x[0], x[1], len(x) > 2 and x[2]) for x in want], plan["way"], plan["pieces"]))
+    ok(not bad and p.poll() is None,
+       "%s: %d kept-alive HTTP connections of random requests and framings, in random pieces: each request "
+       "before one for another host arrives once, in order, its body intact, and nothing after it does"
+       % (label, len(seeds)), bad[:3])
+
+
 def test_requests(w, p, label):
     """Plain HTTP is read request by request: a kept-alive connection
     carries requests for the host it was decided for, and nothing else."""
@@ -806,6 +850,7 @@ def test_copy_relay(w):
         test_halfclose(w, "copy relay")
         test_requests(w, p, "copy relay")
         test_chaos(w, p, "copy relay", seeds=range(101, 125))
+        test_http_chaos(w, p, "copy relay", seeds=range(101, 121))
         ok(pipe_fds(p.pid) == 0, "the copy relay holds no pipe", pipe_fds(p.pid))
     finally:
         p.stdin.write("stop\n")
@@ -1006,6 +1051,7 @@ def inner():
             ("slow_reader", lambda: test_slow_reader(w, p)),
             ("resets", lambda: test_resets(w, p)),
             ("chaos", lambda: test_chaos(w, p, "splice relay")),
+            ("http_chaos", lambda: test_http_chaos(w, p, "splice relay")),
             ("requests", lambda: test_requests(w, p, "splice relay")),
             ("backpressure", lambda: test_backpressure(w, p)),
             ("parallel", lambda: test_parallel(w)),

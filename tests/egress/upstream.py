@@ -19,7 +19,7 @@ HTTP paths (keep-alive, the same over TLS):
                  with &wait=S, first S seconds of silence, and "reset" is
                  logged once the RST is sent
   /upgrade       101 Switching Protocols, then echoes raw bytes to EOF
-  POST /sink     reads the body (Content-Length or chunked); answers and
+  POST /sink[?Q] reads the body (Content-Length or chunked); answers and
                  logs its length and SHA-256
   anything else  "upstream LOCAL PATH"
 Raw service on 7000, by its first line:
@@ -102,9 +102,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.connection.sendall(data)
             self.close_connection = True
             return
-        if self.command == "POST" and self.path == "/sink":
+        if self.command == "POST" and (self.path == "/sink" or self.path.startswith("/sink?")):
             n, digest = self.read_body()
-            log(kind="sink", n=n, sha=digest)
+            log(kind="sink", n=n, sha=digest, path=self.path)
             body = json.dumps({"n": n, "sha": digest}).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
