@@ -629,6 +629,23 @@ def fds_of(pid, prefix):
     return n
 
 
+def run_cases(w, cmd, seeds, batch):
+    """client.py CMD SEED inside the container for each seed, batch at a
+    time; their JSON results (or what went wrong) in seed order."""
+    results = []
+    for i in range(0, len(seeds), batch):
+        procs = [subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY,
+                                   os.path.join(HERE, "client.py"), cmd, str(seed)],
+                                  stdout=subprocess.PIPE, text=True) for seed in seeds[i:i + batch]]
+        for seed, c in zip(seeds[i:i + batch], procs):
+            try:
+                results.append(json.loads(c.communicate(timeout=60)[0].strip().splitlines()[-1]))
+            except (ValueError, IndexError, subprocess.TimeoutExpired) as e:
+                c.kill()
+                results.append({"seed": seed, "harness": str(e)})
+    return results
+
+
 def test_chaos(w, p, label, seeds=range(1, 49), batch=8):
     """Both ends of relayed connections misbehave at random (pattern.py's
     chaos_plan: how much each side sends, FIN or reset from the upstream,
@@ -641,18 +658,8 @@ def test_chaos(w, p, label, seeds=range(1, 49), batch=8):
     if os.environ.get("AB_EGRESS_CHAOS_SEEDS"):  # to replay chosen cases
         seeds = [int(x) for x in os.environ["AB_EGRESS_CHAOS_SEEDS"].split(",")]
     m = w.mark()
-    results = []
     seeds = list(seeds)
-    for i in range(0, len(seeds), batch):
-        procs = [subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY,
-                                   os.path.join(HERE, "client.py"), "chaos", str(seed)],
-                                  stdout=subprocess.PIPE, text=True) for seed in seeds[i:i + batch]]
-        for seed, c in zip(seeds[i:i + batch], procs):
-            try:
-                results.append(json.loads(c.communicate(timeout=60)[0].strip().splitlines()[-1]))
-            except (ValueError, IndexError, subprocess.TimeoutExpired) as e:
-                c.kill()
-                results.append({"seed": seed, "harness": str(e)})
+    results = run_cases(w, "chaos", seeds, batch)
     end = time.time() + 15
     evs = w.events(m, settle=0.05)
     while len([e for e in evs if e.get("kind") == "chaos"]) < len(seeds) and time.time() < end:
@@ -707,18 +714,8 @@ def test_http_chaos(w, p, label, seeds=range(1, 41), batch=8):
     every request before that one arrives once, in order, with its body
     intact (length and SHA-256), and nothing from that one on arrives."""
     m = w.mark()
-    results = []
     seeds = list(seeds)
-    for i in range(0, len(seeds), batch):
-        procs = [subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY,
-                                   os.path.join(HERE, "client.py"), "http-chaos", str(seed)],
-                                  stdout=subprocess.PIPE, text=True) for seed in seeds[i:i + batch]]
-        for seed, c in zip(seeds[i:i + batch], procs):
-            try:
-                results.append(json.loads(c.communicate(timeout=60)[0].strip().splitlines()[-1]))
-            except (ValueError, IndexError, subprocess.TimeoutExpired) as e:
-                c.kill()
-                results.append({"seed": seed, "harness": str(e)})
+    results = run_cases(w, "http-chaos", seeds, batch)
     evs = w.events(m)
     bad = []
     for r in results:
