@@ -164,8 +164,8 @@ else
       sleep 0.05
     done
   fi
-  rt kill "$id" KILL
-  ok $? "a paused container can be sent SIGKILL"
+  rt kill "$id" KILL 2>"$T/kill.err"
+  ok $? "a paused container can be sent SIGKILL" || diag "$(cat "$T/kill.err")"
   if agentbox_only 2; then
     wait "$ipx"
     is "$?:$(wc -l <"$T/ignore-paused.out")" "255:1" "... an exec --ignore-paused waiting for it ends then (exit 255), one line"
