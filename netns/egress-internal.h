@@ -474,6 +474,9 @@ void ab_egress_relay_start (struct ab_egress *e, struct ab_egress_conn *c, const
    as it comes). */
 void ab_egress_relay_tunnel (struct ab_egress *e, struct ab_egress_conn *c);
 void ab_egress_relay_kick (struct ab_egress *e, struct ab_egress_conn *c);
+/* The sweep's turn for a connection in AB_CS_INSPECT or AB_CS_RELAY: its
+   idle and inspection timeouts, and the reset that waits for its bytes. */
+void ab_egress_relay_sweep (struct ab_egress *e, struct ab_egress_conn *c, uint64_t now, uint64_t idle);
 void ab_egress_relay_event (struct ab_egress *e, struct ab_egress_conn *c, bool client, uint32_t events);
 /* Give back a connection's pipes (to the pool when empty). */
 void ab_egress_relay_release (struct ab_egress *e, struct ab_egress_conn *c);

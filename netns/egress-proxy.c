@@ -488,16 +488,8 @@ ab_egress_proxy_sweep (struct ab_egress *e, uint64_t now, bool all)
                 ab_egress_conn_refuse (e, c, 504, NULL, NULL);
               break;
             case AB_CS_INSPECT:
-              if (c->deadline != 0 && now >= c->deadline)
-                ab_egress_conn_close (e, c);
-              else if (now - c->last_io >= idle)
-                ab_egress_conn_close (e, c);
-              break;
             case AB_CS_RELAY:
-              if (c->u_reset)
-                ab_egress_relay_kick (e, c); /* the client's reset waits for its last bytes */
-              else if (now - c->last_io >= idle)
-                ab_egress_conn_close (e, c);
+              ab_egress_relay_sweep (e, c, now, idle);
               break;
             case AB_CS_CLOSING:
               if (now >= c->deadline)

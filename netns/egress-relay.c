@@ -743,6 +743,23 @@ ab_egress_relay_kick (struct ab_egress *e, struct ab_egress_conn *c)
 }
 
 void
+ab_egress_relay_sweep (struct ab_egress *e, struct ab_egress_conn *c, uint64_t now, uint64_t idle)
+{
+  if (now - c->last_io >= idle)
+    {
+      /* A client that stopped reading after the upstream's reset: what it
+         has not read must not end in a FIN that passes for a complete stream. */
+      if (c->u_reset)
+        reset_on_close (c->cep.fd);
+      ab_egress_conn_close (e, c);
+    }
+  else if (c->u_reset)
+    ab_egress_relay_kick (e, c); /* the client's reset waits for its last bytes */
+  else if (c->state == AB_CS_INSPECT && c->deadline != 0 && now >= c->deadline)
+    ab_egress_conn_close (e, c);
+}
+
+void
 ab_egress_relay_start (struct ab_egress *e, struct ab_egress_conn *c, const void *first, size_t n,
                        size_t consume)
 {

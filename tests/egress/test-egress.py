@@ -859,6 +859,29 @@ def test_timeouts(w):
     p, _ = w.driver(POLICY, extra=("--head-ms", "500", "--idle-ms", "1500"))
     r1 = w.client("idle", str(HTTP_PORT))
     r2 = w.client("idle", str(HTTP_PORT), "allowed.test:443")
+    # A client that stops reading while the upstream sends 512 KiB (its send
+    # buffer takes them: the reset comes at once) and resets: the client's
+    # reset waits for its unread bytes no longer than CLOSE_LINGER_MS (2 s),
+    # or the idle timeout where they do not fit in its socket.
+    socks = fds_of(p.pid, "socket:")
+    c = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
+                          "stall", str(HTTP_PORT), "http://allowed.test/reset?n=%d" % (1 << 20), "6"],
+                         stdout=subprocess.PIPE, text=True)
+    c.stdout.readline()
+    t0 = time.time()
+    time.sleep(1)
+    during = fds_of(p.pid, "socket:")
+    for _ in range(30):
+        left = fds_of(p.pid, "socket:")
+        if left <= socks:
+            break
+        time.sleep(0.1)
+    took = time.time() - t0
+    c.communicate(timeout=30)
+    ok(during > socks and left <= socks,
+       "a client that stops reading when the upstream resets is cut, not waited for (the engine's sockets: "
+       "%d before, %d a second in, %d after %.1f s; the client would read again at 6 s)"
+       % (socks, during, left, took))
     p.stdin.write("stop\n")
     p.stdin.flush()
     p.communicate()
