@@ -313,8 +313,8 @@ def unescape(text):
 def chaos(seed):
     """One relay chaos case (pattern.chaos_plan) through a CONNECT tunnel to
     raw.test:7000 (captured, it would be refused: bytes that are neither
-    HTTP nor TLS name no host), from the client's side: what it read, whether that is the stream's prefix, and
-    how its connection ended."""
+    HTTP nor TLS name no host), from the client's side: what it read,
+    whether that is the stream's prefix, and how its connection ended."""
     plan = pattern.chaos_plan(seed)
     s, _ = open_way("connect", "raw.test:7000")
     if plan["c_mode"] == "slow":  # a small window, read after a pause
@@ -352,15 +352,15 @@ def chaos(seed):
         end = "reset" if e.errno == errno.ECONNRESET else "error: %s" % e
     if cut is not None:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        s.close()
-        return dict(seed=seed, n=n, prefix_ok=h.hexdigest() == pattern.sha(n), end="cut")
-    t.join(20)
-    if end == "eof" and set(sent_err) & {errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN}:
-        end = "reset"
-    try:
-        s.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
+        end = "cut"
+    else:
+        t.join(20)
+        if end == "eof" and set(sent_err) & {errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN}:
+            end = "reset"
+        try:
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
     s.close()
     return dict(seed=seed, n=n, prefix_ok=h.hexdigest() == pattern.sha(n), end=end)
 

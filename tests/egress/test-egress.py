@@ -514,17 +514,28 @@ def test_relay(w):
 WAYS = ("proxy", "connect", "transparent", "tls-connect", "tls-transparent")
 
 
-def pipe_fds(pid):
-    """File descriptors of pipes the engine holds, two a pipe (the driver's
-    stdio are pipes too: not counted)."""
+def fds_of(pid, prefix):
+    """File descriptors of the engine whose link starts with prefix
+    ("pipe:": two a pipe, "socket:"); the driver's stdio (pipes) are not
+    counted."""
     n = 0
     for fd in os.listdir("/proc/%d/fd" % pid):
         if int(fd) <= 2:
             continue
         try:
-            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("pipe:")
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith(prefix)
         except OSError:
             pass
+    return n
+
+
+def fds_down_to(pid, prefix, at_most, limit):
+    """fds_of once it is at_most, or after limit seconds."""
+    end = time.time() + limit
+    n = fds_of(pid, prefix)
+    while n > at_most and time.time() < end:
+        time.sleep(0.1)
+        n = fds_of(pid, prefix)
     return n
 
 
@@ -571,7 +582,7 @@ def test_slow_reader(w, p):
     c = subprocess.Popen(["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"),
                           "xfer", "proxy", "down", str(n), "3"], stdout=subprocess.PIPE, text=True)
     time.sleep(2)
-    pipes = pipe_fds(p.pid)
+    pipes = fds_of(p.pid, "pipe:")
     r = json.loads(c.communicate(timeout=120)[0].strip().splitlines()[-1])
     evs = w.events(m)
     t0, t1 = r["stall"] or (0, 0)
@@ -619,16 +630,6 @@ def test_resets(w, p):
        "complete stream)", (r, [e.get("kind") for e in seen], after))
 
 
-def fds_of(pid, prefix):
-    n = 0
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith(prefix)
-        except OSError:
-            pass
-    return n
-
-
 def run_cases(w, cmd, seeds, batch):
     """client.py CMD SEED inside the container for each seed, batch at a
     time; their JSON results (or what went wrong) in seed order."""
@@ -650,10 +651,10 @@ def test_chaos(w, p, label, seeds=range(1, 49), batch=8):
     """Both ends of relayed connections misbehave at random (pattern.py's
     chaos_plan: how much each side sends, FIN or reset from the upstream,
     a client that half-closes first, reads slowly, resets part way or at
-    the end):
-    every byte that arrives is the stream's own prefix, a side that ends
-    cleanly gets everything, a reset arrives as a reset, nothing hangs, and
-    the engine is left with no socket and no CPU use of those connections."""
+    the end): every byte that arrives is the stream's own prefix, a side
+    that ends cleanly gets everything, a reset arrives as a reset, nothing
+    hangs, and the engine is left with no socket and no CPU use of those
+    connections."""
     socks = fds_of(p.pid, "socket:")
     if os.environ.get("AB_EGRESS_CHAOS_SEEDS"):  # to replay chosen cases
         seeds = [int(x) for x in os.environ["AB_EGRESS_CHAOS_SEEDS"].split(",")]
@@ -691,12 +692,7 @@ def test_chaos(w, p, label, seeds=range(1, 49), batch=8):
             why = "the client's reset did not reach the upstream as one"
         if why:
             bad.append((why, plan, r, u))
-    left = socks
-    for _ in range(40):
-        left = fds_of(p.pid, "socket:")
-        if left <= socks:
-            break
-        time.sleep(0.25)
+    left = fds_down_to(p.pid, "socket:", socks, 10)
     t0 = cpu_ms(p.pid)
     time.sleep(1)
     idle = cpu_ms(p.pid) - t0
@@ -828,7 +824,7 @@ def test_fd_limits(w):
                "down", str(8 << 20), "2"]
         stalled = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(12)]
         time.sleep(1.5)
-        pipes = pipe_fds(p.pid) // 2
+        pipes = fds_of(p.pid, "pipe:") // 2
         results = [json.loads(c.communicate(timeout=120)[0].strip().splitlines()[-1]) for c in stalled]
         ok(0 < pipes <= nofile // 8 and all(x.get("sha_ok") for x in results),
            "past its budget of pipes (an eighth of RLIMIT_NOFILE, here %d) the relay copies: %d pipes while 12 "
@@ -848,7 +844,7 @@ def test_copy_relay(w):
         test_requests(w, p, "copy relay")
         test_chaos(w, p, "copy relay", seeds=range(101, 125))
         test_http_chaos(w, p, "copy relay", seeds=range(101, 121))
-        ok(pipe_fds(p.pid) == 0, "the copy relay holds no pipe", pipe_fds(p.pid))
+        ok(fds_of(p.pid, "pipe:") == 0, "the copy relay holds no pipe", fds_of(p.pid, "pipe:"))
     finally:
         p.stdin.write("stop\n")
         p.stdin.flush()
@@ -871,11 +867,7 @@ def test_timeouts(w):
     t0 = time.time()
     time.sleep(1)
     during = fds_of(p.pid, "socket:")
-    for _ in range(30):
-        left = fds_of(p.pid, "socket:")
-        if left <= socks:
-            break
-        time.sleep(0.1)
+    left = fds_down_to(p.pid, "socket:", socks, 3)
     took = time.time() - t0
     c.communicate(timeout=30)
     ok(during > socks and left <= socks,
