@@ -50,7 +50,7 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench
-bench: agentbox tests/egress/egress-driver tests/egress/httpbench
+bench: agentbox tests/egress/egress-driver tests/egress/httpbench tests/egress/relaybound
 	@rc=0; : >bench-results.txt; \
 	for f in $(BENCH_FIGURES); do \
 	  { AB_TOP_SRCDIR='$(abs_top_srcdir)' AB_TOP_BUILDDIR='$(abs_top_builddir)' \

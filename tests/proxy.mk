@@ -35,6 +35,10 @@ check_PROGRAMS += tests/egress/httpbench
 tests_egress_httpbench_SOURCES = tests/egress/httpbench.c
 tests_egress_httpbench_CFLAGS = -std=gnu17 $(WARN_CFLAGS) -O2 -pthread
 tests_egress_httpbench_LDFLAGS = -pthread
+# The floor under the proxy's figures: relays with no engine (splice, sockmap).
+check_PROGRAMS += tests/egress/relaybound
+tests_egress_relaybound_SOURCES = tests/egress/relaybound.c
+tests_egress_relaybound_CFLAGS = -std=gnu17 $(WARN_CFLAGS) -O2
 
 TESTS += tests/egress/test-egress.py
 EXTRA_DIST += tests/egress/test-egress.py tests/egress/upstream.py tests/egress/client.py \

@@ -19,10 +19,16 @@ Contenders (the same client, tests/egress/httpbench get):
   proxy        inside the container, absolute-URI GET to 127.0.0.1:3128
   connect      inside the container, CONNECT bench.test:80 then GET in the tunnel
   transparent  inside the container, GET to 192.0.2.10:80, captured by the wall
+and the floor under the three: relays with no engine at all (no parsing,
+no decision, no records) in the engine's place, so the figure shows what
+relaying costs on the machine whatever the engine does (tests/egress/relaybound):
+  splice       inside the container, GET to 127.0.0.1:3129: a bare poll+splice loop
+  sockmap      inside the container, GET to 127.0.0.1:3130: no process on the data
+               path, a BPF sockmap verdict moves the bytes (skipped where BPF is refused)
 
 Metrics: `throughput` (MB/s of one SIZE-MB body, each run a new connection),
 `latency` (microseconds of a small request on a new connection, connect
-to the last body byte), and for the proxied contenders `proxy_cpu` (the
+to the last body byte), and for the three proxied ways `proxy_cpu` (the
 engine's CPU time during a throughput run, all threads, from schedstat, in
 ms per GB relayed).  Interleaved: run r of every contender before run
 r+1 of any, the order rotated each run.  Printed with tests/bench/bench.py's
@@ -58,15 +64,17 @@ world = load("egress_test", os.path.join(SRC, "tests", "egress", "test-egress.py
 
 NAME = "bench.test"
 ADDR = "192.0.2.10"
-CONTENDERS = ("direct", "proxy", "connect", "transparent")
+PROXIED = ("proxy", "connect", "transparent")
+FLOORS = {"splice": 3129, "sockmap": 3130}  # contender: its relay's port inside the container
 
 
 class BenchWorld(world.World):
     """test-egress.py's world with httpbench as the only server."""
 
-    def __init__(self, httpbench):
+    def __init__(self, httpbench, relaybound):
         super().__init__()
         self.httpbench = httpbench
+        self.relaybound = relaybound
 
     def start(self):
         world.run(["ip", "link", "set", "lo", "up"])
@@ -87,6 +95,21 @@ class BenchWorld(world.World):
         world.run(ns + ["ip", "addr", "add", ADDR + "/24", "dev", "abpb1"])
         world.run(ns + ["ip", "link", "set", "abpb1", "up"])
         self.cpid = self.container()
+        ns = ["nsenter", "-t", self.cpid, "-n"]
+        for port in FLOORS.values():
+            world.run(ns + ["nft", "add", "rule", "inet", "abegress", "out",
+                            "ip", "daddr", "127.0.0.1", "tcp", "dport", str(port), "accept"])
+
+    def floor(self, mode):
+        """Start relaybound MODE in the engine's place; False if it cannot run here."""
+        cmd = [self.relaybound, mode, "/proc/%s/ns/net" % self.cpid, str(FLOORS[mode]), ADDR, "80"]
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        self.procs.append(p)
+        if p.stdout.readline().strip() == "ready":
+            return True
+        print("note fig=proxy contender=%s skipped: %s" % (mode, p.stderr.read().strip()[-200:]), flush=True)
+        return False
 
 
 def client(w, who, path, runs):
@@ -94,9 +117,10 @@ def client(w, who, path, runs):
     if who == "direct":
         cmd = [w.httpbench, "get", "direct", ADDR, "80", NAME, path, str(runs)]
     else:
+        floor = ("direct", "127.0.0.1", FLOORS.get(who))
         mode, addr, port = {"proxy": ("proxy", "127.0.0.1", world.HTTP_PORT),
                             "connect": ("connect", "127.0.0.1", world.HTTP_PORT),
-                            "transparent": ("direct", ADDR, 80)}[who]
+                            "transparent": ("direct", ADDR, 80)}.get(who, floor)
         cmd = ["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", w.httpbench, "get", mode, addr, str(port), NAME,
                path, str(runs)]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
@@ -137,7 +161,7 @@ def strace_counts(path):
 def syscalls(w, drv, runs, fig):
     """The proxy's syscalls per small request (strace -c -f on the engine,
     untimed): where its per-connection cost goes."""
-    for who in CONTENDERS[1:]:
+    for who in PROXIED:
         out = os.path.join(w.tmp, "strace-" + who)
         tids = sorted(os.listdir("/proc/%d/task" % drv.pid))
         st = subprocess.Popen(["strace", "-c", "-o", out] + ["-p%s" % t for t in tids],
@@ -168,26 +192,28 @@ def main():
     a.builddir = os.path.abspath(a.builddir)
     fig = "proxy"
     httpbench = os.path.join(a.builddir, "tests", "egress", "httpbench")
+    relaybound = os.path.join(a.builddir, "tests", "egress", "relaybound")
     world.DRIVER = os.path.abspath(a.driver) if a.driver else os.path.join(a.builddir, "tests", "egress",
                                                                            "egress-driver")
-    for exe in (httpbench, world.DRIVER):
+    for exe in (httpbench, relaybound, world.DRIVER):
         if not os.access(exe, os.X_OK):
             bench.die("%s not built (make -C %s %s)" % (exe, a.builddir, os.path.relpath(exe, a.builddir)))
     meter = bench.CpuMeter()
     rep = bench.Report(fig)
-    w = BenchWorld(httpbench)
+    w = BenchWorld(httpbench, relaybound)
     try:
         w.start()
         drv, _ = w.driver({"dev.agentbox.net.allow-domains": NAME, "dev.agentbox.net.pins": NAME + "=" + ADDR})
+        contenders = ("direct",) + PROXIED + tuple(m for m in FLOORS if w.floor(m))
         size = a.size_mb * 1000 * 1000
-        tput = {c: [] for c in CONTENDERS}
-        lat = {c: [] for c in CONTENDERS}
-        fails = {c: [] for c in CONTENDERS}
-        cpu = {c: [] for c in CONTENDERS[1:]}
-        for who in CONTENDERS:  # warm-up: the name is resolved, the caches are hot
+        tput = {c: [] for c in contenders}
+        lat = {c: [] for c in contenders}
+        fails = {c: [] for c in contenders}
+        cpu = {c: [] for c in PROXIED}
+        for who in contenders:  # warm-up: the name is resolved, the caches are hot
             client(w, who, "/small", 2)
         for r in range(a.runs):
-            order = CONTENDERS[r % len(CONTENDERS):] + CONTENDERS[:r % len(CONTENDERS)]
+            order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
             for who in order:
                 c0 = cpu_ns(drv.pid)
                 got, bad = client(w, who, "/big?n=%d" % size, 1)
@@ -200,15 +226,15 @@ def main():
                 got, bad = client(w, who, "/small", a.latency_batch)
                 lat[who] += [us for us, _ in got]
                 fails[who] += bad
-        for who in CONTENDERS:
+        for who in contenders:
             rep.result(who, "throughput", "MB/s", tput[who], len(fails[who]))
-        for who in CONTENDERS:
+        for who in contenders:
             rep.result(who, "latency", "us", lat[who], 0)
-        for who in CONTENDERS[1:]:  # the engine's own CPU time, all its threads, per GB relayed
+        for who in PROXIED:  # the engine's own CPU time, all its threads, per GB relayed
             rep.result(who, "proxy_cpu", "ms_per_GB", [x * 1000 for x in cpu[who]], 0)
         for metric in ("throughput", "latency"):
             base = rep.medians.get(("direct", metric))
-            for who in CONTENDERS[1:]:
+            for who in contenders[1:]:
                 if base and (who, metric) in rep.medians:
                     q = rep.medians[(who, metric)] / base
                     rep.got[(who, metric, "vs_direct")] = q
@@ -216,7 +242,7 @@ def main():
                         rep.medians[(who, metric)] - base)  # what the proxy adds to each new connection
                     print("ratio fig=%s contender=%s metric=%s vs_direct=%.3f%s" % (fig, who, metric, q, extra),
                           flush=True)
-        for who in CONTENDERS:
+        for who in contenders:
             for why in sorted(set(fails[who]))[:3]:
                 rep.note("contender=%s failed: %s" % (who, why))
         if a.strace:

@@ -3,7 +3,10 @@
 # HTTP client (issue 25).  The same C client (tests/egress/httpbench) fetches
 # from the same C server four ways: direct (no proxy), through the proxy as
 # an HTTP_PROXY client, through a CONNECT tunnel, and captured transparently
-# by the egress wall's redirect.  Everything runs in network namespaces and
+# by the egress wall's redirect; and, as the floor under those three, two
+# relays with no engine in its place (tests/egress/relaybound: a bare splice
+# loop, and a BPF sockmap where no process touches the data; the latter is
+# skipped with a note where BPF is refused).  Everything runs in network namespaces and
 # veths of tests/bench/proxy.py's own (loopback and a veth pair), removed
 # with it.  Two metrics, interleaved run by run, the order rotated:
 #   throughput  MB/s of one BENCH_PROXY_MB body (default 200 MB) on a new connection
