@@ -46,7 +46,9 @@ EXTRA_DIST += $(BENCH_FIGURE_FILES) tests/bench/lib.sh tests/bench/workspace-lib
 	docs/bench/proxy-before-e4cd3a6-run1.txt docs/bench/proxy-before-e4cd3a6-run2.txt \
 	docs/bench/proxy-before-e4cd3a6-run3.txt docs/bench/proxy-after-0283798-run1.txt \
 	docs/bench/proxy-after-0283798-run2.txt docs/bench/proxy-after-0283798-run3.txt \
-	docs/bench/workspace-run1.txt docs/bench/layers-297a788.txt
+	docs/bench/workspace-run1.txt docs/bench/layers-297a788.txt \
+	docs/bench/proxy-floor-b4885ab-run1.txt docs/bench/proxy-floor-b4885ab-run2.txt \
+	docs/bench/proxy-floor-b4885ab-run3.txt
 CLEANFILES += bench-results.txt bench-failed
 
 .PHONY: bench
