@@ -29,6 +29,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,7 @@ main (int argc, char **argv)
   up.sin_port = htons ((uint16_t)atoi (argv[5]));
   at.sin_port = htons ((uint16_t)atoi (argv[3]));
   at.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  signal (SIGPIPE, SIG_IGN); /* splice(2) has no MSG_NOSIGNAL: a client's reset is an EPIPE */
   if (strcmp (argv[1], "sockmap") == 0)
     map = sockmap_new (atoi (argv[3]));
   mine = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
