@@ -66,6 +66,11 @@ NAME = "bench.test"
 ADDR = "192.0.2.10"
 PROXIED = ("proxy", "connect", "transparent")
 FLOORS = {"splice": 3129, "sockmap": 3130}  # contender: its relay's port inside the container
+# What the client inside the container speaks to which address and port, by contender.
+INSIDE = dict({"proxy": ("proxy", "127.0.0.1", world.HTTP_PORT),
+               "connect": ("connect", "127.0.0.1", world.HTTP_PORT),
+               "transparent": ("direct", ADDR, 80)},
+              **{m: ("direct", "127.0.0.1", port) for m, port in FLOORS.items()})
 
 
 class BenchWorld(world.World):
@@ -117,10 +122,7 @@ def client(w, who, path, runs):
     if who == "direct":
         cmd = [w.httpbench, "get", "direct", ADDR, "80", NAME, path, str(runs)]
     else:
-        floor = ("direct", "127.0.0.1", FLOORS.get(who))
-        mode, addr, port = {"proxy": ("proxy", "127.0.0.1", world.HTTP_PORT),
-                            "connect": ("connect", "127.0.0.1", world.HTTP_PORT),
-                            "transparent": ("direct", ADDR, 80)}.get(who, floor)
+        mode, addr, port = INSIDE[who]
         cmd = ["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", w.httpbench, "get", mode, addr, str(port), NAME,
                path, str(runs)]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
