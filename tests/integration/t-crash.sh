@@ -242,9 +242,14 @@ killed_supervisor "run --default" "$id" $!
 # the state still says creating): strace delivers the SIGKILL at the
 # supervisor's pwrite64 of "running" -- counted in the supervisor's main
 # thread, as strace counts (per thread).
+# The measuring run is deleted only once its state says "running" (a fixed
+# pause once ended a slow sanitizer build's run before that write, and the
+# kill then fell on an earlier one).
+id=$(new_id)
 strace -f -qq -s 4096 -e trace=pwrite64 -o "$T/pwrite.trace" "$RUNTIME" --root "$AB_STATE" run --bundle "$T/daemon" \
-  "$(new_id)" </dev/null >/dev/null 2>&1 7>&- &
-sleep 1; rt delete --force "$(tail -1 "$T/ids")"; wait $!
+  "$id" </dev/null >/dev/null 2>&1 7>&- &
+wait_for_status "$id" running 60 || diag "the measuring run never said running: $(state_of "$id")"
+rt delete --force "$id"; wait $!
 w=$(awk '/pwrite64\(/ { n[$1]++ } /pwrite64\(.*\\"status\\":\\"running\\"/ { print n[$1]; exit }' "$T/pwrite.trace")
 diag "the state write of \"running\" is pwrite64 number ${w:-?} of its thread"
 id=$(new_id)
@@ -262,7 +267,7 @@ gone ()
   st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
   [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] || grep -q "^$1 +++ killed by SIGKILL" "$T/killed.trace"
 }
-for ((i = 0; i < 200; i++)); do
+for ((i = 0; i < 1200; i++)); do
   wline=$(grep -m1 'status\\":\\"running' "$T/killed.trace" 2>/dev/null)
   [ -n "$wline" ] && gone "${wline%% *}" && break
   sleep 0.05
