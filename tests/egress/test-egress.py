@@ -823,8 +823,10 @@ def test_fd_limits(w):
         cmd = ["nsenter", "-t", w.cpid, "-U", "-n", "-m", "--", PY, os.path.join(HERE, "client.py"), "xfer", "proxy",
                "down", str(8 << 20), "2"]
         stalled = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(12)]
-        time.sleep(1.5)
-        pipes = fds_of(p.pid, "pipe:") // 2
+        pipes, end = 0, time.monotonic() + 6  # the most seen while they stall (2 s each, once connected)
+        while time.monotonic() < end and any(c.poll() is None for c in stalled):
+            pipes = max(pipes, fds_of(p.pid, "pipe:") // 2)
+            time.sleep(0.05)
         results = [json.loads(c.communicate(timeout=120)[0].strip().splitlines()[-1]) for c in stalled]
         ok(0 < pipes <= nofile // 8 and all(x.get("sha_ok") for x in results),
            "past its budget of pipes (an eighth of RLIMIT_NOFILE, here %d) the relay copies: %d pipes while 12 "

@@ -60,7 +60,7 @@ for ((w = 1; w <= ${n_prctl:-50}; w++)); do
     </dev/null >/dev/null 2>"$T/err.$w" &
   spid=$!
   pid=""
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     pid=$(pid_of "$id") && [ -n "$pid" ] && [ "$pid" != 0 ] && [ "$(state_of "$id")" = running ] && break
     alive "$spid" || break
     pid=""
@@ -175,7 +175,7 @@ stopped_and_deletable ()
 killed_supervisor ()
 {
   local name=$1 id=$2 spid=$3 pid="" i members start fd
-  for ((i = 0; i < 400; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     pid=$(pid_of "$id") && [ -n "$pid" ] && [ "$pid" != 0 ] && [ -e "/proc/$pid/ns/pid" ] && break
     pid=""
     sleep 0.05
@@ -187,7 +187,7 @@ killed_supervisor ()
   fi
   exec {fd}<"/proc/$pid/ns/pid"
   # the daemon: a second process in the namespace
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     members=$(ns_members "$fd")
     [ "$(wc -w <<<"$members")" -ge 2 ] && break
     sleep 0.05
@@ -195,7 +195,7 @@ killed_supervisor ()
   start=$(ab_start_times $members)
   kill -KILL "$spid"
   wait "$spid" 2>/dev/null
-  for ((i = 0; i < 100; i++)); do
+  for ((i = 0; i < 400; i++)); do
     [ -z "$(ns_members "$fd")" ] && break
     sleep 0.05
   done
@@ -275,7 +275,7 @@ done
 like "$wline $(gone "${wline%% *}" && echo gone)" 'pwrite64.* = \? +gone$' \
   "$name: the supervisor was killed at its write of \"running\""
 pid=$(json_get pid <"$AB_STATE/$id/state.json")
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 400; i++)); do
   alive "$pid" || [ -n "$(cg_procs "$id")" ] || break
   sleep 0.05
 done
@@ -376,7 +376,7 @@ tracer=$!
 wait_for_status "$id" created
 rt start "$id" 2>"$T/start.err"
 is "$?:$(cat "$T/start.err")" "0:" "accept4 on the start socket fails once: start succeeds"
-for ((i = 0; i < 200; i++)); do
+for ((i = 0; i < 1200; i++)); do
   [ -e "$T/marker/out/ran" ] && break
   sleep 0.05
 done
@@ -468,7 +468,7 @@ chmod 0777 "$T/up/out"
 id=$(new_id)
 st -e trace=flock -e inject=flock:error=ENOSPC:when=2 -- run --bundle "$T/up" "$id" </dev/null >/dev/null 2>&1 &
 tracer=$!
-for ((i = 0; i < 200; i++)); do
+for ((i = 0; i < 1200; i++)); do
   [ -e "$T/up/out/up" ] && break
   sleep 0.05
 done

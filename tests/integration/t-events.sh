@@ -229,7 +229,20 @@ start_bg "$id" "$T/oom"
 pid=$(pid_of "$id")
 rt events --interval 10s "$id" >"$T/oom.out" 2>"$T/oom.err" &
 evpid=$!
-sleep 0.3
+# The hog starts once events waits in its poll (it counts the kills it
+# reports from the count it read before; a fixed pause could end first).
+polling ()
+{
+  local p
+  for p in $(pgrep -f -- "events --interval 10s $id\$"); do # the runtime, and the timeout of rt
+    grep -q poll "/proc/$p/wchan" 2>/dev/null && return 0
+  done
+  return 1
+}
+for ((i = 0; i < 200; i++)); do
+  polling && break
+  sleep 0.1
+done
 rt exec "$id" /bin/abtest memhog 256 </dev/null >/dev/null 2>&1
 st=$?
 kills=$(host_oom_kills "$pid")
@@ -255,7 +268,7 @@ if agentbox_only 4 && with_v2_only true 2>/dev/null; then
   id=$(new_id)
   rt_v2only create --bundle "$T/v2" "$id" </dev/null >/dev/null 2>&1 && rt_v2only start "$id"
   pid=$(rt_v2only state "$id" 2>/dev/null | json_get pid)
-  sleep 0.2
+  for ((i = 0; i < 100; i++)); do [ "$(nprocs "${pid:-0}")" -ge 2 ] && break; sleep 0.1; done
   h1=$(host_cpu_ns "${pid:-0}" unified)
   out=$(rt_v2only events --stats "$id")
   h2=$(host_cpu_ns "${pid:-0}" unified)
