@@ -105,16 +105,6 @@ fi
 
 # (lib.sh points AGENTBOX_CACHE_DIR at $T/cache.)
 listing () { find "$1" -printf '%P %y %m %u\n' | sort; }
-# stopped_in ROOT ID: until `state` under ROOT says stopped (up to 20 s).
-stopped_in ()
-{
-  local i
-  for ((i = 0; i < 200; i++)); do
-    "$RUNTIME" --root "$1" state "$2" 2>/dev/null 7>&- | grep -q '"status": *"stopped"' && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 if agentbox_only 9; then
   R=$T/root3
@@ -132,7 +122,7 @@ if agentbox_only 9; then
 
   id=$(new_id)
   "$RUNTIME" --root "$R" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 7>&- &&
-    "$RUNTIME" --root "$R" start "$id" 7>&- && stopped_in "$R" "$id" &&
+    "$RUNTIME" --root "$R" start "$id" 7>&- && AB_STATE=$R wait_for_status "$id" stopped &&
     "$RUNTIME" --root "$R" delete "$id" 7>&-
   is "$?" 0 "create, start, delete"
   is "$(listing "$R")" "$before" "after create/start/delete the state root is as before"
