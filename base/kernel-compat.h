@@ -22,6 +22,11 @@
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256
 #endif
+/* The inode number of a procfs's root directory (fs/proc/root.c): not in
+   the uapi headers, and the same on every kernel. */
+#ifndef PROC_ROOT_INO
+#define PROC_ROOT_INO 1
+#endif
 /* statx's 64-bit mount id and statmount(2) (Linux 6.8). */
 #ifndef STATX_MNT_ID_UNIQUE
 #define STATX_MNT_ID_UNIQUE 0x00004000U

@@ -95,9 +95,9 @@ do_cgroup_bind (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *
 
   if (dir == NULL)
     return ab_error_setc (err, AB_EC_SETUP, ENOENT, "%s: no cgroup2 hierarchy to show the container", what);
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
+  target = ab_mount_target (ctx, m, AB_LAST_DIR, what, err);
   if (target < 0)
-    return ab_error_prefix (err, "%s", what);
+    return -1;
   return bind_cgroup_dir (dir, target, m->destination, what, err);
 }
 
@@ -126,9 +126,9 @@ do_cgroup_v1 (struct ab_mount_ctx *ctx, const struct ab_mount *m, const struct a
   struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
   size_t i;
 
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
+  target = ab_mount_target (ctx, m, AB_LAST_DIR, what, err);
   if (target < 0)
-    return ab_error_prefix (err, "%s", what);
+    return -1;
   mfd = ab_mount_make_fs ("tmpfs", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755", what, err);
   if (mfd < 0)
     return -1;

@@ -19,6 +19,7 @@
 #include "runtime/mount.h"
 #include "base/resolve.h"
 #include "base/util.h"
+#include "spec/spec.h"
 
 /* Convert MS_* per-mount flags to MOUNT_ATTR_* bits. */
 static uint64_t
@@ -308,6 +309,35 @@ ab_mount_set_propagation_at (struct ab_mount_ctx *ctx, const struct ab_mount *m,
   return ab_mount_set_propagation (now, m, what, err);
 }
 
+int
+ab_mount_target (struct ab_mount_ctx *ctx, const struct ab_mount *m, int last, const char *what, ab_error_t *err)
+{
+  _cleanup_close_ int fd = ab_mkpath_in_root (ctx->rootfd, m->destination, last, err);
+  struct statfs sf;
+  struct stat st;
+  int place;
+
+  if (fd < 0)
+    return ab_error_prefix (err, "%s", what);
+  if (fstatfs (fd, &sf) < 0 || fstat (fd, &st) < 0)
+    return ab_error_set (err, errno, "%s: stat target", what);
+  if (sf.f_type != PROC_SUPER_MAGIC)
+    return ab_steal_fd (&fd);
+  /* The validator refused every destination inside /proc but these, as
+     written; here the image's symlinks have been followed.  A mount that
+     lands in a procfs anywhere else (a volume at /data, with the image's
+     /data -> /proc/sys/net) could hide what the runtime writes there, or
+     take it, and is refused (CVE-2025-52881). */
+  place = ab_proc_place (m->destination);
+  if ((place == AB_PROC_ROOT && st.st_ino == PROC_ROOT_INO) || (place == AB_PROC_STAND_IN && !S_ISDIR (st.st_mode)))
+    return ab_steal_fd (&fd);
+  return ab_error_setc (err, AB_EC_CONFIG, 0,
+                        "%s: the target resolves into a procfs (through a symlink of the image?), where a mount "
+                        "could hide or take the runtime's writes; only /proc itself and the files lxcfs stands in "
+                        "for take one",
+                        what);
+}
+
 /* The name of dest if it is a direct child of the tmpfs just mounted at
    ctx->fresh (as /dev/pts of /dev), else NULL. */
 const char *
@@ -435,9 +465,9 @@ ab_mount_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *wha
 
   target = fresh_target (ctx, m->destination);
   if (target < 0)
-    target = ab_mkpath_in_root (ctx->rootfd, m->destination, AB_LAST_DIR, err);
+    target = ab_mount_target (ctx, m, AB_LAST_DIR, what, err);
   if (target < 0)
-    return ab_error_prefix (err, "%s", what);
+    return -1;
   /* One mount(2) where nothing needs the detached mount: no copy-up, no
      recursive attributes.  Its flags are those of ab_mount_make_fs (superblock
      flags go with mount(2) as they are).  The kernel refuses a target that

@@ -11,6 +11,11 @@
    fsmount with the MS_* flags as mount attributes). */
 int ab_mount_make_fs (const char *type, const char *source, unsigned long ms, const char *data, const char *what,
                       ab_error_t *err);
+/* The mount point of m inside the root (ab_mkpath_in_root, last: what
+   to make of a missing last component), refused where it resolved into a
+   procfs other than as /proc itself or a file lxcfs stands in for. */
+int ab_mount_target (struct ab_mount_ctx *ctx, const struct ab_mount *m, int last, const char *what,
+                     ab_error_t *err);
 /* A filesystem mount of mounts[] onto its destination inside the root. */
 int ab_mount_fs (struct ab_mount_ctx *ctx, const struct ab_mount *m, const char *what, ab_error_t *err);
 /* m's propagation option on the mount target_fd refers to (none: nothing). */

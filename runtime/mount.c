@@ -125,10 +125,9 @@ do_bind (struct ab_mount_ctx *ctx, size_t i, const struct ab_mount *m, const cha
      decides whether the target is a directory or a file. */
   if (fstat (tree, &st) < 0)
     return ab_error_set (err, errno, "%s: stat bind source `%s`", what, src);
-  target = ab_mkpath_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode) ? AB_LAST_DIR : AB_LAST_FILE,
-                              err);
+  target = ab_mount_target (ctx, m, S_ISDIR (st.st_mode) ? AB_LAST_DIR : AB_LAST_FILE, what, err);
   if (target < 0)
-    return ab_error_prefix (err, "%s", what);
+    return -1;
   {
     struct stat ts;
     if (fstat (target, &ts) < 0)

@@ -2,10 +2,15 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
+#include "base/kernel-compat.h"
 #include "runtime/mount.h"
 #include "runtime/paths.h"
 #include "base/resolve.h"
@@ -205,26 +210,63 @@ ab_paths_protect (const struct ab_strv *readonly, const struct ab_strv *masked, 
 }
 
 int
+ab_proc_root (ab_error_t *err)
+{
+  _cleanup_close_ int fd = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct statfs sf;
+  struct stat st;
+
+  if (fd < 0)
+    return ab_error_set (err, errno, "open /proc (is it mounted?)");
+  if (fstatfs (fd, &sf) < 0 || fstat (fd, &st) < 0)
+    return ab_error_set (err, errno, "stat /proc");
+  if (sf.f_type != PROC_SUPER_MAGIC || st.st_ino != PROC_ROOT_INO)
+    return ab_error_setc (err, AB_EC_SETUP, 0, "/proc is not the root of a procfs");
+  return ab_steal_fd (&fd);
+}
+
+int
+ab_proc_open (int procfd, const char *rel, int flags, ab_error_t *err)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC | O_NOCTTY),
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
+  };
+  int fd;
+
+  do
+    fd = (int) syscall (SYS_openat2, procfd, rel, &how, sizeof how);
+  while (fd < 0 && errno == EAGAIN);
+  if (fd < 0 && errno == EXDEV)
+    return ab_error_setc (err, AB_EC_SETUP, 0,
+                          "open /proc/%s: something is mounted on its way (it could take the write elsewhere)",
+                          rel);
+  if (fd < 0)
+    return ab_error_set (err, errno, "open /proc/%s", rel);
+  return fd;
+}
+
+int
 ab_sysctl_apply (const struct ab_kvlist *sysctl, ab_error_t *err)
 {
-  _cleanup_close_ int sysfd = -1;
+  _cleanup_close_ int procfd = -1;
   size_t i;
 
   ab_set_step ("sysctl");
   if (sysctl->n == 0)
     return 0;
-  sysfd = open ("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (sysfd < 0)
-    return ab_error_set (err, errno, "linux.sysctl: open /proc/sys (is /proc mounted?)");
+  procfd = ab_proc_root (err);
+  if (procfd < 0)
+    return ab_error_prefix (err, "linux.sysctl");
   for (i = 0; i < sysctl->n; i++)
     {
-      _cleanup_free_ char *rel = xstrdup (sysctl->v[i].key);
+      _cleanup_free_ char *rel = xasprintf ("sys/%s", sysctl->v[i].key);
       _cleanup_close_now_ int fd = -1;
       char *p;
       for (p = rel; *p; p++)
         if (*p == '.')
           *p = '/';
-      fd = ab_open_in_root (sysfd, rel, O_WRONLY | O_NOFOLLOW, 0, err);
+      fd = ab_proc_open (procfd, rel, O_WRONLY | O_NOFOLLOW, err);
       if (fd < 0)
         return ab_error_prefix (err, "linux.sysctl.%s", sysctl->v[i].key);
       if (ab_write_all (fd, sysctl->v[i].value, strlen (sysctl->v[i].value)) < 0)

@@ -24,6 +24,19 @@ int ab_spec_validate (const struct ab_spec *s, ab_error_t *err);
    create makes that depends on the config alone: `validate` runs both. */
 int ab_spec_check_supported (const struct ab_spec *s, ab_error_t *err);
 
+/* Where a mount destination stands against /proc, as written (symlinks
+   of the image are create's to find: runtime/mount-fs.c): outside it, /proc
+   itself, a file lxcfs stands in for (/proc/meminfo, ...), or anywhere
+   else inside, which ab_spec_check_supported refuses (runc's rule). */
+enum
+{
+  AB_PROC_OUTSIDE,
+  AB_PROC_ROOT,
+  AB_PROC_STAND_IN,
+  AB_PROC_INSIDE,
+};
+int ab_proc_place (const char *destination);
+
 /* An egress policy (the config's own, or one narrowed from an admin
    baseline) needs a network namespace, and the domain allowlist a new one. */
 int ab_spec_check_egress_netns (const struct ab_spec *s, const struct ab_egress_policy *egress, ab_error_t *err);

@@ -21,6 +21,7 @@
 #include <sys/un.h>
 
 #include <inttypes.h>
+#include <limits.h>
 #include <seccomp.h>
 #include <stdarg.h>
 #include <sys/mount.h>
@@ -1076,6 +1077,53 @@ check_linux (struct ab_jctx *c, const struct ab_spec *s)
 }
 
 /* What agentbox needs of every config it runs, beyond the spec's rules. */
+/* Files of /proc that lxcfs (and its kind) stand in for with a bind of
+   their own, so that top, free and the JVM see the container's share; runc
+   lets exactly these through too. */
+static const char *const proc_stand_ins[] = {
+  "cpuinfo", "diskstats", "meminfo", "stat", "swaps", "uptime", "loadavg", "slabinfo",
+  "net/dev", "sys/kernel/ns_last_pid", "sys/crypto/fips_enabled",
+};
+
+int
+ab_proc_place (const char *destination)
+{
+  char rel[PATH_MAX] = "";
+  size_t n = 0;
+  const char *p = destination;
+
+  /* The destination as components ("//" and "." dropped: the parser
+     refused ".."), and where it stands against /proc. */
+  while (*p)
+    {
+      size_t k;
+      while (*p == '/')
+        p++;
+      k = strcspn (p, "/");
+      if (k == 0 || (k == 1 && p[0] == '.'))
+        {
+          p += k;
+          continue;
+        }
+      if (n + k + 2 > sizeof rel)
+        return AB_PROC_INSIDE;
+      if (n)
+        rel[n++] = '/';
+      memcpy (rel + n, p, k);
+      n += k;
+      rel[n] = '\0';
+      p += k;
+    }
+  if (strcmp (rel, "proc") == 0)
+    return AB_PROC_ROOT;
+  if (strncmp (rel, "proc/", 5) != 0)
+    return AB_PROC_OUTSIDE;
+  for (size_t i = 0; i < sizeof proc_stand_ins / sizeof proc_stand_ins[0]; i++)
+    if (strcmp (rel + 5, proc_stand_ins[i]) == 0)
+      return AB_PROC_STAND_IN;
+  return AB_PROC_INSIDE;
+}
+
 static int
 check_supported (const struct ab_spec *s, ab_error_t *err)
 {
@@ -1098,9 +1146,20 @@ check_supported (const struct ab_spec *s, ab_error_t *err)
     return ab_error_setc (err, AB_EC_CONFIG, ENOTSUP,
                           "config.json: linux.mountLabel: SELinux mount labels are not supported yet");
   for (size_t i = 0; i < s->n_mounts; i++)
-    if (strcmp (s->mounts[i].destination, "/") == 0)
-      return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
-                            "config.json: mounts[%zu].destination: mounting over / is not supported", i);
+    {
+      if (strcmp (s->mounts[i].destination, "/") == 0)
+        return ab_error_setc (err, AB_EC_CONFIG, EINVAL,
+                              "config.json: mounts[%zu].destination: mounting over / is not supported", i);
+      if (ab_proc_place (s->mounts[i].destination) == AB_PROC_INSIDE)
+        {
+          char q[AB_QUOTE_SIZE];
+          return ab_error_setc (err, AB_EC_CONFIG, 0,
+                                "config.json: mounts[%zu].destination: %s is inside /proc, where a mount could "
+                                "hide or take the runtime's writes (sysctls, LSM labels); only /proc itself and "
+                                "the files lxcfs stands in for (/proc/meminfo, /proc/cpuinfo, ...) take one",
+                                i, ab_quote (q, s->mounts[i].destination));
+        }
+    }
   return 0;
 }
 

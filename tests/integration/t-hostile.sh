@@ -379,4 +379,76 @@ if agentbox_only 9; then
   is "$(rt validate --bundle "$b" 2>&1)" "" "a bind of another directory validates"
 fi
 
+# ---- 6. the runtime's writes to /proc cannot be taken elsewhere -----------------------------------
+# CVE-2025-52881: a mount over /proc/sys/... (or /proc/self/attr/...) receives
+# a write meant for the kernel, and the setting is silently not made.  Each
+# case sets a namespaced sysctl; the decoy a mount would put in its way must
+# stay as it was, checked from the host.
+
+if agentbox_only 14; then
+  sysctl='linux.sysctl={"net.ipv4.ip_default_ttl":"42"}'
+  show='process.args=["/bin/abtest","cat","/proc/sys/net/ipv4/ip_default_ttl"]'
+  b=$T/procw
+  make_bundle "$b" "$sysctl" "$show"
+  is "$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)" 42 "a namespaced sysctl is made (the control)"
+  cp "$b/config.json" "$b/config.base.json"
+  n=$(($(cfg "$b/config.json" --get mounts | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')))
+
+  # A mount inside /proc, as written: refused by validate and create alike.
+  echo decoy >"$T/decoy"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/proc/sys/net/ipv4/ip_default_ttl\",\"type\":\"bind\",\"source\":\"$T/decoy\",\"options\":[\"bind\"]}"
+  v=$(rt validate --bundle "$b" 2>&1)
+  like "$? $v" "^1 agentbox: config\.json: mounts\[$n\]\.destination: \"/proc/sys/net/ipv4/ip_default_ttl\" is inside /proc, " \
+    "validate refuses a mount inside /proc, naming mounts[$n] and the destination"
+  id=$(new_id)
+  rt create --bundle "$b" "$id" </dev/null >"$T/procw.out" 2>&1
+  is "$?:$(cat "$T/procw.out")" "1:$v" "... and create with exactly validate's line"
+  is "$(cat "$T/decoy")" decoy "... the bound file is untouched"
+
+  # A benign volume at /data, and the image's /data -> /proc/sys/net/ipv4.
+  cp "$b/config.base.json" "$b/config.json"
+  mkdir -p "$T/vol" && echo decoy >"$T/vol/ip_default_ttl"
+  ln -s /proc/sys/net/ipv4 "$b/rootfs/data"
+  cfg "$b/config.json" "mounts+={\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"$T/vol\",\"options\":[\"rbind\"]}"
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^125 agentbox: mounts\[$n\] \(/data\): the target resolves into a procfs" \
+    "a volume the image's symlink puts over /proc/sys/net/ipv4 is refused (exit 125), naming the mount"
+  is "$(cat "$T/vol/ip_default_ttl")" decoy "... the volume's file on the host is untouched"
+  unlike "$out" "^42" "... and the container never ran"
+
+  # The same through a tmpfs.
+  cp "$b/config.base.json" "$b/config.json"
+  rm "$b/rootfs/data" && ln -s /proc/sys "$b/rootfs/data"
+  cfg "$b/config.json" 'mounts+={"destination":"/data","type":"tmpfs","source":"tmpfs"}'
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^125 agentbox: mounts\[$n\] \(/data\): the target resolves into a procfs" \
+    "a tmpfs the image's symlink puts over /proc/sys is refused too"
+  rm "$b/rootfs/data"
+
+  # A mount made after the config's own (a container racing on a shared
+  # mount would make it; a createContainer hook stands in for it here): the
+  # sysctl is refused rather than written to what is mounted in its way.
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" "hooks.createContainer=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"mount --bind $T/decoy $b/rootfs/proc/sys/net/ipv4/ip_default_ttl\"]}]"
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^125 agentbox: linux\.sysctl\.net\.ipv4\.ip_default_ttl: open /proc/sys/net/ipv4/ip_default_ttl: something is mounted on its way" \
+    "a bind over the sysctl's file, made after the mounts, fails the run naming the sysctl"
+  is "$(cat "$T/decoy")" decoy "... and the bound file is untouched"
+
+  # A /proc that is not a procfs's root: refused, not written through.
+  cp "$b/config.base.json" "$b/config.json"
+  cfg "$b/config.json" "hooks.createContainer=[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"mount -t tmpfs tmpfs $b/rootfs/proc\"]}]"
+  out=$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)
+  like "$? $out" "^125 agentbox: linux\.sysctl: /proc is not the root of a procfs" "a tmpfs over /proc fails the sysctl the same way"
+
+  # The files lxcfs stands in for still take a bind: the container reads it.
+  cp "$b/config.base.json" "$b/config.json"
+  printf 'MemTotal: 1234 kB\n' >"$T/meminfo"
+  cfg "$b/config.json" 'process.args=["/bin/abtest","cat","/proc/meminfo"]' \
+    "mounts+={\"destination\":\"/proc/meminfo\",\"type\":\"bind\",\"source\":\"$T/meminfo\",\"options\":[\"bind\",\"ro\"]}"
+  is "$(rt validate --bundle "$b" 2>&1)" "" "a bind at /proc/meminfo (lxcfs) validates"
+  is "$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)" "MemTotal: 1234 kB" "... and shows the bound file"
+  is "$(cat "$T/decoy")" decoy "the decoy is still untouched at the end"
+fi
+
 done_testing

@@ -668,6 +668,36 @@ test_many_devices (void)
           "a duplicate among 65536 devices is found and named");
 }
 
+/* Where a mount destination stands against /proc, however it is spelled:
+   ab_spec_check_supported refuses AB_PROC_INSIDE (t-hostile.sh runs it). */
+static void
+test_proc_place (void)
+{
+  static const struct
+  {
+    const char *dest;
+    int want;
+  } c[] = {
+    { "/proc", AB_PROC_ROOT },
+    { "//proc/./", AB_PROC_ROOT },
+    { "/proc/meminfo", AB_PROC_STAND_IN },
+    { "/proc//net/./dev", AB_PROC_STAND_IN },
+    { "/proc/sys/kernel/ns_last_pid", AB_PROC_STAND_IN },
+    { "/proc/sys", AB_PROC_INSIDE },
+    { "/proc/./sys//net/ipv4/ip_forward", AB_PROC_INSIDE },
+    { "/proc/self/attr/exec", AB_PROC_INSIDE },
+    { "/proc/meminfo/x", AB_PROC_INSIDE },
+    { "/proc/net", AB_PROC_INSIDE },
+    { "/procfs", AB_PROC_OUTSIDE },
+    { "/data/proc/sys", AB_PROC_OUTSIDE },
+    { "/", AB_PROC_OUTSIDE },
+  };
+
+  for (size_t i = 0; i < AB_ARRAY_SIZE (c); i++)
+    is_int (ab_proc_place (c[i].dest), c[i].want, "mount destination %s: place %d against /proc", c[i].dest,
+            c[i].want);
+}
+
 static void
 test_valid (void)
 {
@@ -701,6 +731,7 @@ main (void)
   RUN (seccomp);
   RUN (memory_policy);
   RUN (other_linux);
+  test_proc_place ();
   test_valid ();
   return tap_done ();
 }
