@@ -44,7 +44,7 @@ ab_console_setup (int sock, const struct ab_process *p, bool dev_console, ab_err
 {
   _cleanup_close_ int master = -1;
   _cleanup_close_ int slave = -1;
-  int unlock = 0, ptn = -1;
+  int unlock = 0;
 
   ab_set_step ("console");
   /* The container's own devpts instance, never the host's. */
@@ -72,15 +72,16 @@ ab_console_setup (int sock, const struct ab_process *p, bool dev_console, ab_err
      Not for an exec'd process: that would stack one more mount on the
      container's /dev/console per `exec --tty`, left pointing at a pty that
      is gone once the process ends. */
-  if (dev_console && ioctl (master, TIOCGPTN, &ptn) == 0)
+  if (dev_console)
     {
-      char path[64];
       _cleanup_close_ int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
       _cleanup_close_ int target = -1;
       _cleanup_close_ int tree = -1;
-      snprintf (path, sizeof path, "/dev/pts/%d", ptn);
       target = root >= 0 ? ab_mkpath_in_root (root, "/dev/console", AB_LAST_FILE, NULL) : -1;
-      tree = open_tree (AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+      /* The pty we hold, by its fd: never the path /dev/pts/N, which a
+         container sharing this /dev could swap for a symlink to a file it
+         wants bound writable on /dev/console (CVE-2025-52565). */
+      tree = open_tree (slave, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
       if (target >= 0 && tree >= 0 && ab_move_mount_fd (tree, target, "/dev/console", err) < 0)
         return -1;
     }

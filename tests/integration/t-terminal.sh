@@ -79,6 +79,12 @@ like "$(json_get out <<<"$res")" 'signal=SIGINT' "run: ^C typed at the caller's 
 is "$(json_get rc <<<"$res")" 0 "run: the program went on to exit 0"
 is "$(json_get restored <<<"$res")" true "run: the terminal modes are restored"
 
+# /dev/console is the program's own pty: bound from the fd of the pty, never
+# from its /dev/pts/N path (which a container sharing /dev could swap).
+cfg "$T/b/config.json" 'process.args=["/bin/sh","-c","c=$(stat -L -c %t:%T /dev/console); t=$(stat -L -c %t:%T /proc/self/fd/0); [ -n \"$c\" ] && [ \"$c\" = \"$t\" ] && echo console-is-the-pty || echo console-is-not:$c:$t"]'
+res=$(drive 'expect=console-is' -- run --bundle "$T/b" "$(new_id)")
+like "$(json_get out <<<"$res")" 'console-is-the-pty' "run: /dev/console is the device of the program's own pty"
+
 # Without a terminal of the caller's, the relay still gives the program one.
 make_bundle "$T/nt" process.terminal=true 'process.args=["/bin/sh","-c","/bin/abtest tty; echo to-stderr >&2; exit 4"]'
 rt run --bundle "$T/nt" "$(new_id)" </dev/null >"$T/nt.out" 2>"$T/nt.err"
