@@ -39,6 +39,11 @@ tests_unit_test_resolve_SOURCES = tests/unit/test-resolve.c
 tests_unit_test_resolve_LDADD = libagentbox.a $(AB_LIBS)
 TESTS += tests/unit/test-resolve
 
+check_PROGRAMS += tests/unit/test-procw
+tests_unit_test_procw_SOURCES = tests/unit/test-procw.c
+tests_unit_test_procw_LDADD = libagentbox.a $(AB_LIBS)
+TESTS += tests/unit/test-procw
+
 check_PROGRAMS += tests/unit/test-landlock
 tests_unit_test_landlock_SOURCES = tests/unit/test-landlock.c
 tests_unit_test_landlock_LDADD = libagentbox.a $(AB_LIBS)
