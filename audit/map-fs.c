@@ -326,7 +326,8 @@ map_sysctl (struct ab_audit_ctx *a)
       else
         l = ab_audit_add (
             a, AB_AUDIT_S_SYSCTL, key, path, a->f.ns_host[ns] ? AB_AUDIT_L_HOST | AB_AUDIT_L_WEAK : 0,
-            "written to /proc/sys/%s of the %s namespace %s (opened inside /proc/sys, no symlinks)", key,
+            "written to /proc/sys/%s of the %s namespace %s (opened beneath a checked procfs root, "
+            "crossing no mount: a mount in the way fails the run)", key,
             ab_ns_name (ns), a->f.ns_host[ns] ? "it shares with the host" : "of the container");
       ab_audit_line_value (l, "%s", a->l->sysctl.v[i].value);
     }
