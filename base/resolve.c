@@ -74,22 +74,30 @@ open_fallback (int rootfd, const char *path, int flags, mode_t mode)
     }
 }
 
+int
+ab_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
+{
+  struct open_how how = {
+    .flags = (uint64_t) (flags | O_CLOEXEC),
+    .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+    .resolve = resolve,
+  };
+  const char *rel = skip_slashes (path);
+  int fd;
+
+  do
+    fd = (int) syscall (SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
+  while (fd < 0 && errno == EAGAIN); /* a concurrent rename: retry, the kernel says it is safe to */
+  return fd;
+}
+
 static int
 open_raw (int rootfd, const char *path, int flags, mode_t mode)
 {
   if (have_openat2 && !ab_resolve_force_fallback)
     {
-      struct open_how how = {
-        .flags = (uint64_t) (flags | O_CLOEXEC),
-        .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-      };
-      const char *rel = skip_slashes (path);
-      int fd;
+      int fd = ab_openat2 (rootfd, path, flags, mode, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 
-      do
-        fd = (int) syscall (SYS_openat2, rootfd, *rel ? rel : ".", &how, sizeof how);
-      while (fd < 0 && errno == EAGAIN); /* a concurrent rename: retry, the kernel says it is safe to */
       if (fd >= 0 || errno != ENOSYS)
         return fd;
       have_openat2 = false;

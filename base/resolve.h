@@ -16,6 +16,13 @@
 
 #include "base/error.h"
 
+/* openat2(2) of path at dirfd with open(2) flags (O_CLOEXEC added), mode
+   (used with O_CREAT or O_TMPFILE) and RESOLVE_* flags; leading slashes
+   dropped, "" is dirfd itself.  Retried while the kernel answers EAGAIN (a
+   concurrent rename, after which it says a retry is safe).  -1 with errno
+   set (ENOSYS on kernels without openat2). */
+int ab_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
+
 /* Open `path` (absolute or relative, interpreted inside rootfd) with open(2)
    flags (O_CLOEXEC is added).  Returns the fd or -1 with errno set and *err
    filled. */

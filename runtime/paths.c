@@ -7,7 +7,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "base/kernel-compat.h"
@@ -228,15 +227,9 @@ ab_proc_root (ab_error_t *err)
 int
 ab_proc_open (int procfd, const char *rel, int flags, ab_error_t *err)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC | O_NOCTTY),
-    .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
-  };
-  int fd;
+  int fd = ab_openat2 (procfd, rel, flags | O_NOCTTY, 0,
+                       RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
 
-  do
-    fd = (int) syscall (SYS_openat2, procfd, rel, &how, sizeof how);
-  while (fd < 0 && errno == EAGAIN);
   if (fd < 0 && errno == EXDEV)
     return ab_error_setc (err, AB_EC_SETUP, 0,
                           "open /proc/%s: something is mounted on its way (it could take the write elsewhere)",

@@ -23,8 +23,8 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
+#include "base/resolve.h"
 #include "base/util.h"
 #include "spec/bundle-links.h"
 
@@ -33,18 +33,7 @@
 static int
 open_beneath_flags (int dirfd, const char *rel, int flags)
 {
-  struct open_how how = {
-    .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-  };
-  int fd;
-
-  while (*rel == '/')
-    rel++;
-  do
-    fd = (int) syscall (SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
-  while (fd < 0 && errno == EAGAIN);
-  return fd;
+  return ab_openat2 (dirfd, rel, flags, 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
 }
 
 static int
