@@ -319,10 +319,12 @@ ab_mount_target (struct ab_mount_ctx *ctx, const struct ab_mount *m, int last, c
 
   if (fd < 0)
     return ab_error_prefix (err, "%s", what);
-  if (fstatfs (fd, &sf) < 0 || fstat (fd, &st) < 0)
+  if (fstatfs (fd, &sf) < 0)
     return ab_error_set (err, errno, "%s: stat target", what);
   if (sf.f_type != PROC_SUPER_MAGIC)
     return ab_steal_fd (&fd);
+  if (fstat (fd, &st) < 0)
+    return ab_error_set (err, errno, "%s: stat target", what);
   /* The validator refused every destination inside /proc but these, as
      written; here the image's symlinks have been followed.  A mount that
      lands in a procfs anywhere else (a volume at /data, with the image's

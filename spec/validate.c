@@ -1076,7 +1076,6 @@ check_linux (struct ab_jctx *c, const struct ab_spec *s)
   return 0;
 }
 
-/* What agentbox needs of every config it runs, beyond the spec's rules. */
 /* Files of /proc that lxcfs (and its kind) stand in for with a bind of
    their own, so that top, free and the JVM see the container's share; runc
    lets exactly these through too. */
@@ -1124,6 +1123,7 @@ ab_proc_place (const char *destination)
   return AB_PROC_INSIDE;
 }
 
+/* What agentbox needs of every config it runs, beyond the spec's rules. */
 static int
 check_supported (const struct ab_spec *s, ab_error_t *err)
 {

@@ -10,6 +10,9 @@ require_runtime_commands create start delete validate
 
 # ---- 1. bind sources through a symlink of the image ------------------------
 
+# mounts_in CONFIG: how many mounts it has (a mount added next gets that index).
+mounts_in () { cfg "$1" --get mounts | "$PYTHON3" -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+
 secret="HOST-SECRET-$$-$RANDOM"
 mkdir -p "$T/hostdir" && echo "$secret" >"$T/hostdir/secret"
 if agentbox_only 13; then
@@ -19,7 +22,7 @@ if agentbox_only 13; then
   ln -s "$T/hostdir" "$b/rootfs/srcvol"
   cp "$b/config.json" "$b/config.base.json"
   cfg "$b/config.json" "mounts+={\"destination\":\"/mnt\",\"type\":\"bind\",\"source\":\"$b/rootfs/srcvol\",\"options\":[\"rbind\",\"ro\"]}"
-  n=$(($(cfg "$b/config.json" --get mounts | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') - 1))
+  n=$(($(mounts_in "$b/config.json") - 1))
   out=$(rt validate --bundle "$b" 2>&1)
   like "$? $out" "^1 agentbox: config.json: mounts\[$n\] \(/mnt\): source \`$b/rootfs/srcvol\` passes through the symlink \`$b/rootfs/srcvol\` -> \`$T/hostdir\` inside \`$b\`, which leads out of it" \
     "validate refuses a bind source through an image symlink that leaves the bundle, naming mounts[$n] and the link"
@@ -392,7 +395,7 @@ if agentbox_only 14; then
   make_bundle "$b" "$sysctl" "$show"
   is "$(rt run --bundle "$b" "$(new_id)" </dev/null 2>&1)" 42 "a namespaced sysctl is made (the control)"
   cp "$b/config.json" "$b/config.base.json"
-  n=$(($(cfg "$b/config.json" --get mounts | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')))
+  n=$(mounts_in "$b/config.json")
 
   # A mount inside /proc, as written: refused by validate and create alike.
   echo decoy >"$T/decoy"
