@@ -87,7 +87,7 @@ ab_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long l
 
   do
     fd = (int) syscall (SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
-  while (fd < 0 && errno == EAGAIN); /* a concurrent rename: retry, the kernel says it is safe to */
+  while (fd < 0 && errno == EAGAIN); /* a rename or mount meanwhile: retry, as the kernel asks */
   return fd;
 }
 

@@ -18,8 +18,10 @@
 
 /* openat2(2) of path at dirfd with open(2) flags (O_CLOEXEC added), mode
    (used with O_CREAT or O_TMPFILE) and RESOLVE_* flags; leading slashes
-   dropped, "" is dirfd itself.  Retried while the kernel answers EAGAIN (a
-   concurrent rename, after which it says a retry is safe).  -1 with errno
+   dropped, "" is dirfd itself.  Retried while the kernel answers EAGAIN:
+   with RESOLVE_BENEATH or RESOLVE_IN_ROOT a ".." on the way (in the path
+   or a symlink) gets it whenever anything on the host renamed or mounted
+   meanwhile (global seqlocks), and a retry is what the kernel asks for.  -1 with errno
    set (ENOSYS on kernels without openat2). */
 int ab_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
 

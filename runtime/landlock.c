@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "base/resolve.h"
 #include "runtime/landlock.h"
 #include "spec/annotations.h"
 
@@ -159,18 +160,17 @@ ab_landlock_fit_kernel (const struct ab_ll_ruleset *want, struct ab_ll_ruleset *
 static int
 add_path_rule (int ruleset, int rootfd, const struct ab_ll_rule *rule, ab_error_t *err)
 {
-  struct open_how how = {
-    .flags = O_PATH | O_CLOEXEC,
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (rule->nofollow ? RESOLVE_NO_SYMLINKS : 0),
-  };
+  unsigned long long resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (rule->nofollow ? RESOLVE_NO_SYMLINKS : 0);
   struct ll_path_beneath_attr attr = { .allowed_access = rule->access };
   _cleanup_close_ int fd = -1;
   struct stat st;
 
   /* Beneath the pinned root, never by the process's own view of "/": a
      symlink of the rootfs cannot send a rule to the host, and a policy's
-     own paths (nofollow) mean what they say or fail. */
-  fd = (int)syscall (SYS_openat2, rootfd, rule->path, &how, sizeof how);
+     own paths (nofollow) mean what they say or fail.  ab_openat2 retries
+     the EAGAIN a ".." on the way gets whenever anything on the host renames
+     or mounts meanwhile (a global seqlock): not a reason to fail a start. */
+  fd = ab_openat2 (rootfd, rule->path, O_PATH, 0, resolve);
   if (fd < 0)
     {
       if (rule->optional && errno == ENOENT)

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
+#include "base/resolve.h"
 #include "base/util.h"
 #include "runtime/wsapply.h"
 
@@ -142,16 +142,13 @@ static int
 open_parent (int dirfd, const char *path)
 {
   const char *slash = strrchr (path, '/');
-  struct open_how how = {
-    .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-  };
   _cleanup_free_ char *dir = NULL;
 
   if (slash == NULL)
     return openat (dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   dir = xstrndup (path, (size_t)(slash - path));
-  return (int)syscall (SYS_openat2, dirfd, dir, &how, sizeof how);
+  return ab_openat2 (dirfd, dir, O_PATH | O_DIRECTORY | O_NOFOLLOW, 0,
+                     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
 /* open_parent through the cache: the fd is the cache's (not to close);

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <sys/mount.h>
@@ -500,6 +501,74 @@ test_mechanism (void)
   ab_strv_free (&dropped);
 }
 
+/* A rule's path with a ".." on the way (here inside an image's relative
+   symlink, as /usr/lib's often are) while something else on the host
+   renames: RESOLVE_IN_ROOT answers EAGAIN whenever the global rename (or
+   mount) seqlock moved during the walk, and a build that passed that on
+   failed the container's start.  A second process renames as fast as it
+   can; every one of the builds must succeed. */
+static void
+test_rename_race (void)
+{
+  unsigned abi = ab_landlock_abi (NULL);
+  char dir[] = "/tmp/ab-landlock-race-XXXXXX";
+  _cleanup_free_ char *a = NULL, *b = NULL, *up = NULL, *x = NULL, *y = NULL;
+  _cleanup_close_ int rootfd = -1;
+  struct ab_ll_ruleset want = { 0 }, rs;
+  struct ab_strv dropped = { 0 };
+  ab_error_t err = { 0 };
+  int failed = 0, builds = 3000, st;
+  pid_t spinner;
+
+  if (abi == 0 || mkdtemp (dir) == NULL)
+    {
+      printf ("ok %d # SKIP landlock is not available\n", ++tap_count);
+      return;
+    }
+  a = xasprintf ("%s/a", dir);
+  b = xasprintf ("%s/b", dir);
+  up = xasprintf ("%s/a/up", dir);
+  x = xasprintf ("%s/x", dir);
+  y = xasprintf ("%s/y", dir);
+  mkdir (a, 0755);
+  mkdir (b, 0755);
+  if (symlink ("../b", up) < 0 || mkdir (x, 0755) < 0)
+    printf ("# setup: %s\n", strerror (errno));
+  rootfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  want.best_effort = true;
+  want.handled[AB_LL_KIND_FS] = ab_ll_known (AB_LL_KIND_FS, AB_LL_ABI_MAX);
+  ab_ll_ruleset_add_path (&want, "/a/up", AB_LL_AUTO_RO, false, false, "mounts[0]");
+  ab_landlock_fit (&want, abi, &rs, &dropped, &err);
+
+  spinner = fork ();
+  if (spinner == 0)
+    for (;;)
+      if (rename (x, y) < 0 || rename (y, x) < 0)
+        _exit (1);
+  for (int i = 0; i < builds; i++)
+    {
+      int fd = ab_landlock_build (&rs, abi, rootfd, 3, &err);
+      if (fd < 0 && failed++ == 0)
+        printf ("# build %d: %s\n", i, err.msg);
+      if (fd >= 0)
+        close (fd);
+    }
+  kill (spinner, SIGKILL);
+  waitpid (spinner, &st, 0);
+  ok (WIFSIGNALED (st), "the renaming process ran throughout");
+  is_int (failed, 0, "%d builds of a rule through a \"..\" symlink, renames on the host meanwhile: none fails",
+          builds);
+  ab_ll_ruleset_free (&rs);
+  ab_ll_ruleset_free (&want);
+  ab_strv_free (&dropped);
+  rmdir (x);
+  rmdir (y);
+  unlink (up);
+  rmdir (a);
+  rmdir (b);
+  rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -509,5 +578,6 @@ main (void)
   test_rules ();
   test_net_view ();
   test_mechanism ();
+  test_rename_race ();
   return tap_done ();
 }
