@@ -292,6 +292,39 @@ refused({"handle": h, "command": "true", "background": "yes"}, "background", "ba
 f, raw = s.tool("sandbox_shell", {"handle": "sbx_" + "0" * 32, "command": "true"})
 t.ok(tool_error(f) and tool_error(f)["code"] == "unknown_handle", "an unknown handle is refused", f)
 
+# ------------------------------------------------------------------ a long session
+# An agent makes hundreds of calls in one session: whatever a call opens in
+# the server (pipes, sockets, pidfds, threads) must be gone when it ends.
+
+
+def server_footprint():
+    pid = s.proc.pid
+    with open("/proc/%d/status" % pid) as st:
+        threads = [ln.split()[1] for ln in st if ln.startswith("Threads:")]
+    return len(os.listdir("/proc/%d/fd" % pid)), threads
+
+
+held = sorted(os.listdir(s.state_root))
+f, raw = s.tool("sandbox_create", {})
+h2 = sc(f).get("handle", "")
+f, raw = shell(h2, "n=1; echo $n")
+before = server_footprint()
+rounds, wrong = 200, []
+for i in range(2, rounds + 1):
+    f, raw = shell(h2, "n=$((n+1)); echo $n")
+    if sc(f).get("stdout") != "%d\n" % i and len(wrong) < 3:
+        wrong.append(f)
+    if i % 4 == 0:
+        s.tool("sandbox_exec", {"handle": h2, "argv": ["sh", "-c", "exec 3</dev/null; sleep 0 & echo x"]})
+    if i % 20 == 0:
+        s.tool("sandbox_run", {"argv": ["true"]})
+t.ok(not wrong, "a long session: %d shell calls each see the last one's variable" % rounds, wrong)
+t.ok(server_footprint() == before, "... and the server's fds and threads after them are those after the first "
+     "(%s, %s)" % (before, server_footprint()))
+f, raw = s.tool("sandbox_destroy", {"handle": h2})
+t.ok(sc(f).get("destroyed") is True and server_footprint() == before and sorted(os.listdir(s.state_root)) == held,
+     "... and after sandbox_destroy too, its container's state gone", f)
+
 f, raw = s.tool("sandbox_destroy", {"handle": h})
 t.ok(sc(f).get("destroyed") is True and wait_until(lambda: not processes_with(keep) and not processes_with(bmark)),
      "sandbox_destroy ends every background process", f)
