@@ -416,6 +416,36 @@ ab_fd_path (int fd, char *buf, size_t size)
   return n;
 }
 
+bool
+ab_proc_stat_read (pid_t pid, struct ab_proc_stat *st)
+{
+  char path[64], buf[1024], *p;
+  unsigned long long start;
+  ssize_t n;
+  int fd, ppid;
+
+  snprintf (path, sizeof path, "/proc/%d/stat", (int)pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  /* pid (comm) state ppid ... starttime (field 22): comm may hold
+     anything, the last ')' ends it */
+  p = strrchr (buf, ')');
+  if (p == NULL
+      || sscanf (p + 1, " %c %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+                 &st->state, &ppid, &start)
+             != 3)
+    return false;
+  st->ppid = (pid_t)ppid;
+  st->start = start;
+  return true;
+}
+
 static uint64_t
 clock_ns (clockid_t clock)
 {

@@ -175,6 +175,18 @@ bool ab_str_has_suffix (const char *s, const char *suffix);
    NUL-terminated: its length, or -1 with errno. */
 ssize_t ab_fd_path (int fd, char *buf, size_t size);
 
+/* What /proc/PID/stat says of a process: its state letter ('Z' a
+   zombie), parent and start time (clock ticks after boot: with the pid,
+   the process itself, never one that reused its pid).  false when it
+   cannot be read (gone). */
+struct ab_proc_stat
+{
+  char state;
+  pid_t ppid;
+  uint64_t start;
+};
+bool ab_proc_stat_read (pid_t pid, struct ab_proc_stat *st);
+
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t ab_now_monotonic_ns (void);
 uint64_t ab_now_realtime_ns (void);

@@ -14,6 +14,7 @@
 #include "cmd/create-opts.h"
 #include "runtime/cache.h"
 #include "runtime/lifecycle/container.h"
+#include "runtime/plan/plan.h"
 #include "runtime/exe.h"
 #include "runtime/fallback.h"
 #include "base/log.h"
@@ -86,9 +87,8 @@ run_fallback (struct ab_run_cli *cli, struct ab_bundle *bundle, const char *refu
   ab_log (AB_LOG_INFO, "%s: `%s` runs without namespaces, under landlock", refusal, cli->co.id);
   if (cli->record_fd > 2)
     ab_set_cloexec (cli->record_fd, true);
-  /* the smaller of --timeout and dev.agentbox.timeout, as the plan takes it */
-  if (a->timeout_set && (so.timeout_ms == 0 || a->timeout_ms < so.timeout_ms))
-    so.timeout_ms = a->timeout_ms;
+  /* the timeout and its grace, as the plan takes them */
+  ab_plan_deadline (a, cli->so.timeout_ms, cli->so.grace_set, cli->so.grace_ms, &so.timeout_ms, &so.grace_ms);
   r = ab_sandbox_fallback (bundle, refusal, &sf, &err);
   if (r == 0)
     {

@@ -136,7 +136,8 @@ nproc_limit (const struct ab_fallback *f, ab_error_t *err)
 /* The child, between fork and execve, in the order of the namespaced
    sandbox's last steps: session, fds, cwd, rlimits, landlock's ruleset
    (its paths opened while nothing is restricted yet), capabilities,
-   no_new_privs, landlock, seccomp last. */
+   no_new_privs, landlock, signals (default dispositions, none blocked),
+   seccomp last. */
 static int
 child_setup (const struct ab_fallback *f, int report, ab_error_t *err)
 {
@@ -169,6 +170,11 @@ child_setup (const struct ab_fallback *f, int report, ab_error_t *err)
     return ab_error_set (err, errno, "prctl PR_SET_NO_NEW_PRIVS");
   if (ab_landlock_restrict (ruleset, err) < 0)
     return -1;
+  /* Default dispositions and nothing blocked, as in the namespaced
+     sandbox: not the supervisor's blocked mask (its signalfd's) nor its
+     ignored SIGPIPE. */
+  ab_set_step ("signals");
+  ab_signals_reset ();
   if (f->seccomp)
     {
       ab_set_step ("seccomp");
@@ -193,6 +199,7 @@ ab_fallback_spawn (const struct ab_fallback *f, int *pidfd, ab_error_t *err)
     return ab_error_set (err, errno, "pipe");
   *pidfd = -1;
   args.pidfd = (uint64_t)(uintptr_t)pidfd;
+  ab_signals_snapshot (); /* what the child inherits: see process.c */
   pid = (pid_t)syscall (SYS_clone3, &args, sizeof args);
   if (pid < 0 && (errno == ENOSYS || errno == EPERM))
     {
@@ -247,8 +254,8 @@ ab_fallback_spawn (const struct ab_fallback *f, int *pidfd, ab_error_t *err)
 
 struct proc
 {
-  pid_t pid, ppid;
-  bool zombie;
+  pid_t pid;
+  struct ab_proc_stat st;
 };
 
 /* Every process /proc shows, with its parent. */
@@ -264,29 +271,13 @@ list_procs (struct proc **out)
     return 0;
   while ((e = readdir (d)) != NULL)
     {
-      char path[64], buf[512], *close_paren, state;
-      int ppid;
-      ssize_t r;
-      int fd;
+      struct proc p = { .pid = (pid_t)atoi (e->d_name) };
 
-      if (e->d_name[0] < '1' || e->d_name[0] > '9')
-        continue;
-      snprintf (path, sizeof path, "/proc/%s/stat", e->d_name);
-      fd = open (path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0)
-        continue;
-      r = read (fd, buf, sizeof buf - 1);
-      close (fd);
-      if (r <= 0)
-        continue;
-      buf[r] = '\0';
-      /* pid (comm) state ppid: comm may hold anything, the last ')' ends it */
-      close_paren = strrchr (buf, ')');
-      if (close_paren == NULL || sscanf (close_paren + 1, " %c %d", &state, &ppid) != 2)
+      if (e->d_name[0] < '1' || e->d_name[0] > '9' || !ab_proc_stat_read (p.pid, &p.st))
         continue;
       if (n == cap)
         *out = xreallocarray (*out, cap = cap ? cap * 2 : 256, sizeof **out);
-      (*out)[n++] = (struct proc){ .pid = (pid_t)atoi (e->d_name), .ppid = ppid, .zombie = state == 'Z' };
+      (*out)[n++] = p;
     }
   closedir (d);
   return n;
@@ -306,11 +297,11 @@ mark_descendants (const struct proc *v, size_t n, pid_t root, bool *in)
         {
           if (in[i])
             continue;
-          if (v[i].ppid == root)
+          if (v[i].st.ppid == root)
             in[i] = true;
           else
             for (size_t k = 0; k < n; k++)
-              if (in[k] && v[k].pid == v[i].ppid)
+              if (in[k] && v[k].pid == v[i].st.ppid)
                 {
                   in[i] = true;
                   break;
@@ -343,7 +334,7 @@ reap_but (pid_t keep)
           struct proc *v = NULL;
           size_t n = list_procs (&v);
           for (size_t i = 0; i < n; i++)
-            if (v[i].ppid == getpid () && v[i].zombie && v[i].pid != keep)
+            if (v[i].st.ppid == getpid () && v[i].st.state == 'Z' && v[i].pid != keep)
               other = waitpid (v[i].pid, NULL, WNOHANG) > 0 || other;
           free (v);
           if (!other)
@@ -354,57 +345,78 @@ reap_but (pid_t keep)
     }
 }
 
+/* sig to the process /proc showed as `p`: its pidfd is taken first, and
+   the signal sent only if that pid still started when p did (not reused
+   since; its parent may have changed, an orphan's does).  Whether it was
+   sent. */
+static bool
+signal_pinned (const struct proc *p, int sig)
+{
+  struct ab_proc_stat now;
+  bool sent = false;
+  int fd = (int)syscall (SYS_pidfd_open, p->pid, 0);
+
+  if (fd < 0)
+    return false;
+  if (ab_proc_stat_read (p->pid, &now) && now.start == p->st.start)
+    sent = syscall (SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0;
+  close (fd);
+  return sent;
+}
+
+size_t
+ab_signal_descendants (pid_t root, int sig)
+{
+  pid_t *sent = NULL;
+  size_t n_sent = 0, live = 0;
+
+  /* Until a walk finds no one new: a process forked while the last walk
+     ran (it was not in /proc yet) is signalled by the next.  A fork bomb
+     can outrun that; the rounds are bounded, and what is left is killed
+     with the whole unit. */
+  for (int round = 0; round < 64; round++)
+    {
+      struct proc *v = NULL;
+      size_t n = list_procs (&v), fresh = 0;
+      bool *in = xcalloc (n ? n : 1, sizeof *in);
+
+      mark_descendants (v, n, root, in);
+      live = 0;
+      for (size_t i = 0; i < n; i++)
+        {
+          bool known = false;
+          if (!in[i] || v[i].st.state == 'Z')
+            continue;
+          live++;
+          for (size_t k = 0; k < n_sent && !known; k++)
+            known = sent[k] == v[i].pid;
+          if (known || sig == 0 || !signal_pinned (&v[i], sig))
+            continue;
+          sent = xreallocarray (sent, n_sent + 1, sizeof *sent);
+          sent[n_sent++] = v[i].pid;
+          fresh++;
+        }
+      free (in);
+      free (v);
+      if (fresh == 0)
+        break;
+    }
+  free (sent);
+  return live;
+}
+
 void
 ab_fallback_kill_all (pid_t sid, pid_t keep)
 {
   uint64_t deadline = ab_now_monotonic_ns () + 10ull * 1000000000ull;
-  pid_t self = getpid ();
 
   /* The session first, in one call: most of what the program started. */
   if (sid > 0)
     kill (-sid, SIGKILL);
   while (ab_now_monotonic_ns () < deadline)
     {
-      struct proc *v = NULL;
-      size_t n = list_procs (&v);
-      bool *in = xcalloc (n ? n : 1, sizeof *in);
-      size_t live = 0;
+      size_t live = ab_signal_descendants (getpid (), SIGKILL);
 
-      mark_descendants (v, n, self, in);
-      for (size_t i = 0; i < n; i++)
-        {
-          int fd;
-          if (!in[i] || v[i].zombie)
-            continue;
-          live++;
-          /* The pidfd pins the process: if the pid was reused since /proc
-             was read, the parent check below fails and nothing is sent. */
-          fd = (int)syscall (SYS_pidfd_open, v[i].pid, 0);
-          if (fd < 0)
-            continue;
-          {
-            char path[64], buf[512], *cp, st;
-            int ppid = -1, sfd;
-            ssize_t r;
-            snprintf (path, sizeof path, "/proc/%d/stat", (int)v[i].pid);
-            sfd = open (path, O_RDONLY | O_CLOEXEC);
-            r = sfd >= 0 ? read (sfd, buf, sizeof buf - 1) : -1;
-            if (sfd >= 0)
-              close (sfd);
-            if (r > 0)
-              {
-                buf[r] = '\0';
-                cp = strrchr (buf, ')');
-                if (cp == NULL || sscanf (cp + 1, " %c %d", &st, &ppid) != 2)
-                  ppid = -1;
-              }
-            if (ppid == v[i].ppid)
-              syscall (SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-          }
-          close (fd);
-        }
-      free (in);
-      free (v);
       reap_but (keep);
       if (live == 0)
         return;

@@ -10,6 +10,7 @@
  *                         the program started: its session, then every
  *                         descendant of ours (we are their subreaper: a
  *                         setsid'd, double-forked grandchild is ours too)
+ *   ab_signal_descendants a signal to every descendant of a process
  *
  * What the rules are (which host paths, the workspace, the private
  * temporary directory) is decided by the built-in sandbox
@@ -57,5 +58,11 @@ pid_t ab_fallback_spawn (const struct ab_fallback *f, int *pidfd, ab_error_t *er
    children).  The pidfd of each is taken before it is signalled: a pid
    reused meanwhile is never hit. */
 void ab_fallback_kill_all (pid_t sid, pid_t keep);
+
+/* Send sig to every live descendant of `root` (0: send nothing), each
+   once and pinned by its pidfd as above, walking /proc again until a walk
+   finds no one new; how many the last walk found.  Without a cgroup, the
+   processes of a pid namespace whose init is `root`. */
+size_t ab_signal_descendants (pid_t root, int sig);
 
 #endif

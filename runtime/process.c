@@ -385,8 +385,8 @@ ab_signals_snapshot (void)
   }
 }
 
-static void
-reset_signals (void)
+void
+ab_signals_reset (void)
 {
   sigset_t none;
   int sig;
@@ -397,7 +397,10 @@ reset_signals (void)
         continue;
       if (inherited_sigs.valid && (sig > 64 || !(inherited_sigs.ignored & (UINT64_C (1) << (sig - 1)))))
         continue; /* caught or default: execve leaves it at SIG_DFL */
-      signal (sig, SIG_DFL);
+      /* The system call: the C library refuses the signals it keeps for
+         itself (32 and 33 in glibc), which GNU make, for one, leaves
+         ignored.  All zero is SIG_DFL, no flags, an empty mask. */
+      syscall (SYS_rt_sigaction, sig, &(struct { unsigned long w[4]; }){ { 0 } }, NULL, (size_t)8);
     }
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -504,7 +507,7 @@ ab_process_exec (const struct ab_process *p, const struct ab_seccomp_prog *secco
   /* The program starts with default dispositions and nothing blocked,
      whatever agentbox inherited (an ignored SIGPIPE, a blocked SIGCHLD). */
   ab_set_step ("signals");
-  reset_signals ();
+  ab_signals_reset ();
 
   if (ab_rlimits_apply (p, err) < 0)
     return -1;

@@ -49,6 +49,10 @@ int ab_cwd_make (const char *cwd, ab_error_t *err);
    resets all. */
 void ab_signals_snapshot (void);
 
+/* In the child, before execve: every signal the snapshot saw ignored back
+   to SIG_DFL (all of them without one), and nothing blocked. */
+void ab_signals_reset (void);
+
 /* A new session keyring of that name (NULL: anonymous), never the
    caller's: one that cannot be joined is a failure, unless keyrings are
    not available at all (ENOSYS, or keyctl refused with EPERM). */

@@ -617,40 +617,15 @@ ab_state_read (int dirfd, const char *id, struct ab_state **out, ab_error_t *err
 uint64_t
 ab_proc_start_time (pid_t pid, bool *zombie)
 {
-  char path[64], buf[1024], *p;
-  int fd;
-  ssize_t n;
-  unsigned long long start = 0;
-  int field;
+  struct ab_proc_stat st;
 
   if (zombie)
     *zombie = false;
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  if (!ab_proc_stat_read (pid, &st))
     return 0;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  /* comm may contain spaces and parentheses: fields start after the last ')'. */
-  p = strrchr (buf, ')');
-  if (p == NULL || p[1] != ' ')
-    return 0;
-  p += 2;
   if (zombie)
-    *zombie = (*p == 'Z' || *p == 'X');
-  /* p is at field 3 (state); starttime is field 22. */
-  for (field = 3; field < 22 && p; field++)
-    {
-      p = strchr (p, ' ');
-      if (p)
-        p++;
-    }
-  if (p == NULL || sscanf (p, "%llu", &start) != 1)
-    return 0;
-  return start;
+    *zombie = st.state == 'Z' || st.state == 'X';
+  return st.start;
 }
 
 int

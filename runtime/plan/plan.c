@@ -466,6 +466,18 @@ plan_landlock (struct ab_plan *p, const struct ab_spec *s, bool exec)
 
 /* ---- the plan --------------------------------------------------------------- */
 
+void
+ab_plan_deadline (const struct ab_agentbox *a, uint64_t timeout_ms, bool grace_set, uint64_t grace_ms,
+                  uint64_t *timeout_out, uint64_t *grace_out)
+{
+  *timeout_out = timeout_ms;
+  if (a->timeout_set && (timeout_ms == 0 || a->timeout_ms < timeout_ms))
+    *timeout_out = a->timeout_ms;
+  *grace_out = grace_set ? grace_ms : AB_PLAN_GRACE_DEFAULT_MS;
+  if (a->grace_set && (!grace_set || a->grace_ms < *grace_out))
+    *grace_out = a->grace_ms;
+}
+
 int
 ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_plan **out, ab_error_t *err)
 {
@@ -475,12 +487,7 @@ ab_plan_build (const struct ab_spec *s, const struct ab_plan_opts *o, struct ab_
 
   p->spec = s;
   p->rootfs_idmap = s->agentbox.rootfs_idmap;
-  p->timeout_ms = o->timeout_ms;
-  if (s->agentbox.timeout_set && (p->timeout_ms == 0 || s->agentbox.timeout_ms < p->timeout_ms))
-    p->timeout_ms = s->agentbox.timeout_ms;
-  p->grace_ms = o->grace_set ? o->grace_ms : AB_PLAN_GRACE_DEFAULT_MS;
-  if (s->agentbox.grace_set && (!o->grace_set || s->agentbox.grace_ms < p->grace_ms))
-    p->grace_ms = s->agentbox.grace_ms;
+  ab_plan_deadline (&s->agentbox, o->timeout_ms, o->grace_set, o->grace_ms, &p->timeout_ms, &p->grace_ms);
   if (s->process)
     st->process = *s->process;
   if (o->exec && change_process (st, s, o->exec, err) < 0)

@@ -156,6 +156,14 @@ struct ab_plan
   struct ab_plan_storage *own;         /* what the plan owns (plan.c) */
 };
 
+/* The wall-clock limit and its grace from the command line's and the
+   config's (dev.agentbox.timeout, .grace): the smaller timeout of the two
+   (0: none); the command line's grace (default AB_PLAN_GRACE_DEFAULT_MS)
+   unless the config's is smaller.  The plan's, and the sandbox without
+   namespaces' (which has no plan). */
+void ab_plan_deadline (const struct ab_agentbox *a, uint64_t timeout_ms, bool grace_set, uint64_t grace_ms,
+                       uint64_t *timeout_out, uint64_t *grace_out);
+
 /* Build the plan of a validated model.  Fails only on the command line's
    inputs (the baseline file, an exec change) and on what they make of the
    config (a baseline policy for a config without a network namespace). */

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -375,12 +376,52 @@ status_mask (const char *st, const char *key, unsigned long long *v)
   return (at = strstr (st, line)) != NULL && sscanf (at + strlen (line), " %llx", v) == 1;
 }
 
-/* The program is the init of its own PID namespace and neither catches,
-   ignores nor blocks `sig`: the kernel drops it when sent (an init gets
-   only the signals it has a handler for), so the deadline's SIGTERM, or a
-   SIGINT forwarded from the caller's Ctrl-C, does nothing to it.  Read
-   from /proc/PID/status: NSpid's last field, and the SigCgt, SigIgn and
-   SigBlk masks. */
+/* Whether process `pid` reads `sig` from a signalfd (as catatonit does):
+   1 yes, 0 no, -1 its fds cannot be read (not ours to look at). */
+static int
+signalfd_for (pid_t pid, int sig)
+{
+  char path[64];
+  struct dirent *e;
+  DIR *d;
+  int found = 0;
+
+  snprintf (path, sizeof path, "/proc/%d/fd", (int)pid);
+  d = opendir (path);
+  if (d == NULL)
+    return -1;
+  while (found == 0 && (e = readdir (d)) != NULL)
+    {
+      _cleanup_free_ char *info = NULL;
+      char link[32], where[96];
+      unsigned long long mask;
+      const char *at;
+      ab_error_t ignored = { 0 };
+      ssize_t n;
+
+      snprintf (where, sizeof where, "/proc/%d/fd/%s", (int)pid, e->d_name);
+      n = readlink (where, link, sizeof link - 1);
+      if (e->d_name[0] == '.' || n <= 0 || (link[n] = '\0', strcmp (link, "anon_inode:[signalfd]") != 0))
+        continue;
+      snprintf (where, sizeof where, "/proc/%d/fdinfo/%s", (int)pid, e->d_name);
+      if (ab_read_file_at (AT_FDCWD, where, 4096, &info, NULL, &ignored) == 0
+          && (at = strstr (info, "sigmask:")) != NULL && sscanf (at + strlen ("sigmask:"), " %llx", &mask) == 1
+          && (mask & (1ull << (sig - 1))))
+        found = 1;
+    }
+  closedir (d);
+  return found;
+}
+
+/* The program is the init of its own PID namespace and neither catches nor
+   ignores `sig`, nor takes it synchronously (sigwaitinfo, a signalfd):
+   the kernel drops it when sent (an init gets only the signals it has a
+   handler for), so the deadline's SIGTERM, or a SIGINT forwarded from the
+   caller's Ctrl-C, does nothing to it.  Blocked is not enough to keep it:
+   a shell blocks every signal for a moment each time it looks at its jobs,
+   and one unblocked with no handler is dropped then.  Read from
+   /proc/PID/status (NSpid's last field, the SigCgt, SigIgn and SigBlk
+   masks), /proc/PID/syscall and its fds. */
 static bool
 init_drops (pid_t pid, int sig)
 {
@@ -403,7 +444,9 @@ init_drops (pid_t pid, int sig)
   /* the last pid of the list: its pid in its own namespace */
   if (!(nl - ns >= 2 && nl[-1] == '1' && (nl[-2] == '\t' || nl[-2] == ' ')))
     return false;
-  return ((caught | ignored | blocked) & (1ull << (sig - 1))) == 0 && !in_sigtimedwait (pid);
+  if ((caught | ignored) & (1ull << (sig - 1)) || in_sigtimedwait (pid))
+    return false;
+  return !(blocked & (1ull << (sig - 1))) || signalfd_for (pid, sig) == 0;
 }
 
 /* A signal whose default action ends a process (not one that is ignored
@@ -465,15 +508,22 @@ deadline_reached (struct deadline *d, struct unit *u, const struct ab_supervise_
       return;
     }
   d->init_default = u->count != NULL && init_drops (u->pid, SIGTERM);
+  /* Anywhere else such an init would die of the SIGTERM at once: stopped
+     (SIGSTOP reaches an init from outside its namespace), it cannot go on
+     to its script's next command once the child it waits for is gone. */
+  if (d->init_default)
+    syscall (SYS_pidfd_send_signal, u->pidfd, SIGSTOP, NULL, 0);
   u->term_all (u->arg);
   d->kill = add_ms (now, so->grace_ms);
 }
 
 /* During the grace.  An init that ignores SIGTERM would have died of it
-   anywhere else: once the processes it waits for are gone (their own
-   SIGTERM let them clean up), it gets the default action of SIGTERM --
-   ended, reported as SIGTERM -- instead of waiting out the grace.  At the
-   end of the grace whatever runs is killed. */
+   anywhere else: it waits stopped (deadline_reached), and once the other
+   processes are gone (their own SIGTERM let them clean up) it gets the
+   default action of SIGTERM -- ended, reported as SIGTERM -- instead of
+   waiting out the grace.  One that set a handler just before it was
+   stopped has a SIGTERM pending: it goes on, to run it.  At the end of the
+   grace whatever runs is killed. */
 static void
 grace_tick (struct deadline *d, struct unit *u, struct ab_outcome *out, uint64_t now)
 {
@@ -486,6 +536,11 @@ grace_tick (struct deadline *d, struct unit *u, struct ab_outcome *out, uint64_t
   else if (d->init_default && u->count (u->arg) == 1)
     {
       d->init_default = false;
+      if (!init_drops (u->pid, SIGTERM))
+        {
+          syscall (SYS_pidfd_send_signal, u->pidfd, SIGCONT, NULL, 0);
+          return;
+        }
       d->kill = 0;
       out->init_signal = SIGTERM;
       u->kill_all (u->arg, false);
@@ -940,14 +995,20 @@ container_kill_all (void *arg, bool reaped)
     ab_fallback_kill_all (0, reaped ? -1 : c->pid);
 }
 
+/* SIGTERM to every process of the container.  Without a cgroup (rootless,
+   none delegated) those of its pid namespace are the init's descendants
+   (orphans go to the init); without either, the init alone. */
 static void
 container_term_all (void *arg)
 {
   struct ab_container *c = arg;
   ab_error_t ignored = { 0 };
 
-  if (c->cg == NULL || ab_cgroup_kill (c->cg, SIGTERM, &ignored) < 0)
-    syscall (SYS_pidfd_send_signal, c->pidfd, SIGTERM, NULL, 0);
+  if (c->cg && ab_cgroup_kill (c->cg, SIGTERM, &ignored) == 0)
+    return;
+  syscall (SYS_pidfd_send_signal, c->pidfd, SIGTERM, NULL, 0);
+  if (c->cg == NULL && c->plan->own_pid_ns)
+    ab_signal_descendants (c->pid, SIGTERM);
 }
 
 static unsigned
@@ -976,6 +1037,9 @@ container_count (void *arg)
   ab_error_t ignored = { 0 };
   size_t n = 0;
 
+  /* the init and its live descendants (it reaps nothing while stopped) */
+  if (c->cg == NULL && c->plan->own_pid_ns)
+    return 1 + (int)ab_signal_descendants (c->pid, 0);
   if (c->cg == NULL || ab_cgroup_pids (c->cg, &pids, &n, &ignored) < 0)
     return -1;
   return (int)n;
@@ -1147,6 +1211,14 @@ fallback_kill_all (void *arg, bool reaped)
   ab_fallback_kill_all (f->pid, reaped ? -1 : f->pid);
 }
 
+/* SIGTERM to every process the program started, once each: all are our
+   descendants (we are their subreaper). */
+static void
+fallback_term_all (void *arg AB_UNUSED)
+{
+  ab_signal_descendants (getpid (), SIGTERM);
+}
+
 int
 ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const struct ab_supervise_opts *so,
                        struct ab_outcome *out, ab_error_t *err)
@@ -1190,7 +1262,8 @@ ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const str
     }
   else
     {
-      u = (struct unit){ .pid = fu.pid, .pidfd = pidfd, .kill_all = fallback_kill_all, .arg = &fu };
+      u = (struct unit){ .pid = fu.pid, .pidfd = pidfd, .kill_all = fallback_kill_all,
+                         .term_all = fallback_term_all, .arg = &fu };
       if (watch (&u, so, &io, &sg, out, &info, err) < 0)
         goto failed;
       outcome_from_siginfo (out, &info);

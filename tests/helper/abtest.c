@@ -34,6 +34,7 @@
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -271,6 +272,32 @@ cmd_wait_signal (int argc, char **argv)
     printf ("signal=SIG%s\nsender_pid=%d\n", sigabbrev_np (si.si_signo), (int)si.si_pid);
   else
     printf ("signal=%d\nsender_pid=%d\n", si.si_signo, (int)si.si_pid);
+  return 0;
+}
+
+/* wait-signalfd SIG...: the same, read from a signalfd (as catatonit
+   does) instead of sigwaitinfo. */
+static int
+cmd_wait_signalfd (int argc, char **argv)
+{
+  struct signalfd_siginfo si;
+  sigset_t set;
+  int fd;
+
+  sigemptyset (&set);
+  for (int i = 1; i < argc; i++)
+    sigaddset (&set, signum (argv[i]));
+  if (sigprocmask (SIG_BLOCK, &set, NULL) < 0 || (fd = signalfd (-1, &set, SFD_CLOEXEC)) < 0)
+    die ("signalfd");
+  puts ("ready");
+  fflush (stdout);
+  while (read (fd, &si, sizeof si) != (ssize_t)sizeof si)
+    if (errno != EINTR)
+      die ("read signalfd");
+  if (sigabbrev_np ((int)si.ssi_signo))
+    printf ("signal=SIG%s\n", sigabbrev_np ((int)si.ssi_signo));
+  else
+    printf ("signal=%u\n", si.ssi_signo);
   return 0;
 }
 
@@ -753,14 +780,17 @@ cmd_rlimits (int argc, char **argv)
   return 0;
 }
 
+/* sigmask: the blocked and the ignored signals, by name (a number where
+   there is none).  Asked of the kernel, not of the C library, which hides
+   the signals it keeps for itself (32 and 33 in glibc). */
 static void
-print_sigset (const char *key, const sigset_t *set)
+print_sigbits (const char *key, uint64_t bits)
 {
   const char *sep = "";
 
   printf ("%s=", key);
-  for (int i = 1; i < NSIG; i++)
-    if (sigismember (set, i) == 1)
+  for (int i = 1; i <= 64; i++)
+    if (bits & (UINT64_C (1) << (i - 1)))
       {
         if (sigabbrev_np (i))
           printf ("%sSIG%s", sep, sigabbrev_np (i));
@@ -771,20 +801,20 @@ print_sigset (const char *key, const sigset_t *set)
   putchar ('\n');
 }
 
-/* sigmask: the blocked and the ignored signals, by name. */
 static int
 cmd_sigmask (int argc, char **argv)
 {
-  sigset_t blocked, ignored;
-  struct sigaction sa;
+  uint64_t blocked = 0, ignored = 0;
 
-  sigprocmask (SIG_BLOCK, NULL, &blocked);
-  sigemptyset (&ignored);
-  for (int i = 1; i < NSIG; i++)
-    if (sigaction (i, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
-      sigaddset (&ignored, i);
-  print_sigset ("blocked", &blocked);
-  print_sigset ("ignored", &ignored);
+  syscall (SYS_rt_sigprocmask, SIG_BLOCK, NULL, &blocked, sizeof blocked);
+  for (int i = 1; i <= 64; i++)
+    {
+      struct { unsigned long handler, flags, restorer; uint64_t mask; } k = { 0 };
+      if (syscall (SYS_rt_sigaction, i, NULL, &k, sizeof (uint64_t)) == 0 && k.handler == (unsigned long)SIG_IGN)
+        ignored |= UINT64_C (1) << (i - 1);
+    }
+  print_sigbits ("blocked", blocked);
+  print_sigbits ("ignored", ignored);
   return 0;
 }
 
@@ -1303,6 +1333,7 @@ static const struct
   { "exit", 1, cmd_exit, "N" },             { "kill-self", 1, cmd_kill_self, "SIG" },
   { "sleep", 1, cmd_sleep, "SECS" },        { "sleep-forever", 0, cmd_sleep, "" },
   { "wait-signal", 1, cmd_wait_signal, "SIG..." },          { "orphan-writer", 2, cmd_orphan_writer, "PATH MS" },
+  { "wait-signalfd", 1, cmd_wait_signalfd, "SIG..." },
   { "setsid-sleeper", 0, cmd_setsid_sleeper, "" },          { "forkbomb", 0, cmd_forkbomb, "[MAX]" },
   { "memhog", 1, cmd_memhog, "MB" },        { "threads", 1, cmd_threads, "N" },
   { "echo", 0, cmd_echo, "ARGS..." },       { "cat", 1, cmd_cat, "FILE" },

@@ -91,6 +91,27 @@ isnt $? 0 "... and its setsid'd grandchild, which ignored SIGTERM too, is gone f
 rec plain --timeout 1s "$(new_id)" -- sleep 1000
 is "$rc/$(field plain signal)/$(field plain timeout.ended)" "143/SIGTERM/terminated" \
   "sleep as the sandbox's init (the kernel withholds SIGTERM from it) ends as if by SIGTERM, within the grace"
+# A shell as the init drops SIGTERM too: anywhere else it would die of it
+# with its child, so the next command of its script must never run (before:
+# the child died, the shell went on, "after" was written and the run said 0).
+rm -f "$ws/after" "$ws/cleaned"
+rec chain --timeout 1s --workspace "$ws" "$(new_id)" -- sh -c 'sleep 1000; echo ran >/workspace/after'
+is "$rc/$(field chain signal)/$(field chain timeout.ended)" "143/SIGTERM/terminated" \
+  "a shell as the init, its child ended by the timeout: the shell ends by SIGTERM too"
+[ ! -e "$ws/after" ]
+ok $? "... and the command after the one the timeout ended never runs: no file of it on the host"
+rec chain-trap --timeout 2s --workspace "$ws" "$(new_id)" -- \
+  sh -c '(trap "echo cleaned >/workspace/cleaned; exit 1" TERM; sleep 1000 & wait); echo ran >/workspace/after'
+is "$rc/$(cat "$ws/cleaned" 2>&1)/$(cat "$ws/after" 2>&1)" "143/cleaned/cat: $ws/after: No such file or directory" \
+  "... while the TERM trap of a process it started runs first (its file is on the host)"
+# An init that blocks SIGTERM and reads it (sigwaitinfo, a signalfd) takes
+# it itself: it ends on its own, within the grace.
+cp "$ABTEST" "$ws/abtest"
+for how in wait-signal wait-signalfd; do
+  rec "$how" --timeout 1s --workspace "$ws" "$(new_id)" -- /workspace/abtest "$how" TERM
+  is "$rc/$(field "$how" exitCode)/$(field "$how" timeout.ended)" "0/0/terminated" \
+    "an init that takes SIGTERM with $how gets the timeout's: it exits 0 by itself, within the grace"
+done
 rec nograce --timeout 1s --timeout-grace 0 "$(new_id)" -- sh -c 'trap "exit 3" TERM; sleep 1000 & wait'
 is "$rc/$(field nograce signal)/$(field nograce timeout.ended)" "137/SIGKILL/killed" \
   "--timeout-grace 0: killed at the limit, no SIGTERM first"

@@ -258,21 +258,24 @@ timeout -k 5 "$AB_RT_TIMEOUT" strace -f -qq -s 4096 -o "$T/killed.trace" -e trac
   -e inject=pwrite64:signal=KILL:when=${w:-1} "$RUNTIME" --root "$AB_STATE" run --bundle "$T/daemon" "$id" \
   </dev/null >/dev/null 2>&1 7>&- &
 tracer=$!
-# Its write never returned ("= ?") and the writer is gone (or reported
+# Its write never returned ("= ?", or "<unfinished ...>" when another
+# process's line came between) and the writer is gone (or reported
 # killed): strace's lines of other processes, and of the writer's own end,
-# come in any order and at any time.
+# come in any order and at any time, and a line is written in two parts
+# (its end only once the writer is gone: wait for it).
 gone ()
 {
   local st
   st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
   [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] || grep -q "^$1 +++ killed by SIGKILL" "$T/killed.trace"
 }
+ended=' = \?|<unfinished \.\.\.>'
 for ((i = 0; i < 1200; i++)); do
   wline=$(grep -m1 'status\\":\\"running' "$T/killed.trace" 2>/dev/null)
-  [ -n "$wline" ] && gone "${wline%% *}" && break
+  [ -n "$wline" ] && gone "${wline%% *}" && [[ $wline =~ ($ended)\ *$ ]] && break
   sleep 0.05
 done
-like "$wline $(gone "${wline%% *}" && echo gone)" 'pwrite64.* = \? +gone$' \
+like "$wline $(gone "${wline%% *}" && echo gone)" 'pwrite64.*( = \?|<unfinished \.\.\.>) +gone$' \
   "$name: the supervisor was killed at its write of \"running\""
 pid=$(json_get pid <"$AB_STATE/$id/state.json")
 for ((i = 0; i < 400; i++)); do

@@ -191,6 +191,20 @@ gpid=${out#pid=}
 is "$(json_get result.structuredContent.reason <"$T/fbt.rec" 2>/dev/null)" timeout "--timeout ends a fallback run (reason timeout)"
 ok "$([ -n "$gpid" ] && [ ! -e "/proc/$gpid" ]; echo $?)" "... and its setsid'd grandchild (pid ${gpid:-none}) is gone"
 
+# The program starts with default dispositions and nothing blocked, not
+# with what the supervisor blocks (its signalfd's) or inherited ignored
+# (SIGINT and SIGPIPE here).  Before, it ran with nearly every signal
+# blocked: a kill, a Ctrl-C or the timeout's SIGTERM did nothing to it.
+out=$( (trap '' INT PIPE; fb --fallback landlock "$(new_id)" -- /bin/grep -E '^Sig(Blk|Ign)' /proc/self/status) \
+  </dev/null 2>"$T/err")
+is "$(echo $out)" "SigBlk: 0000000000000000 SigIgn: 0000000000000000" \
+  "--fallback landlock: the program starts with no signal blocked or ignored"
+rm -f "$T/fbws/cleaned"
+fb --fallback landlock --timeout 2s --timeout-grace 20s --record "$T/fbg.rec" "$(new_id)" -- \
+  /bin/sh -c 'trap "echo cleaned >cleaned; exit 3" TERM; sleep 1000 & wait' </dev/null >/dev/null 2>"$T/err"
+is "$?/$(cat "$T/fbws/cleaned" 2>&1)/$(json_get result.structuredContent.timeout.ended <"$T/fbg.rec" 2>&1)" \
+  "3/cleaned/terminated" "... and --timeout sends SIGTERM first: its TERM trap runs within the grace (20 s)"
+
 # Signals: landlock's scope (ABI 6) keeps them inside the sandbox.
 if [ "$kabi" -ge 6 ]; then
   sleep 300 </dev/null >/dev/null 2>&1 &

@@ -114,6 +114,26 @@ wait_gone "$gc" 10
 ok $? "the setsid'd grandchild is gone too"
 is "$(cg_left "$id")" "" "the timed-out sandbox's cgroups are gone"
 
+# With a grace: SIGTERM to every process first.  The init here is a shell
+# with no TERM handler, which the kernel spares: it must not go on to its
+# next command, nor keep the run waiting out the grace once the rest are
+# gone, and the TERM trap of the process it started runs.  Rootless without
+# a delegated cgroup too: the signal then goes to the init's descendants.
+# (2 s: time to start them all; one forked after the SIGTERM gets none and
+# is killed at the end of the grace.)
+id=$(new_id)
+rm -f "$T/ws-t/cleaned" "$T/ws-t/after"
+rt run --default --workspace "$T/ws-t" --timeout 2s --timeout-grace 20s --record "$T/grace.json" "$id" -- \
+  sh -c '(trap "echo cleaned >/workspace/cleaned; exit 1" TERM; setsid sleep 1000 & sleep 1000 & wait)
+         echo ran >/workspace/after' </dev/null >/dev/null 2>&1
+is "$?/$(cat "$T/ws-t/cleaned" 2>&1)" "143/cleaned" \
+  "--timeout with a grace: the TERM trap of the init's child runs (its file is on the host); the run ends 143"
+[ ! -e "$T/ws-t/after" ]
+ok $? "... and the init, a shell without a TERM trap, never runs its next command"
+is "$(json_get result.structuredContent.timeout.ended <"$T/grace.json" 2>&1)" terminated \
+  "... it ends as if by SIGTERM once the rest are gone, not killed when the grace (20 s) runs out"
+is "$(cg_left "$id")" "" "... and its cgroups are gone"
+
 # ---- no network --------------------------------------------------------------------------------------
 
 cp "$ABTEST" "$T/ws-root/abtest"

@@ -111,6 +111,22 @@ for sig in INT TERM HUP QUIT USR2 ALRM PWR TSTP CONT 40; do
   is "$rc" 0 "... and agentbox stays in charge: it exits with the program's status, 0"
 done
 
+# The same through a signalfd (catatonit's way): the signals are blocked,
+# and read, not dropped; agentbox must pass them on, not end the init.
+make_bundle "$T/waitfd" 'process.args=["/bin/abtest","wait-signalfd","INT","TERM"]'
+for sig in INT TERM; do
+  id=$(new_id)
+  rm -f "$T/waitfd/out"
+  rt run --bundle "$T/waitfd" "$id" </dev/null >"$T/waitfd/out" 2>/dev/null &
+  bg=$!
+  for ((i = 0; i < 200; i++)); do grep -q ready "$T/waitfd/out" 2>/dev/null && break; sleep 0.05; done
+  kill -"$sig" "$(agentbox_proc run "$id")"
+  wait "$bg"
+  rc=$?
+  is "$rc:$(sed -n 's/^signal=//p' "$T/waitfd/out")" "0:SIG$sig" \
+    "signal $sig to agentbox, its init reading it from a signalfd: the init gets it and exits 0"
+done
+
 # An init that leaves a signal to its default action (no handler, not
 # ignored, not blocked) never gets it from the kernel: a Ctrl-C to `run --
 # sleep 9` would do nothing.  agentbox applies the default action: the
