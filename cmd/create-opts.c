@@ -464,6 +464,11 @@ ab_parse_run_cli (const char *cmd, struct ab_global *g, int argc, char **argv, s
   cli->sb.id = cli->co.id;
   if (optind < argc && strcmp (argv[optind], "--") == 0)
     optind++;
+  else if (cli->sandbox && optind < argc && argv[optind][0] == '-')
+    /* `run --default ID --timeout 1s -- sh`: not a program named
+       "--timeout" (which would fail as exec `--timeout`, 127) */
+    return ab_cmd_usage_error (cmd, "`%s` after the ID: options go before it (run --default [OPTIONS] ID -- "
+                                    "PROGRAM...)", argv[optind]);
   if (cli->sandbox)
     {
       cli->sb.argv = argv + optind;

@@ -151,6 +151,15 @@ if agentbox_only 6; then
   like "$? $out" "^2 agentbox: --cgroup-manager: expected cgroupfs or systemd, got \`disabled\`" \
     "another --cgroup-manager value is a usage error naming it"
 fi
+# run --default ID OPTION...: an option after the ID is a usage error naming
+# it, not a program called "--timeout" (exec failed with 127 before).
+if agentbox_only 2; then
+  out=$(rt run --default "$(new_id)" --timeout 1s -- sleep 10 </dev/null 2>&1)
+  is "$? $out" "2 agentbox: run: \`--timeout\` after the ID: options go before it (run --default [OPTIONS] ID -- PROGRAM...) (see \`agentbox run --help\`)" \
+    "run --default ID --timeout ...: a usage error (2) naming the misplaced option"
+  out=$(rt run --default "$(new_id)" -- sh -c 'echo ran' </dev/null 2>&1)
+  is "$? $out" "0 ran" "... while the program after \`--\` runs"
+fi
 rt --no-such-flag list </dev/null >/dev/null 2>&1
 isnt $? 0 "an unknown global flag fails"
 rt create --no-such-flag --bundle "$T/b" "$(new_id)" </dev/null >/dev/null 2>&1
