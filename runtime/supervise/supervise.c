@@ -521,9 +521,10 @@ deadline_reached (struct deadline *d, struct unit *u, const struct ab_supervise_
    anywhere else: it waits stopped (deadline_reached), and once the other
    processes are gone (their own SIGTERM let them clean up) it gets the
    default action of SIGTERM -- ended, reported as SIGTERM -- instead of
-   waiting out the grace.  One that set a handler just before it was
-   stopped has a SIGTERM pending: it goes on, to run it.  At the end of the
-   grace whatever runs is killed. */
+   waiting out the grace.  One that set a handler after it was looked at
+   is let go on (SIGCONT): its SIGTERM is pending if the handler came
+   before the signal was sent, else it has none and runs until the end of
+   the grace, when whatever runs is killed. */
 static void
 grace_tick (struct deadline *d, struct unit *u, struct ab_outcome *out, uint64_t now)
 {
@@ -996,8 +997,9 @@ container_kill_all (void *arg, bool reaped)
 }
 
 /* SIGTERM to every process of the container.  Without a cgroup (rootless,
-   none delegated) those of its pid namespace are the init's descendants
-   (orphans go to the init); without either, the init alone. */
+   none delegated), the init's descendants, which its pid namespace's
+   processes are (orphans go to the init) but for one `exec` put there: that
+   one gets only the final kill.  Without either, the init alone. */
 static void
 container_term_all (void *arg)
 {
