@@ -61,9 +61,9 @@ void ab_fallback_kill_all (pid_t sid, pid_t keep);
 
 /* Send sig to every live descendant of `root` (0: send nothing), each
    once and pinned by its pidfd as above, walking /proc again until a walk
-   finds no one new; how many the last walk found.  Without a cgroup, the
-   processes of a pid namespace whose init is `root`, but for those put
-   into it from outside (`exec`), which are not its descendants. */
+   finds no one new; how many the last walk found.  The sandbox without
+   namespaces is the program's descendants; a container's pid namespace
+   is not (one `exec` put there is none): ab_pidns_signal walks that. */
 size_t ab_signal_descendants (pid_t root, int sig);
 
 #endif

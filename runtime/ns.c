@@ -598,6 +598,23 @@ pidns_within (int fd, const struct stat *want)
   return false;
 }
 
+/* Whether host process pid is in the pid namespace `want` or below it. */
+static bool
+pid_within (pid_t pid, const struct stat *want)
+{
+  char path[64];
+  int fd;
+  bool in;
+
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false; /* gone, or not ours to look at */
+  in = pidns_within (fd, want);
+  close (fd);
+  return in;
+}
+
 int
 ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err)
 {
@@ -628,23 +645,86 @@ ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err)
     return ab_error_set (err, errno, "open /proc");
   while ((e = readdir (d)) != NULL)
     {
-      int pid, fd;
-      if (ab_parse_int (e->d_name, &pid) < 0 || pid <= 0)
+      int pid;
+      if (ab_parse_int (e->d_name, &pid) < 0 || pid <= 0 || !pid_within (pid, &want))
         continue;
-      snprintf (path, sizeof path, "/proc/%d/ns/pid", pid);
-      fd = open (path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0)
-        continue; /* gone, or not ours to look at */
-      if (pidns_within (fd, &want))
-        {
-          if (*n == cap)
-            *out = xreallocarray (*out, cap = cap ? cap * 2 : 16, sizeof **out);
-          (*out)[(*n)++] = pid;
-        }
-      close (fd);
+      if (*n == cap)
+        *out = xreallocarray (*out, cap = cap ? cap * 2 : 16, sizeof **out);
+      (*out)[(*n)++] = pid;
     }
   closedir (d);
   return 0;
+}
+
+struct pinned
+{
+  pid_t pid;
+  uint64_t start;
+};
+
+static bool
+pinned_has (const struct pinned *v, size_t n, pid_t pid, uint64_t start)
+{
+  for (size_t i = 0; i < n; i++)
+    if (v[i].pid == pid && v[i].start == start)
+      return true;
+  return false;
+}
+
+int
+ab_pidns_signal (pid_t init, int sig, ab_error_t *err)
+{
+  struct pinned *sent = NULL;
+  size_t n_sent = 0;
+  char path[64];
+  struct stat want;
+  int live = 0;
+
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) init);
+  if (stat (path, &want) < 0)
+    return ab_error_set (err, errno, "stat %s", path);
+  /* Until a walk finds no one new: a process forked while the last walk
+     ran (not in /proc yet) is signalled by the next.  A fork bomb can
+     outrun that; the rounds are bounded, and what is left goes with the
+     init's end. */
+  for (int round = 0; round < 64; round++)
+    {
+      _cleanup_free_ pid_t *pids = NULL;
+      size_t n = 0, fresh = 0;
+
+      if (ab_pidns_pids (init, &pids, &n, err) < 0)
+        {
+          free (sent);
+          return -1;
+        }
+      live = 0;
+      for (size_t i = 0; i < n; i++)
+        {
+          struct ab_proc_stat st;
+          int fd;
+          if (pids[i] == init || !ab_proc_stat_read (pids[i], &st) || st.state == 'Z')
+            continue;
+          live++;
+          if (sig == 0 || pinned_has (sent, n_sent, pids[i], st.start))
+            continue;
+          /* Pinned by the pidfd, the pid cannot be reused: signalled only
+             if it is still in the namespace then. */
+          fd = (int) syscall (SYS_pidfd_open, pids[i], 0);
+          if (fd < 0)
+            continue;
+          if (pid_within (pids[i], &want) && syscall (SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0)
+            {
+              sent = xreallocarray (sent, n_sent + 1, sizeof *sent);
+              sent[n_sent++] = (struct pinned){ pids[i], st.start };
+              fresh++;
+            }
+          close (fd);
+        }
+      if (fresh == 0)
+        break;
+    }
+  free (sent);
+  return live;
 }
 
 int

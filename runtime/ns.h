@@ -76,6 +76,14 @@ int ab_ns_write_idmaps (pid_t pid, const struct ab_linux *l, const struct ab_pla
    without a cgroup (rootless, none delegated) has. */
 int ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err);
 
+/* sig to every live process of those but the init, once each, walking
+   /proc again until a walk finds no one new (sig 0: none sent).  Each is
+   pinned by a pidfd and signalled only if still in the namespace, so a
+   recycled pid never is.  How many live (not zombies) besides the init
+   the last walk found, or -1.  None where the init shares our pid
+   namespace. */
+int ab_pidns_signal (pid_t init, int sig, ab_error_t *err);
+
 /* Child: unshare(CLONE_NEWTIME), write the offsets, enter it (setns on
    /proc/self/ns/time_for_children, allowed for a single-threaded process). */
 int ab_ns_enter_new_time (const struct ab_linux *l, ab_error_t *err);

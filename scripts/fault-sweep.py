@@ -112,6 +112,17 @@ def alive(pid, start=None):
     return st is not None and (start is None or st == start)
 
 
+def has_namespaces(pid):
+    """Whether pid still has its namespaces: an exiting process drops them
+    before it is a zombie (an init, while the kernel kills the rest of its
+    pid namespace, can stay so for a while)."""
+    try:
+        os.stat("/proc/%d/ns/net" % pid)
+        return True
+    except OSError:
+        return False
+
+
 def pids():
     return [int(p[6:]) for p in glob.glob("/proc/[0-9]*")]
 
@@ -516,8 +527,9 @@ def run_point(s, cmd, point, ref, workdir):
                 got = probe(pid, cid, root)
             except OSError:
                 got = None
-            if got is None or not alive(pid, known["procs"][0][1]):
-                # strace injects into the program too: it may die of it
+            if got is None or not alive(pid, known["procs"][0][1]) or not has_namespaces(pid):
+                # strace injects into the program too: it may die of it;
+                # or a supervisor killed took it along while it was looked at
                 outcome = "the program ran, and died of the fault"
             else:
                 bad = diff(ref, got)

@@ -618,44 +618,22 @@ ab_container_start (const char *root, const char *id, ab_error_t *err)
   return r;
 }
 
-/* Whether host process pid is in the pid namespace `ns` (its ns/pid). */
-static bool
-in_pidns (pid_t pid, const struct stat *ns)
-{
-  char path[64];
-  struct stat st;
-
-  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) pid);
-  return stat (path, &st) == 0 && st.st_ino == ns->st_ino && st.st_dev == ns->st_dev;
-}
-
 /* --all without a cgroup (rootless, none delegated), or SIGKILL to a
-   paused container: every process of the container's pid namespace, each
-   through a pidfd, and only if it is still in the namespace once the pidfd
-   pins it (a pid recycled since it was listed is never signalled).  The
-   init alone where the container shares our pid namespace. */
+   paused container: every process of the container's pid namespace
+   (ab_pidns_signal: pinned, once each, until no one new is found), the
+   init through the pidfd of its state.  The init alone where the
+   container shares our pid namespace. */
 static int
 kill_pidns (struct ab_container *c, int sig, ab_error_t *err)
 {
-  _cleanup_free_ pid_t *pids = NULL;
   _cleanup_close_ int init = ab_state_pidfd (c->state);
-  char path[64];
-  struct stat ns;
-  size_t n = 0;
 
   if (init < 0)
     return ab_error_setc (err, AB_EC_STATE, ESRCH, "cannot kill container `%s`: container not running", c->id);
-  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) c->pid);
-  if (stat (path, &ns) < 0 || ab_pidns_pids (c->pid, &pids, &n, err) < 0)
-    return ab_error_set (err, errno, "cannot kill container `%s`: its pid namespace", c->id);
-  for (size_t i = 0; i < n; i++)
-    {
-      _cleanup_close_ int fd = pids[i] == c->pid ? -1 : (int) syscall (SYS_pidfd_open, pids[i], 0);
-      if (pids[i] == c->pid)
-        syscall (SYS_pidfd_send_signal, init, sig, NULL, 0);
-      else if (fd >= 0 && in_pidns (pids[i], &ns))
-        syscall (SYS_pidfd_send_signal, fd, sig, NULL, 0);
-    }
+  /* the others first: the init's end would take the namespace with it */
+  if (ab_pidns_signal (c->pid, sig, err) < 0)
+    return ab_error_prefix (err, "cannot kill container `%s`: its pid namespace", c->id);
+  syscall (SYS_pidfd_send_signal, init, sig, NULL, 0);
   return 0;
 }
 

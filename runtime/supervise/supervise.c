@@ -30,6 +30,7 @@
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "base/log.h"
 #include "runtime/lifecycle/network.h"
+#include "runtime/ns.h"
 #include "runtime/plan/plan.h"
 #include "runtime/supervise/fswatch.h"
 #include "runtime/supervise/supervise.h"
@@ -997,9 +998,8 @@ container_kill_all (void *arg, bool reaped)
 }
 
 /* SIGTERM to every process of the container.  Without a cgroup (rootless,
-   none delegated), the init's descendants, which its pid namespace's
-   processes are (orphans go to the init) but for one `exec` put there: that
-   one gets only the final kill.  Without either, the init alone. */
+   none delegated), to every process of its pid namespace, one an `exec`
+   put there too (ab_pidns_signal).  Without either, the init alone. */
 static void
 container_term_all (void *arg)
 {
@@ -1010,7 +1010,7 @@ container_term_all (void *arg)
     return;
   syscall (SYS_pidfd_send_signal, c->pidfd, SIGTERM, NULL, 0);
   if (c->cg == NULL && c->plan->own_pid_ns)
-    ab_signal_descendants (c->pid, SIGTERM);
+    ab_pidns_signal (c->pid, SIGTERM, &ignored);
 }
 
 static unsigned
@@ -1039,9 +1039,13 @@ container_count (void *arg)
   ab_error_t ignored = { 0 };
   size_t n = 0;
 
-  /* the init and its live descendants (it reaps nothing while stopped) */
+  /* the init and the live processes of its pid namespace (zombies it
+     does not reap while stopped are not counted) */
   if (c->cg == NULL && c->plan->own_pid_ns)
-    return 1 + (int)ab_signal_descendants (c->pid, 0);
+    {
+      int others = ab_pidns_signal (c->pid, 0, &ignored);
+      return others < 0 ? -1 : 1 + others;
+    }
   if (c->cg == NULL || ab_cgroup_pids (c->cg, &pids, &n, &ignored) < 0)
     return -1;
   return (int)n;

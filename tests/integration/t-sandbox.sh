@@ -134,6 +134,27 @@ is "$(json_get result.structuredContent.timeout.ended <"$T/grace.json" 2>&1)" te
   "... it ends as if by SIGTERM once the rest are gone, not killed when the grace (20 s) runs out"
 is "$(cg_left "$id")" "" "... and its cgroups are gone"
 
+# A process `exec` put into a running sandbox is no descendant of its init,
+# but it is in its pid namespace: at the deadline it gets SIGTERM too, and
+# its trap runs before the run ends (rootless without a delegated cgroup,
+# the walk of the pid namespace must find it).
+id=$(new_id)
+rm -f "$T/ws-t/up" "$T/ws-t/exec-cleaned"
+rt run --default --workspace "$T/ws-t" --timeout 4s --timeout-grace 20s --record "$T/grace-exec.json" "$id" -- \
+  sleep 1000 </dev/null >/dev/null 2>&1 &
+runpid=$!
+wait_for_status "$id" running 20
+rt exec -d "$id" -- sh -c 'trap "echo cleaned >/workspace/exec-cleaned; exit 0" TERM; echo up >/workspace/up
+                           while :; do sleep 0.1; done' </dev/null >/dev/null 2>&1
+wait_for_file "$T/ws-t/up" 20
+ok $? "a detached exec starts a process in a run's sandbox before its deadline"
+wait $runpid
+is "$?/$(cat "$T/ws-t/exec-cleaned" 2>&1)" "143/cleaned" \
+  "... at the deadline that process's TERM trap runs (its file is on the host); the run ends 143"
+is "$(json_get result.structuredContent.timeout.ended <"$T/grace-exec.json" 2>&1)" terminated \
+  "... and the run ends once it is gone, not at the end of the grace"
+is "$(cg_left "$id")" "" "... and the sandbox's cgroups are gone"
+
 # ---- no network --------------------------------------------------------------------------------------
 
 cp "$ABTEST" "$T/ws-root/abtest"
