@@ -329,6 +329,9 @@ struct unit
   void (*kill_all) (void *, bool reaped); /* reaped: the process itself is gone */
   void (*term_all) (void *);              /* SIGTERM to every process, at the deadline */
   int (*count) (void *);                  /* processes left, -1 unknown (NULL: not asked) */
+  /* Once the process itself ended: how many it left that still run, -1
+     unknown (NULL: none can outlive it, its end ends them) */
+  int (*left) (void *);
   unsigned (*limits_now) (void *);        /* the cgroup's limits hit so far (AB_LIMIT_*) */
   void *arg;
 };
@@ -477,6 +480,7 @@ struct deadline
   uint64_t term;      /* SIGTERM to every process (0: none, or sent) */
   uint64_t kill;      /* the grace is over: kill the whole unit (0: not yet, or done) */
   bool init_default;  /* the program is an init that drops SIGTERM (init_drops) */
+  bool left;          /* it ended within the grace; what it left has the rest of it */
 };
 
 static uint64_t
@@ -549,6 +553,22 @@ grace_tick (struct deadline *d, struct unit *u, struct ab_outcome *out, uint64_t
     }
 }
 
+/* The process ended within the grace, and left processes that got the
+   SIGTERM too: they have the rest of the grace to clean up and end, as
+   the processes of a container whose init waits stopped do.  Whatever
+   still runs at the end of it is killed. */
+static void
+left_tick (struct deadline *d, struct unit *u, struct ab_outcome *out, uint64_t now)
+{
+  if (now < d->kill && u->left (u->arg) > 0)
+    return;
+  if (now >= d->kill)
+    out->timeout_killed = true;
+  d->left = false;
+  d->kill = 0;
+  u->kill_all (u->arg, true);
+}
+
 /* poll's timeout (ms) until the next step of the deadline; -1: none. */
 static int
 deadline_wait (const struct deadline *d, uint64_t now)
@@ -557,7 +577,7 @@ deadline_wait (const struct deadline *d, uint64_t now)
 
   if (next == 0)
     return -1;
-  if (d->kill && d->init_default && d->kill - now > 50 * 1000000ull)
+  if (d->kill && (d->init_default || d->left) && d->kill - now > 50 * 1000000ull)
     return 50; /* look at what is left every 50 ms */
   if (now >= next)
     return 0;
@@ -752,8 +772,10 @@ watch_signals (struct unit *u, struct io *io, struct sigs *sg, struct ab_outcome
       else if (si.ssi_signo == SIGUSR1)
         {
           out->canceled = true;
-          u->kill_all (u->arg, false);
+          u->kill_all (u->arg, exited);
         }
+      else if (exited && default_ends ((int) si.ssi_signo))
+        u->kill_all (u->arg, true); /* what it left, in the rest of a grace, ends now */
       else if (!exited)
         {
           int sig = (int) si.ssi_signo;
@@ -768,8 +790,7 @@ watch_signals (struct unit *u, struct io *io, struct sigs *sg, struct ab_outcome
     }
 }
 
-/* The process ended: reap it (a SIGKILL at the CPU limit is named), and
-   what it left behind goes with it (and would hold our pipes). */
+/* The process ended: reap it (a SIGKILL at the CPU limit is named). */
 static int
 watch_reap (struct unit *u, struct ab_outcome *out, siginfo_t *info, ab_error_t *err)
 {
@@ -781,7 +802,6 @@ watch_reap (struct unit *u, struct ab_outcome *out, siginfo_t *info, ab_error_t 
   while (waitid (P_PIDFD, (id_t) u->pidfd, info, WEXITED) < 0)
     if (errno != EINTR)
       return ab_error_set (err, errno, "wait for the process");
-  u->kill_all (u->arg, true);
   return 0;
 }
 
@@ -803,7 +823,7 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
   if (io->in[1] >= 0)
     ab_set_nonblock (io->in[1], true);
 
-  while (!exited || out_open || err_open || pty_open)
+  while (!exited || out_open || err_open || pty_open || dl.left)
     {
       int timeout = -1;
 
@@ -817,11 +837,17 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
             grace_tick (&dl, u, out, now);
           timeout = deadline_wait (&dl, now);
         }
+      else if (dl.left)
+        {
+          uint64_t now = ab_now_monotonic_ns ();
+          left_tick (&dl, u, out, now);
+          timeout = dl.left ? deadline_wait (&dl, now) : 0; /* ended: look again at once */
+        }
       if (poll (w.p, (nfds_t) w.n, timeout) < 0)
         {
           if (errno == EINTR)
             continue;
-          u->kill_all (u->arg, false);
+          u->kill_all (u->arg, exited);
           return ab_error_set (err, errno, "poll");
         }
       if (w.isig >= 0 && (w.p[w.isig].revents & POLLIN))
@@ -849,6 +875,11 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
           if (watch_reap (u, out, info, err) < 0)
             return -1;
           exited = true;
+          /* What it left behind goes with it (and would hold our pipes),
+             but for the rest of a grace */
+          dl.left = dl.kill && u->left && u->left (u->arg) > 0;
+          if (!dl.left)
+            u->kill_all (u->arg, true);
         }
     }
   return 0;
@@ -999,7 +1030,8 @@ container_kill_all (void *arg, bool reaped)
 
 /* SIGTERM to every process of the container.  Without a cgroup (rootless,
    none delegated), to every process of its pid namespace, one an `exec`
-   put there too (ab_pidns_signal).  Without either, the init alone. */
+   put there too (ab_pidns_signal); without a pid namespace either, to our
+   descendants, as container_kill_all's SIGKILL. */
 static void
 container_term_all (void *arg)
 {
@@ -1011,6 +1043,8 @@ container_term_all (void *arg)
   syscall (SYS_pidfd_send_signal, c->pidfd, SIGTERM, NULL, 0);
   if (c->cg == NULL && c->plan->own_pid_ns)
     ab_pidns_signal (c->pid, SIGTERM, &ignored);
+  else if (c->cg == NULL)
+    ab_signal_descendants (getpid (), SIGTERM);
 }
 
 static unsigned
@@ -1049,6 +1083,25 @@ container_count (void *arg)
   if (c->cg == NULL || ab_cgroup_pids (c->cg, &pids, &n, &ignored) < 0)
     return -1;
   return (int)n;
+}
+
+/* Once the init ended: what still runs of a container without a pid
+   namespace of its own (with one, the init's end was the end of them
+   all).  Its cgroup's processes; without a cgroup, our descendants (we
+   are the subreaper, container_kill_all). */
+static int
+container_left (void *arg)
+{
+  struct ab_container *c = arg;
+  _cleanup_free_ pid_t *pids = NULL;
+  ab_error_t ignored = { 0 };
+  size_t n = 0;
+
+  if (c->plan->own_pid_ns)
+    return 0;
+  if (c->cg == NULL)
+    return (int) ab_signal_descendants (getpid (), 0);
+  return ab_cgroup_pids (c->cg, &pids, &n, &ignored) < 0 ? -1 : (int) n;
 }
 
 /* What the container's run comes to, read after its process ended and
@@ -1153,7 +1206,7 @@ ab_supervise_run (const struct ab_create_opts *co_in, const struct ab_supervise_
       ab_trace ("started (exec observed)");
       u = (struct unit){ .pid = c->pid, .pidfd = c->pidfd, .kill_all = container_kill_all,
                          .term_all = container_term_all, .count = container_count,
-                         .limits_now = container_limits, .arg = c };
+                         .left = container_left, .limits_now = container_limits, .arg = c };
       if (watch (&u, so, &io, &sg, out, &info, err) < 0)
         goto failed_container;
       outcome_from_siginfo (out, &info);
@@ -1225,6 +1278,13 @@ fallback_term_all (void *arg AB_UNUSED)
   ab_signal_descendants (getpid (), SIGTERM);
 }
 
+/* Once the program ended: its descendants still running. */
+static int
+fallback_left (void *arg AB_UNUSED)
+{
+  return (int) ab_signal_descendants (getpid (), 0);
+}
+
 int
 ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const struct ab_supervise_opts *so,
                        struct ab_outcome *out, ab_error_t *err)
@@ -1269,7 +1329,7 @@ ab_supervise_fallback (const struct ab_fallback *f_in, const char *id, const str
   else
     {
       u = (struct unit){ .pid = fu.pid, .pidfd = pidfd, .kill_all = fallback_kill_all,
-                         .term_all = fallback_term_all, .arg = &fu };
+                         .term_all = fallback_term_all, .left = fallback_left, .arg = &fu };
       if (watch (&u, so, &io, &sg, out, &info, err) < 0)
         goto failed;
       outcome_from_siginfo (out, &info);

@@ -139,7 +139,9 @@ like "$out" 'annotations.dev.agentbox.timeout.grace: invalid duration "soon"' \
 
 # ---- item 3: the advice follows the first limit hit -------------------------------------
 
-rec bomb --pids 32 --timeout 2s --timeout-grace 1s "$(new_id)" -- sh -c 'f() { f | f & }; f; sleep 1000'
+# (exec: a shell that forked its sleep could fail that fork at the limit
+# and end before the timeout)
+rec bomb --pids 32 --timeout 2s --timeout-grace 1s "$(new_id)" -- sh -c 'f() { f | f & }; f; exec sleep 1000'
 like "$(field bomb limitsHit)" '"pids".*"timeout"' "a fork bomb hits the pids limit, then the timeout"
 is "$(verdict bomb)" "true limit_exceeded increase_pids_limit" \
   "... its advice follows the pids limit it hit first, not the timeout"

@@ -204,6 +204,25 @@ fb --fallback landlock --timeout 2s --timeout-grace 20s --record "$T/fbg.rec" "$
   /bin/sh -c 'trap "echo cleaned >cleaned; exit 3" TERM; sleep 1000 & wait' </dev/null >/dev/null 2>"$T/err"
 is "$?/$(cat "$T/fbws/cleaned" 2>&1)/$(json_get result.structuredContent.timeout.ended <"$T/fbg.rec" 2>&1)" \
   "3/cleaned/terminated" "... and --timeout sends SIGTERM first: its TERM trap runs within the grace (20 s)"
+# A process the program left (not its init here: the program is no init,
+# and dies of the SIGTERM at once) has the rest of the grace to clean up,
+# as in a container whose init waits stopped; one that still runs at the
+# end of the grace is killed, and the record says so.  Before, whatever
+# the program left was killed the moment it ended.
+rm -f "$T/fbws/cleaned" "$T/fbws/leftpid"
+fb --fallback landlock --timeout 2s --timeout-grace 20s --record "$T/fbl.rec" "$(new_id)" -- \
+  /bin/sh -c '(trap "trap \"\" TERM; sleep 1; echo cleaned >cleaned; exit 1" TERM; sleep 1000 & wait) &
+              sleep 1000' </dev/null >/dev/null 2>"$T/err"
+is "$?/$(cat "$T/fbws/cleaned" 2>&1)/$(json_get result.structuredContent.timeout.ended <"$T/fbl.rec" 2>&1)" \
+  "143/cleaned/terminated" \
+  "... the TERM trap of a process the program left runs to its end though the program died of its SIGTERM"
+fb --fallback landlock --timeout 1s --timeout-grace 2s --record "$T/fbk.rec" "$(new_id)" -- \
+  /bin/sh -c '(trap "" TERM; exec sleep 1000) & echo $! >leftpid; sleep 1000' </dev/null >/dev/null 2>"$T/err"
+left=$(cat "$T/fbws/leftpid" 2>/dev/null)
+is "$?/$(json_get result.structuredContent.timeout.ended <"$T/fbk.rec" 2>&1)" "0/killed" \
+  "... and one that ignores SIGTERM is killed at the end of the grace: the record says killed"
+wait_gone "$left" 10
+ok $? "... and it (pid ${left:-none}) is gone after the run"
 
 # Signals: landlock's scope (ABI 6) keeps them inside the sandbox.
 if [ "$kabi" -ge 6 ]; then

@@ -225,6 +225,36 @@ timeout_run "$T/to-long" --timeout 2s --timeout-grace 0
 is "$rc" 137 "--timeout 2s with dev.agentbox.timeout 1h: --timeout's deadline kills the run (137)"
 is "$(rec "$T/to-long/rec" limitsHit)" '["timeout"]' "... limitsHit is [\"timeout\"]"
 
+# Without a pid namespace of its own, the program's end is not the end of
+# what it left: with a grace, those processes have the rest of it (a TERM
+# trap runs to its end), as in a container whose init waits stopped; one
+# that ignores SIGTERM is killed when the grace runs out, and the record
+# says killed.  Before, the program's end killed them at once.
+make_bundle --out "$T/to-left" 'process.args=["/bin/sh","/out/left.sh"]' "${NOPIDNS[@]}"
+cat >"$T/to-left/out/left.sh" <<'EOF'
+(trap 'trap "" TERM; sleep 1; echo cleaned >/out/cleaned; exit 1' TERM; sleep 1000 & wait) &
+sleep 1000
+EOF
+id=$(new_id)
+rt run --timeout 2s --timeout-grace 20s --bundle "$T/to-left" --record "$T/to-left/rec" "$id" \
+  </dev/null >/dev/null 2>&1
+is "$?/$(cat "$T/to-left/out/cleaned" 2>&1)/$(rec "$T/to-left/rec" timeout.ended)" "143/cleaned/terminated" \
+  "no pid namespace: the TERM trap of a process the program left runs to its end within the grace"
+make_bundle --out "$T/to-left-k" 'process.args=["/bin/sh","/out/left.sh"]' "${NOPIDNS[@]}"
+cat >"$T/to-left-k/out/left.sh" <<'EOF'
+(trap "" TERM; exec sleep 1000) &
+echo $! >/out/leftpid
+sleep 1000
+EOF
+id=$(new_id)
+rt run --timeout 1s --timeout-grace 2s --bundle "$T/to-left-k" --record "$T/to-left-k/rec" "$id" \
+  </dev/null >/dev/null 2>&1
+is "$?/$(rec "$T/to-left-k/rec" timeout.ended)" "143/killed" \
+  "... one that ignores SIGTERM is killed when the grace runs out: the record says killed"
+left=$(cat "$T/to-left-k/out/leftpid" 2>/dev/null)
+[ -n "$left" ] && ! alive "$left"
+ok $? "... and it (pid ${left:-none}) is gone once run returned"
+
 # A deadline centuries away is no deadline: 18446744073710 ms in ns is just
 # above 2^64, and must not wrap around to "now".
 make_bundle "$T/far" 'process.args=["/bin/abtest","sleep","1"]'
