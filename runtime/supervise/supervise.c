@@ -1065,13 +1065,24 @@ outcome_limits_in_force (struct ab_outcome *out, const struct ab_plan *p)
     out->memory_max = (uint64_t)r->memory.limit.v;
 }
 
+/* How many processes a cgroup holds, -1 unknown. */
+static int
+cgroup_count (struct ab_cgroup *cg)
+{
+  _cleanup_free_ pid_t *pids = NULL;
+  ab_error_t ignored = { 0 };
+  size_t n = 0;
+
+  if (cg == NULL || ab_cgroup_pids (cg, &pids, &n, &ignored) < 0)
+    return -1;
+  return (int)n;
+}
+
 static int
 container_count (void *arg)
 {
   struct ab_container *c = arg;
-  _cleanup_free_ pid_t *pids = NULL;
   ab_error_t ignored = { 0 };
-  size_t n = 0;
 
   /* the init and the live processes of its pid namespace (zombies it
      does not reap while stopped are not counted) */
@@ -1080,9 +1091,7 @@ container_count (void *arg)
       int others = ab_pidns_signal (c->pid, 0, &ignored);
       return others < 0 ? -1 : 1 + others;
     }
-  if (c->cg == NULL || ab_cgroup_pids (c->cg, &pids, &n, &ignored) < 0)
-    return -1;
-  return (int)n;
+  return cgroup_count (c->cg);
 }
 
 /* Once the init ended: what still runs of a container without a pid
@@ -1093,15 +1102,12 @@ static int
 container_left (void *arg)
 {
   struct ab_container *c = arg;
-  _cleanup_free_ pid_t *pids = NULL;
-  ab_error_t ignored = { 0 };
-  size_t n = 0;
 
   if (c->plan->own_pid_ns)
     return 0;
   if (c->cg == NULL)
     return (int) ab_signal_descendants (getpid (), 0);
-  return ab_cgroup_pids (c->cg, &pids, &n, &ignored) < 0 ? -1 : (int) n;
+  return cgroup_count (c->cg);
 }
 
 /* What the container's run comes to, read after its process ended and
