@@ -140,7 +140,7 @@ is "$(cg_left "$id")" "" "... and its cgroups are gone"
 # the walk of the pid namespace must find it).
 id=$(new_id)
 rm -f "$T/ws-t/up" "$T/ws-t/exec-cleaned"
-rt run --default --workspace "$T/ws-t" --timeout 4s --timeout-grace 20s --record "$T/grace-exec.json" "$id" -- \
+rt run --default --workspace "$T/ws-t" --timeout 6s --timeout-grace 20s --record "$T/grace-exec.json" "$id" -- \
   sleep 1000 </dev/null >/dev/null 2>&1 &
 runpid=$!
 wait_for_status "$id" running 20
