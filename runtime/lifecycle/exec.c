@@ -17,6 +17,7 @@
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/console.h"
+#include "runtime/fallback.h"
 #include "runtime/lifecycle/exec.h"
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "runtime/landlock.h"
@@ -368,6 +369,21 @@ ab_exec_container_maps (const char *root, const char *id, struct ab_idmaps *uids
   return 0;
 }
 
+/* Without a sub-cgroup, the exec's process group is what groups its
+   processes, and a child that called setsid left it: while the exec's
+   process is not reaped (its pid is still its own), its descendants are
+   found through /proc as well.  One whose parent already ended (a double
+   fork) is the container init's child, found by neither.  Whether it
+   was still there. */
+static bool
+signal_descendants (struct ab_exec *x, int sig)
+{
+  if (x->subcg_fd >= 0 || x->pidfd < 0 || syscall (SYS_pidfd_send_signal, x->pidfd, 0, NULL, 0) < 0)
+    return false;
+  ab_signal_descendants (x->pid, sig);
+  return true;
+}
+
 void
 ab_exec_kill_all (struct ab_exec *x)
 {
@@ -380,6 +396,7 @@ ab_exec_kill_all (struct ab_exec *x)
           close (fd);
         }
     }
+  signal_descendants (x, SIGKILL);
   if (x->pgid > 0)
     kill (-x->pgid, SIGKILL);
   if (x->pidfd >= 0)
@@ -404,6 +421,7 @@ ab_exec_signal_all (struct ab_exec *x, int sig)
   _cleanup_free_ char *procs = NULL;
   ab_error_t ignored = { 0 };
   char *save = NULL;
+  bool stopped;
 
   if (x->subcg_fd >= 0)
     {
@@ -419,10 +437,18 @@ ab_exec_signal_all (struct ab_exec *x, int sig)
           }
       subcg_write (x->subcg_fd, "cgroup.freeze", "0");
     }
+  /* Stopped while the others get theirs, the process cannot end first
+     (a shell whose child the signal ended, before its own came) and
+     take its children's descent with it. */
+  if (x->subcg_fd < 0 && x->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, x->pidfd, SIGSTOP, NULL, 0);
+  stopped = signal_descendants (x, sig);
   if (x->pgid > 0)
     kill (-x->pgid, sig);
   if (x->pidfd >= 0)
     syscall (SYS_pidfd_send_signal, x->pidfd, sig, NULL, 0);
+  if (stopped)
+    syscall (SYS_pidfd_send_signal, x->pidfd, SIGCONT, NULL, 0);
 }
 
 void

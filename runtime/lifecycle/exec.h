@@ -70,13 +70,13 @@ int ab_exec_container_maps (const char *root, const char *id, struct ab_idmaps *
 /* Spawn the process and wait until it executed the program (or failed to:
    class AB_EC_EXEC). */
 int ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_t *err);
-/* Kill the exec'd process and everything it started (its sub-cgroup, or its
-   process group where there is no cgroup v2). */
 /* SIGTERM (or another catchable signal) to every process of the exec: its
    sub-cgroup frozen, each process in it signalled, thawed, so none forks
    past it or exits to have its pid reused meanwhile; without a sub-cgroup,
-   its process group and the process itself. */
+   its process group, the process itself and, until it is reaped, its
+   descendants (a setsid'd child is one; a double-forked one is not). */
 void ab_exec_signal_all (struct ab_exec *x, int sig);
+/* Kill the exec'd process and everything it started, as found above. */
 void ab_exec_kill_all (struct ab_exec *x);
 /* Remove the sub-cgroup; close everything. */
 void ab_exec_free (struct ab_exec *x);

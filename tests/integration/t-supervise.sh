@@ -406,6 +406,20 @@ fi
 [ "$(state_of "$id")" = running ] && alive "$init"
 ok $? "... while the container itself keeps running"
 
+# A child the exec'd process started with setsid is out of its process
+# group, but still its descendant when the deadline comes: without a
+# cgroup too, it gets the SIGTERM and is gone once exec returns.
+rm -f "$T/ws/spid"
+rt exec --timeout 2s --timeout-grace 5s --record "$T/exec-s.rec" "$id" \
+  /bin/sh -c 'setsid /workspace/abtest sleep-forever & echo $! >/workspace/spid; wait' </dev/null >/dev/null 2>&1 &
+bg=$!
+wait_for_file "$T/ws/spid"
+spid=$(host_pid_of "$init" "$(cat "$T/ws/spid")")
+wait "$bg"
+is "$?/$(rec "$T/exec-s.rec" reason)" 143/timeout "exec --timeout with a grace: the exec'd shell ends of the SIGTERM (143)"
+wait_gone "$spid" 10
+ok $? "... and the child it started with setsid (host pid ${spid:-none}) got it too: gone"
+
 rm -f "$T/ws/ready"
 rt exec "$id" /workspace/abtest wait-signal TERM </dev/null >"$T/ws/ready" 2>/dev/null &
 bg=$!
