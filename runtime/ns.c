@@ -615,6 +615,65 @@ pid_within (pid_t pid, const struct stat *want)
   return in;
 }
 
+/* Whether one of pid's fds is a pipe of `pipes` (inodes of pipefs). */
+static bool
+holds_pipe (pid_t pid, const ino_t *pipes, size_t n_pipes)
+{
+  char path[64], link[64];
+  struct dirent *e;
+  bool found = false;
+  DIR *d;
+
+  snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
+  d = opendir (path);
+  if (d == NULL)
+    return false;
+  while (!found && (e = readdir (d)) != NULL)
+    {
+      unsigned long long ino;
+      ssize_t len = readlinkat (dirfd (d), e->d_name, link, sizeof link - 1);
+      if (len <= 0)
+        continue;
+      link[len] = '\0';
+      if (sscanf (link, "pipe:[%llu]", &ino) != 1)
+        continue;
+      for (size_t i = 0; i < n_pipes && !found; i++)
+        found = pipes[i] == (ino_t) ino;
+    }
+  closedir (d);
+  return found;
+}
+
+int
+ab_pidns_kill_pipe_holders (pid_t init, const ino_t *pipes, size_t n_pipes, ab_error_t *err)
+{
+  _cleanup_free_ pid_t *pids = NULL;
+  char path[64];
+  struct stat want;
+  size_t n = 0;
+  int killed = 0;
+
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) init);
+  if (stat (path, &want) < 0)
+    return ab_error_set (err, errno, "stat %s", path);
+  if (ab_pidns_pids (init, &pids, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    {
+      int fd;
+      if (pids[i] == init || !holds_pipe (pids[i], pipes, n_pipes))
+        continue;
+      fd = (int) syscall (SYS_pidfd_open, pids[i], 0);
+      if (fd < 0)
+        continue;
+      if (pid_within (pids[i], &want) && holds_pipe (pids[i], pipes, n_pipes)
+          && syscall (SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0)
+        killed++;
+      close (fd);
+    }
+  return killed;
+}
+
 int
 ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err)
 {

@@ -84,6 +84,12 @@ int ab_pidns_pids (pid_t init, pid_t **out, size_t *n, ab_error_t *err);
    namespace. */
 int ab_pidns_signal (pid_t init, int sig, ab_error_t *err);
 
+/* SIGKILL to every process of that pid namespace but the init that holds
+   one of `pipes` (pipefs inodes) open, each pinned by a pidfd: what keeps
+   a caller's output open once the process it waited for has ended.  How
+   many, or -1. */
+int ab_pidns_kill_pipe_holders (pid_t init, const ino_t *pipes, size_t n_pipes, ab_error_t *err);
+
 /* Child: unshare(CLONE_NEWTIME), write the offsets, enter it (setns on
    /proc/self/ns/time_for_children, allowed for a single-threaded process). */
 int ab_ns_enter_new_time (const struct ab_linux *l, ab_error_t *err);

@@ -22,6 +22,7 @@
 #include "runtime/lifecycle/lifecycle-internal.h"
 #include "runtime/landlock.h"
 #include "runtime/lsm.h"
+#include "runtime/ns.h"
 #include "runtime/plan/plan.h"
 #include "base/log.h"
 #include "base/nsenter.h"
@@ -385,6 +386,22 @@ signal_descendants (struct ab_exec *x, int sig)
 }
 
 void
+ab_exec_kill_pipe_holders (struct ab_exec *x, const ino_t *pipes, size_t n)
+{
+  ab_error_t ignored = { 0 };
+  char path[64];
+  struct stat st;
+
+  if (x->subcg_fd >= 0 || x->init_pid <= 0 || n == 0)
+    return;
+  /* the same init still (its pid not reused since) */
+  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) x->init_pid);
+  if (stat (path, &st) < 0 || st.st_ino != x->init_pidns)
+    return;
+  ab_pidns_kill_pipe_holders (x->init_pid, pipes, n, &ignored);
+}
+
+void
 ab_exec_kill_all (struct ab_exec *x)
 {
   if (x->subcg_fd >= 0)
@@ -727,6 +744,16 @@ exec_spawn (struct exec_tx *tx, ab_error_t *err)
   if (tx->xc.join_pid && take_grandchild (x, err) < 0)
     return -1;
   x->pgid = tx->xc.own_pgrp && !p->terminal ? x->pid : 0;
+  {
+    char path[64];
+    struct stat st;
+    snprintf (path, sizeof path, "/proc/%d/ns/pid", (int) tx->c->pid);
+    if (stat (path, &st) == 0)
+      {
+        x->init_pid = tx->c->pid;
+        x->init_pidns = st.st_ino;
+      }
+  }
   return 0;
 }
 

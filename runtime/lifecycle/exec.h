@@ -58,6 +58,8 @@ struct ab_exec
   char subcg[48];       /* name of the exec's sub-cgroup below it, "" if none */
   int subcg_fd;
   pid_t pgid;
+  pid_t init_pid;       /* the container's init, when the exec has no sub-cgroup */
+  ino_t init_pidns;     /* the inode of its pid namespace then */
   struct ab_cgroup_stats *before;
   int pty_master;       /* relay_tty: the master of the process's terminal; -1 */
   struct ab_strv degraded; /* what landlock gives up on this kernel (the record's `degraded`) */
@@ -78,6 +80,10 @@ int ab_exec_start (const struct ab_exec_opts *o, struct ab_exec **out, ab_error_
 void ab_exec_signal_all (struct ab_exec *x, int sig);
 /* Kill the exec'd process and everything it started, as found above. */
 void ab_exec_kill_all (struct ab_exec *x);
+/* Once the exec's process ended, without a sub-cgroup: kill what keeps
+   its output open (`pipes`, the read ends' inodes) in the container, a
+   daemon that left its process group among them. */
+void ab_exec_kill_pipe_holders (struct ab_exec *x, const ino_t *pipes, size_t n);
 /* Remove the sub-cgroup; close everything. */
 void ab_exec_free (struct ab_exec *x);
 

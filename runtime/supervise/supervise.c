@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -333,6 +334,9 @@ struct unit
      unknown (NULL: none can outlive it, its end ends them) */
   int (*left) (void *);
   unsigned (*limits_now) (void *);        /* the cgroup's limits hit so far (AB_LIMIT_*) */
+  /* Once the process ended and what it left was killed: kill what still
+     holds these pipes open (NULL: nothing can, the kill reached all) */
+  void (*kill_pipe_holders) (void *, const ino_t *pipes, size_t n);
   void *arg;
 };
 
@@ -880,6 +884,17 @@ watch (struct unit *u, const struct ab_supervise_opts *so, struct io *io, struct
           dl.left = dl.kill && u->left && u->left (u->arg) > 0;
           if (!dl.left)
             u->kill_all (u->arg, true);
+          if (!dl.left && u->kill_pipe_holders && (out_open || err_open))
+            {
+              ino_t pipes[2];
+              size_t n = 0;
+              struct stat st;
+              if (out_open && fstat (io->out[0], &st) == 0)
+                pipes[n++] = st.st_ino;
+              if (err_open && fstat (io->err[0], &st) == 0)
+                pipes[n++] = st.st_ino;
+              u->kill_pipe_holders (u->arg, pipes, n);
+            }
         }
     }
   return 0;
@@ -1365,6 +1380,12 @@ exec_kill_all (void *arg, bool reaped AB_UNUSED)
 }
 
 static void
+exec_kill_pipe_holders (void *arg, const ino_t *pipes, size_t n)
+{
+  ab_exec_kill_pipe_holders (arg, pipes, n);
+}
+
+static void
 exec_term_all (void *arg)
 {
   ab_exec_signal_all (arg, SIGTERM);
@@ -1437,7 +1458,7 @@ ab_supervise_exec (const struct ab_exec_opts *eo_in, const struct ab_supervise_o
       if (!so_exec.grace_set)
         so_exec.grace_ms = AB_PLAN_GRACE_DEFAULT_MS;
       u = (struct unit){ .pid = x->pid, .pidfd = x->pidfd, .kill_all = exec_kill_all, .term_all = exec_term_all,
-                         .limits_now = exec_limits, .arg = x };
+                         .limits_now = exec_limits, .kill_pipe_holders = exec_kill_pipe_holders, .arg = x };
       if (watch (&u, &so_exec, &io, &sg, out, &info, err) < 0)
         goto failed;
       outcome_from_siginfo (out, &info);

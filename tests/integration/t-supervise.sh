@@ -420,6 +420,20 @@ is "$?/$(rec "$T/exec-s.rec" reason)" 143/timeout "exec --timeout with a grace: 
 wait_gone "$spid" 10
 ok $? "... and the child it started with setsid (host pid ${spid:-none}) got it too: gone"
 
+# A daemon the exec'd process started (setsid) that keeps the exec's output
+# pipe open: once the process ended, it is killed (without a cgroup, found
+# by the pipe it holds), and exec returns with the output, not when the
+# daemon ends (before, rootless: never, here).
+rm -f "$T/ws/dpid"
+rt exec --no-stream --record "$T/exec-d.rec" "$id" /bin/sh -c \
+  'setsid sh -c "echo \$\$ >/workspace/dpid; exec /workspace/abtest sleep-forever" &
+   while [ ! -s /workspace/dpid ]; do sleep 0.01; done; echo started' </dev/null >/dev/null 2>&1
+is "$?/$(rec "$T/exec-d.rec" stdout)" "0/started" \
+  "exec returns once its process ended, though a setsid'd daemon held its output pipe"
+dpid=$(cat "$T/ws/dpid" 2>/dev/null)
+[ -n "$dpid" ] && [ -z "$(host_pid_of "$init" "$dpid")" ]
+ok $? "... and that daemon (pid ${dpid:-none} in the sandbox) is gone"
+
 rm -f "$T/ws/ready"
 rt exec "$id" /workspace/abtest wait-signal TERM </dev/null >"$T/ws/ready" 2>/dev/null &
 bg=$!
